@@ -1,0 +1,37 @@
+# Abacus — top-level entry points. `make demo` and `make test` work on a fresh machine.
+PRESET ?= release
+BUILD_DIR := build/$(PRESET)
+JOBS ?= $(shell nproc)
+
+.PHONY: all deps configure build test test-slow demo bench clean asan
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+configure: deps
+	@cmake --preset $(PRESET) >/dev/null
+
+build: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# Unit, scenario and integration tests (slow suites are labelled `slow` and excluded here).
+test: build
+	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE slow
+
+test-slow: build
+	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -L slow
+
+asan:
+	@$(MAKE) test PRESET=asan
+
+demo: build
+	@$(BUILD_DIR)/abacus up --demo
+
+bench: build
+	@$(BUILD_DIR)/abacus bench scheduler --nodes 10000 --workloads 100000 --queues 100 -o json
+	@for b in $(BUILD_DIR)/bench/abacus_*_bench; do [ -x "$$b" ] && "$$b"; done; true
+
+clean:
+	@rm -rf build

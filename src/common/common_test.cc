@@ -1,0 +1,84 @@
+#include <gtest/gtest.h>
+
+#include "common/clock.h"
+#include "common/diagnostic.h"
+#include "common/ids.h"
+#include "common/status.h"
+
+namespace abacus {
+namespace {
+
+Result<int> Half(int x) {
+  if (x % 2 != 0) return InvalidArgument("odd: " + std::to_string(x));
+  return x / 2;
+}
+
+Result<int> Quarter(int x) {
+  ABACUS_ASSIGN_OR_RETURN(int h, Half(x));
+  ABACUS_ASSIGN_OR_RETURN(int q, Half(h));
+  return q;
+}
+
+TEST(StatusTest, OkAndErrorsCarryCodeAndMessage) {
+  EXPECT_TRUE(Status::OK().ok());
+  Status s = NotFound("queue 'x'");
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_EQ(s.ToString(), "not_found: queue 'x'");
+  EXPECT_EQ(s.WithContext("apply").message(), "apply: queue 'x'");
+}
+
+TEST(StatusTest, ResultPropagatesThroughAssignOrReturn) {
+  EXPECT_EQ(*Quarter(8), 2);
+  Result<int> r = Quarter(6);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "odd: 3");
+}
+
+TEST(ClockTest, ManualClockMovesOnlyWhenTold) {
+  ManualClock clock(FromMicros(0));
+  EXPECT_EQ(ToMicros(clock.Now()), 0);
+  clock.Advance(std::chrono::seconds(3));
+  EXPECT_EQ(ToMicros(clock.Now()), 3'000'000);
+  EXPECT_EQ(FormatTime(clock.Now()), "1970-01-01T00:00:03.000Z");
+}
+
+TEST(ClockTest, DurationsReadLikeAPersonWouldWriteThem) {
+  using namespace std::chrono;
+  EXPECT_EQ(FormatDuration(microseconds(850)), "850us");
+  EXPECT_EQ(FormatDuration(milliseconds(850)), "850ms");
+  EXPECT_EQ(FormatDuration(seconds(42)), "42s");
+  EXPECT_EQ(FormatDuration(seconds(192)), "3m12s");
+  EXPECT_EQ(FormatDuration(minutes(302)), "5h02m");
+  EXPECT_EQ(FormatDuration(hours(52)), "2d04h");
+}
+
+TEST(IdsTest, SequentialIdsAreDeterministicAndRandomIdsDiffer) {
+  SequentialIdGenerator seq;
+  EXPECT_EQ(seq.Next("wl"), "wl-000001");
+  EXPECT_EQ(seq.Next("wl"), "wl-000002");
+  RandomIdGenerator rnd;
+  std::string a = rnd.Next("wl"), b = rnd.Next("wl");
+  EXPECT_NE(a, b);
+  EXPECT_EQ(a.size(), 13u);
+}
+
+TEST(IdsTest, NamesFollowTheDnsLikeRule) {
+  EXPECT_TRUE(IsValidName("nlp-train"));
+  EXPECT_TRUE(IsValidName("a"));
+  EXPECT_FALSE(IsValidName(""));
+  EXPECT_FALSE(IsValidName("-x"));
+  EXPECT_FALSE(IsValidName("Upper"));
+  EXPECT_FALSE(IsValidName(std::string(64, 'a')));
+}
+
+TEST(DiagnosticTest, PrintsFileLineFieldMessage) {
+  Diagnostics d;
+  d.Add("w.yaml", 7, "spec.taskGroups[0].replicas", "must be >= 1, got -2");
+  d.Add("", 0, "", "empty document");
+  EXPECT_EQ(d.ToString(), "w.yaml:7: spec.taskGroups[0].replicas: must be >= 1, got -2\nempty document\n");
+  EXPECT_EQ(d.ToStatus().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace abacus

@@ -1,0 +1,22 @@
+#include "common/log.h"
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+
+#include <string>
+
+namespace abacus {
+
+Status InitLogging(std::string_view level) {
+  auto parsed = spdlog::level::from_str(std::string(level));
+  if (parsed == spdlog::level::off && level != "off") {
+    return InvalidArgument("unknown log level '" + std::string(level) +
+                           "' (expected trace, debug, info, warn, error or off)");
+  }
+  auto logger = spdlog::stderr_color_mt("abacus");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %^%l%$ %v", spdlog::pattern_time_type::utc);
+  spdlog::set_level(parsed);
+  return Status::OK();
+}
+
+}  // namespace abacus
