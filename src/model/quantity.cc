@@ -78,7 +78,7 @@ Result<Quantity> Quantity::Parse(std::string_view text) {
   if (suffix.empty()) {
   } else if (suffix == "m") {
     milli_suffix = true;
-  } else if (suffix.front() == 'e' || suffix.front() == 'E') {
+  } else if ((suffix.front() == 'e' || suffix.front() == 'E') && suffix != "E" && suffix != "Ei") {
     std::string_view e = suffix.substr(1);
     bool eneg = false;
     if (!e.empty() && (e.front() == '+' || e.front() == '-')) {
