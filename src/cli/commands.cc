@@ -4,24 +4,35 @@
 
 #include <iostream>
 
+#include "cli/bench.h"
+#include "cli/validate.h"
 #include "common/log.h"
 
 namespace abacus::cli {
 
 int Main(int argc, char** argv) {
-  CLI::App app{"Abacus — a heterogeneous compute ledger and scheduler for GPUs, NPUs and CPUs.",
+  CLI::App app{"Abacus — a heterogeneous compute ledger and scheduler for GPUs, NPUs and CPUs.\n"
+               "Run `abacus COMMAND --help` for a command's options and examples.",
                "abacus"};
   app.require_subcommand(1);
   std::string log_level = "warn";
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
       ->capture_default_str();
   app.set_version_flag("--version", std::string("abacus 0.1.0"));
+  // Each subcommand sets `exit_code` from its callback, which CLI11 runs during parse().
+  int exit_code = 0;
+  AddBenchCommand(app, &exit_code);
+  AddValidateCommand(app, &exit_code);
+  app.parse_complete_callback([&] {
+    Status st = InitLogging(log_level);
+    if (!st.ok()) throw CLI::ValidationError("--log-level", st.message());
+  });
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  return 0;
+  return exit_code;
 }
 
 }  // namespace abacus::cli

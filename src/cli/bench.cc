@@ -1,0 +1,110 @@
+#include "cli/bench.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "sched/scheduler.h"
+#include "sim/synthetic.h"
+
+namespace abacus::cli {
+namespace {
+
+struct SchedulerBenchOptions {
+  sim::SyntheticSpec spec;
+  std::string output = "json";
+  std::string policy = "binpack";
+  int cycles = 1;
+};
+
+double PeakRssMb() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+int64_t Percentile(std::vector<int64_t>& v, double p) {
+  if (v.empty()) return 0;
+  size_t k = static_cast<size_t>(p * static_cast<double>(v.size() - 1));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
+}
+
+int RunSchedulerBench(const SchedulerBenchOptions& o) {
+  auto policy = sched::ParseScoringPolicy(o.policy);
+  if (!policy.ok()) {
+    std::cerr << "abacus bench scheduler: " << policy.status().message() << "\n";
+    return 2;
+  }
+  std::cerr << "building " << o.spec.nodes << " nodes, " << o.spec.queues << " queues, " << o.spec.workloads
+            << " pending workloads…\n";
+  auto t0 = std::chrono::steady_clock::now();
+  sched::Snapshot snapshot = sim::MakeSyntheticSnapshot(o.spec);
+  auto t1 = std::chrono::steady_clock::now();
+  sched::SchedulerConfig config;
+  config.policy = *policy;
+  std::cerr << "scheduling…\n";
+  auto t2 = std::chrono::steady_clock::now();
+  sched::CycleResult r = sched::Schedule(snapshot, config, /*measure=*/true);
+  auto t3 = std::chrono::steady_clock::now();
+  double cycle_s = std::chrono::duration<double>(t3 - t2).count();
+  int64_t tasks = 0;
+  for (const auto& a : r.admissions) tasks += static_cast<int64_t>(a.placements.size());
+  std::vector<int64_t> ns = r.stats.decision_ns;
+  std::vector<int64_t> ok_ns;
+  nlohmann::json j;
+  j["nodes"] = o.spec.nodes;
+  j["queues"] = o.spec.queues;
+  j["workloads"] = o.spec.workloads;
+  j["gang"] = o.spec.gang;
+  j["policy"] = o.policy;
+  j["admitted"] = r.stats.admitted;
+  j["tasks_placed"] = tasks;
+  j["pending"] = r.stats.pending;
+  j["preempted"] = r.stats.preempted;
+  j["attempts"] = r.stats.attempts;
+  j["cycle_seconds"] = cycle_s;
+  j["snapshot_build_seconds"] = std::chrono::duration<double>(t1 - t0).count();
+  j["placements_per_sec"] = cycle_s > 0 ? static_cast<double>(r.stats.admitted) / cycle_s : 0;
+  j["attempts_per_sec"] = cycle_s > 0 ? static_cast<double>(r.stats.attempts) / cycle_s : 0;
+  j["decision_us"] = {{"p50", static_cast<double>(Percentile(ns, 0.50)) / 1000.0},
+                      {"p99", static_cast<double>(Percentile(ns, 0.99)) / 1000.0},
+                      {"max", ns.empty() ? 0.0 : static_cast<double>(*std::max_element(ns.begin(), ns.end())) / 1000.0}};
+  j["peak_rss_mb"] = PeakRssMb();
+  if (o.output == "json") {
+    std::cout << j.dump() << "\n";
+  } else {
+    std::cout << "admitted " << r.stats.admitted << " of " << o.spec.workloads << " workloads (" << tasks
+              << " tasks) in " << cycle_s << " s: " << j["placements_per_sec"].get<double>()
+              << " placements/s; decision p50 " << j["decision_us"]["p50"].get<double>() << " us, p99 "
+              << j["decision_us"]["p99"].get<double>() << " us; peak RSS " << j["peak_rss_mb"].get<double>() << " MB\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddBenchCommand(CLI::App& app, int* exit_code) {
+  CLI::App* bench = app.add_subcommand("bench", "Benchmarks that print numbers");
+  bench->require_subcommand(1);
+  auto opts = std::make_shared<SchedulerBenchOptions>();
+  CLI::App* s = bench->add_subcommand(
+      "scheduler",
+      "Scheduler scale benchmark on a synthetic heterogeneous cluster (A100/H100/T4 GPUs, Ascend NPUs, CPU "
+      "nodes; 8 devices per accelerator node). One scheduling cycle over every pending workload.\n"
+      "Example: abacus bench scheduler --nodes 10000 --workloads 100000 --queues 100 -o json");
+  s->add_option("--nodes", opts->spec.nodes, "nodes in the cluster")->capture_default_str()->check(CLI::Range(1, 1'000'000));
+  s->add_option("--workloads", opts->spec.workloads, "pending workloads")->capture_default_str()->check(CLI::Range(1, 10'000'000));
+  s->add_option("--queues", opts->spec.queues, "queues (cohorts of 10)")->capture_default_str()->check(CLI::Range(1, 100'000));
+  s->add_option("--gang", opts->spec.gang, "gang size: workloads of K tasks x 8 devices (0: single-device)")
+      ->capture_default_str()->check(CLI::Range(0, 1024));
+  s->add_option("--seed", opts->spec.seed, "random seed")->capture_default_str();
+  s->add_option("--policy", opts->policy, "scorer: binpack, spread or fgd")->capture_default_str();
+  s->add_option("-o,--output", opts->output, "json or table")->capture_default_str()->check(CLI::IsMember({"json", "table"}));
+  s->callback([opts, exit_code] { *exit_code = RunSchedulerBench(*opts); });
+}
+
+}  // namespace abacus::cli

@@ -1,0 +1,111 @@
+#include "sched/explain.h"
+
+#include "model/quantity.h"
+
+namespace abacus::sched {
+namespace {
+
+std::string Amount(ResourceKey r, int64_t v) {
+  switch (r.type) {
+    case ResourceType::kCpu: return Quantity::FromMilli(v).ToString() + " cpu";
+    case ResourceType::kMemory: return FormatBytes(v) + " memory";
+    case ResourceType::kDeviceMilli: return FormatDeviceMilli(v) + " " + Flavor::FromId(r.flavor).name();
+    case ResourceType::kDeviceMemory: return FormatBytes(v) + " " + Flavor::FromId(r.flavor).name() + " memory";
+  }
+  return std::to_string(v);
+}
+
+std::string Num(ResourceKey r, int64_t v) {
+  switch (r.type) {
+    case ResourceType::kCpu: return Quantity::FromMilli(v).ToString();
+    case ResourceType::kMemory:
+    case ResourceType::kDeviceMemory: return FormatBytes(v);
+    case ResourceType::kDeviceMilli: return FormatDeviceMilli(v);
+  }
+  return std::to_string(v);
+}
+
+}  // namespace
+
+std::string_view FilterReasonName(FilterReason r) {
+  switch (r) {
+    case FilterReason::kNotReady: return "node not ready";
+    case FilterReason::kPool: return "pool not open to tenant";
+    case FilterReason::kSelector: return "node selector";
+    case FilterReason::kTaint: return "untolerated taint";
+    case FilterReason::kRuntime: return "runtime version";
+    case FilterReason::kCpu: return "free cpu";
+    case FilterReason::kMemory: return "free memory";
+    case FilterReason::kNoDevice: return "no such device";
+    case FilterReason::kDevices: return "free devices";
+    case FilterReason::kDeviceMemory: return "device memory";
+    case FilterReason::kTopology: return "topology";
+    case FilterReason::kReserved: return "reserved for a gang";
+    case FilterReason::kCount: break;
+  }
+  return "?";
+}
+
+std::string_view PendingCodeName(PendingCode c) {
+  switch (c) {
+    case PendingCode::kQuota: return "Quota";
+    case PendingCode::kNoFlavor: return "NoFlavor";
+    case PendingCode::kPlacement: return "Placement";
+    case PendingCode::kWaitingForPreemption: return "WaitingForPreemption";
+    case PendingCode::kBlockedByStrictFifo: return "BlockedByStrictFIFO";
+    case PendingCode::kReservedForGang: return "ReservedForGang";
+    case PendingCode::kInvalid: return "NeverFits";
+  }
+  return "?";
+}
+
+std::string DescribeQuota(const QuotaDetail& d, const std::string& queue) {
+  std::string out = "needs " + Amount(d.resource, d.needed) + "; queue " + queue + " uses " +
+                    Num(d.resource, d.used) + " of nominal " + Num(d.resource, d.nominal);
+  if (d.borrowing_limit) out += " (borrowing limit " + Num(d.resource, *d.borrowing_limit) + ")";
+  out += "; cohort can lend " + Num(d.resource, d.borrowable);
+  if (!d.borrowed_by.empty()) {
+    out += "; borrowed by ";
+    for (size_t i = 0; i < d.borrowed_by.size() && i < 3; ++i) {
+      if (i) out += ", ";
+      out += d.borrowed_by[i].first + " " + Num(d.resource, d.borrowed_by[i].second);
+    }
+  }
+  return out;
+}
+
+std::string DescribePlacement(const PlacementDetail& d) {
+  std::string flavor = d.flavor == kCpuFlavorId ? "cpu" : Flavor::FromId(d.flavor).name();
+  std::string out = std::to_string(d.tasks_placeable) + " of " + std::to_string(d.tasks_needed) +
+                    " tasks placeable on " + flavor + "; " + std::to_string(d.nodes_feasible) + " of " +
+                    std::to_string(d.nodes_total) + " nodes fit one task";
+  if (!d.best_node.empty()) out += "; best candidate " + d.best_node + " (" + d.best_lacks + ")";
+  std::string filtered;
+  for (size_t i = 0; i < d.filtered.size(); ++i) {
+    if (d.filtered[i] == 0) continue;
+    if (!filtered.empty()) filtered += ", ";
+    filtered += std::to_string(d.filtered[i]) + " by " + std::string(FilterReasonName(static_cast<FilterReason>(i)));
+  }
+  if (!filtered.empty()) out += "; ruled out: " + filtered;
+  return out;
+}
+
+std::string DescribePending(const PendingReason& r) {
+  std::string out = std::string(PendingCodeName(r.code)) + ": " + r.message + "\n";
+  if (r.placement) out += "  placement: " + DescribePlacement(*r.placement) + "\n";
+  if (!r.preemption.empty()) out += "  preemption: " + r.preemption + "\n";
+  out += "  queue position " + std::to_string(r.position) + ", " + std::to_string(r.ahead) + " ahead";
+  if (!r.ahead_ids.empty()) {
+    out += " (";
+    for (size_t i = 0; i < r.ahead_ids.size(); ++i) out += (i ? ", " : "") + r.ahead_ids[i];
+    out += r.ahead > static_cast<int32_t>(r.ahead_ids.size()) ? ", …)" : ")";
+  }
+  out += "\n  priority " + std::to_string(r.effective_priority);
+  if (r.effective_priority != r.base_priority) out += " (aged from " + std::to_string(r.base_priority) + ")";
+  out += ", waited " + FormatDuration(r.waited);
+  if (r.overrun.count() > 0) out += ", " + FormatDuration(r.overrun) + " past its maxQueueWait";
+  out += "\n";
+  return out;
+}
+
+}  // namespace abacus::sched

@@ -1,0 +1,427 @@
+#include "sched/place.h"
+
+#include <algorithm>
+
+#include "common/check.h"
+
+namespace abacus::sched {
+namespace {
+
+constexpr int64_t kMiB = 1024 * 1024;
+
+bool TaskUsesDevices(const TaskRequest& t, FlavorId flavor) {
+  return t.needs_devices() && flavor != kCpuFlavorId;
+}
+
+std::string DomainWord(const ClusterState& state, NodeIndex n, FlavorId flavor) {
+  for (const auto& d : state.nodes()[n].devices) {
+    if (d.flavor == flavor) {
+      return Flavor::FromId(flavor).kind() == DeviceKind::kNpu ? "HCCS domain" : "NVLink domain";
+    }
+  }
+  return "interconnect domain";
+}
+
+}  // namespace
+
+std::string_view ScoringPolicyName(ScoringPolicy p) {
+  switch (p) {
+    case ScoringPolicy::kBinpack: return "binpack";
+    case ScoringPolicy::kSpread: return "spread";
+    case ScoringPolicy::kFgd: return "fgd";
+  }
+  return "binpack";
+}
+
+Result<ScoringPolicy> ParseScoringPolicy(std::string_view text) {
+  for (auto p : {ScoringPolicy::kBinpack, ScoringPolicy::kSpread, ScoringPolicy::kFgd}) {
+    if (text == ScoringPolicyName(p)) return p;
+  }
+  return InvalidArgument("unknown scoring policy '" + std::string(text) + "' (expected binpack, spread or fgd)");
+}
+
+std::vector<int32_t> NodePoolIds(const std::vector<NodeInfo>& nodes, std::vector<std::string>* names) {
+  std::map<std::string, int32_t> ids;
+  std::vector<int32_t> out;
+  out.reserve(nodes.size());
+  for (const auto& n : nodes) out.push_back(ids.emplace(n.pool, static_cast<int32_t>(ids.size())).first->second);
+  names->assign(ids.size(), "");
+  for (const auto& [name, id] : ids) (*names)[id] = name;
+  return out;
+}
+
+std::vector<std::vector<uint8_t>> QueuePoolAccess(const std::vector<QueueInfo>& queues,
+                                                  const std::vector<std::string>& pools,
+                                                  const std::map<std::string, std::vector<std::string>>& pool_tenants) {
+  std::vector<std::vector<uint8_t>> ok(queues.size(), std::vector<uint8_t>(pools.size(), 1));
+  for (size_t q = 0; q < queues.size(); ++q) {
+    const QueueInfo& queue = queues[q];
+    for (size_t p = 0; p < pools.size(); ++p) {
+      if (!queue.allowed_pools.empty() &&
+          std::find(queue.allowed_pools.begin(), queue.allowed_pools.end(), pools[p]) == queue.allowed_pools.end()) {
+        ok[q][p] = 0;
+      }
+      auto it = pool_tenants.find(pools[p]);
+      if (it != pool_tenants.end() && !it->second.empty() &&
+          std::find(it->second.begin(), it->second.end(), queue.tenant) == it->second.end()) {
+        ok[q][p] = 0;
+      }
+    }
+  }
+  return ok;
+}
+
+bool VersionSatisfies(const std::vector<int64_t>& have, const VersionRequirement& req) {
+  size_t n = std::max(have.size(), req.version.size());
+  int cmp = 0;
+  for (size_t i = 0; i < n && cmp == 0; ++i) {
+    int64_t a = i < have.size() ? have[i] : 0;
+    int64_t b = i < req.version.size() ? req.version[i] : 0;
+    cmp = a < b ? -1 : (a > b ? 1 : 0);
+  }
+  switch (req.op) {
+    case VersionRequirement::Op::kGe: return cmp >= 0;
+    case VersionRequirement::Op::kGt: return cmp > 0;
+    case VersionRequirement::Op::kLe: return cmp <= 0;
+    case VersionRequirement::Op::kLt: return cmp < 0;
+    case VersionRequirement::Op::kEq: return cmp == 0;
+    case VersionRequirement::Op::kNe: return cmp != 0;
+  }
+  return false;
+}
+
+Placer::Placer(ClusterState& state, std::vector<int32_t> node_pool,
+               std::vector<std::vector<uint8_t>> queue_pool_ok, ScoringPolicy policy)
+    : state_(state),
+      node_pool_(std::move(node_pool)),
+      queue_pool_ok_(std::move(queue_pool_ok)),
+      policy_(policy),
+      stamp_(state.num_nodes(), 0),
+      cached_(state.num_nodes(), 0) {}
+
+FilterReason Placer::StaticFilter(NodeIndex n, QueueIndex q, const TaskRequest& t) const {
+  const NodeInfo& node = state_.nodes()[n];
+  if (node.state != NodeState::kReady) return FilterReason::kNotReady;
+  if (q >= 0 && q < static_cast<QueueIndex>(queue_pool_ok_.size()) && !queue_pool_ok_[q][node_pool_[n]]) {
+    return FilterReason::kPool;
+  }
+  for (const auto& [k, v] : t.node_selector) {
+    auto it = node.labels.find(k);
+    if (it == node.labels.end() || it->second != v) return FilterReason::kSelector;
+  }
+  if (!node.taints.empty() && !ToleratesAll(node.taints, t.tolerations)) return FilterReason::kTaint;
+  for (const auto& req : t.runtime) {
+    auto it = node.runtime_versions.find(req.name);
+    if (it == node.runtime_versions.end() || !VersionSatisfies(it->second, req)) return FilterReason::kRuntime;
+  }
+  return FilterReason::kCount;
+}
+
+FilterReason Placer::CachedStaticFilter(NodeIndex n, QueueIndex q, const TaskRequest& t) {
+  if (stamp_[n] != attempt_) {
+    stamp_[n] = attempt_;
+    cached_[n] = static_cast<uint8_t>(StaticFilter(n, q, t));
+  }
+  return static_cast<FilterReason>(cached_[n]);
+}
+
+FilterReason Placer::FitOnNode(NodeIndex n, const TaskRequest& t, FlavorId flavor, TaskPlacement* out,
+                               std::string* lacks) const {
+  if (state_.cpu_free(n) < t.cpu_milli) {
+    if (lacks) *lacks = "cpu " + std::to_string(state_.cpu_free(n)) + "m free of " + std::to_string(t.cpu_milli) + "m needed";
+    return FilterReason::kCpu;
+  }
+  if (state_.memory_free(n) < t.memory_bytes) {
+    if (lacks) *lacks = "memory " + FormatBytes(state_.memory_free(n)) + " free of " + FormatBytes(t.memory_bytes) + " needed";
+    return FilterReason::kMemory;
+  }
+  out->node = n;
+  out->cpu_milli = t.cpu_milli;
+  out->memory_bytes = t.memory_bytes;
+  out->devices.clear();
+  if (!TaskUsesDevices(t, flavor)) return FilterReason::kCount;
+  const auto& devs = state_.nodes()[n].devices;
+  if (state_.device_count(n, flavor) == 0) {
+    if (lacks) *lacks = "no " + Flavor::FromId(flavor).name();
+    return FilterReason::kNoDevice;
+  }
+  if (t.share_milli > 0) {
+    // A share: the usable device with the least free milli that still fits (binpack), or the
+    // most free (spread).
+    int32_t best = -1;
+    bool memory_short = false;
+    for (size_t d = 0; d < devs.size(); ++d) {
+      if (devs[d].flavor != flavor || !state_.device_usable(n, static_cast<int32_t>(d))) continue;
+      int32_t free = state_.device_free_milli(n, static_cast<int32_t>(d));
+      if (free < t.share_milli) continue;
+      if (state_.device_free_memory(n, static_cast<int32_t>(d)) < t.device_memory) {
+        memory_short = true;
+        continue;
+      }
+      if (best < 0 || (policy_ == ScoringPolicy::kSpread ? free > state_.device_free_milli(n, best)
+                                                         : free < state_.device_free_milli(n, best))) {
+        best = static_cast<int32_t>(d);
+      }
+    }
+    if (best < 0) {
+      if (lacks) *lacks = memory_short ? "no device with " + FormatBytes(t.device_memory) + " device memory free"
+                                       : "no device with " + std::to_string(t.share_milli) + "m free";
+      return memory_short ? FilterReason::kDeviceMemory : FilterReason::kDevices;
+    }
+    out->devices.push_back({best, t.share_milli, t.device_memory});
+    return FilterReason::kCount;
+  }
+  // Whole devices: group the whole free devices (with enough memory) by interconnect domain or
+  // NUMA node as the topology asks.
+  int32_t whole = 0, whole_mem_ok = 0;
+  // (group key, device positions) — small: at most the node's devices.
+  std::vector<std::pair<int32_t, std::vector<int32_t>>> groups;
+  for (size_t d = 0; d < devs.size(); ++d) {
+    if (devs[d].flavor != flavor || !state_.device_usable(n, static_cast<int32_t>(d))) continue;
+    if (state_.device_free_milli(n, static_cast<int32_t>(d)) != 1000 ||
+        state_.device_free_memory(n, static_cast<int32_t>(d)) != devs[d].memory_bytes) {
+      continue;
+    }
+    ++whole;
+    if (devs[d].memory_bytes < t.device_memory) continue;
+    ++whole_mem_ok;
+    int32_t key = t.topology == TopologyRequirement::kSameNuma ? devs[d].numa : devs[d].domain;
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
+    if (it == groups.end()) {
+      groups.push_back({key, {}});
+      it = groups.end() - 1;
+    }
+    it->second.push_back(static_cast<int32_t>(d));
+  }
+  if (whole < t.device_count) {
+    if (lacks) *lacks = std::to_string(whole) + " of " + std::to_string(t.device_count) + " " + Flavor::FromId(flavor).name() + " free";
+    return FilterReason::kDevices;
+  }
+  if (whole_mem_ok < t.device_count) {
+    if (lacks) *lacks = std::to_string(whole_mem_ok) + " of " + std::to_string(t.device_count) + " free devices have " + FormatBytes(t.device_memory);
+    return FilterReason::kDeviceMemory;
+  }
+  // Prefer the smallest group that holds the whole task (keeps big islands intact).
+  const std::vector<int32_t>* fit = nullptr;
+  size_t largest = 0;
+  for (const auto& g : groups) {
+    largest = std::max(largest, g.second.size());
+    if (static_cast<int32_t>(g.second.size()) >= t.device_count && (g.first >= 0 || groups.size() == 1) &&
+        (fit == nullptr || g.second.size() < fit->size())) {
+      fit = &g.second;
+    }
+  }
+  if (t.topology != TopologyRequirement::kNone) {
+    if (fit == nullptr) {
+      if (lacks) {
+        *lacks = std::to_string(largest) + " of " + std::to_string(t.device_count) + " free in one " +
+                 (t.topology == TopologyRequirement::kSameNuma ? std::string("NUMA node") : DomainWord(state_, n, flavor));
+      }
+      return FilterReason::kTopology;
+    }
+  }
+  if (fit != nullptr) {
+    for (int32_t i = 0; i < t.device_count; ++i) {
+      int32_t d = (*fit)[i];
+      out->devices.push_back({d, 1000, devs[d].memory_bytes});
+    }
+    return FilterReason::kCount;
+  }
+  // No single group: take from the largest groups first.
+  std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) {
+    return a.second.size() != b.second.size() ? a.second.size() > b.second.size() : a.first < b.first;
+  });
+  for (const auto& g : groups) {
+    for (int32_t d : g.second) {
+      if (static_cast<int32_t>(out->devices.size()) == t.device_count) break;
+      out->devices.push_back({d, 1000, devs[d].memory_bytes});
+    }
+  }
+  return FilterReason::kCount;
+}
+
+bool Placer::PlaceTask(const WorkloadInfo& w, WorkloadIndex self, int32_t group, int32_t replica,
+                       FlavorId flavor, const std::vector<WorkloadIndex>& reserved_by, TaskPlacement* out) {
+  const TaskRequest& t = w.groups[group].task;
+  out->group = group;
+  out->replica = replica;
+  bool ascending = policy_ != ScoringPolicy::kSpread;
+  bool found = false;
+  auto try_node = [&](NodeIndex n) {
+    if (reserved_by[n] != kNone && reserved_by[n] != self) return false;
+    if (CachedStaticFilter(n, w.queue, t) != FilterReason::kCount) return false;
+    if (FitOnNode(n, t, flavor, out, nullptr) != FilterReason::kCount) return false;
+    found = true;
+    return true;
+  };
+  if (TaskUsesDevices(t, flavor)) {
+    if (policy_ == ScoringPolicy::kFgd) return PlaceFgd(t, w.queue, flavor, self, reserved_by, out);
+    if (t.share_milli > 0) {
+      state_.VisitShareFree(flavor, t.share_milli, ascending, [&](int32_t g) {
+        NodeIndex n = state_.device_node(g);
+        if (reserved_by[n] != kNone && reserved_by[n] != self) return false;
+        if (CachedStaticFilter(n, w.queue, t) != FilterReason::kCount) return false;
+        if (state_.cpu_free(n) < t.cpu_milli || state_.memory_free(n) < t.memory_bytes) return false;
+        int32_t d = state_.device_pos(g);
+        if (state_.device_free_memory(n, d) < t.device_memory) return false;
+        out->node = n;
+        out->cpu_milli = t.cpu_milli;
+        out->memory_bytes = t.memory_bytes;
+        out->devices.assign(1, DeviceGrant{d, t.share_milli, t.device_memory});
+        found = true;
+        return true;
+      });
+    } else {
+      state_.VisitWholeFree(flavor, t.device_count, ascending, try_node);
+    }
+  } else {
+    state_.VisitCpuFree(t.cpu_milli, ascending, try_node);
+  }
+  return found;
+}
+
+bool Placer::PlaceFgd(const TaskRequest& t, QueueIndex q, FlavorId flavor, WorkloadIndex self,
+                      const std::vector<WorkloadIndex>& reserved_by, TaskPlacement* out) {
+  // FGD evaluates every feasible node: the fragmentation delta is not monotone in free
+  // capacity, so no index order can stand in for it (cost O(candidates × shapes × devices)).
+  frag::TaskShape shape;
+  shape.cpu_milli = t.cpu_milli;
+  shape.memory_mib = (t.memory_bytes + kMiB - 1) / kMiB;
+  shape.num_gpu = t.device_count;
+  shape.gpu_milli = t.share_milli > 0 ? t.share_milli : 1000;
+  double best_delta = 0;
+  NodeIndex best_node = kNone;
+  uint64_t best_mask = 0;
+  std::vector<int32_t> free;
+  std::vector<int32_t> positions;
+  auto consider = [&](NodeIndex n) {
+    if (reserved_by[n] != kNone && reserved_by[n] != self) return false;
+    if (CachedStaticFilter(n, q, t) != FilterReason::kCount) return false;
+    const auto& devs = state_.nodes()[n].devices;
+    free.clear();
+    positions.clear();
+    for (size_t d = 0; d < devs.size(); ++d) {
+      if (devs[d].flavor != flavor || !state_.device_usable(n, static_cast<int32_t>(d))) continue;
+      if (state_.device_free_memory(n, static_cast<int32_t>(d)) < t.device_memory) {
+        free.push_back(0);
+      } else {
+        free.push_back(state_.device_free_milli(n, static_cast<int32_t>(d)));
+      }
+      positions.push_back(static_cast<int32_t>(d));
+    }
+    frag::GpuNodeFree node{state_.cpu_free(n), state_.memory_free(n) / kMiB, free, 0};
+    frag::FgdChoice c = frag::BestFgdPlacement(node, shape, fgd_distribution_);
+    if (c.feasible && (best_node == kNone || c.delta < best_delta)) {
+      best_delta = c.delta;
+      best_node = n;
+      best_mask = c.gpu_mask;
+    }
+    return false;
+  };
+  if (t.share_milli > 0) {
+    // Visit each node once even though the share index lists devices.
+    std::vector<NodeIndex> seen;
+    state_.VisitShareFree(flavor, t.share_milli, true, [&](int32_t g) {
+      seen.push_back(state_.device_node(g));
+      return false;
+    });
+    std::sort(seen.begin(), seen.end());
+    seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+    for (NodeIndex n : seen) consider(n);
+  } else {
+    state_.VisitWholeFree(flavor, t.device_count, true, consider);
+  }
+  if (best_node == kNone) return false;
+  out->node = best_node;
+  out->cpu_milli = t.cpu_milli;
+  out->memory_bytes = t.memory_bytes;
+  out->devices.clear();
+  const auto& devs = state_.nodes()[best_node].devices;
+  int32_t bit = 0;
+  for (size_t d = 0; d < devs.size(); ++d) {
+    if (devs[d].flavor != flavor || !state_.device_usable(best_node, static_cast<int32_t>(d))) continue;
+    if (best_mask & (uint64_t{1} << bit)) {
+      bool share = t.share_milli > 0;
+      out->devices.push_back({static_cast<int32_t>(d), share ? t.share_milli : 1000,
+                              share ? t.device_memory : devs[d].memory_bytes});
+    }
+    ++bit;
+  }
+  return true;
+}
+
+bool Placer::Place(const WorkloadInfo& w, WorkloadIndex self, const std::vector<FlavorId>& flavors,
+                   const std::vector<WorkloadIndex>& reserved_by, std::vector<TaskPlacement>* out,
+                   PlacementDetail* why) {
+  size_t first = out->size();
+  for (int32_t g = 0; g < static_cast<int32_t>(w.groups.size()); ++g) {
+    ++attempt_;  // static filters depend on the group's request
+    if (attempt_ == 0) {
+      std::fill(stamp_.begin(), stamp_.end(), 0);
+      attempt_ = 1;
+    }
+    for (int32_t r = 0; r < w.groups[g].replicas; ++r) {
+      TaskPlacement p;
+      if (!PlaceTask(w, self, g, r, flavors[g], reserved_by, &p)) {
+        // All or nothing: give back what this workload took.
+        for (size_t i = out->size(); i > first; --i) state_.Release((*out)[i - 1]);
+        out->resize(first);
+        if (why) {
+          why->group = g;
+          why->flavor = flavors[g];
+          why->tasks_needed = w.groups[g].replicas;
+          why->tasks_placeable = r;
+        }
+        return false;
+      }
+      state_.Allocate(p);
+      out->push_back(std::move(p));
+    }
+  }
+  return true;
+}
+
+PlacementDetail Placer::Explain(const WorkloadInfo& w, int32_t group, FlavorId flavor,
+                                const std::vector<WorkloadIndex>& reserved_by, WorkloadIndex self) {
+  PlacementDetail d;
+  const TaskRequest& t = w.groups[group].task;
+  d.group = group;
+  d.flavor = flavor;
+  d.nodes_total = state_.num_nodes();
+  d.tasks_needed = w.groups[group].replicas;
+  int64_t best_score = -1;
+  for (NodeIndex n = 0; n < state_.num_nodes(); ++n) {
+    FilterReason r = StaticFilter(n, w.queue, t);
+    if (r == FilterReason::kCount && reserved_by[n] != kNone && reserved_by[n] != self) r = FilterReason::kReserved;
+    std::string lacks;
+    TaskPlacement p;
+    if (r == FilterReason::kCount) r = FitOnNode(n, t, flavor, &p, &lacks);
+    if (r == FilterReason::kCount) {
+      ++d.nodes_feasible;
+      continue;
+    }
+    ++d.filtered[static_cast<size_t>(r)];
+    // Closest candidate: passes the static filters and has the most of the flavor free.
+    if (r >= FilterReason::kCpu && r != FilterReason::kReserved) {
+      int64_t score = TaskUsesDevices(t, flavor) ? state_.whole_free(n, flavor) * 1000 : state_.cpu_free(n) / 1000;
+      if (t.share_milli > 0) {
+        score = 0;
+        for (size_t i = 0; i < state_.nodes()[n].devices.size(); ++i) {
+          if (state_.nodes()[n].devices[i].flavor == flavor && state_.device_usable(n, static_cast<int32_t>(i))) {
+            score = std::max<int64_t>(score, state_.device_free_milli(n, static_cast<int32_t>(i)));
+          }
+        }
+      }
+      if (r == FilterReason::kTopology) score += 500;  // enough devices, wrong shape: closest of all
+      if (score > best_score) {
+        best_score = score;
+        d.best_node = state_.nodes()[n].name;
+        d.best_lacks = lacks;
+      }
+    }
+  }
+  d.tasks_placeable = std::min(d.nodes_feasible, d.tasks_needed);
+  return d;
+}
+
+}  // namespace abacus::sched

@@ -1,0 +1,82 @@
+// Placement: filters (state, pool ↔ tenant, node selector, taints, runtime versions, CPU,
+// memory, devices, device memory, topology, gang reservations) and scorers (binpack, spread,
+// FGD) over the ClusterState indexes. A workload's tasks are placed all or none.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sched/cluster_state.h"
+#include "sched/explain.h"
+#include "sched/fragmentation.h"
+#include "sched/types.h"
+
+namespace abacus::sched {
+
+enum class ScoringPolicy : uint8_t {
+  kBinpack,  // fewest free devices/CPU first: keeps whole nodes free for big jobs
+  kSpread,   // most free first: spreads load and blast radius
+  kFgd,      // fragmentation gradient descent (Weng et al., ATC'23): least expected fragmentation
+};
+std::string_view ScoringPolicyName(ScoringPolicy p);
+Result<ScoringPolicy> ParseScoringPolicy(std::string_view text);
+
+class Placer {
+ public:
+  // `queue_pool_ok[q][pool]` says whether queue q's tenant may use node pool `pool`;
+  // `node_pool[n]` is node n's pool id.
+  Placer(ClusterState& state, std::vector<int32_t> node_pool,
+         std::vector<std::vector<uint8_t>> queue_pool_ok, ScoringPolicy policy);
+
+  // Sets the expected task-shape distribution used by FGD (ignored by other policies).
+  void SetFgdDistribution(std::vector<frag::WeightedShape> d) { fgd_distribution_ = std::move(d); }
+
+  // Places every task of `w` (flavor per group in `flavors`) and allocates them in the
+  // state; on failure nothing stays allocated and `why` (if given) says which group failed.
+  // Nodes reserved for another workload (`reserved_by[n]` not kNone or `self`) are skipped.
+  bool Place(const WorkloadInfo& w, WorkloadIndex self, const std::vector<FlavorId>& flavors,
+             const std::vector<WorkloadIndex>& reserved_by, std::vector<TaskPlacement>* out,
+             PlacementDetail* why);
+
+  // Scans every node for one task of `group` (O(nodes)): how many fit and which is closest.
+  PlacementDetail Explain(const WorkloadInfo& w, int32_t group, FlavorId flavor,
+                          const std::vector<WorkloadIndex>& reserved_by, WorkloadIndex self);
+
+  // Returns the first static filter node `n` fails for a task (kCount = passes).
+  FilterReason StaticFilter(NodeIndex n, QueueIndex q, const TaskRequest& t) const;
+
+ private:
+  bool PlaceTask(const WorkloadInfo& w, WorkloadIndex self, int32_t group, int32_t replica,
+                 FlavorId flavor, const std::vector<WorkloadIndex>& reserved_by, TaskPlacement* out);
+  // Checks dynamic fit of a task on node n and picks devices; returns kCount on success.
+  FilterReason FitOnNode(NodeIndex n, const TaskRequest& t, FlavorId flavor, TaskPlacement* out,
+                         std::string* lacks) const;
+  FilterReason CachedStaticFilter(NodeIndex n, QueueIndex q, const TaskRequest& t);
+  bool PlaceFgd(const TaskRequest& t, QueueIndex q, FlavorId flavor, WorkloadIndex self,
+                const std::vector<WorkloadIndex>& reserved_by, TaskPlacement* out);
+
+  ClusterState& state_;
+  std::vector<int32_t> node_pool_;
+  std::vector<std::vector<uint8_t>> queue_pool_ok_;
+  ScoringPolicy policy_;
+  std::vector<frag::WeightedShape> fgd_distribution_;
+  // Per-attempt cache of static filter results.
+  uint32_t attempt_ = 0;
+  std::vector<uint32_t> stamp_;
+  std::vector<uint8_t> cached_;
+};
+
+// Numbers the node pools: returns each node's pool id and fills `names` (id → pool name).
+std::vector<int32_t> NodePoolIds(const std::vector<NodeInfo>& nodes, std::vector<std::string>* names);
+// Returns, per queue and pool id, whether the queue may place work there: the queue's
+// allowed pools (empty = any) and the pool's tenant binding (empty = every tenant).
+std::vector<std::vector<uint8_t>> QueuePoolAccess(const std::vector<QueueInfo>& queues,
+                                                  const std::vector<std::string>& pools,
+                                                  const std::map<std::string, std::vector<std::string>>& pool_tenants);
+
+// Returns true when `have` satisfies `req` ("cuda>=12.2" against {12,4}).
+bool VersionSatisfies(const std::vector<int64_t>& have, const VersionRequirement& req);
+
+}  // namespace abacus::sched

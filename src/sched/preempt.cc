@@ -1,0 +1,157 @@
+#include "sched/preempt.h"
+
+#include <algorithm>
+
+namespace abacus::sched {
+namespace {
+
+constexpr size_t kMaxCandidates = 512;
+
+void Evict(PreemptionContext& ctx, WorkloadIndex v) {
+  const WorkloadInfo& w = ctx.workloads[v];
+  ctx.quota.Remove(w.queue, ctx.usage[v], w.borrowed_only);
+  for (const auto& p : w.placements) ctx.cluster.Release(p);
+}
+
+void Restore(PreemptionContext& ctx, WorkloadIndex v) {
+  const WorkloadInfo& w = ctx.workloads[v];
+  ctx.quota.Add(w.queue, ctx.usage[v], w.borrowed_only);
+  for (const auto& p : w.placements) ctx.cluster.Allocate(p);
+}
+
+bool Fits(PreemptionContext& ctx, WorkloadIndex preemptor, const std::vector<FlavorId>& flavors,
+          const ResourceVector& usage) {
+  const WorkloadInfo& w = ctx.workloads[preemptor];
+  QuotaCheck q = ctx.quota.Check(w.queue, usage, w.borrowed_only);
+  if (q.mode != FlavorMode::kFit && q.mode != FlavorMode::kBorrow) return false;
+  std::vector<TaskPlacement> placements;
+  if (!ctx.placer.Place(w, preemptor, flavors, ctx.reserved_by, &placements, nullptr)) return false;
+  for (const auto& p : placements) ctx.cluster.Release(p);
+  return true;
+}
+
+}  // namespace
+
+VictimSearchResult FindVictims(PreemptionContext& ctx, WorkloadIndex preemptor,
+                               const std::vector<FlavorId>& flavors, const ResourceVector& usage) {
+  VictimSearchResult out;
+  const WorkloadInfo& pw = ctx.workloads[preemptor];
+  const int32_t prio = ctx.effective_priority[preemptor];
+  if (!pw.can_preempt) {
+    out.why_not = "its priority class may not preempt";
+    return out;
+  }
+  // Would the preemptor borrow? Then it may reclaim only from strictly lower priorities.
+  bool preemptor_borrows = pw.borrowed_only;
+  usage.ForEach([&](ResourceKey r, int64_t amount) {
+    if (r.type == ResourceType::kDeviceMemory || !ctx.quota.Limits(pw.queue, r)) return;
+    if (ctx.quota.used(pw.queue, r) + amount > ctx.quota.nominal(pw.queue, r)) preemptor_borrows = true;
+  });
+
+  // 1. Candidates.
+  struct Ranked {
+    VictimCandidate c;
+    bool borrowed;
+    int32_t priority;
+    Time admitted_at;
+  };
+  std::vector<Ranked> ranked;
+  int nonpreemptible = 0, higher = 0;
+  for (QueueIndex q : ctx.quota.TreeQueues(pw.queue)) {
+    // Whole-queue checks first: other queues give up only borrowed capacity, and a queue whose
+    // lowest preemptible priority is too high has no candidate at all.
+    bool same = q == pw.queue;
+    int32_t limit = same ? prio - 1 : (preemptor_borrows ? prio - 1 : prio);
+    if (ctx.min_preemptible_priority[q] > limit) {
+      higher += ctx.running[q].empty() ? 0 : 1;
+      continue;
+    }
+    bool queue_borrowing = false;
+    usage.ForEach([&](ResourceKey r, int64_t) {
+      if (r.type != ResourceType::kDeviceMemory && ctx.quota.IsBorrowing(q, r)) queue_borrowing = true;
+    });
+    if (!same && !queue_borrowing) {
+      bool any_best_effort = false;
+      for (WorkloadIndex v : ctx.running[q]) any_best_effort |= ctx.workloads[v].borrowed_only;
+      if (!any_best_effort) continue;  // work within its own nominal quota is never reclaimed
+    }
+    for (WorkloadIndex v : ctx.running[q]) {
+      if (ctx.excluded[v]) continue;
+      const WorkloadInfo& vw = ctx.workloads[v];
+      if (!vw.preemptible) {
+        ++nonpreemptible;
+        continue;
+      }
+      if (vw.priority > limit) {
+        ++higher;
+        continue;
+      }
+      bool uses_needed = false;
+      ctx.usage[v].ForEach([&](ResourceKey r, int64_t) {
+        if (r.type != ResourceType::kDeviceMemory && usage.Get(r) != 0) uses_needed = true;
+      });
+      if (!uses_needed) continue;
+      bool borrowing = queue_borrowing || vw.borrowed_only;
+      if (!same && !borrowing) continue;
+      ranked.push_back({{v, same ? PreemptionReason::kInQueuePriority : PreemptionReason::kReclaimQuota},
+                        borrowing, vw.priority, vw.admitted_at});
+    }
+  }
+  if (ranked.empty()) {
+    out.why_not = "no preemptible workload of lower priority holds what it needs";
+    if (nonpreemptible > 0) out.why_not += " (" + std::to_string(nonpreemptible) + " non-preemptible";
+    if (higher > 0) out.why_not += std::string(nonpreemptible > 0 ? ", " : " (") + std::to_string(higher) + " of equal or higher priority";
+    if (nonpreemptible > 0 || higher > 0) out.why_not += ")";
+    return out;
+  }
+  // 2. Borrowed capacity first, then lowest priority, then newest.
+  std::sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
+    if (a.borrowed != b.borrowed) return a.borrowed;
+    if (a.priority != b.priority) return a.priority < b.priority;
+    if (a.admitted_at != b.admitted_at) return a.admitted_at > b.admitted_at;
+    return a.c.workload > b.c.workload;
+  });
+  if (ranked.size() > kMaxCandidates) ranked.resize(kMaxCandidates);
+
+  // 3. Quick feasibility: with every candidate gone, would it fit? If not, nothing helps.
+  for (const Ranked& r : ranked) Evict(ctx, r.c.workload);
+  bool possible = Fits(ctx, preemptor, flavors, usage);
+  for (auto it = ranked.rbegin(); it != ranked.rend(); ++it) Restore(ctx, it->c.workload);
+  if (!possible) {
+    out.why_not = "evicting all " + std::to_string(ranked.size()) +
+                  " eligible workloads would still not make it fit";
+    return out;
+  }
+  //    Evict in order until it fits.
+  std::vector<Ranked> removed;
+  bool fits = false;
+  for (const Ranked& r : ranked) {
+    Evict(ctx, r.c.workload);
+    removed.push_back(r);
+    if (Fits(ctx, preemptor, flavors, usage)) {
+      fits = true;
+      break;
+    }
+  }
+  if (!fits) {
+    for (auto it = removed.rbegin(); it != removed.rend(); ++it) Restore(ctx, it->c.workload);
+    out.why_not = "evicting all " + std::to_string(removed.size()) +
+                  " eligible workloads would still not make it fit";
+    return out;
+  }
+  // 4. Minimize: give back every victim that is not needed, latest-added first, keeping the
+  //    last one (without it, it did not fit).
+  std::vector<Ranked> needed{removed.back()};
+  for (size_t i = removed.size() - 1; i-- > 0;) {
+    Restore(ctx, removed[i].c.workload);
+    if (Fits(ctx, preemptor, flavors, usage)) continue;  // not needed
+    Evict(ctx, removed[i].c.workload);
+    needed.push_back(removed[i]);
+  }
+  for (const Ranked& r : needed) Restore(ctx, r.c.workload);
+  out.found = true;
+  for (auto it = needed.rbegin(); it != needed.rend(); ++it) out.victims.push_back(it->c);
+  return out;
+}
+
+}  // namespace abacus::sched

@@ -1,0 +1,87 @@
+// QuotaState: per-queue usage against nominal quota, borrowing within the cohort tree and
+// lending limits. Quantities are exact integers (millicores, bytes, milli-devices).
+//
+// For a queue q and resource r: nominal N, borrowing limit B (absent = unlimited),
+// lending limit L (absent = N). The part G = N - L is guaranteed to q and never lent; the
+// rest (N - G) goes into the lending pool of q's cohort tree. q's use of the pool is
+// max(0, U - G) (+ all of its best-effort use). A request R is
+//   Fit     when U + R <= N and the pool has room for q's extra pool use;
+//   Preempt when U + R <= N but the pool is short: q's lent quota must be reclaimed;
+//   Borrow  when N < U + R <= N + B, the pool has room and no ancestor cohort exceeds its own
+//           borrowing limit;
+//   NoFit   otherwise (over N + B, or the pool is short while borrowing).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/resources.h"
+#include "sched/types.h"
+
+namespace abacus::sched {
+
+// Numbers behind a quota decision on one resource, for explain.
+struct QuotaDetail {
+  ResourceKey resource;
+  int64_t needed = 0;
+  int64_t nominal = 0;
+  int64_t used = 0;
+  std::optional<int64_t> borrowing_limit;
+  int64_t borrowable = 0;  // free in the cohort's lending pool
+  std::vector<std::pair<std::string, int64_t>> borrowed_by;  // queues above nominal, by amount
+};
+
+struct QuotaCheck {
+  FlavorMode mode = FlavorMode::kFit;
+  std::optional<QuotaDetail> shortage;  // the first resource that is not a plain fit
+};
+
+class QuotaState {
+ public:
+  QuotaState(const std::vector<QueueInfo>& queues, const std::vector<CohortInfo>& cohorts);
+
+  // Classifies `request` for queue `q`; best-effort (`borrowed_only`) work may only borrow.
+  QuotaCheck Check(QueueIndex q, const ResourceVector& request, bool borrowed_only) const;
+  // Records `usage` as held by queue `q`.
+  void Add(QueueIndex q, const ResourceVector& usage, bool borrowed_only);
+  // Returns `usage` held by queue `q`.
+  void Remove(QueueIndex q, const ResourceVector& usage, bool borrowed_only);
+
+  // Returns true when queue `q` uses more than its nominal quota of `r` (or holds best-effort
+  // work using `r`): its work there runs on borrowed capacity.
+  bool IsBorrowing(QueueIndex q, ResourceKey r) const;
+  // True when `r` is limited for `q` (the queue lists it, or it is a device flavor).
+  bool Limits(QueueIndex q, ResourceKey r) const;
+  // Returns the resources queue `q` limits with their nominal amounts, in listed order.
+  const std::vector<QuotaInfo>& quotas(QueueIndex q) const { return queues_[q].quotas; }
+  int64_t used(QueueIndex q, ResourceKey r) const { return usage_[q].Get(r); }
+  const ResourceVector& usage(QueueIndex q) const { return usage_[q]; }
+  int64_t nominal(QueueIndex q, ResourceKey r) const;
+  // Returns the free amount of `r` in the lending pool of `q`'s cohort tree.
+  int64_t PoolFree(QueueIndex q, ResourceKey r) const;
+  // Returns the root cohort of `q`, or kNone.
+  CohortIndex Root(QueueIndex q) const { return root_of_queue_[q]; }
+  // Queues sharing `q`'s cohort tree (q included).
+  const std::vector<QueueIndex>& TreeQueues(QueueIndex q) const;
+
+ private:
+  const QuotaInfo* Entry(QueueIndex q, ResourceKey r) const;
+  int64_t Guaranteed(const QuotaInfo& e) const;
+  int64_t PoolUse(QueueIndex q, ResourceKey r, int64_t used, int64_t best_effort) const;
+  QuotaDetail Detail(QueueIndex q, ResourceKey r, int64_t needed) const;
+
+  std::vector<QueueInfo> queues_;
+  std::vector<CohortInfo> cohorts_;
+  std::vector<ResourceVector> usage_;       // all admitted use per queue
+  std::vector<ResourceVector> best_effort_; // the best-effort part of usage_
+  std::vector<CohortIndex> root_of_queue_;
+  std::vector<std::vector<QueueIndex>> tree_queues_;  // per root cohort
+  std::vector<std::vector<CohortIndex>> ancestors_;   // per queue: its cohort, parent, …, root
+  std::vector<ResourceVector> pool_size_;   // per cohort: lendable amount in its subtree
+  std::vector<ResourceVector> pool_used_;   // per cohort: pool use in its subtree
+  std::vector<QueueIndex> lone_;            // tree list for queues without a cohort
+  std::vector<std::vector<QueueIndex>> lone_lists_;
+};
+
+}  // namespace abacus::sched

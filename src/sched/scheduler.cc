@@ -1,0 +1,536 @@
+#include "sched/scheduler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <queue>
+#include <unordered_map>
+
+#include "common/check.h"
+#include "sched/preempt.h"
+
+namespace abacus::sched {
+
+std::string_view FlavorModeName(FlavorMode m) {
+  switch (m) {
+    case FlavorMode::kFit: return "Fit";
+    case FlavorMode::kBorrow: return "Borrow";
+    case FlavorMode::kPreempt: return "Preempt";
+    case FlavorMode::kNoFit: return "NoFit";
+  }
+  return "?";
+}
+
+std::string_view PreemptionReasonName(PreemptionReason r) {
+  switch (r) {
+    case PreemptionReason::kReclaimQuota: return "ReclaimQuota";
+    case PreemptionReason::kInQueuePriority: return "InQueuePriority";
+    case PreemptionReason::kMakeRoom: return "MakeRoom";
+  }
+  return "?";
+}
+
+int32_t EffectivePriority(const WorkloadInfo& w, Time now) {
+  if (w.max_queue_wait.count() <= 0 || w.aging_step <= 0 || w.admitted) return w.priority;
+  int64_t waited = (now - w.submitted).count();
+  if (waited <= 0) return w.priority;
+  int64_t periods = waited / w.max_queue_wait.count();
+  int64_t ceiling = std::max(w.priority, w.priority_ceiling);
+  int64_t aged = w.priority + periods * static_cast<int64_t>(w.aging_step);
+  return static_cast<int32_t>(std::min(aged, ceiling));
+}
+
+ResourceVector WorkloadUsage(const WorkloadInfo& w, const std::vector<FlavorId>& group_flavors) {
+  ResourceVector v;
+  for (size_t g = 0; g < w.groups.size(); ++g) {
+    const TaskRequest& t = w.groups[g].task;
+    int64_t n = w.groups[g].replicas;
+    v.Add(ResourceKey::Cpu(), t.cpu_milli * n);
+    v.Add(ResourceKey::Memory(), t.memory_bytes * n);
+    FlavorId f = g < group_flavors.size() ? group_flavors[g] : kCpuFlavorId;
+    if (t.needs_devices() && f != kCpuFlavorId) v.Add(ResourceKey::Devices(f), t.device_milli() * n);
+  }
+  return v;
+}
+
+namespace {
+
+constexpr size_t kMaxFlavorCombos = 16;
+constexpr size_t kAheadIds = 3;
+
+struct Option {
+  std::vector<FlavorId> flavors;
+  ResourceVector usage;
+  QuotaCheck quota;
+  bool placement_failed = false;
+  PlacementDetail placement;
+};
+
+std::string ShapeKey(const WorkloadInfo& w, int32_t group, FlavorId flavor) {
+  const TaskRequest& t = w.groups[group].task;
+  std::string k = std::to_string(w.queue) + "|" + std::to_string(flavor) + "|" + std::to_string(t.cpu_milli) + "|" +
+                  std::to_string(t.memory_bytes) + "|" + std::to_string(t.device_count) + "|" +
+                  std::to_string(t.share_milli) + "|" + std::to_string(t.device_memory) + "|" +
+                  std::to_string(static_cast<int>(t.topology)) + "|" + std::to_string(w.groups[group].replicas);
+  for (const auto& [a, b] : t.node_selector) k += "|s" + a + "=" + b;
+  for (const auto& tol : t.tolerations) k += "|t" + tol.key + "=" + tol.value;
+  for (const auto& r : t.runtime) k += "|r" + r.text;
+  return k;
+}
+
+class Cycle {
+ public:
+  Cycle(const Snapshot& s, const SchedulerConfig& c, bool measure)
+      : s_(s),
+        c_(c),
+        measure_(measure),
+        node_pool_(NodePoolIds(s.nodes, &pool_names_)),
+        cluster_(s.nodes),
+        quota_(s.queues, s.cohorts),
+        placer_(cluster_, node_pool_, QueuePoolAccess(s.queues, pool_names_, s.pool_tenants), c.policy),
+        reserved_by_(s.nodes.size(), kNone),
+        excluded_(s.workloads.size(), 0),
+        eff_prio_(s.workloads.size(), 0),
+        usage_(s.workloads.size()),
+        pending_slot_(s.workloads.size(), -1),
+        tree_epoch_(s.cohorts.size() + s.queues.size(), 0) {}
+
+  CycleResult Run();
+
+ private:
+  void LoadAdmitted();
+  void BuildQueues();
+  void SetUpFgd();
+  double Share(QueueIndex q) const;
+  bool Attempt(WorkloadIndex w, bool at_head);
+  std::vector<std::vector<FlavorId>> FlavorCombos(const WorkloadInfo& w, std::string* why) const;
+  bool Reserve(WorkloadIndex w, const std::vector<FlavorId>& flavors);
+  PendingReason& Pend(WorkloadIndex w, PendingCode code, std::string message);
+  PlacementDetail ExplainPlacement(WorkloadIndex w, const Option& o);
+  void FillPositions();
+
+  const Snapshot& s_;
+  const SchedulerConfig& c_;
+  bool measure_;
+  std::vector<std::string> pool_names_;
+  std::vector<int32_t> node_pool_;
+  ClusterState cluster_;
+  QuotaState quota_;
+  Placer placer_;
+  std::vector<WorkloadIndex> reserved_by_;
+  std::vector<uint8_t> excluded_;    // evicting, or chosen as a victim this cycle
+  std::vector<int32_t> eff_prio_;
+  std::vector<int32_t> min_preemptible_;             // per queue
+  std::vector<ResourceVector> usage_;
+  std::vector<std::vector<WorkloadIndex>> pending_;  // per queue, in queue order
+  std::vector<std::vector<WorkloadIndex>> running_;  // per queue, admitted
+  std::vector<int64_t> flavor_weight_;               // by FlavorId, milli
+  std::unordered_map<std::string, PlacementDetail> explain_cache_;
+  std::vector<int32_t> pending_slot_;
+  // Failed victim searches, remembered until their cohort tree changes: a request at least as
+  // large with no higher priority from the same queue would fail the same way.
+  struct FailedSearch {
+    uint64_t epoch;
+    int32_t priority;
+    ResourceVector usage;
+    std::string why_not;
+  };
+  std::vector<uint64_t> tree_epoch_;
+  std::map<std::pair<QueueIndex, std::vector<FlavorId>>, FailedSearch> failed_searches_;
+  size_t TreeOf(QueueIndex q) const {
+    CohortIndex root = quota_.Root(q);
+    return root == kNone ? s_.cohorts.size() + static_cast<size_t>(q) : static_cast<size_t>(root);
+  }
+  CycleResult result_;
+};
+
+void Cycle::LoadAdmitted() {
+  running_.assign(s_.queues.size(), {});
+  min_preemptible_.assign(s_.queues.size(), INT32_MAX);
+  for (WorkloadIndex i = 0; i < static_cast<WorkloadIndex>(s_.workloads.size()); ++i) {
+    const WorkloadInfo& w = s_.workloads[i];
+    eff_prio_[i] = EffectivePriority(w, s_.now);
+    if (!w.admitted) continue;
+    ABACUS_CHECK(w.queue >= 0 && w.queue < static_cast<QueueIndex>(s_.queues.size()), "workload in unknown queue");
+    usage_[i] = WorkloadUsage(w, w.group_flavors);
+    quota_.Add(w.queue, usage_[i], w.borrowed_only);
+    for (const auto& p : w.placements) cluster_.Allocate(p);  // aborts on double allocation
+    running_[w.queue].push_back(i);
+    if (w.preemptible) min_preemptible_[w.queue] = std::min(min_preemptible_[w.queue], w.priority);
+    if (w.evicting) excluded_[i] = 1;
+  }
+}
+
+void Cycle::BuildQueues() {
+  pending_.assign(s_.queues.size(), {});
+  for (WorkloadIndex i = 0; i < static_cast<WorkloadIndex>(s_.workloads.size()); ++i) {
+    const WorkloadInfo& w = s_.workloads[i];
+    if (w.admitted) continue;
+    ABACUS_CHECK(w.queue >= 0 && w.queue < static_cast<QueueIndex>(s_.queues.size()), "workload in unknown queue");
+    pending_[w.queue].push_back(i);
+  }
+  for (auto& list : pending_) {
+    std::sort(list.begin(), list.end(), [&](WorkloadIndex a, WorkloadIndex b) {
+      if (eff_prio_[a] != eff_prio_[b]) return eff_prio_[a] > eff_prio_[b];
+      if (s_.workloads[a].submitted != s_.workloads[b].submitted) return s_.workloads[a].submitted < s_.workloads[b].submitted;
+      return s_.workloads[a].id < s_.workloads[b].id;
+    });
+  }
+  size_t nf = Flavor::InternedCount();
+  flavor_weight_.assign(nf, 1000);
+  for (const auto& [f, wgt] : s_.flavor_weight_milli) {
+    if (f < nf) flavor_weight_[f] = wgt;
+  }
+}
+
+void Cycle::SetUpFgd() {
+  if (c_.policy != ScoringPolicy::kFgd) return;
+  if (!c_.fgd_distribution.empty()) {
+    placer_.SetFgdDistribution(c_.fgd_distribution);
+    return;
+  }
+  // The expected workload: task shapes of the pending workloads, by frequency.
+  std::map<std::tuple<int64_t, int64_t, int32_t, int32_t>, int64_t> counts;
+  int64_t total = 0;
+  for (const auto& w : s_.workloads) {
+    if (w.admitted) continue;
+    for (const auto& g : w.groups) {
+      const TaskRequest& t = g.task;
+      auto key = std::make_tuple(t.cpu_milli, (t.memory_bytes + (1 << 20) - 1) >> 20, t.device_count,
+                                 t.share_milli > 0 ? t.share_milli : (t.device_count > 0 ? 1000 : 0));
+      counts[key] += g.replicas;
+      total += g.replicas;
+    }
+  }
+  std::vector<frag::WeightedShape> d;
+  for (const auto& [k, n] : counts) {
+    frag::TaskShape s;
+    s.cpu_milli = std::get<0>(k);
+    s.memory_mib = std::get<1>(k);
+    s.num_gpu = std::get<2>(k);
+    s.gpu_milli = std::get<3>(k);
+    d.push_back({s, static_cast<double>(n) / static_cast<double>(total)});
+  }
+  placer_.SetFgdDistribution(std::move(d));
+}
+
+double Cycle::Share(QueueIndex q) const {
+  // Weighted dominant share: max of cpu, memory and the weighted accelerator value, over the
+  // cluster's totals, divided by the queue's weight.
+  const ResourceVector& u = quota_.usage(q);
+  double cpu = cluster_.total_cpu_milli() > 0 ? static_cast<double>(u.cpu_milli()) / cluster_.total_cpu_milli() : 0;
+  double mem = cluster_.total_memory() > 0 ? static_cast<double>(u.memory_bytes()) / cluster_.total_memory() : 0;
+  double acc_used = 0, acc_total = 0;
+  u.ForEach([&](ResourceKey r, int64_t v) {
+    if (r.type != ResourceType::kDeviceMilli) return;
+    acc_used += static_cast<double>(v) * (r.flavor < flavor_weight_.size() ? flavor_weight_[r.flavor] : 1000);
+  });
+  for (FlavorId f = 1; f < flavor_weight_.size(); ++f) {
+    acc_total += static_cast<double>(cluster_.total_milli(f)) * flavor_weight_[f];
+  }
+  double acc = acc_total > 0 ? acc_used / acc_total : 0;
+  double dominant = std::max({cpu, mem, acc});
+  return dominant * 1000.0 / static_cast<double>(std::max<int64_t>(1, s_.queues[q].weight_milli));
+}
+
+std::vector<std::vector<FlavorId>> Cycle::FlavorCombos(const WorkloadInfo& w, std::string* why) const {
+  // Per group, the queue's accelerator quota entries (in listed order) that the task accepts.
+  std::vector<std::vector<FlavorId>> per_group;
+  for (const auto& g : w.groups) {
+    std::vector<FlavorId> cands;
+    if (!g.task.needs_devices()) {
+      cands.push_back(kCpuFlavorId);
+    } else {
+      for (const auto& q : quota_.quotas(w.queue)) {
+        if (q.resource.type != ResourceType::kDeviceMilli) continue;
+        if (std::find(g.task.flavors.begin(), g.task.flavors.end(), q.resource.flavor) != g.task.flavors.end()) {
+          cands.push_back(q.resource.flavor);
+        }
+      }
+      if (cands.empty()) {
+        *why = "queue " + s_.queues[w.queue].name + " has no quota for any flavor matching '" + g.task.flavor_pattern +
+               "' (task group " + g.name + ")";
+        return {};
+      }
+    }
+    per_group.push_back(std::move(cands));
+  }
+  // Their combinations in order, first choices first.
+  std::vector<std::vector<FlavorId>> combos{{}};
+  for (const auto& cands : per_group) {
+    std::vector<std::vector<FlavorId>> next;
+    for (const auto& prefix : combos) {
+      for (FlavorId f : cands) {
+        if (next.size() >= kMaxFlavorCombos) break;
+        auto c = prefix;
+        c.push_back(f);
+        next.push_back(std::move(c));
+      }
+    }
+    combos = std::move(next);
+  }
+  return combos;
+}
+
+PendingReason& Cycle::Pend(WorkloadIndex w, PendingCode code, std::string message) {
+  if (pending_slot_[w] < 0) {
+    pending_slot_[w] = static_cast<int32_t>(result_.pending.size());
+    result_.pending.emplace_back();
+  }
+  PendingReason& r = result_.pending[pending_slot_[w]];
+  r = PendingReason{};
+  const WorkloadInfo& wl = s_.workloads[w];
+  r.workload_id = wl.id;
+  r.code = code;
+  r.message = std::move(message);
+  r.base_priority = wl.priority;
+  r.effective_priority = eff_prio_[w];
+  r.waited = std::max(Duration(0), s_.now - wl.submitted);
+  if (wl.max_queue_wait.count() > 0 && r.waited > wl.max_queue_wait) r.overrun = r.waited - wl.max_queue_wait;
+  return r;
+}
+
+PlacementDetail Cycle::ExplainPlacement(WorkloadIndex w, const Option& o) {
+  const WorkloadInfo& wl = s_.workloads[w];
+  int32_t g = o.placement.group;
+  FlavorId f = g < static_cast<int32_t>(o.flavors.size()) ? o.flavors[g] : kCpuFlavorId;
+  PlacementDetail d;
+  std::string key = ShapeKey(wl, g, f);
+  auto it = explain_cache_.find(key);
+  if (it != explain_cache_.end()) {
+    d = it->second;
+  } else if (c_.detailed_reasons) {
+    d = placer_.Explain(wl, g, f, reserved_by_, w);
+    explain_cache_.emplace(key, d);
+  } else {
+    d = o.placement;
+  }
+  d.tasks_needed = o.placement.tasks_needed;
+  d.tasks_placeable = o.placement.tasks_placeable;
+  return d;
+}
+
+bool Cycle::Reserve(WorkloadIndex w, const std::vector<FlavorId>& flavors) {
+  const WorkloadInfo& wl = s_.workloads[w];
+  std::vector<NodeIndex> chosen;
+  for (size_t g = 0; g < wl.groups.size(); ++g) {
+    const TaskRequest& t = wl.groups[g].task;
+    if (!t.needs_devices() || t.share_milli > 0) continue;
+    int32_t tasks = wl.groups[g].replicas;
+    cluster_.VisitWholeFree(flavors[g], 0, /*ascending=*/false, [&](NodeIndex n) {
+      if (reserved_by_[n] != kNone) return false;
+      if (placer_.StaticFilter(n, wl.queue, t) != FilterReason::kCount) return false;
+      int32_t per_node = cluster_.device_count(n, flavors[g]) / std::max(1, t.device_count);
+      if (per_node <= 0) return false;
+      chosen.push_back(n);
+      tasks -= per_node;
+      return tasks <= 0;
+    });
+    if (tasks > 0) {
+      chosen.clear();
+      return false;  // it can never fit: reserving would only block others
+    }
+  }
+  if (chosen.empty()) return false;
+  for (NodeIndex n : chosen) reserved_by_[n] = w;
+  result_.reservations.push_back({wl.id, chosen});
+  return true;
+}
+
+bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
+  const WorkloadInfo& wl = s_.workloads[w];
+  ++result_.stats.attempts;
+  std::string no_flavor;
+  auto combos = FlavorCombos(wl, &no_flavor);
+  if (combos.empty()) {
+    Pend(w, PendingCode::kNoFlavor, no_flavor);
+    return false;
+  }
+  // 1. Flavor assignment and quota, then placement, first fitting combination wins.
+  std::vector<Option> options;
+  options.reserve(combos.size());
+  for (auto& flavors : combos) {
+    Option o;
+    o.usage = WorkloadUsage(wl, flavors);
+    o.quota = quota_.Check(wl.queue, o.usage, wl.borrowed_only);
+    o.flavors = std::move(flavors);
+    if (o.quota.mode == FlavorMode::kFit || o.quota.mode == FlavorMode::kBorrow) {
+      std::vector<TaskPlacement> placements;
+      if (placer_.Place(wl, w, o.flavors, reserved_by_, &placements, &o.placement)) {
+        quota_.Add(wl.queue, o.usage, wl.borrowed_only);
+        usage_[w] = o.usage;
+        running_[wl.queue].push_back(w);
+        if (wl.preemptible) min_preemptible_[wl.queue] = std::min(min_preemptible_[wl.queue], wl.priority);
+        ++tree_epoch_[TreeOf(wl.queue)];
+        Admission a;
+        a.workload = w;
+        a.workload_id = wl.id;
+        a.group_flavors = o.flavors;
+        a.placements = std::move(placements);
+        a.borrowing = o.quota.mode == FlavorMode::kBorrow;
+        a.effective_priority = eff_prio_[w];
+        result_.admissions.push_back(std::move(a));
+        ++result_.stats.admitted;
+        return true;
+      }
+      o.placement_failed = true;
+    }
+    options.push_back(std::move(o));
+  }
+  // 2. Preemption: the first option that quota could allow by reclaiming or by evicting
+  //    lower-priority work, or whose placement failed.
+  std::string why_not;
+  bool tried_preemption = false;
+  if (c_.enable_preemption) {
+    for (const Option& o : options) {
+      if (!o.placement_failed && o.quota.mode != FlavorMode::kPreempt && o.quota.mode != FlavorMode::kNoFit) continue;
+      tried_preemption = true;
+      auto memo_key = std::make_pair(wl.queue, o.flavors);
+      auto memo = failed_searches_.find(memo_key);
+      if (memo != failed_searches_.end() && memo->second.epoch == tree_epoch_[TreeOf(wl.queue)] &&
+          eff_prio_[w] <= memo->second.priority && memo->second.usage.FitsIn(o.usage)) {
+        if (why_not.empty()) why_not = memo->second.why_not;
+        continue;
+      }
+      PreemptionContext ctx{s_.workloads, usage_, running_, eff_prio_, min_preemptible_, excluded_, reserved_by_, cluster_, quota_, placer_};
+      VictimSearchResult vr = FindVictims(ctx, w, o.flavors, o.usage);
+      if (!vr.found) {
+        if (why_not.empty()) why_not = vr.why_not;
+        failed_searches_[memo_key] = {tree_epoch_[TreeOf(wl.queue)], eff_prio_[w], o.usage, vr.why_not};
+        continue;
+      }
+      ++tree_epoch_[TreeOf(wl.queue)];
+      for (const auto& v : vr.victims) {
+        excluded_[v.workload] = 1;
+        const WorkloadInfo& vw = s_.workloads[v.workload];
+        PreemptionReason reason = v.reason;
+        if (o.placement_failed && o.quota.mode != FlavorMode::kPreempt && reason == PreemptionReason::kReclaimQuota) {
+          reason = PreemptionReason::kMakeRoom;
+        }
+        result_.preemptions.push_back({v.workload, vw.id, wl.id, reason, vw.grace_seconds});
+        ++result_.stats.preempted;
+      }
+      Pend(w, PendingCode::kWaitingForPreemption,
+           "waiting for " + std::to_string(vr.victims.size()) + " preempted workload(s) to stop, first " +
+               s_.workloads[vr.victims[0].workload].id);
+      // Keep what it waits for: nobody backfills into the space being freed.
+      for (const auto& v : vr.victims) {
+        for (const auto& p : s_.workloads[v.workload].placements) {
+          if (reserved_by_[p.node] == kNone) reserved_by_[p.node] = w;
+        }
+      }
+      return false;
+    }
+  }
+  // 3. Pending: name the real bottleneck.
+  const Option* placement_opt = nullptr;
+  for (const Option& o : options) {
+    if (o.placement_failed) {
+      placement_opt = &o;
+      break;
+    }
+  }
+  if (placement_opt != nullptr) {
+    PlacementDetail d = ExplainPlacement(w, *placement_opt);
+    std::string flavor = d.flavor == kCpuFlavorId ? "cpu" : Flavor::FromId(d.flavor).name();
+    std::string msg = "quota allows it but no room: " + DescribePlacement(d);
+    PendingReason& r = Pend(w, PendingCode::kPlacement, msg);
+    r.placement = d;
+    if (tried_preemption) r.preemption = why_not;
+    if (at_head && wl.gang && c_.enable_gang_reservation && Reserve(w, placement_opt->flavors)) {
+      r.message += "; holding " + std::to_string(result_.reservations.back().nodes.size()) +
+                   " node(s) for it so smaller work does not delay it";
+    }
+    return false;
+  }
+  const Option& first = options.front();
+  std::string msg = "quota: ";
+  if (first.quota.shortage) {
+    msg += DescribeQuota(*first.quota.shortage, s_.queues[wl.queue].name);
+  } else {
+    msg += "does not fit";
+  }
+  if (options.size() > 1) msg += " (and " + std::to_string(options.size() - 1) + " other flavor choice(s) do not fit either)";
+  PendingReason& r = Pend(w, PendingCode::kQuota, msg);
+  r.quota = first.quota.shortage;
+  if (tried_preemption) r.preemption = why_not;
+  return false;
+}
+
+void Cycle::FillPositions() {
+  for (size_t q = 0; q < pending_.size(); ++q) {
+    int32_t position = 0;
+    std::vector<std::string> ahead;
+    for (WorkloadIndex w : pending_[q]) {
+      if (pending_slot_[w] < 0) continue;  // admitted this cycle
+      PendingReason& r = result_.pending[pending_slot_[w]];
+      r.position = ++position;
+      r.ahead = position - 1;
+      r.ahead_ids = ahead;
+      if (ahead.size() < kAheadIds) ahead.push_back(s_.workloads[w].id);
+    }
+  }
+}
+
+CycleResult Cycle::Run() {
+  LoadAdmitted();
+  BuildQueues();
+  SetUpFgd();
+  // Heap of queues by their next head: priority first, then fair share, then age.
+  struct Entry {
+    int32_t priority;
+    double share;
+    Time submitted;
+    QueueIndex queue;
+  };
+  auto worse = [](const Entry& a, const Entry& b) {
+    if (a.priority != b.priority) return a.priority < b.priority;
+    if (a.share != b.share) return a.share > b.share;
+    if (a.submitted != b.submitted) return a.submitted > b.submitted;
+    return a.queue > b.queue;
+  };
+  std::priority_queue<Entry, std::vector<Entry>, decltype(worse)> heap(worse);
+  std::vector<size_t> next(s_.queues.size(), 0);
+  std::vector<uint8_t> head_failed(s_.queues.size(), 0);
+  auto push = [&](QueueIndex q) {
+    if (next[q] >= pending_[q].size()) return;
+    WorkloadIndex w = pending_[q][next[q]];
+    heap.push({eff_prio_[w], Share(q), s_.workloads[w].submitted, q});
+  };
+  for (QueueIndex q = 0; q < static_cast<QueueIndex>(s_.queues.size()); ++q) push(q);
+  while (!heap.empty()) {
+    QueueIndex q = heap.top().queue;
+    heap.pop();
+    WorkloadIndex w = pending_[q][next[q]++];
+    auto start = measure_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    bool ok = Attempt(w, !head_failed[q]);
+    if (measure_) {
+      result_.stats.decision_ns.push_back(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+    }
+    if (!ok) {
+      head_failed[q] = 1;
+      if (s_.queues[q].strategy == QueueingStrategy::kStrictFifo) {
+        // The head blocks the rest of a StrictFIFO queue.
+        for (size_t i = next[q]; i < pending_[q].size(); ++i) {
+          Pend(pending_[q][i], PendingCode::kBlockedByStrictFifo,
+               "StrictFIFO queue " + s_.queues[q].name + " is blocked behind " + s_.workloads[w].id);
+        }
+        next[q] = pending_[q].size();
+        continue;
+      }
+    }
+    push(q);
+  }
+  FillPositions();
+  result_.stats.pending = static_cast<int64_t>(result_.pending.size());
+  return std::move(result_);
+}
+
+}  // namespace
+
+CycleResult Schedule(const Snapshot& snapshot, const SchedulerConfig& config, bool measure) {
+  Cycle cycle(snapshot, config, measure);
+  return cycle.Run();
+}
+
+}  // namespace abacus::sched

@@ -1,0 +1,184 @@
+#include "sched/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "sched/builders.h"
+#include "sched/invariants.h"
+
+namespace abacus::sched {
+namespace {
+
+FlavorId Fl(const char* name) { return Flavor::Parse(name)->Intern(); }
+
+// Applies a cycle's admissions to the snapshot, as the server would after committing them.
+void Apply(Snapshot& s, const CycleResult& r) {
+  for (const auto& a : r.admissions) {
+    WorkloadInfo& w = s.workloads[a.workload];
+    w.admitted = true;
+    w.group_flavors = a.group_flavors;
+    w.placements = a.placements;
+    w.admitted_at = s.now;
+  }
+  for (const auto& p : r.preemptions) s.workloads[p.victim].evicting = true;
+}
+
+const PendingReason* FindPending(const CycleResult& r, const std::string& id) {
+  for (const auto& p : r.pending) {
+    if (p.workload_id == id) return &p;
+  }
+  return nullptr;
+}
+
+TEST(SchedulerTest, AdmitsWithinNominalAndLeavesSnapshotUnchanged) {
+  FlavorId a100 = Fl("gpu/nvidia/A100-80G");
+  Snapshot s;
+  s.nodes.push_back(MakeNode("a1").Devices(a100, 8).Build());
+  s.queues.push_back(MakeQueue("q", {{a100, 8000}}));
+  s.workloads.push_back(MakeWorkload("w1").Queue(0).Gpus({a100}, 4).Build());
+  s.workloads.push_back(MakeWorkload("w2").Queue(0).Gpus({a100}, 4).Build());
+  s.workloads.push_back(MakeWorkload("w3").Queue(0).Gpus({a100}, 1).Build());
+  Snapshot before = s;
+  CycleResult r = Schedule(s, {});
+  ASSERT_EQ(r.admissions.size(), 2u);
+  ASSERT_EQ(r.pending.size(), 1u);
+  EXPECT_EQ(r.pending[0].workload_id, "w3");
+  EXPECT_EQ(r.pending[0].code, PendingCode::kQuota);
+  EXPECT_NE(r.pending[0].message.find("uses 8 of nominal 8"), std::string::npos) << r.pending[0].message;
+  EXPECT_TRUE(CheckInvariants(s, r).ok());
+  // Pure: the input is untouched.
+  EXPECT_EQ(s.workloads.size(), before.workloads.size());
+  EXPECT_FALSE(s.workloads[0].admitted);
+}
+
+TEST(SchedulerTest, BorrowsIdleQuotaAndReclaimsItWhenTheOwnerReturns) {
+  FlavorId a100 = Fl("gpu/nvidia/A100-80G");
+  Snapshot s;
+  s.nodes.push_back(MakeNode("a1").Devices(a100, 8).Build());
+  s.cohorts.push_back({"research", kNone, {}});
+  s.queues.push_back(MakeQueue("owner", {{a100, 4000}}, 0));
+  s.queues.push_back(MakeQueue("borrower", {{a100, 4000}}, 0));
+  for (int i = 0; i < 8; ++i) {
+    s.workloads.push_back(MakeWorkload("b" + std::to_string(i)).Queue(1).Gpus({a100}, 1).Priority(500)
+                              .Submitted(FromMicros(i)).Build());
+  }
+  CycleResult r1 = Schedule(s, {});
+  EXPECT_EQ(r1.admissions.size(), 8u) << "borrower takes the owner's idle quota";
+  int borrowing = 0;
+  for (const auto& a : r1.admissions) borrowing += a.borrowing;
+  EXPECT_EQ(borrowing, 4);
+  Apply(s, r1);
+  s.now = FromMicros(100);
+  s.workloads.push_back(MakeWorkload("o1").Queue(0).Gpus({a100}, 2).Priority(500).Submitted(FromMicros(50)).Build());
+  CycleResult r2 = Schedule(s, {});
+  EXPECT_TRUE(r2.admissions.empty());
+  ASSERT_EQ(r2.preemptions.size(), 2u) << "exactly what the owner needs";
+  for (const auto& p : r2.preemptions) {
+    EXPECT_EQ(p.reason, PreemptionReason::kReclaimQuota);
+    EXPECT_EQ(p.preemptor_id, "o1");
+  }
+  const PendingReason* o1 = FindPending(r2, "o1");
+  ASSERT_NE(o1, nullptr);
+  EXPECT_EQ(o1->code, PendingCode::kWaitingForPreemption);
+  EXPECT_TRUE(CheckInvariants(s, r2).ok());
+}
+
+TEST(SchedulerTest, GangIsAllOrNothing) {
+  FlavorId h100 = Fl("gpu/nvidia/H100-80G");
+  Snapshot s;
+  s.nodes.push_back(MakeNode("h1").Devices(h100, 8).Build());
+  s.nodes.push_back(MakeNode("h2").Devices(h100, 4).Build());
+  s.queues.push_back(MakeQueue("q", {{h100, 64000}}));
+  s.workloads.push_back(MakeWorkload("g").Queue(0).Gpus({h100}, 8).Replicas(2).Gang().Build());
+  CycleResult r = Schedule(s, {});
+  EXPECT_TRUE(r.admissions.empty());
+  ASSERT_EQ(r.pending.size(), 1u);
+  EXPECT_EQ(r.pending[0].code, PendingCode::kPlacement);
+  EXPECT_EQ(r.pending[0].placement->tasks_placeable, 1);
+}
+
+TEST(SchedulerTest, EffectivePriorityAgesByMaxQueueWaitUpToTheCeiling) {
+  WorkloadInfo w = MakeWorkload("w").Priority(300).Submitted(FromMicros(0)).Build();
+  w.max_queue_wait = std::chrono::hours(1);
+  w.aging_step = 100;
+  w.priority_ceiling = 450;
+  EXPECT_EQ(EffectivePriority(w, FromMicros(0) + std::chrono::minutes(59)), 300);
+  EXPECT_EQ(EffectivePriority(w, FromMicros(0) + std::chrono::minutes(61)), 400);
+  EXPECT_EQ(EffectivePriority(w, FromMicros(0) + std::chrono::hours(5)), 450);
+}
+
+// Property test: random heterogeneous clusters and workloads; after every cycle the invariants
+// hold, and applying decisions never double-allocates.
+TEST(SchedulerPropertyTest, InvariantsHoldOnRandomClustersAcrossCycles) {
+  std::mt19937_64 rng(20261202);
+  std::vector<FlavorId> flavors = {Fl("gpu/nvidia/A100-80G"), Fl("gpu/nvidia/T4"), Fl("npu/huawei/Ascend910B")};
+  for (int round = 0; round < 40; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    Snapshot s;
+    int nodes = 2 + static_cast<int>(rng() % 12);
+    for (int n = 0; n < nodes; ++n) {
+      auto b = MakeNode("n" + std::to_string(n)).Cpu(16'000 + static_cast<int64_t>(rng() % 4) * 16'000);
+      if (rng() % 4 != 0) b.Devices(flavors[rng() % flavors.size()], 1 + static_cast<int>(rng() % 8), 80 * kGiB, 1 + static_cast<int>(rng() % 4));
+      if (rng() % 10 == 0) b.State(NodeState::kCordoned);
+      s.nodes.push_back(b.Build());
+    }
+    int cohorts = 1 + static_cast<int>(rng() % 2);
+    for (int c = 0; c < cohorts; ++c) s.cohorts.push_back({"c" + std::to_string(c), c == 0 ? kNone : 0, {}});
+    int queues = 1 + static_cast<int>(rng() % 4);
+    for (int q = 0; q < queues; ++q) {
+      QueueInfo qi = MakeQueue("q" + std::to_string(q), {}, rng() % 3 == 0 ? kNone : static_cast<CohortIndex>(rng() % cohorts));
+      for (FlavorId f : flavors) {
+        QuotaInfo e{ResourceKey::Devices(f), static_cast<int64_t>(rng() % 9) * 1000, std::nullopt, std::nullopt};
+        if (rng() % 2) e.borrowing_limit = static_cast<int64_t>(rng() % 5) * 1000;
+        if (rng() % 2) e.lending_limit = static_cast<int64_t>(rng() % 5) * 1000;
+        qi.quotas.push_back(e);
+      }
+      if (rng() % 3 == 0) qi.strategy = QueueingStrategy::kStrictFifo;
+      s.queues.push_back(qi);
+    }
+    int workloads = 5 + static_cast<int>(rng() % 40);
+    for (int i = 0; i < workloads; ++i) {
+      auto b = MakeWorkload("w" + std::to_string(i)).Queue(static_cast<QueueIndex>(rng() % queues))
+                   .Priority(100 * static_cast<int32_t>(1 + rng() % 9)).Submitted(FromMicros(static_cast<int64_t>(rng() % 1000)))
+                   .Cpu(static_cast<int64_t>(1 + rng() % 8) * 1000);
+      int kind = static_cast<int>(rng() % 4);
+      std::vector<FlavorId> accept = {flavors[rng() % flavors.size()]};
+      if (rng() % 3 == 0) accept = flavors;
+      if (kind == 0) b.Gpus(accept, 1).Share(static_cast<int32_t>(100 + rng() % 800));
+      if (kind == 1) b.Gpus(accept, 1 + static_cast<int32_t>(rng() % 8));
+      if (kind == 2) b.Gpus(accept, 1 + static_cast<int32_t>(rng() % 4)).Replicas(1 + static_cast<int32_t>(rng() % 3)).Gang();
+      if (rng() % 5 == 0) b.Topology(TopologyRequirement::kSameInterconnect);
+      if (rng() % 6 == 0) b.Preemptible(false);
+      if (rng() % 8 == 0) b.BorrowedOnly();
+      s.workloads.push_back(b.Build());
+    }
+    SchedulerConfig config;
+    config.policy = static_cast<ScoringPolicy>(rng() % 3);
+    for (int cycle = 0; cycle < 4; ++cycle) {
+      CycleResult r = Schedule(s, config);
+      Status st = CheckInvariants(s, r);
+      ASSERT_TRUE(st.ok()) << st.ToString();
+      // Every workload is either admitted or has a reason.
+      size_t admitted_before = 0;
+      for (const auto& w : s.workloads) admitted_before += w.admitted;
+      EXPECT_EQ(admitted_before + r.admissions.size() + r.pending.size(), s.workloads.size());
+      Apply(s, r);
+      // Victims stop: remove them so their capacity frees for the next cycle.
+      std::vector<WorkloadInfo> kept;
+      std::vector<int> remap(s.workloads.size(), -1);
+      for (auto& w : s.workloads) {
+        if (w.evicting) {
+          w.admitted = false;
+          w.evicting = false;
+          w.placements.clear();
+          w.group_flavors.clear();
+        }
+      }
+      s.now += std::chrono::seconds(10);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace abacus::sched

@@ -1,0 +1,189 @@
+// The scheduler's inputs and outputs as plain data. src/sched is pure: callers (server,
+// simulator, tests) describe nodes, queues and workloads with these types, the Scheduler
+// decides, and callers apply the decisions. Nothing here reads a clock, a store or a socket.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "model/flavor.h"
+#include "model/node.h"
+
+namespace abacus::sched {
+
+using NodeIndex = int32_t;
+using QueueIndex = int32_t;
+using CohortIndex = int32_t;
+using WorkloadIndex = int32_t;
+inline constexpr int32_t kNone = -1;
+
+// ---------------------------------------------------------------- cluster
+
+struct DeviceInfo {
+  int index = 0;                // device index on the node
+  FlavorId flavor = kCpuFlavorId;
+  int64_t memory_bytes = 0;
+  bool healthy = true;
+  int32_t domain = -1;          // interconnect (NVLink/HCCS) domain id on this node; -1 none
+  int32_t numa = -1;            // NUMA node; -1 unknown
+};
+
+// A runtime version constraint evaluated by the scheduler: name op version ("cuda >= 12.2").
+struct VersionRequirement {
+  std::string name;                     // "cuda", "cann", "rocm", "driver"
+  enum class Op : uint8_t { kGe, kGt, kLe, kLt, kEq, kNe } op = Op::kGe;
+  std::vector<int64_t> version;         // numeric components
+  std::string text;                     // as written, for reasons
+};
+
+struct NodeInfo {
+  std::string name;
+  std::string cluster = "default";
+  std::string pool = "default";
+  std::map<std::string, std::string> labels;
+  std::vector<Taint> taints;
+  NodeState state = NodeState::kReady;
+  int64_t cpu_milli = 0;
+  int64_t memory_bytes = 0;
+  std::vector<DeviceInfo> devices;
+  // Runtime stack versions on this node by name ("cuda" → {12,4}, "driver" → {550,54}).
+  std::map<std::string, std::vector<int64_t>> runtime_versions;
+};
+
+// ---------------------------------------------------------------- tenancy
+
+// Quota of one queue (or cohort) for one resource: cpu (millicores), memory (bytes) or an
+// accelerator flavor (milli-devices).
+struct QuotaInfo {
+  ResourceKey resource;
+  int64_t nominal = 0;
+  std::optional<int64_t> borrowing_limit;  // absent: may borrow whatever the cohort lends
+  std::optional<int64_t> lending_limit;    // absent: all of nominal may be lent
+};
+
+enum class QueueingStrategy : uint8_t { kBestEffortFifo, kStrictFifo };
+
+struct QueueInfo {
+  std::string name;
+  std::string tenant;
+  CohortIndex cohort = kNone;
+  int64_t weight_milli = 1000;                 // fair-share weight, 1000 = 1
+  QueueingStrategy strategy = QueueingStrategy::kBestEffortFifo;
+  std::vector<QuotaInfo> quotas;               // accelerator entries in the order flavors are tried
+  std::vector<std::string> allowed_pools;      // from the tenant; empty = any pool
+};
+
+struct CohortInfo {
+  std::string name;
+  CohortIndex parent = kNone;
+  std::vector<QuotaInfo> quotas;  // only borrowing_limit is used: how much the subtree may borrow
+};
+
+// ---------------------------------------------------------------- workloads
+
+enum class TopologyRequirement : uint8_t { kNone, kSameInterconnect, kSameNuma };
+
+struct TaskRequest {
+  int64_t cpu_milli = 0;
+  int64_t memory_bytes = 0;
+  std::vector<FlavorId> flavors;   // accelerator flavors the task accepts (pattern expanded); empty: CPU only
+  std::string flavor_pattern;      // as written, for reasons
+  int32_t device_count = 0;        // whole devices; with share_milli > 0 it is 1
+  int32_t share_milli = 0;         // fractional device (1..999); 0 = whole devices
+  int64_t device_memory = 0;       // per device; 0 = any (whole devices: minimum memory)
+  TopologyRequirement topology = TopologyRequirement::kNone;
+  std::map<std::string, std::string> node_selector;
+  std::vector<Toleration> tolerations;
+  std::vector<VersionRequirement> runtime;
+
+  bool needs_devices() const { return device_count > 0; }
+  // Milli-devices one task takes.
+  int64_t device_milli() const { return share_milli > 0 ? share_milli : int64_t{device_count} * 1000; }
+};
+
+struct TaskGroupRequest {
+  std::string name;
+  int32_t replicas = 1;
+  TaskRequest task;
+};
+
+// One task's place: node, and per device its index, milli and memory.
+struct DeviceGrant {
+  int32_t device = 0;  // position in NodeInfo::devices
+  int32_t milli = 0;
+  int64_t memory = 0;
+};
+struct TaskPlacement {
+  int32_t group = 0;
+  int32_t replica = 0;
+  NodeIndex node = kNone;
+  int64_t cpu_milli = 0;
+  int64_t memory_bytes = 0;
+  std::vector<DeviceGrant> devices;
+};
+
+struct WorkloadInfo {
+  std::string id;
+  std::string name;
+  QueueIndex queue = kNone;
+  int32_t priority = 0;             // base priority (class value)
+  int32_t priority_ceiling = 0;     // aging never goes above; 0 = no ceiling beyond priority
+  int32_t aging_step = 0;           // added per maxQueueWait period waited
+  Duration max_queue_wait{0};       // 0 = no delay tolerance declared
+  bool preemptible = true;
+  bool can_preempt = true;
+  bool borrowed_only = false;       // best-effort: runs only on borrowed capacity
+  Time submitted{};
+  bool gang = false;
+  int64_t grace_seconds = 0;        // checkpoint grace when preempted
+  std::vector<TaskGroupRequest> groups;
+
+  // Admitted workloads (running or starting): where they are and what quota they use.
+  bool admitted = false;
+  bool evicting = false;            // preemption issued, capacity not yet freed
+  std::vector<FlavorId> group_flavors;  // chosen accelerator flavor per group (kCpuFlavorId: none)
+  std::vector<TaskPlacement> placements;
+  Time admitted_at{};
+};
+
+// ---------------------------------------------------------------- decisions
+
+enum class FlavorMode : uint8_t { kFit, kBorrow, kPreempt, kNoFit };
+std::string_view FlavorModeName(FlavorMode m);
+
+struct Admission {
+  WorkloadIndex workload = kNone;
+  std::string workload_id;
+  std::vector<FlavorId> group_flavors;
+  std::vector<TaskPlacement> placements;
+  bool borrowing = false;           // some of it runs on quota borrowed from the cohort
+  int32_t effective_priority = 0;
+};
+
+enum class PreemptionReason : uint8_t {
+  kReclaimQuota,      // the preemptor's queue takes back nominal quota lent to the victim's queue
+  kInQueuePriority,   // higher priority work in the same queue needs the quota
+  kMakeRoom,          // quota allows the preemptor but no node has room without evicting
+};
+std::string_view PreemptionReasonName(PreemptionReason r);
+
+struct Preemption {
+  WorkloadIndex victim = kNone;
+  std::string victim_id;
+  std::string preemptor_id;
+  PreemptionReason reason = PreemptionReason::kMakeRoom;
+  int64_t grace_seconds = 0;
+};
+
+// Nodes held for a blocked gang workload at the head of its queue: other work does not
+// backfill onto them while it waits.
+struct Reservation {
+  std::string workload_id;
+  std::vector<NodeIndex> nodes;
+};
+
+}  // namespace abacus::sched

@@ -1,0 +1,1585 @@
+#include "sim/scenario.h"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "common/diagnostic.h"
+#include "common/duration_parse.h"
+#include "model/quantity.h"
+#include "model/version.h"
+#include "sched/cluster_state.h"
+#include "sched/invariants.h"
+
+namespace abacus::sim {
+
+using sched::PendingCode;
+using sched::PreemptionReason;
+using sched::WorkloadInfo;
+
+Time ScenarioEpoch() { return FromMicros(1'767'225'600'000'000); }  // 2026-01-01T00:00:00Z
+
+namespace {
+
+constexpr int64_t kGiB = 1024LL * 1024 * 1024;
+constexpr int64_t kDefaultDeviceMemory = 80 * kGiB;
+
+// ------------------------------------------------------------------ small parsers
+
+struct Token {
+  std::string text;
+  bool quoted = false;
+};
+
+// Splits `line` at blanks; "double quoted" text (with \" and \\ escapes) is one token. A '#'
+// that starts a token outside quotes begins a comment.
+Status Tokenize(std::string_view line, std::vector<Token>* out) {
+  size_t i = 0;
+  while (i < line.size()) {
+    char c = line[i];
+    if (c == ' ' || c == '\t' || c == '\r') {
+      ++i;
+      continue;
+    }
+    if (c == '#') break;
+    Token t;
+    if (c == '"') {
+      t.quoted = true;
+      ++i;
+      bool closed = false;
+      while (i < line.size()) {
+        char d = line[i++];
+        if (d == '\\' && i < line.size()) {
+          t.text += line[i++];
+        } else if (d == '"') {
+          closed = true;
+          break;
+        } else {
+          t.text += d;
+        }
+      }
+      if (!closed) return InvalidArgument("unterminated quoted text");
+    } else {
+      while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r') t.text += line[i++];
+    }
+    out->push_back(std::move(t));
+  }
+  return Status::OK();
+}
+
+std::vector<std::string> Split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  if (s.empty()) return out;
+  size_t start = 0;
+  while (true) {
+    size_t p = s.find(sep, start);
+    out.emplace_back(s.substr(start, p == std::string_view::npos ? std::string_view::npos : p - start));
+    if (p == std::string_view::npos) break;
+    start = p + 1;
+  }
+  return out;
+}
+
+Result<int64_t> ParseInt(std::string_view text) {
+  if (text.empty()) return InvalidArgument("expected a number, got nothing");
+  bool neg = text[0] == '-';
+  size_t i = neg ? 1 : 0;
+  if (i == text.size()) return InvalidArgument("expected a number, got '" + std::string(text) + "'");
+  int64_t v = 0;
+  for (; i < text.size(); ++i) {
+    if (text[i] < '0' || text[i] > '9') return InvalidArgument("expected a number, got '" + std::string(text) + "'");
+    if (v > (INT64_MAX - 9) / 10) return InvalidArgument("number '" + std::string(text) + "' is too large");
+    v = v * 10 + (text[i] - '0');
+  }
+  return neg ? -v : v;
+}
+
+Result<int64_t> ParseNonNegative(std::string_view text) {
+  auto v = ParseInt(text);
+  if (!v.ok()) return v;
+  if (*v < 0) return InvalidArgument("expected a number >= 0, got '" + std::string(text) + "'");
+  return v;
+}
+
+// A quantity in milli-units: "8" → 8000, "500m" → 500.
+Result<int64_t> ParseMilli(std::string_view text) {
+  auto q = Quantity::Parse(text);
+  if (!q.ok()) return q.status();
+  if (q->milli() < 0) return InvalidArgument("'" + std::string(text) + "' must not be negative");
+  return q->milli();
+}
+
+// A quantity of bytes: "512Gi", "80G", "1024".
+Result<int64_t> ParseBytes(std::string_view text) {
+  auto q = Quantity::Parse(text);
+  if (!q.ok()) return q.status();
+  if (q->milli() < 0) return InvalidArgument("'" + std::string(text) + "' must not be negative");
+  return q->CeilUnits();
+}
+
+Result<bool> ParseBool(std::string_view text) {
+  if (text == "true" || text == "on" || text == "yes") return true;
+  if (text == "false" || text == "off" || text == "no") return false;
+  return InvalidArgument("expected true/false (or on/off), got '" + std::string(text) + "'");
+}
+
+// A priority: a number or a default priority class name (DESIGN §3).
+Result<int32_t> ParsePriority(std::string_view text) {
+  static const std::pair<std::string_view, int32_t> kClasses[] = {
+      {"system-critical", 1000}, {"production", 900}, {"high", 700},       {"training", 500},
+      {"evaluation", 400},       {"experiment", 300}, {"best-effort", 100}};
+  for (const auto& [name, value] : kClasses) {
+    if (text == name) return value;
+  }
+  auto v = ParseInt(text);
+  if (!v.ok()) {
+    return InvalidArgument("expected a priority number or class (system-critical, production, high, training, "
+                           "evaluation, experiment, best-effort), got '" + std::string(text) + "'");
+  }
+  if (*v < -1'000'000'000 || *v > 1'000'000'000) return InvalidArgument("priority out of range");
+  return static_cast<int32_t>(*v);
+}
+
+// Seconds: "120" or a duration "2m".
+Result<int64_t> ParseSeconds(std::string_view text) {
+  if (auto v = ParseNonNegative(text); v.ok()) return v;
+  auto d = ParseDurationSpec(text);
+  if (!d.ok()) return d.status();
+  return std::chrono::duration_cast<std::chrono::seconds>(*d).count();
+}
+
+// "k=v,k2=v2" into a map.
+Status ParseLabels(std::string_view text, std::map<std::string, std::string>* out) {
+  for (const auto& item : Split(text, ',')) {
+    size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) return InvalidArgument("expected key=value, got '" + item + "'");
+    (*out)[item.substr(0, eq)] = item.substr(eq + 1);
+  }
+  return Status::OK();
+}
+
+// "key=value:Effect" or "key:Effect" (effect NoSchedule when left out).
+Result<Taint> ParseTaint(std::string_view text) {
+  Taint t;
+  std::string s(text);
+  size_t colon = s.rfind(':');
+  if (colon != std::string::npos) {
+    auto e = ParseTaintEffect(s.substr(colon + 1));
+    if (!e.ok()) return e.status();
+    t.effect = *e;
+    s = s.substr(0, colon);
+  }
+  size_t eq = s.find('=');
+  t.key = s.substr(0, eq);
+  if (eq != std::string::npos) t.value = s.substr(eq + 1);
+  if (t.key.empty()) return InvalidArgument("taint '" + std::string(text) + "' has no key");
+  return t;
+}
+
+// "key=value[:Effect]" (Equal), "key[:Effect]" (Exists) or "*" (tolerates everything).
+Result<Toleration> ParseToleration(std::string_view text) {
+  Toleration t;
+  std::string s(text);
+  if (s == "*") {
+    t.op = Toleration::Op::kExists;
+    return t;
+  }
+  size_t colon = s.rfind(':');
+  if (colon != std::string::npos) {
+    auto e = ParseTaintEffect(s.substr(colon + 1));
+    if (!e.ok()) return e.status();
+    t.effect = *e;
+    s = s.substr(0, colon);
+  }
+  size_t eq = s.find('=');
+  if (eq == std::string::npos) {
+    t.op = Toleration::Op::kExists;
+    t.key = s;
+  } else {
+    t.key = s.substr(0, eq);
+    t.value = s.substr(eq + 1);
+  }
+  if (t.key.empty()) return InvalidArgument("toleration '" + std::string(text) + "' has no key");
+  return t;
+}
+
+Result<sched::VersionRequirement> ParseRuntime(std::string_view text) {
+  auto c = VersionConstraint::Parse(text);
+  if (!c.ok()) return c.status();
+  sched::VersionRequirement r;
+  r.name = c->name();
+  switch (c->op()) {
+    case VersionConstraint::Op::kGe: r.op = sched::VersionRequirement::Op::kGe; break;
+    case VersionConstraint::Op::kGt: r.op = sched::VersionRequirement::Op::kGt; break;
+    case VersionConstraint::Op::kLe: r.op = sched::VersionRequirement::Op::kLe; break;
+    case VersionConstraint::Op::kLt: r.op = sched::VersionRequirement::Op::kLt; break;
+    case VersionConstraint::Op::kEq: r.op = sched::VersionRequirement::Op::kEq; break;
+    case VersionConstraint::Op::kNe: r.op = sched::VersionRequirement::Op::kNe; break;
+  }
+  r.version = c->version().numbers();
+  r.text = c->ToString();
+  return r;
+}
+
+// "h[1-3]" → h1, h2, h3; anything else is one name.
+Result<std::vector<std::string>> ExpandNames(std::string_view text) {
+  size_t open = text.find('[');
+  if (open == std::string_view::npos) return std::vector<std::string>{std::string(text)};
+  size_t close = text.find(']', open);
+  size_t dash = text.find('-', open);
+  if (close == std::string_view::npos || dash == std::string_view::npos || dash > close) {
+    return InvalidArgument("bad name range '" + std::string(text) + "' (expected e.g. gpu[1-4])");
+  }
+  auto lo = ParseNonNegative(text.substr(open + 1, dash - open - 1));
+  auto hi = ParseNonNegative(text.substr(dash + 1, close - dash - 1));
+  if (!lo.ok() || !hi.ok() || *lo > *hi || *hi - *lo > 10000) {
+    return InvalidArgument("bad name range '" + std::string(text) + "' (expected e.g. gpu[1-4])");
+  }
+  std::vector<std::string> out;
+  for (int64_t i = *lo; i <= *hi; ++i) {
+    out.push_back(std::string(text.substr(0, open)) + std::to_string(i) + std::string(text.substr(close + 1)));
+  }
+  return out;
+}
+
+// "node:0,1,2" → place; "node" → CPU-only place.
+Result<ScenarioTaskPlace> ParsePlace(std::string_view text) {
+  ScenarioTaskPlace p;
+  size_t colon = text.find(':');
+  p.node = std::string(text.substr(0, colon));
+  if (p.node.empty()) return InvalidArgument("place '" + std::string(text) + "' names no node");
+  if (colon != std::string_view::npos) {
+    for (const auto& d : Split(text.substr(colon + 1), ',')) {
+      auto v = ParseNonNegative(d);
+      if (!v.ok()) return v.status().WithContext("device index in '" + std::string(text) + "'");
+      p.devices.push_back(static_cast<int>(*v));
+    }
+  }
+  return p;
+}
+
+Result<std::vector<ScenarioTaskPlace>> ParsePlaces(std::string_view text) {
+  std::vector<ScenarioTaskPlace> out;
+  for (const auto& item : Split(text, ';')) {
+    auto p = ParsePlace(item);
+    if (!p.ok()) return p.status();
+    out.push_back(std::move(*p));
+  }
+  return out;
+}
+
+Result<PendingCode> ParsePendingCode(std::string_view text) {
+  for (int c = 0; c <= static_cast<int>(PendingCode::kInvalid); ++c) {
+    std::string_view name = sched::PendingCodeName(static_cast<PendingCode>(c));
+    if (name.size() == text.size() &&
+        std::equal(name.begin(), name.end(), text.begin(), [](char a, char b) { return std::tolower(a) == std::tolower(b); })) {
+      return static_cast<PendingCode>(c);
+    }
+  }
+  return InvalidArgument("unknown pending code '" + std::string(text) + "'");
+}
+
+Result<PreemptionReason> ParsePreemptionReason(std::string_view text) {
+  for (auto r : {PreemptionReason::kReclaimQuota, PreemptionReason::kInQueuePriority, PreemptionReason::kMakeRoom}) {
+    if (sched::PreemptionReasonName(r) == text) return r;
+  }
+  return InvalidArgument("unknown preemption reason '" + std::string(text) +
+                         "' (expected ReclaimQuota, InQueuePriority or MakeRoom)");
+}
+
+bool IsPendingCode(std::string_view text) { return ParsePendingCode(text).ok(); }
+
+std::string Join(const std::vector<std::string>& items, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += sep;
+    out += items[i];
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------ parser
+
+class Parser {
+ public:
+  explicit Parser(std::string file) : file_(std::move(file)) {
+    sc_.file = file_;
+    now_ = ScenarioEpoch();
+    config_ = sc_.config;
+  }
+
+  void Line(int line, std::string_view raw);
+  Result<Scenario> Finish();
+
+ private:
+  using Fields = std::vector<std::pair<std::string, std::string>>;  // key, value ("" for flags)
+
+  void Error(int line, const std::string& message) { diags_.Add(file_, line, "", message); }
+  // Reports a failed field parse; returns true when `s` is OK.
+  bool Check(int line, const std::string& field, const Status& s) {
+    if (s.ok()) return true;
+    diags_.Add(file_, line, field, s.message());
+    return false;
+  }
+  Result<ResourceKey> Resource(std::string_view text);
+  Result<int64_t> ResourceAmount(ResourceKey r, std::string_view text);
+  void Mention(FlavorId f) {
+    if (std::find(mentioned_.begin(), mentioned_.end(), f) == mentioned_.end()) mentioned_.push_back(f);
+  }
+  Fields KeyValues(const std::vector<Token>& tokens, size_t from);
+
+  void OnFlavor(int line, const std::vector<Token>& t);
+  void OnNode(int line, const std::vector<Token>& t);
+  void OnPool(int line, const std::vector<Token>& t);
+  void OnCohort(int line, const std::vector<Token>& t);
+  void OnQueue(int line, const std::vector<Token>& t);
+  void OnWorkload(int line, const std::vector<Token>& t, bool running);
+  void OnGroup(int line, const std::vector<Token>& t);
+  bool TaskField(int line, const std::string& k, const std::string& v, sched::TaskGroupRequest* g, std::string* pattern);
+  void OnConfig(int line, const std::vector<Token>& t);
+  void OnExpect(int line, const std::vector<Token>& t, std::string_view raw);
+  void ResolveWorkloads();
+
+  std::string file_;
+  Scenario sc_;
+  Diagnostics diags_;
+  std::map<std::string, int32_t> nodes_, queues_, cohorts_;
+  std::vector<FlavorId> mentioned_;
+  Time now_;
+  sched::SchedulerConfig config_;
+  int32_t last_workload_step_ = -1;
+  std::set<std::string> workload_names_;
+};
+
+Result<ResourceKey> Parser::Resource(std::string_view text) {
+  if (text == "cpu") return ResourceKey::Cpu();
+  if (text == "memory") return ResourceKey::Memory();
+  auto f = Flavor::Parse(text);
+  if (!f.ok()) return f.status();
+  if (!f->is_accelerator()) return ResourceKey::Cpu();
+  FlavorId id = f->Intern();
+  Mention(id);
+  return ResourceKey::Devices(id);
+}
+
+Result<int64_t> Parser::ResourceAmount(ResourceKey r, std::string_view text) {
+  if (r.type == ResourceType::kMemory) return ParseBytes(text);
+  return ParseMilli(text);  // cpu: millicores; devices: milli-devices
+}
+
+Parser::Fields Parser::KeyValues(const std::vector<Token>& tokens, size_t from) {
+  Fields out;
+  for (size_t i = from; i < tokens.size(); ++i) {
+    const std::string& s = tokens[i].text;
+    size_t eq = s.find('=');
+    if (eq == std::string::npos || tokens[i].quoted) {
+      out.emplace_back(s, "");
+    } else {
+      out.emplace_back(s.substr(0, eq), s.substr(eq + 1));
+    }
+  }
+  return out;
+}
+
+void Parser::Line(int line, std::string_view raw) {
+  std::vector<Token> t;
+  if (!Check(line, "", Tokenize(raw, &t)) || t.empty()) return;
+  const std::string& verb = t[0].text;
+  if (verb == "flavor") return OnFlavor(line, t);
+  if (verb == "node") return OnNode(line, t);
+  if (verb == "pool") return OnPool(line, t);
+  if (verb == "cohort") return OnCohort(line, t);
+  if (verb == "queue") return OnQueue(line, t);
+  if (verb == "workload") return OnWorkload(line, t, false);
+  if (verb == "running") return OnWorkload(line, t, true);
+  if (verb == "group") return OnGroup(line, t);
+  if (verb == "config") return OnConfig(line, t);
+  if (verb == "expect") return OnExpect(line, t, raw);
+  ScenarioStep step;
+  step.line = line;
+  if (verb == "now") {
+    if (t.size() != 2) return Error(line, "expected 'now TIME' or 'now +DURATION'");
+    std::string v = t[1].text;
+    bool relative = !v.empty() && v[0] == '+';
+    auto d = ParseDurationSpec(relative ? std::string_view(v).substr(1) : std::string_view(v));
+    if (!Check(line, "now", d.status())) return;
+    Time next = relative ? now_ + *d : ScenarioEpoch() + *d;
+    if (next < now_) return Error(line, "time goes backwards (" + v + ")");
+    now_ = next;
+    step.kind = ScenarioStep::Kind::kNow;
+    step.time = now_;
+  } else if (verb == "cycle") {
+    if (t.size() != 1) return Error(line, "'cycle' takes no arguments");
+    step.kind = ScenarioStep::Kind::kCycle;
+  } else if (verb == "finish" || verb == "requeue") {
+    if (t.size() < 2) return Error(line, "expected '" + verb + " WORKLOAD...'");
+    step.kind = verb == "finish" ? ScenarioStep::Kind::kFinish : ScenarioStep::Kind::kRequeue;
+    for (size_t i = 1; i < t.size(); ++i) step.names.push_back(t[i].text);
+  } else {
+    return Error(line, "unknown statement '" + verb +
+                           "' (expected flavor, node, pool, cohort, queue, workload, running, group, now, cycle, "
+                           "finish, requeue, config or expect)");
+  }
+  sc_.steps.push_back(std::move(step));
+}
+
+void Parser::OnFlavor(int line, const std::vector<Token>& t) {
+  if (t.size() < 2) return Error(line, "expected 'flavor KIND/VENDOR/MODEL [weight=W]'");
+  auto f = Flavor::Parse(t[1].text);
+  if (!Check(line, "flavor", f.status())) return;
+  if (!f->is_accelerator()) return Error(line, "flavor: 'cpu' is not an accelerator flavor");
+  FlavorId id = f->Intern();
+  Mention(id);
+  for (const auto& [k, v] : KeyValues(t, 2)) {
+    if (k == "weight") {
+      auto w = ParseMilli(v);
+      if (Check(line, k, w.status())) sc_.cluster.flavor_weight_milli[id] = *w;
+    } else {
+      Error(line, "flavor: unknown field '" + k + "' (expected weight)");
+    }
+  }
+}
+
+void Parser::OnNode(int line, const std::vector<Token>& t) {
+  if (t.size() < 2) return Error(line, "expected 'node NAME field=value...'");
+  auto names = ExpandNames(t[1].text);
+  if (!Check(line, "node", names.status())) return;
+  sched::NodeInfo n;
+  n.cpu_milli = 64'000;
+  n.memory_bytes = 512 * kGiB;
+  struct DevSpec {
+    FlavorId flavor;
+    int64_t count;
+    std::optional<int64_t> memory;
+  };
+  std::vector<DevSpec> specs;
+  std::optional<int64_t> devmem;
+  std::vector<int64_t> domains, numa, unhealthy;
+  const auto& known_runtimes = VersionConstraint::KnownNames();
+  for (const auto& [k, v] : KeyValues(t, 2)) {
+    if (k == "cluster") {
+      n.cluster = v;
+    } else if (k == "pool") {
+      n.pool = v;
+    } else if (k == "cpu") {
+      auto x = ParseMilli(v);
+      if (Check(line, k, x.status())) n.cpu_milli = *x;
+    } else if (k == "memory") {
+      auto x = ParseBytes(v);
+      if (Check(line, k, x.status())) n.memory_bytes = *x;
+    } else if (k == "devices") {
+      for (const auto& item : Split(v, ',')) {
+        // FLAVOR[*COUNT][:MEMORY]
+        std::string s = item;
+        DevSpec d{};
+        d.count = 1;
+        size_t colon = s.find(':');
+        if (colon != std::string::npos) {
+          auto m = ParseBytes(s.substr(colon + 1));
+          if (!Check(line, k, m.status())) continue;
+          d.memory = *m;
+          s = s.substr(0, colon);
+        }
+        size_t star = s.find('*');
+        if (star != std::string::npos) {
+          auto c = ParseNonNegative(s.substr(star + 1));
+          if (!Check(line, k, c.status())) continue;
+          d.count = *c;
+          s = s.substr(0, star);
+        }
+        auto f = Flavor::Parse(s);
+        if (!Check(line, k, f.status())) continue;
+        if (!f->is_accelerator()) {
+          Error(line, "devices: 'cpu' is not a device flavor");
+          continue;
+        }
+        d.flavor = f->Intern();
+        Mention(d.flavor);
+        specs.push_back(d);
+      }
+    } else if (k == "devmem") {
+      auto x = ParseBytes(v);
+      if (Check(line, k, x.status())) devmem = *x;
+    } else if (k == "domains" || k == "numa" || k == "unhealthy") {
+      auto& list = k == "domains" ? domains : (k == "numa" ? numa : unhealthy);
+      for (const auto& item : Split(v, ',')) {
+        auto x = ParseNonNegative(item);
+        if (Check(line, k, x.status())) list.push_back(*x);
+      }
+    } else if (k == "labels") {
+      Check(line, k, ParseLabels(v, &n.labels));
+    } else if (k == "taints") {
+      for (const auto& item : Split(v, ',')) {
+        auto taint = ParseTaint(item);
+        if (Check(line, k, taint.status())) n.taints.push_back(*taint);
+      }
+    } else if (k == "state") {
+      auto s = ParseNodeState(v);
+      if (Check(line, k, s.status())) n.state = *s;
+    } else if (std::find(known_runtimes.begin(), known_runtimes.end(), k) != known_runtimes.end()) {
+      auto ver = Version::Parse(v);
+      if (Check(line, k, ver.status())) n.runtime_versions[k] = ver->numbers();
+    } else {
+      Error(line, "node: unknown field '" + k +
+                      "' (expected cluster, pool, cpu, memory, devices, devmem, domains, numa, labels, taints, state, "
+                      "unhealthy, cuda, cann, rocm, driver)");
+    }
+  }
+  for (const auto& s : specs) {
+    for (int64_t i = 0; i < s.count; ++i) {
+      sched::DeviceInfo d;
+      d.index = static_cast<int>(n.devices.size());
+      d.flavor = s.flavor;
+      d.memory_bytes = s.memory.value_or(devmem.value_or(kDefaultDeviceMemory));
+      n.devices.push_back(d);
+    }
+  }
+  if (!domains.empty()) {
+    int64_t sum = 0;
+    for (int64_t d : domains) sum += d;
+    if (sum != static_cast<int64_t>(n.devices.size())) {
+      Error(line, "domains: sizes add up to " + std::to_string(sum) + " but the node has " +
+                      std::to_string(n.devices.size()) + " devices");
+    } else {
+      size_t pos = 0;
+      for (size_t dom = 0; dom < domains.size(); ++dom) {
+        for (int64_t i = 0; i < domains[dom]; ++i) n.devices[pos++].domain = static_cast<int32_t>(dom);
+      }
+    }
+  }
+  if (!numa.empty()) {
+    if (numa.size() != n.devices.size()) {
+      Error(line, "numa: " + std::to_string(numa.size()) + " entries for " + std::to_string(n.devices.size()) + " devices");
+    } else {
+      for (size_t i = 0; i < numa.size(); ++i) n.devices[i].numa = static_cast<int32_t>(numa[i]);
+    }
+  }
+  for (int64_t u : unhealthy) {
+    if (u >= static_cast<int64_t>(n.devices.size())) {
+      Error(line, "unhealthy: no device " + std::to_string(u));
+    } else {
+      n.devices[u].healthy = false;
+    }
+  }
+  for (const auto& name : *names) {
+    if (nodes_.count(name)) {
+      Error(line, "node '" + name + "' declared twice");
+      continue;
+    }
+    n.name = name;
+    nodes_[name] = static_cast<int32_t>(sc_.cluster.nodes.size());
+    sc_.cluster.nodes.push_back(n);
+  }
+}
+
+void Parser::OnPool(int line, const std::vector<Token>& t) {
+  if (t.size() < 2) return Error(line, "expected 'pool NAME tenants=a,b'");
+  auto& tenants = sc_.cluster.pool_tenants[t[1].text];
+  for (const auto& [k, v] : KeyValues(t, 2)) {
+    if (k == "tenants") {
+      for (const auto& s : Split(v, ',')) tenants.push_back(s);
+    } else {
+      Error(line, "pool: unknown field '" + k + "' (expected tenants)");
+    }
+  }
+}
+
+void Parser::OnCohort(int line, const std::vector<Token>& t) {
+  if (t.size() < 2) return Error(line, "expected 'cohort NAME [parent=P] [borrow.RESOURCE=N]...'");
+  if (cohorts_.count(t[1].text)) return Error(line, "cohort '" + t[1].text + "' declared twice");
+  sched::CohortInfo c;
+  c.name = t[1].text;
+  for (const auto& [k, v] : KeyValues(t, 2)) {
+    if (k == "parent") {
+      auto it = cohorts_.find(v);
+      if (it == cohorts_.end()) {
+        Error(line, "parent: cohort '" + v + "' is not declared above");
+      } else {
+        c.parent = it->second;
+      }
+    } else if (k.rfind("borrow.", 0) == 0) {
+      auto r = Resource(k.substr(7));
+      if (!Check(line, k, r.status())) continue;
+      auto amount = ResourceAmount(*r, v);
+      if (!Check(line, k, amount.status())) continue;
+      c.quotas.push_back({*r, 0, *amount, std::nullopt});
+    } else {
+      Error(line, "cohort: unknown field '" + k + "' (expected parent, borrow.RESOURCE)");
+    }
+  }
+  cohorts_[c.name] = static_cast<int32_t>(sc_.cluster.cohorts.size());
+  sc_.cluster.cohorts.push_back(std::move(c));
+}
+
+void Parser::OnQueue(int line, const std::vector<Token>& t) {
+  if (t.size() < 2) return Error(line, "expected 'queue NAME field=value...'");
+  if (queues_.count(t[1].text)) return Error(line, "queue '" + t[1].text + "' declared twice");
+  sched::QueueInfo q;
+  q.name = t[1].text;
+  q.tenant = q.name;
+  auto entry = [&](ResourceKey r) -> sched::QuotaInfo& {
+    for (auto& e : q.quotas) {
+      if (e.resource == r) return e;
+    }
+    q.quotas.push_back({r, 0, std::nullopt, std::nullopt});
+    return q.quotas.back();
+  };
+  for (const auto& [k, v] : KeyValues(t, 2)) {
+    if (k == "tenant") {
+      q.tenant = v;
+    } else if (k == "cohort") {
+      auto it = cohorts_.find(v);
+      if (it == cohorts_.end()) {
+        Error(line, "cohort: cohort '" + v + "' is not declared above");
+      } else {
+        q.cohort = it->second;
+      }
+    } else if (k == "weight") {
+      auto w = ParseMilli(v);
+      if (Check(line, k, w.status())) q.weight_milli = *w;
+    } else if (k == "strategy") {
+      if (v == "StrictFIFO") {
+        q.strategy = sched::QueueingStrategy::kStrictFifo;
+      } else if (v == "BestEffortFIFO") {
+        q.strategy = sched::QueueingStrategy::kBestEffortFifo;
+      } else {
+        Error(line, "strategy: expected StrictFIFO or BestEffortFIFO, got '" + v + "'");
+      }
+    } else if (k == "pools") {
+      q.allowed_pools = Split(v, ',');
+    } else if (k.rfind("quota.", 0) == 0 || k.rfind("borrow.", 0) == 0 || k.rfind("lend.", 0) == 0) {
+      size_t dot = k.find('.');
+      std::string kind = k.substr(0, dot);
+      auto r = Resource(k.substr(dot + 1));
+      if (!Check(line, k, r.status())) continue;
+      auto amount = ResourceAmount(*r, v);
+      if (!Check(line, k, amount.status())) continue;
+      sched::QuotaInfo& e = entry(*r);
+      if (kind == "quota") {
+        e.nominal = *amount;
+      } else if (kind == "borrow") {
+        e.borrowing_limit = *amount;
+      } else {
+        e.lending_limit = *amount;
+      }
+    } else {
+      Error(line, "queue: unknown field '" + k +
+                      "' (expected tenant, cohort, weight, strategy, pools, quota.R, borrow.R, lend.R)");
+    }
+  }
+  queues_[q.name] = static_cast<int32_t>(sc_.cluster.queues.size());
+  sc_.cluster.queues.push_back(std::move(q));
+}
+
+bool Parser::TaskField(int line, const std::string& k, const std::string& v, sched::TaskGroupRequest* g,
+                       std::string* pattern) {
+  sched::TaskRequest& task = g->task;
+  if (k == "cpu") {
+    auto x = ParseMilli(v);
+    if (Check(line, k, x.status())) task.cpu_milli = *x;
+  } else if (k == "memory") {
+    auto x = ParseBytes(v);
+    if (Check(line, k, x.status())) task.memory_bytes = *x;
+  } else if (k == "gpus" || k == "npus" || k == "devices") {
+    // PATTERN[:COUNT]
+    std::string p = v;
+    int64_t count = 1;
+    size_t colon = p.rfind(':');
+    if (colon != std::string::npos) {
+      auto c = ParseNonNegative(p.substr(colon + 1));
+      if (!Check(line, k, c.status())) return true;
+      count = *c;
+      p = p.substr(0, colon);
+    }
+    auto fp = FlavorPattern::Parse(p);
+    if (!Check(line, k, fp.status())) return true;
+    *pattern = p;
+    task.flavor_pattern = p;
+    if (task.share_milli > 0 && count != 1) {
+      Error(line, k + ": a shared device task takes one device");
+    } else if (task.share_milli == 0) {
+      task.device_count = static_cast<int32_t>(count);
+    }
+  } else if (k == "share") {
+    auto x = ParseInt(v);
+    if (!Check(line, k, x.status())) return true;
+    if (*x < 1 || *x > 999) {
+      Error(line, "share: expected milli-device 1..999, got " + v);
+    } else if (task.device_count > 1) {
+      Error(line, "share: a shared device task takes one device");
+    } else {
+      task.share_milli = static_cast<int32_t>(*x);
+      task.device_count = 1;
+    }
+  } else if (k == "devmem") {
+    auto x = ParseBytes(v);
+    if (Check(line, k, x.status())) task.device_memory = *x;
+  } else if (k == "topology") {
+    if (v == "same-interconnect") {
+      task.topology = sched::TopologyRequirement::kSameInterconnect;
+    } else if (v == "same-numa") {
+      task.topology = sched::TopologyRequirement::kSameNuma;
+    } else if (v == "none") {
+      task.topology = sched::TopologyRequirement::kNone;
+    } else {
+      Error(line, "topology: expected same-interconnect, same-numa or none, got '" + v + "'");
+    }
+  } else if (k == "selector") {
+    Check(line, k, ParseLabels(v, &task.node_selector));
+  } else if (k == "tolerate") {
+    for (const auto& item : Split(v, ',')) {
+      auto tol = ParseToleration(item);
+      if (Check(line, k, tol.status())) task.tolerations.push_back(*tol);
+    }
+  } else if (k == "runtime") {
+    for (const auto& item : Split(v, ',')) {
+      auto r = ParseRuntime(item);
+      if (Check(line, k, r.status())) task.runtime.push_back(*r);
+    }
+  } else if (k == "replicas") {
+    auto x = ParseInt(v);
+    if (!Check(line, k, x.status())) return true;
+    if (*x < 1 || *x > 100000) {
+      Error(line, "replicas: expected 1..100000, got " + v);
+    } else {
+      g->replicas = static_cast<int32_t>(*x);
+    }
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void Parser::OnWorkload(int line, const std::vector<Token>& t, bool running) {
+  std::string verb = running ? "running" : "workload";
+  if (t.size() < 2) return Error(line, "expected '" + verb + " NAME queue=Q field=value...'");
+  ScenarioStep step;
+  step.line = line;
+  step.kind = running ? ScenarioStep::Kind::kRunning : ScenarioStep::Kind::kSubmit;
+  WorkloadInfo& w = step.workload;
+  w.id = w.name = t[1].text;
+  if (!workload_names_.insert(w.id).second) return Error(line, "workload '" + w.id + "' declared twice");
+  w.groups.push_back({"main", 1, {}});
+  w.groups[0].task.cpu_milli = 1000;
+  w.groups[0].task.memory_bytes = kGiB;
+  std::string pattern;
+  std::optional<Time> submitted, admitted_at;
+  bool has_queue = false;
+  for (const auto& [k, v] : KeyValues(t, 2)) {
+    if (TaskField(line, k, v, &w.groups[0], &pattern)) continue;
+    if (k == "queue") {
+      auto it = queues_.find(v);
+      if (it == queues_.end()) {
+        Error(line, "queue: queue '" + v + "' is not declared above");
+      } else {
+        w.queue = it->second;
+        has_queue = true;
+      }
+    } else if (k == "priority") {
+      auto p = ParsePriority(v);
+      if (Check(line, k, p.status())) w.priority = *p;
+    } else if (k == "submit" || k == "admitted") {
+      bool relative = !v.empty() && v[0] == '+';
+      auto d = ParseDurationSpec(relative ? std::string_view(v).substr(1) : std::string_view(v));
+      if (!Check(line, k, d.status())) continue;
+      Time at = relative ? now_ + *d : ScenarioEpoch() + *d;
+      (k == "submit" ? submitted : admitted_at) = at;
+    } else if (k == "gang") {
+      if (v.empty()) {
+        w.gang = true;
+      } else if (auto b = ParseBool(v); Check(line, k, b.status())) {
+        w.gang = *b;
+      }
+    } else if (k == "borrowedOnly") {
+      if (v.empty()) {
+        w.borrowed_only = true;
+      } else if (auto b = ParseBool(v); Check(line, k, b.status())) {
+        w.borrowed_only = *b;
+      }
+    } else if (k == "preemptible" || k == "canPreempt") {
+      auto b = ParseBool(v);
+      if (Check(line, k, b.status())) (k == "preemptible" ? w.preemptible : w.can_preempt) = *b;
+    } else if (k == "grace") {
+      auto s = ParseSeconds(v);
+      if (Check(line, k, s.status())) w.grace_seconds = *s;
+    } else if (k == "maxQueueWait") {
+      auto d = ParseDurationSpec(v);
+      if (Check(line, k, d.status())) w.max_queue_wait = *d;
+    } else if (k == "agingStep" || k == "ceiling") {
+      auto p = ParsePriority(v);
+      if (Check(line, k, p.status())) (k == "agingStep" ? w.aging_step : w.priority_ceiling) = *p;
+    } else if (running && k == "on") {
+      auto places = ParsePlaces(v);
+      if (Check(line, k, places.status())) step.places = std::move(*places);
+    } else if (running && k == "flavor") {
+      step.running_flavor = v;
+    } else if (running && k == "auto" && v.empty()) {
+      // placed at once by a cycle of its own (the default without on=)
+    } else {
+      Error(line, verb + ": unknown field '" + k +
+                      "' (expected queue, priority, submit, replicas, gang, gpus, share, devmem, cpu, memory, topology, "
+                      "selector, tolerate, runtime, preemptible, canPreempt, borrowedOnly, grace, maxQueueWait, "
+                      "agingStep, ceiling" + (running ? ", on, flavor, admitted, auto)" : ")"));
+    }
+  }
+  if (!has_queue) Error(line, verb + " " + w.id + ": queue=Q is required");
+  if (w.groups[0].task.share_milli > 0 && pattern.empty()) Error(line, "share: needs gpus=PATTERN");
+  if (w.groups[0].task.device_memory > 0 && pattern.empty()) Error(line, "devmem: needs gpus=PATTERN");
+  if (!running && !step.places.empty()) Error(line, "on= is only for running workloads");
+  // Without submit=/admitted=, the current scenario time. The scheduler orders equal
+  // submission times by id, and equal admission times by declaration (later = newer).
+  w.submitted = submitted.value_or(now_);
+  if (running) w.admitted_at = admitted_at.value_or(now_);
+  step.patterns.push_back(pattern);
+  last_workload_step_ = static_cast<int32_t>(sc_.steps.size());
+  sc_.steps.push_back(std::move(step));
+}
+
+void Parser::OnGroup(int line, const std::vector<Token>& t) {
+  if (last_workload_step_ < 0 || last_workload_step_ != static_cast<int32_t>(sc_.steps.size()) - 1) {
+    return Error(line, "'group' must follow a workload or running line");
+  }
+  if (t.size() < 2) return Error(line, "expected 'group NAME field=value...'");
+  ScenarioStep& step = sc_.steps[last_workload_step_];
+  sched::TaskGroupRequest g{t[1].text, 1, {}};
+  g.task.cpu_milli = 1000;
+  g.task.memory_bytes = kGiB;
+  std::string pattern;
+  for (const auto& [k, v] : KeyValues(t, 2)) {
+    if (!TaskField(line, k, v, &g, &pattern)) {
+      Error(line, "group: unknown field '" + k +
+                      "' (expected replicas, gpus, share, devmem, cpu, memory, topology, selector, tolerate, runtime)");
+    }
+  }
+  step.workload.groups.push_back(std::move(g));
+  step.patterns.push_back(pattern);
+}
+
+void Parser::OnConfig(int line, const std::vector<Token>& t) {
+  for (const auto& [k, v] : KeyValues(t, 1)) {
+    if (k == "policy") {
+      auto p = sched::ParseScoringPolicy(v);
+      if (Check(line, k, p.status())) config_.policy = *p;
+    } else if (k == "preemption" || k == "reservation") {
+      auto b = ParseBool(v);
+      if (Check(line, k, b.status())) (k == "preemption" ? config_.enable_preemption : config_.enable_gang_reservation) = *b;
+    } else if (k == "reasons") {
+      if (v == "detailed" || v == "brief") {
+        config_.detailed_reasons = v == "detailed";
+      } else {
+        Error(line, "reasons: expected detailed or brief");
+      }
+    } else {
+      Error(line, "config: unknown field '" + k + "' (expected policy, preemption, reservation, reasons)");
+    }
+  }
+  ScenarioStep step;
+  step.line = line;
+  step.kind = ScenarioStep::Kind::kConfig;
+  step.config = config_;
+  sc_.steps.push_back(std::move(step));
+}
+
+void Parser::OnExpect(int line, const std::vector<Token>& t, std::string_view raw) {
+  using K = ScenarioExpect::Kind;
+  if (t.size() < 2) return Error(line, "expected 'expect WHAT ...'");
+  ScenarioExpect e;
+  e.line = line;
+  std::string text(raw);
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.erase(0, 1);
+  e.text_as_written = text;
+  static const std::pair<std::string_view, K> kKinds[] = {
+      {"admitted", K::kAdmitted},   {"not-admitted", K::kNotAdmitted}, {"pending", K::kPending},
+      {"preempted", K::kPreempted}, {"not-preempted", K::kNotPreempted}, {"reserved", K::kReserved},
+      {"not-reserved", K::kNotReserved}, {"explain", K::kExplain}, {"count", K::kCount},
+      {"order", K::kOrder},         {"running", K::kRunning},           {"evicting", K::kEvicting}};
+  bool known = false;
+  for (const auto& [name, kind] : kKinds) {
+    if (t[1].text == name) {
+      e.kind = kind;
+      known = true;
+    }
+  }
+  if (!known) {
+    return Error(line, "expect: unknown check '" + t[1].text +
+                           "' (expected admitted, not-admitted, pending, preempted, not-preempted, reserved, "
+                           "not-reserved, explain, count, order, running, evicting)");
+  }
+  size_t i = 2;
+  if (e.kind == K::kCount) {
+    for (const auto& [k, v] : KeyValues(t, 2)) {
+      if (k != "admitted" && k != "pending" && k != "preempted" && k != "reserved" && k != "running" && k != "evicting") {
+        Error(line, "expect count: unknown counter '" + k + "' (expected admitted, pending, preempted, reserved, running, evicting)");
+        continue;
+      }
+      auto n = ParseNonNegative(v);
+      if (Check(line, k, n.status())) e.counts[k] = *n;
+    }
+    if (e.counts.empty()) Error(line, "expect count: name at least one counter");
+  } else if (e.kind == K::kOrder) {
+    for (; i < t.size(); ++i) e.order.push_back(t[i].text);
+    if (e.order.size() < 2) Error(line, "expect order: name at least two workloads");
+  } else {
+    if (t.size() < 3) return Error(line, "expect " + t[1].text + ": name the workload");
+    e.workload = t[2].text;
+    i = 3;
+    auto need = [&](const std::string& what) -> const std::string* {
+      if (i + 1 >= t.size()) {
+        Error(line, "expect: '" + what + "' needs a value");
+        ++i;
+        return nullptr;
+      }
+      i += 2;
+      return &t[i - 1].text;
+    };
+    while (i < t.size()) {
+      const Token& tok = t[i];
+      const std::string& s = tok.text;
+      bool placed_kind = e.kind == K::kAdmitted || e.kind == K::kRunning;
+      if (tok.quoted) {
+        if (e.kind == K::kPending || e.kind == K::kExplain) {
+          e.texts.push_back(s);
+        } else {
+          Error(line, "expect " + t[1].text + ": unexpected text \"" + s + "\"");
+        }
+        ++i;
+      } else if (s == "on" && (placed_kind || e.kind == K::kReserved)) {
+        if (const std::string* v = need("on")) e.nodes = Split(*v, ',');
+      } else if (s == "borrowing" && e.kind == K::kAdmitted) {
+        e.borrowing = true;
+        ++i;
+      } else if (s == "not-borrowing" && e.kind == K::kAdmitted) {
+        e.borrowing = false;
+        ++i;
+      } else if (s == "flavor" && placed_kind) {
+        if (const std::string* v = need("flavor")) e.flavor = *v;
+      } else if (s == "devices" && placed_kind) {
+        if (const std::string* v = need("devices")) {
+          auto places = ParsePlaces(*v);
+          if (Check(line, "devices", places.status())) e.devices = std::move(*places);
+        }
+      } else if (s.rfind("priority=", 0) == 0 && e.kind == K::kAdmitted) {
+        auto p = ParsePriority(s.substr(9));
+        if (Check(line, "priority", p.status())) e.priority = *p;
+        ++i;
+      } else if (e.kind == K::kPending && IsPendingCode(s) && !e.code) {
+        e.code = *ParsePendingCode(s);
+        ++i;
+      } else if (s == "by" && e.kind == K::kPreempted) {
+        if (const std::string* v = need("by")) e.by = *v;
+      } else if (e.kind == K::kPreempted && ParsePreemptionReason(s).ok()) {
+        e.reason = *ParsePreemptionReason(s);
+        ++i;
+      } else if (s.rfind("grace=", 0) == 0 && e.kind == K::kPreempted) {
+        auto g = ParseSeconds(s.substr(6));
+        if (Check(line, "grace", g.status())) e.grace_seconds = *g;
+        ++i;
+      } else if (s.rfind("nodes=", 0) == 0 && e.kind == K::kReserved) {
+        auto n = ParseNonNegative(s.substr(6));
+        if (Check(line, "nodes", n.status())) e.node_count = static_cast<int32_t>(*n);
+        ++i;
+      } else {
+        Error(line, "expect " + t[1].text + ": unexpected '" + s + "'" +
+                        (e.kind == K::kPending && !e.code ? " (not a pending code; quote text to match)" : ""));
+        ++i;
+      }
+    }
+    if (e.kind == K::kExplain && e.texts.empty()) Error(line, "expect explain: give the \"text\" to find");
+  }
+  ScenarioStep step;
+  step.line = line;
+  step.kind = ScenarioStep::Kind::kExpect;
+  step.expect = std::move(e);
+  sc_.steps.push_back(std::move(step));
+}
+
+void Parser::ResolveWorkloads() {
+  for (auto& step : sc_.steps) {
+    if (step.kind != ScenarioStep::Kind::kSubmit && step.kind != ScenarioStep::Kind::kRunning) continue;
+    WorkloadInfo& w = step.workload;
+    for (size_t g = 0; g < w.groups.size(); ++g) {
+      const std::string& p = step.patterns[g];
+      if (p.empty()) continue;
+      auto fp = FlavorPattern::Parse(p);
+      if (!fp.ok()) continue;  // reported already
+      for (FlavorId f : mentioned_) {
+        if (fp->Matches(Flavor::FromId(f))) w.groups[g].task.flavors.push_back(f);
+      }
+      if (w.groups[g].task.flavors.empty()) {
+        Error(step.line, "gpus: pattern '" + p + "' matches no flavor of this scenario (declare it with 'flavor')");
+      }
+    }
+    if (step.kind != ScenarioStep::Kind::kRunning || step.places.empty()) continue;
+    // Explicit places: one per task, groups in order.
+    size_t tasks = 0;
+    for (const auto& g : w.groups) tasks += static_cast<size_t>(g.replicas);
+    if (step.places.size() != tasks) {
+      Error(step.line, "on: " + std::to_string(step.places.size()) + " place(s) for " + std::to_string(tasks) +
+                           " task(s) (separate tasks with ';')");
+      continue;
+    }
+    size_t k = 0;
+    w.group_flavors.assign(w.groups.size(), kCpuFlavorId);
+    bool bad = false;
+    for (int32_t g = 0; g < static_cast<int32_t>(w.groups.size()) && !bad; ++g) {
+      const sched::TaskRequest& t = w.groups[g].task;
+      for (int32_t r = 0; r < w.groups[g].replicas && !bad; ++r) {
+        const ScenarioTaskPlace& place = step.places[k++];
+        auto it = nodes_.find(place.node);
+        if (it == nodes_.end()) {
+          Error(step.line, "on: no node '" + place.node + "'");
+          bad = true;
+          break;
+        }
+        const sched::NodeInfo& node = sc_.cluster.nodes[it->second];
+        sched::TaskPlacement p;
+        p.group = g;
+        p.replica = r;
+        p.node = it->second;
+        p.cpu_milli = t.cpu_milli;
+        p.memory_bytes = t.memory_bytes;
+        size_t want = t.needs_devices() ? (t.share_milli > 0 ? 1 : static_cast<size_t>(t.device_count)) : 0;
+        if (place.devices.size() != want) {
+          Error(step.line, "on: task " + std::to_string(k) + " on " + place.node + " lists " +
+                               std::to_string(place.devices.size()) + " device(s), the task takes " + std::to_string(want));
+          bad = true;
+          break;
+        }
+        for (int idx : place.devices) {
+          auto d = std::find_if(node.devices.begin(), node.devices.end(), [&](const auto& x) { return x.index == idx; });
+          if (d == node.devices.end()) {
+            Error(step.line, "on: node " + place.node + " has no device " + std::to_string(idx));
+            bad = true;
+            break;
+          }
+          if (std::find(t.flavors.begin(), t.flavors.end(), d->flavor) == t.flavors.end()) {
+            Error(step.line, "on: device " + std::to_string(idx) + " of " + place.node + " is " +
+                                 Flavor::FromId(d->flavor).name() + ", not a flavor the task accepts");
+            bad = true;
+            break;
+          }
+          if (w.group_flavors[g] != kCpuFlavorId && w.group_flavors[g] != d->flavor) {
+            Error(step.line, "on: tasks of group " + w.groups[g].name + " use different flavors");
+            bad = true;
+            break;
+          }
+          w.group_flavors[g] = d->flavor;
+          int32_t pos = static_cast<int32_t>(d - node.devices.begin());
+          if (t.share_milli > 0) {
+            p.devices.push_back({pos, t.share_milli, t.device_memory});
+          } else {
+            p.devices.push_back({pos, 1000, d->memory_bytes});
+          }
+        }
+        w.placements.push_back(std::move(p));
+      }
+    }
+    if (!bad) w.admitted = true;
+  }
+}
+
+Result<Scenario> Parser::Finish() {
+  ResolveWorkloads();
+  if (!diags_.empty()) return diags_.ToStatus();
+  return std::move(sc_);
+}
+
+// ------------------------------------------------------------------ rendering
+
+std::string DescribePlacements(const sched::Snapshot& s, const std::vector<sched::TaskPlacement>& placements) {
+  std::vector<std::string> parts;
+  for (const auto& p : placements) {
+    if (p.node < 0 || p.node >= static_cast<int32_t>(s.nodes.size())) {
+      parts.push_back("?");
+      continue;
+    }
+    const sched::NodeInfo& n = s.nodes[p.node];
+    std::string part = n.name;
+    for (size_t i = 0; i < p.devices.size(); ++i) {
+      const auto& g = p.devices[i];
+      part += i == 0 ? ":" : ",";
+      part += g.device >= 0 && g.device < static_cast<int32_t>(n.devices.size()) ? std::to_string(n.devices[g.device].index) : "?";
+      if (g.milli != 1000) part += "@" + std::to_string(g.milli) + "m";
+    }
+    parts.push_back(part);
+  }
+  return Join(parts, ";");
+}
+
+std::string FlavorNames(const std::vector<FlavorId>& flavors) {
+  std::vector<std::string> names;
+  for (FlavorId f : flavors) names.push_back(Flavor::FromId(f).name());
+  return Join(names, ",");
+}
+
+// "node:dev,dev" per task, devices sorted, tasks sorted (comparison ignores task order).
+std::vector<std::string> CanonicalPlaces(const std::vector<ScenarioTaskPlace>& places) {
+  std::vector<std::string> out;
+  for (auto p : places) {
+    std::sort(p.devices.begin(), p.devices.end());
+    std::string s = p.node;
+    for (size_t i = 0; i < p.devices.size(); ++i) s += (i ? "," : ":") + std::to_string(p.devices[i]);
+    out.push_back(s);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<ScenarioTaskPlace> ActualPlaces(const sched::Snapshot& s, const std::vector<sched::TaskPlacement>& placements) {
+  std::vector<ScenarioTaskPlace> out;
+  for (const auto& p : placements) {
+    ScenarioTaskPlace tp;
+    tp.node = p.node >= 0 && p.node < static_cast<int32_t>(s.nodes.size()) ? s.nodes[p.node].name : "?";
+    for (const auto& g : p.devices) {
+      const auto& devs = s.nodes[p.node].devices;
+      tp.devices.push_back(g.device >= 0 && g.device < static_cast<int32_t>(devs.size()) ? devs[g.device].index : -1);
+    }
+    out.push_back(std::move(tp));
+  }
+  return out;
+}
+
+std::vector<std::string> NodeSet(const sched::Snapshot& s, const std::vector<sched::TaskPlacement>& placements) {
+  std::set<std::string> names;
+  for (const auto& p : placements) {
+    if (p.node >= 0 && p.node < static_cast<int32_t>(s.nodes.size())) names.insert(s.nodes[p.node].name);
+  }
+  return {names.begin(), names.end()};
+}
+
+std::vector<std::string> Sorted(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+std::string Indent(const std::string& text, const std::string& pad) {
+  std::string out;
+  bool at_start = true;
+  for (char c : text) {
+    if (at_start && c != '\n') out += pad;
+    out += c;
+    at_start = c == '\n';
+  }
+  if (!out.empty() && out.back() != '\n') out += '\n';
+  return out;
+}
+
+}  // namespace
+
+std::string DescribeCycle(const sched::Snapshot& s, const sched::CycleResult& r) {
+  std::string out;
+  out += "admitted (" + std::to_string(r.admissions.size()) + "):\n";
+  for (const auto& a : r.admissions) {
+    out += "  " + a.workload_id + " on " + DescribePlacements(s, a.placements);
+    if (!a.group_flavors.empty()) out += " flavor " + FlavorNames(a.group_flavors);
+    if (a.borrowing) out += " borrowing";
+    out += " priority " + std::to_string(a.effective_priority) + "\n";
+  }
+  out += "preempted (" + std::to_string(r.preemptions.size()) + "):\n";
+  for (const auto& p : r.preemptions) {
+    out += "  " + p.victim_id + " by " + p.preemptor_id + " " + std::string(sched::PreemptionReasonName(p.reason)) +
+           " grace " + std::to_string(p.grace_seconds) + "s\n";
+  }
+  out += "reserved (" + std::to_string(r.reservations.size()) + "):\n";
+  for (const auto& res : r.reservations) {
+    std::vector<std::string> names;
+    for (auto n : res.nodes) names.push_back(n >= 0 && n < static_cast<int32_t>(s.nodes.size()) ? s.nodes[n].name : "?");
+    out += "  " + res.workload_id + " on " + Join(names, ",") + "\n";
+  }
+  out += "pending (" + std::to_string(r.pending.size()) + "):\n";
+  for (const auto& p : r.pending) {
+    out += "  " + p.workload_id + " — " + Indent(sched::DescribePending(p), "    ").substr(4);
+  }
+  return out;
+}
+
+Result<Scenario> ParseScenario(std::string_view text, const std::string& file) {
+  Parser parser(file);
+  std::string known_bug, title;
+  int line = 0;
+  size_t pos = 0;
+  bool seen_statement = false;
+  while (pos <= text.size()) {
+    size_t end = text.find('\n', pos);
+    std::string_view raw = text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
+    ++line;
+    int first_line = line;
+    std::string joined(raw);
+    // A line ending with '\' continues on the next.
+    while (!joined.empty() && joined.back() == '\\' && end != std::string_view::npos) {
+      joined.pop_back();
+      pos = end + 1;
+      end = text.find('\n', pos);
+      joined += " ";
+      joined += text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
+      ++line;
+    }
+    std::string_view view(joined);
+    size_t first = view.find_first_not_of(" \t\r");
+    if (first != std::string_view::npos && view[first] == '#') {
+      std::string_view comment = view.substr(first + 1);
+      size_t c = comment.find_first_not_of(' ');
+      comment = c == std::string_view::npos ? std::string_view() : comment.substr(c);
+      if (comment.rfind("known-bug:", 0) == 0) {
+        std::string_view why = comment.substr(10);
+        size_t w = why.find_first_not_of(' ');
+        known_bug += (known_bug.empty() ? "" : " ") + std::string(w == std::string_view::npos ? "" : why.substr(w));
+        if (known_bug.empty()) known_bug = "(no description)";
+      } else if (!seen_statement && title.empty() && !comment.empty()) {
+        title = std::string(comment);
+      }
+    } else if (first != std::string_view::npos) {
+      seen_statement = true;
+      parser.Line(first_line, view);
+    }
+    if (end == std::string_view::npos) break;
+    pos = end + 1;
+  }
+  auto sc = parser.Finish();
+  if (!sc.ok()) return sc.status();
+  sc->known_bug = known_bug;
+  sc->title = title;
+  return sc;
+}
+
+Result<Scenario> LoadScenario(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound(path + ": cannot open scenario file");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return ParseScenario(buf.str(), path);
+}
+
+// ------------------------------------------------------------------ runner
+
+ScenarioRunner::ScenarioRunner(const Scenario& scenario, bool trace) : scenario_(scenario), trace_(trace) {
+  state_ = scenario.cluster;
+  state_.now = ScenarioEpoch();
+  config_ = scenario.config;
+}
+
+ScenarioOutcome ScenarioRunner::RunAll() {
+  while (Step()) {
+  }
+  return outcome_;
+}
+
+bool ScenarioRunner::Step() {
+  if (next_ >= scenario_.steps.size()) return false;
+  Run(scenario_.steps[next_++]);
+  return true;
+}
+
+std::string ScenarioRunner::Where(int line) const { return scenario_.file + ":" + std::to_string(line); }
+
+void ScenarioRunner::Fail(int line, const std::string& message) {
+  outcome_.failures.push_back(Where(line) + ": " + message);
+}
+
+int32_t ScenarioRunner::Find(const std::string& name) const {
+  for (size_t i = 0; i < state_.workloads.size(); ++i) {
+    if (state_.workloads[i].id == name) return static_cast<int32_t>(i);
+  }
+  return -1;
+}
+
+void ScenarioRunner::Run(const ScenarioStep& step) {
+  switch (step.kind) {
+    case ScenarioStep::Kind::kSubmit: return Submit(step);
+    case ScenarioStep::Kind::kRunning: return AddRunning(step);
+    case ScenarioStep::Kind::kNow: state_.now = step.time; return;
+    case ScenarioStep::Kind::kCycle: return RunCycle(step);
+    case ScenarioStep::Kind::kFinish: return Stop(step, false);
+    case ScenarioStep::Kind::kRequeue: return Stop(step, true);
+    case ScenarioStep::Kind::kConfig: config_ = step.config; return;
+    case ScenarioStep::Kind::kExpect: return Check(step);
+  }
+}
+
+void ScenarioRunner::Submit(const ScenarioStep& step) {
+  if (Find(step.workload.id) >= 0) return Fail(step.line, "workload " + step.workload.id + " already exists");
+  state_.workloads.push_back(step.workload);
+}
+
+void ScenarioRunner::AddRunning(const ScenarioStep& step) {
+  if (Find(step.workload.id) >= 0) return Fail(step.line, "workload " + step.workload.id + " already exists");
+  if (step.workload.admitted) {
+    // Explicit places: they must not collide with what is already held.
+    sched::ClusterState cluster(state_.nodes);
+    for (const auto& w : state_.workloads) {
+      if (!w.admitted) continue;
+      for (const auto& p : w.placements) cluster.Allocate(p);
+    }
+    for (const auto& p : step.workload.placements) {
+      if (!cluster.CanAllocate(p)) {
+        return Fail(step.line, "running " + step.workload.id + ": its place " + DescribePlacements(state_, {p}) +
+                                   " is taken or too small");
+      }
+      cluster.Allocate(p);
+    }
+    state_.workloads.push_back(step.workload);
+    return;
+  }
+  // No places given: a cycle of its own over what already runs places it (no preemption).
+  sched::Snapshot alone = state_;
+  alone.workloads.clear();
+  for (const auto& w : state_.workloads) {
+    if (w.admitted) alone.workloads.push_back(w);
+  }
+  alone.workloads.push_back(step.workload);
+  sched::SchedulerConfig config = config_;
+  config.enable_preemption = false;
+  config.enable_gang_reservation = false;
+  sched::CycleResult r = sched::Schedule(alone, config);
+  if (r.admissions.empty()) {
+    std::string why = r.pending.empty() ? "no decision" : sched::DescribePending(r.pending[0]);
+    return Fail(step.line, "running " + step.workload.id + " could not be placed:\n" + Indent(why, "  "));
+  }
+  WorkloadInfo w = step.workload;
+  w.admitted = true;
+  w.group_flavors = r.admissions[0].group_flavors;
+  w.placements = r.admissions[0].placements;
+  state_.workloads.push_back(std::move(w));
+}
+
+void ScenarioRunner::RunCycle(const ScenarioStep& step) {
+  last_ = sched::Schedule(state_, config_);
+  cycled_ = true;
+  ++outcome_.cycles;
+  if (trace_) outcome_.trace.push_back(Where(step.line) + ": cycle at " + FormatDurationSpec(state_.now - ScenarioEpoch()) + "\n" + Indent(DescribeCycle(state_, last_), "  "));
+  if (Status st = sched::CheckInvariants(state_, last_); !st.ok()) {
+    Fail(step.line, "cycle broke an invariant: " + st.message() + "\ndecisions:\n" + Indent(DescribeCycle(state_, last_), "  "));
+  }
+  for (const auto& a : last_.admissions) {
+    WorkloadInfo& w = state_.workloads[a.workload];
+    w.admitted = true;
+    w.group_flavors = a.group_flavors;
+    w.placements = a.placements;
+    w.admitted_at = state_.now;
+  }
+  for (const auto& p : last_.preemptions) state_.workloads[p.victim].evicting = true;
+}
+
+void ScenarioRunner::Stop(const ScenarioStep& step, bool requeue) {
+  for (const auto& name : step.names) {
+    int32_t i = Find(name);
+    if (i < 0) {
+      Fail(step.line, (requeue ? "requeue: " : "finish: ") + std::string("no workload ") + name);
+      continue;
+    }
+    if (!requeue) {
+      state_.workloads.erase(state_.workloads.begin() + i);
+      continue;
+    }
+    WorkloadInfo& w = state_.workloads[i];
+    w.admitted = false;
+    w.evicting = false;
+    w.placements.clear();
+    w.group_flavors.clear();
+  }
+}
+
+void ScenarioRunner::Check(const ScenarioStep& step) {
+  using K = ScenarioExpect::Kind;
+  const ScenarioExpect& e = step.expect;
+  ++outcome_.expectations;
+  bool needs_cycle = e.kind != K::kRunning && e.kind != K::kEvicting;
+  if (needs_cycle && !cycled_) return Fail(e.line, e.text_as_written + "\n  no cycle has run yet");
+
+  const sched::Admission* adm = nullptr;
+  const sched::PendingReason* pend = nullptr;
+  const sched::Reservation* res = nullptr;
+  std::vector<const sched::Preemption*> pre;
+  for (const auto& a : last_.admissions) {
+    if (a.workload_id == e.workload) adm = &a;
+  }
+  for (const auto& p : last_.pending) {
+    if (p.workload_id == e.workload) pend = &p;
+  }
+  for (const auto& r : last_.reservations) {
+    if (r.workload_id == e.workload) res = &r;
+  }
+  for (const auto& p : last_.preemptions) {
+    if (p.victim_id == e.workload) pre.push_back(&p);
+  }
+  std::vector<std::string> problems;
+  auto problem = [&](std::string s) { problems.push_back(std::move(s)); };
+
+  auto check_places = [&](const std::vector<sched::TaskPlacement>& placements, const std::vector<FlavorId>& flavors) {
+    if (!e.nodes.empty() && Sorted(e.nodes) != NodeSet(state_, placements)) {
+      problem("on " + Join(Sorted(e.nodes), ",") + " expected, got " + Join(NodeSet(state_, placements), ","));
+    }
+    if (!e.flavor.empty()) {
+      for (FlavorId f : flavors) {
+        if (Flavor::FromId(f).name() != e.flavor) {
+          problem("flavor " + e.flavor + " expected, got " + FlavorNames(flavors));
+          break;
+        }
+      }
+    }
+    if (!e.devices.empty()) {
+      auto want = CanonicalPlaces(e.devices);
+      auto got = CanonicalPlaces(ActualPlaces(state_, placements));
+      if (want != got) problem("devices " + Join(want, ";") + " expected, got " + Join(got, ";"));
+    }
+  };
+
+  switch (e.kind) {
+    case K::kAdmitted:
+      if (adm == nullptr) {
+        problem("not admitted by the last cycle");
+        break;
+      }
+      check_places(adm->placements, adm->group_flavors);
+      if (e.borrowing && *e.borrowing != adm->borrowing) {
+        problem(std::string(*e.borrowing ? "borrowing" : "not borrowing") + " expected, got " +
+                (adm->borrowing ? "borrowing" : "not borrowing"));
+      }
+      if (e.priority && *e.priority != adm->effective_priority) {
+        problem("effective priority " + std::to_string(*e.priority) + " expected, got " + std::to_string(adm->effective_priority));
+      }
+      break;
+    case K::kNotAdmitted:
+      if (adm != nullptr) problem("admitted by the last cycle on " + DescribePlacements(state_, adm->placements));
+      break;
+    case K::kPending: {
+      if (pend == nullptr) {
+        problem(adm ? "admitted, not pending" : "no pending reason for it in the last cycle");
+        break;
+      }
+      if (e.code && *e.code != pend->code) {
+        problem("code " + std::string(sched::PendingCodeName(*e.code)) + " expected, got " +
+                std::string(sched::PendingCodeName(pend->code)));
+      }
+      std::string described = sched::DescribePending(*pend);
+      for (const auto& t : e.texts) {
+        if (described.find(t) == std::string::npos) problem("text \"" + t + "\" not in its reason");
+      }
+      break;
+    }
+    case K::kExplain: {
+      if (pend == nullptr) {
+        problem(adm ? "admitted, nothing to explain" : "no pending reason for it in the last cycle");
+        break;
+      }
+      std::string described = sched::DescribePending(*pend);
+      for (const auto& t : e.texts) {
+        if (described.find(t) == std::string::npos) problem("text \"" + t + "\" not in its explanation");
+      }
+      break;
+    }
+    case K::kPreempted: {
+      if (pre.empty()) {
+        problem("not preempted in the last cycle");
+        break;
+      }
+      const sched::Preemption* p = pre.front();
+      if (!e.by.empty() && p->preemptor_id != e.by) problem("preempted by " + e.by + " expected, got by " + p->preemptor_id);
+      if (e.reason && *e.reason != p->reason) {
+        problem("reason " + std::string(sched::PreemptionReasonName(*e.reason)) + " expected, got " +
+                std::string(sched::PreemptionReasonName(p->reason)));
+      }
+      if (e.grace_seconds && *e.grace_seconds != p->grace_seconds) {
+        problem("grace " + std::to_string(*e.grace_seconds) + " expected, got " + std::to_string(p->grace_seconds));
+      }
+      if (pre.size() > 1) problem("preempted " + std::to_string(pre.size()) + " times in one cycle");
+      break;
+    }
+    case K::kNotPreempted:
+      if (!pre.empty()) problem("preempted by " + pre.front()->preemptor_id);
+      break;
+    case K::kReserved: {
+      if (res == nullptr) {
+        problem("holds no reservation");
+        break;
+      }
+      std::vector<std::string> names;
+      for (auto n : res->nodes) names.push_back(state_.nodes[n].name);
+      names = Sorted(names);
+      if (e.node_count && *e.node_count != static_cast<int32_t>(res->nodes.size())) {
+        problem(std::to_string(*e.node_count) + " reserved node(s) expected, got " + std::to_string(res->nodes.size()) +
+                " (" + Join(names, ",") + ")");
+      }
+      if (!e.nodes.empty() && Sorted(e.nodes) != names) {
+        problem("reserved on " + Join(Sorted(e.nodes), ",") + " expected, got " + Join(names, ","));
+      }
+      break;
+    }
+    case K::kNotReserved:
+      if (res != nullptr) problem("holds a reservation");
+      break;
+    case K::kCount: {
+      int64_t running = 0, evicting = 0;
+      for (const auto& w : state_.workloads) {
+        if (w.admitted && !w.evicting) ++running;
+        if (w.admitted && w.evicting) ++evicting;
+      }
+      std::map<std::string, int64_t> actual = {
+          {"admitted", static_cast<int64_t>(last_.admissions.size())},
+          {"pending", static_cast<int64_t>(last_.pending.size())},
+          {"preempted", static_cast<int64_t>(last_.preemptions.size())},
+          {"reserved", static_cast<int64_t>(last_.reservations.size())},
+          {"running", running},
+          {"evicting", evicting}};
+      for (const auto& [k, v] : e.counts) {
+        if (actual[k] != v) problem(k + "=" + std::to_string(v) + " expected, got " + std::to_string(actual[k]));
+      }
+      break;
+    }
+    case K::kOrder: {
+      size_t last_pos = 0;
+      std::string prev;
+      for (const auto& name : e.order) {
+        size_t pos = last_.admissions.size();
+        for (size_t i = 0; i < last_.admissions.size(); ++i) {
+          if (last_.admissions[i].workload_id == name) pos = i;
+        }
+        if (pos == last_.admissions.size()) {
+          problem(name + " was not admitted");
+        } else if (!prev.empty() && pos < last_pos) {
+          problem(name + " was admitted before " + prev);
+        }
+        last_pos = pos;
+        prev = name;
+      }
+      break;
+    }
+    case K::kRunning:
+    case K::kEvicting: {
+      int32_t i = Find(e.workload);
+      if (i < 0) {
+        problem("no such workload now");
+        break;
+      }
+      const WorkloadInfo& w = state_.workloads[i];
+      if (!w.admitted) {
+        problem("not admitted");
+      } else if (e.kind == K::kRunning && w.evicting) {
+        problem("being evicted");
+      } else if (e.kind == K::kEvicting && !w.evicting) {
+        problem("not being evicted");
+      } else if (e.kind == K::kRunning) {
+        check_places(w.placements, w.group_flavors);
+      }
+      break;
+    }
+  }
+  if (problems.empty()) return;
+  std::string msg = e.text_as_written + "\n";
+  for (const auto& p : problems) msg += "  failed: " + p + "\n";
+  if (pend != nullptr) msg += "  " + e.workload + " is pending:\n" + Indent(sched::DescribePending(*pend), "    ");
+  if (cycled_) {
+    msg += "  decisions of the last cycle:\n" + Indent(DescribeCycle(state_, last_), "    ");
+  }
+  Fail(e.line, msg);
+}
+
+ScenarioOutcome RunScenario(const Scenario& scenario, bool trace) {
+  ScenarioRunner runner(scenario, trace);
+  return runner.RunAll();
+}
+
+}  // namespace abacus::sim

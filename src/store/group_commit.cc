@@ -1,0 +1,92 @@
+#include "store/group_commit.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace abacus {
+
+GroupCommitter::GroupCommitter(Store& store, GroupCommitOptions options)
+    : store_(store), options_(options) {
+  thread_ = std::thread([this] { Run(); });
+}
+
+GroupCommitter::~GroupCommitter() { Shutdown(); }
+
+Status GroupCommitter::Submit(const WriteBatch& batch, CommitResult* result) {
+  Pending pending{&batch, result, Status::OK(), {}, {}, false};
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return Unavailable("store " + store_.Describe() + " is shutting down");
+    queue_.push_back(&pending);
+  }
+  work_cv_.notify_one();
+  std::unique_lock lock(pending.mu);
+  pending.cv.wait(lock, [&] { return pending.done; });
+  return pending.status;
+}
+
+void GroupCommitter::Shutdown() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  work_cv_.notify_one();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool GroupCommitter::accepting() const {
+  std::lock_guard lock(mu_);
+  return !stopping_;
+}
+
+size_t GroupCommitter::queued() const {
+  std::lock_guard lock(mu_);
+  return queue_.size();
+}
+
+GroupCommitStats GroupCommitter::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+void GroupCommitter::Run() {
+  std::vector<Pending*> group;
+  std::vector<const WriteBatch*> batches;
+  std::vector<CommitResult*> results;
+  std::vector<Status> statuses;
+  const size_t max_group = std::max<size_t>(options_.max_group, 1);
+  while (true) {
+    // 1) Take whatever is queued, up to max_group; exit once stopping and drained.
+    {
+      std::unique_lock lock(mu_);
+      work_cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+      if (queue_.empty()) return;
+      size_t n = std::min(queue_.size(), max_group);
+      group.assign(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
+      queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
+      stats_.groups += 1;
+      stats_.batches += static_cast<int64_t>(n);
+      stats_.max_group = std::max(stats_.max_group, static_cast<int64_t>(n));
+    }
+    // 2) One transaction for the whole group.
+    batches.clear();
+    results.clear();
+    for (Pending* p : group) {
+      batches.push_back(p->batch);
+      results.push_back(p->result);
+    }
+    statuses.assign(group.size(), Status::OK());
+    store_.CommitGroup(batches, results, statuses);
+    // 3) Wake each submitter with its own status. Notifying under the submitter's mutex keeps
+    //    `pending` alive until we are done with it.
+    for (size_t i = 0; i < group.size(); ++i) {
+      Pending* p = group[i];
+      std::lock_guard lock(p->mu);
+      p->status = std::move(statuses[i]);
+      p->done = true;
+      p->cv.notify_one();
+    }
+  }
+}
+
+}  // namespace abacus

@@ -1,0 +1,376 @@
+#include "store/sqlite/sqlite_store.h"
+
+#include <cstdint>
+#include <limits>
+
+#include "store/sqlite/sqlite_db.h"
+
+namespace abacus {
+
+namespace {
+
+constexpr char kCreateMigrations[] =
+    "CREATE TABLE IF NOT EXISTS schema_migrations ("
+    " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_us INTEGER NOT NULL)";
+constexpr char kSchemaVersion[] = "SELECT COALESCE(MAX(version), 0) FROM schema_migrations";
+constexpr char kRecordMigration[] =
+    "INSERT INTO schema_migrations (version, name, applied_us) VALUES (?, ?, ?)";
+
+constexpr char kBegin[] = "BEGIN IMMEDIATE";
+constexpr char kCommit[] = "COMMIT";
+constexpr char kRollback[] = "ROLLBACK";
+constexpr char kSavepoint[] = "SAVEPOINT batch";
+constexpr char kRelease[] = "RELEASE batch";
+constexpr char kRollbackTo[] = "ROLLBACK TO batch";
+
+constexpr char kUpsert[] =
+    "INSERT INTO objects (kind, key, version, json, updated_us) VALUES (?, ?, 1, ?, ?)"
+    " ON CONFLICT (kind, key) DO UPDATE SET version = objects.version + 1,"
+    " json = excluded.json, updated_us = excluded.updated_us RETURNING version";
+constexpr char kInsertNew[] =
+    "INSERT INTO objects (kind, key, version, json, updated_us) VALUES (?, ?, 1, ?, ?)"
+    " ON CONFLICT (kind, key) DO NOTHING RETURNING version";
+constexpr char kUpdateAt[] =
+    "UPDATE objects SET version = version + 1, json = ?, updated_us = ?"
+    " WHERE kind = ? AND key = ? AND version = ? RETURNING version";
+constexpr char kDelete[] = "DELETE FROM objects WHERE kind = ? AND key = ?";
+constexpr char kDeleteAt[] = "DELETE FROM objects WHERE kind = ? AND key = ? AND version = ?";
+constexpr char kVersionOf[] = "SELECT version FROM objects WHERE kind = ? AND key = ?";
+constexpr char kAppendEvent[] =
+    "INSERT INTO events (object_kind, object_key, time_us, type, json) VALUES (?, ?, ?, ?, ?)"
+    " RETURNING seq";
+constexpr char kAppendJournal[] =
+    "INSERT INTO journal (stream, seq, time_us, json) VALUES (?,"
+    " (SELECT COALESCE(MAX(seq), 0) + 1 FROM journal WHERE stream = ?), ?, ?) RETURNING seq";
+constexpr char kPutMeta[] =
+    "INSERT INTO meta (key, value) VALUES (?, ?)"
+    " ON CONFLICT (key) DO UPDATE SET value = excluded.value";
+
+constexpr char kGet[] =
+    "SELECT version, json, updated_us FROM objects WHERE kind = ? AND key = ?";
+constexpr char kList[] =
+    "SELECT key, version, json, updated_us FROM objects WHERE kind = ? ORDER BY key";
+constexpr char kCount[] = "SELECT COUNT(*) FROM objects WHERE kind = ?";
+constexpr char kEvents[] =
+    "SELECT seq, time_us, type, json FROM events"
+    " WHERE object_kind = ? AND object_key = ? AND seq > ? ORDER BY seq LIMIT ?";
+constexpr char kJournal[] =
+    "SELECT seq, time_us, json FROM journal WHERE stream = ? AND seq > ? ORDER BY seq LIMIT ?";
+constexpr char kGetMeta[] = "SELECT value FROM meta WHERE key = ?";
+
+int64_t LimitOrAll(size_t limit) {
+  return limit == 0 || limit > static_cast<size_t>(std::numeric_limits<int64_t>::max())
+             ? std::numeric_limits<int64_t>::max()
+             : static_cast<int64_t>(limit);
+}
+
+Status CheckMigrations(std::span<const Migration> migrations) {
+  for (size_t i = 0; i < migrations.size(); ++i) {
+    if (migrations[i].version != static_cast<int>(i) + 1) {
+      return Internal("schema migrations must be numbered 1, 2, 3, ...; found version " +
+                      std::to_string(migrations[i].version) + " at position " +
+                      std::to_string(i + 1));
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+SqliteStore::SqliteStore(std::string path, const Clock& clock)
+    : path_(std::move(path)), clock_(clock) {}
+
+SqliteStore::~SqliteStore() {
+  // The read connection goes first so that closing the writer, the last connection,
+  // checkpoints the WAL into the database file.
+  own_reader_.reset();
+  writer_.reset();
+}
+
+Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
+                                                       const SqliteStoreOptions& options) {
+  const Clock& clock = options.clock ? *options.clock : SystemClock::Get();
+  std::unique_ptr<SqliteStore> store(new SqliteStore(path, clock));
+  ABACUS_ASSIGN_OR_RETURN(store->writer_,
+                          SqliteConnection::Open(path, /*read_only=*/false,
+                                                 options.busy_timeout_ms));
+  SqliteConnection& db = *store->writer_;
+  const bool in_memory = path == ":memory:";
+  if (!in_memory) {
+    ABACUS_RETURN_IF_ERROR(db.Exec("PRAGMA journal_mode = WAL"));
+    ABACUS_ASSIGN_OR_RETURN(SqliteQuery mode, db.Query("PRAGMA journal_mode"));
+    ABACUS_ASSIGN_OR_RETURN(bool row, mode.Step());
+    if (!row || mode.ColumnText(0) != "wal") {
+      return Unavailable("SQLite database '" + path +
+                         "': cannot switch to WAL mode (is the file system local?)");
+    }
+  }
+  ABACUS_RETURN_IF_ERROR(db.Exec(options.synchronous == SqliteSynchronous::kFull
+                                     ? "PRAGMA synchronous = FULL"
+                                     : "PRAGMA synchronous = NORMAL"));
+  ABACUS_RETURN_IF_ERROR(db.Exec("PRAGMA foreign_keys = ON"));
+  ABACUS_RETURN_IF_ERROR(
+      store->Migrate(options.migrations.empty() ? SqliteMigrations() : options.migrations));
+
+  if (in_memory) {
+    store->read_mu_ = &store->write_mu_;
+    store->reader_ = store->writer_.get();
+  } else {
+    ABACUS_ASSIGN_OR_RETURN(store->own_reader_,
+                            SqliteConnection::Open(path, /*read_only=*/true,
+                                                   options.busy_timeout_ms));
+    store->read_mu_ = &store->own_read_mu_;
+    store->reader_ = store->own_reader_.get();
+  }
+  return store;
+}
+
+Status SqliteStore::Migrate(std::span<const Migration> migrations) {
+  ABACUS_RETURN_IF_ERROR(CheckMigrations(migrations));
+  SqliteConnection& db = *writer_;
+  ABACUS_RETURN_IF_ERROR(db.Exec(kCreateMigrations));
+  const int latest = migrations.empty() ? 0 : migrations.back().version;
+
+  // Reads the version inside the transaction, so that two processes opening the same new
+  // file do not both apply a migration.
+  auto current_version = [&]() -> Result<int> {
+    ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, db.Query(kSchemaVersion));
+    ABACUS_ASSIGN_OR_RETURN(bool row, q.Step());
+    return row ? static_cast<int>(q.ColumnInt(0)) : 0;
+  };
+
+  ABACUS_ASSIGN_OR_RETURN(schema_version_, current_version());
+  if (schema_version_ > latest) {
+    return FailedPrecondition("SQLite database '" + path_ + "' has schema version " +
+                              std::to_string(schema_version_) +
+                              ", newer than this abacus binary knows (" + std::to_string(latest) +
+                              "); run a newer abacus or restore a backup");
+  }
+  for (const Migration& m : migrations) {
+    if (m.version <= schema_version_) continue;
+    ABACUS_RETURN_IF_ERROR(db.Exec(kBegin));
+    auto apply = [&]() -> Status {
+      ABACUS_ASSIGN_OR_RETURN(int current, current_version());
+      if (current >= m.version) return Status::OK();  // another process got here first
+      ABACUS_RETURN_IF_ERROR(db.Exec(m.sql));
+      ABACUS_ASSIGN_OR_RETURN(SqliteQuery record, db.Query(kRecordMigration));
+      return record.Bind(int64_t{m.version}).Bind(m.name).Bind(ToMicros(clock_.Now())).Run();
+    };
+    Status s = apply();
+    if (s.ok()) s = db.Exec(kCommit);
+    if (!s.ok()) {
+      if (db.InTransaction()) (void)db.Exec(kRollback);
+      return s.WithContext("schema migration " + std::to_string(m.version) + " (" +
+                           std::string(m.name) + ")");
+    }
+    schema_version_ = m.version;
+  }
+  return Status::OK();
+}
+
+Status SqliteStore::RunWriter(const char* sql) {
+  ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, writer_->Query(sql));
+  return q.Run();
+}
+
+Status SqliteStore::Conflict(const std::string& kind, const std::string& key, int64_t expected) {
+  ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, writer_->Query(kVersionOf));
+  q.Bind(kind).Bind(key);
+  ABACUS_ASSIGN_OR_RETURN(bool row, q.Step());
+  std::string msg = kind + "/" + key + ": expected version " + std::to_string(expected) + ", ";
+  msg += row ? "found version " + std::to_string(q.ColumnInt(0)) : std::string("not found");
+  return Aborted(std::move(msg));
+}
+
+Status SqliteStore::ApplyOp(const WriteOp& op, int64_t now_us, int64_t& assigned) {
+  SqliteConnection& db = *writer_;
+  if (const auto* put = std::get_if<PutOp>(&op)) {
+    const bool conditional = put->expected_version.has_value();
+    const int64_t expected = put->expected_version.value_or(0);
+    const char* sql = !conditional ? kUpsert : expected == 0 ? kInsertNew : kUpdateAt;
+    ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, db.Query(sql));
+    if (sql == kUpdateAt) {
+      q.Bind(put->json).Bind(now_us).Bind(put->kind).Bind(put->key).Bind(expected);
+    } else {
+      q.Bind(put->kind).Bind(put->key).Bind(put->json).Bind(now_us);
+    }
+    ABACUS_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) return Conflict(put->kind, put->key, expected);
+    assigned = q.ColumnInt(0);
+    return q.Run();
+  }
+  if (const auto* del = std::get_if<DeleteOp>(&op)) {
+    ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, db.Query(del->expected_version ? kDeleteAt : kDelete));
+    q.Bind(del->kind).Bind(del->key);
+    if (del->expected_version) q.Bind(*del->expected_version);
+    ABACUS_RETURN_IF_ERROR(q.Run());
+    if (del->expected_version && db.Changes() == 0) {
+      return Conflict(del->kind, del->key, *del->expected_version);
+    }
+    return Status::OK();
+  }
+  if (const auto* event = std::get_if<EventOp>(&op)) {
+    ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, db.Query(kAppendEvent));
+    q.Bind(event->object_kind).Bind(event->object_key).Bind(event->time_us).Bind(event->type);
+    q.Bind(event->json);
+    ABACUS_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) return Internal("appending an event returned no seq");
+    assigned = q.ColumnInt(0);
+    return q.Run();
+  }
+  if (const auto* entry = std::get_if<JournalOp>(&op)) {
+    ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, db.Query(kAppendJournal));
+    q.Bind(entry->stream).Bind(entry->stream).Bind(entry->time_us).Bind(entry->json);
+    ABACUS_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) return Internal("appending a journal entry returned no seq");
+    assigned = q.ColumnInt(0);
+    return q.Run();
+  }
+  if (const auto* meta = std::get_if<MetaOp>(&op)) {
+    ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, db.Query(kPutMeta));
+    return q.Bind(meta->key).Bind(meta->value).Run();
+  }
+  return Internal("unknown write op");
+}
+
+Status SqliteStore::ApplyBatch(const WriteBatch& batch, int64_t now_us, CommitResult& result) {
+  result.assigned.assign(batch.size(), 0);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    ABACUS_RETURN_IF_ERROR(ApplyOp(batch.ops()[i], now_us, result.assigned[i]));
+  }
+  return Status::OK();
+}
+
+void SqliteStore::CommitGroup(std::span<const WriteBatch* const> batches,
+                              std::span<CommitResult* const> results,
+                              std::span<Status> statuses) {
+  // 1) Validate outside the lock; only well-formed, non-empty batches enter the transaction.
+  std::vector<size_t> members;
+  members.reserve(batches.size());
+  for (size_t i = 0; i < batches.size(); ++i) {
+    statuses[i] = ValidateBatch(*batches[i]);
+    if (!statuses[i].ok()) continue;
+    if (!batches[i]->empty()) {
+      members.push_back(i);
+    } else if (i < results.size() && results[i] != nullptr) {
+      results[i]->assigned.clear();
+    }
+  }
+  if (members.empty()) return;
+
+  std::lock_guard lock(write_mu_);
+  SqliteConnection& db = *writer_;
+  const int64_t now_us = ToMicros(clock_.Now());
+  std::vector<CommitResult> staged(batches.size());
+
+  // Fails every member not already failed on its own, and leaves no transaction open.
+  auto fail_group = [&](const Status& error) {
+    if (db.InTransaction()) (void)RunWriter(kRollback);
+    for (size_t i : members) {
+      if (statuses[i].ok()) statuses[i] = error;
+    }
+  };
+
+  // 2) One transaction for the group; with several members, one savepoint per batch so that a
+  //    failing batch rolls back alone.
+  if (Status s = RunWriter(kBegin); !s.ok()) return fail_group(s);
+  const bool savepoints = members.size() > 1;
+  for (size_t i : members) {
+    if (savepoints) {
+      if (Status s = RunWriter(kSavepoint); !s.ok()) return fail_group(s);
+    }
+    Status applied = ApplyBatch(*batches[i], now_us, staged[i]);
+    if (!applied.ok()) {
+      statuses[i] = applied;
+      // An I/O error or a full disk may have rolled the whole transaction back already.
+      if (!savepoints || !db.InTransaction()) return fail_group(applied);
+      if (Status s = RunWriter(kRollbackTo); !s.ok()) return fail_group(s);
+    }
+    if (savepoints) {
+      if (Status s = RunWriter(kRelease); !s.ok()) return fail_group(s);
+    }
+  }
+
+  // 3) The durable commit; only now does any member learn it succeeded.
+  if (Status s = RunWriter(kCommit); !s.ok()) return fail_group(s);
+  for (size_t i : members) {
+    if (statuses[i].ok() && i < results.size() && results[i] != nullptr) {
+      *results[i] = std::move(staged[i]);
+    }
+  }
+}
+
+Result<std::optional<ObjectRecord>> SqliteStore::Get(std::string_view kind,
+                                                     std::string_view key) {
+  std::lock_guard lock(*read_mu_);
+  ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, reader_->Query(kGet));
+  q.Bind(kind).Bind(key);
+  ABACUS_ASSIGN_OR_RETURN(bool row, q.Step());
+  if (!row) return std::optional<ObjectRecord>();
+  return std::optional<ObjectRecord>(ObjectRecord{std::string(kind), std::string(key),
+                                                  q.ColumnInt(0), q.ColumnText(1),
+                                                  q.ColumnInt(2)});
+}
+
+Result<std::vector<ObjectRecord>> SqliteStore::List(std::string_view kind) {
+  std::lock_guard lock(*read_mu_);
+  ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, reader_->Query(kList));
+  q.Bind(kind);
+  std::vector<ObjectRecord> out;
+  while (true) {
+    ABACUS_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out.push_back(ObjectRecord{std::string(kind), q.ColumnText(0), q.ColumnInt(1),
+                               q.ColumnText(2), q.ColumnInt(3)});
+  }
+  return out;
+}
+
+Result<int64_t> SqliteStore::Count(std::string_view kind) {
+  std::lock_guard lock(*read_mu_);
+  ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, reader_->Query(kCount));
+  q.Bind(kind);
+  ABACUS_ASSIGN_OR_RETURN(bool row, q.Step());
+  return row ? q.ColumnInt(0) : int64_t{0};
+}
+
+Result<std::vector<EventRecord>> SqliteStore::Events(std::string_view kind, std::string_view key,
+                                                     int64_t after_seq, size_t limit) {
+  std::lock_guard lock(*read_mu_);
+  ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, reader_->Query(kEvents));
+  q.Bind(kind).Bind(key).Bind(after_seq).Bind(LimitOrAll(limit));
+  std::vector<EventRecord> out;
+  while (true) {
+    ABACUS_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out.push_back(EventRecord{q.ColumnInt(0), std::string(kind), std::string(key),
+                              q.ColumnInt(1), q.ColumnText(2), q.ColumnText(3)});
+  }
+  return out;
+}
+
+Result<std::vector<JournalRecord>> SqliteStore::Journal(std::string_view stream,
+                                                        int64_t after_seq, size_t limit) {
+  std::lock_guard lock(*read_mu_);
+  ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, reader_->Query(kJournal));
+  q.Bind(stream).Bind(after_seq).Bind(LimitOrAll(limit));
+  std::vector<JournalRecord> out;
+  while (true) {
+    ABACUS_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out.push_back(
+        JournalRecord{std::string(stream), q.ColumnInt(0), q.ColumnInt(1), q.ColumnText(2)});
+  }
+  return out;
+}
+
+Result<std::optional<std::string>> SqliteStore::GetMeta(std::string_view key) {
+  std::lock_guard lock(*read_mu_);
+  ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, reader_->Query(kGetMeta));
+  q.Bind(key);
+  ABACUS_ASSIGN_OR_RETURN(bool row, q.Step());
+  if (!row) return std::optional<std::string>();
+  return std::optional<std::string>(q.ColumnText(0));
+}
+
+}  // namespace abacus

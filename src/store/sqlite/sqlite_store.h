@@ -1,0 +1,81 @@
+// SqliteStore: the Store on one SQLite database file, for `abacus up` and single-server
+// deployments. WAL mode; one writer connection (every commit goes through it, serialized by a
+// mutex) and one read connection, so reads never wait for a commit in progress.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+
+#include "store/migration.h"
+#include "store/store.h"
+
+namespace abacus {
+
+class SqliteConnection;
+
+// When a commit reaches the disk; see docs/store.md.
+enum class SqliteSynchronous {
+  kNormal,  // WAL synced at checkpoints only: survives a process crash, not a power loss
+  kFull,    // WAL synced at every commit: survives a power loss too
+};
+
+struct SqliteStoreOptions {
+  const Clock* clock = nullptr;  // SystemClock when null; must outlive the store
+  SqliteSynchronous synchronous = SqliteSynchronous::kFull;
+  int busy_timeout_ms = 5000;  // how long to wait for another process holding the lock
+  std::span<const Migration> migrations;  // empty: SqliteMigrations(); tests pass their own
+};
+
+class SqliteStore final : public Store {
+ public:
+  // Opens (creating if needed) the database at `path`, or a private in-memory one for
+  // ":memory:", and applies pending migrations. FailedPrecondition when the file holds a
+  // schema newer than `options.migrations`; Unavailable naming the path when it cannot open.
+  static Result<std::unique_ptr<SqliteStore>> Open(const std::string& path,
+                                                   const SqliteStoreOptions& options = {});
+  ~SqliteStore() override;
+
+  void CommitGroup(std::span<const WriteBatch* const> batches,
+                   std::span<CommitResult* const> results, std::span<Status> statuses) override;
+  Result<std::optional<ObjectRecord>> Get(std::string_view kind, std::string_view key) override;
+  Result<std::vector<ObjectRecord>> List(std::string_view kind) override;
+  Result<int64_t> Count(std::string_view kind) override;
+  Result<std::vector<EventRecord>> Events(std::string_view kind, std::string_view key,
+                                          int64_t after_seq, size_t limit) override;
+  Result<std::vector<JournalRecord>> Journal(std::string_view stream, int64_t after_seq,
+                                             size_t limit) override;
+  Result<std::optional<std::string>> GetMeta(std::string_view key) override;
+  std::string Describe() const override { return "sqlite://" + path_; }
+
+  // Returns the schema version of the open database (the last migration applied).
+  int schema_version() const { return schema_version_; }
+
+ private:
+  SqliteStore(std::string path, const Clock& clock);
+
+  // Applies the migrations newer than the database's schema, each in its own transaction.
+  Status Migrate(std::span<const Migration> migrations);
+  // Applies one batch inside the open transaction. Returns the first failing op's status.
+  Status ApplyBatch(const WriteBatch& batch, int64_t now_us, CommitResult& result);
+  Status ApplyOp(const WriteOp& op, int64_t now_us, int64_t& assigned);
+  // Runs a cached statement that returns no rows on the writer connection.
+  Status RunWriter(const char* sql);
+  // Explains a failed conditional put/delete: Aborted with the version found.
+  Status Conflict(const std::string& kind, const std::string& key, int64_t expected);
+
+  std::string path_;
+  const Clock& clock_;
+  int schema_version_ = 0;
+
+  std::mutex write_mu_;
+  std::unique_ptr<SqliteConnection> writer_;  // GUARDED_BY(write_mu_)
+  // Reads use their own connection on a file; an in-memory database has only the writer.
+  std::mutex own_read_mu_;
+  std::unique_ptr<SqliteConnection> own_reader_;  // GUARDED_BY(own_read_mu_)
+  std::mutex* read_mu_ = nullptr;
+  SqliteConnection* reader_ = nullptr;  // GUARDED_BY(*read_mu_)
+};
+
+}  // namespace abacus

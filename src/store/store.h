@@ -1,0 +1,182 @@
+// Store: the durable home of the ledger. Records are JSON documents owned by the domain code;
+// the store knows kinds, keys, versions and sequence numbers, never domain types.
+//
+// Every write goes through a WriteBatch, applied atomically by Store::Commit (or, grouped with
+// other batches into one transaction, by GroupCommitter). Backends: SqliteStore
+// ("sqlite://PATH"), InMemoryStore ("memory://", for tests), PostgreSQL later (issue 11).
+// All Store methods are safe to call from several threads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+
+namespace abacus {
+
+// One object: the latest JSON document stored under (kind, key).
+struct ObjectRecord {
+  std::string kind;        // "workload", "queue", "node", ...
+  std::string key;         // unique within the kind
+  int64_t version = 0;     // 1 when created, +1 on every put
+  std::string json;
+  int64_t updated_us = 0;  // store clock at the commit that wrote this version
+
+  bool operator==(const ObjectRecord&) const = default;
+};
+
+// One lifecycle event of an object; seq is global, increasing, never reused.
+struct EventRecord {
+  int64_t seq = 0;
+  std::string object_kind;
+  std::string object_key;
+  int64_t time_us = 0;
+  std::string type;  // "Submitted", "Admitted", "Preempted", ...
+  std::string json;
+
+  bool operator==(const EventRecord&) const = default;
+};
+
+// One entry of an append-only journal stream ("usage", "audit", ...); seq is dense per stream:
+// 1, 2, 3, ...
+struct JournalRecord {
+  std::string stream;
+  int64_t seq = 0;
+  int64_t time_us = 0;
+  std::string json;
+
+  bool operator==(const JournalRecord&) const = default;
+};
+
+// The write operations a batch holds, applied in the order they were added.
+struct PutOp {
+  std::string kind;
+  std::string key;
+  std::string json;
+  // nullopt: unconditional. 0: the object must not exist. n > 0: it must be at version n.
+  std::optional<int64_t> expected_version;
+};
+struct DeleteOp {
+  std::string kind;
+  std::string key;
+  // nullopt: unconditional (deleting a missing object is a no-op). n > 0: it must exist at
+  // version n.
+  std::optional<int64_t> expected_version;
+};
+struct EventOp {
+  std::string object_kind;
+  std::string object_key;
+  std::string type;
+  std::string json;
+  int64_t time_us = 0;
+};
+struct JournalOp {
+  std::string stream;
+  std::string json;
+  int64_t time_us = 0;
+};
+struct MetaOp {
+  std::string key;
+  std::string value;
+};
+using WriteOp = std::variant<PutOp, DeleteOp, EventOp, JournalOp, MetaOp>;
+
+// A set of writes that commit together or not at all.
+class WriteBatch {
+ public:
+  // Sets (kind, key) to `json`; see PutOp for `expected_version`.
+  WriteBatch& Put(std::string kind, std::string key, std::string json,
+                  std::optional<int64_t> expected_version = std::nullopt);
+  // Removes (kind, key); see DeleteOp for `expected_version`.
+  WriteBatch& Delete(std::string kind, std::string key,
+                     std::optional<int64_t> expected_version = std::nullopt);
+  // Appends an event about (object_kind, object_key) that happened at `time`.
+  WriteBatch& AppendEvent(std::string object_kind, std::string object_key, std::string type,
+                          std::string json, Time time);
+  // Appends an entry to `stream` recorded at `time`.
+  WriteBatch& AppendJournal(std::string stream, std::string json, Time time);
+  // Sets a store-level setting (e.g. a fencing token).
+  WriteBatch& PutMeta(std::string key, std::string value);
+
+  const std::vector<WriteOp>& ops() const { return ops_; }
+  bool empty() const { return ops_.empty(); }
+  size_t size() const { return ops_.size(); }
+
+ private:
+  std::vector<WriteOp> ops_;
+};
+
+// What a successful commit assigned, one value per op of the batch, in op order: the new
+// version for a PutOp, the seq for an EventOp or JournalOp, 0 for a DeleteOp or MetaOp.
+struct CommitResult {
+  std::vector<int64_t> assigned;
+};
+
+// Returns OK when every op of `batch` is well formed: non-empty kind/key/stream/type, and
+// documents that are valid JSON. InvalidArgument naming the op otherwise.
+Status ValidateBatch(const WriteBatch& batch);
+
+// The durable store; every method is safe to call from several threads. Default arguments
+// live here only: call through Store&.
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Applies `batch` atomically. Returns Aborted when an expected version does not match (and
+  // nothing of the batch is applied), InvalidArgument for a malformed batch, Unavailable or
+  // Internal when the backend fails. When OK and `result` is set, fills it (see CommitResult).
+  Status Commit(const WriteBatch& batch, CommitResult* result = nullptr);
+
+  // Applies several batches with one durable commit. Each batch is atomic on its own: one that
+  // fails (conflict, malformed) leaves the others untouched, and statuses[i] reports batch i.
+  // If the shared commit itself fails, every batch reports that error. results may be empty
+  // or hold one (possibly null) pointer per batch. Requires statuses.size() == batches.size().
+  virtual void CommitGroup(std::span<const WriteBatch* const> batches,
+                           std::span<CommitResult* const> results, std::span<Status> statuses) = 0;
+
+  // Returns the object stored under (kind, key), or nullopt.
+  virtual Result<std::optional<ObjectRecord>> Get(std::string_view kind,
+                                                  std::string_view key) = 0;
+  // Returns every object of `kind`, ordered by key.
+  virtual Result<std::vector<ObjectRecord>> List(std::string_view kind) = 0;
+  // Returns the number of objects of `kind`.
+  virtual Result<int64_t> Count(std::string_view kind) = 0;
+  // Returns the events of (kind, key) with seq > after_seq, in seq order, at most `limit`
+  // of them (0: no limit).
+  virtual Result<std::vector<EventRecord>> Events(std::string_view kind, std::string_view key,
+                                                  int64_t after_seq = 0, size_t limit = 0) = 0;
+  // Returns the entries of `stream` with seq > after_seq, in seq order, at most `limit` of them
+  // (0: no limit).
+  virtual Result<std::vector<JournalRecord>> Journal(std::string_view stream,
+                                                     int64_t after_seq = 0, size_t limit = 0) = 0;
+  // Returns the store-level setting `key`, or nullopt.
+  virtual Result<std::optional<std::string>> GetMeta(std::string_view key) = 0;
+
+  // Returns a description for logs, e.g. "sqlite:///var/lib/abacus/abacus.db".
+  virtual std::string Describe() const = 0;
+};
+
+struct StoreOptions {
+  // Stamps ObjectRecord::updated_us; SystemClock when null. Must outlive the store.
+  const Clock* clock = nullptr;
+};
+
+// Opens the store named by `url`:
+//   sqlite://PATH             a SQLite database file, created if missing ("sqlite:///abs/x.db"
+//                             or "sqlite://relative/x.db"); query options
+//                             ?synchronous=full|normal (default full) and &busy_timeout_ms=N
+//   sqlite://:memory:         a private SQLite in-memory database (tests)
+//   memory://                 an InMemoryStore (tests)
+//   postgres://…, postgresql://…  Unavailable until the PostgreSQL backend exists (issue 11)
+// Applies pending schema migrations. Returns FailedPrecondition when the database was written
+// by a newer Abacus, InvalidArgument for a malformed url, Unavailable when it cannot be opened.
+Result<std::unique_ptr<Store>> OpenStore(std::string_view url, const StoreOptions& options = {});
+
+}  // namespace abacus

@@ -1,0 +1,461 @@
+// The behaviour every Store backend must share, run against SqliteStore (file and in-memory)
+// and InMemoryStore; then GroupCommitter over each of them.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "store/group_commit.h"
+#include "store/memory_store.h"
+#include "store/sqlite/sqlite_store.h"
+#include "store/store.h"
+#include "store/store_test_util.h"
+
+namespace abacus {
+namespace {
+
+using testing_util::GatedStore;
+using testing_util::ScratchDir;
+
+struct SqliteFileBackend {
+  static Result<std::unique_ptr<Store>> Open(const ScratchDir& dir, const Clock& clock) {
+    return OpenStore("sqlite://" + dir.File("abacus.db"), StoreOptions{&clock});
+  }
+};
+struct SqliteMemoryBackend {
+  static Result<std::unique_ptr<Store>> Open(const ScratchDir&, const Clock& clock) {
+    return OpenStore("sqlite://:memory:", StoreOptions{&clock});
+  }
+};
+struct InMemoryBackend {
+  static Result<std::unique_ptr<Store>> Open(const ScratchDir&, const Clock& clock) {
+    return OpenStore("memory://", StoreOptions{&clock});
+  }
+};
+
+template <typename Backend>
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(dir_.path().empty());
+    auto store = Backend::Open(dir_, clock_);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    store_ = std::move(store).value();
+  }
+
+  Store& store() { return *store_; }
+
+  ScratchDir dir_;
+  ManualClock clock_;
+  std::unique_ptr<Store> store_;
+};
+
+using Backends = ::testing::Types<SqliteFileBackend, SqliteMemoryBackend, InMemoryBackend>;
+class BackendNames {
+ public:
+  template <typename T>
+  static std::string GetName(int) {
+    if (std::is_same_v<T, SqliteFileBackend>) return "SqliteFile";
+    if (std::is_same_v<T, SqliteMemoryBackend>) return "SqliteMemory";
+    return "InMemory";
+  }
+};
+TYPED_TEST_SUITE(StoreTest, Backends, BackendNames);
+
+std::string Doc(std::string_view name) { return R"({"name":")" + std::string(name) + R"("})"; }
+
+TYPED_TEST(StoreTest, PutGetListCountDelete) {
+  Store& store = this->store();
+  CommitResult result;
+  ASSERT_TRUE(store
+                  .Commit(WriteBatch()
+                              .Put("queue", "train", Doc("train"))
+                              .Put("queue", "infer", Doc("infer"))
+                              .Put("node", "n1", Doc("n1")),
+                          &result)
+                  .ok());
+  EXPECT_EQ(result.assigned, (std::vector<int64_t>{1, 1, 1}));
+
+  auto got = store.Get("queue", "train");
+  ASSERT_TRUE(got.ok());
+  ASSERT_TRUE(got->has_value());
+  EXPECT_EQ(**got, (ObjectRecord{"queue", "train", 1, Doc("train"), ToMicros(this->clock_.Now())}));
+  EXPECT_FALSE(store.Get("queue", "missing")->has_value());
+  EXPECT_FALSE(store.Get("node", "train")->has_value());
+
+  auto queues = store.List("queue");
+  ASSERT_TRUE(queues.ok());
+  ASSERT_EQ(queues->size(), 2u);
+  EXPECT_EQ((*queues)[0].key, "infer");  // ordered by key
+  EXPECT_EQ((*queues)[1].key, "train");
+  EXPECT_EQ(*store.Count("queue"), 2);
+  EXPECT_EQ(*store.Count("node"), 1);
+  EXPECT_EQ(*store.Count("pool"), 0);
+  EXPECT_TRUE(store.List("pool")->empty());
+
+  this->clock_.Advance(std::chrono::seconds(5));
+  ASSERT_TRUE(store.Commit(WriteBatch().Put("queue", "train", Doc("train2")), &result).ok());
+  EXPECT_EQ(result.assigned, std::vector<int64_t>{2});
+  got = store.Get("queue", "train");
+  EXPECT_EQ((*got)->version, 2);
+  EXPECT_EQ((*got)->json, Doc("train2"));
+  EXPECT_EQ((*got)->updated_us, ToMicros(this->clock_.Now()));
+
+  ASSERT_TRUE(store.Commit(WriteBatch().Delete("queue", "infer")).ok());
+  EXPECT_FALSE(store.Get("queue", "infer")->has_value());
+  EXPECT_EQ(*store.Count("queue"), 1);
+  // Deleting what is not there, without an expected version, is a no-op.
+  EXPECT_TRUE(store.Commit(WriteBatch().Delete("queue", "infer")).ok());
+  // A re-created object starts again at version 1.
+  ASSERT_TRUE(store.Commit(WriteBatch().Put("queue", "infer", Doc("again")), &result).ok());
+  EXPECT_EQ(result.assigned, std::vector<int64_t>{1});
+}
+
+TYPED_TEST(StoreTest, ExpectedVersionsDetectLostUpdates) {
+  Store& store = this->store();
+  ASSERT_TRUE(store.Commit(WriteBatch().Put("workload", "w1", Doc("a"), 0)).ok());
+  Status again = store.Commit(WriteBatch().Put("workload", "w1", Doc("b"), 0));
+  EXPECT_EQ(again.code(), StatusCode::kAborted) << again.ToString();
+  EXPECT_NE(again.message().find("found version 1"), std::string::npos) << again.message();
+
+  ASSERT_TRUE(store.Commit(WriteBatch().Put("workload", "w1", Doc("b"), 1)).ok());
+  Status stale = store.Commit(WriteBatch().Put("workload", "w1", Doc("c"), 1));
+  EXPECT_EQ(stale.code(), StatusCode::kAborted);
+  EXPECT_EQ((*store.Get("workload", "w1"))->json, Doc("b"));
+
+  Status missing = store.Commit(WriteBatch().Put("workload", "w2", Doc("x"), 3));
+  EXPECT_EQ(missing.code(), StatusCode::kAborted);
+  EXPECT_NE(missing.message().find("not found"), std::string::npos) << missing.message();
+
+  EXPECT_EQ(store.Commit(WriteBatch().Delete("workload", "w1", 1)).code(), StatusCode::kAborted);
+  EXPECT_EQ(store.Commit(WriteBatch().Delete("workload", "w9", 1)).code(), StatusCode::kAborted);
+  EXPECT_TRUE(store.Commit(WriteBatch().Delete("workload", "w1", 2)).ok());
+  EXPECT_FALSE(store.Get("workload", "w1")->has_value());
+}
+
+TYPED_TEST(StoreTest, OpsOfABatchApplyInOrder) {
+  Store& store = this->store();
+  CommitResult result;
+  ASSERT_TRUE(store
+                  .Commit(WriteBatch()
+                              .Put("flavor", "a100", Doc("v1"), 0)
+                              .Put("flavor", "a100", Doc("v2"), 1)
+                              .Delete("flavor", "a100", 2)
+                              .Put("flavor", "a100", Doc("v3"), 0),
+                          &result)
+                  .ok());
+  EXPECT_EQ(result.assigned, (std::vector<int64_t>{1, 2, 0, 1}));
+  EXPECT_EQ((*store.Get("flavor", "a100"))->json, Doc("v3"));
+}
+
+TYPED_TEST(StoreTest, AFailingBatchAppliesNothing) {
+  Store& store = this->store();
+  ASSERT_TRUE(store.Commit(WriteBatch().Put("pool", "p", Doc("p"))).ok());
+  CommitResult result;
+  Status s = store.Commit(WriteBatch()
+                              .Put("pool", "p", Doc("changed"))
+                              .Put("pool", "q", Doc("q"))
+                              .Delete("pool", "p")
+                              .AppendEvent("pool", "p", "Changed", "{}", this->clock_.Now())
+                              .AppendJournal("audit", "{}", this->clock_.Now())
+                              .PutMeta("owner", "me")
+                              .Put("pool", "r", Doc("r"), 7),
+                          &result);
+  EXPECT_EQ(s.code(), StatusCode::kAborted);
+  EXPECT_TRUE(result.assigned.empty());
+  auto p = store.Get("pool", "p");
+  ASSERT_TRUE(p->has_value());
+  EXPECT_EQ((*p)->json, Doc("p"));
+  EXPECT_EQ((*p)->version, 1);
+  EXPECT_FALSE(store.Get("pool", "q")->has_value());
+  EXPECT_TRUE(store.Events("pool", "p")->empty());
+  EXPECT_TRUE(store.Journal("audit")->empty());
+  EXPECT_FALSE(store.GetMeta("owner")->has_value());
+
+  // Sequence numbers of a rolled-back batch are not consumed.
+  ASSERT_TRUE(store
+                  .Commit(WriteBatch()
+                              .AppendEvent("pool", "p", "Changed", "{}", this->clock_.Now())
+                              .AppendJournal("audit", "{}", this->clock_.Now()),
+                          &result)
+                  .ok());
+  EXPECT_EQ(result.assigned, (std::vector<int64_t>{1, 1}));
+}
+
+TYPED_TEST(StoreTest, MalformedBatchesAreRejected) {
+  Store& store = this->store();
+  const Time now = this->clock_.Now();
+  EXPECT_EQ(store.Commit(WriteBatch().Put("", "k", "{}")).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store.Commit(WriteBatch().Put("k", "", "{}")).code(), StatusCode::kInvalidArgument);
+  Status bad_json = store.Commit(WriteBatch().Put("queue", "ok", "{}").Put("queue", "q", "{nope"));
+  EXPECT_EQ(bad_json.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad_json.message().find("op 1"), std::string::npos) << bad_json.message();
+  EXPECT_EQ(store.Commit(WriteBatch().AppendEvent("w", "k", "", "{}", now)).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(store.Commit(WriteBatch().AppendJournal("", "{}", now)).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(store.Commit(WriteBatch().AppendJournal("usage", "", now)).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(store.Commit(WriteBatch().Put("queue", "q", "{}", -1)).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_FALSE(store.Get("queue", "ok")->has_value());
+  EXPECT_TRUE(store.Commit(WriteBatch()).ok());  // an empty batch commits nothing
+}
+
+TYPED_TEST(StoreTest, EventsComeBackInOrderPerObject) {
+  Store& store = this->store();
+  const char* types[] = {"Submitted", "Admitted", "Running", "Succeeded"};
+  for (const char* type : types) {
+    this->clock_.Advance(std::chrono::seconds(1));
+    ASSERT_TRUE(store
+                    .Commit(WriteBatch()
+                                .AppendEvent("workload", "w1", type, R"({"n":1})", this->clock_.Now())
+                                .AppendEvent("workload", "w2", type, R"({"n":2})", this->clock_.Now()))
+                    .ok());
+  }
+  auto events = store.Events("workload", "w1");
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->size(), 4u);
+  for (size_t i = 0; i < events->size(); ++i) {
+    const EventRecord& e = (*events)[i];
+    EXPECT_EQ(e.type, types[i]);
+    EXPECT_EQ(e.object_kind, "workload");
+    EXPECT_EQ(e.object_key, "w1");
+    EXPECT_EQ(e.json, R"({"n":1})");
+    if (i > 0) {
+      EXPECT_GT(e.seq, (*events)[i - 1].seq);
+      EXPECT_GT(e.time_us, (*events)[i - 1].time_us);
+    }
+  }
+  auto page = store.Events("workload", "w1", (*events)[0].seq, 2);
+  ASSERT_EQ(page->size(), 2u);
+  EXPECT_EQ((*page)[0].type, "Admitted");
+  EXPECT_EQ((*page)[1].type, "Running");
+  EXPECT_TRUE(store.Events("workload", "w1", (*events)[3].seq)->empty());
+  EXPECT_TRUE(store.Events("workload", "w3")->empty());
+  EXPECT_EQ(store.Events("workload", "w2")->size(), 4u);
+}
+
+TYPED_TEST(StoreTest, JournalStreamsNumberTheirEntriesDensely) {
+  Store& store = this->store();
+  for (int i = 1; i <= 3; ++i) {
+    this->clock_.Advance(std::chrono::minutes(1));
+    WriteBatch batch;
+    batch.AppendJournal("usage", R"({"i":)" + std::to_string(i) + "}", this->clock_.Now());
+    if (i != 2) batch.AppendJournal("audit", R"({"a":)" + std::to_string(i) + "}", this->clock_.Now());
+    ASSERT_TRUE(store.Commit(batch).ok());
+  }
+  auto usage = store.Journal("usage");
+  ASSERT_TRUE(usage.ok());
+  ASSERT_EQ(usage->size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ((*usage)[i].stream, "usage");
+    EXPECT_EQ((*usage)[i].seq, i + 1);
+    EXPECT_EQ((*usage)[i].json, R"({"i":)" + std::to_string(i + 1) + "}");
+  }
+  auto audit = store.Journal("audit");
+  ASSERT_EQ(audit->size(), 2u);
+  EXPECT_EQ((*audit)[1].seq, 2);
+  EXPECT_EQ((*audit)[1].json, R"({"a":3})");
+  auto tail = store.Journal("usage", 1, 1);
+  ASSERT_EQ(tail->size(), 1u);
+  EXPECT_EQ((*tail)[0].seq, 2);
+  EXPECT_TRUE(store.Journal("nothing")->empty());
+}
+
+TYPED_TEST(StoreTest, MetaHoldsStoreLevelSettings) {
+  Store& store = this->store();
+  EXPECT_FALSE(store.GetMeta("fencing_token")->has_value());
+  ASSERT_TRUE(store.Commit(WriteBatch().PutMeta("fencing_token", "7")).ok());
+  ASSERT_TRUE(store.Commit(WriteBatch().PutMeta("fencing_token", "8")).ok());
+  EXPECT_EQ(**store.GetMeta("fencing_token"), "8");
+}
+
+TYPED_TEST(StoreTest, CommitGroupFailsOnlyTheConflictingBatch) {
+  Store& store = this->store();
+  ASSERT_TRUE(store.Commit(WriteBatch().Put("queue", "taken", Doc("x"))).ok());
+  WriteBatch a, b, c, bad_json;
+  a.Put("queue", "a", Doc("a")).AppendEvent("queue", "a", "Created", "{}", this->clock_.Now());
+  b.Put("queue", "b", Doc("b")).AppendEvent("queue", "b", "Created", "{}", this->clock_.Now());
+  b.Put("queue", "taken", Doc("y"), 0);  // conflicts
+  c.Put("queue", "c", Doc("c")).AppendEvent("queue", "c", "Created", "{}", this->clock_.Now());
+  bad_json.Put("queue", "d", "not json");
+  const WriteBatch* batches[] = {&a, &b, &c, &bad_json};
+  CommitResult ra, rb, rc;
+  CommitResult* results[] = {&ra, &rb, &rc, nullptr};
+  Status statuses[4];
+  store.CommitGroup(batches, results, statuses);
+  EXPECT_TRUE(statuses[0].ok()) << statuses[0].ToString();
+  EXPECT_EQ(statuses[1].code(), StatusCode::kAborted);
+  EXPECT_TRUE(statuses[2].ok()) << statuses[2].ToString();
+  EXPECT_EQ(statuses[3].code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ra.assigned, (std::vector<int64_t>{1, 1}));
+  EXPECT_TRUE(rb.assigned.empty());
+  EXPECT_EQ(rc.assigned, (std::vector<int64_t>{1, 2}));  // b's event seq was rolled back
+  EXPECT_TRUE(store.Get("queue", "a")->has_value());
+  EXPECT_FALSE(store.Get("queue", "b")->has_value());
+  EXPECT_TRUE(store.Events("queue", "b")->empty());
+  EXPECT_EQ((*store.Get("queue", "taken"))->json, Doc("x"));
+  EXPECT_TRUE(store.Get("queue", "c")->has_value());
+  EXPECT_FALSE(store.Get("queue", "d")->has_value());
+}
+
+// --- GroupCommitter over each backend ---
+
+TYPED_TEST(StoreTest, GroupCommitterAcknowledgesEveryBatchFromManyThreads) {
+  Store& store = this->store();
+  constexpr int kThreads = 16;
+  constexpr int kBatchesPerThread = 500;
+  GroupCommitter committer(store);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kBatchesPerThread; ++i) {
+        std::string key = "t" + std::to_string(t) + "-" + std::to_string(i);
+        WriteBatch batch;
+        batch.Put("workload", key, Doc(key), 0)
+            .AppendEvent("workload", key, "Submitted", "{}", this->clock_.Now())
+            .AppendJournal("audit", Doc(key), this->clock_.Now());
+        CommitResult result;
+        Status s = committer.Submit(batch, &result);
+        if (!s.ok() || result.assigned.size() != 3 || result.assigned[0] != 1) ++failures;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  committer.Shutdown();
+  EXPECT_EQ(failures.load(), 0);
+
+  constexpr int kTotal = kThreads * kBatchesPerThread;
+  EXPECT_EQ(*store.Count("workload"), kTotal);
+  auto all = store.List("workload");
+  ASSERT_EQ(all->size(), static_cast<size_t>(kTotal));
+  for (const ObjectRecord& r : *all) EXPECT_EQ(r.json, Doc(r.key));
+  EXPECT_EQ(store.Events("workload", "t7-499")->size(), 1u);
+  auto audit = store.Journal("audit");
+  ASSERT_EQ(audit->size(), static_cast<size_t>(kTotal));
+  std::set<std::string> journaled;
+  for (size_t i = 0; i < audit->size(); ++i) {
+    EXPECT_EQ((*audit)[i].seq, static_cast<int64_t>(i) + 1);
+    journaled.insert((*audit)[i].json);
+  }
+  EXPECT_EQ(journaled.size(), static_cast<size_t>(kTotal));
+
+  GroupCommitStats stats = committer.stats();
+  EXPECT_EQ(stats.batches, kTotal);
+  EXPECT_LE(stats.groups, kTotal);
+  EXPECT_GE(stats.max_group, 1);
+}
+
+TYPED_TEST(StoreTest, GroupCommitterFailsAConflictingBatchAloneInItsGroup) {
+  Store& store = this->store();
+  ASSERT_TRUE(store.Commit(WriteBatch().Put("workload", "taken", Doc("first"))).ok());
+  GatedStore gate(store);
+  GroupCommitter committer(gate);
+
+  // 1) Hold the committer inside a first group so that the next batches queue up together.
+  gate.Close();
+  Status first_status;
+  std::thread first([&] {
+    first_status = committer.Submit(WriteBatch().Put("workload", "w0", Doc("w0")));
+  });
+  gate.WaitForArrivals(1);
+
+  // 2) Five submitters; the third conflicts with an existing object.
+  constexpr int kMates = 5;
+  Status statuses[kMates];
+  std::vector<std::thread> mates;
+  for (int i = 0; i < kMates; ++i) {
+    mates.emplace_back([&, i] {
+      std::string key = i == 2 ? "taken" : "w" + std::to_string(i + 1);
+      statuses[i] = committer.Submit(WriteBatch()
+                                         .Put("workload", key, Doc(key), 0)
+                                         .AppendEvent("workload", key, "Submitted", "{}",
+                                                      this->clock_.Now()));
+    });
+  }
+  while (committer.queued() < kMates) std::this_thread::yield();
+
+  // 3) Release: the five form one group.
+  gate.Open();
+  first.join();
+  for (auto& t : mates) t.join();
+  EXPECT_TRUE(first_status.ok()) << first_status.ToString();
+  for (int i = 0; i < kMates; ++i) {
+    if (i == 2) {
+      EXPECT_EQ(statuses[i].code(), StatusCode::kAborted) << statuses[i].ToString();
+    } else {
+      EXPECT_TRUE(statuses[i].ok()) << statuses[i].ToString();
+    }
+  }
+  GroupCommitStats stats = committer.stats();
+  EXPECT_EQ(stats.groups, 2);
+  EXPECT_EQ(stats.max_group, kMates);
+  EXPECT_EQ(*store.Count("workload"), 1 + 1 + (kMates - 1));
+  EXPECT_EQ((*store.Get("workload", "taken"))->json, Doc("first"));
+  EXPECT_TRUE(store.Events("workload", "taken")->empty());
+  EXPECT_EQ(store.Events("workload", "w5")->size(), 1u);
+}
+
+TYPED_TEST(StoreTest, GroupCommitterShutdownDrainsTheQueue) {
+  Store& store = this->store();
+  GatedStore gate(store);
+  GroupCommitter committer(gate, GroupCommitOptions{.max_group = 3});
+  gate.Close();
+  constexpr int kBatches = 10;
+  Status statuses[kBatches];
+  std::vector<std::thread> submitters;
+  submitters.emplace_back(
+      [&] { statuses[0] = committer.Submit(WriteBatch().Put("node", "n0", Doc("n0"))); });
+  gate.WaitForArrivals(1);
+  for (int i = 1; i < kBatches; ++i) {
+    submitters.emplace_back([&, i] {
+      std::string key = "n" + std::to_string(i);
+      statuses[i] = committer.Submit(WriteBatch().Put("node", key, Doc(key)));
+    });
+  }
+  while (committer.queued() < kBatches - 1) std::this_thread::yield();
+  std::thread stopper([&] { committer.Shutdown(); });
+  while (committer.accepting()) std::this_thread::yield();
+  gate.Open();  // the committer now drains a queue that no longer takes batches
+  stopper.join();
+  for (auto& t : submitters) t.join();
+  for (const Status& s : statuses) EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(*store.Count("node"), kBatches);
+  EXPECT_EQ(committer.stats().max_group, 3);
+  Status after = committer.Submit(WriteBatch().Put("node", "x", "{}"));
+  EXPECT_EQ(after.code(), StatusCode::kUnavailable);
+}
+
+// --- OpenStore ---
+
+TEST(OpenStoreTest, ParsesUrls) {
+  ScratchDir dir;
+  auto memory = OpenStore("memory://");
+  ASSERT_TRUE(memory.ok());
+  EXPECT_EQ((*memory)->Describe(), "memory://");
+
+  std::string path = dir.File("x.db");
+  auto sqlite = OpenStore("sqlite://" + path + "?synchronous=normal&busy_timeout_ms=100");
+  ASSERT_TRUE(sqlite.ok()) << sqlite.status().ToString();
+  EXPECT_EQ((*sqlite)->Describe(), "sqlite://" + path);
+
+  EXPECT_TRUE(OpenStore("sqlite://:memory:").ok());
+  EXPECT_EQ(OpenStore("sqlite://").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(OpenStore("sqlite://" + path + "?synchronous=off").status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(OpenStore("sqlite://" + path + "?cache=big").status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(OpenStore("sqlite://" + path + "?busy_timeout_ms=-4").status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(OpenStore("postgres://abacus@db/abacus").status().code(), StatusCode::kUnavailable);
+  Status unknown = OpenStore("mysql://root:hunter2@db/x").status();
+  EXPECT_EQ(unknown.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(unknown.message().find("hunter2"), std::string::npos) << unknown.message();
+}
+
+}  // namespace
+}  // namespace abacus

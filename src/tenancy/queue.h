@@ -1,0 +1,81 @@
+// Queue, Quota and Cohort: where workloads wait and how much they may use.
+//
+// A queue's quota lists resources IN ORDER; for accelerators the order is the order in which
+// flavors are tried at admission. Per resource: `nominal` is guaranteed; `borrowing_limit` caps
+// what the queue may borrow from its cohort above nominal (absent = unlimited); `lending_limit`
+// caps how much of its idle nominal others in the cohort may borrow (absent = all of it).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "model/flavor.h"
+#include "model/quantity.h"
+
+namespace abacus {
+
+// What a quota entry counts: CPU cores, memory bytes, or whole devices of one exact flavor.
+struct QuotaResource {
+  enum class Kind : uint8_t { kCpu, kMemory, kDevices };
+  Kind kind = Kind::kCpu;
+  Flavor flavor;  // kDevices only; Flavor::Cpu() otherwise
+
+  // Parses "cpu", "memory" or an exact accelerator flavor ("gpu/nvidia/A100-80G").
+  static Result<QuotaResource> Parse(std::string_view text);
+  static QuotaResource Cpu() { return {}; }
+  static QuotaResource Memory() { return {Kind::kMemory, Flavor::Cpu()}; }
+  static QuotaResource Devices(Flavor f) { return {Kind::kDevices, std::move(f)}; }
+  // Returns "cpu", "memory" or the flavor name.
+  std::string Name() const;
+  bool operator==(const QuotaResource& o) const { return kind == o.kind && flavor == o.flavor; }
+};
+
+// Returns `q` in the ledger's integer unit for `r` (ResourceVector's): millicores for cpu,
+// bytes (rounded up) for memory, milli-devices for devices.
+int64_t LedgerAmount(const QuotaResource& r, const Quantity& q);
+
+struct Quota {
+  QuotaResource resource;
+  Quantity nominal;
+  std::optional<Quantity> borrowing_limit;  // absent: unlimited within the cohort
+  std::optional<Quantity> lending_limit;    // absent: all of nominal may be lent; <= nominal
+  bool operator==(const Quota&) const = default;
+};
+
+enum class QueueingStrategy : uint8_t {
+  kStrictFifo,      // the head blocks the queue until it is admitted
+  kBestEffortFifo,  // a head that does not fit is skipped for this cycle (default)
+};
+// Returns "StrictFIFO" or "BestEffortFIFO".
+std::string_view QueueingStrategyName(QueueingStrategy s);
+Result<QueueingStrategy> ParseQueueingStrategy(std::string_view text);
+
+struct Queue {
+  std::string name;
+  std::string tenant;
+  std::string cohort;          // empty: not in a cohort (no borrowing or lending)
+  int64_t weight_milli = 1000;  // fair-share weight, exact thousandths ("1.5" → 1500)
+  QueueingStrategy queueing_strategy = QueueingStrategy::kBestEffortFifo;
+  std::vector<Quota> quotas;   // ordered; at most one entry per resource
+  std::string description;
+
+  // Returns the quota entry for `r`, or nullptr.
+  const Quota* FindQuota(const QuotaResource& r) const;
+  bool operator==(const Queue&) const = default;
+};
+
+// A node of the cohort tree. Queues join a cohort; cohorts nest through `parent`. A cohort
+// may hold quota of its own, shared by everything below it.
+struct Cohort {
+  std::string name;
+  std::string parent;  // empty: a root
+  std::vector<Quota> quotas;
+  std::string description;
+  bool operator==(const Cohort&) const = default;
+};
+
+}  // namespace abacus

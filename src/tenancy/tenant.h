@@ -1,0 +1,37 @@
+// Tenant and Project: who owns work. A project's full name is "tenant/project" ("nlp/llm").
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+
+namespace abacus {
+
+struct Tenant {
+  std::string name;
+  std::string display_name;
+  std::vector<std::string> pools;  // pools its work may use; empty = any pool
+  std::map<std::string, std::string> labels;
+  bool operator==(const Tenant&) const = default;
+};
+
+struct Project {
+  std::string tenant;
+  std::string name;  // unique within the tenant
+  std::string description;
+  std::map<std::string, std::string> labels;
+
+  // Returns "tenant/name".
+  std::string FullName() const { return tenant + "/" + name; }
+  bool operator==(const Project&) const = default;
+};
+
+// Splits a project reference "tenant/project" into its two names, each a valid name;
+// InvalidArgument otherwise.
+Result<std::pair<std::string, std::string>> ParseProjectRef(std::string_view text);
+
+}  // namespace abacus

@@ -1,0 +1,23 @@
+// Conversions between nlohmann JSON and yaml-cpp nodes, so each spec kind needs one encoder
+// (to JSON) and one decoder (from YAML): JSON input is decoded through JsonToYaml, YAML output
+// is emitted from the JSON encoding.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace abacus {
+
+// Returns `j` as a YAML node (numbers and booleans become plain scalars; null stays null).
+YAML::Node JsonToYaml(const nlohmann::ordered_json& j);
+YAML::Node JsonToYaml(const nlohmann::json& j);
+
+// Returns `j` as YAML text in block style, keys in the JSON object's order.
+std::string EmitYaml(const nlohmann::ordered_json& j);
+
+// Returns `j` with the same content as a plain nlohmann::json (keys sorted).
+nlohmann::json ToPlainJson(const nlohmann::ordered_json& j);
+
+}  // namespace abacus

@@ -1,0 +1,249 @@
+#include "tenancy/yaml_reader.h"
+
+#include <algorithm>
+
+#include "common/duration_parse.h"
+#include "common/ids.h"
+
+namespace abacus {
+
+void SpecContext::Error(int line, std::string field, std::string message) {
+  ++errors_;
+  if (diags_ != nullptr) diags_->Add(file_, line, std::move(field), std::move(message));
+}
+
+void SpecContext::RecordLine(const std::string& field, int line) {
+  if (lines_ != nullptr) (*lines_)[field] = line;
+}
+
+int SpecContext::LineOf(const YAML::Node& node) {
+  int line = node.Mark().line;
+  return line < 0 ? 0 : line + 1;
+}
+
+std::string SpecContext::Describe(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map: return "a mapping";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined: return "nothing";
+    case YAML::NodeType::Scalar: return "'" + node.Scalar() + "'";
+  }
+  return "something else";
+}
+
+std::string JoinNames(const std::vector<std::string_view>& names) {
+  std::string out;
+  for (auto n : names) {
+    if (!out.empty()) out += ", ";
+    out += n;
+  }
+  return out;
+}
+
+MapReader::MapReader(SpecContext& ctx, const YAML::Node& node, std::string path,
+                     std::vector<std::string_view> allowed)
+    : ctx_(ctx), node_(node), path_(std::move(path)), line_(SpecContext::LineOf(node)) {
+  if (!node.IsMap()) {
+    ctx_.Error(line_, path_, "expected a mapping, got " + SpecContext::Describe(node));
+    return;
+  }
+  valid_ = true;
+  for (const auto& kv : node) {
+    std::string key = kv.first.IsScalar() ? kv.first.Scalar() : SpecContext::Describe(kv.first);
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      ctx_.Error(SpecContext::LineOf(kv.first), Path(key),
+                 "unknown field '" + key + "'; allowed: " + JoinNames(allowed));
+    }
+  }
+}
+
+std::string MapReader::Path(std::string_view key) const {
+  return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+}
+
+bool MapReader::Has(std::string_view key) const {
+  if (!valid_) return false;
+  YAML::Node v = node_[std::string(key)];
+  return v.IsDefined() && !v.IsNull();
+}
+
+int MapReader::LineOf(std::string_view key) const {
+  if (valid_) {
+    YAML::Node v = node_[std::string(key)];
+    if (v.IsDefined()) {
+      int line = SpecContext::LineOf(v);
+      if (line > 0) return line;
+    }
+  }
+  return line_;
+}
+
+void MapReader::Error(std::string_view key, std::string message) {
+  ctx_.Error(LineOf(key), Path(key), std::move(message));
+}
+
+std::optional<YAML::Node> MapReader::Value(std::string_view key, Presence presence) {
+  if (!valid_) return std::nullopt;
+  const YAML::Node& map = node_;  // const access never inserts the key
+  YAML::Node v = map[std::string(key)];
+  if (!v.IsDefined() || v.IsNull()) {
+    if (presence == Presence::kRequired) ctx_.Error(line_, Path(key), "required field is missing");
+    return std::nullopt;
+  }
+  ctx_.RecordLine(Path(key), SpecContext::LineOf(v));
+  return v;
+}
+
+std::optional<std::string> MapReader::String(std::string_view key, Presence presence) {
+  auto v = Value(key, presence);
+  if (!v) return std::nullopt;
+  if (!v->IsScalar()) {
+    Error(key, "expected a string, got " + SpecContext::Describe(*v));
+    return std::nullopt;
+  }
+  return v->Scalar();
+}
+
+std::optional<int64_t> MapReader::Int(std::string_view key, Presence presence, int64_t min,
+                                      int64_t max) {
+  auto v = Value(key, presence);
+  if (!v) return std::nullopt;
+  long long n = 0;
+  if (!v->IsScalar() || !YAML::convert<long long>::decode(*v, n)) {
+    Error(key, "expected an integer, got " + SpecContext::Describe(*v));
+    return std::nullopt;
+  }
+  if (n < min) {
+    Error(key, "must be at least " + std::to_string(min) + ", got " + std::to_string(n));
+    return std::nullopt;
+  }
+  if (n > max) {
+    Error(key, "must be at most " + std::to_string(max) + ", got " + std::to_string(n));
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(n);
+}
+
+std::optional<bool> MapReader::Bool(std::string_view key, Presence presence) {
+  auto v = Value(key, presence);
+  if (!v) return std::nullopt;
+  bool b = false;
+  if (!v->IsScalar() || !YAML::convert<bool>::decode(*v, b)) {
+    Error(key, "expected true or false, got " + SpecContext::Describe(*v));
+    return std::nullopt;
+  }
+  return b;
+}
+
+std::optional<Quantity> MapReader::Qty(std::string_view key, Presence presence, bool positive) {
+  auto v = Value(key, presence);
+  if (!v) return std::nullopt;
+  if (!v->IsScalar()) {
+    Error(key, "expected a quantity such as 16, 500m or 64Gi, got " + SpecContext::Describe(*v));
+    return std::nullopt;
+  }
+  auto q = Quantity::Parse(v->Scalar());
+  if (!q.ok()) {
+    Error(key, q.status().message());
+    return std::nullopt;
+  }
+  if (q->milli() < 0 || (positive && q->milli() == 0)) {
+    Error(key, std::string(positive ? "must be positive" : "must not be negative") + ", got " +
+                   v->Scalar());
+    return std::nullopt;
+  }
+  return *q;
+}
+
+std::optional<Duration> MapReader::Dur(std::string_view key, Presence presence) {
+  auto v = Value(key, presence);
+  if (!v) return std::nullopt;
+  if (!v->IsScalar()) {
+    Error(key, "expected a duration such as 90s, 30m or 72h, got " + SpecContext::Describe(*v));
+    return std::nullopt;
+  }
+  auto d = ParseDurationSpec(v->Scalar());
+  if (!d.ok()) {
+    Error(key, d.status().message());
+    return std::nullopt;
+  }
+  return *d;
+}
+
+std::optional<std::map<std::string, std::string>> MapReader::StringMap(std::string_view key) {
+  auto v = Value(key);
+  if (!v) return std::nullopt;
+  if (!v->IsMap()) {
+    Error(key, "expected a mapping of names to values, got " + SpecContext::Describe(*v));
+    return std::nullopt;
+  }
+  std::map<std::string, std::string> out;
+  bool ok = true;
+  for (const auto& kv : *v) {
+    if (!kv.first.IsScalar() || !(kv.second.IsScalar() || kv.second.IsNull())) {
+      ctx_.Error(SpecContext::LineOf(kv.first), Path(key),
+                 "expected string values, got " + SpecContext::Describe(kv.second) + " for '" +
+                     (kv.first.IsScalar() ? kv.first.Scalar() : std::string("?")) + "'");
+      ok = false;
+      continue;
+    }
+    out[kv.first.Scalar()] = kv.second.IsNull() ? std::string() : kv.second.Scalar();
+  }
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+std::optional<std::vector<std::string>> MapReader::StringList(std::string_view key,
+                                                              Presence presence) {
+  auto v = List(key, presence);
+  if (!v) return std::nullopt;
+  std::vector<std::string> out;
+  bool ok = true;
+  for (size_t i = 0; i < v->size(); ++i) {
+    YAML::Node item = (*v)[i];
+    if (!item.IsScalar()) {
+      ctx_.Error(SpecContext::LineOf(item) > 0 ? SpecContext::LineOf(item) : LineOf(key),
+                 Path(key) + "[" + std::to_string(i) + "]",
+                 "expected a string, got " + SpecContext::Describe(item));
+      ok = false;
+      continue;
+    }
+    out.push_back(item.Scalar());
+  }
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+std::optional<std::string> MapReader::Name(std::string_view key, Presence presence) {
+  auto s = String(key, presence);
+  if (!s) return std::nullopt;
+  if (!IsValidName(*s)) {
+    Error(key, "invalid name '" + *s +
+                   "': use 1-63 characters of a-z, 0-9, '-', '_' or '.', starting and ending "
+                   "with a letter or digit");
+    return std::nullopt;
+  }
+  return s;
+}
+
+std::optional<MapReader> MapReader::Map(std::string_view key, std::vector<std::string_view> allowed,
+                                        Presence presence) {
+  auto v = Value(key, presence);
+  if (!v) return std::nullopt;
+  MapReader r(ctx_, *v, Path(key), std::move(allowed));
+  if (!r.valid()) return std::nullopt;
+  return r;
+}
+
+std::optional<YAML::Node> MapReader::List(std::string_view key, Presence presence) {
+  auto v = Value(key, presence);
+  if (!v) return std::nullopt;
+  if (!v->IsSequence()) {
+    Error(key, "expected a list, got " + SpecContext::Describe(*v));
+    return std::nullopt;
+  }
+  return v;
+}
+
+}  // namespace abacus

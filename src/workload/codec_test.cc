@@ -1,0 +1,301 @@
+#include <gtest/gtest.h>
+
+#include "workload/documents.h"
+#include "workload/workload_codec.h"
+
+namespace abacus {
+namespace {
+
+// The first lines of a valid TrainingJob; rows append spec fields from line 7 on.
+constexpr char kHead[] = R"(kind: TrainingJob
+name: t
+project: a/b
+queue: q
+spec:
+  command: [x]
+)";
+
+std::string Problems(const std::string& text) {
+  return ParseDocuments(text, "w.yaml").diagnostics.ToString();
+}
+
+struct MalformedRow {
+  const char* what;
+  std::string text;
+  std::string expected;  // every diagnostic, one per line
+};
+
+TEST(WorkloadCodecTest, MalformedInputsReportExactMessagesAndLines) {
+  const std::string group = "  taskGroups:\n    - name: w\n";  // lines 7-8
+  const std::vector<MalformedRow> rows = {
+      {"unknown top-level field", std::string(kHead) + group + "      resources: {cpu: 1, memory: 1Gi}\nowner: bob\n",
+       "w.yaml:10: owner: unknown field 'owner'; allowed: kind, name, project, queue, priorityClass, labels, spec\n"},
+      {"field of another kind",
+       std::string(kHead) + group + "      resources: {cpu: 1, memory: 1Gi}\n  minReplicas: 2\n",
+       "w.yaml:10: spec.minReplicas: unknown field 'minReplicas'; allowed: image, command, env, taskGroups, "
+       "gang, maxQueueWait, checkpoint, restartPolicy, maxRuntime\n"},
+      {"wrong type", std::string(kHead) + group + "      replicas: two\n      resources: {cpu: 1, memory: 1Gi}\n",
+       "w.yaml:9: spec.taskGroups[0].replicas: expected an integer, got 'two'\n"},
+      {"missing required field", "kind: TrainingJob\nname: t\nproject: a/b\nspec:\n  command: [x]\n"
+                                 "  taskGroups: [{name: w, resources: {cpu: 1, memory: 1Gi}}]\n",
+       "w.yaml:1: queue: required field is missing\n"},
+      {"missing resources", std::string(kHead) + group,
+       "w.yaml:8: spec.taskGroups[0].resources: required field is missing\n"},
+      {"negative count",
+       std::string(kHead) + group + "      resources: {cpu: 1, memory: 1Gi, accelerators: {flavor: gpu/*, count: -2}}\n",
+       "w.yaml:9: spec.taskGroups[0].resources.accelerators.count: must be at least 1, got -2\n"},
+      {"share above 1000",
+       std::string(kHead) + group + "      resources:\n        cpu: 1\n        memory: 1Gi\n"
+                                    "        accelerators: {flavor: gpu/*, share: 1500}\n",
+       "w.yaml:12: spec.taskGroups[0].resources.accelerators.share: must be at most 1000, got 1500\n"},
+      {"share with count 2",
+       std::string(kHead) + group + "      resources:\n        cpu: 1\n        memory: 1Gi\n"
+                                    "        accelerators:\n          flavor: gpu/*\n          count: 2\n"
+                                    "          share: 500\n",
+       "w.yaml:15: spec.taskGroups[0].resources.accelerators.share: share is allowed only with count 1 "
+       "(count is 2)\n"},
+      {"bad flavor pattern",
+       std::string(kHead) + group + "      resources: {cpu: 1, memory: 1Gi, accelerators: {flavor: tpu/google/v5}}\n",
+       "w.yaml:9: spec.taskGroups[0].resources.accelerators.flavor: invalid flavor pattern 'tpu/google/v5': "
+       "bad segment 'tpu' (expected e.g. 'cpu', 'gpu/*', 'gpu/nvidia/*', 'gpu/nvidia/A100-80G')\n"},
+      {"duplicate task group",
+       std::string(kHead) + group + "      resources: {cpu: 1, memory: 1Gi}\n    - name: w\n"
+                                    "      resources: {cpu: 1, memory: 1Gi}\n",
+       "w.yaml:10: spec.taskGroups[1].name: duplicate task group name 'w' (first at spec.taskGroups[0])\n"},
+      {"replicas below 1", std::string(kHead) + group + "      replicas: 0\n      resources: {cpu: 1, memory: 1Gi}\n",
+       "w.yaml:9: spec.taskGroups[0].replicas: must be at least 1, got 0\n"},
+      {"bad quantity", std::string(kHead) + group + "      resources: {cpu: 1, memory: 64GB}\n",
+       "w.yaml:9: spec.taskGroups[0].resources.memory: invalid quantity '64GB': unknown suffix 'GB' "
+       "(expected a number with an optional suffix: m, k, M, G, T, P, Ki, Mi, Gi, Ti, Pi)\n"},
+      {"bad duration",
+       std::string(kHead) + group + "      resources: {cpu: 1, memory: 1Gi}\n  maxRuntime: 3 days\n",
+       "w.yaml:10: spec.maxRuntime: invalid duration '3 days': unknown unit at ' days' (expected e.g. "
+       "90s, 30m, 1h30m, 72h, 2d)\n"},
+      {"bad runtime constraint",
+       std::string(kHead) + group + "      resources: {cpu: 1, memory: 1Gi}\n      runtime: [cuda=>12]\n",
+       "w.yaml:10: spec.taskGroups[0].runtime[0]: invalid runtime constraint 'cuda=>12': bad operator "
+       "(expected NAME OP VERSION such as cuda>=12.2; OP is one of >=, >, <=, <, ==, !=)\n"},
+      {"unknown kind", "kind: TraningJob\nname: t\n",
+       "w.yaml:1: kind: unknown kind 'TraningJob'; known kinds: TrainingJob, InferenceService, Experiment, "
+       "Evaluation, BatchJob, Tenant, Project, Cohort, Queue, PriorityClass, Flavor, Pool\n"},
+      {"reserved kind", "kind: PriceList\nname: p\n", "w.yaml:1: kind: kind PriceList is not supported yet\n"},
+      {"task groups not a list", std::string(kHead) + "  taskGroups: {name: w}\n",
+       "w.yaml:7: spec.taskGroups: expected a list, got a mapping\n"},
+      {"bad topology", std::string(kHead) + group + "      resources: {cpu: 1, memory: 1Gi}\n      topology: same-rack\n",
+       "w.yaml:10: spec.taskGroups[0].topology: unknown topology 'same-rack' (expected none, "
+       "same-interconnect or same-numa)\n"},
+      {"topology without accelerators",
+       std::string(kHead) + group + "      resources: {cpu: 1, memory: 1Gi}\n      topology: same-numa\n",
+       "w.yaml:10: spec.taskGroups[0].topology: topology same-numa needs accelerators\n"},
+      {"bad checkpoint signal",
+       std::string(kHead) + group + "      resources: {cpu: 1, memory: 1Gi}\n  checkpoint: {signal: SIGKILL}\n",
+       "w.yaml:10: spec.checkpoint.signal: unknown signal 'SIGKILL' (expected SIGTERM, SIGINT, SIGUSR1, "
+       "SIGUSR2, SIGHUP or SIGQUIT)\n"},
+      {"min above max replicas",
+       "kind: InferenceService\nname: s\nproject: a/b\nqueue: q\nspec:\n  command: [x]\n"
+       "  taskGroups: [{name: s, resources: {cpu: 1, memory: 1Gi}}]\n  minReplicas: 3\n  maxReplicas: 2\n",
+       "w.yaml:8: spec.minReplicas: minReplicas (3) exceeds maxReplicas (2)\n"},
+      {"probe with two checks",
+       "kind: InferenceService\nname: s\nproject: a/b\nqueue: q\nspec:\n  command: [x]\n"
+       "  taskGroups: [{name: s, resources: {cpu: 1, memory: 1Gi}}]\n  probes:\n"
+       "    readiness: {http: {port: 80}, tcp: {port: 80}}\n",
+       "w.yaml:9: spec.probes.readiness: takes only one of http, tcp or exec\n"},
+      {"canary percent and replicas",
+       "kind: InferenceService\nname: s\nproject: a/b\nqueue: q\nspec:\n  command: [x]\n"
+       "  taskGroups: [{name: s, resources: {cpu: 1, memory: 1Gi}}]\n  maxReplicas: 4\n"
+       "  rollout: {version: '2', canaryPercent: 10, canaryReplicas: 1}\n",
+       "w.yaml:9: spec.rollout.canaryReplicas: set canaryPercent or canaryReplicas, not both\n"},
+      {"parallelism above tasks",
+       "kind: BatchJob\nname: b\nproject: a/b\nqueue: q\nspec:\n  command: [x]\n"
+       "  taskGroups: [{name: s, resources: {cpu: 1, memory: 1Gi}}]\n  tasks: 4\n  parallelism: 10\n",
+       "w.yaml:9: spec.parallelism: parallelism (10) exceeds tasks (4)\n"},
+      {"evaluation without model",
+       "kind: Evaluation\nname: e\nproject: a/b\nqueue: q\nspec:\n  command: [x]\n"
+       "  taskGroups: [{name: s, resources: {cpu: 1, memory: 1Gi}}]\n  modelVersion: '1'\n"
+       "  dataset: d\n  resultsPath: /r\n",
+       "w.yaml:6: spec.model: required field is missing\n"},
+      {"experiment idle percent",
+       "kind: Experiment\nname: x\nproject: a/b\nqueue: q\nspec:\n  command: [x]\n"
+       "  taskGroups: [{name: s, resources: {cpu: 1, memory: 1Gi}}]\n  idle: {utilizationBelowPercent: 150}\n",
+       "w.yaml:8: spec.idle.utilizationBelowPercent: must be at most 100, got 150\n"},
+      {"toleration Exists with value",
+       std::string(kHead) + group + "      resources: {cpu: 1, memory: 1Gi}\n"
+                                    "      tolerations: [{key: k, operator: Exists, value: v}]\n",
+       "w.yaml:10: spec.taskGroups[0].tolerations[0].value: a toleration with operator Exists takes no value\n"},
+      {"bad project", "kind: BatchJob\nname: b\nproject: nlp\nqueue: q\nspec:\n  command: [x]\n"
+                      "  taskGroups: [{name: s, resources: {cpu: 1, memory: 1Gi}}]\n  tasks: 1\n",
+       "w.yaml:3: project: invalid project 'nlp': expected TENANT/PROJECT such as nlp/llm\n"},
+      {"command missing without image",
+       "kind: BatchJob\nname: b\nproject: a/b\nqueue: q\nspec:\n"
+       "  taskGroups: [{name: s, resources: {cpu: 1, memory: 1Gi}}]\n  tasks: 1\n",
+       "w.yaml:6: spec.command: required field is missing (without an image the command is what runs)\n"},
+      {"YAML syntax error", "kind: TrainingJob\nname: [unclosed\n",
+       "w.yaml:3: YAML syntax error: end of sequence flow not found\n"},
+  };
+  ASSERT_GE(rows.size(), 15u);
+  for (const auto& row : rows) {
+    EXPECT_EQ(Problems(row.text), row.expected) << row.what << "\n" << row.text;
+  }
+}
+
+TEST(WorkloadCodecTest, ReportsEveryProblemAtOnce) {
+  std::string text = std::string(kHead) +
+                     "  taskGroups:\n"
+                     "    - name: w\n"
+                     "      replicas: 0\n"
+                     "      resources: {cpu: -1, memory: 1Gi, accelerators: {flavor: 'gpu/**', share: 0}}\n"
+                     "  maxRuntime: soon\n"
+                     "  colour: red\n";
+  EXPECT_EQ(Problems(text),
+            "w.yaml:12: spec.colour: unknown field 'colour'; allowed: image, command, env, taskGroups, gang, "
+            "maxQueueWait, checkpoint, restartPolicy, maxRuntime\n"
+            "w.yaml:9: spec.taskGroups[0].replicas: must be at least 1, got 0\n"
+            "w.yaml:10: spec.taskGroups[0].resources.cpu: must be positive, got -1\n"
+            "w.yaml:10: spec.taskGroups[0].resources.accelerators.flavor: invalid flavor pattern 'gpu/**': "
+            "'*' may only end a segment (expected e.g. 'cpu', 'gpu/*', 'gpu/nvidia/*', 'gpu/nvidia/A100-80G')\n"
+            "w.yaml:10: spec.taskGroups[0].resources.accelerators.share: must be at least 1, got 0\n"
+            "w.yaml:11: spec.maxRuntime: invalid duration 'soon': expected a number at 'soon' (expected e.g. "
+            "90s, 30m, 1h30m, 72h, 2d)\n");
+}
+
+TEST(WorkloadCodecTest, DefaultsDependOnKind) {
+  auto parsed = ParseDocuments(
+      "kind: TrainingJob\nname: t\nproject: a/b\nqueue: q\nspec:\n  command: [x]\n"
+      "  taskGroups: [{name: w, resources: {cpu: 1, memory: 1Gi}}]\n---\n"
+      "kind: InferenceService\nname: s\nproject: a/b\nqueue: q\nspec:\n  image: img\n"
+      "  taskGroups: [{name: w, resources: {cpu: 1, memory: 1Gi}}]\n  maxReplicas: 3\n---\n"
+      "kind: BatchJob\nname: b\nproject: a/b\nqueue: q\nspec:\n  command: [x]\n"
+      "  taskGroups: [{name: w, resources: {cpu: 1, memory: 1Gi}}]\n  tasks: 7\n",
+      "d.yaml");
+  ASSERT_TRUE(parsed.diagnostics.empty()) << parsed.diagnostics.ToString();
+  ASSERT_EQ(parsed.documents.size(), 3u);
+  const Workload& t = *parsed.documents[0].workload();
+  EXPECT_TRUE(t.spec.gang);
+  EXPECT_EQ(t.priority_class, "training");
+  EXPECT_EQ(t.training()->restart_policy.max_retries, 0);
+  const Workload& s = *parsed.documents[1].workload();
+  EXPECT_FALSE(s.spec.gang);
+  EXPECT_EQ(s.priority_class, "production");
+  EXPECT_EQ(s.inference()->min_replicas, 1);
+  EXPECT_EQ(s.inference()->replicas, 1);
+  EXPECT_EQ(s.inference()->max_replicas, 3);
+  EXPECT_EQ(s.spec.task_groups[0].resources.accelerators, std::nullopt);
+  const Workload& b = *parsed.documents[2].workload();
+  EXPECT_EQ(b.batch()->parallelism, 7);
+  EXPECT_EQ(b.TaskCount(), 7);
+  EXPECT_EQ(parsed.documents[2].source.line, 18);
+}
+
+TEST(WorkloadCodecTest, JsonApiRoundTripsAndReportsFieldPaths) {
+  auto w = WorkloadFromYaml(
+      "kind: Experiment\nname: x\nproject: a/b\nqueue: q\nlabels: {model: m}\nspec:\n  command: [x]\n"
+      "  env: {A: '1'}\n"
+      "  taskGroups: [{name: s, resources: {cpu: 500m, memory: 1Gi, accelerators: {flavor: gpu/*, "
+      "share: 250, memory: 10Gi}}}]\n  ttl: 1h30m\n"
+      "  temporaryQuota: {resource: gpu/nvidia/T4, amount: 2, expires: 4h}\n");
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  nlohmann::json j = ToJson(*w);
+  EXPECT_EQ(j["spec"]["ttl"], "1h30m");
+  EXPECT_EQ(j["spec"]["taskGroups"][0]["resources"]["accelerators"]["share"], 250);
+  EXPECT_EQ(j["spec"]["taskGroups"][0]["resources"]["cpu"], "500m");
+  auto back = WorkloadFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, *w);
+  auto again = WorkloadFromYaml(ToYaml(*w));
+  ASSERT_TRUE(again.ok()) << again.status().ToString() << ToYaml(*w);
+  EXPECT_EQ(*again, *w);
+
+  j["spec"]["taskGroups"][0]["replicas"] = -1;
+  j["spec"]["bogus"] = true;
+  auto bad = WorkloadFromJson(j);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.status().message(),
+            "spec.bogus: unknown field 'bogus'; allowed: image, command, env, taskGroups, gang, "
+            "maxQueueWait, ttl, idle, temporaryQuota\n"
+            "spec.taskGroups[0].replicas: must be at least 1, got -1");
+}
+
+TEST(WorkloadCodecTest, ReferencesAreCheckedAcrossDocuments) {
+  const std::string org = R"(kind: Tenant
+name: nlp
+---
+kind: Project
+name: llm
+tenant: nlp
+---
+kind: Cohort
+name: research
+---
+kind: Queue
+name: nlp-train
+tenant: nlp
+quotas:
+  - {resource: gpu/nvidia/A100-80G, nominal: 8}
+  - {resource: cpu, nominal: 64}
+---
+kind: Queue
+name: vision-train
+tenant: vision
+cohort: research
+quotas:
+  - {resource: cpu, nominal: 64}
+  - {resource: memory, nominal: 1Ti}
+)";
+  const std::string jobs = R"(kind: TrainingJob
+name: a
+project: nlp/llm
+queue: nlp-train
+priorityClass: best-effort
+spec:
+  command: [x]
+  taskGroups:
+    - name: w
+      resources: {cpu: 1, memory: 1Gi, accelerators: {flavor: "npu/*", count: 1}}
+---
+kind: BatchJob
+name: b
+project: nlp/other
+queue: vision-train
+priorityClass: urgent
+spec:
+  command: [x]
+  taskGroups: [{name: w, resources: {cpu: 1, memory: 1Gi}}]
+  tasks: 1
+---
+kind: BatchJob
+name: b
+project: nlp/other
+queue: ghost
+spec:
+  command: [x]
+  taskGroups: [{name: w, resources: {cpu: 1, memory: 1Gi}}]
+  tasks: 1
+)";
+  auto a = ParseDocuments(org, "org.yaml");
+  auto b = ParseDocuments(jobs, "jobs.yaml");
+  ASSERT_TRUE(a.diagnostics.empty()) << a.diagnostics.ToString();
+  ASSERT_TRUE(b.diagnostics.empty()) << b.diagnostics.ToString();
+  std::vector<Document> all = a.documents;
+  all.insert(all.end(), b.documents.begin(), b.documents.end());
+  Diagnostics diags;
+  CheckDocuments(all, diags);
+  EXPECT_EQ(diags.ToString(),
+            "org.yaml:20: tenant: unknown tenant 'vision'\n"
+            "jobs.yaml:5: priorityClass: priority class 'best-effort' runs only on borrowed capacity but "
+            "queue 'nlp-train' is in no cohort\n"
+            "jobs.yaml:4: queue: queue 'nlp-train' has no quota for memory\n"
+            "jobs.yaml:10: spec.taskGroups[0].resources.accelerators.flavor: queue 'nlp-train' has no quota "
+            "for a flavor matching 'npu/*'\n"
+            "jobs.yaml:16: priorityClass: unknown priority class 'urgent'\n"
+            "jobs.yaml:14: project: unknown project 'nlp/other'\n"
+            "jobs.yaml:15: queue: queue 'vision-train' belongs to tenant 'vision', not to tenant 'nlp' of "
+            "project nlp/other\n"
+            "jobs.yaml:23: name: duplicate workload 'b' in project nlp/other (first defined at "
+            "jobs.yaml:12)\n"
+            "jobs.yaml:24: project: unknown project 'nlp/other'\n"
+            "jobs.yaml:25: queue: unknown queue 'ghost'\n");
+}
+
+}  // namespace
+}  // namespace abacus

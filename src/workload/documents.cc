@@ -1,0 +1,183 @@
+#include "workload/documents.h"
+
+#include <algorithm>
+
+#include "tenancy/tenancy_codec.h"
+#include "tenancy/yaml_json.h"
+#include "workload/workload_codec.h"
+
+namespace abacus {
+namespace {
+
+template <class... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;
+
+const std::vector<std::string_view>& KnownKinds() {
+  static const std::vector<std::string_view> kKinds = {
+      "TrainingJob", "InferenceService", "Experiment",  "Evaluation", "BatchJob", "Tenant",
+      "Project",     "Cohort",           "Queue",       "PriorityClass", "Flavor", "Pool"};
+  return kKinds;
+}
+
+template <typename T>
+std::optional<SpecObject> Wrap(std::optional<T> v) {
+  if (!v) return std::nullopt;
+  return SpecObject(std::move(*v));
+}
+
+// Decodes one document by its kind; nullopt when it had problems (reported to ctx).
+std::optional<SpecObject> DecodeObject(const YAML::Node& doc, SpecContext& ctx) {
+  if (!doc.IsMap()) {
+    ctx.Error(SpecContext::LineOf(doc), "", "expected a mapping with a kind, got " + SpecContext::Describe(doc));
+    return std::nullopt;
+  }
+  const YAML::Node kind_node = doc["kind"];
+  if (!kind_node.IsDefined() || kind_node.IsNull()) {
+    ctx.Error(SpecContext::LineOf(doc), "kind",
+              "required field is missing; known kinds: " + JoinNames(KnownKinds()));
+    return std::nullopt;
+  }
+  if (!kind_node.IsScalar()) {
+    ctx.Error(SpecContext::LineOf(kind_node), "kind", "expected a string, got " + SpecContext::Describe(kind_node));
+    return std::nullopt;
+  }
+  const std::string kind = kind_node.Scalar();
+  if (ParseWorkloadKind(kind).ok()) return Wrap(DecodeWorkload(doc, ctx));
+  if (kind == kTenantKind) return Wrap(DecodeTenant(doc, ctx));
+  if (kind == kProjectKind) return Wrap(DecodeProject(doc, ctx));
+  if (kind == kCohortKind) return Wrap(DecodeCohort(doc, ctx));
+  if (kind == kQueueKind) return Wrap(DecodeQueue(doc, ctx));
+  if (kind == kPriorityClassKind) return Wrap(DecodePriorityClass(doc, ctx));
+  if (kind == kFlavorKind) return Wrap(DecodeFlavorConfig(doc, ctx));
+  if (kind == kPoolKind) return Wrap(DecodePoolConfig(doc, ctx));
+  const auto& reserved = ReservedKinds();
+  if (std::find(reserved.begin(), reserved.end(), kind) != reserved.end()) {
+    ctx.Error(SpecContext::LineOf(kind_node), "kind", "kind " + kind + " is not supported yet");
+  } else {
+    ctx.Error(SpecContext::LineOf(kind_node), "kind",
+              "unknown kind '" + kind + "'; known kinds: " + JoinNames(KnownKinds()));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+const std::vector<std::string_view>& ReservedKinds() {
+  static const std::vector<std::string_view> kKinds = {"PriceList", "AdmissionPolicy", "User", "Node",
+                                                       "Cluster"};
+  return kKinds;
+}
+
+std::string_view Document::kind() const {
+  return std::visit(Overloaded{[](const Workload& w) { return WorkloadKindName(w.kind()); },
+                               [](const Tenant&) { return kTenantKind; },
+                               [](const Project&) { return kProjectKind; },
+                               [](const Cohort&) { return kCohortKind; },
+                               [](const Queue&) { return kQueueKind; },
+                               [](const PriorityClass&) { return kPriorityClassKind; },
+                               [](const FlavorConfig&) { return kFlavorKind; },
+                               [](const PoolConfig&) { return kPoolKind; }},
+                    object);
+}
+
+std::string Document::name() const {
+  return std::visit(Overloaded{[](const Project& p) { return p.FullName(); },
+                               [](const FlavorConfig& f) { return f.flavor.name(); },
+                               [](const auto& o) { return o.name; }},
+                    object);
+}
+
+ParsedDocuments ParseDocuments(std::string_view text, const std::string& filename) {
+  ParsedDocuments out;
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(std::string(text));
+  } catch (const YAML::Exception& e) {
+    out.diagnostics.Add(filename, e.mark.line + 1, "", "YAML syntax error: " + e.msg);
+    return out;
+  }
+  for (const auto& doc : docs) {
+    if (doc.IsNull()) continue;
+    Document d;
+    d.source.file = filename;
+    d.source.line = SpecContext::LineOf(doc);
+    SpecContext ctx(filename, &out.diagnostics, &d.source.fields);
+    auto object = DecodeObject(doc, ctx);
+    if (!object) continue;
+    d.object = std::move(*object);
+    out.documents.push_back(std::move(d));
+  }
+  return out;
+}
+
+Result<SpecObject> SpecObjectFromJson(const nlohmann::json& j) {
+  Diagnostics diags;
+  SpecContext ctx("", &diags);
+  auto object = DecodeObject(JsonToYaml(j), ctx);
+  if (!object) return diags.ToStatus();
+  return std::move(*object);
+}
+
+nlohmann::ordered_json EncodeSpecObject(const SpecObject& object) {
+  return std::visit(Overloaded{[](const Workload& w) { return EncodeWorkload(w); },
+                               [](const Tenant& t) { return EncodeTenant(t); },
+                               [](const Project& p) { return EncodeProject(p); },
+                               [](const Cohort& c) { return EncodeCohort(c); },
+                               [](const Queue& q) { return EncodeQueue(q); },
+                               [](const PriorityClass& pc) { return EncodePriorityClass(pc); },
+                               [](const FlavorConfig& f) { return EncodeFlavorConfig(f); },
+                               [](const PoolConfig& p) { return EncodePoolConfig(p); }},
+                    object);
+}
+
+nlohmann::json ToJson(const SpecObject& object) { return ToPlainJson(EncodeSpecObject(object)); }
+
+std::string ToYaml(const std::vector<SpecObject>& objects) {
+  std::string out;
+  for (const auto& o : objects) {
+    if (!out.empty()) out += "---\n";
+    out += EmitYaml(EncodeSpecObject(o));
+  }
+  return out;
+}
+
+void AddToTenancyConfig(const std::vector<Document>& docs, TenancyConfig& config,
+                        Diagnostics& diags) {
+  for (const auto& d : docs) {
+    Status s = std::visit(
+        Overloaded{[&](const Workload&) { return Status::OK(); },
+                   [&](const Tenant& t) { return config.AddTenant(t, d.source); },
+                   [&](const Project& p) { return config.AddProject(p, d.source); },
+                   [&](const Cohort& c) { return config.AddCohort(c, d.source); },
+                   [&](const Queue& q) { return config.AddQueue(q, d.source); },
+                   [&](const PriorityClass& pc) { return config.AddPriorityClass(pc, d.source); },
+                   [&](const FlavorConfig& f) { return config.AddFlavor(f, d.source); },
+                   [&](const PoolConfig& p) { return config.AddPool(p, d.source); }},
+        d.object);
+    if (!s.ok()) diags.Add(d.source.file, d.source.LineOf("name"), "name", s.message());
+  }
+}
+
+void CheckDocuments(const std::vector<Document>& docs, Diagnostics& diags) {
+  TenancyConfig config;
+  AddToTenancyConfig(docs, config, diags);
+  config.CheckReferences(diags);
+  std::map<std::string, const Document*> workloads;  // "project/name" → first definition
+  for (const auto& d : docs) {
+    const Workload* w = d.workload();
+    if (w == nullptr) continue;
+    auto [it, inserted] = workloads.emplace(w->project + "/" + w->name, &d);
+    if (!inserted) {
+      diags.Add(d.source.file, d.source.LineOf("name"), "name",
+                "duplicate workload '" + w->name + "' in project " + w->project +
+                    " (first defined at " + it->second->source.ToString() + ")");
+    }
+    CheckWorkloadReferences(*w, d.source, config, diags);
+  }
+}
+
+}  // namespace abacus

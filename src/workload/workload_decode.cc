@@ -1,0 +1,185 @@
+// YAML → Workload: the fields every kind shares and the task groups (see workload_codec.h).
+#include <algorithm>
+
+#include "tenancy/tenant.h"
+#include "tenancy/yaml_json.h"
+#include "workload/kind_decode.h"
+#include "workload/workload_codec.h"
+
+namespace abacus {
+namespace {
+
+using P = Presence;
+
+std::optional<AcceleratorRequest> DecodeAccelerators(MapReader& resources) {
+  auto r = resources.Map("accelerators", {"flavor", "count", "share", "memory"});
+  if (!r) return std::nullopt;
+  AcceleratorRequest a;
+  if (auto f = r->Parsed<FlavorPattern>("flavor", P::kRequired, FlavorPattern::Parse)) {
+    if (f->text() == "cpu") {
+      r->Error("flavor", "'cpu' is not an accelerator; leave accelerators out for CPU-only tasks");
+    }
+    a.flavor = *f;
+  }
+  if (auto c = r->Int("count", P::kOptional, 1, 1024)) a.count = static_cast<int32_t>(*c);
+  if (auto s = r->Int("share", P::kOptional, 1, 1000)) {
+    a.share = static_cast<int32_t>(*s);
+    if (a.count > 1) {
+      r->Error("share", "share is allowed only with count 1 (count is " + std::to_string(a.count) + ")");
+    }
+  }
+  a.memory = r->Qty("memory", P::kOptional, /*positive=*/true);
+  return a;
+}
+
+std::optional<Toleration> DecodeToleration(SpecContext& ctx, const YAML::Node& node,
+                                           const std::string& path) {
+  MapReader r(ctx, node, path, {"key", "operator", "value", "effect"});
+  if (!r.valid()) return std::nullopt;
+  Toleration t;
+  if (auto k = r.String("key")) t.key = *k;
+  if (auto op = r.String("operator")) {
+    if (*op == "Exists") {
+      t.op = Toleration::Op::kExists;
+    } else if (*op != "Equal") {
+      r.Error("operator", "expected Equal or Exists, got '" + *op + "'");
+    }
+  }
+  if (auto v = r.String("value")) t.value = *v;
+  if (auto e = r.Parsed<TaintEffect>("effect", P::kOptional, ParseTaintEffect)) t.effect = *e;
+  if (t.op == Toleration::Op::kExists && r.Has("value")) {
+    r.Error("value", "a toleration with operator Exists takes no value");
+  }
+  if (t.op == Toleration::Op::kEqual && t.key.empty()) {
+    r.ctx().Error(r.line(), r.Path("key"), "required field is missing (operator Equal needs a key)");
+  }
+  return t;
+}
+
+std::optional<TaskGroup> DecodeTaskGroup(SpecContext& ctx, const YAML::Node& node,
+                                         const std::string& path) {
+  MapReader r(ctx, node, path,
+              {"name", "replicas", "resources", "topology", "nodeSelector", "tolerations", "runtime"});
+  if (!r.valid()) return std::nullopt;
+  TaskGroup g;
+  if (auto v = r.Name("name", P::kRequired)) g.name = *v;
+  if (auto v = r.Int("replicas", P::kOptional, 1, 100'000)) g.replicas = static_cast<int32_t>(*v);
+  if (auto res = r.Map("resources", {"cpu", "memory", "accelerators"}, P::kRequired)) {
+    if (auto q = res->Qty("cpu", P::kRequired, /*positive=*/true)) g.resources.cpu = *q;
+    if (auto q = res->Qty("memory", P::kRequired, /*positive=*/true)) g.resources.memory = *q;
+    g.resources.accelerators = DecodeAccelerators(*res);
+  }
+  if (auto t = r.Parsed<TopologyPolicy>("topology", P::kOptional, ParseTopologyPolicy)) {
+    g.topology = *t;
+    if (*t != TopologyPolicy::kNone && !g.resources.accelerators) {
+      r.Error("topology", "topology " + std::string(TopologyPolicyName(*t)) + " needs accelerators");
+    }
+  }
+  if (auto m = r.StringMap("nodeSelector")) g.node_selector = *m;
+  if (auto list = r.List("tolerations")) {
+    for (size_t i = 0; i < list->size(); ++i) {
+      auto t = DecodeToleration(ctx, (*list)[i], r.Path("tolerations") + "[" + std::to_string(i) + "]");
+      if (t) g.tolerations.push_back(*t);
+    }
+  }
+  if (auto list = r.StringList("runtime")) {
+    for (size_t i = 0; i < list->size(); ++i) {
+      auto c = VersionConstraint::Parse((*list)[i]);
+      if (!c.ok()) {
+        ctx.Error(r.LineOf("runtime"), r.Path("runtime") + "[" + std::to_string(i) + "]",
+                  c.status().message());
+        continue;
+      }
+      g.runtime.push_back(*c);
+    }
+  }
+  return g;
+}
+
+void DecodeCommonSpec(MapReader& spec, WorkloadKind kind, WorkloadSpec& s) {
+  if (auto v = spec.String("image")) s.image = *v;
+  if (auto v = spec.StringList("command")) {
+    if (v->empty()) spec.Error("command", "must not be empty");
+    s.command = *v;
+  } else if (!spec.Has("command") && !spec.Has("image") && spec.valid()) {
+    spec.ctx().Error(spec.line(), spec.Path("command"),
+                     "required field is missing (without an image the command is what runs)");
+  }
+  if (auto v = spec.StringMap("env")) s.env = *v;
+  if (auto list = spec.List("taskGroups", P::kRequired)) {
+    if (list->size() == 0) spec.Error("taskGroups", "needs at least one task group");
+    for (size_t i = 0; i < list->size(); ++i) {
+      std::string path = spec.Path("taskGroups") + "[" + std::to_string(i) + "]";
+      auto g = DecodeTaskGroup(spec.ctx(), (*list)[i], path);
+      if (!g) continue;
+      for (size_t j = 0; j < s.task_groups.size(); ++j) {
+        if (!g->name.empty() && s.task_groups[j].name == g->name) {
+          const YAML::Node item = (*list)[i];
+          int line = SpecContext::LineOf(item["name"]);
+          spec.ctx().Error(line, path + ".name",
+                           "duplicate task group name '" + g->name + "' (first at " +
+                               spec.Path("taskGroups") + "[" + std::to_string(j) + "])");
+          break;
+        }
+      }
+      s.task_groups.push_back(std::move(*g));
+    }
+  }
+  s.gang = spec.Bool("gang").value_or(DefaultGangFor(kind));
+  s.max_queue_wait = spec.Dur("maxQueueWait");
+  if (s.max_queue_wait && s.max_queue_wait->count() == 0) spec.Error("maxQueueWait", "must be positive");
+}
+
+}  // namespace
+
+std::optional<Workload> DecodeWorkload(const YAML::Node& doc, SpecContext& ctx) {
+  int before = ctx.errors();
+  MapReader r(ctx, doc, "", {"kind", "name", "project", "queue", "priorityClass", "labels", "spec"});
+  if (!r.valid()) return std::nullopt;
+  auto kind = r.Parsed<WorkloadKind>("kind", P::kRequired, ParseWorkloadKind);
+  if (!kind) return std::nullopt;
+  Workload w;
+  if (auto v = r.Name("name", P::kRequired)) w.name = *v;
+  if (auto v = r.String("project", P::kRequired)) {
+    if (auto p = ParseProjectRef(*v); !p.ok()) r.Error("project", p.status().message());
+    w.project = *v;
+  }
+  if (auto v = r.Name("queue", P::kRequired)) w.queue = *v;
+  w.priority_class = r.Name("priorityClass").value_or(std::string(DefaultPriorityClassFor(*kind)));
+  if (auto v = r.StringMap("labels")) w.labels = *v;
+
+  std::vector<std::string_view> keys = internal::CommonSpecKeys();
+  const auto& extra = internal::KindSpecKeys(*kind);
+  keys.insert(keys.end(), extra.begin(), extra.end());
+  if (auto spec = r.Map("spec", keys, P::kRequired)) {
+    DecodeCommonSpec(*spec, *kind, w.spec);
+    w.details = internal::DecodeKindSpec(*kind, *spec, w.spec);
+  }
+  if (ctx.errors() != before) return std::nullopt;
+  return w;
+}
+
+Result<Workload> WorkloadFromJson(const nlohmann::json& j) {
+  Diagnostics diags;
+  SpecContext ctx("", &diags);
+  auto w = DecodeWorkload(JsonToYaml(j), ctx);
+  if (!w) return diags.ToStatus();
+  return *w;
+}
+
+Result<Workload> WorkloadFromYaml(std::string_view text, const std::string& filename) {
+  Diagnostics diags;
+  YAML::Node doc;
+  try {
+    doc = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    diags.Add(filename, e.mark.line + 1, "", "YAML syntax error: " + e.msg);
+    return diags.ToStatus();
+  }
+  SpecContext ctx(filename, &diags);
+  auto w = DecodeWorkload(doc, ctx);
+  if (!w) return diags.ToStatus();
+  return *w;
+}
+
+}  // namespace abacus

@@ -1,0 +1,175 @@
+// Workload → canonical JSON and YAML (see workload_codec.h).
+#include "common/duration_parse.h"
+#include "tenancy/yaml_json.h"
+#include "workload/workload_codec.h"
+
+namespace abacus {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json EncodeRestartPolicy(const RestartPolicy& rp) {
+  return Json{{"maxRetries", rp.max_retries}, {"backoffSeconds", rp.backoff_seconds}};
+}
+
+Json EncodeTaskGroup(const TaskGroup& g) {
+  Json j;
+  j["name"] = g.name;
+  j["replicas"] = g.replicas;
+  Json res;
+  res["cpu"] = g.resources.cpu.ToString();
+  res["memory"] = g.resources.memory.ToString();
+  if (const auto& a = g.resources.accelerators) {
+    Json acc;
+    acc["flavor"] = a->flavor.text();
+    acc["count"] = a->count;
+    if (a->share) acc["share"] = *a->share;
+    if (a->memory) acc["memory"] = a->memory->ToString();
+    res["accelerators"] = std::move(acc);
+  }
+  j["resources"] = std::move(res);
+  j["topology"] = TopologyPolicyName(g.topology);
+  if (!g.node_selector.empty()) j["nodeSelector"] = g.node_selector;
+  if (!g.tolerations.empty()) {
+    Json list = Json::array();
+    for (const auto& t : g.tolerations) {
+      Json tj;
+      if (!t.key.empty()) tj["key"] = t.key;
+      tj["operator"] = t.op == Toleration::Op::kExists ? "Exists" : "Equal";
+      if (t.op == Toleration::Op::kEqual) tj["value"] = t.value;
+      if (t.effect) tj["effect"] = TaintEffectName(*t.effect);
+      list.push_back(std::move(tj));
+    }
+    j["tolerations"] = std::move(list);
+  }
+  if (!g.runtime.empty()) {
+    Json list = Json::array();
+    for (const auto& c : g.runtime) list.push_back(c.ToString());
+    j["runtime"] = std::move(list);
+  }
+  return j;
+}
+
+Json EncodeProbe(const Probe& p) {
+  Json j;
+  switch (p.type) {
+    case Probe::Type::kHttp: j["http"] = Json{{"path", p.path}, {"port", p.port}}; break;
+    case Probe::Type::kTcp: j["tcp"] = Json{{"port", p.port}}; break;
+    case Probe::Type::kExec: j["exec"] = Json{{"command", p.command}}; break;
+  }
+  j["initialDelaySeconds"] = p.initial_delay_seconds;
+  j["periodSeconds"] = p.period_seconds;
+  j["timeoutSeconds"] = p.timeout_seconds;
+  j["failureThreshold"] = p.failure_threshold;
+  j["successThreshold"] = p.success_threshold;
+  return j;
+}
+
+void EncodeTraining(const TrainingSpec& t, Json& spec) {
+  if (t.checkpoint) {
+    spec["checkpoint"] = Json{{"signal", t.checkpoint->signal}, {"graceSeconds", t.checkpoint->grace_seconds}};
+  }
+  spec["restartPolicy"] = EncodeRestartPolicy(t.restart_policy);
+  if (t.max_runtime) spec["maxRuntime"] = FormatDurationSpec(*t.max_runtime);
+}
+
+void EncodeInference(const InferenceSpec& s, Json& spec) {
+  spec["replicas"] = s.replicas;
+  spec["minReplicas"] = s.min_replicas;
+  spec["maxReplicas"] = s.max_replicas;
+  if (s.reservation) {
+    Json r;
+    r["reserved"] = s.reservation->reserved;
+    if (!s.reservation->pool.empty()) r["pool"] = s.reservation->pool;
+    spec["reservation"] = std::move(r);
+  }
+  if (s.probes.readiness || s.probes.liveness) {
+    Json p;
+    if (s.probes.readiness) p["readiness"] = EncodeProbe(*s.probes.readiness);
+    if (s.probes.liveness) p["liveness"] = EncodeProbe(*s.probes.liveness);
+    spec["probes"] = std::move(p);
+  }
+  if (const auto& a = s.autoscaling) {
+    spec["autoscaling"] = Json{{"metric", a->metric},
+                               {"target", a->target.ToString()},
+                               {"stabilizationSeconds", a->stabilization_seconds},
+                               {"cooldownSeconds", a->cooldown_seconds}};
+  }
+  if (const auto& r = s.rollout) {
+    Json j;
+    j["version"] = r->version;
+    if (r->canary_percent) j["canaryPercent"] = *r->canary_percent;
+    if (r->canary_replicas) j["canaryReplicas"] = *r->canary_replicas;
+    j["promoteAfterSeconds"] = r->promote_after_seconds;
+    j["rollback"] = r->automatic_rollback ? "automatic" : "manual";
+    spec["rollout"] = std::move(j);
+  }
+}
+
+void EncodeExperiment(const ExperimentSpec& e, Json& spec) {
+  if (e.ttl) spec["ttl"] = FormatDurationSpec(*e.ttl);
+  if (const auto& i = e.idle) {
+    spec["idle"] = Json{{"utilizationBelowPercent", i->utilization_below_percent},
+                        {"windowSeconds", i->window_seconds},
+                        {"noticeSeconds", i->notice_seconds}};
+  }
+  if (const auto& q = e.temporary_quota) {
+    spec["temporaryQuota"] = Json{{"resource", q->resource.Name()},
+                                  {"amount", q->amount.ToString()},
+                                  {"expires", FormatDurationSpec(q->expires)}};
+  }
+}
+
+void EncodeEvaluation(const EvaluationSpec& e, Json& spec) {
+  spec["model"] = e.model;
+  spec["modelVersion"] = e.model_version;
+  spec["dataset"] = e.dataset;
+  spec["resultsPath"] = e.results_path;
+  spec["archive"] = e.archive;
+  if (!e.baseline_version.empty()) spec["baselineVersion"] = e.baseline_version;
+}
+
+void EncodeBatch(const BatchSpec& b, Json& spec) {
+  spec["tasks"] = b.tasks;
+  spec["parallelism"] = b.parallelism;
+  spec["restartPolicy"] = EncodeRestartPolicy(b.restart_policy);
+}
+
+}  // namespace
+
+Json EncodeWorkload(const Workload& w) {
+  Json j;
+  j["kind"] = WorkloadKindName(w.kind());
+  j["name"] = w.name;
+  j["project"] = w.project;
+  j["queue"] = w.queue;
+  j["priorityClass"] = w.priority_class;
+  if (!w.labels.empty()) j["labels"] = w.labels;
+  Json spec;
+  if (!w.spec.image.empty()) spec["image"] = w.spec.image;
+  if (!w.spec.command.empty()) spec["command"] = w.spec.command;
+  if (!w.spec.env.empty()) spec["env"] = w.spec.env;
+  Json groups = Json::array();
+  for (const auto& g : w.spec.task_groups) groups.push_back(EncodeTaskGroup(g));
+  spec["taskGroups"] = std::move(groups);
+  spec["gang"] = w.spec.gang;
+  if (w.spec.max_queue_wait) spec["maxQueueWait"] = FormatDurationSpec(*w.spec.max_queue_wait);
+  std::visit(
+      [&spec](const auto& d) {
+        using D = std::decay_t<decltype(d)>;
+        if constexpr (std::is_same_v<D, TrainingSpec>) EncodeTraining(d, spec);
+        if constexpr (std::is_same_v<D, InferenceSpec>) EncodeInference(d, spec);
+        if constexpr (std::is_same_v<D, ExperimentSpec>) EncodeExperiment(d, spec);
+        if constexpr (std::is_same_v<D, EvaluationSpec>) EncodeEvaluation(d, spec);
+        if constexpr (std::is_same_v<D, BatchSpec>) EncodeBatch(d, spec);
+      },
+      w.details);
+  j["spec"] = std::move(spec);
+  return j;
+}
+
+nlohmann::json ToJson(const Workload& w) { return ToPlainJson(EncodeWorkload(w)); }
+
+std::string ToYaml(const Workload& w) { return EmitYaml(EncodeWorkload(w)); }
+
+}  // namespace abacus
