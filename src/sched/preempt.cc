@@ -48,6 +48,27 @@ VictimSearchResult FindVictims(PreemptionContext& ctx, WorkloadIndex preemptor,
     if (ctx.quota.used(pw.queue, r) + amount > ctx.quota.nominal(pw.queue, r)) preemptor_borrows = true;
   });
 
+  // 0. Work already stopping (evicting, or chosen as a victim earlier) will free its share:
+  //    if that is enough, wait for it instead of preempting more.
+  std::vector<WorkloadIndex> leaving;
+  for (QueueIndex q : ctx.quota.TreeQueues(pw.queue)) {
+    for (WorkloadIndex v : ctx.running[q]) {
+      if (ctx.excluded[v]) leaving.push_back(v);
+    }
+  }
+  for (WorkloadIndex v : leaving) Evict(ctx, v);
+  struct RestoreLeaving {
+    PreemptionContext& ctx;
+    std::vector<WorkloadIndex>& leaving;
+    ~RestoreLeaving() {
+      for (auto it = leaving.rbegin(); it != leaving.rend(); ++it) Restore(ctx, *it);
+    }
+  } restore_leaving{ctx, leaving};
+  if (!leaving.empty() && Fits(ctx, preemptor, flavors, usage)) {
+    out.found = true;  // no new victims: what is already stopping suffices
+    return out;
+  }
+
   // 1. Candidates.
   struct Ranked {
     VictimCandidate c;

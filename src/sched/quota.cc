@@ -80,6 +80,7 @@ int64_t QuotaState::PoolFree(QueueIndex q, ResourceKey r) const {
 }
 
 bool QuotaState::IsBorrowing(QueueIndex q, ResourceKey r) const {
+  if (!Limits(q, r)) return false;  // unlisted cpu/memory: not under quota, never borrowed
   if (best_effort_[q].Get(r) > 0) return true;
   return usage_[q].Get(r) - best_effort_[q].Get(r) > nominal(q, r);
 }
@@ -108,7 +109,8 @@ QuotaCheck QuotaState::Check(QueueIndex q, const ResourceVector& request, bool b
   auto worsen = [&](FlavorMode m, ResourceKey r, int64_t needed) {
     if (static_cast<int>(m) > static_cast<int>(out.mode)) {
       out.mode = m;
-      out.shortage = Detail(q, r, needed);
+      out.shortage = r;
+      out.needed = needed;
     }
   };
   request.ForEach([&](ResourceKey r, int64_t amount) {

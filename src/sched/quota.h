@@ -34,7 +34,10 @@ struct QuotaDetail {
 
 struct QuotaCheck {
   FlavorMode mode = FlavorMode::kFit;
-  std::optional<QuotaDetail> shortage;  // the first resource that is not a plain fit
+  // The resource that decided the mode (when not a plain fit) and the amount asked of it;
+  // QuotaState::Detail turns it into numbers for explain only when needed.
+  std::optional<ResourceKey> shortage;
+  int64_t needed = 0;
 };
 
 class QuotaState {
@@ -60,6 +63,8 @@ class QuotaState {
   int64_t nominal(QueueIndex q, ResourceKey r) const;
   // Returns the free amount of `r` in the lending pool of `q`'s cohort tree.
   int64_t PoolFree(QueueIndex q, ResourceKey r) const;
+  // Returns the numbers behind a decision on `r` for queue `q` asking `needed`.
+  QuotaDetail Detail(QueueIndex q, ResourceKey r, int64_t needed) const;
   // Returns the root cohort of `q`, or kNone.
   CohortIndex Root(QueueIndex q) const { return root_of_queue_[q]; }
   // Queues sharing `q`'s cohort tree (q included).
@@ -69,7 +74,6 @@ class QuotaState {
   const QuotaInfo* Entry(QueueIndex q, ResourceKey r) const;
   int64_t Guaranteed(const QuotaInfo& e) const;
   int64_t PoolUse(QueueIndex q, ResourceKey r, int64_t used, int64_t best_effort) const;
-  QuotaDetail Detail(QueueIndex q, ResourceKey r, int64_t needed) const;
 
   std::vector<QueueInfo> queues_;
   std::vector<CohortInfo> cohorts_;
@@ -80,7 +84,6 @@ class QuotaState {
   std::vector<std::vector<CohortIndex>> ancestors_;   // per queue: its cohort, parent, …, root
   std::vector<ResourceVector> pool_size_;   // per cohort: lendable amount in its subtree
   std::vector<ResourceVector> pool_used_;   // per cohort: pool use in its subtree
-  std::vector<QueueIndex> lone_;            // tree list for queues without a cohort
   std::vector<std::vector<QueueIndex>> lone_lists_;
 };
 

@@ -92,7 +92,8 @@ class Cycle {
         eff_prio_(s.workloads.size(), 0),
         usage_(s.workloads.size()),
         pending_slot_(s.workloads.size(), -1),
-        tree_epoch_(s.cohorts.size() + s.queues.size(), 0) {}
+        tree_epoch_(s.cohorts.size() + s.queues.size(), 0),
+        admitted_since_(s.cohorts.size() + s.queues.size()) {}
 
   CycleResult Run();
 
@@ -135,6 +136,16 @@ class Cycle {
     std::string why_not;
   };
   std::vector<uint64_t> tree_epoch_;
+  // Per tree: for each priority of preemptible work admitted this cycle, the epoch of the last
+  // such admission. A failed search stays valid while no possible victim (priority at most the
+  // searcher's) has been admitted since.
+  std::vector<std::vector<std::pair<int32_t, uint64_t>>> admitted_since_;
+  bool SearchStillFails(size_t tree, const FailedSearch& f) const {
+    for (const auto& [prio, epoch] : admitted_since_[tree]) {
+      if (prio <= f.priority && epoch > f.epoch) return false;
+    }
+    return true;
+  }
   std::map<std::pair<QueueIndex, std::vector<FlavorId>>, FailedSearch> failed_searches_;
   size_t TreeOf(QueueIndex q) const {
     CohortIndex root = quota_.Root(q);
@@ -360,7 +371,19 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
         usage_[w] = o.usage;
         running_[wl.queue].push_back(w);
         if (wl.preemptible) min_preemptible_[wl.queue] = std::min(min_preemptible_[wl.queue], wl.priority);
-        ++tree_epoch_[TreeOf(wl.queue)];
+        {
+          size_t tree = TreeOf(wl.queue);
+          ++tree_epoch_[tree];
+          if (wl.preemptible) {
+            auto& since = admitted_since_[tree];
+            auto it = std::find_if(since.begin(), since.end(), [&](const auto& e) { return e.first == wl.priority; });
+            if (it == since.end()) {
+              since.emplace_back(wl.priority, tree_epoch_[tree]);
+            } else {
+              it->second = tree_epoch_[tree];
+            }
+          }
+        }
         Admission a;
         a.workload = w;
         a.workload_id = wl.id;
@@ -386,7 +409,7 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
       tried_preemption = true;
       auto memo_key = std::make_pair(wl.queue, o.flavors);
       auto memo = failed_searches_.find(memo_key);
-      if (memo != failed_searches_.end() && memo->second.epoch == tree_epoch_[TreeOf(wl.queue)] &&
+      if (memo != failed_searches_.end() && SearchStillFails(TreeOf(wl.queue), memo->second) &&
           eff_prio_[w] <= memo->second.priority && memo->second.usage.FitsIn(o.usage)) {
         if (why_not.empty()) why_not = memo->second.why_not;
         continue;
@@ -397,6 +420,10 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
         if (why_not.empty()) why_not = vr.why_not;
         failed_searches_[memo_key] = {tree_epoch_[TreeOf(wl.queue)], eff_prio_[w], o.usage, vr.why_not};
         continue;
+      }
+      if (vr.victims.empty()) {
+        Pend(w, PendingCode::kWaitingForPreemption, "waiting for preempted workloads that are already stopping");
+        return false;
       }
       ++tree_epoch_[TreeOf(wl.queue)];
       for (const auto& v : vr.victims) {
@@ -444,14 +471,16 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
   }
   const Option& first = options.front();
   std::string msg = "quota: ";
-  if (first.quota.shortage) {
-    msg += DescribeQuota(*first.quota.shortage, s_.queues[wl.queue].name);
+  std::optional<QuotaDetail> detail;
+  if (first.quota.shortage) detail = quota_.Detail(wl.queue, *first.quota.shortage, first.quota.needed);
+  if (detail) {
+    msg += DescribeQuota(*detail, s_.queues[wl.queue].name);
   } else {
     msg += "does not fit";
   }
   if (options.size() > 1) msg += " (and " + std::to_string(options.size() - 1) + " other flavor choice(s) do not fit either)";
   PendingReason& r = Pend(w, PendingCode::kQuota, msg);
-  r.quota = first.quota.shortage;
+  r.quota = detail;
   if (tried_preemption) r.preemption = why_not;
   return false;
 }
