@@ -460,7 +460,23 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
     PlacementDetail d = ExplainPlacement(w, *placement_opt);
     std::string flavor = d.flavor == kCpuFlavorId ? "cpu" : Flavor::FromId(d.flavor).name();
     std::string msg = "quota allows it but no room: " + DescribePlacement(d);
-    PendingReason& r = Pend(w, PendingCode::kPlacement, msg);
+    // A whole-device task bigger than every node of its flavor can never run: say so.
+    const TaskRequest& t = wl.groups[placement_opt->placement.group].task;
+    PendingCode code = PendingCode::kPlacement;
+    if (t.needs_devices() && t.share_milli == 0 && d.flavor != kCpuFlavorId) {
+      int32_t largest = 0;
+      for (const NodeInfo& node : s_.nodes) {  // every device, healthy or not: it may recover
+        int32_t count = 0;
+        for (const auto& dev : node.devices) count += dev.flavor == d.flavor;
+        largest = std::max(largest, count);
+      }
+      if (largest < t.device_count) {
+        code = PendingCode::kInvalid;
+        msg = "never fits: a task needs " + std::to_string(t.device_count) + " " + Flavor::FromId(d.flavor).name() +
+              " on one node, the largest node has " + std::to_string(largest);
+      }
+    }
+    PendingReason& r = Pend(w, code, msg);
     r.placement = d;
     if (tried_preemption) r.preemption = why_not;
     if (at_head && wl.gang && c_.enable_gang_reservation && Reserve(w, placement_opt->flavors)) {
