@@ -64,6 +64,10 @@ std::string DescribeQuota(const QuotaDetail& d, const std::string& queue) {
                     Num(d.resource, d.used) + " of nominal " + Num(d.resource, d.nominal);
   if (d.borrowing_limit) out += " (borrowing limit " + Num(d.resource, *d.borrowing_limit) + ")";
   out += "; cohort can lend " + Num(d.resource, d.borrowable);
+  if (!d.limiting_cohort.empty()) {
+    out += "; but cohort " + d.limiting_cohort + " reached its borrowing limit " +
+           Num(d.resource, d.cohort_borrowing_limit) + " (its queues borrow " + Num(d.resource, d.cohort_borrowed) + ")";
+  }
   if (!d.borrowed_by.empty()) {
     out += "; borrowed by ";
     for (size_t i = 0; i < d.borrowed_by.size() && i < 3; ++i) {

@@ -83,13 +83,10 @@ VictimSearchResult FindVictims(PreemptionContext& ctx, WorkloadIndex preemptor,
     // lowest preemptible priority is too high has no candidate at all.
     bool same = q == pw.queue;
     int32_t limit = same ? prio - 1 : (preemptor_borrows ? prio - 1 : prio);
-    if (ctx.min_preemptible_priority[q] > limit) {
-      higher += ctx.running[q].empty() ? 0 : 1;
-      continue;
-    }
-    bool queue_borrowing = false;
+    if (ctx.min_preemptible_priority[q] > limit) continue;  // counted below if nothing is found
+    bool queue_borrowing = false;  // regular work above nominal on something the preemptor needs
     usage.ForEach([&](ResourceKey r, int64_t) {
-      if (r.type != ResourceType::kDeviceMemory && ctx.quota.IsBorrowing(q, r)) queue_borrowing = true;
+      if (r.type != ResourceType::kDeviceMemory && ctx.quota.IsOverNominal(q, r)) queue_borrowing = true;
     });
     if (!same && !queue_borrowing) {
       bool any_best_effort = false;
@@ -119,6 +116,25 @@ VictimSearchResult FindVictims(PreemptionContext& ctx, WorkloadIndex preemptor,
     }
   }
   if (ranked.empty()) {
+    // Slow path, only when nothing qualifies: count by cause for the reason.
+    nonpreemptible = 0;
+    higher = 0;
+    for (QueueIndex q : ctx.quota.TreeQueues(pw.queue)) {
+      int32_t limit = q == pw.queue ? prio - 1 : (preemptor_borrows ? prio - 1 : prio);
+      for (WorkloadIndex v : ctx.running[q]) {
+        if (ctx.excluded[v]) continue;
+        bool uses_needed = false;
+        ctx.usage[v].ForEach([&](ResourceKey r, int64_t) {
+          if (r.type != ResourceType::kDeviceMemory && usage.Get(r) != 0) uses_needed = true;
+        });
+        if (!uses_needed) continue;
+        if (!ctx.workloads[v].preemptible) {
+          ++nonpreemptible;
+        } else if (ctx.workloads[v].priority > limit) {
+          ++higher;
+        }
+      }
+    }
     out.why_not = "no preemptible workload of lower priority holds what it needs";
     if (nonpreemptible > 0) out.why_not += " (" + std::to_string(nonpreemptible) + " non-preemptible";
     if (higher > 0) out.why_not += std::string(nonpreemptible > 0 ? ", " : " (") + std::to_string(higher) + " of equal or higher priority";
@@ -126,7 +142,9 @@ VictimSearchResult FindVictims(PreemptionContext& ctx, WorkloadIndex preemptor,
     return out;
   }
   // 2. Borrowed capacity first, then lowest priority, then newest.
-  std::sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
+  std::sort(ranked.begin(), ranked.end(), [&](const Ranked& a, const Ranked& b) {
+    bool a_be = ctx.workloads[a.c.workload].borrowed_only, b_be = ctx.workloads[b.c.workload].borrowed_only;
+    if (a_be != b_be) return a_be;  // best-effort runs only on borrowed capacity: it goes first
     if (a.borrowed != b.borrowed) return a.borrowed;
     if (a.priority != b.priority) return a.priority < b.priority;
     if (a.admitted_at != b.admitted_at) return a.admitted_at > b.admitted_at;

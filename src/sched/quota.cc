@@ -79,14 +79,26 @@ int64_t QuotaState::PoolFree(QueueIndex q, ResourceKey r) const {
   return pool_size_[root].Get(r) - pool_used_[root].Get(r);
 }
 
+bool QuotaState::IsOverNominal(QueueIndex q, ResourceKey r) const {
+  if (!Limits(q, r)) return false;
+  return usage_[q].Get(r) - best_effort_[q].Get(r) > nominal(q, r);
+}
+
 bool QuotaState::IsBorrowing(QueueIndex q, ResourceKey r) const {
   if (!Limits(q, r)) return false;  // unlisted cpu/memory: not under quota, never borrowed
   if (best_effort_[q].Get(r) > 0) return true;
   return usage_[q].Get(r) - best_effort_[q].Get(r) > nominal(q, r);
 }
 
-QuotaDetail QuotaState::Detail(QueueIndex q, ResourceKey r, int64_t needed) const {
+QuotaDetail QuotaState::Detail(QueueIndex q, ResourceKey r, int64_t needed, CohortIndex limiting_cohort) const {
   QuotaDetail d;
+  if (limiting_cohort != kNone) {
+    d.limiting_cohort = cohorts_[limiting_cohort].name;
+    for (const auto& ce : cohorts_[limiting_cohort].quotas) {
+      if (ce.resource == r && ce.borrowing_limit) d.cohort_borrowing_limit = *ce.borrowing_limit;
+    }
+    d.cohort_borrowed = std::max<int64_t>(0, pool_used_[limiting_cohort].Get(r) - pool_size_[limiting_cohort].Get(r));
+  }
   d.resource = r;
   d.needed = needed;
   d.nominal = nominal(q, r);
@@ -106,11 +118,12 @@ QuotaDetail QuotaState::Detail(QueueIndex q, ResourceKey r, int64_t needed) cons
 
 QuotaCheck QuotaState::Check(QueueIndex q, const ResourceVector& request, bool borrowed_only) const {
   QuotaCheck out;
-  auto worsen = [&](FlavorMode m, ResourceKey r, int64_t needed) {
+  auto worsen = [&](FlavorMode m, ResourceKey r, int64_t needed, CohortIndex cohort = kNone) {
     if (static_cast<int>(m) > static_cast<int>(out.mode)) {
       out.mode = m;
       out.shortage = r;
       out.needed = needed;
+      out.limiting_cohort = cohort;
     }
   };
   request.ForEach([&](ResourceKey r, int64_t amount) {
@@ -150,7 +163,7 @@ QuotaCheck QuotaState::Check(QueueIndex q, const ResourceVector& request, bool b
       for (const auto& ce : cohorts_[c].quotas) {
         if (ce.resource == r && ce.borrowing_limit &&
             pool_used_[c].Get(r) + pool_delta - pool_size_[c].Get(r) > *ce.borrowing_limit) {
-          worsen(FlavorMode::kNoFit, r, amount);
+          worsen(FlavorMode::kNoFit, r, amount, c);
           return;
         }
       }

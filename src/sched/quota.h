@@ -30,6 +30,10 @@ struct QuotaDetail {
   std::optional<int64_t> borrowing_limit;
   int64_t borrowable = 0;  // free in the cohort's lending pool
   std::vector<std::pair<std::string, int64_t>> borrowed_by;  // queues above nominal, by amount
+  // Set when an ancestor cohort's own borrowing limit is what blocks.
+  std::string limiting_cohort;
+  int64_t cohort_borrowing_limit = 0;
+  int64_t cohort_borrowed = 0;  // what the cohort's subtree borrows now
 };
 
 struct QuotaCheck {
@@ -38,6 +42,7 @@ struct QuotaCheck {
   // QuotaState::Detail turns it into numbers for explain only when needed.
   std::optional<ResourceKey> shortage;
   int64_t needed = 0;
+  CohortIndex limiting_cohort = kNone;  // an ancestor cohort whose borrowing limit blocks
 };
 
 class QuotaState {
@@ -54,6 +59,8 @@ class QuotaState {
   // Returns true when queue `q` uses more than its nominal quota of `r` (or holds best-effort
   // work using `r`): its work there runs on borrowed capacity.
   bool IsBorrowing(QueueIndex q, ResourceKey r) const;
+  // Returns true when `q`'s regular (not best-effort) use of `r` is above its nominal quota.
+  bool IsOverNominal(QueueIndex q, ResourceKey r) const;
   // True when `r` is limited for `q` (the queue lists it, or it is a device flavor).
   bool Limits(QueueIndex q, ResourceKey r) const;
   // Returns the resources queue `q` limits with their nominal amounts, in listed order.
@@ -64,7 +71,8 @@ class QuotaState {
   // Returns the free amount of `r` in the lending pool of `q`'s cohort tree.
   int64_t PoolFree(QueueIndex q, ResourceKey r) const;
   // Returns the numbers behind a decision on `r` for queue `q` asking `needed`.
-  QuotaDetail Detail(QueueIndex q, ResourceKey r, int64_t needed) const;
+  QuotaDetail Detail(QueueIndex q, ResourceKey r, int64_t needed,
+                     CohortIndex limiting_cohort = kNone) const;
   // Returns the root cohort of `q`, or kNone.
   CohortIndex Root(QueueIndex q) const { return root_of_queue_[q]; }
   // Queues sharing `q`'s cohort tree (q included).

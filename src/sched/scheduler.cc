@@ -357,6 +357,8 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
     return false;
   }
   // 1. Flavor assignment and quota, then placement, first fitting combination wins.
+  //    Nominal quota first, then borrowing (DESIGN §5.3): choices that fit within nominal are
+  //    tried before any choice that would borrow, each in the queue's listed order.
   std::vector<Option> options;
   options.reserve(combos.size());
   for (auto& flavors : combos) {
@@ -364,6 +366,13 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
     o.usage = WorkloadUsage(wl, flavors);
     o.quota = quota_.Check(wl.queue, o.usage, wl.borrowed_only);
     o.flavors = std::move(flavors);
+    options.push_back(std::move(o));
+  }
+  std::stable_sort(options.begin(), options.end(), [](const Option& a, const Option& b) {
+    auto rank = [](FlavorMode m) { return m == FlavorMode::kFit ? 0 : m == FlavorMode::kBorrow ? 1 : 2; };
+    return rank(a.quota.mode) < rank(b.quota.mode);
+  });
+  for (Option& o : options) {
     if (o.quota.mode == FlavorMode::kFit || o.quota.mode == FlavorMode::kBorrow) {
       std::vector<TaskPlacement> placements;
       if (placer_.Place(wl, w, o.flavors, reserved_by_, &placements, &o.placement)) {
@@ -397,7 +406,6 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
       }
       o.placement_failed = true;
     }
-    options.push_back(std::move(o));
   }
   // 2. Preemption: the first option that quota could allow by reclaiming or by evicting
   //    lower-priority work, or whose placement failed.
@@ -476,6 +484,18 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
               " on one node, the largest node has " + std::to_string(largest);
       }
     }
+    if (code == PendingCode::kPlacement && !result_.reservations.empty()) {
+      // Would it fit if no node were held for a gang? Then the reservation is the reason.
+      std::vector<WorkloadIndex> unreserved(reserved_by_.size(), kNone);
+      std::vector<TaskPlacement> trial;
+      if (placer_.Place(wl, w, placement_opt->flavors, unreserved, &trial, nullptr)) {
+        for (const auto& p : trial) cluster_.Release(p);
+        std::string holder;
+        for (const auto& res : result_.reservations) holder += (holder.empty() ? "" : ", ") + res.workload_id;
+        code = PendingCode::kReservedForGang;
+        msg = "room exists only on nodes held for gang workload(s) " + holder + " ahead of it; " + DescribePlacement(d);
+      }
+    }
     PendingReason& r = Pend(w, code, msg);
     r.placement = d;
     if (tried_preemption) r.preemption = why_not;
@@ -488,7 +508,9 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
   const Option& first = options.front();
   std::string msg = "quota: ";
   std::optional<QuotaDetail> detail;
-  if (first.quota.shortage) detail = quota_.Detail(wl.queue, *first.quota.shortage, first.quota.needed);
+  if (first.quota.shortage) {
+    detail = quota_.Detail(wl.queue, *first.quota.shortage, first.quota.needed, first.quota.limiting_cohort);
+  }
   if (detail) {
     msg += DescribeQuota(*detail, s_.queues[wl.queue].name);
   } else {
