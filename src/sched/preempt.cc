@@ -50,16 +50,11 @@ VictimSearchResult FindVictims(PreemptionContext& ctx, WorkloadIndex preemptor,
 
   // 0. Work already stopping (evicting, or chosen as a victim earlier) will free its share:
   //    if that is enough, wait for it instead of preempting more.
-  std::vector<WorkloadIndex> leaving;
-  for (QueueIndex q : ctx.quota.TreeQueues(pw.queue)) {
-    for (WorkloadIndex v : ctx.running[q]) {
-      if (ctx.excluded[v]) leaving.push_back(v);
-    }
-  }
+  const std::vector<WorkloadIndex>& leaving = ctx.leaving;
   for (WorkloadIndex v : leaving) Evict(ctx, v);
   struct RestoreLeaving {
     PreemptionContext& ctx;
-    std::vector<WorkloadIndex>& leaving;
+    const std::vector<WorkloadIndex>& leaving;
     ~RestoreLeaving() {
       for (auto it = leaving.rbegin(); it != leaving.rend(); ++it) Restore(ctx, *it);
     }
@@ -119,7 +114,12 @@ VictimSearchResult FindVictims(PreemptionContext& ctx, WorkloadIndex preemptor,
     // Slow path, only when nothing qualifies: count by cause for the reason.
     nonpreemptible = 0;
     higher = 0;
+    size_t tree_running = 0;
+    for (QueueIndex q : ctx.quota.TreeQueues(pw.queue)) tree_running += ctx.running[q].size();
+    // Exact counts cost a pass over the tree's running work: bounded for huge trees.
+    constexpr size_t kMaxCountScan = 2048;
     for (QueueIndex q : ctx.quota.TreeQueues(pw.queue)) {
+      if (tree_running > kMaxCountScan) break;
       int32_t limit = q == pw.queue ? prio - 1 : (preemptor_borrows ? prio - 1 : prio);
       for (WorkloadIndex v : ctx.running[q]) {
         if (ctx.excluded[v]) continue;

@@ -34,6 +34,7 @@ struct PreemptionContext {
   // lets a search skip whole queues without looking at their workloads.
   const std::vector<int32_t>& min_preemptible_priority;
   const std::vector<uint8_t>& excluded;             // already victims or evicting
+  const std::vector<WorkloadIndex>& leaving;        // the excluded ones of the preemptor's cohort tree
   const std::vector<WorkloadIndex>& reserved_by;
   ClusterState& cluster;
   QuotaState& quota;

@@ -89,6 +89,7 @@ class Cycle {
         placer_(cluster_, node_pool_, QueuePoolAccess(s.queues, pool_names_, s.pool_tenants), c.policy),
         reserved_by_(s.nodes.size(), kNone),
         excluded_(s.workloads.size(), 0),
+        leaving_(s.cohorts.size() + s.queues.size()),
         eff_prio_(s.workloads.size(), 0),
         usage_(s.workloads.size()),
         pending_slot_(s.workloads.size(), -1),
@@ -119,6 +120,7 @@ class Cycle {
   Placer placer_;
   std::vector<WorkloadIndex> reserved_by_;
   std::vector<uint8_t> excluded_;    // evicting, or chosen as a victim this cycle
+  std::vector<std::vector<WorkloadIndex>> leaving_;  // the excluded, per cohort tree
   std::vector<int32_t> eff_prio_;
   std::vector<int32_t> min_preemptible_;             // per queue
   std::vector<ResourceVector> usage_;
@@ -167,7 +169,10 @@ void Cycle::LoadAdmitted() {
     for (const auto& p : w.placements) cluster_.Allocate(p);  // aborts on double allocation
     running_[w.queue].push_back(i);
     if (w.preemptible) min_preemptible_[w.queue] = std::min(min_preemptible_[w.queue], w.priority);
-    if (w.evicting) excluded_[i] = 1;
+    if (w.evicting) {
+      excluded_[i] = 1;
+      leaving_[TreeOf(w.queue)].push_back(i);
+    }
   }
 }
 
@@ -422,7 +427,8 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
         if (why_not.empty()) why_not = memo->second.why_not;
         continue;
       }
-      PreemptionContext ctx{s_.workloads, usage_, running_, eff_prio_, min_preemptible_, excluded_, reserved_by_, cluster_, quota_, placer_};
+      PreemptionContext ctx{s_.workloads, usage_, running_, eff_prio_, min_preemptible_, excluded_,
+                            leaving_[TreeOf(wl.queue)], reserved_by_, cluster_, quota_, placer_};
       VictimSearchResult vr = FindVictims(ctx, w, o.flavors, o.usage);
       if (!vr.found) {
         if (why_not.empty()) why_not = vr.why_not;
@@ -436,6 +442,7 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
       ++tree_epoch_[TreeOf(wl.queue)];
       for (const auto& v : vr.victims) {
         excluded_[v.workload] = 1;
+        leaving_[TreeOf(s_.workloads[v.workload].queue)].push_back(v.workload);
         const WorkloadInfo& vw = s_.workloads[v.workload];
         PreemptionReason reason = v.reason;
         if (o.placement_failed && o.quota.mode != FlavorMode::kPreempt && reason == PreemptionReason::kReclaimQuota) {
