@@ -65,6 +65,8 @@ int RunSchedulerBench(const SchedulerBenchOptions& o) {
   j["tasks_placed"] = tasks;
   j["pending"] = r.stats.pending;
   j["preempted"] = r.stats.preempted;
+  j["victim_searches"] = r.stats.victim_searches;
+  j["victim_searches_skipped"] = r.stats.victim_searches_skipped;
   j["attempts"] = r.stats.attempts;
   j["cycle_seconds"] = cycle_s;
   j["snapshot_build_seconds"] = std::chrono::duration<double>(t1 - t0).count();

@@ -1,6 +1,7 @@
 #include "sched/place.h"
 
 #include <algorithm>
+#include <map>
 
 #include "common/check.h"
 
@@ -221,8 +222,22 @@ FilterReason Placer::FitOnNode(NodeIndex n, const TaskRequest& t, FlavorId flavo
     }
   }
   if (fit != nullptr) {
+    // Inside the chosen domain, prefer one NUMA node: the smallest that holds the whole task.
+    std::vector<int32_t> chosen = *fit;
+    if (t.topology != TopologyRequirement::kSameNuma && static_cast<int32_t>(fit->size()) > t.device_count) {
+      std::map<int32_t, std::vector<int32_t>> by_numa;
+      for (int32_t d : *fit) by_numa[devs[d].numa].push_back(d);
+      const std::vector<int32_t>* best_numa = nullptr;
+      for (const auto& [numa, list] : by_numa) {
+        if (numa >= 0 && static_cast<int32_t>(list.size()) >= t.device_count &&
+            (best_numa == nullptr || list.size() < best_numa->size())) {
+          best_numa = &list;
+        }
+      }
+      if (best_numa != nullptr) chosen = *best_numa;
+    }
     for (int32_t i = 0; i < t.device_count; ++i) {
-      int32_t d = (*fit)[i];
+      int32_t d = chosen[i];
       out->devices.push_back({d, 1000, devs[d].memory_bytes});
     }
     return FilterReason::kCount;

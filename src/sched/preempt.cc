@@ -5,7 +5,9 @@
 namespace abacus::sched {
 namespace {
 
-constexpr size_t kMaxCandidates = 512;
+// A preemption needing more victims than this is not attempted (the reason says so); it bounds
+// the cost of a search to O(running work in the cohort tree + kMaxCandidates trial evictions).
+constexpr size_t kMaxCandidates = 128;
 
 void Evict(PreemptionContext& ctx, WorkloadIndex v) {
   const WorkloadInfo& w = ctx.workloads[v];
@@ -48,6 +50,20 @@ VictimSearchResult FindVictims(PreemptionContext& ctx, WorkloadIndex preemptor,
     if (ctx.quota.used(pw.queue, r) + amount > ctx.quota.nominal(pw.queue, r)) preemptor_borrows = true;
   });
 
+  // The resources a victim must hold to help: the preemptor's accelerator flavors, or cpu and
+  // memory for CPU-only work.
+  std::vector<ResourceKey> needed_keys;
+  usage.ForEach([&](ResourceKey r, int64_t) {
+    if (r.type == ResourceType::kDeviceMilli) needed_keys.push_back(r);
+  });
+  if (needed_keys.empty()) needed_keys = {ResourceKey::Cpu(), ResourceKey::Memory()};
+  auto holds_needed = [&](WorkloadIndex v) {
+    for (ResourceKey r : needed_keys) {
+      if (ctx.usage[v].Get(r) > 0) return true;
+    }
+    return false;
+  };
+
   // 0. Work already stopping (evicting, or chosen as a victim earlier) will free its share:
   //    if that is enough, wait for it instead of preempting more.
   const std::vector<WorkloadIndex>& leaving = ctx.leaving;
@@ -80,9 +96,7 @@ VictimSearchResult FindVictims(PreemptionContext& ctx, WorkloadIndex preemptor,
     int32_t limit = same ? prio - 1 : (preemptor_borrows ? prio - 1 : prio);
     if (ctx.min_preemptible_priority[q] > limit) continue;  // counted below if nothing is found
     bool queue_borrowing = false;  // regular work above nominal on something the preemptor needs
-    usage.ForEach([&](ResourceKey r, int64_t) {
-      if (r.type != ResourceType::kDeviceMemory && ctx.quota.IsOverNominal(q, r)) queue_borrowing = true;
-    });
+    for (ResourceKey r : needed_keys) queue_borrowing |= ctx.quota.IsOverNominal(q, r);
     if (!same && !queue_borrowing) {
       bool any_best_effort = false;
       for (WorkloadIndex v : ctx.running[q]) any_best_effort |= ctx.workloads[v].borrowed_only;
@@ -99,11 +113,7 @@ VictimSearchResult FindVictims(PreemptionContext& ctx, WorkloadIndex preemptor,
         ++higher;
         continue;
       }
-      bool uses_needed = false;
-      ctx.usage[v].ForEach([&](ResourceKey r, int64_t) {
-        if (r.type != ResourceType::kDeviceMemory && usage.Get(r) != 0) uses_needed = true;
-      });
-      if (!uses_needed) continue;
+      if (!holds_needed(v)) continue;
       bool borrowing = queue_borrowing || vw.borrowed_only;
       if (!same && !borrowing) continue;
       ranked.push_back({{v, same ? PreemptionReason::kInQueuePriority : PreemptionReason::kReclaimQuota},
@@ -123,11 +133,7 @@ VictimSearchResult FindVictims(PreemptionContext& ctx, WorkloadIndex preemptor,
       int32_t limit = q == pw.queue ? prio - 1 : (preemptor_borrows ? prio - 1 : prio);
       for (WorkloadIndex v : ctx.running[q]) {
         if (ctx.excluded[v]) continue;
-        bool uses_needed = false;
-        ctx.usage[v].ForEach([&](ResourceKey r, int64_t) {
-          if (r.type != ResourceType::kDeviceMemory && usage.Get(r) != 0) uses_needed = true;
-        });
-        if (!uses_needed) continue;
+        if (!holds_needed(v)) continue;
         if (!ctx.workloads[v].preemptible) {
           ++nonpreemptible;
         } else if (ctx.workloads[v].priority > limit) {
@@ -142,15 +148,20 @@ VictimSearchResult FindVictims(PreemptionContext& ctx, WorkloadIndex preemptor,
     return out;
   }
   // 2. Borrowed capacity first, then lowest priority, then newest.
-  std::sort(ranked.begin(), ranked.end(), [&](const Ranked& a, const Ranked& b) {
+  auto better = [&](const Ranked& a, const Ranked& b) {
     bool a_be = ctx.workloads[a.c.workload].borrowed_only, b_be = ctx.workloads[b.c.workload].borrowed_only;
     if (a_be != b_be) return a_be;  // best-effort runs only on borrowed capacity: it goes first
     if (a.borrowed != b.borrowed) return a.borrowed;
     if (a.priority != b.priority) return a.priority < b.priority;
     if (a.admitted_at != b.admitted_at) return a.admitted_at > b.admitted_at;
     return a.c.workload > b.c.workload;
-  });
-  if (ranked.size() > kMaxCandidates) ranked.resize(kMaxCandidates);
+  };
+  if (ranked.size() > kMaxCandidates) {
+    std::partial_sort(ranked.begin(), ranked.begin() + kMaxCandidates, ranked.end(), better);
+    ranked.resize(kMaxCandidates);
+  } else {
+    std::sort(ranked.begin(), ranked.end(), better);
+  }
 
   // 3. Quick feasibility: with every candidate gone, would it fit? If not, nothing helps.
   for (const Ranked& r : ranked) Evict(ctx, r.c.workload);

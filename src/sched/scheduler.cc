@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "common/check.h"
+#include "sched/invariants.h"
 #include "sched/preempt.h"
 
 namespace abacus::sched {
@@ -425,8 +426,10 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
       if (memo != failed_searches_.end() && SearchStillFails(TreeOf(wl.queue), memo->second) &&
           eff_prio_[w] <= memo->second.priority && memo->second.usage.FitsIn(o.usage)) {
         if (why_not.empty()) why_not = memo->second.why_not;
+        ++result_.stats.victim_searches_skipped;
         continue;
       }
+      ++result_.stats.victim_searches;
       PreemptionContext ctx{s_.workloads, usage_, running_, eff_prio_, min_preemptible_, excluded_,
                             leaving_[TreeOf(wl.queue)], reserved_by_, cluster_, quota_, placer_};
       VictimSearchResult vr = FindVictims(ctx, w, o.flavors, o.usage);
@@ -604,7 +607,13 @@ CycleResult Cycle::Run() {
 
 CycleResult Schedule(const Snapshot& snapshot, const SchedulerConfig& config, bool measure) {
   Cycle cycle(snapshot, config, measure);
-  return cycle.Run();
+  CycleResult result = cycle.Run();
+#ifndef NDEBUG
+  // Debug builds re-check every invariant of the outcome (docs/scheduler.md, "Invariants").
+  Status invariants = CheckInvariants(snapshot, result);
+  ABACUS_CHECK(invariants.ok(), invariants.message());
+#endif
+  return result;
 }
 
 }  // namespace abacus::sched

@@ -54,6 +54,8 @@ struct CycleStats {
   int64_t admitted = 0;
   int64_t preempted = 0;
   int64_t pending = 0;
+  int64_t victim_searches = 0;      // preemption target searches run (memo misses)
+  int64_t victim_searches_skipped = 0;  // answered from a remembered failure
   std::vector<int64_t> decision_ns; // time per attempt, filled only when measuring
 };
 
