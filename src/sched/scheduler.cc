@@ -7,6 +7,7 @@
 
 #include "common/check.h"
 #include "sched/invariants.h"
+#include "sched/order.h"
 #include "sched/preempt.h"
 
 namespace abacus::sched {
@@ -28,16 +29,6 @@ std::string_view PreemptionReasonName(PreemptionReason r) {
     case PreemptionReason::kMakeRoom: return "MakeRoom";
   }
   return "?";
-}
-
-int32_t EffectivePriority(const WorkloadInfo& w, Time now) {
-  if (w.max_queue_wait.count() <= 0 || w.aging_step <= 0 || w.admitted) return w.priority;
-  int64_t waited = (now - w.submitted).count();
-  if (waited <= 0) return w.priority;
-  int64_t periods = waited / w.max_queue_wait.count();
-  int64_t ceiling = std::max(w.priority, w.priority_ceiling);
-  int64_t aged = w.priority + periods * static_cast<int64_t>(w.aging_step);
-  return static_cast<int32_t>(std::min(aged, ceiling));
 }
 
 ResourceVector WorkloadUsage(const WorkloadInfo& w, const std::vector<FlavorId>& group_flavors) {
@@ -127,7 +118,7 @@ class Cycle {
   std::vector<ResourceVector> usage_;
   std::vector<std::vector<WorkloadIndex>> pending_;  // per queue, in queue order
   std::vector<std::vector<WorkloadIndex>> running_;  // per queue, admitted
-  std::vector<int64_t> flavor_weight_;               // by FlavorId, milli
+  std::unique_ptr<Sorter> sorter_;                   // fair share across queues
   std::unordered_map<std::string, PlacementDetail> explain_cache_;
   std::vector<int32_t> pending_slot_;
   // Failed victim searches, remembered until their cohort tree changes: a request at least as
@@ -187,16 +178,20 @@ void Cycle::BuildQueues() {
   }
   for (auto& list : pending_) {
     std::sort(list.begin(), list.end(), [&](WorkloadIndex a, WorkloadIndex b) {
-      if (eff_prio_[a] != eff_prio_[b]) return eff_prio_[a] > eff_prio_[b];
-      if (s_.workloads[a].submitted != s_.workloads[b].submitted) return s_.workloads[a].submitted < s_.workloads[b].submitted;
-      return s_.workloads[a].id < s_.workloads[b].id;
+      return BeforeInQueue(s_.workloads[a], eff_prio_[a], s_.workloads[b], eff_prio_[b]);
     });
   }
   size_t nf = Flavor::InternedCount();
-  flavor_weight_.assign(nf, 1000);
+  std::vector<int64_t> weights(nf, 1000);
   for (const auto& [f, wgt] : s_.flavor_weight_milli) {
-    if (f < nf) flavor_weight_[f] = wgt;
+    if (f < nf) weights[f] = wgt;
   }
+  ClusterTotals totals;
+  totals.cpu_milli = cluster_.total_cpu_milli();
+  totals.memory_bytes = cluster_.total_memory();
+  totals.device_milli.resize(nf, 0);
+  for (FlavorId f = 1; f < nf; ++f) totals.device_milli[f] = cluster_.total_milli(f);
+  sorter_ = std::make_unique<DrfSorter>(std::move(totals), std::move(weights));
 }
 
 void Cycle::SetUpFgd() {
@@ -231,22 +226,7 @@ void Cycle::SetUpFgd() {
 }
 
 double Cycle::Share(QueueIndex q) const {
-  // Weighted dominant share: max of cpu, memory and the weighted accelerator value, over the
-  // cluster's totals, divided by the queue's weight.
-  const ResourceVector& u = quota_.usage(q);
-  double cpu = cluster_.total_cpu_milli() > 0 ? static_cast<double>(u.cpu_milli()) / cluster_.total_cpu_milli() : 0;
-  double mem = cluster_.total_memory() > 0 ? static_cast<double>(u.memory_bytes()) / cluster_.total_memory() : 0;
-  double acc_used = 0, acc_total = 0;
-  u.ForEach([&](ResourceKey r, int64_t v) {
-    if (r.type != ResourceType::kDeviceMilli) return;
-    acc_used += static_cast<double>(v) * (r.flavor < flavor_weight_.size() ? flavor_weight_[r.flavor] : 1000);
-  });
-  for (FlavorId f = 1; f < flavor_weight_.size(); ++f) {
-    acc_total += static_cast<double>(cluster_.total_milli(f)) * flavor_weight_[f];
-  }
-  double acc = acc_total > 0 ? acc_used / acc_total : 0;
-  double dominant = std::max({cpu, mem, acc});
-  return dominant * 1000.0 / static_cast<double>(std::max<int64_t>(1, s_.queues[q].weight_milli));
+  return sorter_->Share(quota_.usage(q), s_.queues[q].weight_milli);
 }
 
 std::vector<std::vector<FlavorId>> Cycle::FlavorCombos(const WorkloadInfo& w, std::string* why) const {

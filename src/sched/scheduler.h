@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "sched/explain.h"
+#include "sched/order.h"
 #include "sched/place.h"
 #include "sched/types.h"
 
@@ -70,10 +71,6 @@ struct CycleResult {
 // Runs one scheduling cycle over `snapshot`; the snapshot is not modified. With
 // `measure` set, records the wall time of each attempt in stats.decision_ns (for benchmarks).
 CycleResult Schedule(const Snapshot& snapshot, const SchedulerConfig& config, bool measure = false);
-
-// Returns the effective priority of `w` at `now`: base priority plus aging_step for each full
-// max_queue_wait period waited, never above max(priority, priority_ceiling).
-int32_t EffectivePriority(const WorkloadInfo& w, Time now);
 
 // Returns the quota usage of one admitted/assigned workload: cpu, memory and milli-devices of
 // each group's flavor, summed over tasks.
