@@ -23,10 +23,10 @@ TEST(DrfSorterTest, FlavorWeightsMakeAnH100CountMoreThanAT4) {
   two_h100.Set(ResourceKey::Devices(h100), 2'000);
   four_t4.Set(ResourceKey::Devices(t4), 4'000);
   // 2 × 4 / (8 × 4 + 8 × 1) = 0.2 against 4 × 1 / 40 = 0.1.
-  EXPECT_NEAR(drf.Share(two_h100, 1000), 200.0, 1e-9);
-  EXPECT_NEAR(drf.Share(four_t4, 1000), 100.0, 1e-9);
+  EXPECT_NEAR(drf.Share(two_h100, 1000), 0.2, 1e-9);
+  EXPECT_NEAR(drf.Share(four_t4, 1000), 0.1, 1e-9);
   // A queue weight of 2 halves the share.
-  EXPECT_NEAR(drf.Share(two_h100, 2000), 100.0, 1e-9);
+  EXPECT_NEAR(drf.Share(two_h100, 2000), 0.1, 1e-9);
 }
 
 TEST(DrfSorterTest, DominantResourceWins) {
@@ -38,7 +38,7 @@ TEST(DrfSorterTest, DominantResourceWins) {
   ResourceVector u;
   u.Set(ResourceKey::Cpu(), 10'000);         // 10%
   u.Set(ResourceKey::Memory(), 50 * kGiB);   // 50%
-  EXPECT_NEAR(drf.Share(u, 1000), 500.0, 1e-9);
+  EXPECT_NEAR(drf.Share(u, 1000), 0.5, 1e-9);
 }
 
 TEST(OrderTest, PriorityThenSubmissionThenId) {
