@@ -26,18 +26,17 @@ test-slow: build
 asan:
 	@$(MAKE) test PRESET=asan
 
-# Until the control plane lands (issue 5: `abacus up --demo`), the demo validates the example
-# organisation and workloads and runs the scheduler over a synthetic heterogeneous cluster.
+# The demo: a server with simulated GPU/NPU/CPU nodes, the example organisation and workloads,
+# in the foreground until Ctrl-C (data in ./.abacus; try `abacus get workloads` in another shell).
 demo: build
-	@echo "== abacus validate: the demo organisation and one workload of each kind"
 	@$(BUILD_DIR)/abacus validate -f examples/org.yaml $(wildcard examples/workloads/*.yaml)
-	@echo "== abacus bench scheduler: 1,000 nodes (A100, H100, T4, Ascend 910B, CPU), 10 queues, 10,000 workloads"
-	@$(BUILD_DIR)/abacus bench scheduler --nodes 1000 --workloads 10000 --queues 10 -o table
+	@$(BUILD_DIR)/abacus up --demo
 
 bench: build
 	@$(BUILD_DIR)/abacus bench scheduler --nodes 10000 --workloads 100000 --queues 100 -o json
 	@$(BUILD_DIR)/abacus bench scheduler --nodes 10000 --workloads 10000 --queues 100 --gang 8 -o json
 	@$(BUILD_DIR)/bench/abacus_store_bench
+	@$(BUILD_DIR)/abacus bench api --clients 1,8,64 --seconds 5
 
 clean:
 	@rm -rf build

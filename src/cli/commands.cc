@@ -5,7 +5,9 @@
 #include <iostream>
 
 #include "cli/bench.h"
+#include "cli/sim.h"
 #include "cli/validate.h"
+#include "cli/verbs.h"
 #include "common/log.h"
 
 namespace abacus::cli {
@@ -22,7 +24,11 @@ int Main(int argc, char** argv) {
   // Each subcommand sets `exit_code` from its callback, which CLI11 runs during parse().
   int exit_code = 0;
   AddBenchCommand(app, &exit_code);
+  AddSimCommand(app, &exit_code);
+  AddBenchApiCommand(app, &exit_code);
   AddValidateCommand(app, &exit_code);
+  AddServerCommands(app, &exit_code);
+  AddClientVerbs(app, &exit_code);
   app.parse_complete_callback([&] {
     Status st = InitLogging(log_level);
     if (!st.ok()) throw CLI::ValidationError("--log-level", st.message());

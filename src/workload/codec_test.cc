@@ -33,7 +33,7 @@ TEST(WorkloadCodecTest, MalformedInputsReportExactMessagesAndLines) {
       {"field of another kind",
        std::string(kHead) + group + "      resources: {cpu: 1, memory: 1Gi}\n  minReplicas: 2\n",
        "w.yaml:10: spec.minReplicas: unknown field 'minReplicas'; allowed: image, command, env, taskGroups, "
-       "gang, maxQueueWait, checkpoint, restartPolicy, maxRuntime\n"},
+       "gang, maxQueueWait, mounts, checkpoint, restartPolicy, maxRuntime\n"},
       {"wrong type", std::string(kHead) + group + "      replicas: two\n      resources: {cpu: 1, memory: 1Gi}\n",
        "w.yaml:9: spec.taskGroups[0].replicas: expected an integer, got 'two'\n"},
       {"missing required field", "kind: TrainingJob\nname: t\nproject: a/b\nspec:\n  command: [x]\n"
@@ -77,7 +77,7 @@ TEST(WorkloadCodecTest, MalformedInputsReportExactMessagesAndLines) {
        "(expected NAME OP VERSION such as cuda>=12.2; OP is one of >=, >, <=, <, ==, !=)\n"},
       {"unknown kind", "kind: TraningJob\nname: t\n",
        "w.yaml:1: kind: unknown kind 'TraningJob'; known kinds: TrainingJob, InferenceService, Experiment, "
-       "Evaluation, BatchJob, Tenant, Project, Cohort, Queue, PriorityClass, Flavor, Pool\n"},
+       "Evaluation, BatchJob, Tenant, Project, Cohort, Queue, PriorityClass, Flavor, Pool, AdmissionPolicy, User\n"},
       {"reserved kind", "kind: PriceList\nname: p\n", "w.yaml:1: kind: kind PriceList is not supported yet\n"},
       {"task groups not a list", std::string(kHead) + "  taskGroups: {name: w}\n",
        "w.yaml:7: spec.taskGroups: expected a list, got a mapping\n"},
@@ -148,7 +148,7 @@ TEST(WorkloadCodecTest, ReportsEveryProblemAtOnce) {
                      "  colour: red\n";
   EXPECT_EQ(Problems(text),
             "w.yaml:12: spec.colour: unknown field 'colour'; allowed: image, command, env, taskGroups, gang, "
-            "maxQueueWait, checkpoint, restartPolicy, maxRuntime\n"
+            "maxQueueWait, mounts, checkpoint, restartPolicy, maxRuntime\n"
             "w.yaml:9: spec.taskGroups[0].replicas: must be at least 1, got 0\n"
             "w.yaml:10: spec.taskGroups[0].resources.cpu: must be positive, got -1\n"
             "w.yaml:10: spec.taskGroups[0].resources.accelerators.flavor: invalid flavor pattern 'gpu/**': "
@@ -212,7 +212,7 @@ TEST(WorkloadCodecTest, JsonApiRoundTripsAndReportsFieldPaths) {
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(bad.status().message(),
             "spec.bogus: unknown field 'bogus'; allowed: image, command, env, taskGroups, gang, "
-            "maxQueueWait, ttl, idle, temporaryQuota\n"
+            "maxQueueWait, mounts, ttl, idle, temporaryQuota\n"
             "spec.taskGroups[0].replicas: must be at least 1, got -1");
 }
 

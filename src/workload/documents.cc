@@ -4,6 +4,9 @@
 
 #include "tenancy/tenancy_codec.h"
 #include "tenancy/yaml_json.h"
+#include "workload/governance_codec.h"
+#include "workload/utf8.h"
+#include "workload/yaml_guard.h"
 #include "workload/workload_codec.h"
 
 namespace abacus {
@@ -19,7 +22,8 @@ Overloaded(F...) -> Overloaded<F...>;
 const std::vector<std::string_view>& KnownKinds() {
   static const std::vector<std::string_view> kKinds = {
       "TrainingJob", "InferenceService", "Experiment",  "Evaluation", "BatchJob", "Tenant",
-      "Project",     "Cohort",           "Queue",       "PriorityClass", "Flavor", "Pool"};
+      "Project",     "Cohort",           "Queue",       "PriorityClass", "Flavor", "Pool",
+      "AdmissionPolicy", "User"};
   return kKinds;
 }
 
@@ -54,6 +58,11 @@ std::optional<SpecObject> DecodeObject(const YAML::Node& doc, SpecContext& ctx) 
   if (kind == kPriorityClassKind) return Wrap(DecodePriorityClass(doc, ctx));
   if (kind == kFlavorKind) return Wrap(DecodeFlavorConfig(doc, ctx));
   if (kind == kPoolKind) return Wrap(DecodePoolConfig(doc, ctx));
+  if (IsGovernanceKind(kind)) {
+    ctx.Error(SpecContext::LineOf(kind_node), "kind",
+              "kind " + kind + " is a governance object: read it with ParseDocuments or GovernanceObjectFromJson");
+    return std::nullopt;
+  }
   const auto& reserved = ReservedKinds();
   if (std::find(reserved.begin(), reserved.end(), kind) != reserved.end()) {
     ctx.Error(SpecContext::LineOf(kind_node), "kind", "kind " + kind + " is not supported yet");
@@ -67,8 +76,7 @@ std::optional<SpecObject> DecodeObject(const YAML::Node& doc, SpecContext& ctx) 
 }  // namespace
 
 const std::vector<std::string_view>& ReservedKinds() {
-  static const std::vector<std::string_view> kKinds = {"PriceList", "AdmissionPolicy", "User", "Node",
-                                                       "Cluster"};
+  static const std::vector<std::string_view> kKinds = {"PriceList", "Node", "Cluster"};
   return kKinds;
 }
 
@@ -93,6 +101,15 @@ std::string Document::name() const {
 
 ParsedDocuments ParseDocuments(std::string_view text, const std::string& filename) {
   ParsedDocuments out;
+  if (auto bad = FindInvalidUtf8(text)) {
+    int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + *bad, '\n'));
+    out.diagnostics.Add(filename, line, "", "text is not valid UTF-8 (byte " + std::to_string(*bad) + ")");
+    return out;
+  }
+  if (auto line = FindYamlLoadAllLoop(text)) {
+    out.diagnostics.Add(filename, *line, "", "YAML syntax error: unexpected ',' outside a flow collection");
+    return out;
+  }
   std::vector<YAML::Node> docs;
   try {
     docs = YAML::LoadAll(std::string(text));
@@ -106,6 +123,10 @@ ParsedDocuments ParseDocuments(std::string_view text, const std::string& filenam
     d.source.file = filename;
     d.source.line = SpecContext::LineOf(doc);
     SpecContext ctx(filename, &out.diagnostics, &d.source.fields);
+    if (IsGovernanceDocument(doc)) {
+      if (auto g = DecodeGovernanceObject(doc, ctx)) out.governance.push_back({std::move(*g), std::move(d.source)});
+      continue;
+    }
     auto object = DecodeObject(doc, ctx);
     if (!object) continue;
     d.object = std::move(*object);

@@ -15,6 +15,7 @@
 #include "tenancy/queue.h"
 #include "tenancy/tenancy_config.h"
 #include "tenancy/tenant.h"
+#include "workload/governance_spec.h"
 #include "workload/workload.h"
 
 namespace abacus {
@@ -37,6 +38,9 @@ struct Document {
 
 struct ParsedDocuments {
   std::vector<Document> documents;  // only documents without problems
+  // AdmissionPolicy and User documents without problems (governance_codec.h); they are not
+  // SpecObjects, so SpecObjectFromJson rejects them: use GovernanceObjectFromJson.
+  std::vector<GovernanceDocument> governance;
   Diagnostics diagnostics;
 };
 

@@ -201,6 +201,22 @@ struct BatchSpec {
   bool operator==(const BatchSpec&) const = default;
 };
 
+// A host data path made visible to the workload's tasks: `path` on the node at `mount_path`
+// inside the task (the same path when empty), read-only unless read_only is false. Admission
+// policies decide which paths a tenant may mount and how.
+struct DataMount {
+  std::string path;        // absolute, normalized: no "." or ".." segments, no trailing "/"
+  std::string mount_path;  // absolute; empty: same as path
+  bool read_only = true;
+  bool operator==(const DataMount&) const = default;
+};
+// Returns OK when `path` is absolute and normalized ("/data/nlp"): no empty, "." or ".."
+// segments and no trailing "/" ("/" itself is allowed); InvalidArgument saying why otherwise.
+Status CheckMountPath(std::string_view path);
+// Returns true when normalized `path` is `prefix` or lies below it, segment-wise:
+// "/data/nlp/x" is within "/data/nlp", "/data/nlp2" is not; everything is within "/".
+bool PathWithin(std::string_view path, std::string_view prefix);
+
 // Fields every kind has under `spec:`.
 struct WorkloadSpec {
   std::string image;  // empty: the command runs as a plain process
@@ -209,6 +225,7 @@ struct WorkloadSpec {
   std::vector<TaskGroup> task_groups;
   bool gang = false;                       // start all tasks or none
   std::optional<Duration> max_queue_wait;  // overrides the priority class's aging period
+  std::vector<DataMount> mounts;
   bool operator==(const WorkloadSpec&) const = default;
 };
 

@@ -4,6 +4,7 @@
 #include "tenancy/tenant.h"
 #include "tenancy/yaml_json.h"
 #include "workload/kind_decode.h"
+#include "workload/utf8.h"
 #include "workload/workload_codec.h"
 
 namespace abacus {
@@ -96,6 +97,23 @@ std::optional<TaskGroup> DecodeTaskGroup(SpecContext& ctx, const YAML::Node& nod
   return g;
 }
 
+std::optional<DataMount> DecodeMount(SpecContext& ctx, const YAML::Node& node,
+                                     const std::string& path) {
+  MapReader r(ctx, node, path, {"path", "mountPath", "readOnly"});
+  if (!r.valid()) return std::nullopt;
+  DataMount m;
+  if (auto v = r.String("path", P::kRequired)) {
+    if (Status st = CheckMountPath(*v); !st.ok()) r.Error("path", st.message());
+    m.path = *v;
+  }
+  if (auto v = r.String("mountPath")) {
+    if (Status st = CheckMountPath(*v); !st.ok()) r.Error("mountPath", st.message());
+    m.mount_path = *v;
+  }
+  m.read_only = r.Bool("readOnly").value_or(true);
+  return m;
+}
+
 void DecodeCommonSpec(MapReader& spec, WorkloadKind kind, WorkloadSpec& s) {
   if (auto v = spec.String("image")) s.image = *v;
   if (auto v = spec.StringList("command")) {
@@ -128,6 +146,12 @@ void DecodeCommonSpec(MapReader& spec, WorkloadKind kind, WorkloadSpec& s) {
   s.gang = spec.Bool("gang").value_or(DefaultGangFor(kind));
   s.max_queue_wait = spec.Dur("maxQueueWait");
   if (s.max_queue_wait && s.max_queue_wait->count() == 0) spec.Error("maxQueueWait", "must be positive");
+  if (auto list = spec.List("mounts")) {
+    for (size_t i = 0; i < list->size(); ++i) {
+      auto m = DecodeMount(spec.ctx(), (*list)[i], spec.Path("mounts") + "[" + std::to_string(i) + "]");
+      if (m) s.mounts.push_back(std::move(*m));
+    }
+  }
 }
 
 }  // namespace
@@ -169,6 +193,11 @@ Result<Workload> WorkloadFromJson(const nlohmann::json& j) {
 
 Result<Workload> WorkloadFromYaml(std::string_view text, const std::string& filename) {
   Diagnostics diags;
+  if (auto bad = FindInvalidUtf8(text)) {
+    int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + *bad, '\n'));
+    diags.Add(filename, line, "", "text is not valid UTF-8 (byte " + std::to_string(*bad) + ")");
+    return diags.ToStatus();
+  }
   YAML::Node doc;
   try {
     doc = YAML::Load(std::string(text));

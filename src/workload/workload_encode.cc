@@ -154,6 +154,17 @@ Json EncodeWorkload(const Workload& w) {
   spec["taskGroups"] = std::move(groups);
   spec["gang"] = w.spec.gang;
   if (w.spec.max_queue_wait) spec["maxQueueWait"] = FormatDurationSpec(*w.spec.max_queue_wait);
+  if (!w.spec.mounts.empty()) {
+    Json list = Json::array();
+    for (const auto& m : w.spec.mounts) {
+      Json mj;
+      mj["path"] = m.path;
+      if (!m.mount_path.empty()) mj["mountPath"] = m.mount_path;
+      mj["readOnly"] = m.read_only;
+      list.push_back(std::move(mj));
+    }
+    spec["mounts"] = std::move(list);
+  }
   std::visit(
       [&spec](const auto& d) {
         using D = std::decay_t<decltype(d)>;

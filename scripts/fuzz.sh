@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs every fuzz target for a bounded time: scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
+#
+# With clang (libFuzzer), builds the targets in build/fuzz with -fsanitize=fuzzer plus
+# AddressSanitizer/UBSan and fuzzes each for SECONDS_PER_TARGET (default 60), starting from
+# fuzz/corpus/<target>/. New interesting inputs go to build/fuzz/corpus/<target>/ (not the
+# repository); a crash input is written to build/fuzz/artifacts/<target>/ and the script exits 1:
+# copy that file into fuzz/corpus/<target>/ so that fuzz_replay_test keeps it as a regression.
+#
+# Without clang, builds the replay executables with the default compiler and replays the corpus.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+SECONDS_PER_TARGET="${1:-60}"
+shift || true
+TARGETS=("$@")
+if [ ${#TARGETS[@]} -eq 0 ]; then
+  TARGETS=(quantity_fuzz workload_yaml_fuzz workload_json_fuzz)
+fi
+BUILD="${ABACUS_FUZZ_BUILD:-$ROOT/build/fuzz}"
+JOBS="${ABACUS_FUZZ_JOBS:-2}"
+
+if command -v clang++ >/dev/null 2>&1; then
+  cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_COMPILER=clang++ -DABACUS_FUZZ=ON -DABACUS_SANITIZE=ON \
+    -DABACUS_BUILD_TESTS=OFF -DABACUS_BUILD_BENCH=OFF >/dev/null
+  ninja -C "$BUILD" -j "$JOBS" "${TARGETS[@]}"
+  status=0
+  for t in "${TARGETS[@]}"; do
+    mkdir -p "$BUILD/corpus/$t" "$BUILD/artifacts/$t"
+    echo "== $t: ${SECONDS_PER_TARGET}s"
+    if ! "$BUILD/fuzz/$t" -max_total_time="$SECONDS_PER_TARGET" -timeout=10 -rss_limit_mb=2048 \
+        -max_len=65536 -print_final_stats=1 -artifact_prefix="$BUILD/artifacts/$t/" \
+        "$BUILD/corpus/$t" "$ROOT/fuzz/corpus/$t"; then
+      echo "!! $t failed; crash inputs in $BUILD/artifacts/$t/ (copy them into fuzz/corpus/$t/)" >&2
+      status=1
+    fi
+  done
+  exit $status
+fi
+
+echo "clang++ not found: replaying fuzz/corpus only (no libFuzzer search)"
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DABACUS_BUILD_TESTS=OFF \
+  -DABACUS_BUILD_BENCH=OFF >/dev/null
+ninja -C "$BUILD" -j "$JOBS" "${TARGETS[@]}"
+for t in "${TARGETS[@]}"; do
+  "$BUILD/fuzz/$t" "$ROOT/fuzz/corpus/$t"
+done

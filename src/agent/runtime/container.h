@@ -1,0 +1,58 @@
+// Container runtime: when a task has an image and podman or docker is on PATH, the task runs as
+// `<engine> run …` under the process runtime (same logs, exit codes and stop path). This file
+// builds those command lines; it never talks to an engine itself.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "agent/runtime/env.h"
+#include "common/status.h"
+
+namespace abacus::agent {
+
+enum class ContainerEngine { kPodman, kDocker };
+// Returns "podman" or "docker".
+std::string_view ContainerEngineName(ContainerEngine engine);
+
+struct Mount {
+  std::string host_path;
+  std::string container_path;
+  bool read_only = false;
+};
+
+struct ContainerSpec {
+  std::string task_id;
+  std::string image;
+  std::vector<std::string> command;          // empty: the image's entrypoint/cmd
+  std::map<std::string, std::string> env;    // task variables
+  std::vector<DeviceGrant> devices;
+  std::vector<std::string> node_vendors;
+  int64_t cpu_milli = 0;
+  int64_t memory_bytes = 0;
+  std::string work_dir;                      // host directory, mounted at /workspace
+  std::vector<Mount> mounts;
+  int stop_signal = 0;                       // the checkpoint signal; 0: engine default
+};
+
+// Finds the engine to use: podman first, then docker, on `path_env` (process PATH when empty).
+// NotFound when neither is installed.
+Result<ContainerEngine> FindContainerEngine(const std::string& path_env = "");
+
+// Returns the name of the task's container: "abacus-<task id>".
+std::string ContainerName(const std::string& task_id);
+
+// Returns argv for `<engine> run` in the foreground (--rm, --init, name, labels, --cpus,
+// --memory and --memory-swap, --stop-signal, env incl. device visibility, workspace and mounts,
+// device access per vendor: NVIDIA via CDI "nvidia.com/gpu=<index>" on podman and
+// --gpus device=<uuid,…> on docker; Ascend /dev/davinci<N> plus davinci_manager, devmm_svm,
+// hisi_hdc and the driver mounted read-only; AMD and Hygon /dev/kfd and /dev/dri; Cambricon
+// /dev/cambricon_ctl and /dev/cambricon_dev<N>). InvalidArgument without an image.
+Result<std::vector<std::string>> BuildContainerRunCommand(ContainerEngine engine, const ContainerSpec& spec);
+
+// Returns argv that sends `signal` to the task's container (`<engine> kill --signal …`).
+std::vector<std::string> BuildContainerSignalCommand(ContainerEngine engine, const std::string& task_id, int signal);
+
+}  // namespace abacus::agent

@@ -1,0 +1,211 @@
+// `abacus bench api`: durable submissions per second and latency over loopback HTTP.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <fstream>
+#include <thread>
+#include <unistd.h>
+
+#include "cli/client.h"
+#include "cli/output.h"
+#include "cli/verbs.h"
+#include "server/http_server.h"
+
+namespace abacus::cli {
+namespace {
+
+using nlohmann::json;
+
+struct BenchApiOptions {
+  std::string clients = "1,8,64";
+  double seconds = 3;
+  std::string server, token, output = "table";
+  std::string data;
+};
+
+constexpr char kBenchOrg[] = R"(kind: Tenant
+name: bench
+---
+kind: Project
+name: load
+tenant: bench
+---
+kind: Queue
+name: bench-q
+tenant: bench
+quotas:
+  - {resource: cpu, nominal: 64}
+  - {resource: memory, nominal: 256Gi}
+)";
+
+std::string Body(int client, int64_t n) {
+  return "kind: BatchJob\nname: load-" + std::to_string(client) + "-" + std::to_string(n) +
+         "\nproject: bench/load\nqueue: bench-q\nspec:\n  command: [\"true\"]\n  taskGroups:\n"
+         "    - name: main\n      resources: {cpu: 1, memory: 1Gi}\n  tasks: 1\n  parallelism: 1\n";
+}
+
+struct Row {
+  int clients = 0;
+  int64_t ok = 0, errors = 0;
+  double seconds = 0, rate = 0, p50_ms = 0, p99_ms = 0, max_ms = 0;
+};
+
+Row RunOne(const ClientConfig& cfg, int clients, double seconds) {
+  std::vector<std::vector<double>> lat(clients);
+  std::atomic<int64_t> errors{0};
+  std::atomic<bool> go{false};
+  std::atomic<int> ready{0};
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds + 0.2);
+  std::vector<std::thread> threads;
+  static std::atomic<int> run_id{0};
+  int run = run_id.fetch_add(1);
+  for (int c = 0; c < clients; ++c) {
+    threads.emplace_back([&, c] {
+      ApiClient api(cfg);
+      api.Get("/healthz");  // connect before the clock starts (keep-alive afterwards)
+      ready.fetch_add(1);
+      while (!go.load()) std::this_thread::yield();
+      int64_t n = 0;
+      while (std::chrono::steady_clock::now() < deadline) {
+        auto start = std::chrono::steady_clock::now();
+        ApiResponse r = api.Post("/api/v1/workloads", Body(run * 1000 + c, n++), "application/yaml");
+        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        if (r.status == 201) {
+          lat[c].push_back(ms);
+        } else {
+          errors.fetch_add(1);
+        }
+      }
+    });
+  }
+  while (ready.load() < clients) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  auto start = std::chrono::steady_clock::now();
+  go = true;
+  for (auto& t : threads) t.join();
+  Row row;
+  row.clients = clients;
+  row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::vector<double> all;
+  for (auto& l : lat) all.insert(all.end(), l.begin(), l.end());
+  std::sort(all.begin(), all.end());
+  row.ok = static_cast<int64_t>(all.size());
+  row.errors = errors.load();
+  row.rate = static_cast<double>(row.ok) / row.seconds;
+  if (!all.empty()) {
+    row.p50_ms = all[all.size() / 2];
+    row.p99_ms = all[std::min(all.size() - 1, all.size() * 99 / 100)];
+    row.max_ms = all.back();
+  }
+  return row;
+}
+
+int RunBenchApi(const BenchApiOptions& o) {
+  std::vector<int> counts;
+  for (const auto& part : CLI::detail::split(o.clients, ',')) {
+    try {
+      counts.push_back(std::stoi(part));
+    } catch (...) {
+      std::cerr << "error: --clients: expected numbers like 1,8,64\n";
+      return kExitUsage;
+    }
+  }
+  std::unique_ptr<server::ControlPlane> cp;
+  std::unique_ptr<server::HttpServer> http;
+  std::thread serve;
+  ClientConfig cfg;
+  std::string data;
+  if (o.server.empty()) {
+    // An in-process server on a fresh data folder: SQLite with synchronous=FULL, as shipped.
+    data = o.data.empty() ? (std::filesystem::temp_directory_path() /
+                             ("abacus-bench-" + std::to_string(::getpid()))).string()
+                          : o.data;
+    std::filesystem::remove_all(data);
+    server::ControlPlaneOptions cpo;
+    cpo.data_dir = data;
+    auto opened = server::ControlPlane::Open(cpo);
+    if (!opened.ok()) {
+      std::cerr << "error: " << opened.status().ToString() << "\n";
+      return kExitRefused;
+    }
+    cp = std::move(*opened);
+    auto applied = cp->Apply(kBenchOrg, false, "bench-org.yaml");
+    if (!applied.ok()) {
+      std::cerr << "error: " << applied.status().ToString() << "\n";
+      return kExitRefused;
+    }
+    server::HttpOptions ho;
+    ho.port = 0;
+    ho.threads = std::max(16, *std::max_element(counts.begin(), counts.end()) + 8);
+    http = std::make_unique<server::HttpServer>(*cp, ho);
+    if (Status st = http->Bind(); !st.ok()) {
+      std::cerr << "error: " << st.message() << "\n";
+      return kExitRefused;
+    }
+    serve = std::thread([&] { http->Serve(); });
+    cfg.server = "http://127.0.0.1:" + std::to_string(http->port());
+    std::ifstream tok(data + "/admin.token");
+    std::getline(tok, cfg.token);
+  } else {
+    cfg = ResolveClientConfig(o.server, o.token);
+    ApiClient api(cfg);
+    ApiResponse r = api.Post("/api/v1/apply?filename=bench-org.yaml", kBenchOrg, "application/yaml");
+    if (!r.ok()) {
+      std::cerr << r.ErrorText() << "\n";
+      return r.ExitCode();
+    }
+  }
+  std::vector<Row> rows;
+  for (int c : counts) rows.push_back(RunOne(cfg, c, o.seconds));
+  if (http) {
+    http->Stop();
+    serve.join();
+    cp->Shutdown();
+    std::filesystem::remove_all(data);
+  }
+  if (o.output == "json") {
+    json out = json::array();
+    for (const auto& r : rows) {
+      out.push_back({{"clients", r.clients}, {"acknowledged", r.ok}, {"errors", r.errors}, {"seconds", r.seconds},
+                     {"submissions_per_sec", r.rate}, {"p50_ms", r.p50_ms}, {"p99_ms", r.p99_ms}, {"max_ms", r.max_ms}});
+    }
+    std::cout << json{{"benchmark", "api"}, {"server", o.server.empty() ? "in-process" : cfg.server}, {"runs", out}}.dump(2)
+              << "\n";
+    return kExitOk;
+  }
+  std::vector<std::vector<std::string>> table;
+  char buf[5][32];
+  for (const auto& r : rows) {
+    std::snprintf(buf[0], 32, "%.0f", r.rate);
+    std::snprintf(buf[1], 32, "%.2f", r.p50_ms);
+    std::snprintf(buf[2], 32, "%.2f", r.p99_ms);
+    std::snprintf(buf[3], 32, "%.1f", r.max_ms);
+    table.push_back({std::to_string(r.clients), std::to_string(r.ok), std::to_string(r.errors), buf[0], buf[1], buf[2], buf[3]});
+  }
+  PrintTable(std::cout, {"CLIENTS", "ACKNOWLEDGED", "ERRORS", "SUBMISSIONS/S", "P50 MS", "P99 MS", "MAX MS"}, table);
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddBenchApiCommand(CLI::App& app, int* exit_code) {
+  CLI::App* bench = app.get_subcommand("bench");
+  auto o = std::make_shared<BenchApiOptions>();
+  CLI::App* cmd = bench->add_subcommand(
+      "api", "Durable workload submissions per second and p50/p99 latency over loopback HTTP, at several client "
+             "counts. Without --server it runs an in-process server on a temporary data folder (SQLite, FULL sync).\n"
+             "Example: abacus bench api --clients 1,8,64 --seconds 5");
+  cmd->add_option("--clients", o->clients, "comma-separated client counts")->capture_default_str();
+  cmd->add_option("--seconds", o->seconds, "seconds per client count")->capture_default_str();
+  cmd->add_option("--server", o->server, "benchmark this server instead (it gets a bench tenant and queue)");
+  cmd->add_option("--token", o->token, "token for --server");
+  cmd->add_option("--data", o->data, "data folder of the in-process server (removed afterwards)");
+  cmd->add_option("-o,--output", o->output, "table or json")->capture_default_str()->check(CLI::IsMember({"table", "json"}));
+  cmd->callback([o, exit_code] { *exit_code = RunBenchApi(*o); });
+}
+
+}  // namespace abacus::cli

@@ -1,0 +1,141 @@
+#include "cli/client.h"
+
+#include <httplib.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "server/auth.h"
+
+namespace abacus::cli {
+namespace {
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? v : "";
+}
+
+std::string ReadTrimmed(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  std::string s = buf.str();
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+std::string ClientConfigPath() {
+  if (std::string p = Env("ABACUS_CONFIG"); !p.empty()) return p;
+  if (std::string x = Env("XDG_CONFIG_HOME"); !x.empty()) return x + "/abacus/config.yaml";
+  if (std::string h = Env("HOME"); !h.empty()) return h + "/.config/abacus/config.yaml";
+  return "";
+}
+
+ClientConfig ResolveClientConfig(const std::string& flag_server, const std::string& flag_token) {
+  ClientConfig c;
+  std::string file_server, file_token;
+  std::string path = ClientConfigPath();
+  if (!path.empty() && std::filesystem::exists(path)) {
+    try {
+      YAML::Node n = YAML::LoadFile(path);
+      if (n["server"]) file_server = n["server"].as<std::string>();
+      if (n["token"]) file_token = n["token"].as<std::string>();
+      if (file_token.empty() && n["tokenFile"]) file_token = ReadTrimmed(n["tokenFile"].as<std::string>());
+    } catch (const std::exception&) {
+      // An unreadable config file counts as absent; flags and env still work.
+    }
+  }
+  std::string env_server = Env("ABACUS_SERVER"), env_token = Env("ABACUS_TOKEN");
+  c.server = !flag_server.empty() ? flag_server : !env_server.empty() ? env_server : !file_server.empty() ? file_server : c.server;
+  c.token = !flag_token.empty() ? flag_token : !env_token.empty() ? env_token : file_token;
+  while (!c.server.empty() && c.server.back() == '/') c.server.pop_back();
+  if (c.server.find("://") == std::string::npos) c.server = "http://" + c.server;
+  return c;
+}
+
+Status WriteClientConfig(const std::string& path, const std::string& server, const std::string& token_file) {
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  std::string text = "# Written by `abacus up`; read by the abacus client verbs.\nserver: " + server +
+                     "\ntokenFile: " + token_file + "\n";
+  return server::WritePrivateFile(path, text);
+}
+
+std::string ApiResponse::ErrorText() const {
+  if (status == 0) return "error: cannot reach the server: " + error;
+  std::string out;
+  if (body.is_object() && body.contains("error")) {
+    const auto& e = body["error"];
+    if (e.contains("details") && e["details"].is_array()) {
+      for (const auto& d : e["details"]) out += "error: " + d.get<std::string>() + "\n";
+    } else {
+      out = "error: " + e.value("message", "") + "\n";
+    }
+  } else {
+    out = "error: HTTP " + std::to_string(status) + ": " + text + "\n";
+  }
+  if (status == 401) out += "hint: pass --token, set ABACUS_TOKEN, or run `abacus up` to write the config file\n";
+  if (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+struct ApiClient::Impl {
+  explicit Impl(const std::string& server) : client(server) {}
+  httplib::Client client;
+};
+
+ApiClient::ApiClient(ClientConfig config) : config_(std::move(config)), impl_(new Impl(config_.server)) {
+  impl_->client.set_connection_timeout(5, 0);
+  impl_->client.set_read_timeout(60, 0);
+  impl_->client.set_write_timeout(60, 0);
+  impl_->client.set_keep_alive(true);
+  impl_->client.set_tcp_nodelay(true);
+  if (!config_.token.empty()) impl_->client.set_bearer_token_auth(config_.token.c_str());
+}
+
+ApiClient::~ApiClient() { delete impl_; }
+
+ApiResponse ApiClient::Do(const std::string& method, const std::string& path, const std::string& body,
+                          const std::string& content_type) {
+  httplib::Result r = method == "GET"      ? impl_->client.Get(path.c_str())
+                      : method == "DELETE" ? impl_->client.Delete(path.c_str())
+                                           : impl_->client.Post(path.c_str(), body, content_type.c_str());
+  ApiResponse out;
+  if (!r) {
+    out.error = httplib::to_string(r.error()) + " (" + config_.server + ")";
+    return out;
+  }
+  out.status = r->status;
+  out.text = r->body;
+  out.body = nlohmann::json::parse(r->body, nullptr, false);
+  if (out.body.is_discarded()) out.body = nullptr;
+  return out;
+}
+
+ApiResponse ApiClient::Get(const std::string& path) { return Do("GET", path, "", ""); }
+ApiResponse ApiClient::Post(const std::string& path, const std::string& body, const std::string& content_type) {
+  return Do("POST", path, body, content_type);
+}
+ApiResponse ApiClient::Delete(const std::string& path) { return Do("DELETE", path, "", ""); }
+
+std::string UrlEncode(const std::string& s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+}  // namespace abacus::cli

@@ -1,0 +1,65 @@
+// The REST client of the CLI verbs: where the server is and which token to send, and one call
+// per request. Resolution order (DESIGN §6): --server/--token, else ABACUS_SERVER/ABACUS_TOKEN,
+// else the config file `abacus up` writes (ABACUS_CONFIG, else $XDG_CONFIG_HOME/abacus/
+// config.yaml, else ~/.config/abacus/config.yaml), else http://127.0.0.1:8420 and no token.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common/status.h"
+
+namespace abacus::cli {
+
+// Exit codes of the client verbs.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitRefused = 1;      // the server said no (4xx/5xx)
+inline constexpr int kExitUsage = 2;        // bad arguments, unreadable file
+inline constexpr int kExitUnreachable = 3;  // no answer from the server
+
+struct ClientConfig {
+  std::string server = "http://127.0.0.1:8420";
+  std::string token;
+};
+
+// Returns the config file path (see above); empty when no home is known.
+std::string ClientConfigPath();
+// Resolves server and token from flags, environment and the config file.
+ClientConfig ResolveClientConfig(const std::string& flag_server, const std::string& flag_token);
+// Writes the config file: `server` and `tokenFile` (read at each call).
+Status WriteClientConfig(const std::string& path, const std::string& server, const std::string& token_file);
+
+struct ApiResponse {
+  int status = 0;          // HTTP status; 0 when the server could not be reached
+  nlohmann::json body;     // parsed JSON (null when the body was not JSON)
+  std::string text;        // raw body
+  std::string error;       // transport error when status == 0
+
+  bool ok() const { return status >= 200 && status < 300; }
+  // Returns the exit code for this response.
+  int ExitCode() const { return ok() ? kExitOk : status == 0 ? kExitUnreachable : kExitRefused; }
+  // Returns "error: MESSAGE" lines for a failed response (details one per line).
+  std::string ErrorText() const;
+};
+
+class ApiClient {
+ public:
+  explicit ApiClient(ClientConfig config);
+  ~ApiClient();
+  ApiResponse Get(const std::string& path);
+  ApiResponse Post(const std::string& path, const std::string& body, const std::string& content_type);
+  ApiResponse Delete(const std::string& path);
+  const ClientConfig& config() const { return config_; }
+
+ private:
+  ApiResponse Do(const std::string& method, const std::string& path, const std::string& body,
+                 const std::string& content_type);
+  ClientConfig config_;
+  struct Impl;
+  Impl* impl_;
+};
+
+// Percent-encodes a path segment or query value.
+std::string UrlEncode(const std::string& s);
+
+}  // namespace abacus::cli

@@ -1,0 +1,104 @@
+// `abacus server` and `abacus up`.
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "cli/client.h"
+#include "cli/verbs.h"
+#include "server/demo.h"
+#include "server/run.h"
+
+namespace abacus::cli {
+namespace {
+
+struct UpOptions {
+  std::string data = ".abacus";
+  std::string listen = "127.0.0.1:8420";
+  bool demo = false;
+  bool write_config = true;
+};
+
+int RunUp(const UpOptions& o) {
+  server::RunOptions ro;
+  ro.data_dir = o.data;
+  ro.listen = o.listen;
+  std::string examples;
+  if (o.demo) {
+    auto dir = server::FindExamplesDir();
+    if (!dir.ok()) {
+      std::cerr << "abacus up --demo: " << dir.status().message() << "\n";
+      return kExitUsage;
+    }
+    examples = *dir;
+  }
+  ro.on_ready = [o, examples](server::ControlPlane& cp, const std::string& url) -> Status {
+    std::string data = std::filesystem::absolute(o.data).lexically_normal().string();
+    std::string token_file = data + "/admin.token";
+    std::string config = ClientConfigPath();
+    std::string config_note = "not written";
+    if (o.write_config && !config.empty()) {
+      Status st = WriteClientConfig(config, url, token_file);
+      config_note = st.ok() ? config : "not written: " + st.message();
+    }
+    if (o.demo) {
+      Status st = server::LoadDemo(cp, examples);
+      if (!st.ok()) return st;
+    }
+    std::cout << "Abacus is up: " << url << "\n"
+              << "  data:    " << data << " (SQLite " << data << "/abacus.db)\n"
+              << "  token:   " << token_file << " (agents join with " << data << "/join.token)\n"
+              << "  config:  " << config_note << "\n"
+              << "  agents:  none yet (issue 6): workloads are admitted and placed but not run\n";
+    if (o.demo) {
+      std::cout << "  demo:    12 simulated nodes (H100, A100, T4, Ascend 910B, CPU), examples/org.yaml, "
+                   "examples/workloads/*.yaml\n";
+    }
+    std::cout << "\nTry:\n"
+              << "  abacus get nodes\n"
+              << "  abacus get workloads\n"
+              << (o.demo ? "  abacus explain pangu-pretrain\n" : "  abacus apply -f examples/org.yaml\n")
+              << "\nPress Ctrl-C to stop.\n"
+              << std::flush;
+    return Status::OK();
+  };
+  return server::RunServer(ro);
+}
+
+}  // namespace
+
+void AddServerCommands(CLI::App& app, int* exit_code) {
+  {
+    auto ro = std::make_shared<server::RunOptions>();
+    auto store = std::make_shared<std::string>();
+    CLI::App* cmd = app.add_subcommand(
+        "server", "Run the control plane: REST API, ledger and scheduler (until SIGTERM/SIGINT).\n"
+                  "Example: abacus server --data /var/lib/abacus --listen 0.0.0.0:8420");
+    cmd->add_option("--data", ro->data_dir, "data directory (tokens, SQLite database)")->capture_default_str();
+    cmd->add_option("--listen", ro->listen, "HOST:PORT to listen on (port 0: any free port, written to DATA/server.url)")
+        ->capture_default_str();
+    cmd->add_option("--store", *store, "store URL: sqlite://PATH (default DATA/abacus.db), postgres://... (issue 11)");
+    cmd->add_option("--max-body", ro->max_body_bytes, "largest request body in bytes (else 413)")->capture_default_str();
+    cmd->add_option("--http-threads", ro->http_threads, "HTTP worker threads (one per open connection)")
+        ->capture_default_str();
+    cmd->callback([=] {
+      ro->store_url = *store;
+      *exit_code = server::RunServer(*ro);
+    });
+  }
+  {
+    auto o = std::make_shared<UpOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "up", "Run Abacus on this machine: the server with SQLite in a data folder, and the CLI config so that the "
+              "client verbs find it. Stays in the foreground until Ctrl-C.\n"
+              "Example: abacus up --demo");
+    cmd->add_option("--data", o->data, "data directory")->capture_default_str();
+    cmd->add_option("--listen", o->listen, "HOST:PORT to listen on")->capture_default_str();
+    cmd->add_flag("--demo", o->demo, "add simulated GPU/NPU/CPU nodes, examples/org.yaml and the example workloads");
+    cmd->add_flag("!--no-config", o->write_config, "do not write the CLI config file");
+    cmd->callback([=] { *exit_code = RunUp(*o); });
+  }
+}
+
+}  // namespace abacus::cli

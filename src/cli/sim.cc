@@ -1,0 +1,258 @@
+#include "cli/sim.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "sim/events.h"
+#include "sim/events_report.h"
+#include "sim/openb_trace.h"
+#include "sim/packing.h"
+#include "sim/packing_report.h"
+
+namespace abacus::cli {
+namespace {
+
+constexpr const char* kDefaultNodeFile = "openb_node_list_gpu_node.csv";
+
+double PeakRssMb() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;  // KiB on Linux
+}
+
+Status WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  if (!f) return InvalidArgument("cannot write " + path);
+  f << text;
+  f.close();
+  if (!f) return InvalidArgument("cannot write " + path);
+  return Status::OK();
+}
+
+// A progress line on stderr, rewritten in place when stderr is a terminal.
+class Progress {
+ public:
+  explicit Progress(bool quiet) : enabled_(!quiet && isatty(STDERR_FILENO) != 0) {}
+  void Update(const std::string& line) {
+    if (!enabled_) return;
+    std::cerr << "\r\033[K" << line << std::flush;
+    shown_ = true;
+  }
+  ~Progress() {
+    if (shown_) std::cerr << "\r\033[K" << std::flush;
+  }
+
+ private:
+  bool enabled_;
+  bool shown_ = false;
+};
+
+// Reports skipped rows of a trace read with --skip-bad-rows.
+template <typename Table>
+void ReportSkipped(const std::string& path, const Table& t) {
+  if (t.skipped_rows == 0) return;
+  std::cerr << path << ": skipped " << t.skipped_rows << " bad row(s)";
+  if (!t.diagnostics.empty()) std::cerr << "; first: " << t.diagnostics.front().ToString();
+  std::cerr << "\n";
+}
+
+struct PackingOptionsCli {
+  std::string nodes;
+  std::string pods;
+  std::string policy = "random,dotprod,clustering,packing,bestfit,fgd";
+  double arrival = 1.3;
+  std::string seeds = "42";
+  std::string output = "table";
+  std::string plot;
+  bool skip_bad_rows = false;
+  bool quiet = false;
+  double coverage = 1.0;
+};
+
+int RunPacking(const PackingOptionsCli& o) {
+  auto policies = sim::ParsePackingPolicies(o.policy);
+  if (!policies.ok()) {
+    std::cerr << "abacus sim packing: --policy: " << policies.status().message() << "\n";
+    return 2;
+  }
+  auto seeds = sim::ParseSeeds(o.seeds);
+  if (!seeds.ok()) {
+    std::cerr << "abacus sim packing: --" << seeds.status().message() << "\n";
+    return 2;
+  }
+  std::string nodes_path = o.nodes;
+  if (nodes_path.empty()) {
+    nodes_path = (std::filesystem::path(o.pods).parent_path() / kDefaultNodeFile).string();
+  }
+  sim::TraceReadOptions ro;
+  ro.skip_bad_rows = o.skip_bad_rows;
+  auto nodes = sim::ReadOpenbNodes(nodes_path, ro);
+  if (!nodes.ok()) {
+    std::cerr << nodes.status().message() << "\n";
+    return 1;
+  }
+  ReportSkipped(nodes_path, *nodes);
+  auto pods = sim::ReadOpenbPods(o.pods, ro);
+  if (!pods.ok()) {
+    std::cerr << pods.status().message() << "\n";
+    return 1;
+  }
+  ReportSkipped(o.pods, *pods);
+  sim::PackingOptions po;
+  po.arrival = o.arrival;
+  po.typical_coverage = o.coverage;
+  auto x = sim::PackingExperiment::Create(std::move(nodes->rows), pods->rows, po);
+  if (!x.ok()) {
+    std::cerr << "abacus sim packing: " << x.status().message() << "\n";
+    return 1;
+  }
+  Progress progress(o.quiet);
+  std::vector<sim::PackingSummary> results;
+  size_t done = 0;
+  const size_t total = policies->size() * seeds->size();
+  for (sim::PackingPolicy p : *policies) {
+    std::vector<sim::PackingRun> runs;
+    for (uint64_t seed : *seeds) {
+      progress.Update("sim packing: " + std::string(sim::PackingPolicyName(p)) + " seed " + std::to_string(seed) + " (" +
+                      std::to_string(done + 1) + "/" + std::to_string(total) + ")");
+      runs.push_back(x->Run(p, seed));
+      ++done;
+    }
+    results.push_back(sim::AveragePackingRuns(p, runs));
+  }
+  if (!o.plot.empty()) {
+    std::string title = "Packing: " + std::filesystem::path(o.pods).filename().string() + " on " +
+                        std::filesystem::path(nodes_path).filename().string() + ", " + std::to_string(seeds->size()) +
+                        " seed(s)";
+    Status st = WriteFile(o.plot, sim::PackingSvg(title, results));
+    if (!st.ok()) {
+      std::cerr << "abacus sim packing: " << st.message() << "\n";
+      return 1;
+    }
+  }
+  if (o.output == "json") {
+    std::cout << sim::PackingJson(results).dump() << "\n";
+  } else if (o.output == "csv") {
+    std::cout << sim::PackingCsv(results);
+  } else {
+    std::cout << nodes->rows.size() << " nodes, " << x->total_gpu_milli() / 1000 << " GPUs; " << pods->rows.size()
+              << " pods in " << x->distribution().size() << " typical shapes; arrival " << o.arrival << "\n";
+    std::cout << sim::PackingTable(results);
+    std::cout << "peak RSS " << static_cast<int64_t>(PeakRssMb()) << " MB\n";
+  }
+  return 0;
+}
+
+struct EventsOptionsCli {
+  std::string trace;
+  std::string config;
+  std::string nodes;
+  std::string queue = "default";
+  std::string output = "table";
+  std::string plot;
+  std::string policy = "binpack";
+  bool skip_bad_rows = false;
+  bool quiet = false;
+};
+
+int RunEvents(const EventsOptionsCli& o) {
+  sim::EventInputOptions io;
+  io.trace = o.trace;
+  io.config = o.config;
+  io.nodes = o.nodes;
+  io.openb_queue = o.queue;
+  io.skip_bad_rows = o.skip_bad_rows;
+  auto input = sim::LoadEventInput(io);
+  if (!input.ok()) {
+    std::cerr << input.status().message() << "\n";
+    return 1;
+  }
+  for (const auto& w : input->warnings) std::cerr << "warning: " << w << "\n";
+  auto policy = sched::ParseScoringPolicy(o.policy);
+  if (!policy.ok()) {
+    std::cerr << "abacus sim events: --policy: " << policy.status().message() << "\n";
+    return 2;
+  }
+  sim::EventSimOptions so;
+  so.config.policy = *policy;
+  Progress progress(o.quiet);
+  so.progress = [&](const std::string& line) { progress.Update(line); };
+  sim::EventSimResult result = sim::RunEventSim(*input, so);
+  if (!o.plot.empty()) {
+    Status st = WriteFile(o.plot, sim::EventsSvg("Events: " + std::filesystem::path(o.trace).filename().string(), result));
+    if (!st.ok()) {
+      std::cerr << "abacus sim events: " << st.message() << "\n";
+      return 1;
+    }
+  }
+  if (o.output == "json") {
+    std::cout << sim::EventsJson(result).dump() << "\n";
+  } else if (o.output == "csv") {
+    std::cout << sim::EventsCsv(result);
+  } else {
+    std::cout << sim::EventsTable(result);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddSimCommand(CLI::App& app, int* exit_code) {
+  CLI::App* sim = app.add_subcommand("sim", "Trace-driven simulation over the scheduler (docs/simulator.md)");
+  sim->require_subcommand(1);
+
+  auto po = std::make_shared<PackingOptionsCli>();
+  CLI::App* p = sim->add_subcommand(
+      "packing",
+      "The ATC'23 'Beware of Fragmentation' packing experiment: pods arrive (sampled with replacement) until their GPU "
+      "demand reaches --arrival x cluster GPU capacity; none leave. Prints the GPU allocation ratio and fragmentation "
+      "per policy as functions of arrived demand, averaged over the seeds.\n"
+      "Example: abacus sim packing --pods ../shared/traces/openb/openb_pod_list_default.csv --policy fgd,bestfit "
+      "--arrival 1.3 --seeds 42-51 -o json");
+  p->add_option("--nodes", po->nodes,
+                "openb node list (default: openb_node_list_gpu_node.csv next to the pod list, the paper's cluster)");
+  p->add_option("--pods", po->pods, "openb pod list (openb_pod_list_*.csv)")->required();
+  p->add_option("--policy", po->policy,
+                "comma-separated: random, dotprod, clustering, packing, bestfit, fgd (the paper's), binpack, spread, "
+                "sched-fgd (Abacus's scorers through sched::Placer)")
+      ->capture_default_str();
+  p->add_option("--arrival", po->arrival, "stop when arrived GPU demand reaches this x cluster GPU capacity")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 100.0));
+  p->add_option("--seeds,--seed", po->seeds, "seeds: N, A-B or a comma list; curves are averaged")->capture_default_str();
+  p->add_option("--typical-coverage", po->coverage,
+                "share of pods whose shapes form the target workload M of the fragmentation measure")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 1.0));
+  p->add_option("-o,--output", po->output, "table, json or csv")->capture_default_str()->check(CLI::IsMember({"table", "json", "csv"}));
+  p->add_option("--plot", po->plot, "write an SVG chart (allocation and fragmentation ratio vs arrived demand)");
+  p->add_flag("--skip-bad-rows", po->skip_bad_rows, "skip malformed trace rows (counted) instead of stopping");
+  p->add_flag("-q,--quiet", po->quiet, "no progress line on stderr");
+  p->callback([po, exit_code] { *exit_code = RunPacking(*po); });
+
+  auto eo = std::make_shared<EventsOptionsCli>();
+  CLI::App* e = sim->add_subcommand(
+      "events",
+      "Replay a trace on virtual time through sched::Schedule: workloads arrive at their submit time, run for their "
+      "duration and leave; queues, quotas, borrowing, preemption and gang apply as in the server.\n"
+      "Example: abacus sim events --trace examples/traces/small-cluster.yaml --config examples/org.yaml");
+  e->add_option("--trace", eo->trace,
+                "generic trace (.yaml file or folder with nodes.csv and workloads.csv) or an openb pod list (.csv)")
+      ->required();
+  e->add_option("--config", eo->config, "tenants, queues, quotas and priority classes (an `abacus apply` YAML file)");
+  e->add_option("--nodes", eo->nodes, "openb node list for an openb pod list (default: the GPU node list next to it)");
+  e->add_option("--queue", eo->queue, "queue for openb pods (they name none)")->capture_default_str();
+  e->add_option("--policy", eo->policy, "scorer: binpack, spread or fgd")->capture_default_str();
+  e->add_option("-o,--output", eo->output, "table, json or csv")->capture_default_str()->check(CLI::IsMember({"table", "json", "csv"}));
+  e->add_option("--plot", eo->plot, "write an SVG chart (utilization and queue length over time)");
+  e->add_flag("--skip-bad-rows", eo->skip_bad_rows, "skip malformed trace rows (counted) instead of stopping");
+  e->add_flag("-q,--quiet", eo->quiet, "no progress line on stderr");
+  e->callback([eo, exit_code] { *exit_code = RunEvents(*eo); });
+}
+
+}  // namespace abacus::cli

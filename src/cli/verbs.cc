@@ -1,0 +1,460 @@
+#include "cli/verbs.h"
+
+#include <CLI/CLI.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <set>
+#include <memory>
+#include <sstream>
+
+#include "cli/client.h"
+#include "cli/output.h"
+
+namespace abacus::cli {
+namespace {
+
+using nlohmann::json;
+
+struct Common {
+  std::string server, token, output = "table";
+};
+
+void AddConnectionFlags(CLI::App* cmd, Common* c, bool output = true) {
+  cmd->add_option("--server", c->server, "server URL (else ABACUS_SERVER, else the config file)");
+  cmd->add_option("--token", c->token, "bearer token (else ABACUS_TOKEN, else the config file)");
+  if (output) {
+    cmd->add_option("-o,--output", c->output, "table, json or yaml")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"table", "json", "yaml"}));
+  }
+}
+
+ApiClient Client(const Common& c) { return ApiClient(ResolveClientConfig(c.server, c.token)); }
+
+int Fail(const ApiResponse& r) {
+  std::cerr << r.ErrorText() << "\n";
+  return r.ExitCode();
+}
+
+bool ReadFile(const std::string& path, std::string& text) {
+  std::stringstream buf;
+  if (path == "-") {
+    buf << std::cin.rdbuf();
+  } else {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      std::cerr << "error: cannot read " << path << "\n";
+      return false;
+    }
+    buf << in.rdbuf();
+  }
+  text = buf.str();
+  return true;
+}
+
+std::string Str(const json& j, const char* key, const std::string& fallback = "-") {
+  if (!j.contains(key) || j[key].is_null()) return fallback;
+  if (j[key].is_string()) return j[key].get<std::string>().empty() ? fallback : j[key].get<std::string>();
+  return j[key].dump();
+}
+
+std::string Truncate(std::string s, size_t n) {
+  if (s.size() <= n) return s;
+  return s.substr(0, n - 3) + "...";
+}
+
+// ---------------------------------------------------------------- tables per kind
+
+void WorkloadTable(const json& items, std::ostream& out) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& w : items) {
+    std::string reason = "-";
+    if (w.contains("pendingReason")) {
+      reason = Str(w["pendingReason"], "message", "");
+    } else if (w.contains("placements") && !w["placements"].empty()) {
+      std::set<std::string> nodes;
+      for (const auto& p : w["placements"]) nodes.insert(p["node"].get<std::string>());
+      std::string n;
+      for (const auto& x : nodes) n += (n.empty() ? "" : ",") + x;
+      reason = "on " + n;
+    } else if (w.contains("message")) {
+      reason = Str(w, "message");
+    }
+    rows.push_back({Str(w, "id"), Str(w, "name"), Str(w, "kind"), Str(w, "queue"), Str(w, "state"),
+                    HumanAge(w.value("submittedUs", int64_t{0})), Truncate(reason, 90)});
+  }
+  PrintTable(out, {"ID", "NAME", "KIND", "QUEUE", "STATE", "AGE", "REASON/PLACEMENT"}, rows);
+}
+
+void NodeTable(const json& items, std::ostream& out) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& n : items) {
+    std::map<std::string, int> flavors;
+    int64_t total = 0;
+    for (const auto& d : n["devices"]) {
+      flavors[d["flavor"].get<std::string>()]++;
+      total += 1000;
+    }
+    std::string devs;
+    for (const auto& [f, c] : flavors) devs += (devs.empty() ? "" : " ") + std::to_string(c) + "x " + f;
+    rows.push_back({Str(n, "name"), Str(n, "pool"), Str(n, "state"),
+                    Cores(n.value("allocatedCpuMilli", int64_t{0})) + "/" + Cores(n.value("cpuMilli", int64_t{0})),
+                    Bytes(n.value("allocatedMemoryBytes", int64_t{0})) + "/" + Bytes(n.value("memoryBytes", int64_t{0})),
+                    devs.empty() ? "-" : devs,
+                    total == 0 ? "-" : Devices(n.value("freeDeviceMilli", int64_t{0})) + "/" + Devices(total),
+                    n.value("simulated", false) ? "yes" : "no"});
+  }
+  PrintTable(out, {"NAME", "POOL", "STATE", "CPU(USED/ALL)", "MEMORY(USED/ALL)", "DEVICES", "FREE", "SIMULATED"}, rows);
+}
+
+void DeviceTable(const json& items, std::ostream& out) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& d : items) {
+    int64_t used = d.value("allocatedMilli", int64_t{0});
+    rows.push_back({Str(d, "node"), std::to_string(d.value("index", 0)), Str(d, "flavor"),
+                    Bytes(d.value("memoryBytes", int64_t{0})), Str(d, "health"), Str(d, "interconnectDomain"),
+                    used == 0 ? "-" : Devices(used), d.value("simulated", false) ? "yes" : "no"});
+  }
+  PrintTable(out, {"NODE", "INDEX", "FLAVOR", "MEMORY", "HEALTH", "DOMAIN", "ALLOCATED", "SIMULATED"}, rows);
+}
+
+std::string Amount(const std::string& resource, int64_t v) {
+  if (resource == "cpu") return Cores(v);
+  if (resource == "memory") return Bytes(v);
+  return Devices(v);
+}
+
+void QueueTable(const json& items, std::ostream& out) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& q : items) {
+    std::string usage;
+    for (const auto& u : q.value("usage", json::array())) {
+      std::string r = u["resource"];
+      if (r == "cpu" || r == "memory") continue;
+      std::string shortname = r.substr(r.rfind('/') + 1);
+      usage += (usage.empty() ? "" : " ") + shortname + "=" + Amount(r, u["used"]) + "/" + Amount(r, u["nominal"]);
+    }
+    rows.push_back({Str(q, "name"), Str(q, "tenant"), Str(q, "cohort"), Str(q, "queueingStrategy"),
+                    std::to_string(q.value("pending", 0)), std::to_string(q.value("admitted", 0)),
+                    usage.empty() ? "-" : usage});
+  }
+  PrintTable(out, {"NAME", "TENANT", "COHORT", "STRATEGY", "PENDING", "ADMITTED", "DEVICES(USED/NOMINAL)"}, rows);
+}
+
+void TenantTable(const json& items, std::ostream& out) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& t : items) {
+    std::string projects, pools;
+    for (const auto& p : t.value("projects", json::array())) projects += (projects.empty() ? "" : ",") + p.get<std::string>();
+    for (const auto& p : t.value("pools", json::array())) pools += (pools.empty() ? "" : ",") + p.get<std::string>();
+    rows.push_back({Str(t, "name"), Str(t, "displayName"), projects.empty() ? "-" : projects, pools.empty() ? "any" : pools});
+  }
+  PrintTable(out, {"NAME", "DISPLAY NAME", "PROJECTS", "POOLS"}, rows);
+}
+
+void FlavorTable(const json& items, std::ostream& out) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& f : items) {
+    char weight[32];
+    std::snprintf(weight, sizeof(weight), "%g", f.value("weight", 1.0));
+    int devices = f.value("devices", 0);
+    rows.push_back({Str(f, "name"), weight, std::to_string(f.value("nodes", 0)), std::to_string(devices),
+                    devices == 0 ? "-" : Devices(f.value("freeMilli", int64_t{0}))});
+  }
+  PrintTable(out, {"NAME", "WEIGHT", "NODES", "DEVICES", "FREE"}, rows);
+}
+
+void GenericTable(const json& items, std::ostream& out) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& o : items) {
+    rows.push_back({Str(o, "kind"), Str(o, "tenant", ""), Str(o, "name"), Truncate(Str(o, "description", ""), 60)});
+  }
+  PrintTable(out, {"KIND", "TENANT", "NAME", "DESCRIPTION"}, rows);
+}
+
+struct KindInfo {
+  std::string path;  // under /api/v1
+  void (*table)(const json&, std::ostream&);
+};
+
+// Returns the route and table of a KIND argument (plural, singular or short).
+std::optional<KindInfo> Kind(const std::string& k) {
+  static const std::map<std::string, KindInfo> kinds = {
+      {"workloads", {"workloads", WorkloadTable}},   {"workload", {"workloads", WorkloadTable}},
+      {"wl", {"workloads", WorkloadTable}},          {"nodes", {"nodes", NodeTable}},
+      {"node", {"nodes", NodeTable}},                {"devices", {"devices", DeviceTable}},
+      {"device", {"devices", DeviceTable}},          {"queues", {"queues", QueueTable}},
+      {"queue", {"queues", QueueTable}},             {"tenants", {"tenants", TenantTable}},
+      {"tenant", {"tenants", TenantTable}},          {"flavors", {"flavors", FlavorTable}},
+      {"flavor", {"flavors", FlavorTable}},          {"projects", {"projects", GenericTable}},
+      {"project", {"projects", GenericTable}},       {"cohorts", {"cohorts", GenericTable}},
+      {"cohort", {"cohorts", GenericTable}},         {"priorityclasses", {"priorityclasses", GenericTable}},
+      {"priorityclass", {"priorityclasses", GenericTable}}, {"pools", {"pools", GenericTable}},
+      {"pool", {"pools", GenericTable}},
+  };
+  auto it = kinds.find(k);
+  if (it == kinds.end()) return std::nullopt;
+  return it->second;
+}
+
+constexpr char kKinds[] = "workloads, nodes, devices, queues, tenants, flavors, projects, cohorts, priorityclasses, pools";
+
+// ---------------------------------------------------------------- verbs
+
+int RunApplyOrSubmit(const Common& c, const std::vector<std::string>& files, bool submit) {
+  ApiClient api = Client(c);
+  int code = kExitOk;
+  json all = json::array();
+  for (const auto& f : files) {
+    std::string text;
+    if (!ReadFile(f, text)) return kExitUsage;
+    std::string path = std::string(submit ? "/api/v1/workloads" : "/api/v1/apply") + "?filename=" + UrlEncode(f == "-" ? "stdin" : f);
+    ApiResponse r = api.Post(path, text, "application/yaml");
+    if (!r.ok()) {
+      std::cerr << r.ErrorText() << "\n";
+      if (r.status == 0) return kExitUnreachable;
+      code = kExitRefused;
+      continue;
+    }
+    for (const auto& item : r.body["items"]) all.push_back(item);
+  }
+  if (c.output != "table") {
+    PrintDocument(std::cout, json{{"items", all}}, c.output);
+    return code;
+  }
+  for (const auto& item : all) {
+    if (submit) {
+      std::cout << Str(item, "id") << "  " << Str(item, "kind") << "/" << Str(item, "name") << " submitted to queue "
+                << Str(item, "queue") << "\n";
+    } else {
+      std::cout << Str(item, "kind") << "/" << Str(item, "name") << " " << Str(item, "action") << "\n";
+    }
+  }
+  return code;
+}
+
+struct GetArgs {
+  std::string kind, name, queue, state, project, tenant;
+  int limit = 1000;
+};
+
+int RunGet(const Common& c, const GetArgs& a) {
+  auto kind = Kind(a.kind);
+  if (!kind) {
+    std::cerr << "error: unknown kind '" << a.kind << "' (expected " << kKinds << ")\n";
+    return kExitUsage;
+  }
+  ApiClient api = Client(c);
+  std::string path = "/api/v1/" + kind->path;
+  if (!a.name.empty()) {
+    path += "/" + (kind->path == "projects" ? a.name : UrlEncode(a.name));
+  } else if (kind->path == "workloads") {
+    std::string q = "?limit=" + std::to_string(a.limit);
+    if (!a.queue.empty()) q += "&queue=" + UrlEncode(a.queue);
+    if (!a.state.empty()) q += "&state=" + UrlEncode(a.state);
+    if (!a.project.empty()) q += "&project=" + UrlEncode(a.project);
+    if (!a.tenant.empty()) q += "&tenant=" + UrlEncode(a.tenant);
+    path += q;
+  }
+  ApiResponse r = api.Get(path);
+  if (!r.ok()) return Fail(r);
+  if (c.output != "table") {
+    PrintDocument(std::cout, r.body, c.output);
+    return kExitOk;
+  }
+  json items = a.name.empty() ? r.body["items"] : json::array({r.body});
+  if (items.empty()) {
+    std::cout << "No " << kind->path << " found.\n";
+    return kExitOk;
+  }
+  kind->table(items, std::cout);
+  return kExitOk;
+}
+
+int RunDescribe(const Common& c, const std::string& kind_arg, const std::string& name) {
+  auto kind = Kind(kind_arg);
+  if (!kind) {
+    std::cerr << "error: unknown kind '" << kind_arg << "' (expected " << kKinds << ")\n";
+    return kExitUsage;
+  }
+  ApiClient api = Client(c);
+  ApiResponse r = api.Get("/api/v1/" + kind->path + "/" + (kind->path == "projects" ? name : UrlEncode(name)));
+  if (!r.ok()) return Fail(r);
+  json doc = r.body;
+  if (kind->path == "workloads") {
+    std::string id = doc.value("id", name);
+    ApiResponse ev = api.Get("/api/v1/workloads/" + UrlEncode(id) + "/events");
+    ApiResponse ex = api.Get("/api/v1/workloads/" + UrlEncode(id) + "/explain");
+    if (c.output != "table") {
+      if (ev.ok()) doc["events"] = ev.body["items"];
+      if (ex.ok()) doc["explain"] = ex.body;
+      PrintDocument(std::cout, doc, c.output);
+      return kExitOk;
+    }
+    json shown = doc;
+    shown.erase("placements");
+    for (const char* k : {"submittedUs", "admittedUs", "finishedUs", "preemptedUs"}) shown.erase(k);
+    PrintDocument(std::cout, shown, "yaml");
+    if (ex.ok()) std::cout << "\nExplain:\n  " << [&] {
+      std::string t = ex.body.value("text", "");
+      std::string out;
+      for (char ch : t) out += ch == '\n' ? std::string("\n  ") : std::string(1, ch);
+      return out;
+    }() << "\n";
+    if (ev.ok()) {
+      std::cout << "\nEvents:\n";
+      std::vector<std::vector<std::string>> rows;
+      for (const auto& e : ev.body["items"]) {
+        rows.push_back({"  " + HumanAgo(e.value("timeUs", int64_t{0})), Str(e, "type"),
+                        Str(e["details"], "message", "")});
+      }
+      PrintTable(std::cout, {"  AGE", "TYPE", "MESSAGE"}, rows);
+    }
+    return kExitOk;
+  }
+  PrintDocument(std::cout, doc, c.output == "json" ? "json" : "yaml");
+  return kExitOk;
+}
+
+int RunExplain(const Common& c, const std::string& w) {
+  ApiClient api = Client(c);
+  ApiResponse r = api.Get("/api/v1/workloads/" + UrlEncode(w) + "/explain");
+  if (!r.ok()) return Fail(r);
+  if (c.output != "table") {
+    PrintDocument(std::cout, r.body, c.output);
+    return kExitOk;
+  }
+  std::cout << Str(r.body, "name") << " (" << Str(r.body, "id") << ") in queue " << Str(r.body, "queue") << ": "
+            << Str(r.body, "state") << "\n"
+            << r.body.value("text", "") << "\n";
+  return kExitOk;
+}
+
+int RunCancel(const Common& c, const std::string& w, const std::string& reason) {
+  ApiClient api = Client(c);
+  json body = {{"reason", reason}};
+  ApiResponse r = api.Post("/api/v1/workloads/" + UrlEncode(w) + "/cancel", body.dump(), "application/json");
+  if (!r.ok()) return Fail(r);
+  if (c.output != "table") {
+    PrintDocument(std::cout, r.body, c.output);
+  } else {
+    std::cout << Str(r.body, "id") << " (" << Str(r.body, "name") << ") cancelled\n";
+  }
+  return kExitOk;
+}
+
+int RunScale(const Common& c, const std::string& w, int replicas) {
+  ApiClient api = Client(c);
+  ApiResponse r = api.Post("/api/v1/workloads/" + UrlEncode(w) + "/scale", json{{"replicas", replicas}}.dump(),
+                           "application/json");
+  if (!r.ok()) return Fail(r);
+  if (c.output != "table") {
+    PrintDocument(std::cout, r.body, c.output);
+  } else {
+    std::cout << Str(r.body, "id") << " (" << Str(r.body, "name") << ") scaled to " << replicas << "; now "
+              << Str(r.body, "state") << "\n";
+  }
+  return kExitOk;
+}
+
+int RunLogs(const Common& c, const std::string& w) {
+  ApiClient api = Client(c);
+  ApiResponse r = api.Get("/api/v1/workloads/" + UrlEncode(w) + "/logs");
+  if (!r.ok()) return Fail(r);
+  std::cout << r.text;
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddClientVerbs(CLI::App& app, int* exit_code) {
+  {
+    auto c = std::make_shared<Common>();
+    auto files = std::make_shared<std::vector<std::string>>();
+    CLI::App* cmd = app.add_subcommand("apply", "Create or update tenants, projects, cohorts, queues, priority "
+                                                "classes, flavors and pools from multi-document YAML.\n"
+                                                "Example: abacus apply -f examples/org.yaml");
+    cmd->add_option("-f,--file", *files, "YAML file(s); - reads stdin")->required();
+    AddConnectionFlags(cmd, c.get());
+    cmd->callback([=] { *exit_code = RunApplyOrSubmit(*c, *files, false); });
+  }
+  {
+    auto c = std::make_shared<Common>();
+    auto files = std::make_shared<std::vector<std::string>>();
+    CLI::App* cmd = app.add_subcommand("submit", "Submit workloads (multi-document YAML); prints each id.\n"
+                                                 "Example: abacus submit -f examples/workloads/training.yaml");
+    cmd->add_option("-f,--file", *files, "YAML file(s); - reads stdin")->required();
+    AddConnectionFlags(cmd, c.get());
+    cmd->callback([=] { *exit_code = RunApplyOrSubmit(*c, *files, true); });
+  }
+  {
+    auto c = std::make_shared<Common>();
+    auto a = std::make_shared<GetArgs>();
+    CLI::App* cmd = app.add_subcommand("get", std::string("List objects: ") + kKinds +
+                                                  ".\nExamples: abacus get workloads --queue nlp-train\n"
+                                                  "          abacus get nodes -o yaml");
+    cmd->add_option("KIND", a->kind, "what to list")->required();
+    cmd->add_option("NAME", a->name, "one object (a workload: id or name)");
+    cmd->add_option("--queue", a->queue, "workloads: only this queue");
+    cmd->add_option("--state", a->state, "workloads: only this state (Pending, Admitted, ...)");
+    cmd->add_option("--project", a->project, "workloads: only this project (tenant/project)");
+    cmd->add_option("--tenant", a->tenant, "workloads: only this tenant");
+    cmd->add_option("--limit", a->limit, "workloads: the newest N")->capture_default_str();
+    AddConnectionFlags(cmd, c.get());
+    cmd->callback([=] { *exit_code = RunGet(*c, *a); });
+  }
+  {
+    auto c = std::make_shared<Common>();
+    auto kind = std::make_shared<std::string>();
+    auto name = std::make_shared<std::string>();
+    CLI::App* cmd = app.add_subcommand("describe", "Show one object in detail (a workload with its explanation "
+                                                   "and events).\nExample: abacus describe workload llama-ft");
+    cmd->add_option("KIND", *kind, "kind")->required();
+    cmd->add_option("NAME", *name, "name (a workload: id or name)")->required();
+    AddConnectionFlags(cmd, c.get());
+    cmd->callback([=] { *exit_code = RunDescribe(*c, *kind, *name); });
+  }
+  {
+    auto c = std::make_shared<Common>();
+    auto w = std::make_shared<std::string>();
+    CLI::App* cmd = app.add_subcommand("explain", "Why a workload waits (quota, placement, preemption, position "
+                                                  "in queue) or where it was placed.\nExample: abacus explain llama-ft");
+    cmd->add_option("WORKLOAD", *w, "id or name")->required();
+    AddConnectionFlags(cmd, c.get());
+    cmd->callback([=] { *exit_code = RunExplain(*c, *w); });
+  }
+  {
+    auto c = std::make_shared<Common>();
+    auto w = std::make_shared<std::string>();
+    auto reason = std::make_shared<std::string>();
+    CLI::App* cmd = app.add_subcommand("cancel", "Cancel a workload.\nExample: abacus cancel llama-ft");
+    cmd->add_option("WORKLOAD", *w, "id or name")->required();
+    cmd->add_option("--reason", *reason, "recorded in the workload's events");
+    AddConnectionFlags(cmd, c.get());
+    cmd->callback([=] { *exit_code = RunCancel(*c, *w, *reason); });
+  }
+  {
+    auto c = std::make_shared<Common>();
+    auto w = std::make_shared<std::string>();
+    CLI::App* cmd = app.add_subcommand("logs", "Print a workload's task logs (tasks run on agents, issue 6).");
+    cmd->add_option("WORKLOAD", *w, "id or name")->required();
+    AddConnectionFlags(cmd, c.get(), false);
+    cmd->callback([=] { *exit_code = RunLogs(*c, *w); });
+  }
+  {
+    auto c = std::make_shared<Common>();
+    auto w = std::make_shared<std::string>();
+    auto replicas = std::make_shared<int>(1);
+    CLI::App* cmd = app.add_subcommand("scale", "Scale an InferenceService (replicas) or a BatchJob (parallelism).\n"
+                                                "Example: abacus scale chat-llama --replicas 4");
+    cmd->add_option("WORKLOAD", *w, "id or name")->required();
+    cmd->add_option("--replicas", *replicas, "new replicas / parallelism")->required();
+    AddConnectionFlags(cmd, c.get());
+    cmd->callback([=] { *exit_code = RunScale(*c, *w, *replicas); });
+  }
+}
+
+}  // namespace abacus::cli

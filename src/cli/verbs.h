@@ -1,0 +1,18 @@
+// Client verbs (DESIGN §6): apply, submit, get, describe, explain, cancel, logs, scale — each a
+// REST call to the server (see client.h for how the server and token are found).
+#pragma once
+
+namespace CLI {
+class App;
+}
+
+namespace abacus::cli {
+
+// Registers the client verbs on `app`; their callbacks store the exit code in `*exit_code`.
+void AddClientVerbs(CLI::App& app, int* exit_code);
+// Registers `abacus server` and `abacus up`.
+void AddServerCommands(CLI::App& app, int* exit_code);
+// Registers `abacus bench api` under the existing `bench` command.
+void AddBenchApiCommand(CLI::App& app, int* exit_code);
+
+}  // namespace abacus::cli

@@ -1,0 +1,301 @@
+#include "govern/audit.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+
+#include <filesystem>
+
+#include "store/store.h"
+
+namespace abacus::govern {
+namespace {
+
+AuditRecord Rec(std::string action, std::string name) {
+  AuditRecord r;
+  r.actor = "user alice";
+  r.action = std::move(action);
+  r.object_kind = "workload";
+  r.object_name = std::move(name);
+  r.tenant = "nlp";
+  r.before = "";
+  r.after = R"({"state":"Pending"})";
+  r.result = "ok";
+  r.request_id = "req-1";
+  return r;
+}
+
+std::vector<AuditEntry> MakeChain(ManualClock& clock, int n) {
+  AuditChain chain(clock);
+  std::vector<AuditEntry> out;
+  for (int i = 0; i < n; ++i) {
+    out.push_back(chain.Append(Rec("create", "nlp/llm/w" + std::to_string(i))));
+    clock.Advance(std::chrono::seconds(1));
+  }
+  return out;
+}
+
+TEST(AuditChainTest, EntriesLinkAndVerify) {
+  ManualClock clock;
+  auto entries = MakeChain(clock, 5);
+  EXPECT_EQ(entries[0].seq, 1);
+  EXPECT_EQ(entries[0].prev_hash, GenesisHash());
+  for (size_t i = 1; i < entries.size(); ++i) {
+    EXPECT_EQ(entries[i].seq, static_cast<int64_t>(i + 1));
+    EXPECT_EQ(entries[i].prev_hash, entries[i - 1].hash);
+    EXPECT_EQ(entries[i].hash.size(), 64u);
+  }
+  auto report = VerifyAudit(entries, AuditHead{5, entries.back().hash});
+  EXPECT_TRUE(report.ok) << report.reason;
+  EXPECT_EQ(report.checked, 5);
+  EXPECT_TRUE(VerifyAudit({}).ok);
+}
+
+TEST(AuditChainTest, CanonicalBytesAreUnambiguous) {
+  ManualClock clock;
+  AuditChain chain(clock);
+  AuditRecord a = Rec("create", "x");
+  a.before = "ab";
+  a.after = "c";
+  AuditRecord b = Rec("create", "x");
+  b.before = "a";
+  b.after = "bc";
+  AuditEntry ea = chain.Seal(a);
+  AuditEntry eb = chain.Seal(b);
+  EXPECT_NE(CanonicalAuditBytes(ea), CanonicalAuditBytes(eb));
+  EXPECT_NE(ea.hash, eb.hash);
+}
+
+TEST(AuditChainTest, DetectsAnEditedEntry) {
+  ManualClock clock;
+  auto entries = MakeChain(clock, 5);
+  entries[2].record.result = "denied";  // seq 3
+  auto report = VerifyAudit(entries);
+  EXPECT_FALSE(report.ok);
+  EXPECT_EQ(report.first_bad_seq, 3);
+  EXPECT_NE(report.reason.find("entry edited"), std::string::npos) << report.reason;
+}
+
+TEST(AuditChainTest, DetectsAnEditedEntryWhoseHashWasRecomputed) {
+  ManualClock clock;
+  auto entries = MakeChain(clock, 5);
+  entries[1].record.actor = "user mallory";
+  entries[1].hash = ComputeAuditHash(entries[1]);
+  auto report = VerifyAudit(entries);
+  EXPECT_FALSE(report.ok);
+  EXPECT_EQ(report.first_bad_seq, 3);  // seq 3 no longer links to seq 2
+  EXPECT_NE(report.reason.find("prev_hash"), std::string::npos) << report.reason;
+}
+
+TEST(AuditChainTest, DetectsARemovedEntry) {
+  ManualClock clock;
+  auto entries = MakeChain(clock, 5);
+  entries.erase(entries.begin() + 1);  // seq 2
+  auto report = VerifyAudit(entries);
+  EXPECT_FALSE(report.ok);
+  EXPECT_EQ(report.first_bad_seq, 2);
+  EXPECT_EQ(report.reason, "seq 3 follows seq 1 (entry 2 removed)");
+}
+
+TEST(AuditChainTest, DetectsRemovedEntriesRenumbered) {
+  ManualClock clock;
+  auto entries = MakeChain(clock, 5);
+  entries.erase(entries.begin() + 1);
+  for (size_t i = 0; i < entries.size(); ++i) entries[i].seq = static_cast<int64_t>(i + 1);
+  auto report = VerifyAudit(entries);
+  EXPECT_FALSE(report.ok);
+  EXPECT_EQ(report.first_bad_seq, 2);
+}
+
+TEST(AuditChainTest, DetectsReorderedEntries) {
+  ManualClock clock;
+  auto entries = MakeChain(clock, 5);
+  std::swap(entries[1], entries[2]);
+  auto report = VerifyAudit(entries);
+  EXPECT_FALSE(report.ok);
+  EXPECT_EQ(report.first_bad_seq, 2);
+  EXPECT_NE(report.reason.find("seq 3 follows seq 1"), std::string::npos) << report.reason;
+}
+
+TEST(AuditChainTest, DetectsAnInsertedEntry) {
+  ManualClock clock;
+  auto entries = MakeChain(clock, 5);
+  // A forger seals a plausible entry after seq 2 and renumbers the rest.
+  AuditChain forger(clock, AuditHead{2, entries[1].hash});
+  AuditEntry fake = forger.Append(Rec("delete", "nlp/llm/evidence"));
+  entries.insert(entries.begin() + 2, fake);
+  for (size_t i = 3; i < entries.size(); ++i) entries[i].seq = static_cast<int64_t>(i + 1);
+  auto report = VerifyAudit(entries);
+  EXPECT_FALSE(report.ok);
+  EXPECT_EQ(report.first_bad_seq, 4);
+}
+
+TEST(AuditChainTest, DetectsTruncationOnlyAgainstTheHead) {
+  ManualClock clock;
+  auto entries = MakeChain(clock, 5);
+  AuditHead head{5, entries.back().hash};
+  entries.pop_back();
+  EXPECT_TRUE(VerifyAudit(entries).ok);  // a shorter chain is still a chain
+  auto report = VerifyAudit(entries, head);
+  EXPECT_FALSE(report.ok);
+  EXPECT_EQ(report.first_bad_seq, 5);
+  EXPECT_NE(report.reason.find("newest entries removed"), std::string::npos) << report.reason;
+}
+
+TEST(AuditChainTest, VerifiesASuffixFromALaterSeq) {
+  ManualClock clock;
+  auto entries = MakeChain(clock, 6);
+  std::vector<AuditEntry> tail(entries.begin() + 3, entries.end());
+  EXPECT_TRUE(VerifyAudit(tail, std::nullopt, 4).ok);
+  tail[1].record.after = "forged";
+  EXPECT_EQ(VerifyAudit(tail, std::nullopt, 4).first_bad_seq, 5);
+}
+
+TEST(AuditChainTest, JsonLinesRoundTripAndDetectTamperingAfterImport) {
+  ManualClock clock;
+  clock.Advance(std::chrono::microseconds(123));  // sub-millisecond time must survive export
+  auto entries = MakeChain(clock, 3);
+  entries[1].record.before = "line1\nline2 \"quoted\" \xe4\xb8\xad";
+  entries[1].hash = ComputeAuditHash(entries[1]);
+  entries[2].prev_hash = entries[1].hash;
+  entries[2].hash = ComputeAuditHash(entries[2]);
+  std::string text = ExportAuditJsonLines(entries);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 3);
+  auto back = ImportAuditJsonLines(text + "\n");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, entries);
+  EXPECT_TRUE(VerifyAudit(*back).ok);
+
+  std::string edited = text;
+  edited.replace(edited.find("nlp/llm/w2"), 10, "nlp/llm/w9");
+  auto tampered = ImportAuditJsonLines(edited);
+  ASSERT_TRUE(tampered.ok());
+  EXPECT_EQ(VerifyAudit(*tampered).first_bad_seq, 3);
+
+  auto bad = ImportAuditJsonLines(text + "{not json}\n");
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("line 4"), std::string::npos);
+}
+
+TEST(AuditChainTest, AdvanceRejectsAnEntryThatDoesNotFollow) {
+  ManualClock clock;
+  AuditChain chain(clock);
+  AuditEntry a = chain.Seal(Rec("create", "a"));
+  AuditEntry b = chain.Seal(Rec("create", "b"));  // same seq as a
+  EXPECT_TRUE(chain.Advance(a).ok());
+  EXPECT_EQ(chain.Advance(b).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(chain.head().seq, 1);
+}
+
+TEST(AuditLogTest, AppendsToTheJournalWithTheChangeAndResumesAfterReopen) {
+  ManualClock clock;
+  auto store = OpenStore("memory://", {&clock});
+  ASSERT_TRUE(store.ok());
+  auto log = AuditLog::Open(**store, clock);
+  ASSERT_TRUE(log.ok());
+  WriteBatch change;
+  change.Put("queue", "nlp-train", R"({"name":"nlp-train"})");
+  auto e1 = (*log)->Commit(std::move(change), Rec("quota-change", "nlp-train"));
+  ASSERT_TRUE(e1.ok()) << e1.status().ToString();
+  EXPECT_EQ(e1->seq, 1);
+  auto q = (*store)->Get("queue", "nlp-train");
+  ASSERT_TRUE(q.ok() && q->has_value());  // the change committed with its entry
+  ASSERT_TRUE((*log)->Append(Rec("preempt", "nlp/llm/w1")).ok());
+
+  // A failed change writes no entry and leaves the chain where it was.
+  WriteBatch conflicting;
+  conflicting.Put("queue", "nlp-train", "{}", /*expected_version=*/7);
+  EXPECT_FALSE((*log)->Commit(std::move(conflicting), Rec("quota-change", "nlp-train")).ok());
+  EXPECT_EQ((*log)->head().seq, 2);
+
+  auto again = AuditLog::Open(**store, clock);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)->head(), (*log)->head());
+  auto e3 = (*again)->Append(Rec("cancel", "nlp/llm/w1"));
+  ASSERT_TRUE(e3.ok());
+  EXPECT_EQ(e3->seq, 3);
+  auto entries = (*again)->Read();
+  ASSERT_TRUE(entries.ok());
+  ASSERT_EQ(entries->size(), 3u);
+  EXPECT_EQ((*entries)[2], *e3);
+  auto tail = (*again)->Read(1, 1);
+  ASSERT_TRUE(tail.ok());
+  ASSERT_EQ(tail->size(), 1u);
+  EXPECT_EQ((*tail)[0].seq, 2);
+  auto report = (*again)->Verify();
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->ok) << report->reason;
+  EXPECT_EQ(report->checked, 3);
+}
+
+// Tampers with a real SQLite store behind the log's back, as an operator with file access could.
+class SqliteAuditTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* tmp = getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/abacus-audit-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    path_ = dir_ + "/abacus.db";
+    auto store = OpenStore("sqlite://" + path_, {&clock_});
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    auto log = AuditLog::Open(**store, clock_);
+    ASSERT_TRUE(log.ok());
+    for (int i = 1; i <= 4; ++i) {
+      ASSERT_TRUE((*log)->Append(Rec("create", "nlp/llm/w" + std::to_string(i))).ok());
+      clock_.Advance(std::chrono::seconds(1));
+    }
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+  void Sql(const std::string& sql) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    char* err = nullptr;
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+    sqlite3_free(err);
+    sqlite3_close(db);
+  }
+  AuditVerifyReport VerifyNow() {
+    auto store = OpenStore("sqlite://" + path_, {&clock_});
+    EXPECT_TRUE(store.ok());
+    auto log = AuditLog::Open(**store, clock_);
+    EXPECT_TRUE(log.ok());
+    auto report = (*log)->Verify();
+    EXPECT_TRUE(report.ok());
+    return *report;
+  }
+
+  ManualClock clock_;
+  std::string dir_;
+  std::string path_;
+};
+
+TEST_F(SqliteAuditTest, IntactLogVerifies) { EXPECT_TRUE(VerifyNow().ok); }
+
+TEST_F(SqliteAuditTest, DetectsAnEditedRow) {
+  Sql("UPDATE journal SET json = replace(json, 'nlp/llm/w2', 'nlp/llm/zz') WHERE stream = 'audit' AND seq = 2");
+  auto r = VerifyNow();
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.first_bad_seq, 2);
+}
+
+TEST_F(SqliteAuditTest, DetectsADeletedRow) {
+  Sql("DELETE FROM journal WHERE stream = 'audit' AND seq = 3");
+  auto r = VerifyNow();
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.first_bad_seq, 3);
+}
+
+TEST_F(SqliteAuditTest, DetectsDeletedNewestRows) {
+  Sql("DELETE FROM journal WHERE stream = 'audit' AND seq >= 3");
+  auto r = VerifyNow();
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.first_bad_seq, 3);
+  EXPECT_NE(r.reason.find("newest entries removed"), std::string::npos) << r.reason;
+}
+
+}  // namespace
+}  // namespace abacus::govern

@@ -1,0 +1,54 @@
+#include "govern/crypto.h"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace abacus::govern {
+namespace {
+
+std::string Hex(const unsigned char* data, size_t n) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(n * 2);
+  for (size_t i = 0; i < n; ++i) {
+    out += kDigits[data[i] >> 4];
+    out += kDigits[data[i] & 15];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Sha256Hex(std::string_view data) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr) != 1) {
+    std::fprintf(stderr, "abacus: EVP_Digest(SHA-256) failed\n");
+    std::abort();
+  }
+  return Hex(md, len);
+}
+
+std::string RandomHex(size_t bytes) {
+  std::vector<unsigned char> buf(bytes);
+  if (RAND_bytes(buf.data(), static_cast<int>(buf.size())) != 1) {
+    std::fprintf(stderr, "abacus: RAND_bytes failed\n");
+    std::abort();
+  }
+  std::string out = Hex(buf.data(), buf.size());
+  OPENSSL_cleanse(buf.data(), buf.size());
+  return out;
+}
+
+bool ConstantTimeEqual(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  if (a.empty()) return true;
+  return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+}  // namespace abacus::govern

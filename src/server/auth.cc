@@ -1,0 +1,137 @@
+#include "server/auth.h"
+
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "common/log.h"
+
+namespace abacus::server {
+namespace {
+
+std::string Hex(const unsigned char* data, size_t n) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  out.reserve(n * 2);
+  for (size_t i = 0; i < n; ++i) {
+    out += digits[data[i] >> 4];
+    out += digits[data[i] & 15];
+  }
+  return out;
+}
+
+std::string ReadTrimmed(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return "";
+  std::stringstream buf;
+  buf << in.rdbuf();
+  std::string s = buf.str();
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// Constant-time comparison of two equal-length hex strings.
+bool SameHash(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+}  // namespace
+
+std::string NewToken() {
+  unsigned char bytes[32];
+  if (RAND_bytes(bytes, sizeof(bytes)) != 1) {
+    ABACUS_LOG_ERROR("RAND_bytes failed");
+    std::abort();
+  }
+  return Hex(bytes, sizeof(bytes));
+}
+
+std::string HashToken(std::string_view token) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(token.data(), token.size(), md, &len, EVP_sha256(), nullptr);
+  return Hex(md, len);
+}
+
+Status WritePrivateFile(const std::string& path, const std::string& content) {
+  std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return Unavailable("cannot write " + tmp + ": " + std::strerror(errno));
+  ::fchmod(fd, 0600);
+  size_t off = 0;
+  while (off < content.size()) {
+    ssize_t n = ::write(fd, content.data() + off, content.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      ::close(fd);
+      return Unavailable("cannot write " + tmp + ": " + std::strerror(errno));
+    }
+    off += static_cast<size_t>(n);
+  }
+  ::fsync(fd);
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    return Unavailable("cannot rename " + tmp + ": " + std::strerror(errno));
+  }
+  return Status::OK();
+}
+
+Result<std::unique_ptr<TokenAuthorizer>> TokenAuthorizer::Open(Store& store, const std::string& data_dir) {
+  auto auth = std::unique_ptr<TokenAuthorizer>(new TokenAuthorizer());
+  struct Spec {
+    const char* file;
+    const char* meta;
+    Principal who;
+  };
+  const Spec specs[] = {{"admin.token", "token.admin.sha256", {"admin", "admin"}},
+                        {"join.token", "token.join.sha256", {"agent-join", "agent"}}};
+  for (const Spec& s : specs) {
+    std::string path = (std::filesystem::path(data_dir) / s.file).string();
+    ABACUS_ASSIGN_OR_RETURN(auto stored, store.GetMeta(s.meta));
+    std::string on_disk = ReadTrimmed(path);
+    std::string hash;
+    if (stored && !on_disk.empty() && SameHash(HashToken(on_disk), *stored)) {
+      hash = *stored;
+    } else if (stored && on_disk.empty()) {
+      // The file was removed after first start: keep the stored token (it may be in use).
+      ABACUS_LOG_WARN("{} is missing; the {} token stays valid (delete token meta to rotate)", path, s.who.name);
+      hash = *stored;
+    } else {
+      std::string token = NewToken();
+      hash = HashToken(token);
+      ABACUS_RETURN_IF_ERROR(store.Commit(WriteBatch().PutMeta(s.meta, hash)));
+      ABACUS_RETURN_IF_ERROR(WritePrivateFile(path, token + "\n"));
+      ABACUS_LOG_INFO("wrote {} (mode 0600)", path);
+    }
+    auth->by_hash_[hash] = s.who;
+  }
+  return auth;
+}
+
+Result<Principal> TokenAuthorizer::Authenticate(std::string_view bearer_token) const {
+  if (bearer_token.empty()) return Unauthenticated("missing bearer token (Authorization: Bearer TOKEN)");
+  std::string hash = HashToken(bearer_token);
+  for (const auto& [h, who] : by_hash_) {
+    if (SameHash(h, hash)) return who;
+  }
+  return Unauthenticated("invalid token");
+}
+
+Status TokenAuthorizer::Authorize(const Principal& who, const AccessRequest& what) const {
+  if (who.role == "admin") return Status::OK();
+  if (who.role == "agent" && what.path.rfind("/api/v1/agent/", 0) == 0) return Status::OK();
+  return PermissionDenied("role '" + who.role + "' may not " + what.method + " " + what.path);
+}
+
+}  // namespace abacus::server

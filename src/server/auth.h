@@ -1,0 +1,61 @@
+// Authentication and authorization seam. Tokens are random 256-bit values shown once (written
+// to DATA/admin.token and DATA/join.token, mode 0600) and kept in the store only as SHA-256
+// hashes. Roles and tenant isolation (issue 9) plug in behind Authorizer.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "store/store.h"
+
+namespace abacus::server {
+
+// Who is calling.
+struct Principal {
+  std::string name;  // "admin", "agent-join"
+  std::string role;  // "admin", "agent"
+};
+
+// What a request wants to do: an HTTP method and path under /api/v1 or a top-level path.
+struct AccessRequest {
+  std::string method;
+  std::string path;
+};
+
+class Authorizer {
+ public:
+  virtual ~Authorizer() = default;
+  // Returns the principal holding `bearer_token`, or Unauthenticated.
+  virtual Result<Principal> Authenticate(std::string_view bearer_token) const = 0;
+  // Returns OK when `who` may do `what`, else PermissionDenied.
+  virtual Status Authorize(const Principal& who, const AccessRequest& what) const = 0;
+};
+
+// Returns 64 hex characters of fresh randomness (256 bits) from OpenSSL's CSPRNG.
+std::string NewToken();
+// Returns the lower-case hex SHA-256 of `token`.
+std::string HashToken(std::string_view token);
+
+// Tokens from the store's meta table ("token.admin.sha256", "token.join.sha256"): the admin
+// token may do everything; the join token only /api/v1/agent/ routes.
+class TokenAuthorizer final : public Authorizer {
+ public:
+  // Loads the hashes; creates both tokens when the store has none or a token file is missing,
+  // writing DATA/admin.token and DATA/join.token with mode 0600.
+  static Result<std::unique_ptr<TokenAuthorizer>> Open(Store& store, const std::string& data_dir);
+
+  Result<Principal> Authenticate(std::string_view bearer_token) const override;
+  Status Authorize(const Principal& who, const AccessRequest& what) const override;
+
+ private:
+  std::map<std::string, Principal> by_hash_;
+};
+
+// Writes `content` to `path` with mode 0600 (replacing it atomically).
+Status WritePrivateFile(const std::string& path, const std::string& content);
+
+}  // namespace abacus::server

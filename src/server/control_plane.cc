@@ -1,0 +1,949 @@
+#include "server/control_plane.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <future>
+#include <map>
+#include <set>
+
+#include "common/log.h"
+#include "sched/explain.h"
+#include "tenancy/priority_class.h"
+#include "tenancy/tenancy_codec.h"
+#include "workload/workload_codec.h"
+
+namespace abacus::server {
+namespace {
+
+using nlohmann::json;
+
+// Reads a request body into documents: YAML (multi-document) or JSON (one object or an array).
+ParsedDocuments ParseBody(std::string_view body, bool json_body, const std::string& filename) {
+  if (!json_body) return ParseDocuments(body, filename);
+  ParsedDocuments out;
+  json j = json::parse(body, nullptr, false);
+  if (j.is_discarded()) {
+    out.diagnostics.Add(filename, 0, "", "request body is not valid JSON");
+    return out;
+  }
+  std::vector<json> items;
+  if (j.is_array()) {
+    items.assign(j.begin(), j.end());
+  } else {
+    items.push_back(std::move(j));
+  }
+  for (size_t i = 0; i < items.size(); ++i) {
+    auto obj = SpecObjectFromJson(items[i]);
+    if (!obj.ok()) {
+      out.diagnostics.Add(filename, 0, items.size() > 1 ? "[" + std::to_string(i) + "]" : "",
+                          obj.status().message());
+      continue;
+    }
+    Document d{std::move(*obj), SourceLocation{filename, 0, {}}};
+    out.documents.push_back(std::move(d));
+  }
+  return out;
+}
+
+double Seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
+
+json EventJson(WorkloadState state, const std::string& message, json details = json::object()) {
+  details["state"] = WorkloadStateName(state);
+  if (!message.empty()) details["message"] = message;
+  return details;
+}
+
+}  // namespace
+
+ControlPlane::ControlPlane(const ControlPlaneOptions& options)
+    : options_(options),
+      clock_(options.clock != nullptr ? *options.clock : SystemClock::Get()),
+      ids_(options.ids != nullptr ? *options.ids : default_ids_) {}
+
+Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptions& options) {
+  std::unique_ptr<ControlPlane> cp(new ControlPlane(options));
+  std::error_code ec;
+  std::filesystem::create_directories(options.data_dir, ec);
+  if (ec) return Unavailable("cannot create data directory " + options.data_dir + ": " + ec.message());
+  std::filesystem::permissions(options.data_dir, std::filesystem::perms::owner_all,
+                               std::filesystem::perm_options::replace, ec);
+  std::string url = options.store_url.empty()
+                        ? "sqlite://" + std::filesystem::absolute(options.data_dir).string() + "/abacus.db"
+                        : options.store_url;
+  StoreOptions so;
+  so.clock = &cp->clock_;
+  ABACUS_ASSIGN_OR_RETURN(cp->store_, OpenStore(url, so));
+  ABACUS_ASSIGN_OR_RETURN(auto auth, TokenAuthorizer::Open(*cp->store_, options.data_dir));
+  cp->authorizer_ = std::move(auth);
+  ABACUS_RETURN_IF_ERROR(cp->ledger_.Load(*cp->store_));
+  ABACUS_LOG_INFO("ledger loaded from {}: {} nodes, {} workloads ({} active)", cp->store_->Describe(),
+                  cp->ledger_.nodes().size(), cp->ledger_.workloads().size(), cp->ledger_.active_count());
+  cp->committer_ = std::make_unique<GroupCommitter>(*cp->store_);
+  cp->loop_thread_ = std::thread([p = cp.get()] { p->Loop(); });
+  cp->ready_ = true;
+  return cp;
+}
+
+ControlPlane::~ControlPlane() { Shutdown(); }
+
+void ControlPlane::Shutdown() {
+  std::call_once(shutdown_once_, [this] {
+    ready_ = false;
+    {
+      std::lock_guard lock(loop_mu_);
+      stopping_ = true;
+    }
+    loop_cv_.notify_all();
+    if (loop_thread_.joinable()) loop_thread_.join();
+    if (committer_) committer_->Shutdown();
+    committer_.reset();
+    store_.reset();
+  });
+}
+
+Status ControlPlane::Commit(const WriteBatch& batch, CommitResult* result) {
+  auto start = std::chrono::steady_clock::now();
+  Status st = committer_->Submit(batch, result);
+  metrics_.commit_seconds.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  if (!st.ok()) metrics_.commit_failures.fetch_add(1);
+  return st;
+}
+
+// ---------------------------------------------------------------- writes
+
+Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_body, const std::string& filename) {
+  ParsedDocuments parsed = ParseBody(body, json_body, filename);
+  Diagnostics& diags = parsed.diagnostics;
+  for (const Document& d : parsed.documents) {
+    if (d.workload() == nullptr) {
+      diags.Add(d.source.file, d.source.line, "kind",
+                "kind " + std::string(d.kind()) + " is configuration: use `abacus apply` (POST /api/v1/apply)");
+    }
+  }
+  {
+    std::shared_lock lock(state_mu_);
+    for (const Document& d : parsed.documents) {
+      if (const Workload* w = d.workload()) CheckWorkloadReferences(*w, d.source, ledger_.config(), diags);
+    }
+  }
+  if (!diags.empty()) return diags.ToStatus();
+  if (parsed.documents.empty()) return InvalidArgument(filename + ": no workload documents");
+  if (committer_->queued() > options_.max_queued_commits) {
+    metrics_.rejected_busy.fetch_add(1);
+    return ResourceExhausted("server busy: too many writes waiting for the store; retry");
+  }
+  std::vector<WorkloadRecord> records;
+  WriteBatch batch;
+  Time now = clock_.Now();
+  for (Document& d : parsed.documents) {
+    WorkloadRecord r;
+    r.id = ids_.Next("wl");
+    r.spec = std::move(std::get<Workload>(d.object));
+    r.submitted = now;
+    batch.Put(kWorkloadKind, r.id, ToJson(r).dump(), 0);
+    batch.AppendEvent(kWorkloadKind, r.id, "Submitted",
+                      EventJson(WorkloadState::kPending, "submitted to queue " + r.spec.queue).dump(), now);
+    records.push_back(std::move(r));
+  }
+  CommitResult result;
+  ABACUS_RETURN_IF_ERROR(Commit(batch, &result));
+  std::vector<json> out;
+  for (size_t i = 0; i < records.size(); ++i) {
+    records[i].version = result.assigned[i * 2];
+    out.push_back({{"id", records[i].id},
+                   {"name", records[i].spec.name},
+                   {"kind", WorkloadKindName(records[i].spec.kind())},
+                   {"queue", records[i].spec.queue},
+                   {"state", "Pending"}});
+  }
+  metrics_.submitted.fetch_add(static_cast<int64_t>(records.size()));
+  {
+    std::lock_guard lock(loop_mu_);
+    for (auto& r : records) inbox_.push_back(std::move(r));
+    ++submitted_seq_;
+  }
+  loop_cv_.notify_one();
+  return out;
+}
+
+Result<json> ControlPlane::RunOnLoop(std::function<Result<json>()> fn) {
+  auto promise = std::make_shared<std::promise<Result<json>>>();
+  auto future = promise->get_future();
+  {
+    std::lock_guard lock(loop_mu_);
+    if (stopping_) return Unavailable("server is shutting down");
+    commands_.push_back([promise, fn = std::move(fn)] { promise->set_value(fn()); });
+    ++submitted_seq_;
+  }
+  loop_cv_.notify_one();
+  return future.get();
+}
+
+Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const std::string& filename) {
+  ParsedDocuments parsed = ParseBody(body, json_body, filename);
+  Diagnostics& diags = parsed.diagnostics;
+  for (const Document& d : parsed.documents) {
+    if (d.workload() != nullptr) {
+      diags.Add(d.source.file, d.source.line, "kind",
+                "kind " + std::string(d.kind()) + " is a workload: use `abacus submit` (POST /api/v1/workloads)");
+    }
+  }
+  if (!diags.empty()) return diags.ToStatus();
+  if (parsed.documents.empty()) return InvalidArgument(filename + ": no documents");
+  auto docs = std::make_shared<std::vector<Document>>(std::move(parsed.documents));
+  return RunOnLoop([this, docs]() -> Result<json> {
+    std::vector<const SpecObject*> objects;
+    for (const Document& d : *docs) objects.push_back(&d.object);
+    Diagnostics diags;
+    TenancyConfig merged = ledger_.MergedConfig(objects);
+    // Report duplicates inside the request and reference problems of the merged config.
+    TenancyConfig request_only;
+    AddToTenancyConfig(*docs, request_only, diags);
+    merged.CheckReferences(diags);
+    if (!diags.empty()) return diags.ToStatus();
+    WriteBatch batch;
+    json out = json::array();
+    Time now = clock_.Now();
+    for (const Document& d : *docs) {
+      std::string kind = StoreKindOf(d.object);
+      std::string name = d.name();
+      std::string doc = abacus::ToJson(d.object).dump();
+      std::string action = "created";
+      for (const auto& [key, existing] : ledger_.config_objects()) {
+        if (key == kind + "/" + name) {
+          action = abacus::ToJson(existing).dump() == doc ? "unchanged" : "configured";
+        }
+      }
+      if (action != "unchanged") {
+        batch.Put(kind, name, doc);
+        batch.AppendJournal("audit", json({{"action", "apply"}, {"kind", d.kind()}, {"name", name}}).dump(), now);
+      }
+      out.push_back({{"kind", d.kind()}, {"name", name}, {"action", action}});
+    }
+    if (!batch.empty()) ABACUS_RETURN_IF_ERROR(Commit(batch, nullptr));
+    {
+      std::unique_lock lock(state_mu_);
+      for (const Document& d : *docs) ledger_.PutConfig(d.object);
+    }
+    dirty_ = true;
+    return out;
+  });
+}
+
+Status ControlPlane::CommitTransition(WorkloadRecord& r, WorkloadState to, const std::string& event, json details) {
+  WorkloadRecord next = r;
+  ABACUS_RETURN_IF_ERROR(Transition(next.state, to));
+  Time now = clock_.Now();
+  if (IsTerminal(to)) next.finished_at = now;
+  if (!details.contains("message") && !next.message.empty()) details["message"] = next.message;
+  WriteBatch batch;
+  batch.Put(kWorkloadKind, next.id, ToJson(next).dump(), next.version);
+  batch.AppendEvent(kWorkloadKind, next.id, event, EventJson(to, "", std::move(details)).dump(), now);
+  CommitResult result;
+  ABACUS_RETURN_IF_ERROR(Commit(batch, &result));
+  next.version = result.assigned[0];
+  std::unique_lock lock(state_mu_);
+  r = std::move(next);
+  dirty_ = true;
+  return Status::OK();
+}
+
+Result<json> ControlPlane::Cancel(const std::string& id_or_name, const std::string& reason) {
+  return RunOnLoop([this, id_or_name, reason]() -> Result<json> {
+    const WorkloadRecord* found = ledger_.Resolve(id_or_name);
+    if (found == nullptr) return NotFound("workload '" + id_or_name + "' not found");
+    WorkloadRecord* r = ledger_.FindWorkload(found->id);
+    if (!CanTransition(r->state, WorkloadState::kCancelled)) {
+      return FailedPrecondition("workload " + r->id + " is " + std::string(WorkloadStateName(r->state)) +
+                                ": illegal workload transition " + std::string(WorkloadStateName(r->state)) +
+                                " -> Cancelled");
+    }
+    WorkloadRecord copy = *r;
+    copy.message = reason.empty() ? "cancelled by user" : "cancelled: " + reason;
+    {
+      std::unique_lock lock(state_mu_);
+      std::swap(*r, copy);
+    }
+    Status st = CommitTransition(*r, WorkloadState::kCancelled, "Cancelled", json::object());
+    if (!st.ok()) {
+      std::unique_lock lock(state_mu_);
+      std::swap(*r, copy);
+      return st;
+    }
+    std::shared_lock lock(state_mu_);
+    return View(*r);
+  });
+}
+
+Result<json> ControlPlane::Scale(const std::string& id_or_name, int32_t replicas) {
+  return RunOnLoop([this, id_or_name, replicas]() -> Result<json> {
+    const WorkloadRecord* found = ledger_.Resolve(id_or_name);
+    if (found == nullptr) return NotFound("workload '" + id_or_name + "' not found");
+    WorkloadRecord next = *found;
+    if (IsTerminal(next.state)) {
+      return FailedPrecondition("workload " + next.id + " is " + std::string(WorkloadStateName(next.state)) +
+                                " and cannot be scaled");
+    }
+    std::string what;
+    if (InferenceSpec* inf = std::get_if<InferenceSpec>(&next.spec.details)) {
+      if (replicas < inf->min_replicas || replicas > inf->max_replicas) {
+        return InvalidArgument("replicas: must be within minReplicas " + std::to_string(inf->min_replicas) +
+                               " and maxReplicas " + std::to_string(inf->max_replicas) + ", got " +
+                               std::to_string(replicas));
+      }
+      what = "replicas " + std::to_string(inf->replicas) + " -> " + std::to_string(replicas);
+      inf->replicas = replicas;
+    } else if (BatchSpec* b = std::get_if<BatchSpec>(&next.spec.details)) {
+      if (replicas < 1 || replicas > b->tasks) {
+        return InvalidArgument("replicas: a BatchJob's parallelism must be within 1 and tasks " +
+                               std::to_string(b->tasks) + ", got " + std::to_string(replicas));
+      }
+      what = "parallelism " + std::to_string(b->parallelism) + " -> " + std::to_string(replicas);
+      b->parallelism = replicas;
+    } else {
+      return FailedPrecondition("a " + std::string(WorkloadKindName(next.spec.kind())) +
+                                " cannot be scaled (InferenceService replicas, BatchJob parallelism)");
+    }
+    WorkloadState to = next.state;
+    if (next.state == WorkloadState::kAdmitted) {
+      to = WorkloadState::kPending;  // admission rolled back: re-admitted at the new size
+    } else if (next.holds_quota()) {
+      return FailedPrecondition("workload " + next.id + " is " + std::string(WorkloadStateName(next.state)) +
+                                "; scaling a running workload needs its agent (issue 6)");
+    }
+    if (to != next.state) {
+      ABACUS_RETURN_IF_ERROR(Transition(next.state, to));
+      next.placements.clear();
+      next.group_flavors.clear();
+      next.admitted_at = Time{};
+    }
+    Time now = clock_.Now();
+    WriteBatch batch;
+    batch.Put(kWorkloadKind, next.id, ToJson(next).dump(), next.version);
+    batch.AppendEvent(kWorkloadKind, next.id, "Scaled", EventJson(next.state, what).dump(), now);
+    CommitResult result;
+    ABACUS_RETURN_IF_ERROR(Commit(batch, &result));
+    next.version = result.assigned[0];
+    std::unique_lock lock(state_mu_);
+    WorkloadRecord* r = ledger_.FindWorkload(next.id);
+    *r = std::move(next);
+    dirty_ = true;
+    return View(*r);
+  });
+}
+
+Result<json> ControlPlane::PutNode(const json& body) {
+  auto rec = NodeRecordFromJson(body);
+  if (!rec.ok()) return rec.status();
+  auto node = std::make_shared<NodeRecord>(std::move(*rec));
+  return RunOnLoop([this, node]() -> Result<json> {
+    if (ToMicros(node->node.last_heartbeat) == 0) node->node.last_heartbeat = clock_.Now();
+    bool existed = ledger_.FindNode(node->node.name) != nullptr;
+    WriteBatch batch;
+    batch.Put(kNodeKind, node->node.name, ToJson(*node).dump());
+    batch.AppendEvent(kNodeKind, node->node.name, existed ? "Updated" : "Registered",
+                      json({{"simulated", node->simulated}, {"devices", node->node.devices.size()}}).dump(),
+                      clock_.Now());
+    CommitResult result;
+    ABACUS_RETURN_IF_ERROR(Commit(batch, &result));
+    node->version = result.assigned[0];
+    json out = ToJson(*node);
+    {
+      std::unique_lock lock(state_mu_);
+      ledger_.PutNode(std::move(*node));
+    }
+    dirty_ = true;
+    return out;
+  });
+}
+
+// ---------------------------------------------------------------- the loop
+
+void ControlPlane::WaitForCycle() {
+  std::unique_lock lock(loop_mu_);
+  uint64_t target = ++submitted_seq_;
+  loop_cv_.notify_one();
+  cycle_cv_.wait(lock, [&] { return cycled_seq_ >= target || stopping_; });
+}
+
+void ControlPlane::Loop() {
+  while (true) {
+    std::vector<WorkloadRecord> inbox;
+    std::deque<std::function<void()>> commands;
+    uint64_t seen_seq = 0;
+    bool stop = false;
+    {
+      std::unique_lock lock(loop_mu_);
+      auto wake = [&] { return stopping_ || !inbox_.empty() || !commands_.empty() || submitted_seq_ > cycled_seq_; };
+      // Sleep until there is work, or until the timer cycle is due.
+      Time next_timer = last_cycle_ + options_.cycle_interval;
+      Duration wait = std::max(Duration(0), next_timer - clock_.Now());
+      loop_cv_.wait_for(lock, std::min<Duration>(wait, std::chrono::milliseconds(200)), wake);
+      inbox.swap(inbox_);
+      commands.swap(commands_);
+      seen_seq = submitted_seq_;
+      stop = stopping_;
+    }
+    if (!inbox.empty()) {
+      std::unique_lock lock(state_mu_);
+      for (auto& r : inbox) ledger_.PutWorkload(std::move(r));
+      dirty_ = true;
+    }
+    for (auto& cmd : commands) cmd();
+    if (stop) {
+      // Answer commands queued after the last drain.
+      std::deque<std::function<void()>> rest;
+      {
+        std::lock_guard lock(loop_mu_);
+        rest.swap(commands_);
+        cycled_seq_ = submitted_seq_;
+      }
+      for (auto& cmd : rest) cmd();
+      cycle_cv_.notify_all();
+      return;
+    }
+    FinishPreemptions();
+    Time now = clock_.Now();
+    // Coalesce: after a change wait at least min_cycle_gap (and 4x the last cycle's cost,
+    // so that a big ledger does not starve ingestion); otherwise cycle on the timer.
+    Duration gap = std::max(options_.min_cycle_gap, 4 * last_cycle_cost_);
+    bool due = (dirty_ && now - last_cycle_ >= gap) || now - last_cycle_ >= options_.cycle_interval;
+    {
+      std::lock_guard lock(loop_mu_);
+      if (!due && cycled_seq_ < seen_seq && !dirty_) due = true;
+    }
+    if (due) {
+      RunCycle();
+      {
+        std::lock_guard lock(loop_mu_);
+        cycled_seq_ = std::max(cycled_seq_, seen_seq);
+      }
+      cycle_cv_.notify_all();
+    } else if (dirty_) {
+      std::this_thread::sleep_for(std::min<Duration>(gap - (now - last_cycle_), std::chrono::milliseconds(50)));
+    }
+  }
+}
+
+void ControlPlane::FinishPreemptions() {
+  // Without an agent nothing runs, so a preempted workload has stopped once its checkpoint
+  // grace is over: it is requeued and its capacity returns.
+  Time now = clock_.Now();
+  std::vector<std::string> done;
+  for (const auto& [id, r] : ledger_.workloads()) {
+    if (r.state != WorkloadState::kPreempting) continue;
+    int64_t grace = 0;
+    if (const TrainingSpec* t = r.spec.training(); t != nullptr && t->checkpoint) grace = t->checkpoint->grace_seconds;
+    if (now - r.preempted_at >= std::chrono::seconds(grace)) done.push_back(id);
+  }
+  for (const auto& id : done) {
+    WorkloadRecord* r = ledger_.FindWorkload(id);
+    WorkloadRecord copy = *r;
+    {
+      std::unique_lock lock(state_mu_);
+      r->placements.clear();
+      r->group_flavors.clear();
+      r->preempted_at = Time{};
+      r->admitted_at = Time{};
+      r->requeues++;
+    }
+    Status st = CommitTransition(*r, WorkloadState::kRequeued, "Requeued", json::object());
+    if (!st.ok()) {
+      ABACUS_LOG_ERROR("requeue {}: {}", id, st.ToString());
+      std::unique_lock lock(state_mu_);
+      *r = std::move(copy);
+    }
+  }
+}
+
+void ControlPlane::RunCycle() {
+  auto start = std::chrono::steady_clock::now();
+  Time now = clock_.Now();
+  last_cycle_ = now;
+  dirty_ = false;
+  // 1. Snapshot (the loop is the only writer: no lock needed to read the ledger here).
+  SnapshotIndex index;
+  sched::Snapshot snapshot = ledger_.BuildSnapshot(now, index);
+  // 2. Decide.
+  sched::CycleResult result = sched::Schedule(snapshot, options_.scheduler);
+  // 3. Assume the decisions in memory, remembering what to restore.
+  std::vector<WorkloadRecord> before;
+  WriteBatch batch;
+  std::vector<std::string> changed;
+  {
+    std::unique_lock lock(state_mu_);
+    for (const sched::Admission& a : result.admissions) {
+      WorkloadRecord* r = ledger_.FindWorkload(index.workload_ids[a.workload]);
+      if (r == nullptr || !r->waiting()) continue;
+      before.push_back(*r);
+      (void)Transition(r->state, WorkloadState::kAdmitted);
+      Ledger::ApplyAdmission(snapshot, a, *r);
+      r->admitted_at = now;
+      r->message.clear();
+      std::set<std::string> nodes;
+      for (const auto& p : r->placements) nodes.insert(p.node);
+      json where = json::array();
+      for (const auto& n : nodes) where.push_back(n);
+      batch.Put(kWorkloadKind, r->id, ToJson(*r).dump(), r->version);
+      batch.AppendEvent(kWorkloadKind, r->id, "Admitted",
+                        EventJson(WorkloadState::kAdmitted, a.borrowing ? "admitted on borrowed quota" : "admitted",
+                                  {{"flavors", r->group_flavors}, {"borrowing", a.borrowing}})
+                            .dump(),
+                        now);
+      batch.AppendEvent(kWorkloadKind, r->id, "Placed",
+                        EventJson(WorkloadState::kAdmitted, "placed on " + std::to_string(nodes.size()) + " node(s)",
+                                  {{"nodes", where}, {"tasks", r->placements.size()}})
+                            .dump(),
+                        now);
+      changed.push_back(r->id);
+      metrics_.decision_seconds.Observe(Seconds(now - r->submitted));
+    }
+    for (const sched::Preemption& p : result.preemptions) {
+      WorkloadRecord* r = ledger_.FindWorkload(index.workload_ids[p.victim]);
+      if (r == nullptr || !CanTransition(r->state, WorkloadState::kPreempting)) continue;
+      before.push_back(*r);
+      (void)Transition(r->state, WorkloadState::kPreempting);
+      r->preempted_at = now;
+      r->message = "preempted for " + p.preemptor_id + " (" + std::string(sched::PreemptionReasonName(p.reason)) + ")";
+      batch.Put(kWorkloadKind, r->id, ToJson(*r).dump(), r->version);
+      batch.AppendEvent(kWorkloadKind, r->id, "Preempted",
+                        EventJson(WorkloadState::kPreempting, r->message,
+                                  {{"preemptor", p.preemptor_id},
+                                   {"reason", sched::PreemptionReasonName(p.reason)},
+                                   {"graceSeconds", p.grace_seconds}})
+                            .dump(),
+                        now);
+      changed.push_back(r->id);
+    }
+    auto& reasons = ledger_.pending_reasons();
+    reasons.clear();
+    for (auto& pr : result.pending) reasons[pr.workload_id] = std::move(pr);
+    auto& ledger_reasons = ledger_.ledger_reasons();
+    ledger_reasons.clear();
+    for (auto& [id, why] : index.unschedulable) ledger_reasons[id] = why;
+  }
+  // 4. Commit; on failure roll back in memory.
+  if (!batch.empty()) {
+    CommitResult cr;
+    Status st = Commit(batch, &cr);
+    std::unique_lock lock(state_mu_);
+    if (!st.ok()) {
+      ABACUS_LOG_ERROR("scheduling decisions not committed, rolled back: {}", st.ToString());
+      for (auto& r : before) ledger_.PutWorkload(std::move(r));
+      dirty_ = true;
+    } else {
+      // Versions: each changed record was a Put followed by its events.
+      size_t op = 0;
+      for (const WriteOp& o : batch.ops()) {
+        if (const PutOp* put = std::get_if<PutOp>(&o)) {
+          if (WorkloadRecord* r = ledger_.FindWorkload(put->key)) r->version = cr.assigned[op];
+        }
+        ++op;
+      }
+      metrics_.admitted.fetch_add(static_cast<int64_t>(result.admissions.size()));
+      metrics_.preempted.fetch_add(static_cast<int64_t>(result.preemptions.size()));
+      // 5. Publish: agents would be told here (issue 6); simulated nodes need nothing.
+    }
+  }
+  auto cost = std::chrono::steady_clock::now() - start;
+  last_cycle_cost_ = std::chrono::duration_cast<Duration>(cost);
+  metrics_.cycle_seconds.Observe(std::chrono::duration<double>(cost).count());
+  metrics_.cycles.fetch_add(1);
+  if (!changed.empty()) {
+    ABACUS_LOG_INFO("cycle: {} admitted, {} preempted, {} pending ({:.1f} ms)", result.admissions.size(),
+                    result.preemptions.size(), result.pending.size(),
+                    std::chrono::duration<double, std::milli>(cost).count());
+  }
+}
+
+// ---------------------------------------------------------------- reads
+
+std::optional<WorkloadRecord> ControlPlane::FindRecord(const std::string& id_or_name) const {
+  {
+    std::shared_lock lock(state_mu_);
+    if (const WorkloadRecord* r = ledger_.Resolve(id_or_name)) return *r;
+  }
+  std::lock_guard lock(loop_mu_);
+  const WorkloadRecord* best = nullptr;
+  for (const auto& r : inbox_) {
+    if (r.id == id_or_name) return r;
+    if (r.spec.name == id_or_name) best = &r;
+  }
+  if (best != nullptr) return *best;
+  return std::nullopt;
+}
+
+json ControlPlane::View(const WorkloadRecord& r) const {
+  json j = ToJson(r);
+  j.erase("spec");
+  j["spec"] = abacus::ToJson(r.spec);
+  j["submittedAt"] = FormatTime(r.submitted);
+  if (ToMicros(r.admitted_at) != 0) j["admittedAt"] = FormatTime(r.admitted_at);
+  if (ToMicros(r.finished_at) != 0) j["finishedAt"] = FormatTime(r.finished_at);
+  if (r.waiting()) {
+    auto it = ledger_.pending_reasons().find(r.id);
+    if (it != ledger_.pending_reasons().end()) {
+      j["pendingReason"] = {{"code", sched::PendingCodeName(it->second.code)},
+                            {"message", it->second.message},
+                            {"position", it->second.position}};
+    } else if (auto lr = ledger_.ledger_reasons().find(r.id); lr != ledger_.ledger_reasons().end()) {
+      j["pendingReason"] = {{"code", "Unschedulable"}, {"message", lr->second}};
+    }
+  }
+  return j;
+}
+
+Result<json> ControlPlane::GetWorkload(const std::string& id_or_name) const {
+  auto r = FindRecord(id_or_name);
+  if (!r) return NotFound("workload '" + id_or_name + "' not found");
+  std::shared_lock lock(state_mu_);
+  return View(*r);
+}
+
+json ControlPlane::ListWorkloads(const WorkloadFilter& f) const {
+  std::vector<WorkloadRecord> pending_ingest;
+  {
+    std::lock_guard lock(loop_mu_);
+    pending_ingest = inbox_;
+  }
+  std::shared_lock lock(state_mu_);
+  std::vector<const WorkloadRecord*> rows;
+  auto match = [&](const WorkloadRecord& r) {
+    if (!f.queue.empty() && r.spec.queue != f.queue) return false;
+    if (!f.state.empty() && WorkloadStateName(r.state) != f.state) return false;
+    if (!f.project.empty() && r.spec.project != f.project) return false;
+    if (!f.tenant.empty() && r.spec.tenant() != f.tenant) return false;
+    if (!f.kind.empty() && WorkloadKindName(r.spec.kind()) != f.kind) return false;
+    if (!f.name.empty() && r.spec.name != f.name) return false;
+    return true;
+  };
+  for (const auto& [id, r] : ledger_.workloads()) {
+    if (match(r)) rows.push_back(&r);
+  }
+  for (const auto& r : pending_ingest) {
+    if (ledger_.FindWorkload(r.id) == nullptr && match(r)) rows.push_back(&r);
+  }
+  std::sort(rows.begin(), rows.end(), [](const WorkloadRecord* a, const WorkloadRecord* b) {
+    return a->submitted != b->submitted ? a->submitted < b->submitted : a->id < b->id;
+  });
+  json items = json::array();
+  size_t total = rows.size();
+  size_t first = total > f.limit ? total - f.limit : 0;  // the newest `limit`
+  for (size_t i = first; i < total; ++i) {
+    json v = View(*rows[i]);
+    v.erase("spec");
+    items.push_back(std::move(v));
+  }
+  return {{"items", std::move(items)}, {"total", total}};
+}
+
+Result<json> ControlPlane::Explain(const std::string& id_or_name) const {
+  auto rec = FindRecord(id_or_name);
+  if (!rec) return NotFound("workload '" + id_or_name + "' not found");
+  std::shared_lock lock(state_mu_);
+  const WorkloadRecord& r = *rec;
+  json j = {{"id", r.id}, {"name", r.spec.name}, {"queue", r.spec.queue}, {"state", WorkloadStateName(r.state)}};
+  std::string text;
+  if (r.waiting()) {
+    auto it = ledger_.pending_reasons().find(r.id);
+    if (it != ledger_.pending_reasons().end()) {
+      const sched::PendingReason& pr = it->second;
+      j["reason"] = {{"code", sched::PendingCodeName(pr.code)},
+                     {"message", pr.message},
+                     {"position", pr.position},
+                     {"ahead", pr.ahead},
+                     {"aheadIds", pr.ahead_ids},
+                     {"basePriority", pr.base_priority},
+                     {"effectivePriority", pr.effective_priority},
+                     {"waitedSeconds", std::chrono::duration_cast<std::chrono::seconds>(pr.waited).count()}};
+      if (pr.quota) j["reason"]["quota"] = DescribeQuota(*pr.quota, r.spec.queue);
+      if (pr.placement) j["reason"]["placement"] = DescribePlacement(*pr.placement);
+      if (!pr.preemption.empty()) j["reason"]["preemption"] = pr.preemption;
+      text = DescribePending(pr);
+    } else if (auto lr = ledger_.ledger_reasons().find(r.id); lr != ledger_.ledger_reasons().end()) {
+      j["reason"] = {{"code", "Unschedulable"}, {"message", lr->second}};
+      text = lr->second;
+    } else {
+      text = "waiting for the next scheduling cycle";
+    }
+  } else if (r.holds_quota()) {
+    json placements = json::array();
+    std::map<std::string, std::vector<std::string>> by_node;
+    for (const auto& p : r.placements) {
+      std::string devs;
+      for (const auto& d : p.devices) {
+        if (!devs.empty()) devs += ",";
+        devs += std::to_string(d.index) + (d.milli < 1000 ? "(" + std::to_string(d.milli) + "m)" : "");
+      }
+      std::string group = p.group < static_cast<int>(r.spec.spec.task_groups.size())
+                              ? r.spec.spec.task_groups[p.group].name
+                              : std::to_string(p.group);
+      by_node[p.node].push_back(group + "[" + std::to_string(p.replica) + "]" + (devs.empty() ? "" : " devices " + devs));
+      placements.push_back({{"group", group}, {"replica", p.replica}, {"node", p.node}, {"devices", devs}});
+    }
+    j["placements"] = placements;
+    j["flavors"] = r.group_flavors;
+    text = std::string(WorkloadStateName(r.state)) + " at " + FormatTime(r.admitted_at) + " on flavors ";
+    for (size_t i = 0; i < r.group_flavors.size(); ++i) text += (i ? ", " : "") + r.group_flavors[i];
+    text += "\n";
+    for (const auto& [node, tasks] : by_node) {
+      text += "  " + node + ": ";
+      for (size_t i = 0; i < tasks.size(); ++i) text += (i ? "; " : "") + tasks[i];
+      text += "\n";
+    }
+    if (r.state == WorkloadState::kAdmitted) {
+      text += "Tasks start when the node's agent runs them (agents: issue 6); simulated nodes run nothing.";
+    }
+    if (!r.message.empty()) text += "\n" + r.message;
+  } else {
+    text = std::string(WorkloadStateName(r.state)) + (r.message.empty() ? "" : ": " + r.message);
+  }
+  j["text"] = text;
+  return j;
+}
+
+Result<json> ControlPlane::Events(const std::string& id_or_name) const {
+  auto rec = FindRecord(id_or_name);
+  if (!rec) return NotFound("workload '" + id_or_name + "' not found");
+  ABACUS_ASSIGN_OR_RETURN(auto events, store_->Events(kWorkloadKind, rec->id));
+  json items = json::array();
+  for (const auto& e : events) {
+    json detail = json::parse(e.json, nullptr, false);
+    items.push_back({{"seq", e.seq}, {"time", FormatTime(FromMicros(e.time_us))}, {"timeUs", e.time_us},
+                     {"type", e.type}, {"details", detail}});
+  }
+  return json{{"id", rec->id}, {"items", items}};
+}
+
+Result<json> ControlPlane::Logs(const std::string& id_or_name) const {
+  auto rec = FindRecord(id_or_name);
+  if (!rec) return NotFound("workload '" + id_or_name + "' not found");
+  return NotFound("no logs: task not started (workload " + rec->id + " is " +
+                  std::string(WorkloadStateName(rec->state)) + "; tasks run on agents, issue 6)");
+}
+
+json ControlPlane::ListNodes() const {
+  std::shared_lock lock(state_mu_);
+  auto usage = ledger_.DeviceUsage();
+  std::map<std::string, std::pair<int64_t, int64_t>> cpu_mem;
+  for (const auto& [id, r] : ledger_.workloads()) {
+    if (!r.holds_quota()) continue;
+    for (const auto& p : r.placements) {
+      cpu_mem[p.node].first += p.cpu_milli;
+      cpu_mem[p.node].second += p.memory_bytes;
+    }
+  }
+  json items = json::array();
+  for (const auto& [name, n] : ledger_.nodes()) {
+    json j = ToJson(n);
+    int64_t free_milli = 0;
+    for (auto& d : j["devices"]) {
+      int32_t used = 0;
+      if (auto it = usage.find(name); it != usage.end()) {
+        if (auto u = it->second.find(d["index"].get<int>()); u != it->second.end()) used = u->second;
+      }
+      d["allocatedMilli"] = used;
+      free_milli += d["health"] == "Healthy" ? 1000 - used : 0;
+    }
+    j["allocatedCpuMilli"] = cpu_mem[name].first;
+    j["allocatedMemoryBytes"] = cpu_mem[name].second;
+    j["freeDeviceMilli"] = free_milli;
+    items.push_back(std::move(j));
+  }
+  return {{"items", items}};
+}
+
+Result<json> ControlPlane::GetNode(const std::string& name) const {
+  json all = ListNodes();
+  for (auto& n : all["items"]) {
+    if (n["name"] == name) return n;
+  }
+  return NotFound("node '" + name + "' not found");
+}
+
+json ControlPlane::ListDevices() const {
+  json nodes = ListNodes();
+  json items = json::array();
+  for (const auto& n : nodes["items"]) {
+    for (auto d : n["devices"]) {
+      d["node"] = n["name"];
+      d["pool"] = n["pool"];
+      items.push_back(std::move(d));
+    }
+  }
+  return {{"items", items}};
+}
+
+json ControlPlane::ListFlavors() const {
+  json nodes = ListNodes();
+  std::shared_lock lock(state_mu_);
+  std::map<std::string, json> by;
+  auto entry = [&](const std::string& f) -> json& {
+    auto it = by.find(f);
+    if (it == by.end()) {
+      json j = {{"name", f}, {"weight", 1.0}, {"devices", 0}, {"freeMilli", 0}, {"nodes", 0}, {"description", ""}};
+      if (auto fl = Flavor::Parse(f); fl.ok()) {
+        if (const FlavorConfig* c = ledger_.config().FindFlavor(f)) {
+          j["weight"] = static_cast<double>(c->weight_milli) / 1000.0;
+          j["description"] = c->description;
+        }
+      }
+      it = by.emplace(f, j).first;
+    }
+    return it->second;
+  };
+  for (const FlavorConfig* c : ledger_.config().flavors()) entry(c->flavor.name());
+  for (const auto& n : nodes["items"]) {
+    std::set<std::string> seen;
+    for (const auto& d : n["devices"]) {
+      json& e = entry(d["flavor"].get<std::string>());
+      e["devices"] = e["devices"].get<int>() + 1;
+      if (d["health"] == "Healthy") e["freeMilli"] = e["freeMilli"].get<int64_t>() + 1000 - d["allocatedMilli"].get<int64_t>();
+      if (seen.insert(d["flavor"].get<std::string>()).second) e["nodes"] = e["nodes"].get<int>() + 1;
+    }
+  }
+  json items = json::array();
+  for (auto& [name, j] : by) items.push_back(j);
+  return {{"items", items}};
+}
+
+json ControlPlane::ListQueues() const {
+  std::shared_lock lock(state_mu_);
+  struct Counts {
+    int pending = 0, admitted = 0;
+    std::map<std::string, int64_t> used;  // resource name → ledger amount
+  };
+  std::map<std::string, Counts> counts;
+  for (const auto& [id, r] : ledger_.workloads()) {
+    Counts& c = counts[r.spec.queue];
+    if (r.waiting()) ++c.pending;
+    if (r.holds_quota()) {
+      ++c.admitted;
+      for (const auto& p : r.placements) {
+        c.used["cpu"] += p.cpu_milli;
+        c.used["memory"] += p.memory_bytes;
+        std::string flavor = p.group < static_cast<int>(r.group_flavors.size()) ? r.group_flavors[p.group] : "cpu";
+        for (const auto& d : p.devices) c.used[flavor] += d.milli;
+      }
+    }
+  }
+  json items = json::array();
+  for (const Queue* q : ledger_.config().queues()) {
+    json j = abacus::ToJson(SpecObject(*q));
+    Counts& c = counts[q->name];
+    j["pending"] = c.pending;
+    j["admitted"] = c.admitted;
+    json usage = json::array();
+    for (const auto& quota : q->quotas) {
+      std::string res = quota.resource.Name();
+      int64_t used = c.used[res];
+      int64_t nominal = LedgerAmount(quota.resource, quota.nominal);
+      json u = {{"resource", res}, {"used", used}, {"nominal", nominal}};
+      if (quota.borrowing_limit) u["borrowingLimit"] = LedgerAmount(quota.resource, *quota.borrowing_limit);
+      usage.push_back(u);
+    }
+    j["usage"] = usage;
+    items.push_back(std::move(j));
+  }
+  return {{"items", items}};
+}
+
+Result<json> ControlPlane::GetQueue(const std::string& name) const {
+  json all = ListQueues();
+  for (auto& q : all["items"]) {
+    if (q["name"] == name) return q;
+  }
+  return NotFound("queue '" + name + "' not found");
+}
+
+json ControlPlane::ListConfig(const std::string& kind) const {
+  std::shared_lock lock(state_mu_);
+  json items = json::array();
+  if (kind == "priorityclass") {
+    std::set<std::string> configured;
+    for (const PriorityClass* pc : ledger_.config().priority_classes()) {
+      items.push_back(abacus::ToJson(SpecObject(*pc)));
+      configured.insert(pc->name);
+    }
+    for (const PriorityClass& pc : DefaultPriorityClasses()) {
+      if (configured.count(pc.name)) continue;
+      json j = abacus::ToJson(SpecObject(pc));
+      j["default"] = true;
+      items.push_back(j);
+    }
+    return {{"items", items}};
+  }
+  for (const auto& [key, obj] : ledger_.config_objects()) {
+    if (StoreKindOf(obj) != kind) continue;
+    json j = abacus::ToJson(obj);
+    if (kind == "tenant") {
+      json projects = json::array();
+      for (const Project* p : ledger_.config().projects()) {
+        if (p->tenant == std::get<Tenant>(obj).name) projects.push_back(p->name);
+      }
+      j["projects"] = projects;
+    }
+    items.push_back(std::move(j));
+  }
+  return {{"items", items}};
+}
+
+Result<json> ControlPlane::GetConfig(const std::string& kind, const std::string& name) const {
+  json all = ListConfig(kind);
+  for (auto& o : all["items"]) {
+    std::string n = o.value("name", "");
+    if (kind == "project") n = o.value("tenant", "") + "/" + n;
+    if (n == name || (kind == "project" && o.value("name", "") == name)) return o;
+  }
+  return NotFound(kind + " '" + name + "' not found");
+}
+
+std::string ControlPlane::RenderMetrics() const {
+  std::string out;
+  {
+    std::shared_lock lock(state_mu_);
+    std::map<std::string, std::pair<int, int>> by_queue;
+    std::map<std::string, int> by_state;
+    for (const Queue* q : ledger_.config().queues()) by_queue[q->name];
+    for (const auto& [id, r] : ledger_.workloads()) {
+      by_state[std::string(WorkloadStateName(r.state))]++;
+      if (r.waiting()) by_queue[r.spec.queue].first++;
+      if (r.holds_quota()) by_queue[r.spec.queue].second++;
+    }
+    out += "# HELP abacus_queue_pending_workloads Workloads waiting for admission, per queue.\n"
+           "# TYPE abacus_queue_pending_workloads gauge\n";
+    for (const auto& [q, c] : by_queue) {
+      out += "abacus_queue_pending_workloads{queue=\"" + q + "\"} " + std::to_string(c.first) + "\n";
+    }
+    out += "# HELP abacus_queue_admitted_workloads Workloads holding quota, per queue.\n"
+           "# TYPE abacus_queue_admitted_workloads gauge\n";
+    for (const auto& [q, c] : by_queue) {
+      out += "abacus_queue_admitted_workloads{queue=\"" + q + "\"} " + std::to_string(c.second) + "\n";
+    }
+    out += "# HELP abacus_workloads Workloads in the ledger, per state.\n# TYPE abacus_workloads gauge\n";
+    for (int s = 0; s < kWorkloadStateCount; ++s) {
+      std::string name(WorkloadStateName(static_cast<WorkloadState>(s)));
+      out += "abacus_workloads{state=\"" + name + "\"} " + std::to_string(by_state[name]) + "\n";
+    }
+    out += "# HELP abacus_nodes Nodes in the ledger.\n# TYPE abacus_nodes gauge\nabacus_nodes " +
+           std::to_string(ledger_.nodes().size()) + "\n";
+  }
+  auto counter = [&](const char* name, const char* help, int64_t v) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n" + name + " " +
+           std::to_string(v) + "\n";
+  };
+  counter("abacus_workloads_submitted_total", "Workloads acknowledged.", metrics_.submitted.load());
+  counter("abacus_workloads_admitted_total", "Admissions committed.", metrics_.admitted.load());
+  counter("abacus_workloads_preempted_total", "Preemptions committed.", metrics_.preempted.load());
+  counter("abacus_scheduler_cycles_total", "Scheduling cycles run.", metrics_.cycles.load());
+  counter("abacus_store_commit_failures_total", "Batches the store refused or failed.", metrics_.commit_failures.load());
+  counter("abacus_http_throttled_total", "Requests refused with 429.", metrics_.rejected_busy.load());
+  metrics_.cycle_seconds.Render("abacus_scheduler_cycle_seconds", "Duration of one scheduling cycle.", out);
+  metrics_.decision_seconds.Render("abacus_scheduler_decision_latency_seconds",
+                                   "Time from submission to admission.", out);
+  metrics_.commit_seconds.Render("abacus_store_commit_seconds", "Time to commit one batch (group commit).", out);
+  metrics_.request_seconds.Render("abacus_http_request_seconds", "Time to handle one HTTP request.", out);
+  return out;
+}
+
+}  // namespace abacus::server

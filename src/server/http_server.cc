@@ -1,0 +1,294 @@
+#include "server/http_server.h"
+
+#include <httplib.h>
+
+#include <chrono>
+
+#include "common/log.h"
+
+namespace abacus::server {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kJson[] = "application/json";
+
+std::string_view CodeForHttp(int status) {
+  switch (status) {
+    case 400: return "invalid_argument";
+    case 401: return "unauthenticated";
+    case 403: return "permission_denied";
+    case 404: return "not_found";
+    case 405: return "method_not_allowed";
+    case 409: return "failed_precondition";
+    case 413: return "payload_too_large";
+    case 429: return "resource_exhausted";
+    case 503: return "unavailable";
+    default: return status >= 500 ? "internal" : "error";
+  }
+}
+
+void SendError(httplib::Response& res, int status, std::string_view code, const std::string& message) {
+  json err = {{"code", code}, {"message", message}};
+  if (message.find('\n') != std::string::npos) {
+    json details = json::array();
+    size_t start = 0;
+    while (start <= message.size()) {
+      size_t end = message.find('\n', start);
+      if (end == std::string::npos) end = message.size();
+      if (end > start) details.push_back(message.substr(start, end - start));
+      start = end + 1;
+    }
+    err["details"] = details;
+  }
+  res.status = status;
+  res.set_content(json({{"error", err}}).dump(), kJson);
+}
+
+void SendStatus(httplib::Response& res, const Status& st) {
+  SendError(res, HttpStatusOf(st.code()), StatusCodeName(st.code()), st.message());
+}
+
+void SendJson(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(body.dump(), kJson);
+}
+
+void Send(httplib::Response& res, const Result<json>& r, int ok_status = 200) {
+  if (r.ok()) {
+    SendJson(res, ok_status, *r);
+  } else {
+    SendStatus(res, r.status());
+  }
+}
+
+bool IsJsonBody(const httplib::Request& req) {
+  std::string ct = req.get_header_value("Content-Type");
+  if (ct.find("json") != std::string::npos) return true;
+  if (ct.find("yaml") != std::string::npos) return false;
+  size_t i = req.body.find_first_not_of(" \t\r\n");
+  return i != std::string::npos && (req.body[i] == '{' || req.body[i] == '[');
+}
+
+std::string Param(const httplib::Request& req, const char* name, std::string fallback = "") {
+  return req.has_param(name) ? req.get_param_value(name) : fallback;
+}
+
+}  // namespace
+
+int HttpStatusOf(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk: return 200;
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kOutOfRange: return 400;
+    case StatusCode::kUnauthenticated: return 401;
+    case StatusCode::kPermissionDenied: return 403;
+    case StatusCode::kNotFound: return 404;
+    case StatusCode::kAlreadyExists:
+    case StatusCode::kFailedPrecondition:
+    case StatusCode::kAborted: return 409;
+    case StatusCode::kResourceExhausted: return 429;
+    case StatusCode::kUnavailable: return 503;
+    case StatusCode::kDeadlineExceeded: return 504;
+    case StatusCode::kInternal: return 500;
+  }
+  return 500;
+}
+
+HttpServer::HttpServer(ControlPlane& cp, HttpOptions options)
+    : cp_(cp), options_(std::move(options)), svr_(std::make_unique<httplib::Server>()) {
+  Routes();
+}
+
+HttpServer::~HttpServer() { Stop(); }
+
+Status HttpServer::Bind() {
+  if (options_.port == 0) {
+    port_ = svr_->bind_to_any_port(options_.host);
+  } else {
+    port_ = svr_->bind_to_port(options_.host, options_.port) ? options_.port : -1;
+  }
+  if (port_ <= 0) {
+    return Unavailable("cannot listen on " + options_.host + ":" + std::to_string(options_.port) +
+                       " (address in use or not local?)");
+  }
+  return Status::OK();
+}
+
+void HttpServer::Serve() { svr_->listen_after_bind(); }
+
+void HttpServer::Stop() {
+  if (svr_) svr_->stop();
+}
+
+void HttpServer::Routes() {
+  httplib::Server& s = *svr_;
+  int threads = options_.threads;
+  s.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  s.set_payload_max_length(options_.max_body_bytes);
+  s.set_read_timeout(options_.read_timeout_seconds, 0);
+  s.set_write_timeout(options_.write_timeout_seconds, 0);
+  s.set_keep_alive_timeout(options_.keep_alive_seconds);
+  s.set_keep_alive_max_count(1'000'000);
+  s.set_tcp_nodelay(true);
+
+  // Errors that httplib produces itself (404 no route, 413, 400 bad request) get the JSON form.
+  s.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    std::string message = res.status == 404   ? "no route " + req.method + " " + req.path
+                          : res.status == 413 ? "request body too large"
+                                              : "request failed";
+    SendError(res, res.status, CodeForHttp(res.status), message);
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+  s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    std::string what = "internal error";
+    try {
+      if (ep) std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = std::string("internal error: ") + e.what();
+    } catch (...) {
+    }
+    ABACUS_LOG_ERROR("{}", what);
+    SendError(res, 500, "internal", what);
+  });
+  // Auth: everything but /healthz needs a bearer token; the Authorizer decides what it may do.
+  s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (req.path == "/healthz") return httplib::Server::HandlerResponse::Unhandled;
+    std::string header = req.get_header_value("Authorization");
+    std::string token;
+    if (header.rfind("Bearer ", 0) == 0) token = header.substr(7);
+    auto who = cp_.authorizer().Authenticate(token);
+    if (!who.ok()) {
+      res.set_header("WWW-Authenticate", "Bearer realm=\"abacus\"");
+      SendStatus(res, who.status());
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    Status allowed = cp_.authorizer().Authorize(*who, {req.method, req.path});
+    if (!allowed.ok()) {
+      SendStatus(res, allowed);
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, {{"status", "ok"}}); });
+  s.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+    if (cp_.ready()) {
+      SendJson(res, 200, {{"status", "ready"}});
+    } else {
+      SendError(res, 503, "unavailable", "not ready");
+    }
+  });
+  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(cp_.RenderMetrics(), "text/plain; version=0.0.4");
+  });
+
+  // ---- workloads
+  s.Post("/api/v1/workloads", [this](const httplib::Request& req, httplib::Response& res) {
+    auto start = std::chrono::steady_clock::now();
+    auto r = cp_.Submit(req.body, IsJsonBody(req), Param(req, "filename", "request"));
+    if (!r.ok()) {
+      SendStatus(res, r.status());
+    } else {
+      SendJson(res, 201, {{"items", *r}});
+    }
+    cp_.metrics().request_seconds.Observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  });
+  s.Get("/api/v1/workloads", [this](const httplib::Request& req, httplib::Response& res) {
+    WorkloadFilter f;
+    f.queue = Param(req, "queue");
+    f.state = Param(req, "state");
+    f.project = Param(req, "project");
+    f.tenant = Param(req, "tenant");
+    f.kind = Param(req, "kind");
+    f.name = Param(req, "name");
+    std::string limit = Param(req, "limit", "1000");
+    try {
+      f.limit = std::stoul(limit);
+    } catch (...) {
+      return SendError(res, 400, "invalid_argument", "limit: expected a number, got '" + limit + "'");
+    }
+    SendJson(res, 200, cp_.ListWorkloads(f));
+  });
+  s.Get(R"(/api/v1/workloads/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+    Send(res, cp_.GetWorkload(req.matches[1]));
+  });
+  s.Delete(R"(/api/v1/workloads/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+    Send(res, cp_.Cancel(req.matches[1], Param(req, "reason")));
+  });
+  s.Post(R"(/api/v1/workloads/([^/]+)/cancel)", [this](const httplib::Request& req, httplib::Response& res) {
+    std::string reason = Param(req, "reason");
+    json body = json::parse(req.body.empty() ? "{}" : req.body, nullptr, false);
+    if (body.is_object() && body.contains("reason") && body["reason"].is_string()) reason = body["reason"];
+    Send(res, cp_.Cancel(req.matches[1], reason));
+  });
+  s.Post(R"(/api/v1/workloads/([^/]+)/scale)", [this](const httplib::Request& req, httplib::Response& res) {
+    json body = json::parse(req.body, nullptr, false);
+    if (!body.is_object() || !body.contains("replicas") || !body["replicas"].is_number_integer()) {
+      return SendError(res, 400, "invalid_argument", "body: expected {\"replicas\": N}");
+    }
+    Send(res, cp_.Scale(req.matches[1], body["replicas"].get<int32_t>()));
+  });
+  s.Get(R"(/api/v1/workloads/([^/]+)/explain)", [this](const httplib::Request& req, httplib::Response& res) {
+    Send(res, cp_.Explain(req.matches[1]));
+  });
+  s.Get(R"(/api/v1/workloads/([^/]+)/events)", [this](const httplib::Request& req, httplib::Response& res) {
+    Send(res, cp_.Events(req.matches[1]));
+  });
+  s.Get(R"(/api/v1/workloads/([^/]+)/logs)", [this](const httplib::Request& req, httplib::Response& res) {
+    Send(res, cp_.Logs(req.matches[1]));
+  });
+
+  // ---- configuration
+  auto apply = [this](const httplib::Request& req, httplib::Response& res) {
+    auto r = cp_.Apply(req.body, IsJsonBody(req), Param(req, "filename", "request"));
+    if (!r.ok()) return SendStatus(res, r.status());
+    SendJson(res, 200, {{"items", *r}});
+  };
+  s.Post("/api/v1/apply", apply);
+  for (const char* kind : {"tenants", "projects", "cohorts", "queues", "priorityclasses", "pools", "flavors"}) {
+    s.Post(std::string("/api/v1/") + kind, apply);
+  }
+  struct ConfigRoute {
+    const char* path;
+    const char* kind;
+  };
+  for (ConfigRoute r : {ConfigRoute{"tenants", "tenant"}, ConfigRoute{"projects", "project"},
+                        ConfigRoute{"cohorts", "cohort"}, ConfigRoute{"priorityclasses", "priorityclass"},
+                        ConfigRoute{"pools", "pool"}}) {
+    std::string kind = r.kind;
+    s.Get(std::string("/api/v1/") + r.path, [this, kind](const httplib::Request&, httplib::Response& res) {
+      SendJson(res, 200, cp_.ListConfig(kind));
+    });
+    s.Get(std::string("/api/v1/") + r.path + "/(.+)", [this, kind](const httplib::Request& req, httplib::Response& res) {
+      Send(res, cp_.GetConfig(kind, req.matches[1]));
+    });
+  }
+  s.Get("/api/v1/queues", [this](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, cp_.ListQueues()); });
+  s.Get(R"(/api/v1/queues/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+    Send(res, cp_.GetQueue(req.matches[1]));
+  });
+  s.Get("/api/v1/flavors", [this](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, cp_.ListFlavors()); });
+  s.Get("/api/v1/flavors/(.+)", [this](const httplib::Request& req, httplib::Response& res) {
+    json all = cp_.ListFlavors();
+    for (auto& f : all["items"]) {
+      if (f["name"] == req.matches[1].str()) return SendJson(res, 200, f);
+    }
+    SendError(res, 404, "not_found", "flavor '" + req.matches[1].str() + "' not found");
+  });
+
+  // ---- nodes and devices
+  s.Get("/api/v1/nodes", [this](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, cp_.ListNodes()); });
+  s.Get(R"(/api/v1/nodes/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+    Send(res, cp_.GetNode(req.matches[1]));
+  });
+  s.Post("/api/v1/nodes", [this](const httplib::Request& req, httplib::Response& res) {
+    json body = json::parse(req.body, nullptr, false);
+    if (body.is_discarded()) return SendError(res, 400, "invalid_argument", "request body is not valid JSON");
+    Send(res, cp_.PutNode(body), 201);
+  });
+  s.Get("/api/v1/devices", [this](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, cp_.ListDevices()); });
+}
+
+}  // namespace abacus::server

@@ -1,0 +1,55 @@
+// HttpServer: the REST API (/api/v1/...), /healthz, /readyz and /metrics over cpp-httplib, in
+// front of a ControlPlane. Bearer-token auth on every route but /healthz; errors are JSON
+// {"error": {"code", "message", "details"?}} with the HTTP status of the Status code. Routes and
+// bodies: docs/api.md.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+#include "server/control_plane.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace abacus::server {
+
+struct HttpOptions {
+  std::string host = "127.0.0.1";
+  int port = 8420;                       // 0: any free port (see HttpServer::port)
+  size_t max_body_bytes = 8 << 20;       // larger bodies get 413
+  int threads = 96;                      // one per keep-alive connection being served
+  int read_timeout_seconds = 30;
+  int write_timeout_seconds = 30;
+  int keep_alive_seconds = 5;  // idle keep-alive connections close after this (and at shutdown)
+};
+
+// Returns the HTTP status for a Status code (InvalidArgument 400, NotFound 404, ...).
+int HttpStatusOf(StatusCode code);
+
+class HttpServer {
+ public:
+  HttpServer(ControlPlane& cp, HttpOptions options);
+  ~HttpServer();
+
+  // Binds the listening socket; Unavailable naming the address when it cannot.
+  Status Bind();
+  // The bound port (after Bind).
+  int port() const { return port_; }
+  // Serves until Stop; returns when the server has stopped.
+  void Serve();
+  // Stops accepting and ends keep-alive connections; in-flight requests finish. Thread-safe.
+  void Stop();
+
+ private:
+  void Routes();
+
+  ControlPlane& cp_;
+  HttpOptions options_;
+  std::unique_ptr<httplib::Server> svr_;
+  int port_ = 0;
+};
+
+}  // namespace abacus::server

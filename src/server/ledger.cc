@@ -1,0 +1,442 @@
+#include "server/ledger.h"
+
+#include <algorithm>
+#include <set>
+
+#include "common/log.h"
+#include "model/version.h"
+#include "tenancy/priority_class.h"
+
+namespace abacus::server {
+namespace {
+
+struct KindName {
+  std::string store_kind;
+  std::string name;
+};
+
+KindName KeyOf(const SpecObject& o) {
+  return std::visit(
+      [](const auto& x) -> KindName {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, Workload>) return {"", x.name};
+        if constexpr (std::is_same_v<T, Tenant>) return {"tenant", x.name};
+        if constexpr (std::is_same_v<T, Project>) return {"project", x.FullName()};
+        if constexpr (std::is_same_v<T, Cohort>) return {"cohort", x.name};
+        if constexpr (std::is_same_v<T, Queue>) return {"queue", x.name};
+        if constexpr (std::is_same_v<T, PriorityClass>) return {"priorityclass", x.name};
+        if constexpr (std::is_same_v<T, FlavorConfig>) return {"flavor", x.flavor.name()};
+        if constexpr (std::is_same_v<T, PoolConfig>) return {"pool", x.name};
+      },
+      o);
+}
+
+void AddToConfig(TenancyConfig& c, const SpecObject& o) {
+  Status st = std::visit(
+      [&](const auto& x) -> Status {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, Workload>) return Status::OK();
+        if constexpr (std::is_same_v<T, Tenant>) return c.AddTenant(x);
+        if constexpr (std::is_same_v<T, Project>) return c.AddProject(x);
+        if constexpr (std::is_same_v<T, Cohort>) return c.AddCohort(x);
+        if constexpr (std::is_same_v<T, Queue>) return c.AddQueue(x);
+        if constexpr (std::is_same_v<T, PriorityClass>) return c.AddPriorityClass(x);
+        if constexpr (std::is_same_v<T, FlavorConfig>) return c.AddFlavor(x);
+        if constexpr (std::is_same_v<T, PoolConfig>) return c.AddPool(x);
+      },
+      o);
+  if (!st.ok()) ABACUS_LOG_WARN("config: {}", st.ToString());
+}
+
+sched::QuotaInfo ToQuotaInfo(const Quota& q) {
+  sched::QuotaInfo out;
+  switch (q.resource.kind) {
+    case QuotaResource::Kind::kCpu: out.resource = ResourceKey::Cpu(); break;
+    case QuotaResource::Kind::kMemory: out.resource = ResourceKey::Memory(); break;
+    case QuotaResource::Kind::kDevices: out.resource = ResourceKey::Devices(q.resource.flavor.Intern()); break;
+  }
+  out.nominal = LedgerAmount(q.resource, q.nominal);
+  if (q.borrowing_limit) out.borrowing_limit = LedgerAmount(q.resource, *q.borrowing_limit);
+  if (q.lending_limit) out.lending_limit = LedgerAmount(q.resource, *q.lending_limit);
+  return out;
+}
+
+sched::VersionRequirement ToRequirement(const VersionConstraint& c) {
+  sched::VersionRequirement r;
+  r.name = c.name();
+  r.op = static_cast<sched::VersionRequirement::Op>(c.op());
+  r.version = c.version().numbers();
+  r.text = c.ToString();
+  return r;
+}
+
+}  // namespace
+
+std::string StoreKindOf(const SpecObject& object) { return KeyOf(object).store_kind; }
+
+const std::vector<std::string>& ConfigStoreKinds() {
+  static const std::vector<std::string> kinds = {"tenant", "project", "cohort", "flavor", "pool",
+                                                 "priorityclass", "queue"};
+  return kinds;
+}
+
+Ledger::Ledger() { RebuildConfig(); }
+
+Status Ledger::Load(Store& store) {
+  for (const auto& kind : ConfigStoreKinds()) {
+    ABACUS_ASSIGN_OR_RETURN(auto records, store.List(kind));
+    for (const auto& rec : records) {
+      nlohmann::json j = nlohmann::json::parse(rec.json, nullptr, false);
+      auto obj = SpecObjectFromJson(j);
+      if (!obj.ok()) {
+        ABACUS_LOG_ERROR("store {}/{}: {}", kind, rec.key, obj.status().ToString());
+        continue;
+      }
+      config_objects_.emplace_back(kind + "/" + rec.key, std::move(*obj));
+    }
+  }
+  RebuildConfig();
+  ABACUS_ASSIGN_OR_RETURN(auto nodes, store.List(kNodeKind));
+  for (const auto& rec : nodes) {
+    auto n = NodeRecordFromJson(nlohmann::json::parse(rec.json, nullptr, false));
+    if (!n.ok()) {
+      ABACUS_LOG_ERROR("store node/{}: {}", rec.key, n.status().ToString());
+      continue;
+    }
+    n->version = rec.version;
+    PutNode(std::move(*n));
+  }
+  ABACUS_ASSIGN_OR_RETURN(auto workloads, store.List(kWorkloadKind));
+  for (const auto& rec : workloads) {
+    auto w = WorkloadRecordFromJson(nlohmann::json::parse(rec.json, nullptr, false));
+    if (!w.ok()) {
+      ABACUS_LOG_ERROR("store workload/{}: {}", rec.key, w.status().ToString());
+      continue;
+    }
+    w->version = rec.version;
+    PutWorkload(std::move(*w));
+  }
+  return Status::OK();
+}
+
+void Ledger::RebuildConfig() {
+  TenancyConfig c;
+  for (const auto& [key, obj] : config_objects_) AddToConfig(c, obj);
+  config_ = std::move(c);
+  ++generation_;
+}
+
+void Ledger::PutConfig(const SpecObject& object) {
+  KindName k = KeyOf(object);
+  std::string key = k.store_kind + "/" + k.name;
+  auto it = std::find_if(config_objects_.begin(), config_objects_.end(),
+                         [&](const auto& e) { return e.first == key; });
+  if (it != config_objects_.end()) {
+    it->second = object;
+  } else {
+    config_objects_.emplace_back(key, object);
+  }
+  RebuildConfig();
+}
+
+TenancyConfig Ledger::MergedConfig(const std::vector<const SpecObject*>& objects) const {
+  auto merged = config_objects_;
+  for (const SpecObject* o : objects) {
+    KindName k = KeyOf(*o);
+    std::string key = k.store_kind + "/" + k.name;
+    auto it = std::find_if(merged.begin(), merged.end(), [&](const auto& e) { return e.first == key; });
+    if (it != merged.end()) {
+      it->second = *o;
+    } else {
+      merged.emplace_back(key, *o);
+    }
+  }
+  TenancyConfig c;
+  for (const auto& [key, obj] : merged) AddToConfig(c, obj);
+  return c;
+}
+
+void Ledger::PutNode(NodeRecord node) {
+  std::string name = node.node.name;
+  nodes_[name] = std::move(node);
+  ++generation_;
+}
+
+const NodeRecord* Ledger::FindNode(std::string_view name) const {
+  auto it = nodes_.find(name);
+  return it == nodes_.end() ? nullptr : &it->second;
+}
+
+void Ledger::PutWorkload(WorkloadRecord record) {
+  auto it = workloads_.find(record.id);
+  if (it == workloads_.end()) {
+    by_name_.emplace(record.spec.name, record.id);
+    std::string id = record.id;
+    workloads_.emplace(std::move(id), std::move(record));
+  } else {
+    it->second = std::move(record);
+  }
+}
+
+WorkloadRecord* Ledger::FindWorkload(std::string_view id) {
+  auto it = workloads_.find(std::string(id));
+  return it == workloads_.end() ? nullptr : &it->second;
+}
+
+const WorkloadRecord* Ledger::FindWorkload(std::string_view id) const {
+  auto it = workloads_.find(std::string(id));
+  return it == workloads_.end() ? nullptr : &it->second;
+}
+
+const WorkloadRecord* Ledger::Resolve(std::string_view id_or_name) const {
+  if (const WorkloadRecord* r = FindWorkload(id_or_name)) return r;
+  const WorkloadRecord* best = nullptr;
+  auto [lo, hi] = by_name_.equal_range(id_or_name);
+  for (auto it = lo; it != hi; ++it) {
+    const WorkloadRecord* r = FindWorkload(it->second);
+    if (r == nullptr) continue;
+    if (best == nullptr || r->submitted > best->submitted ||
+        (r->submitted == best->submitted && r->id > best->id)) {
+      best = r;
+    }
+  }
+  return best;
+}
+
+size_t Ledger::active_count() const {
+  size_t n = 0;
+  for (const auto& [id, r] : workloads_) n += IsTerminal(r.state) ? 0 : 1;
+  return n;
+}
+
+std::map<std::string, std::map<int, int32_t>> Ledger::DeviceUsage() const {
+  std::map<std::string, std::map<int, int32_t>> usage;
+  for (const auto& [id, r] : workloads_) {
+    if (!r.holds_quota()) continue;
+    for (const auto& p : r.placements) {
+      for (const auto& d : p.devices) usage[p.node][d.index] += d.milli;
+    }
+  }
+  return usage;
+}
+
+std::optional<sched::WorkloadInfo> Ledger::ToWorkloadInfo(const WorkloadRecord& r,
+                                                          const std::map<std::string, int>& queue_index,
+                                                          const std::map<std::string, int>& node_index,
+                                                          const std::vector<std::map<int, int>>& device_pos,
+                                                          std::string& why) const {
+  const Workload& spec = r.spec;
+  auto q = queue_index.find(spec.queue);
+  if (q == queue_index.end()) {
+    why = "queue '" + spec.queue + "' does not exist; apply it with `abacus apply`";
+    return std::nullopt;
+  }
+  sched::WorkloadInfo w;
+  w.id = r.id;
+  w.name = spec.name;
+  w.queue = q->second;
+  w.submitted = r.submitted;
+  w.gang = spec.spec.gang;
+  if (const PriorityClass* pc = config_.FindPriorityClass(spec.priority_class)) {
+    w.priority = pc->value;
+    w.preemptible = pc->preemptible;
+    w.can_preempt = pc->can_preempt;
+    w.borrowed_only = pc->borrowed_only;
+    w.aging_step = pc->aging_step;
+    w.priority_ceiling = pc->ceiling.value_or(0);
+    if (pc->max_queue_wait) w.max_queue_wait = *pc->max_queue_wait;
+  } else {
+    why = "priority class '" + spec.priority_class + "' does not exist";
+    return std::nullopt;
+  }
+  if (spec.spec.max_queue_wait) w.max_queue_wait = *spec.spec.max_queue_wait;
+  if (const TrainingSpec* t = spec.training(); t != nullptr && t->checkpoint) {
+    w.grace_seconds = t->checkpoint->grace_seconds;
+  }
+  int32_t multiplier = 1;
+  if (const InferenceSpec* inf = spec.inference()) multiplier = std::max(1, inf->replicas);
+  if (const BatchSpec* b = spec.batch()) multiplier = std::max(1, std::min(b->parallelism, b->tasks));
+  for (const TaskGroup& g : spec.spec.task_groups) {
+    sched::TaskGroupRequest gr;
+    gr.name = g.name;
+    gr.replicas = g.replicas * multiplier;
+    sched::TaskRequest& t = gr.task;
+    t.cpu_milli = g.resources.cpu.milli();
+    t.memory_bytes = g.resources.memory.CeilUnits();
+    if (g.resources.accelerators) {
+      const AcceleratorRequest& a = *g.resources.accelerators;
+      t.flavor_pattern = a.flavor.text();
+      for (const Flavor& f : flavors_) {
+        if (a.flavor.Matches(f)) t.flavors.push_back(f.Intern());
+      }
+      t.device_count = a.count;
+      if (a.share && *a.share < 1000) t.share_milli = *a.share;
+      if (a.memory) t.device_memory = a.memory->CeilUnits();
+    }
+    t.topology = g.topology == TopologyPolicy::kSameInterconnect ? sched::TopologyRequirement::kSameInterconnect
+                 : g.topology == TopologyPolicy::kSameNuma       ? sched::TopologyRequirement::kSameNuma
+                                                                 : sched::TopologyRequirement::kNone;
+    t.node_selector = g.node_selector;
+    t.tolerations = g.tolerations;
+    for (const auto& c : g.runtime) t.runtime.push_back(ToRequirement(c));
+    w.groups.push_back(std::move(gr));
+  }
+  if (r.holds_quota()) {
+    w.admitted = true;
+    w.evicting = r.state == WorkloadState::kPreempting;
+    w.admitted_at = r.admitted_at;
+    for (const auto& f : r.group_flavors) {
+      auto fl = Flavor::Parse(f);
+      w.group_flavors.push_back(fl.ok() ? fl->Intern() : kCpuFlavorId);
+    }
+    while (w.group_flavors.size() < w.groups.size()) w.group_flavors.push_back(kCpuFlavorId);
+    for (const auto& p : r.placements) {
+      auto n = node_index.find(p.node);
+      if (n == node_index.end()) continue;  // the node left the ledger; its capacity is gone too
+      sched::TaskPlacement tp;
+      tp.group = p.group;
+      tp.replica = p.replica;
+      tp.node = n->second;
+      tp.cpu_milli = p.cpu_milli;
+      tp.memory_bytes = p.memory_bytes;
+      bool ok = true;
+      for (const auto& d : p.devices) {
+        auto pos = device_pos[n->second].find(d.index);
+        if (pos == device_pos[n->second].end()) {
+          ok = false;
+          break;
+        }
+        tp.devices.push_back({pos->second, d.milli, d.memory});
+      }
+      if (ok) w.placements.push_back(std::move(tp));
+    }
+  }
+  return w;
+}
+
+sched::Snapshot Ledger::BuildSnapshot(Time now, SnapshotIndex& index) {
+  sched::Snapshot s;
+  s.now = now;
+  // 1. The flavor universe: what nodes have, what quotas name, what is configured.
+  if (flavors_generation_ != generation_) {
+    std::set<std::string> seen;
+    flavors_.clear();
+    auto add = [&](const Flavor& f) {
+      if (f.is_accelerator() && seen.insert(f.name()).second) flavors_.push_back(f);
+    };
+    for (const auto& [name, n] : nodes_) {
+      for (const auto& d : n.node.devices) add(d.flavor);
+    }
+    for (const Queue* q : config_.queues()) {
+      for (const auto& quota : q->quotas) add(quota.resource.flavor);
+    }
+    for (const FlavorConfig* f : config_.flavors()) add(f->flavor);
+    flavors_generation_ = generation_;
+  }
+  // 2. Nodes, with device index → position per node.
+  std::map<std::string, int> node_index;
+  std::vector<std::map<int, int>> device_pos;
+  for (const auto& [name, rec] : nodes_) {
+    const Node& n = rec.node;
+    sched::NodeInfo ni;
+    ni.name = n.name;
+    ni.cluster = n.cluster;
+    ni.pool = n.pool;
+    ni.labels = n.labels;
+    ni.taints = n.taints;
+    ni.state = n.state;
+    ni.cpu_milli = n.cpu_milli;
+    ni.memory_bytes = n.memory_bytes;
+    std::map<std::string, int> domains;
+    std::map<int, int> pos;
+    for (const Device& d : n.devices) {
+      sched::DeviceInfo di;
+      di.index = d.index;
+      di.flavor = d.flavor.Intern();
+      di.memory_bytes = d.memory_bytes;
+      di.healthy = d.health == DeviceHealth::kHealthy;
+      if (!d.topology.interconnect_domain.empty()) {
+        di.domain = domains.emplace(d.topology.interconnect_domain, static_cast<int>(domains.size())).first->second;
+      }
+      di.numa = d.topology.numa_node;
+      pos[d.index] = static_cast<int>(ni.devices.size());
+      ni.devices.push_back(di);
+      for (const auto& [rt, text] : d.runtime_versions) {
+        if (ni.runtime_versions.count(rt)) continue;
+        if (auto v = Version::Parse(text); v.ok()) ni.runtime_versions[rt] = v->numbers();
+      }
+      if (!d.driver_version.empty() && !ni.runtime_versions.count("driver")) {
+        if (auto v = Version::Parse(d.driver_version); v.ok()) ni.runtime_versions["driver"] = v->numbers();
+      }
+    }
+    node_index[name] = static_cast<int>(s.nodes.size());
+    device_pos.push_back(std::move(pos));
+    s.nodes.push_back(std::move(ni));
+  }
+  // 3. Cohorts and queues.
+  std::map<std::string, int> cohort_index;
+  for (const Cohort* c : config_.cohorts()) {
+    cohort_index[c->name] = static_cast<int>(cohort_index.size());
+  }
+  for (const Cohort* c : config_.cohorts()) {
+    sched::CohortInfo ci;
+    ci.name = c->name;
+    if (!c->parent.empty() && cohort_index.count(c->parent)) ci.parent = cohort_index[c->parent];
+    for (const auto& q : c->quotas) ci.quotas.push_back(ToQuotaInfo(q));
+    s.cohorts.push_back(std::move(ci));
+  }
+  std::map<std::string, int> queue_index;
+  for (const Queue* q : config_.queues()) {
+    sched::QueueInfo qi;
+    qi.name = q->name;
+    qi.tenant = q->tenant;
+    if (!q->cohort.empty() && cohort_index.count(q->cohort)) qi.cohort = cohort_index[q->cohort];
+    qi.weight_milli = q->weight_milli;
+    qi.strategy = q->queueing_strategy == QueueingStrategy::kStrictFifo ? sched::QueueingStrategy::kStrictFifo
+                                                                        : sched::QueueingStrategy::kBestEffortFifo;
+    for (const auto& quota : q->quotas) qi.quotas.push_back(ToQuotaInfo(quota));
+    if (const Tenant* t = config_.FindTenant(q->tenant)) qi.allowed_pools = t->pools;
+    queue_index[q->name] = static_cast<int>(s.queues.size());
+    s.queues.push_back(std::move(qi));
+  }
+  for (const FlavorConfig* f : config_.flavors()) s.flavor_weight_milli[f->flavor.Intern()] = f->weight_milli;
+  for (const PoolConfig* p : config_.pools()) s.pool_tenants[p->name] = p->tenants;
+  // 4. Workloads: waiting and holding quota, in submission order for stable results.
+  std::vector<const WorkloadRecord*> active;
+  for (const auto& [id, r] : workloads_) {
+    if (r.waiting() || r.holds_quota()) active.push_back(&r);
+  }
+  std::sort(active.begin(), active.end(), [](const WorkloadRecord* a, const WorkloadRecord* b) {
+    return a->submitted != b->submitted ? a->submitted < b->submitted : a->id < b->id;
+  });
+  for (const WorkloadRecord* r : active) {
+    std::string why;
+    auto w = ToWorkloadInfo(*r, queue_index, node_index, device_pos, why);
+    if (!w) {
+      index.unschedulable.emplace_back(r->id, why);
+      continue;
+    }
+    index.workload_ids.push_back(r->id);
+    s.workloads.push_back(std::move(*w));
+  }
+  return s;
+}
+
+void Ledger::ApplyAdmission(const sched::Snapshot& snapshot, const sched::Admission& a, WorkloadRecord& record) {
+  record.group_flavors.clear();
+  for (FlavorId f : a.group_flavors) record.group_flavors.push_back(Flavor::FromId(f).name());
+  record.placements.clear();
+  for (const sched::TaskPlacement& p : a.placements) {
+    PlacementRecord pr;
+    pr.group = p.group;
+    pr.replica = p.replica;
+    const sched::NodeInfo& node = snapshot.nodes[p.node];
+    pr.node = node.name;
+    pr.cpu_milli = p.cpu_milli;
+    pr.memory_bytes = p.memory_bytes;
+    for (const auto& g : p.devices) pr.devices.push_back({node.devices[g.device].index, g.milli, g.memory});
+    record.placements.push_back(std::move(pr));
+  }
+}
+
+}  // namespace abacus::server

@@ -1,0 +1,111 @@
+// Ledger: the server's in-memory state — tenancy configuration, nodes, workloads with their
+// lifecycle state and placements, and the last pending reasons — plus the conversion of that
+// state into the scheduler's Snapshot and of its decisions back into records.
+//
+// Not thread-safe: ControlPlane guards it (one writer, the loop thread; readers under a shared
+// lock).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "sched/scheduler.h"
+#include "server/records.h"
+#include "store/store.h"
+#include "tenancy/tenancy_config.h"
+#include "workload/documents.h"
+
+namespace abacus::server {
+
+// Returns the store kind of a tenancy object ("tenant", "project", "cohort", "queue",
+// "priorityclass", "flavor", "pool"); empty for a workload.
+std::string StoreKindOf(const SpecObject& object);
+// Store kinds of the tenancy objects, in the order they are loaded.
+const std::vector<std::string>& ConfigStoreKinds();
+
+// What the scheduler's indexes mean in one snapshot.
+struct SnapshotIndex {
+  std::vector<std::string> workload_ids;  // WorkloadIndex → id
+  // Workloads that could not enter the snapshot (unknown queue), with the reason.
+  std::vector<std::pair<std::string, std::string>> unschedulable;
+};
+
+class Ledger {
+ public:
+  Ledger();
+
+  // ---- loading
+  // Rebuilds everything from `store`. Records that cannot be decoded are logged and skipped.
+  Status Load(Store& store);
+
+  // ---- configuration
+  // Adds or replaces a tenancy object and rebuilds the configuration.
+  void PutConfig(const SpecObject& object);
+  const TenancyConfig& config() const { return config_; }
+  // Returns a configuration with `objects` added or replacing same-named ones (not applied).
+  TenancyConfig MergedConfig(const std::vector<const SpecObject*>& objects) const;
+  // Tenancy objects in the order first added (replacements keep their place).
+  const std::vector<std::pair<std::string, SpecObject>>& config_objects() const { return config_objects_; }
+  // Bumped whenever configuration or nodes change.
+  uint64_t generation() const { return generation_; }
+
+  // ---- nodes
+  void PutNode(NodeRecord node);
+  const std::map<std::string, NodeRecord, std::less<>>& nodes() const { return nodes_; }
+  const NodeRecord* FindNode(std::string_view name) const;
+
+  // ---- workloads
+  void PutWorkload(WorkloadRecord record);
+  WorkloadRecord* FindWorkload(std::string_view id);
+  const WorkloadRecord* FindWorkload(std::string_view id) const;
+  // Finds by id, else by name (the most recently submitted of that name).
+  const WorkloadRecord* Resolve(std::string_view id_or_name) const;
+  const std::unordered_map<std::string, WorkloadRecord>& workloads() const { return workloads_; }
+  size_t active_count() const;
+
+  // ---- scheduling
+  // Builds the scheduler's input from active workloads (waiting and holding quota).
+  sched::Snapshot BuildSnapshot(Time now, SnapshotIndex& index);
+  // Sets `record`'s flavors and placements from an admission of `snapshot`.
+  static void ApplyAdmission(const sched::Snapshot& snapshot, const sched::Admission& a,
+                             WorkloadRecord& record);
+
+  // Pending reasons of the last cycle, by workload id.
+  std::unordered_map<std::string, sched::PendingReason>& pending_reasons() { return pending_reasons_; }
+  const std::unordered_map<std::string, sched::PendingReason>& pending_reasons() const {
+    return pending_reasons_;
+  }
+  // Reasons the ledger itself gives (unknown queue), by workload id.
+  std::unordered_map<std::string, std::string>& ledger_reasons() { return ledger_reasons_; }
+  const std::unordered_map<std::string, std::string>& ledger_reasons() const { return ledger_reasons_; }
+
+  // Device grants per node and device index, from workloads holding quota.
+  std::map<std::string, std::map<int, int32_t>> DeviceUsage() const;
+
+ private:
+  void RebuildConfig();
+  std::optional<sched::WorkloadInfo> ToWorkloadInfo(const WorkloadRecord& r,
+                                                    const std::map<std::string, int>& queue_index,
+                                                    const std::map<std::string, int>& node_index,
+                                                    const std::vector<std::map<int, int>>& device_pos,
+                                                    std::string& why) const;
+
+  std::vector<std::pair<std::string, SpecObject>> config_objects_;  // key "kind/name"
+  TenancyConfig config_;
+  uint64_t generation_ = 1;
+  std::map<std::string, NodeRecord, std::less<>> nodes_;
+  std::unordered_map<std::string, WorkloadRecord> workloads_;
+  std::multimap<std::string, std::string, std::less<>> by_name_;  // name → id
+  std::unordered_map<std::string, sched::PendingReason> pending_reasons_;
+  std::unordered_map<std::string, std::string> ledger_reasons_;
+  // Flavor universe of the current generation (node devices, quotas, flavor configs).
+  std::vector<Flavor> flavors_;
+  uint64_t flavors_generation_ = 0;
+};
+
+}  // namespace abacus::server

@@ -1,0 +1,217 @@
+#include "server/records.h"
+
+#include <algorithm>
+#include <set>
+
+#include "common/ids.h"
+#include "model/quantity.h"
+#include "workload/workload_codec.h"
+
+namespace abacus::server {
+namespace {
+
+using nlohmann::json;
+
+int64_t TimeField(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+}
+
+}  // namespace
+
+json ToJson(const WorkloadRecord& r) {
+  json placements = json::array();
+  for (const auto& p : r.placements) {
+    json devices = json::array();
+    for (const auto& d : p.devices) devices.push_back({{"index", d.index}, {"milli", d.milli}, {"memory", d.memory}});
+    placements.push_back({{"group", p.group},
+                          {"replica", p.replica},
+                          {"node", p.node},
+                          {"cpuMilli", p.cpu_milli},
+                          {"memoryBytes", p.memory_bytes},
+                          {"devices", std::move(devices)}});
+  }
+  json j = {{"id", r.id},
+            {"name", r.spec.name},
+            {"kind", WorkloadKindName(r.spec.kind())},
+            {"project", r.spec.project},
+            {"queue", r.spec.queue},
+            {"priorityClass", r.spec.priority_class},
+            {"state", WorkloadStateName(r.state)},
+            {"submittedUs", ToMicros(r.submitted)},
+            {"groupFlavors", r.group_flavors},
+            {"placements", std::move(placements)},
+            {"requeues", r.requeues},
+            {"spec", abacus::ToJson(r.spec)}};
+  if (ToMicros(r.admitted_at) != 0) j["admittedUs"] = ToMicros(r.admitted_at);
+  if (ToMicros(r.preempted_at) != 0) j["preemptedUs"] = ToMicros(r.preempted_at);
+  if (ToMicros(r.finished_at) != 0) j["finishedUs"] = ToMicros(r.finished_at);
+  if (!r.message.empty()) j["message"] = r.message;
+  return j;
+}
+
+Result<WorkloadRecord> WorkloadRecordFromJson(const json& j) {
+  if (!j.is_object()) return InvalidArgument("workload record: not an object");
+  WorkloadRecord r;
+  try {
+    r.id = j.at("id").get<std::string>();
+    auto spec = WorkloadFromJson(j.at("spec"));
+    if (!spec.ok()) return spec.status().WithContext("workload record " + r.id);
+    r.spec = std::move(*spec);
+    auto state = ParseWorkloadState(j.at("state").get<std::string>());
+    if (!state.ok()) return state.status();
+    r.state = *state;
+    r.submitted = FromMicros(TimeField(j, "submittedUs"));
+    r.admitted_at = FromMicros(TimeField(j, "admittedUs"));
+    r.preempted_at = FromMicros(TimeField(j, "preemptedUs"));
+    r.finished_at = FromMicros(TimeField(j, "finishedUs"));
+    r.message = j.value("message", "");
+    r.requeues = j.value("requeues", 0);
+    if (j.contains("groupFlavors")) r.group_flavors = j.at("groupFlavors").get<std::vector<std::string>>();
+    for (const auto& p : j.value("placements", json::array())) {
+      PlacementRecord pr;
+      pr.group = p.at("group").get<int32_t>();
+      pr.replica = p.at("replica").get<int32_t>();
+      pr.node = p.at("node").get<std::string>();
+      pr.cpu_milli = p.value("cpuMilli", int64_t{0});
+      pr.memory_bytes = p.value("memoryBytes", int64_t{0});
+      for (const auto& d : p.value("devices", json::array())) {
+        pr.devices.push_back({d.at("index").get<int>(), d.value("milli", 0), d.value("memory", int64_t{0})});
+      }
+      r.placements.push_back(std::move(pr));
+    }
+  } catch (const json::exception& e) {
+    return InvalidArgument(std::string("workload record: ") + e.what());
+  }
+  return r;
+}
+
+json ToJson(const NodeRecord& n) {
+  const Node& node = n.node;
+  json devices = json::array();
+  for (const auto& d : node.devices) {
+    json dj = {{"index", d.index},
+               {"uuid", d.uuid},
+               {"flavor", d.flavor.name()},
+               {"memoryBytes", d.memory_bytes},
+               {"health", DeviceHealthName(d.health)},
+               {"simulated", d.simulated}};
+    if (!d.driver_version.empty()) dj["driverVersion"] = d.driver_version;
+    if (!d.runtime_versions.empty()) dj["runtimeVersions"] = d.runtime_versions;
+    if (d.topology.numa_node >= 0) dj["numa"] = d.topology.numa_node;
+    if (!d.topology.interconnect_domain.empty()) dj["interconnectDomain"] = d.topology.interconnect_domain;
+    if (!d.topology.pcie_switch.empty()) dj["pcieSwitch"] = d.topology.pcie_switch;
+    devices.push_back(std::move(dj));
+  }
+  json taints = json::array();
+  for (const auto& t : node.taints) {
+    taints.push_back({{"key", t.key}, {"value", t.value}, {"effect", TaintEffectName(t.effect)}});
+  }
+  json j = {{"name", node.name},
+            {"cluster", node.cluster},
+            {"pool", node.pool},
+            {"labels", node.labels},
+            {"taints", std::move(taints)},
+            {"cpuMilli", node.cpu_milli},
+            {"memoryBytes", node.memory_bytes},
+            {"state", NodeStateName(node.state)},
+            {"simulated", n.simulated},
+            {"devices", std::move(devices)}};
+  if (ToMicros(node.last_heartbeat) != 0) j["lastHeartbeatUs"] = ToMicros(node.last_heartbeat);
+  return j;
+}
+
+Result<NodeRecord> NodeRecordFromJson(const json& j) {
+  if (!j.is_object()) return InvalidArgument("node: expected a JSON object");
+  std::vector<std::string> problems;
+  auto problem = [&](std::string field, std::string message) { problems.push_back(field + ": " + message); };
+  NodeRecord rec;
+  Node& n = rec.node;
+  try {
+    n.name = j.value("name", "");
+    if (!IsValidName(n.name)) problem("name", "must be 1-63 characters of [a-z0-9-_.], got '" + n.name + "'");
+    n.cluster = j.value("cluster", "default");
+    n.pool = j.value("pool", "default");
+    if (j.contains("labels")) n.labels = j.at("labels").get<std::map<std::string, std::string>>();
+    for (const auto& t : j.value("taints", json::array())) {
+      Taint taint;
+      taint.key = t.value("key", "");
+      taint.value = t.value("value", "");
+      auto effect = ParseTaintEffect(t.value("effect", "NoSchedule"));
+      if (!effect.ok()) {
+        problem("taints", effect.status().message());
+      } else {
+        taint.effect = *effect;
+      }
+      n.taints.push_back(std::move(taint));
+    }
+    // cpu / memory as quantities, or the exact integer fields.
+    if (j.contains("cpuMilli")) {
+      n.cpu_milli = j.at("cpuMilli").get<int64_t>();
+    } else if (j.contains("cpu")) {
+      auto q = Quantity::Parse(j.at("cpu").is_string() ? j.at("cpu").get<std::string>() : j.at("cpu").dump());
+      if (q.ok()) n.cpu_milli = q->milli(); else problem("cpu", q.status().message());
+    }
+    if (j.contains("memoryBytes")) {
+      n.memory_bytes = j.at("memoryBytes").get<int64_t>();
+    } else if (j.contains("memory")) {
+      auto q = Quantity::Parse(j.at("memory").is_string() ? j.at("memory").get<std::string>() : j.at("memory").dump());
+      if (q.ok()) n.memory_bytes = q->CeilUnits(); else problem("memory", q.status().message());
+    }
+    if (n.cpu_milli <= 0) problem("cpu", "must be positive");
+    if (n.memory_bytes <= 0) problem("memory", "must be positive");
+    if (j.contains("state")) {
+      auto s = ParseNodeState(j.at("state").get<std::string>());
+      if (s.ok()) n.state = *s; else problem("state", s.status().message());
+    }
+    rec.simulated = j.value("simulated", false);
+    n.last_heartbeat = FromMicros(j.value("lastHeartbeatUs", int64_t{0}));
+    int next_index = 0;
+    std::set<int> seen;
+    int di = 0;
+    for (const auto& d : j.value("devices", json::array())) {
+      std::string field = "devices[" + std::to_string(di++) + "]";
+      Device dev;
+      dev.index = d.value("index", next_index);
+      next_index = dev.index + 1;
+      if (!seen.insert(dev.index).second) problem(field + ".index", "duplicate device index " + std::to_string(dev.index));
+      auto f = Flavor::Parse(d.value("flavor", ""));
+      if (!f.ok() || !f->is_accelerator()) {
+        problem(field + ".flavor", f.ok() ? "must be an accelerator flavor" : f.status().message());
+        continue;
+      }
+      dev.flavor = *f;
+      dev.uuid = d.value("uuid", n.name + "-dev" + std::to_string(dev.index));
+      if (d.contains("memoryBytes")) {
+        dev.memory_bytes = d.at("memoryBytes").get<int64_t>();
+      } else if (d.contains("memory")) {
+        auto q = Quantity::Parse(d.at("memory").get<std::string>());
+        if (q.ok()) dev.memory_bytes = q->CeilUnits(); else problem(field + ".memory", q.status().message());
+      }
+      std::string health = d.value("health", "Healthy");
+      dev.health = health == "Healthy" ? DeviceHealth::kHealthy
+                   : health == "Unhealthy" ? DeviceHealth::kUnhealthy
+                                           : DeviceHealth::kUnknown;
+      dev.driver_version = d.value("driverVersion", "");
+      if (d.contains("runtimeVersions")) {
+        dev.runtime_versions = d.at("runtimeVersions").get<std::map<std::string, std::string>>();
+      }
+      dev.topology.numa_node = d.value("numa", -1);
+      dev.topology.interconnect_domain = d.value("interconnectDomain", "");
+      dev.topology.pcie_switch = d.value("pcieSwitch", "");
+      dev.simulated = d.value("simulated", rec.simulated);
+      n.devices.push_back(std::move(dev));
+    }
+    std::sort(n.devices.begin(), n.devices.end(), [](const Device& a, const Device& b) { return a.index < b.index; });
+  } catch (const json::exception& e) {
+    problems.push_back(e.what());
+  }
+  if (!problems.empty()) {
+    std::string msg;
+    for (const auto& p : problems) msg += (msg.empty() ? "" : "\n") + p;
+    return InvalidArgument(msg);
+  }
+  return rec;
+}
+
+}  // namespace abacus::server

@@ -1,0 +1,83 @@
+// Ledger records as the server keeps and stores them: a submitted workload with its lifecycle
+// state and placements, and a node. Each has a JSON form (the store document and the REST body).
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "model/node.h"
+#include "workload/lifecycle.h"
+#include "workload/workload.h"
+
+namespace abacus::server {
+
+// Store kinds.
+inline constexpr char kWorkloadKind[] = "workload";
+inline constexpr char kNodeKind[] = "node";
+
+// One device (or share of one) held by a placed task.
+struct DeviceGrantRecord {
+  int index = 0;  // Device::index on the node
+  int32_t milli = 0;
+  int64_t memory = 0;
+  bool operator==(const DeviceGrantRecord&) const = default;
+};
+
+// Where one task of a workload was placed.
+struct PlacementRecord {
+  int32_t group = 0;
+  int32_t replica = 0;
+  std::string node;
+  int64_t cpu_milli = 0;
+  int64_t memory_bytes = 0;
+  std::vector<DeviceGrantRecord> devices;
+  bool operator==(const PlacementRecord&) const = default;
+};
+
+struct WorkloadRecord {
+  std::string id;
+  Workload spec;
+  WorkloadState state = WorkloadState::kPending;
+  Time submitted{};
+  Time admitted_at{};   // epoch when never admitted
+  Time preempted_at{};  // epoch unless Preempting
+  Time finished_at{};   // epoch unless terminal
+  std::string message;  // the last notable reason (preemption, cancellation)
+  std::vector<std::string> group_flavors;  // accelerator flavor per task group ("cpu": none)
+  std::vector<PlacementRecord> placements;
+  int32_t requeues = 0;
+  int64_t version = 0;  // store version; not part of the document
+
+  // True while the workload holds quota (Admitted, Running, Preempting).
+  bool holds_quota() const {
+    return state == WorkloadState::kAdmitted || state == WorkloadState::kRunning ||
+           state == WorkloadState::kPreempting;
+  }
+  // True while it waits for admission (Pending, Requeued).
+  bool waiting() const { return state == WorkloadState::kPending || state == WorkloadState::kRequeued; }
+};
+
+// The store document / REST body of a workload record.
+nlohmann::json ToJson(const WorkloadRecord& r);
+// Reads a record written by ToJson; InvalidArgument naming the problem.
+Result<WorkloadRecord> WorkloadRecordFromJson(const nlohmann::json& j);
+
+// A node as the ledger holds it: the model Node plus whether it is simulated (no agent).
+struct NodeRecord {
+  Node node;
+  bool simulated = false;
+  int64_t version = 0;
+};
+
+// The store document / REST body of a node (devices included).
+nlohmann::json ToJson(const NodeRecord& n);
+// Reads a node: name required; cpu/memory as quantities ("64", "512Gi") or integers
+// (cpuMilli, memoryBytes); devices [{index, flavor, memory, uuid, interconnectDomain, numa,
+// driverVersion, runtimeVersions, health}]. InvalidArgument listing every problem.
+Result<NodeRecord> NodeRecordFromJson(const nlohmann::json& j);
+
+}  // namespace abacus::server

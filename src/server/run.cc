@@ -1,0 +1,94 @@
+#include "server/run.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "common/log.h"
+#include "server/auth.h"
+#include "server/http_server.h"
+
+namespace abacus::server {
+
+Result<std::pair<std::string, int>> ParseListen(const std::string& listen) {
+  size_t colon = listen.rfind(':');
+  if (colon == std::string::npos) return InvalidArgument("--listen: expected HOST:PORT, got '" + listen + "'");
+  std::string host = listen.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.empty()) host = "127.0.0.1";
+  int port = -1;
+  try {
+    size_t used = 0;
+    port = std::stoi(listen.substr(colon + 1), &used);
+    if (used != listen.size() - colon - 1) port = -1;
+  } catch (...) {
+  }
+  if (port < 0 || port > 65535) return InvalidArgument("--listen: bad port in '" + listen + "'");
+  return std::make_pair(host, port);
+}
+
+int RunServer(const RunOptions& options) {
+  auto addr = ParseListen(options.listen);
+  if (!addr.ok()) {
+    std::cerr << "abacus: " << addr.status().message() << "\n";
+    return 2;
+  }
+  // Block the shutdown signals in every thread; one thread waits for them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  ControlPlaneOptions cpo;
+  cpo.data_dir = options.data_dir;
+  cpo.store_url = options.store_url;
+  auto cp = ControlPlane::Open(cpo);
+  if (!cp.ok()) {
+    std::cerr << "abacus: cannot start: " << cp.status().ToString() << "\n";
+    return 1;
+  }
+  HttpOptions ho;
+  ho.host = addr->first;
+  ho.port = addr->second;
+  ho.max_body_bytes = options.max_body_bytes;
+  ho.threads = options.http_threads;
+  HttpServer http(**cp, ho);
+  Status bound = http.Bind();
+  if (!bound.ok()) {
+    std::cerr << "abacus: " << bound.message() << "\n";
+    (*cp)->Shutdown();
+    return 1;
+  }
+  std::string host = ho.host.find(':') != std::string::npos ? "[" + ho.host + "]" : ho.host;
+  std::string url = "http://" + host + ":" + std::to_string(http.port());
+  Status wrote = WritePrivateFile((std::filesystem::path(options.data_dir) / "server.url").string(), url + "\n");
+  if (!wrote.ok()) ABACUS_LOG_WARN("{}", wrote.message());
+  ABACUS_LOG_INFO("listening on {} (data {}, store {})", url, options.data_dir, (*cp)->store().Describe());
+
+  std::thread serve([&] { http.Serve(); });
+  int code = 0;
+  if (options.on_ready) {
+    Status st = options.on_ready(**cp, url);
+    if (!st.ok()) {
+      std::cerr << "abacus: " << st.ToString() << "\n";
+      code = 1;
+    }
+  }
+  if (code == 0) {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    ABACUS_LOG_INFO("signal {}: shutting down", sig);
+    std::cerr << "abacus: " << (sig == SIGINT ? "interrupt" : "terminate") << ", shutting down\n";
+  }
+  http.Stop();
+  serve.join();
+  (*cp)->Shutdown();
+  return code;
+}
+
+}  // namespace abacus::server

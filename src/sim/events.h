@@ -1,0 +1,137 @@
+// Event mode: a trace replayed on virtual time through sched::Schedule, the way the server runs
+// it (docs/simulator.md §5).
+//
+//   1. Workloads arrive at their submit time and wait in their queue (pending).
+//   2. At every instant where something happens (arrivals, completions, preempted workloads
+//      that finished their grace period) the driver builds the Snapshot — nodes, queues,
+//      cohorts, pending and admitted workloads — and runs one Schedule() over it.
+//   3. Admissions start at once and finish after their (remaining) duration; victims keep their
+//      capacity for their grace period, then stop and requeue with their original submit time
+//      and the run time they had left (they checkpointed).
+//   4. Metrics: per queue and tenant — completion time, queueing delay (submit → first start),
+//      preemptions, borrowing and reclaim; GPU/NPU/CPU allocation and queue length over time;
+//      every workload still pending at the end with its reason (sched::DescribePending).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "sched/scheduler.h"
+#include "sim/generic_trace.h"
+#include "sim/openb_trace.h"
+#include "tenancy/tenancy_config.h"
+
+namespace abacus::sim {
+
+// One workload of the trace in scheduler form.
+struct EventJob {
+  sched::WorkloadInfo workload;          // pending form: id, name, queue, priority, groups
+  int64_t submit_s = 0;                  // seconds from trace start
+  std::optional<int64_t> duration_s;     // absent: runs until the simulation ends
+};
+
+struct EventInput {
+  sched::Snapshot cluster;               // nodes, queues, cohorts, flavor weights, pool tenants
+  std::vector<EventJob> jobs;            // by submit time, then trace order
+  std::vector<std::string> warnings;
+};
+
+struct EventInputOptions {
+  std::string trace;        // generic .yaml, folder with nodes.csv + workloads.csv, or openb pod .csv
+  std::string config;       // `abacus apply` YAML; empty: one unlimited queue per trace queue
+  std::string nodes;        // openb node list (default: the GPU node list next to the pod list)
+  std::string openb_queue = "default";
+  bool skip_bad_rows = false;
+};
+
+// Loads the trace and config named by `options`.
+Result<EventInput> LoadEventInput(const EventInputOptions& options);
+
+// Builds the scheduler's view of a generic trace. With `config`, queues, cohorts, priority
+// classes, flavor weights and pools come from it (every queue of the trace must exist there);
+// without, each trace queue gets a quota equal to the whole cluster (quotas never bind).
+Result<EventInput> BuildEventInput(const GenericTrace& trace, const TenancyConfig* config);
+
+// Builds the scheduler's view of an openb cluster and pod list: every pod one workload in
+// `queue`, QoS → priority class (OpenbPriorityClass), duration = deletion − creation; pods
+// without a creation time are left out (counted in warnings).
+Result<EventInput> BuildOpenbEventInput(const std::vector<TraceNode>& nodes, const std::vector<TracePod>& pods,
+                                        const TenancyConfig* config, const std::string& queue);
+
+// Converts tenancy objects to the scheduler's queues and cohorts (quantities in ledger units).
+// Fills snapshot->queues, cohorts, flavor_weight_milli and pool_tenants.
+Status TenancyToSnapshot(const TenancyConfig& config, sched::Snapshot* snapshot);
+
+struct EventSimOptions {
+  sched::SchedulerConfig config;
+  std::function<void(const std::string&)> progress;  // called about once per second of wall time
+  int64_t timeline_points = 1000;                     // the timeline is thinned to about this many
+};
+
+// Order statistics of a set of durations, in seconds.
+struct DurationStats {
+  int64_t count = 0;
+  double mean = 0, p50 = 0, p95 = 0, p99 = 0, max = 0;
+};
+
+// One queue's (or tenant's) numbers.
+struct GroupReport {
+  std::string name;
+  std::string tenant;  // for a queue: its tenant
+  int64_t submitted = 0;
+  int64_t completed = 0;
+  int64_t running_at_end = 0;
+  int64_t pending_at_end = 0;
+  DurationStats queueing;      // submit → first start
+  DurationStats completion;    // submit → finish (completed workloads only)
+  int64_t preempted = 0;       // times its workloads were chosen as victims
+  int64_t reclaimed = 0;       // of which to give back borrowed quota (reason reclaim-quota)
+  int64_t borrowing_admissions = 0;   // admissions that ran partly on borrowed quota
+  double borrowed_device_hours = 0;   // device-hours run by borrowing admissions (accelerators)
+  double device_hours = 0;            // device-hours run (accelerators)
+};
+
+struct UtilizationSample {
+  int64_t t = 0;             // seconds from trace start
+  double gpu_pct = 0, npu_pct = 0, cpu_pct = 0;  // allocated / capacity
+  int32_t pending = 0, running = 0;
+};
+
+struct UnplacedWorkload {
+  std::string workload;
+  std::string queue;
+  std::string code;     // sched::PendingCodeName
+  std::string reason;   // sched::DescribePending
+};
+
+// What happened to one workload (tests compare placements with a direct Schedule() run).
+struct JobOutcome {
+  std::string id;
+  std::optional<int64_t> first_start_s;
+  std::optional<int64_t> finish_s;
+  int32_t preemptions = 0;
+  std::vector<std::string> first_nodes;  // node of each task at its first start
+};
+
+struct EventSimResult {
+  int64_t start_s = 0, end_s = 0;   // first and last event time
+  int64_t cycles = 0;
+  double seconds = 0;               // wall time
+  double mean_gpu_pct = 0, mean_npu_pct = 0, mean_cpu_pct = 0;  // time-weighted over [start, end]
+  int64_t gpu_milli = 0, npu_milli = 0, cpu_milli = 0;          // capacity
+  GroupReport total;
+  std::vector<GroupReport> queues;   // in config/trace order
+  std::vector<GroupReport> tenants;  // by name
+  std::vector<UtilizationSample> timeline;
+  std::vector<UnplacedWorkload> unplaced;
+  std::vector<JobOutcome> jobs;      // in input order
+};
+
+// Replays `input` and returns its metrics. Deterministic: no wall clock enters a decision.
+EventSimResult RunEventSim(const EventInput& input, const EventSimOptions& options);
+
+}  // namespace abacus::sim

@@ -1,0 +1,221 @@
+#include "sim/events_report.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "sim/svg_plot.h"
+
+namespace abacus::sim {
+namespace {
+
+double Round(double v, double scale) { return std::round(v * scale) / scale; }
+
+std::string Fixed(double v, int decimals) {
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+  return buf;
+}
+
+nlohmann::ordered_json StatsJson(const DurationStats& s) {
+  return {{"count", s.count}, {"mean", Round(s.mean, 1e3)}, {"p50", s.p50}, {"p95", s.p95}, {"p99", s.p99}, {"max", s.max}};
+}
+
+nlohmann::ordered_json GroupJson(const GroupReport& g) {
+  nlohmann::ordered_json j;
+  j["name"] = g.name;
+  if (!g.tenant.empty()) j["tenant"] = g.tenant;
+  j["submitted"] = g.submitted;
+  j["completed"] = g.completed;
+  j["running_at_end"] = g.running_at_end;
+  j["pending_at_end"] = g.pending_at_end;
+  j["queueing_delay_s"] = StatsJson(g.queueing);
+  j["completion_time_s"] = StatsJson(g.completion);
+  j["preempted"] = g.preempted;
+  j["reclaimed"] = g.reclaimed;
+  j["borrowing_admissions"] = g.borrowing_admissions;
+  j["borrowed_device_hours"] = Round(g.borrowed_device_hours, 1e3);
+  j["device_hours"] = Round(g.device_hours, 1e3);
+  return j;
+}
+
+std::string Human(double seconds) {
+  if (seconds < 120) return Fixed(seconds, 0) + "s";
+  if (seconds < 7200) return Fixed(seconds / 60, 1) + "m";
+  if (seconds < 172800) return Fixed(seconds / 3600, 1) + "h";
+  return Fixed(seconds / 86400, 1) + "d";
+}
+
+std::string Table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width;
+  for (const auto& row : rows) {
+    if (width.size() < row.size()) width.resize(row.size(), 0);
+    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (i > 0) out += "  ";
+      const std::string& c = row[i];
+      if (i == 0 || i == 1) {
+        out += c + std::string(width[i] - c.size(), ' ');
+      } else {
+        out += std::string(width[i] - c.size(), ' ') + c;
+      }
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    out += "\n";
+  }
+  return out;
+}
+
+std::vector<std::string> GroupRow(const std::string& scope, const GroupReport& g) {
+  return {g.name,
+          scope == "queue" ? g.tenant : "",
+          std::to_string(g.submitted),
+          std::to_string(g.completed),
+          std::to_string(g.running_at_end),
+          std::to_string(g.pending_at_end),
+          g.queueing.count ? Human(g.queueing.mean) : "-",
+          g.queueing.count ? Human(g.queueing.p50) : "-",
+          g.queueing.count ? Human(g.queueing.p95) : "-",
+          g.queueing.count ? Human(g.queueing.p99) : "-",
+          g.completion.count ? Human(g.completion.mean) : "-",
+          g.completion.count ? Human(g.completion.p95) : "-",
+          std::to_string(g.preempted),
+          std::to_string(g.reclaimed),
+          std::to_string(g.borrowing_admissions),
+          Fixed(g.borrowed_device_hours, 1),
+          Fixed(g.device_hours, 1)};
+}
+
+}  // namespace
+
+nlohmann::ordered_json EventsJson(const EventSimResult& r) {
+  nlohmann::ordered_json j;
+  j["start_s"] = r.start_s;
+  j["end_s"] = r.end_s;
+  j["cycles"] = r.cycles;
+  j["seconds"] = Round(r.seconds, 1e3);
+  j["capacity"] = {{"gpu", static_cast<double>(r.gpu_milli) / 1000.0},
+                   {"npu", static_cast<double>(r.npu_milli) / 1000.0},
+                   {"cpu", static_cast<double>(r.cpu_milli) / 1000.0}};
+  j["utilization_pct"] = {{"gpu", Round(r.mean_gpu_pct, 1e3)}, {"npu", Round(r.mean_npu_pct, 1e3)}, {"cpu", Round(r.mean_cpu_pct, 1e3)}};
+  j["total"] = GroupJson(r.total);
+  j["queues"] = nlohmann::ordered_json::array();
+  for (const auto& q : r.queues) j["queues"].push_back(GroupJson(q));
+  j["tenants"] = nlohmann::ordered_json::array();
+  for (const auto& t : r.tenants) j["tenants"].push_back(GroupJson(t));
+  j["unplaced"] = nlohmann::ordered_json::array();
+  for (const auto& u : r.unplaced) {
+    j["unplaced"].push_back({{"workload", u.workload}, {"queue", u.queue}, {"code", u.code}, {"reason", u.reason}});
+  }
+  j["timeline"] = nlohmann::ordered_json::array();
+  for (const auto& s : r.timeline) {
+    j["timeline"].push_back({{"t", s.t}, {"gpu_pct", Round(s.gpu_pct, 1e3)}, {"npu_pct", Round(s.npu_pct, 1e3)},
+                             {"cpu_pct", Round(s.cpu_pct, 1e3)}, {"pending", s.pending}, {"running", s.running}});
+  }
+  return j;
+}
+
+std::string EventsTable(const EventSimResult& r) {
+  std::string out;
+  out += "simulated " + Human(static_cast<double>(r.end_s - r.start_s)) + " in " + std::to_string(r.cycles) +
+         " scheduling cycles (" + Fixed(r.seconds, 2) + " s)\n";
+  out += "capacity: " + Fixed(static_cast<double>(r.gpu_milli) / 1000.0, 0) + " GPU, " +
+         Fixed(static_cast<double>(r.npu_milli) / 1000.0, 0) + " NPU, " +
+         Fixed(static_cast<double>(r.cpu_milli) / 1000.0, 0) + " CPU; mean allocated: GPU " + Fixed(r.mean_gpu_pct, 1) +
+         "%, NPU " + Fixed(r.mean_npu_pct, 1) + "%, CPU " + Fixed(r.mean_cpu_pct, 1) + "%\n\n";
+  std::vector<std::string> header = {"QUEUE", "TENANT", "SUBMIT", "DONE", "RUN", "PEND", "WAIT-MEAN", "P50", "P95",
+                                     "P99", "JCT-MEAN", "JCT-P95", "PREEMPTED", "RECLAIMED", "BORROWED", "BORROW-DEV-H",
+                                     "DEV-H"};
+  std::vector<std::vector<std::string>> rows{header};
+  for (const auto& q : r.queues) rows.push_back(GroupRow("queue", q));
+  rows.push_back(GroupRow("total", r.total));
+  out += Table(rows);
+  if (r.tenants.size() > 1) {
+    out += "\n";
+    header[0] = "TENANT";
+    header[1] = "";
+    std::vector<std::vector<std::string>> trows{header};
+    for (const auto& t : r.tenants) trows.push_back(GroupRow("tenant", t));
+    out += Table(trows);
+  }
+  if (!r.unplaced.empty()) {
+    out += "\nunplaced at the end (" + std::to_string(r.unplaced.size()) + "):\n";
+    size_t shown = 0;
+    for (const auto& u : r.unplaced) {
+      if (++shown > 20) {
+        out += "  … and " + std::to_string(r.unplaced.size() - 20) + " more (-o json lists all)\n";
+        break;
+      }
+      out += "  " + u.workload + " (queue " + u.queue + ", " + u.code + "):\n";
+      std::string reason = u.reason;
+      size_t start = 0;
+      while (start < reason.size()) {
+        size_t nl = reason.find('\n', start);
+        if (nl == std::string::npos) nl = reason.size();
+        out += "    " + reason.substr(start, nl - start) + "\n";
+        start = nl + 1;
+      }
+    }
+  }
+  out += "\nWAIT: submit → first start; JCT: submit → finish; DEV-H: accelerator device-hours; BORROWED: admissions on "
+         "borrowed quota.\n";
+  return out;
+}
+
+std::string EventsCsv(const EventSimResult& r) {
+  std::string out =
+      "scope,name,tenant,submitted,completed,running_at_end,pending_at_end,wait_mean_s,wait_p50_s,wait_p95_s,wait_p99_s,"
+      "jct_mean_s,jct_p50_s,jct_p95_s,jct_p99_s,preempted,reclaimed,borrowing_admissions,borrowed_device_hours,"
+      "device_hours\n";
+  auto row = [&](const std::string& scope, const GroupReport& g) {
+    out += scope + "," + g.name + "," + g.tenant + "," + std::to_string(g.submitted) + "," + std::to_string(g.completed) +
+           "," + std::to_string(g.running_at_end) + "," + std::to_string(g.pending_at_end) + "," +
+           Fixed(g.queueing.mean, 3) + "," + Fixed(g.queueing.p50, 0) + "," + Fixed(g.queueing.p95, 0) + "," +
+           Fixed(g.queueing.p99, 0) + "," + Fixed(g.completion.mean, 3) + "," + Fixed(g.completion.p50, 0) + "," +
+           Fixed(g.completion.p95, 0) + "," + Fixed(g.completion.p99, 0) + "," + std::to_string(g.preempted) + "," +
+           std::to_string(g.reclaimed) + "," + std::to_string(g.borrowing_admissions) + "," +
+           Fixed(g.borrowed_device_hours, 3) + "," + Fixed(g.device_hours, 3) + "\n";
+  };
+  for (const auto& q : r.queues) row("queue", q);
+  for (const auto& t : r.tenants) row("tenant", t);
+  row("total", r.total);
+  return out;
+}
+
+std::string EventsSvg(const std::string& title, const EventSimResult& r) {
+  const double scale = (r.end_s - r.start_s) > 2 * 86400 ? 86400.0 : 3600.0;
+  const std::string unit = scale == 86400.0 ? "days" : "hours";
+  PlotPanel util{"Allocated capacity", "time (" + unit + ")", "allocated (%)", {}};
+  PlotPanel queue{"Workloads pending and running", "time (" + unit + ")", "workloads", {}};
+  PlotSeries gpu{"GPU", {}}, npu{"NPU", {}}, cpu{"CPU", {}}, pend{"pending", {}}, run{"running", {}};
+  // Step lines: a value holds until the next sample.
+  for (size_t i = 0; i < r.timeline.size(); ++i) {
+    const auto& s = r.timeline[i];
+    const double x = static_cast<double>(s.t - r.start_s) / scale;
+    if (i > 0) {
+      const auto& p = r.timeline[i - 1];
+      gpu.points.emplace_back(x, p.gpu_pct);
+      npu.points.emplace_back(x, p.npu_pct);
+      cpu.points.emplace_back(x, p.cpu_pct);
+      pend.points.emplace_back(x, p.pending);
+      run.points.emplace_back(x, p.running);
+    }
+    gpu.points.emplace_back(x, s.gpu_pct);
+    npu.points.emplace_back(x, s.npu_pct);
+    cpu.points.emplace_back(x, s.cpu_pct);
+    pend.points.emplace_back(x, s.pending);
+    run.points.emplace_back(x, s.running);
+  }
+  if (r.gpu_milli > 0) util.series.push_back(std::move(gpu));
+  if (r.npu_milli > 0) util.series.push_back(std::move(npu));
+  util.series.push_back(std::move(cpu));
+  queue.series.push_back(std::move(pend));
+  queue.series.push_back(std::move(run));
+  util.y_min = 0;
+  util.y_max = 100;
+  return RenderSvg(title, {util, queue});
+}
+
+}  // namespace abacus::sim

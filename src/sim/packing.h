@@ -1,0 +1,163 @@
+// Packing mode: the arrivals-only experiment of Weng et al., "Beware of Fragmentation" (USENIX
+// ATC 2023), over the src/sched ledger and scorers. docs/simulator.md §4 is the reference.
+//
+//   1. The cluster's free capacity lives in a sched::ClusterState (the scheduler's own ledger:
+//      every placement goes through ClusterState::Allocate, which refuses double allocation).
+//   2. Pods of the pod list are drawn with replacement (a seeded uniform draw is also a shuffled
+//      order) until the arrived GPU demand reaches `arrival` × cluster GPU capacity.
+//   3. Each arrival is placed by the policy, or skipped when no node can host it.
+//   4. After each arrival the GPU allocation ratio, the fragmentation Σ_n F_n(M) and its ratio to
+//      the free GPU milli are known; a curve point is taken at each whole percent of arrived
+//      demand (the state right after the first arrival that reaches it).
+//
+// Policies and their code paths:
+//   random, dotprod, clustering, packing, bestfit, fgd — the paper's scorers in
+//     sched/fragmentation.h (RandomPlacement, DotProductPlacement, GpuClusteringPlacement,
+//     GpuPackingPlacement, BestFitPlacement, BestFgdPlacement) over node views of the ledger;
+//     the highest score wins, ties to the lower node index.
+//   binpack, spread, sched-fgd — Abacus's own scorers through sched::Placer::Place on the same
+//     ClusterState, flavors tried in the queue's order as sched::Schedule does.
+// Speed: a score depends only on the node's free state and the task's shape, so each
+// (shape, node) score is cached and recomputed only for nodes that changed since.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "sched/fragmentation.h"
+#include "sched/types.h"
+#include "sim/openb_trace.h"
+
+namespace abacus::sim {
+
+enum class PackingPolicy : uint8_t {
+  kRandom,
+  kDotProd,
+  kClustering,
+  kPacking,
+  kBestFit,
+  kFgd,
+  kBinpack,   // sched::Placer, ScoringPolicy::kBinpack
+  kSpread,    // sched::Placer, ScoringPolicy::kSpread
+  kSchedFgd,  // sched::Placer, ScoringPolicy::kFgd (per flavor, as the server scores)
+};
+
+// Returns "random", "dotprod", "clustering", "packing", "bestfit", "fgd", "binpack", "spread"
+// or "sched-fgd".
+std::string_view PackingPolicyName(PackingPolicy p);
+// Parses one policy name (also accepts the paper's spellings "dotproduct", "gpuclustering",
+// "gpupacking", "bestfit", "fgd").
+Result<PackingPolicy> ParsePackingPolicy(std::string_view text);
+// Parses "fgd,bestfit,…" (no duplicates, at least one).
+Result<std::vector<PackingPolicy>> ParsePackingPolicies(std::string_view text);
+// The six policies of the paper's comparison, in its order.
+std::vector<PackingPolicy> PaperPolicies();
+
+// Parses "42", "42-51" or "1,5,9" into seeds (at most 1000).
+Result<std::vector<uint64_t>> ParseSeeds(std::string_view text);
+
+// One point of a curve: the state right after arrived demand first reached `arrived_pct`% of
+// the cluster's GPU capacity.
+struct PackingPoint {
+  int32_t arrived_pct = 0;
+  double gpu_alloc_pct = 0;   // allocated GPU milli / total GPU milli × 100
+  double frag_pct = 0;        // Σ_n F_n(M) / total GPU milli × 100
+  double frag_ratio_pct = 0;  // Σ_n F_n(M) / free GPU milli × 100 (0 when nothing is free)
+  bool operator==(const PackingPoint&) const = default;
+};
+
+struct PackingOptions {
+  double arrival = 1.3;  // stop when arrived GPU demand reaches arrival × capacity
+  // The target workload M of the fragmentation measure: the most popular task shapes of the
+  // pod list covering at least this share of pods, renormalised. 1 = every shape (the paper's
+  // definition); the authors' simulator used 0.95, which drops the rare multi-GPU shapes.
+  double typical_coverage = 1.0;
+  // Ties between the best nodes: false = the lowest node index; true = uniformly at random
+  // (seeded), as the Kubernetes scheduler framework's selectHost does in the paper's simulator.
+  bool random_ties = false;
+  // FGD's score as the paper's simulator computes it: ⌊100 · sigmoid(−Δ/1000)⌋, an integer, with
+  // random ties. Implies random_ties.
+  bool k8s_scores = false;
+};
+
+// What one seed's run produced.
+struct PackingRun {
+  std::vector<PackingPoint> curve;  // arrived_pct = 1 .. ⌊arrival × 100⌋
+  int64_t arrivals = 0;
+  int64_t placed = 0;
+  int64_t skipped = 0;               // arrivals no node could host
+  int64_t score_evaluations = 0;     // per-node scorer calls (cache misses)
+  double seconds = 0;
+};
+
+// A cluster and pod list prepared once for many runs.
+class PackingExperiment {
+ public:
+  // Validates and indexes the inputs: node models become GPU flavors, pods become task shapes.
+  // InvalidArgument when the cluster has no GPU, a node has more than 64 GPUs, or no pod asks
+  // for a GPU (the arrival target would never be reached).
+  static Result<PackingExperiment> Create(std::vector<TraceNode> nodes, const std::vector<TracePod>& pods,
+                                          const PackingOptions& options = {});
+
+  // Runs one seed under one policy.
+  PackingRun Run(PackingPolicy policy, uint64_t seed) const;
+
+  // Where each placed pod went, in arrival order, for tests: (pod index, node index or -1).
+  struct Decision {
+    int32_t pod = 0;
+    int32_t node = -1;
+    uint64_t gpu_mask = 0;
+  };
+  PackingRun Run(PackingPolicy policy, uint64_t seed, std::vector<Decision>* decisions) const;
+  // Runs the given arrival sequence (pod indexes) instead of sampling.
+  PackingRun RunSequence(PackingPolicy policy, const std::vector<int32_t>& pods,
+                         std::vector<Decision>* decisions) const;
+
+  int64_t total_gpu_milli() const { return total_gpu_milli_; }
+  const std::vector<sched::NodeInfo>& nodes() const { return nodes_; }
+  const std::vector<sched::frag::WeightedShape>& distribution() const { return distribution_; }
+  const std::vector<sched::frag::TaskShape>& pod_shapes() const { return pod_shapes_; }
+  const std::vector<FlavorId>& flavor_order() const { return flavor_order_; }
+  const PackingOptions& options() const { return options_; }
+  // The sched::WorkloadInfo a pod becomes on the Placer path (one task group, one replica).
+  sched::WorkloadInfo PodWorkload(int32_t pod) const;
+
+ private:
+  friend class PackingEngine;
+  PackingExperiment() = default;
+
+  PackingOptions options_;
+  std::vector<sched::NodeInfo> nodes_;
+  std::vector<uint16_t> node_model_;               // dense model id per node
+  std::vector<FlavorId> model_flavor_;             // model id → flavor
+  std::vector<FlavorId> flavor_order_;             // flavors in the order the queue lists them
+  std::vector<sched::frag::TaskShape> pod_shapes_; // per pod
+  std::vector<int32_t> pod_shape_id_;              // per pod: index into shapes_
+  std::vector<sched::frag::TaskShape> shapes_;     // distinct shapes
+  std::vector<std::vector<FlavorId>> shape_flavors_;  // accepted flavors per distinct shape
+  std::vector<sched::frag::WeightedShape> distribution_;
+  sched::frag::ResourceScale scale_;
+  int64_t total_gpu_milli_ = 0;
+};
+
+// Average of several runs, point by point.
+struct PackingSummary {
+  PackingPolicy policy = PackingPolicy::kFgd;
+  std::vector<PackingPoint> curve;
+  double seconds = 0;        // total wall time of the runs
+  double arrivals = 0;       // mean arrivals per run
+  double skipped = 0;        // mean skipped arrivals per run
+  int32_t seeds = 0;
+};
+
+// Averages `runs` point by point (they must have the same number of points).
+PackingSummary AveragePackingRuns(PackingPolicy policy, const std::vector<PackingRun>& runs);
+
+// Returns the point of `curve` at `pct`, or nullopt.
+std::optional<PackingPoint> PointAt(const std::vector<PackingPoint>& curve, int32_t pct);
+
+}  // namespace abacus::sim

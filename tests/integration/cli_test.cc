@@ -1,0 +1,121 @@
+// The client verbs as real processes against a real server: apply, submit, get, describe,
+// explain, cancel, logs, scale with -o table|json|yaml, and their exit codes.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+
+#include "server_process.h"
+
+namespace abacus::testing {
+namespace {
+
+using nlohmann::json;
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_ = std::make_unique<ServerProcess>(dir_.path());
+    env_ = {"ABACUS_SERVER=" + server_->url(), "ABACUS_TOKEN=" + server_->token()};
+  }
+  CliResult Run(const std::vector<std::string>& args) { return RunCli(args, env_); }
+
+  TempDir dir_;
+  std::unique_ptr<ServerProcess> server_;
+  std::vector<std::string> env_;
+};
+
+TEST_F(CliTest, ApplySubmitGetExplainCancel) {
+  auto applied = Run({"apply", "-f", SourcePath("examples/org.yaml")});
+  ASSERT_EQ(applied.code, 0) << applied.err;
+  EXPECT_NE(applied.out.find("Queue/nlp-train created"), std::string::npos) << applied.out;
+
+  // A node for the training job: two H100 nodes of 8 in one NVLink domain each.
+  for (const char* name : {"h100-a", "h100-b"}) {
+    json devices = json::array();
+    for (int i = 0; i < 8; ++i) {
+      devices.push_back({{"index", i}, {"flavor", "gpu/nvidia/H100-80G"}, {"memory", "80Gi"},
+                         {"interconnectDomain", "nv0"}, {"runtimeVersions", {{"cuda", "12.4"}}},
+                         {"driverVersion", "550.54"}});
+    }
+    json node = {{"name", name}, {"pool", "train-a100"}, {"cpu", "128"}, {"memory", "1Ti"}, {"devices", devices}};
+    ASSERT_EQ(server_->Client().Post("/api/v1/nodes", node.dump(), "application/json").status, 201);
+  }
+
+  auto submitted = Run({"submit", "-f", SourcePath("examples/workloads/training.yaml"), "-f",
+                        SourcePath("examples/workloads/training-npu.yaml")});
+  ASSERT_EQ(submitted.code, 0) << submitted.err;
+  EXPECT_NE(submitted.out.find("TrainingJob/llama-ft submitted to queue nlp-train"), std::string::npos);
+
+  ASSERT_TRUE(WaitFor([&] {
+    auto r = Run({"get", "workloads", "llama-ft", "-o", "json"});
+    return r.code == 0 && json::parse(r.out)["state"] == "Admitted";
+  }));
+
+  auto table = Run({"get", "workloads"});
+  ASSERT_EQ(table.code, 0);
+  EXPECT_EQ(table.out.rfind("ID ", 0), 0u) << table.out;
+  EXPECT_NE(table.out.find("pangu-pretrain"), std::string::npos);
+  EXPECT_NE(table.out.find("on h100-a,h100-b"), std::string::npos) << table.out;
+
+  auto as_json = Run({"get", "workloads", "-o", "json"});
+  ASSERT_EQ(as_json.code, 0);
+  EXPECT_EQ(json::parse(as_json.out)["items"].size(), 2u);
+
+  auto as_yaml = Run({"get", "queues", "nlp-train", "-o", "yaml"});
+  ASSERT_EQ(as_yaml.code, 0) << as_yaml.err;
+  EXPECT_EQ(YAML::Load(as_yaml.out)["name"].as<std::string>(), "nlp-train");
+
+  for (const char* kind : {"nodes", "devices", "queues", "tenants", "flavors"}) {
+    auto r = Run({"get", kind});
+    EXPECT_EQ(r.code, 0) << kind << ": " << r.err;
+    EXPECT_FALSE(r.out.empty()) << kind;
+  }
+
+  auto explain = Run({"explain", "pangu-pretrain"});
+  ASSERT_EQ(explain.code, 0) << explain.err;
+  EXPECT_NE(explain.out.find("Pending"), std::string::npos) << explain.out;
+  EXPECT_NE(explain.out.find("npu/huawei/Ascend910B"), std::string::npos) << explain.out;
+
+  auto describe = Run({"describe", "workload", "llama-ft"});
+  ASSERT_EQ(describe.code, 0) << describe.err;
+  EXPECT_NE(describe.out.find("Events:"), std::string::npos);
+  EXPECT_NE(describe.out.find("Placed"), std::string::npos);
+
+  auto logs = Run({"logs", "llama-ft"});
+  EXPECT_EQ(logs.code, 1);
+  EXPECT_NE(logs.err.find("no logs: task not started"), std::string::npos) << logs.err;
+
+  auto scale = Run({"scale", "llama-ft", "--replicas", "3"});
+  EXPECT_EQ(scale.code, 1) << scale.out;
+
+  auto cancel = Run({"cancel", "llama-ft"});
+  EXPECT_EQ(cancel.code, 0) << cancel.err;
+  auto twice = Run({"cancel", "llama-ft"});
+  EXPECT_EQ(twice.code, 1);
+  EXPECT_NE(twice.err.find("Cancelled -> Cancelled"), std::string::npos) << twice.err;
+}
+
+TEST_F(CliTest, ExitCodesAndConfigResolution) {
+  // 2: usage.
+  EXPECT_EQ(Run({"get", "gizmos"}).code, 2);
+  EXPECT_EQ(Run({"submit", "-f", "/nonexistent.yaml"}).code, 2);
+  // 1: the server said no (validation errors printed as FILE:LINE).
+  auto invalid = RunCli({"submit", "-f", "-"}, env_, "kind: TrainingJob\nname: x\nqueue: q\nspec: {}\n");
+  EXPECT_EQ(invalid.code, 1);
+  EXPECT_NE(invalid.err.find("error: stdin:"), std::string::npos) << invalid.err;
+  // 3: unreachable.
+  EXPECT_EQ(Run({"get", "nodes", "--server", "http://127.0.0.1:1"}).code, 3);
+  // Flags beat the environment: a wrong --token is refused (401 → 1).
+  EXPECT_EQ(Run({"get", "nodes", "--token", "wrong"}).code, 1);
+  // The config file, when neither flag nor environment is given.
+  std::string config = dir_.path() + "/client.yaml";
+  std::ofstream(config) << "server: " << server_->url() << "\ntokenFile: " << dir_.path() << "/admin.token\n";
+  auto from_file = RunCli({"get", "nodes"}, {"ABACUS_CONFIG=" + config});
+  EXPECT_EQ(from_file.code, 0) << from_file.err;
+}
+
+}  // namespace
+}  // namespace abacus::testing

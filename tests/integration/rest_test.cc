@@ -1,0 +1,200 @@
+// REST API against a real `abacus server`: happy paths and every error status.
+#include <gtest/gtest.h>
+
+#include <httplib.h>
+
+#include "server_process.h"
+
+namespace abacus::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kOrg[] = R"(kind: Tenant
+name: acme
+---
+kind: Project
+name: ml
+tenant: acme
+---
+kind: Queue
+name: train
+tenant: acme
+quotas:
+  - {resource: gpu/nvidia/A100-80G, nominal: 8}
+  - {resource: cpu, nominal: 64}
+  - {resource: memory, nominal: 512Gi}
+)";
+
+constexpr char kJob[] = R"(kind: TrainingJob
+name: ft
+project: acme/ml
+queue: train
+spec:
+  command: ["python3", "train.py"]
+  taskGroups:
+    - name: worker
+      replicas: 1
+      resources:
+        cpu: 8
+        memory: 64Gi
+        accelerators: {flavor: "gpu/nvidia/*", count: 4}
+)";
+
+json Node(const std::string& name, int gpus) {
+  json devices = json::array();
+  for (int i = 0; i < gpus; ++i) devices.push_back({{"index", i}, {"flavor", "gpu/nvidia/A100-80G"}, {"memory", "80Gi"}});
+  return {{"name", name}, {"cpu", "64"}, {"memory", "512Gi"}, {"simulated", true}, {"devices", devices}};
+}
+
+class RestTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_ = std::make_unique<ServerProcess>(dir_.path(), std::vector<std::string>{"--max-body", "65536"});
+  }
+  TempDir dir_;
+  std::unique_ptr<ServerProcess> server_;
+};
+
+TEST_F(RestTest, HappyPathSubmitPlaceExplainCancel) {
+  auto api = server_->Client();
+  auto applied = api.Post("/api/v1/apply?filename=org.yaml", kOrg, "application/yaml");
+  ASSERT_EQ(applied.status, 200) << applied.text;
+  EXPECT_EQ(applied.body["items"].size(), 3u);
+  EXPECT_EQ(applied.body["items"][2]["action"], "created");
+  // Applying the same file again changes nothing.
+  EXPECT_EQ(api.Post("/api/v1/apply", kOrg, "application/yaml").body["items"][2]["action"], "unchanged");
+
+  auto node = api.Post("/api/v1/nodes", Node("gpu-1", 8).dump(), "application/json");
+  ASSERT_EQ(node.status, 201) << node.text;
+
+  auto submitted = api.Post("/api/v1/workloads?filename=job.yaml", kJob, "application/yaml");
+  ASSERT_EQ(submitted.status, 201) << submitted.text;
+  std::string id = submitted.body["items"][0]["id"];
+  EXPECT_EQ(id.rfind("wl-", 0), 0u);
+
+  // Read-your-writes, by id and by name.
+  EXPECT_EQ(api.Get("/api/v1/workloads/" + id).status, 200);
+  EXPECT_EQ(api.Get("/api/v1/workloads/ft").body["id"], id);
+
+  ASSERT_TRUE(WaitFor([&] { return api.Get("/api/v1/workloads/" + id).body["state"] == "Admitted"; }));
+  json w = api.Get("/api/v1/workloads/" + id).body;
+  ASSERT_EQ(w["placements"].size(), 1u);
+  EXPECT_EQ(w["placements"][0]["node"], "gpu-1");
+  EXPECT_EQ(w["placements"][0]["devices"].size(), 4u);
+
+  auto list = api.Get("/api/v1/workloads?queue=train&state=Admitted");
+  EXPECT_EQ(list.body["total"], 1);
+  EXPECT_EQ(api.Get("/api/v1/workloads?queue=other").body["total"], 0);
+
+  auto explain = api.Get("/api/v1/workloads/ft/explain");
+  ASSERT_EQ(explain.status, 200);
+  EXPECT_NE(explain.body["text"].get<std::string>().find("gpu-1"), std::string::npos);
+
+  // A second job of 8 GPUs exceeds the queue's quota of 8 with 4 used: pending, with numbers.
+  std::string big = kJob;
+  big.replace(big.find("name: ft"), 8, "name: big");
+  big.replace(big.find("count: 4"), 8, "count: 8");
+  auto second = api.Post("/api/v1/workloads", big, "application/yaml");
+  ASSERT_EQ(second.status, 201);
+  ASSERT_TRUE(WaitFor([&] { return api.Get("/api/v1/workloads/big").body.contains("pendingReason"); }));
+  json reason = api.Get("/api/v1/workloads/big/explain").body;
+  EXPECT_EQ(reason["reason"]["code"], "Quota") << reason.dump();
+  EXPECT_NE(reason["text"].get<std::string>().find("nominal 8"), std::string::npos) << reason.dump();
+
+  auto events = api.Get("/api/v1/workloads/" + id + "/events");
+  ASSERT_EQ(events.status, 200);
+  std::vector<std::string> types;
+  for (const auto& e : events.body["items"]) types.push_back(e["type"]);
+  EXPECT_EQ(types, (std::vector<std::string>{"Submitted", "Admitted", "Placed"}));
+
+  auto logs = api.Get("/api/v1/workloads/" + id + "/logs");
+  EXPECT_EQ(logs.status, 404);
+  EXPECT_NE(logs.body["error"]["message"].get<std::string>().find("no logs: task not started"), std::string::npos);
+
+  // Scale: a TrainingJob cannot be scaled (409); bad body (400).
+  EXPECT_EQ(api.Post("/api/v1/workloads/ft/scale", R"({"replicas": 2})", "application/json").status, 409);
+  EXPECT_EQ(api.Post("/api/v1/workloads/ft/scale", R"({"n": 2})", "application/json").status, 400);
+
+  // Cancel frees the quota; the big job is admitted next. Cancelling twice is an illegal transition.
+  auto cancelled = api.Delete("/api/v1/workloads/" + id);
+  ASSERT_EQ(cancelled.status, 200) << cancelled.text;
+  EXPECT_EQ(cancelled.body["state"], "Cancelled");
+  auto again = api.Post("/api/v1/workloads/" + id + "/cancel", "{}", "application/json");
+  EXPECT_EQ(again.status, 409);
+  EXPECT_EQ(again.body["error"]["code"], "failed_precondition");
+  ASSERT_TRUE(WaitFor([&] { return api.Get("/api/v1/workloads/big").body["state"] == "Admitted"; }));
+
+  // Listings.
+  EXPECT_EQ(api.Get("/api/v1/nodes").body["items"].size(), 1u);
+  EXPECT_EQ(api.Get("/api/v1/devices").body["items"].size(), 8u);
+  EXPECT_EQ(api.Get("/api/v1/queues/train").body["admitted"], 1);
+  EXPECT_EQ(api.Get("/api/v1/tenants").body["items"][0]["projects"][0], "ml");
+  EXPECT_EQ(api.Get("/api/v1/projects/acme/ml").status, 200);
+  EXPECT_GE(api.Get("/api/v1/priorityclasses").body["items"].size(), 7u);
+  EXPECT_EQ(api.Get("/api/v1/flavors").body["items"][0]["devices"], 8);
+}
+
+TEST_F(RestTest, ErrorsAreJsonWithTheRightStatus) {
+  auto api = server_->Client();
+  // 401: no token, wrong token.
+  cli::ApiClient anonymous({server_->url(), ""});
+  auto r401 = anonymous.Get("/api/v1/workloads");
+  EXPECT_EQ(r401.status, 401);
+  EXPECT_EQ(r401.body["error"]["code"], "unauthenticated");
+  EXPECT_EQ(cli::ApiClient({server_->url(), "wrong"}).Get("/api/v1/nodes").status, 401);
+  EXPECT_EQ(anonymous.Get("/metrics").status, 401);
+  // /healthz needs none.
+  EXPECT_EQ(anonymous.Get("/healthz").status, 200);
+  EXPECT_EQ(api.Get("/readyz").status, 200);
+  // 403: the join token is for agents only.
+  auto r403 = cli::ApiClient({server_->url(), server_->join_token()}).Get("/api/v1/workloads");
+  EXPECT_EQ(r403.status, 403);
+  EXPECT_EQ(r403.body["error"]["code"], "permission_denied");
+  // 404: unknown workload, unknown route.
+  auto r404 = api.Get("/api/v1/workloads/nope");
+  EXPECT_EQ(r404.status, 404);
+  EXPECT_EQ(r404.body["error"]["code"], "not_found");
+  EXPECT_EQ(api.Get("/api/v1/nothing").body["error"]["code"], "not_found");
+  // 400: every problem as FILE:LINE: field: message.
+  std::string bad = std::string(kJob) + "  maxRuntime: forever\n";
+  bad.replace(bad.find("replicas: 1"), 11, "replicas: -3");
+  auto r400 = api.Post("/api/v1/workloads?filename=bad.yaml", bad, "application/yaml");
+  EXPECT_EQ(r400.status, 400);
+  ASSERT_TRUE(r400.body["error"].contains("details")) << r400.text;
+  EXPECT_GE(r400.body["error"]["details"].size(), 2u) << r400.text;
+  for (const auto& d : r400.body["error"]["details"]) EXPECT_EQ(d.get<std::string>().rfind("bad.yaml:", 0), 0u) << d;
+  // 400: unknown queue reference (the server knows the configuration).
+  ASSERT_EQ(api.Post("/api/v1/apply", kOrg, "application/yaml").status, 200);
+  std::string ghost = kJob;
+  ghost.replace(ghost.find("queue: train"), 12, "queue: ghost");
+  auto unknown_queue = api.Post("/api/v1/workloads?filename=j.yaml", ghost, "application/yaml");
+  EXPECT_EQ(unknown_queue.status, 400) << unknown_queue.text;
+  // 400: config kinds do not go to submit, workloads do not go to apply.
+  EXPECT_EQ(api.Post("/api/v1/workloads", kOrg, "application/yaml").status, 400);
+  EXPECT_EQ(api.Post("/api/v1/apply", kJob, "application/yaml").status, 400);
+  // 400: malformed JSON.
+  EXPECT_EQ(api.Post("/api/v1/workloads", "{not json", "application/json").status, 400);
+  // 413: bodies beyond --max-body.
+  auto r413 = api.Post("/api/v1/workloads", std::string(70000, '#'), "application/yaml");
+  EXPECT_EQ(r413.status, 413);
+  EXPECT_EQ(r413.body["error"]["code"], "payload_too_large");
+  // Metrics are Prometheus text.
+  auto metrics = api.Get("/metrics");
+  EXPECT_NE(metrics.text.find("# TYPE abacus_scheduler_cycle_seconds histogram"), std::string::npos);
+  EXPECT_NE(metrics.text.find("abacus_store_commit_seconds_bucket"), std::string::npos);
+}
+
+TEST_F(RestTest, SigtermShutsDownCleanlyAndStateSurvives) {
+  auto api = server_->Client();
+  ASSERT_EQ(api.Post("/api/v1/apply", kOrg, "application/yaml").status, 200);
+  ASSERT_EQ(api.Post("/api/v1/workloads", kJob, "application/yaml").status, 201);
+  EXPECT_EQ(server_->Terminate(), 0);
+  server_->Start();
+  auto again = server_->Client();
+  EXPECT_EQ(again.Get("/api/v1/workloads/ft").status, 200);
+  EXPECT_EQ(again.Get("/api/v1/queues").body["items"].size(), 1u);
+}
+
+}  // namespace
+}  // namespace abacus::testing

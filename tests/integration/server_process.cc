@@ -1,0 +1,140 @@
+#include "server_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace abacus::testing {
+
+TempDir::TempDir() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "abacus-it-XXXXXX").string();
+  if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+std::string SourcePath(const std::string& relative) { return std::string(ABACUS_SOURCE_DIR) + "/" + relative; }
+
+bool WaitFor(const std::function<bool()>& cond, std::chrono::milliseconds limit) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return cond();
+}
+
+ServerProcess::ServerProcess(std::string data_dir, std::vector<std::string> extra_args)
+    : data_(std::move(data_dir)), extra_(std::move(extra_args)) {
+  Start();
+}
+
+ServerProcess::~ServerProcess() {
+  if (pid_ > 0) Terminate();
+}
+
+void ServerProcess::Start() {
+  std::string url_file = data_ + "/server.url";
+  std::filesystem::remove(url_file);
+  std::vector<std::string> args = {ABACUS_BINARY, "server", "--data", data_, "--listen", "127.0.0.1:0",
+                                   "--http-threads", "24"};
+  args.insert(args.end(), extra_.begin(), extra_.end());
+  pid_ = fork();
+  if (pid_ == 0) {
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  if (!WaitFor([&] { return std::filesystem::exists(url_file); }, std::chrono::seconds(30))) {
+    throw std::runtime_error("server did not start");
+  }
+  url_ = ReadFile(url_file);
+  while (!url_.empty() && url_.back() == '\n') url_.pop_back();
+  token_ = ReadFile(data_ + "/admin.token");
+  while (!token_.empty() && token_.back() == '\n') token_.pop_back();
+}
+
+std::string ServerProcess::join_token() const {
+  std::string t = ReadFile(data_ + "/join.token");
+  while (!t.empty() && t.back() == '\n') t.pop_back();
+  return t;
+}
+
+void ServerProcess::Kill9() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGKILL);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+}
+
+int ServerProcess::Terminate() {
+  if (pid_ <= 0) return -1;
+  kill(pid_, SIGTERM);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+CliResult RunCli(const std::vector<std::string>& args, const std::vector<std::string>& env,
+                 const std::string& stdin_text) {
+  TempDir tmp;
+  std::string out_path = tmp.path() + "/out", err_path = tmp.path() + "/err", in_path = tmp.path() + "/in";
+  std::ofstream(in_path) << stdin_text;
+  pid_t pid = fork();
+  if (pid == 0) {
+    int in = open(in_path.c_str(), O_RDONLY);
+    int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(in, 0);
+    dup2(out, 1);
+    dup2(err, 2);
+    // A private HOME so that no user config file is read or written.
+    setenv("HOME", tmp.path().c_str(), 1);
+    unsetenv("XDG_CONFIG_HOME");
+    unsetenv("ABACUS_CONFIG");
+    unsetenv("ABACUS_SERVER");
+    unsetenv("ABACUS_TOKEN");
+    for (const auto& e : env) putenv(strdup(e.c_str()));
+    std::vector<std::string> all = {ABACUS_BINARY};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CliResult r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = ReadFile(out_path);
+  r.err = ReadFile(err_path);
+  return r;
+}
+
+}  // namespace abacus::testing

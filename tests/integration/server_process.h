@@ -1,0 +1,65 @@
+// A real `abacus server` child process on a free loopback port with its own data folder, and
+// helpers to wait for conditions without asserting on wall-clock time.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/client.h"
+
+namespace abacus::testing {
+
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+class ServerProcess {
+ public:
+  // Starts `abacus server --data DATA --listen 127.0.0.1:0 EXTRA...` and waits until it serves.
+  explicit ServerProcess(std::string data_dir, std::vector<std::string> extra_args = {});
+  ~ServerProcess();
+  void Start();
+  // SIGKILL, no shutdown at all.
+  void Kill9();
+  // SIGTERM and wait; returns the exit status.
+  int Terminate();
+
+  const std::string& url() const { return url_; }
+  const std::string& token() const { return token_; }
+  std::string join_token() const;
+  cli::ClientConfig config() const { return {url_, token_}; }
+  cli::ApiClient Client() const { return cli::ApiClient(config()); }
+
+ private:
+  std::string data_;
+  std::vector<std::string> extra_;
+  pid_t pid_ = -1;
+  std::string url_, token_;
+};
+
+// Polls `cond` every 20 ms for up to `limit`; returns whether it became true.
+bool WaitFor(const std::function<bool()>& cond, std::chrono::milliseconds limit = std::chrono::seconds(20));
+
+// Runs the abacus binary with `args` and `env` (NAME=VALUE) added; returns exit code and stdout.
+struct CliResult {
+  int code = -1;
+  std::string out, err;
+};
+CliResult RunCli(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
+                 const std::string& stdin_text = "");
+
+std::string ReadFile(const std::string& path);
+std::string SourcePath(const std::string& relative);
+
+}  // namespace abacus::testing
