@@ -106,6 +106,14 @@ Result<Quantity> Quantity::Parse(std::string_view text) {
   }
 
   // value_milli = mantissa * multiplier * 1000 * 10^exponent / 10^decimals (exactly).
+  // Bound every factor first so that no intermediate overflows 128 bits.
+  if (decimals + (exponent < 0 ? -exponent : 0) > 30) {
+    return Bad(text, "more precise than 1m (one thousandth)");
+  }
+  constexpr i128 kI128Max = static_cast<i128>((~static_cast<unsigned __int128>(0)) >> 1);
+  if (mantissa > kI128Max / 1000 / multiplier) {
+    return OutOfRange("quantity '" + std::string(text) + "' is too large");
+  }
   i128 numerator = mantissa * multiplier;
   if (!milli_suffix) numerator *= 1000;
   i128 denominator = 1;

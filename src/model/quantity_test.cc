@@ -72,6 +72,11 @@ TEST(QuantityTest, DetectsOverflowInsteadOfWrapping) {
   EXPECT_EQ(Quantity::Parse("16Ei").status().code(), StatusCode::kOutOfRange);
   EXPECT_EQ(Quantity::Parse("1e19").status().code(), StatusCode::kOutOfRange);
   EXPECT_TRUE(Quantity::Parse("8Pi").ok());
+  // Found by fuzzing: the product of mantissa and suffix must not overflow 128 bits.
+  EXPECT_EQ(Quantity::Parse("9223372036854775807Ei").status().code(), StatusCode::kOutOfRange);
+  EXPECT_EQ(Quantity::Parse("0.0000000000000000000000000000000000000001").status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(Quantity::Parse("1e-99").status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(Quantity::FromUnits(INT64_MAX / 10).status().code(), StatusCode::kOutOfRange);
 }
 
