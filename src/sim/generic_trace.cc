@@ -1,3 +1,4 @@
+#include "common/file.h"
 #include "sim/generic_trace.h"
 
 #include <yaml-cpp/yaml.h>
@@ -539,18 +540,7 @@ std::vector<Record> ReadCsvTable(std::string_view text, const std::string& file,
   return records;
 }
 
-Result<std::string> ReadWholeFile(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return NotFound("cannot open trace file '" + path + "'");
-  std::string data;
-  char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) data.append(buf, n);
-  const bool failed = std::ferror(f) != 0;
-  std::fclose(f);
-  if (failed) return Unavailable("error reading trace file '" + path + "'");
-  return data;
-}
+Result<std::string> ReadWholeFile(const std::string& path) { return ReadFile(path, "trace file"); }
 
 }  // namespace
 

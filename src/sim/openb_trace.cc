@@ -1,3 +1,4 @@
+#include "common/file.h"
 #include "sim/openb_trace.h"
 
 #include <algorithm>
@@ -18,18 +19,7 @@ constexpr size_t kResourceColumns = 5;  // the multigpuNN layout: the first five
 constexpr std::array<std::string_view, 5> kPhases = {"Pending", "Running", "Succeeded", "Failed", "Unknown"};
 
 // Reads a whole file into memory in one go.
-Result<std::string> ReadWholeFile(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return NotFound("cannot open trace file '" + path + "'");
-  std::string data;
-  char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) data.append(buf, n);
-  const bool failed = std::ferror(f) != 0;
-  std::fclose(f);
-  if (failed) return Unavailable("error reading trace file '" + path + "'");
-  return data;
-}
+Result<std::string> ReadWholeFile(const std::string& path) { return ReadFile(path, "trace file"); }
 
 // Walks the lines of a text: strips "\r" and a leading UTF-8 byte order mark, counts from 1.
 class LineCursor {
