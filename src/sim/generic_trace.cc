@@ -1,4 +1,3 @@
-#include "common/file.h"
 #include "sim/generic_trace.h"
 
 #include <yaml-cpp/yaml.h>
@@ -11,6 +10,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "common/file.h"
 #include "common/diagnostic.h"
 
 namespace abacus::sim {

@@ -1,5 +1,6 @@
-#include "common/file.h"
 #include "sim/openb_trace.h"
+
+#include "common/file.h"
 
 #include <algorithm>
 #include <array>
