@@ -1,5 +1,7 @@
 #include "cli/bench.h"
 
+#include "cli/measure.h"
+
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -19,12 +21,6 @@ struct SchedulerBenchOptions {
   std::string policy = "binpack";
   int cycles = 1;
 };
-
-double PeakRssMb() {
-  struct rusage ru {};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
-}
 
 int64_t Percentile(std::vector<int64_t>& v, double p) {
   if (v.empty()) return 0;

@@ -1,5 +1,7 @@
 #include "cli/sim.h"
 
+#include "cli/measure.h"
+
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -18,12 +20,6 @@ namespace abacus::cli {
 namespace {
 
 constexpr const char* kDefaultNodeFile = "openb_node_list_gpu_node.csv";
-
-double PeakRssMb() {
-  struct rusage ru {};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_maxrss) / 1024.0;  // KiB on Linux
-}
 
 Status WriteFile(const std::string& path, const std::string& text) {
   std::ofstream f(path, std::ios::binary);
