@@ -2,7 +2,6 @@
 
 #include "cli/measure.h"
 
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
