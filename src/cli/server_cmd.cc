@@ -82,6 +82,13 @@ void AddServerCommands(CLI::App& app, int* exit_code) {
     cmd->add_option("--max-body", ro->max_body_bytes, "largest request body in bytes (else 413)")->capture_default_str();
     cmd->add_option("--http-threads", ro->http_threads, "HTTP worker threads (one per open connection)")
         ->capture_default_str();
+    cmd->add_option("--heartbeat", ro->heartbeat_seconds, "seconds between agent heartbeats (told to agents)")
+        ->check(CLI::Range(1, 3600))
+        ->capture_default_str();
+    cmd->add_option("--node-timeout", ro->node_timeout_seconds,
+                    "seconds of agent silence after which a node is NotReady and its tasks are requeued")
+        ->check(CLI::Range(1, 86400))
+        ->capture_default_str();
     cmd->callback([=] {
       ro->store_url = *store;
       *exit_code = server::RunServer(*ro);

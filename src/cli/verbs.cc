@@ -360,11 +360,19 @@ int RunScale(const Common& c, const std::string& w, int replicas) {
   return kExitOk;
 }
 
-int RunLogs(const Common& c, const std::string& w) {
+struct LogsOptions {
+  std::string task, stream = "stdout";
+  int64_t tail = 1 << 20;
+};
+
+int RunLogs(const Common& c, const std::string& w, const LogsOptions& o) {
   ApiClient api = Client(c);
-  ApiResponse r = api.Get("/api/v1/workloads/" + UrlEncode(w) + "/logs");
+  std::string path = "/api/v1/workloads/" + UrlEncode(w) + "/logs?stream=" + UrlEncode(o.stream) +
+                     "&tail=" + std::to_string(o.tail);
+  if (!o.task.empty()) path += "&task=" + UrlEncode(o.task);
+  ApiResponse r = api.Get(path);
   if (!r.ok()) return Fail(r);
-  std::cout << r.text;
+  std::cout << Str(r.body, "content");
   return kExitOk;
 }
 
@@ -439,10 +447,16 @@ void AddClientVerbs(CLI::App& app, int* exit_code) {
   {
     auto c = std::make_shared<Common>();
     auto w = std::make_shared<std::string>();
-    CLI::App* cmd = app.add_subcommand("logs", "Print a workload's task logs (tasks run on agents, issue 6).");
+    auto o = std::make_shared<LogsOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "logs", "Print the output of a workload's task, as its agent shipped it (every second while it runs).\n"
+                "Example: abacus logs llama-ft --task 0.1 --stream stderr --tail 4096");
     cmd->add_option("WORKLOAD", *w, "id or name")->required();
+    cmd->add_option("--task", o->task, "task id, or GROUP.REPLICA (default: the first task of the latest attempt)");
+    cmd->add_option("--stream", o->stream, "stdout or stderr")->check(CLI::IsMember({"stdout", "stderr"}))->capture_default_str();
+    cmd->add_option("--tail", o->tail, "print at most the last N bytes")->check(CLI::PositiveNumber)->capture_default_str();
     AddConnectionFlags(cmd, c.get(), false);
-    cmd->callback([=] { *exit_code = RunLogs(*c, *w); });
+    cmd->callback([=] { *exit_code = RunLogs(*c, *w, *o); });
   }
   {
     auto c = std::make_shared<Common>();

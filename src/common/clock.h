@@ -5,6 +5,9 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <string_view>
+
+#include "common/status.h"
 
 namespace abacus {
 
@@ -18,6 +21,9 @@ inline int64_t ToMicros(Time t) { return t.time_since_epoch().count(); }
 inline Time FromMicros(int64_t micros) { return Time(Duration(micros)); }
 // Formats `t` as RFC 3339 UTC with millisecond precision ("2026-12-02T17:51:20.123Z").
 std::string FormatTime(Time t);
+// Parses RFC 3339 ("2026-12-02T17:51:20.123Z", "…+08:00", fractions to microseconds) or a
+// plain date ("2026-12-02", midnight UTC); InvalidArgument naming the expected form otherwise.
+Result<Time> ParseTime(std::string_view text);
 // Formats a duration for people: "850ms", "42s", "3m12s", "5h02m", "2d04h".
 std::string FormatDuration(Duration d);
 

@@ -80,5 +80,25 @@ TEST(DiagnosticTest, PrintsFileLineFieldMessage) {
   EXPECT_EQ(d.ToStatus().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(ClockTest, ParseTimeReadsRfc3339AndDates) {
+  auto t = ParseTime("2026-12-02T17:51:20.123Z");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(FormatTime(*t), "2026-12-02T17:51:20.123Z");
+  auto offset = ParseTime("2026-12-03T01:51:20.123+08:00");
+  ASSERT_TRUE(offset.ok());
+  EXPECT_EQ(*offset, *t);
+  auto date = ParseTime("1970-01-02");
+  ASSERT_TRUE(date.ok());
+  EXPECT_EQ(ToMicros(*date), int64_t{86400} * 1'000'000);
+  auto micros = ParseTime("2026-12-02T17:51:20.000001Z");
+  ASSERT_TRUE(micros.ok());
+  EXPECT_EQ(ToMicros(*micros) % 1'000'000, 1);
+  for (const char* bad : {"", "2026-13-01", "2026-12-02T17:51", "2026-12-02T17:51:20", "2026-12-02T17:51:20.Z",
+                          "2026-12-02T17:51:20Zjunk", "yesterday"}) {
+    EXPECT_FALSE(ParseTime(bad).ok()) << bad;
+  }
+  EXPECT_NE(ParseTime("yesterday").status().message().find("RFC 3339"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace abacus

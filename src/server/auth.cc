@@ -125,12 +125,29 @@ Result<Principal> TokenAuthorizer::Authenticate(std::string_view bearer_token) c
   for (const auto& [h, who] : by_hash_) {
     if (SameHash(h, hash)) return who;
   }
+  {
+    std::lock_guard lock(nodes_mu_);
+    if (auto it = node_by_hash_.find(hash); it != node_by_hash_.end()) return Principal{it->second, "node"};
+  }
   return Unauthenticated("invalid token");
+}
+
+void TokenAuthorizer::SetNodeCredential(const std::string& node, const std::string& sha256) {
+  std::lock_guard lock(nodes_mu_);
+  for (auto it = node_by_hash_.begin(); it != node_by_hash_.end();) {
+    it = it->second == node ? node_by_hash_.erase(it) : std::next(it);
+  }
+  if (!sha256.empty()) node_by_hash_[sha256] = node;
 }
 
 Status TokenAuthorizer::Authorize(const Principal& who, const AccessRequest& what) const {
   if (who.role == "admin") return Status::OK();
-  if (who.role == "agent" && what.path.rfind("/api/v1/agent/", 0) == 0) return Status::OK();
+  // The join token only registers nodes; a node credential makes the other agent calls (the
+  // handlers check that it speaks for its own node).
+  if (who.role == "agent" && what.path == "/api/v1/agent/register") return Status::OK();
+  if (who.role == "node" && what.path.rfind("/api/v1/agent/", 0) == 0 && what.path != "/api/v1/agent/register") {
+    return Status::OK();
+  }
   return PermissionDenied("role '" + who.role + "' may not " + what.method + " " + what.path);
 }
 

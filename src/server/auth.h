@@ -16,8 +16,8 @@ namespace abacus::server {
 
 // Who is calling.
 struct Principal {
-  std::string name;  // "admin", "agent-join"
-  std::string role;  // "admin", "agent"
+  std::string name;  // "admin", "agent-join", or the node name of a node credential
+  std::string role;  // "admin", "agent" (join token), "node" (node credential)
 };
 
 // What a request wants to do: an HTTP method and path under /api/v1 or a top-level path.
@@ -50,9 +50,14 @@ class TokenAuthorizer final : public Authorizer {
 
   Result<Principal> Authenticate(std::string_view bearer_token) const override;
   Status Authorize(const Principal& who, const AccessRequest& what) const override;
+  // Makes `sha256` (of a node credential) the only credential of `node`; empty revokes it.
+  // Thread-safe.
+  void SetNodeCredential(const std::string& node, const std::string& sha256);
 
  private:
   std::map<std::string, Principal> by_hash_;
+  mutable std::mutex nodes_mu_;
+  std::map<std::string, std::string> node_by_hash_;  // credential SHA-256 → node; GUARDED_BY(nodes_mu_)
 };
 
 // Writes `content` to `path` with mode 0600 (replacing it atomically).

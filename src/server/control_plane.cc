@@ -74,8 +74,19 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptio
   so.clock = &cp->clock_;
   ABACUS_ASSIGN_OR_RETURN(cp->store_, OpenStore(url, so));
   ABACUS_ASSIGN_OR_RETURN(auto auth, TokenAuthorizer::Open(*cp->store_, options.data_dir));
+  cp->tokens_ = auth.get();
   cp->authorizer_ = std::move(auth);
   ABACUS_RETURN_IF_ERROR(cp->ledger_.Load(*cp->store_));
+  // Agents: node credentials, and the assignments as they were (same task ids: nothing starts
+  // twice); every agent node gets a full timeout from now to call again.
+  cp->board_ = std::make_unique<AssignmentBoard>(static_cast<uint64_t>(ToMicros(cp->clock_.Now())));
+  for (const auto& [name, n] : cp->ledger_.nodes()) {
+    if (n.agent && !n.credential_sha256.empty()) cp->tokens_->SetNodeCredential(name, n.credential_sha256);
+  }
+  for (const auto& [id, r] : cp->ledger_.workloads()) {
+    if (r.state == WorkloadState::kPreempting) cp->preempting_.insert(id);
+    if (!r.waiting() && !r.placements.empty()) cp->Publish(r);
+  }
   ABACUS_LOG_INFO("ledger loaded from {}: {} nodes, {} workloads ({} active)", cp->store_->Describe(),
                   cp->ledger_.nodes().size(), cp->ledger_.workloads().size(), cp->ledger_.active_count());
   cp->committer_ = std::make_unique<GroupCommitter>(*cp->store_);
@@ -89,6 +100,7 @@ ControlPlane::~ControlPlane() { Shutdown(); }
 void ControlPlane::Shutdown() {
   std::call_once(shutdown_once_, [this] {
     ready_ = false;
+    if (board_) board_->Shutdown();
     {
       std::lock_guard lock(loop_mu_);
       stopping_ = true;
@@ -270,6 +282,8 @@ Result<json> ControlPlane::Cancel(const std::string& id_or_name, const std::stri
       std::swap(*r, copy);
       return st;
     }
+    preempting_.erase(r->id);
+    Publish(*r);  // its agents stop what still runs
     std::shared_lock lock(state_mu_);
     return View(*r);
   });
@@ -328,6 +342,7 @@ Result<json> ControlPlane::Scale(const std::string& id_or_name, int32_t replicas
     WorkloadRecord* r = ledger_.FindWorkload(next.id);
     *r = std::move(next);
     dirty_ = true;
+    Publish(*r);
     return View(*r);
   });
 }
@@ -336,9 +351,15 @@ Result<json> ControlPlane::PutNode(const json& body) {
   auto rec = NodeRecordFromJson(body);
   if (!rec.ok()) return rec.status();
   auto node = std::make_shared<NodeRecord>(std::move(*rec));
+  node->agent = false;
+  node->credential_sha256.clear();
   return RunOnLoop([this, node]() -> Result<json> {
     if (ToMicros(node->node.last_heartbeat) == 0) node->node.last_heartbeat = clock_.Now();
-    bool existed = ledger_.FindNode(node->node.name) != nullptr;
+    const NodeRecord* old = ledger_.FindNode(node->node.name);
+    if (old != nullptr && old->agent) {
+      return FailedPrecondition("node " + node->node.name + " is run by an agent: it registers itself");
+    }
+    bool existed = old != nullptr;
     WriteBatch batch;
     batch.Put(kNodeKind, node->node.name, ToJson(*node).dump());
     batch.AppendEvent(kNodeKind, node->node.name, existed ? "Updated" : "Registered",
@@ -369,27 +390,38 @@ void ControlPlane::WaitForCycle() {
 void ControlPlane::Loop() {
   while (true) {
     std::vector<WorkloadRecord> inbox;
+    std::vector<TaskReport> reports;
     std::deque<std::function<void()>> commands;
     uint64_t seen_seq = 0;
     bool stop = false;
     {
       std::unique_lock lock(loop_mu_);
-      auto wake = [&] { return stopping_ || !inbox_.empty() || !commands_.empty() || submitted_seq_ > cycled_seq_; };
+      auto wake = [&] {
+        return stopping_ || !inbox_.empty() || !commands_.empty() || !reports_.empty() || submitted_seq_ > cycled_seq_;
+      };
       // Sleep until there is work, or until the timer cycle is due.
-      Time next_timer = last_cycle_ + options_.cycle_interval;
+      Time next_timer = last_full_cycle_ + std::max(options_.cycle_interval, 20 * last_full_cycle_cost_);
       Duration wait = std::max(Duration(0), next_timer - clock_.Now());
       loop_cv_.wait_for(lock, std::min<Duration>(wait, std::chrono::milliseconds(200)), wake);
       inbox.swap(inbox_);
+      reports.swap(reports_);
       commands.swap(commands_);
       seen_seq = submitted_seq_;
       stop = stopping_;
     }
     if (!inbox.empty()) {
       std::unique_lock lock(state_mu_);
-      for (auto& r : inbox) ledger_.PutWorkload(std::move(r));
+      for (auto& r : inbox) {
+        fresh_.insert(r.id);
+        ledger_.PutWorkload(std::move(r));
+      }
       dirty_ = true;
     }
+    // A command may free capacity or change the rules: every waiting workload is retried.
+    if (!commands.empty()) full_ = true;
     for (auto& cmd : commands) cmd();
+    ProcessTaskReports(reports);
+    CheckNodeLiveness();
     if (stop) {
       // Answer commands queued after the last drain.
       std::deque<std::function<void()>> rest;
@@ -407,7 +439,11 @@ void ControlPlane::Loop() {
     // Coalesce: after a change wait at least min_cycle_gap (and 4x the last cycle's cost,
     // so that a big ledger does not starve ingestion); otherwise cycle on the timer.
     Duration gap = std::max(options_.min_cycle_gap, 4 * last_cycle_cost_);
-    bool due = (dirty_ && now - last_cycle_ >= gap) || now - last_cycle_ >= options_.cycle_interval;
+    // The timer cycle retries every parked workload (aging, time-based rules); it runs at most
+    // once per cycle_interval and keeps its own cost under 5% of the loop.
+    Duration full_gap = std::max(options_.cycle_interval, 20 * last_full_cycle_cost_);
+    if (now - last_full_cycle_ >= full_gap) full_ = true;
+    bool due = (dirty_ && now - last_cycle_ >= gap) || (full_ && now - last_cycle_ >= gap);
     {
       std::lock_guard lock(loop_mu_);
       if (!due && cycled_seq_ < seen_seq && !dirty_) due = true;
@@ -426,18 +462,34 @@ void ControlPlane::Loop() {
 }
 
 void ControlPlane::FinishPreemptions() {
-  // Without an agent nothing runs, so a preempted workload has stopped once its checkpoint
-  // grace is over: it is requeued and its capacity returns.
+  // Tasks on agent nodes end when their agent reports them stopped (ProcessTaskReports). On
+  // simulated nodes nothing runs: a preempted workload has stopped once its checkpoint grace is
+  // over, and is requeued.
+  if (preempting_.empty()) return;
   Time now = clock_.Now();
   std::vector<std::string> done;
-  for (const auto& [id, r] : ledger_.workloads()) {
-    if (r.state != WorkloadState::kPreempting) continue;
+  for (const auto& id : preempting_) {
+    const WorkloadRecord* r = ledger_.FindWorkload(id);
+    if (r == nullptr || r->state != WorkloadState::kPreempting) {
+      done.push_back(id);
+      continue;
+    }
+    bool on_agent = false;
+    for (const auto& p : r->placements) {
+      const NodeRecord* n = ledger_.FindNode(p.node);
+      on_agent |= n != nullptr && n->agent;
+    }
+    if (on_agent) continue;
     int64_t grace = 0;
-    if (const TrainingSpec* t = r.spec.training(); t != nullptr && t->checkpoint) grace = t->checkpoint->grace_seconds;
-    if (now - r.preempted_at >= std::chrono::seconds(grace)) done.push_back(id);
+    if (const TrainingSpec* t = r->spec.training(); t != nullptr && t->checkpoint) grace = t->checkpoint->grace_seconds;
+    if (now - r->preempted_at >= std::chrono::seconds(grace)) done.push_back(id);
   }
   for (const auto& id : done) {
     WorkloadRecord* r = ledger_.FindWorkload(id);
+    if (r == nullptr || r->state != WorkloadState::kPreempting) {
+      preempting_.erase(id);
+      continue;
+    }
     WorkloadRecord copy = *r;
     {
       std::unique_lock lock(state_mu_);
@@ -452,7 +504,10 @@ void ControlPlane::FinishPreemptions() {
       ABACUS_LOG_ERROR("requeue {}: {}", id, st.ToString());
       std::unique_lock lock(state_mu_);
       *r = std::move(copy);
+      continue;
     }
+    preempting_.erase(id);
+    full_ = true;
   }
 }
 
@@ -461,9 +516,16 @@ void ControlPlane::RunCycle() {
   Time now = clock_.Now();
   last_cycle_ = now;
   dirty_ = false;
+  // A full cycle retries every waiting workload; an incremental one only those submitted since
+  // the last cycle: the others were tried against the same capacity and rules, and parked.
+  const bool full = full_;
+  full_ = false;
+  if (full) last_full_cycle_ = now;
+  std::unordered_set<std::string> fresh;
+  fresh.swap(fresh_);
   // 1. Snapshot (the loop is the only writer: no lock needed to read the ledger here).
   SnapshotIndex index;
-  sched::Snapshot snapshot = ledger_.BuildSnapshot(now, index);
+  sched::Snapshot snapshot = ledger_.BuildSnapshot(now, index, full ? nullptr : &fresh);
   // 2. Decide.
   sched::CycleResult result = sched::Schedule(snapshot, options_.scheduler);
   // 3. Assume the decisions in memory, remembering what to restore.
@@ -516,13 +578,20 @@ void ControlPlane::RunCycle() {
       changed.push_back(r->id);
     }
     auto& reasons = ledger_.pending_reasons();
-    reasons.clear();
-    for (auto& pr : result.pending) reasons[pr.workload_id] = std::move(pr);
     auto& ledger_reasons = ledger_.ledger_reasons();
-    ledger_reasons.clear();
+    if (full) {
+      reasons.clear();
+      ledger_reasons.clear();
+    } else {
+      // Parked workloads keep the reason of the cycle that last tried them.
+      for (const auto& id : index.workload_ids) reasons.erase(id);
+      for (const auto& [id, why] : index.unschedulable) ledger_reasons.erase(id);
+    }
+    for (auto& pr : result.pending) reasons[pr.workload_id] = std::move(pr);
     for (auto& [id, why] : index.unschedulable) ledger_reasons[id] = why;
   }
   // 4. Commit; on failure roll back in memory.
+  bool committed = false;
   if (!batch.empty()) {
     CommitResult cr;
     Status st = Commit(batch, &cr);
@@ -542,11 +611,21 @@ void ControlPlane::RunCycle() {
       }
       metrics_.admitted.fetch_add(static_cast<int64_t>(result.admissions.size()));
       metrics_.preempted.fetch_add(static_cast<int64_t>(result.preemptions.size()));
-      // 5. Publish: agents would be told here (issue 6); simulated nodes need nothing.
+      committed = true;
+    }
+  }
+  // 5. Publish what was committed to the agents (simulated nodes need nothing).
+  if (committed) {
+    for (const auto& id : changed) {
+      const WorkloadRecord* r = ledger_.FindWorkload(id);
+      if (r == nullptr) continue;
+      if (r->state == WorkloadState::kPreempting) preempting_.insert(id);
+      Publish(*r);
     }
   }
   auto cost = std::chrono::steady_clock::now() - start;
   last_cycle_cost_ = std::chrono::duration_cast<Duration>(cost);
+  if (full) last_full_cycle_cost_ = last_cycle_cost_;
   metrics_.cycle_seconds.Observe(std::chrono::duration<double>(cost).count());
   metrics_.cycles.fetch_add(1);
   if (!changed.empty()) {
@@ -713,13 +792,6 @@ Result<json> ControlPlane::Events(const std::string& id_or_name) const {
                      {"type", e.type}, {"details", detail}});
   }
   return json{{"id", rec->id}, {"items", items}};
-}
-
-Result<json> ControlPlane::Logs(const std::string& id_or_name) const {
-  auto rec = FindRecord(id_or_name);
-  if (!rec) return NotFound("workload '" + id_or_name + "' not found");
-  return NotFound("no logs: task not started (workload " + rec->id + " is " +
-                  std::string(WorkloadStateName(rec->state)) + "; tasks run on agents, issue 6)");
 }
 
 json ControlPlane::ListNodes() const {

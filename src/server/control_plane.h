@@ -20,14 +20,17 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "common/clock.h"
 #include "common/ids.h"
 #include "sched/scheduler.h"
+#include "server/assignments.h"
 #include "server/auth.h"
 #include "server/ledger.h"
 #include "server/metrics.h"
@@ -42,7 +45,9 @@ struct ControlPlaneOptions {
   const Clock* clock = nullptr;            // SystemClock when null
   IdGenerator* ids = nullptr;              // RandomIdGenerator when null
   Duration cycle_interval = std::chrono::seconds(1);        // timer cycle
-  Duration min_cycle_gap = std::chrono::milliseconds(20);   // coalescing window
+  Duration min_cycle_gap = std::chrono::milliseconds(5);    // coalescing window
+  Duration heartbeat_interval = std::chrono::seconds(5);    // told to agents at registration
+  Duration node_timeout = std::chrono::seconds(30);         // silent agent node → NotReady
   size_t max_queued_commits = 4096;        // beyond: ResourceExhausted (HTTP 429)
   sched::SchedulerConfig scheduler;
 };
@@ -85,8 +90,30 @@ class ControlPlane {
   nlohmann::json ListWorkloads(const WorkloadFilter& filter) const;
   Result<nlohmann::json> Explain(const std::string& id_or_name) const;
   Result<nlohmann::json> Events(const std::string& id_or_name) const;
-  // NotFound "no logs: task not started" until agents run tasks (issue 6).
-  Result<nlohmann::json> Logs(const std::string& id_or_name) const;
+  // The log of one task of a workload: `task` is a task id, "GROUP.REPLICA" or empty (the first
+  // task of the latest attempt); `stream` stdout or stderr; at most the last `tail_bytes`.
+  Result<nlohmann::json> Logs(const std::string& id_or_name, const std::string& task = "",
+                              const std::string& stream = "stdout", int64_t tail_bytes = 1 << 20) const;
+
+  // ---- agents (docs/agent-protocol.md); `node` is the node of the caller's credential.
+  // Registers or re-registers a node run by an agent; returns its credential.
+  Result<nlohmann::json> RegisterAgent(const nlohmann::json& body);
+  // Queues task status reports for the loop; answers at once (agents re-report until the task
+  // leaves their assignment, so nothing is lost if the server stops before the commit).
+  Result<nlohmann::json> AgentStatus(const std::string& node, const nlohmann::json& body);
+  // Records liveness, device health and utilization, and re-reported task statuses.
+  Result<nlohmann::json> AgentHeartbeat(const std::string& node, const nlohmann::json& body);
+  // Appends shipped task output to DATA/logs/<task id>.<stream>; {"ok","size"}, or
+  // {"conflict": true, "size", "message"} when the offset is past the stored size.
+  Result<nlohmann::json> AgentLogs(const std::string& node, const nlohmann::json& body);
+  // The node's assignment: at once when its version differs from `after`, else after a change
+  // or `timeout`.
+  Result<AssignmentBoard::Answer> WaitAssignments(const std::string& node, uint64_t after,
+                                                  std::chrono::milliseconds timeout);
+  // Wakes every long poll (before the HTTP server stops).
+  void WakePollers();
+  // Device utilization last reported per node and device index (0..1).
+  std::map<std::string, std::map<int, double>> DeviceUtilization() const;
   nlohmann::json ListNodes() const;
   Result<nlohmann::json> GetNode(const std::string& name) const;
   nlohmann::json ListDevices() const;
@@ -121,6 +148,32 @@ class ControlPlane {
   void Loop();
   void RunCycle();
   void FinishPreemptions();
+
+  // One task status from an agent (or made up by the server when a node is lost).
+  struct TaskReport {
+    std::string node;
+    std::string task_id;
+    std::string phase;  // Running, Stopping, Exited, Lost
+    int32_t exit_code = 0, signal = 0;
+    bool oom_killed = false, stopped = false;
+    std::string message;
+    Time started_at{}, finished_at{};
+  };
+  // Applies task reports to their workloads (Started, Succeeded, Failed, retries, requeues),
+  // commits them in one batch and republishes the assignments; loop thread only.
+  void ProcessTaskReports(const std::vector<TaskReport>& reports);
+  // Decides what a workload's updated task phases mean for it; appends its events.
+  void DecideFromTasks(WorkloadRecord& w, std::vector<std::pair<std::string, nlohmann::json>>& events, Time now);
+  // Marks agent nodes silent past node_timeout NotReady and fails over their tasks; loop only.
+  void CheckNodeLiveness();
+  // Reports Lost every unfinished task on `node` that `keep` does not accept; loop only.
+  void FailOverNodeTasks(const std::string& node, const std::string& why,
+                         const std::function<bool(const WorkloadRecord&, const PlacementRecord&)>& keep);
+  // Commits a node record and its event and puts it in the ledger; loop thread only.
+  Status CommitNode(NodeRecord node, const std::string& event, nlohmann::json details);
+  // Republishes `r`'s tasks to the agents.
+  void Publish(const WorkloadRecord& r);
+  void TouchNode(const std::string& node);
   // Commits `batch` through the committer, timing it; fills versions.
   Status Commit(const WriteBatch& batch, CommitResult* result);
   // Returns a copy of the record by id or name from the ledger or the inbox.
@@ -137,6 +190,14 @@ class ControlPlane {
   std::unique_ptr<Store> store_;
   std::unique_ptr<GroupCommitter> committer_;
   std::unique_ptr<Authorizer> authorizer_;
+  TokenAuthorizer* tokens_ = nullptr;  // authorizer_, when it is the token authorizer
+  std::unique_ptr<AssignmentBoard> board_;
+  std::set<std::string> preempting_;   // loop thread only: ids of Preempting workloads
+  Time last_liveness_check_{};         // loop thread only
+  mutable std::mutex seen_mu_;
+  std::unordered_map<std::string, Time> last_seen_;                       // GUARDED_BY(seen_mu_)
+  std::map<std::string, std::map<int, double>> utilization_;              // GUARDED_BY(seen_mu_)
+  mutable std::mutex logs_mu_;  // serializes appends to task log files
   mutable ServerMetrics metrics_;
   std::atomic<bool> ready_{false};
 
@@ -147,11 +208,16 @@ class ControlPlane {
   std::condition_variable loop_cv_;
   std::condition_variable cycle_cv_;
   std::vector<WorkloadRecord> inbox_;                 // GUARDED_BY(loop_mu_)
+  std::vector<TaskReport> reports_;                   // GUARDED_BY(loop_mu_)
   std::deque<std::function<void()>> commands_;        // GUARDED_BY(loop_mu_)
   bool stopping_ = false;                             // GUARDED_BY(loop_mu_)
   uint64_t submitted_seq_ = 0;                        // GUARDED_BY(loop_mu_)
   uint64_t cycled_seq_ = 0;                           // GUARDED_BY(loop_mu_)
   bool dirty_ = true;                                 // loop thread only
+  bool full_ = true;                                  // loop thread only: retry parked workloads
+  std::unordered_set<std::string> fresh_;             // loop thread only: ingested since last cycle
+  Time last_full_cycle_{};                            // loop thread only
+  Duration last_full_cycle_cost_{0};                  // loop thread only
   Time last_cycle_{};                                 // loop thread only
   Duration last_cycle_cost_{0};                       // loop thread only
   std::thread loop_thread_;

@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "common/log.h"
@@ -118,6 +119,7 @@ Status HttpServer::Bind() {
 void HttpServer::Serve() { svr_->listen_after_bind(); }
 
 void HttpServer::Stop() {
+  cp_.WakePollers();  // long polls answer now instead of holding the shutdown
   if (svr_) svr_->stop();
 }
 
@@ -237,7 +239,15 @@ void HttpServer::Routes() {
     Send(res, cp_.Events(req.matches[1]));
   });
   s.Get(R"(/api/v1/workloads/([^/]+)/logs)", [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp_.Logs(req.matches[1]));
+    int64_t tail = 1 << 20;
+    if (req.has_param("tail")) {
+      try {
+        tail = std::stoll(req.get_param_value("tail"));
+      } catch (...) {
+        return SendError(res, 400, "invalid_argument", "tail: expected a number of bytes");
+      }
+    }
+    Send(res, cp_.Logs(req.matches[1], Param(req, "task"), Param(req, "stream", "stdout"), tail));
   });
 
   // ---- configuration
@@ -289,6 +299,67 @@ void HttpServer::Routes() {
     Send(res, cp_.PutNode(body), 201);
   });
   s.Get("/api/v1/devices", [this](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, cp_.ListDevices()); });
+
+  // ---- agents (docs/agent-protocol.md): the join token registers, a node credential does the rest
+  // for its own node only.
+  s.Post("/api/v1/agent/register", [this](const httplib::Request& req, httplib::Response& res) {
+    json body = json::parse(req.body, nullptr, false);
+    if (!body.is_object()) return SendError(res, 400, "invalid_argument", "request body: expected a JSON object");
+    Send(res, cp_.RegisterAgent(body));
+  });
+  auto node_of = [this](const httplib::Request& req, httplib::Response& res, const std::string& claimed) -> std::string {
+    std::string header = req.get_header_value("Authorization");
+    auto who = cp_.authorizer().Authenticate(header.rfind("Bearer ", 0) == 0 ? header.substr(7) : "");
+    if (!who.ok() || who->role != "node") {
+      SendError(res, 403, "permission_denied", "agent calls need a node credential (from /api/v1/agent/register)");
+      return "";
+    }
+    if (!claimed.empty() && claimed != who->name) {
+      SendError(res, 403, "permission_denied", "credential of node " + who->name + " cannot speak for node " + claimed);
+      return "";
+    }
+    return who->name;
+  };
+  auto agent_post = [this, node_of](auto call) {
+    return [this, node_of, call](const httplib::Request& req, httplib::Response& res) {
+      json body = json::parse(req.body, nullptr, false);
+      if (!body.is_object()) return SendError(res, 400, "invalid_argument", "request body: expected a JSON object");
+      std::string node = node_of(req, res, body.value("node", ""));
+      if (node.empty()) return;
+      Send(res, call(node, body));
+    };
+  };
+  s.Post("/api/v1/agent/status",
+         agent_post([this](const std::string& n, const json& b) { return cp_.AgentStatus(n, b); }));
+  s.Post("/api/v1/agent/heartbeat",
+         agent_post([this](const std::string& n, const json& b) { return cp_.AgentHeartbeat(n, b); }));
+  s.Post("/api/v1/agent/logs", [this, node_of](const httplib::Request& req, httplib::Response& res) {
+    json body = json::parse(req.body, nullptr, false);
+    if (!body.is_object()) return SendError(res, 400, "invalid_argument", "request body: expected a JSON object");
+    std::string node = node_of(req, res, body.value("node", ""));
+    if (node.empty()) return;
+    auto r = cp_.AgentLogs(node, body);
+    if (r.ok() && r->value("conflict", false)) {
+      return SendJson(res, 409, {{"error", {{"code", "aborted"}, {"message", (*r)["message"]}}}, {"size", (*r)["size"]}});
+    }
+    Send(res, r);
+  });
+  s.Get("/api/v1/agent/assignments", [this, node_of](const httplib::Request& req, httplib::Response& res) {
+    std::string node = node_of(req, res, Param(req, "node"));
+    if (node.empty()) return;
+    uint64_t after = 0;
+    int64_t wait_ms = 25000;
+    try {
+      if (req.has_param("after")) after = std::stoull(req.get_param_value("after"));
+      if (req.has_param("waitMs")) wait_ms = std::stoll(req.get_param_value("waitMs"));
+    } catch (...) {
+      return SendError(res, 400, "invalid_argument", "after, waitMs: expected non-negative integers");
+    }
+    wait_ms = std::clamp<int64_t>(wait_ms, 0, 60000);
+    auto answer = cp_.WaitAssignments(node, after, std::chrono::milliseconds(wait_ms));
+    if (!answer.ok()) return SendStatus(res, answer.status());
+    SendJson(res, 200, {{"version", answer->version}, {"tasks", answer->tasks}});
+  });
 }
 
 }  // namespace abacus::server

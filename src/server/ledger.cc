@@ -314,9 +314,58 @@ std::optional<sched::WorkloadInfo> Ledger::ToWorkloadInfo(const WorkloadRecord& 
   return w;
 }
 
-sched::Snapshot Ledger::BuildSnapshot(Time now, SnapshotIndex& index) {
-  sched::Snapshot s;
+sched::Snapshot Ledger::BuildSnapshot(Time now, SnapshotIndex& index, const std::unordered_set<std::string>* fresh) {
+  if (base_generation_ != generation_) RebuildBase();
+  sched::Snapshot s = base_;
   s.now = now;
+  const std::map<std::string, int>& queue_index = base_queue_index_;
+  const std::map<std::string, int>& node_index = base_node_index_;
+  const std::vector<std::map<int, int>>& device_pos = base_device_pos_;
+  // 4. Workloads: holding quota, and waiting (all of them, or only the fresh ones and the
+  // queue-mates of fresh ones in StrictFIFO queues, whose head blocks them) in submission order.
+  std::set<std::string> strict_queues;
+  if (fresh != nullptr) {
+    for (const auto& id : *fresh) {
+      auto it = workloads_.find(id);
+      if (it == workloads_.end()) continue;
+      const Queue* q = config_.FindQueue(it->second.spec.queue);
+      if (q != nullptr && q->queueing_strategy == QueueingStrategy::kStrictFifo) strict_queues.insert(q->name);
+    }
+  }
+  std::vector<const WorkloadRecord*> active;
+  for (const auto& [id, r] : workloads_) {
+    if (r.holds_quota()) {
+      active.push_back(&r);
+    } else if (r.waiting() && (fresh == nullptr || fresh->count(id) != 0 || strict_queues.count(r.spec.queue) != 0)) {
+      active.push_back(&r);
+    }
+  }
+  std::sort(active.begin(), active.end(), [](const WorkloadRecord* a, const WorkloadRecord* b) {
+    return a->submitted != b->submitted ? a->submitted < b->submitted : a->id < b->id;
+  });
+  for (const WorkloadRecord* r : active) {
+    std::string why;
+    auto w = ToWorkloadInfo(*r, queue_index, node_index, device_pos, why);
+    if (!w) {
+      index.unschedulable.emplace_back(r->id, why);
+      continue;
+    }
+    index.workload_ids.push_back(r->id);
+    s.workloads.push_back(std::move(*w));
+  }
+  return s;
+}
+
+void Ledger::RebuildBase() {
+  sched::Snapshot& s = base_;
+  s = sched::Snapshot{};
+  base_node_index_.clear();
+  base_queue_index_.clear();
+  base_device_pos_.clear();
+  base_generation_ = generation_;
+  std::map<std::string, int>& node_index = base_node_index_;
+  std::vector<std::map<int, int>>& device_pos = base_device_pos_;
+  std::map<std::string, int>& queue_index = base_queue_index_;
   // 1. The flavor universe: what nodes have, what quotas name, what is configured.
   if (flavors_generation_ != generation_) {
     std::set<std::string> seen;
@@ -334,8 +383,6 @@ sched::Snapshot Ledger::BuildSnapshot(Time now, SnapshotIndex& index) {
     flavors_generation_ = generation_;
   }
   // 2. Nodes, with device index → position per node.
-  std::map<std::string, int> node_index;
-  std::vector<std::map<int, int>> device_pos;
   for (const auto& [name, rec] : nodes_) {
     const Node& n = rec.node;
     sched::NodeInfo ni;
@@ -385,7 +432,6 @@ sched::Snapshot Ledger::BuildSnapshot(Time now, SnapshotIndex& index) {
     for (const auto& q : c->quotas) ci.quotas.push_back(ToQuotaInfo(q));
     s.cohorts.push_back(std::move(ci));
   }
-  std::map<std::string, int> queue_index;
   for (const Queue* q : config_.queues()) {
     sched::QueueInfo qi;
     qi.name = q->name;
@@ -401,25 +447,6 @@ sched::Snapshot Ledger::BuildSnapshot(Time now, SnapshotIndex& index) {
   }
   for (const FlavorConfig* f : config_.flavors()) s.flavor_weight_milli[f->flavor.Intern()] = f->weight_milli;
   for (const PoolConfig* p : config_.pools()) s.pool_tenants[p->name] = p->tenants;
-  // 4. Workloads: waiting and holding quota, in submission order for stable results.
-  std::vector<const WorkloadRecord*> active;
-  for (const auto& [id, r] : workloads_) {
-    if (r.waiting() || r.holds_quota()) active.push_back(&r);
-  }
-  std::sort(active.begin(), active.end(), [](const WorkloadRecord* a, const WorkloadRecord* b) {
-    return a->submitted != b->submitted ? a->submitted < b->submitted : a->id < b->id;
-  });
-  for (const WorkloadRecord* r : active) {
-    std::string why;
-    auto w = ToWorkloadInfo(*r, queue_index, node_index, device_pos, why);
-    if (!w) {
-      index.unschedulable.emplace_back(r->id, why);
-      continue;
-    }
-    index.workload_ids.push_back(r->id);
-    s.workloads.push_back(std::move(*w));
-  }
-  return s;
 }
 
 void Ledger::ApplyAdmission(const sched::Snapshot& snapshot, const sched::Admission& a, WorkloadRecord& record) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "sched/scheduler.h"
@@ -69,8 +70,11 @@ class Ledger {
   size_t active_count() const;
 
   // ---- scheduling
-  // Builds the scheduler's input from active workloads (waiting and holding quota).
-  sched::Snapshot BuildSnapshot(Time now, SnapshotIndex& index);
+  // Builds the scheduler's input: nodes and queues, the workloads holding quota, and the
+  // waiting ones — all of them when `fresh` is null, else those in `fresh` plus the waiting
+  // queue-mates of fresh ones in StrictFIFO queues. Nodes and queues are cached per generation.
+  sched::Snapshot BuildSnapshot(Time now, SnapshotIndex& index,
+                                const std::unordered_set<std::string>* fresh = nullptr);
   // Sets `record`'s flavors and placements from an admission of `snapshot`.
   static void ApplyAdmission(const sched::Snapshot& snapshot, const sched::Admission& a,
                              WorkloadRecord& record);
@@ -89,6 +93,8 @@ class Ledger {
 
  private:
   void RebuildConfig();
+  // Rebuilds base_ (nodes, cohorts, queues, flavor weights, pools) for the current generation.
+  void RebuildBase();
   std::optional<sched::WorkloadInfo> ToWorkloadInfo(const WorkloadRecord& r,
                                                     const std::map<std::string, int>& queue_index,
                                                     const std::map<std::string, int>& node_index,
@@ -106,6 +112,11 @@ class Ledger {
   // Flavor universe of the current generation (node devices, quotas, flavor configs).
   std::vector<Flavor> flavors_;
   uint64_t flavors_generation_ = 0;
+  // Snapshot without workloads, and its indexes, for base_generation_.
+  sched::Snapshot base_;
+  std::map<std::string, int> base_node_index_, base_queue_index_;
+  std::vector<std::map<int, int>> base_device_pos_;
+  uint64_t base_generation_ = 0;
 };
 
 }  // namespace abacus::server

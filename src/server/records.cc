@@ -24,12 +24,23 @@ json ToJson(const WorkloadRecord& r) {
   for (const auto& p : r.placements) {
     json devices = json::array();
     for (const auto& d : p.devices) devices.push_back({{"index", d.index}, {"milli", d.milli}, {"memory", d.memory}});
-    placements.push_back({{"group", p.group},
-                          {"replica", p.replica},
-                          {"node", p.node},
-                          {"cpuMilli", p.cpu_milli},
-                          {"memoryBytes", p.memory_bytes},
-                          {"devices", std::move(devices)}});
+    json pj = {{"group", p.group},
+               {"replica", p.replica},
+               {"node", p.node},
+               {"cpuMilli", p.cpu_milli},
+               {"memoryBytes", p.memory_bytes},
+               {"devices", std::move(devices)}};
+    if (!p.phase.empty()) {
+      pj["phase"] = p.phase;
+      pj["exitCode"] = p.exit_code;
+      if (p.signal != 0) pj["signal"] = p.signal;
+      if (p.oom_killed) pj["oomKilled"] = true;
+      if (p.stopped) pj["stopped"] = true;
+      if (!p.message.empty()) pj["message"] = p.message;
+      if (ToMicros(p.started_at) != 0) pj["startedUs"] = ToMicros(p.started_at);
+      if (ToMicros(p.finished_at) != 0) pj["finishedUs"] = ToMicros(p.finished_at);
+    }
+    placements.push_back(std::move(pj));
   }
   json j = {{"id", r.id},
             {"name", r.spec.name},
@@ -43,6 +54,7 @@ json ToJson(const WorkloadRecord& r) {
             {"placements", std::move(placements)},
             {"requeues", r.requeues},
             {"spec", abacus::ToJson(r.spec)}};
+  if (r.failures != 0) j["failures"] = r.failures;
   if (ToMicros(r.admitted_at) != 0) j["admittedUs"] = ToMicros(r.admitted_at);
   if (ToMicros(r.preempted_at) != 0) j["preemptedUs"] = ToMicros(r.preempted_at);
   if (ToMicros(r.finished_at) != 0) j["finishedUs"] = ToMicros(r.finished_at);
@@ -67,6 +79,7 @@ Result<WorkloadRecord> WorkloadRecordFromJson(const json& j) {
     r.finished_at = FromMicros(TimeField(j, "finishedUs"));
     r.message = j.value("message", "");
     r.requeues = j.value("requeues", 0);
+    r.failures = j.value("failures", 0);
     if (j.contains("groupFlavors")) r.group_flavors = j.at("groupFlavors").get<std::vector<std::string>>();
     for (const auto& p : j.value("placements", json::array())) {
       PlacementRecord pr;
@@ -78,6 +91,14 @@ Result<WorkloadRecord> WorkloadRecordFromJson(const json& j) {
       for (const auto& d : p.value("devices", json::array())) {
         pr.devices.push_back({d.at("index").get<int>(), d.value("milli", 0), d.value("memory", int64_t{0})});
       }
+      pr.phase = p.value("phase", "");
+      pr.exit_code = p.value("exitCode", 0);
+      pr.signal = p.value("signal", 0);
+      pr.oom_killed = p.value("oomKilled", false);
+      pr.stopped = p.value("stopped", false);
+      pr.message = p.value("message", "");
+      pr.started_at = FromMicros(TimeField(p, "startedUs"));
+      pr.finished_at = FromMicros(TimeField(p, "finishedUs"));
       r.placements.push_back(std::move(pr));
     }
   } catch (const json::exception& e) {
@@ -117,6 +138,10 @@ json ToJson(const NodeRecord& n) {
             {"state", NodeStateName(node.state)},
             {"simulated", n.simulated},
             {"devices", std::move(devices)}};
+  if (n.agent) {
+    j["agent"] = true;
+    if (!n.agent_version.empty()) j["agentVersion"] = n.agent_version;
+  }
   if (ToMicros(node.last_heartbeat) != 0) j["lastHeartbeatUs"] = ToMicros(node.last_heartbeat);
   return j;
 }
@@ -165,6 +190,9 @@ Result<NodeRecord> NodeRecordFromJson(const json& j) {
       if (s.ok()) n.state = *s; else problem("state", s.status().message());
     }
     rec.simulated = j.value("simulated", false);
+    rec.agent = j.value("agent", false);
+    rec.agent_version = j.value("agentVersion", "");
+    rec.credential_sha256 = j.value("credentialSha256", "");
     n.last_heartbeat = FromMicros(j.value("lastHeartbeatUs", int64_t{0}));
     int next_index = 0;
     std::set<int> seen;

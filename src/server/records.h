@@ -27,7 +27,8 @@ struct DeviceGrantRecord {
   bool operator==(const DeviceGrantRecord&) const = default;
 };
 
-// Where one task of a workload was placed.
+// Where one task of a workload was placed, and how its run on that node went (agents report
+// it; phase stays empty on simulated nodes).
 struct PlacementRecord {
   int32_t group = 0;
   int32_t replica = 0;
@@ -35,6 +36,14 @@ struct PlacementRecord {
   int64_t cpu_milli = 0;
   int64_t memory_bytes = 0;
   std::vector<DeviceGrantRecord> devices;
+  std::string phase;  // "", Running, Stopping, Exited, Lost
+  int32_t exit_code = 0;
+  int32_t signal = 0;
+  bool oom_killed = false;
+  bool stopped = false;  // it ended because it was told to stop
+  std::string message;   // "exited 3", "OOM-killed", …
+  Time started_at{};
+  Time finished_at{};
   bool operator==(const PlacementRecord&) const = default;
 };
 
@@ -49,8 +58,11 @@ struct WorkloadRecord {
   std::string message;  // the last notable reason (preemption, cancellation)
   std::vector<std::string> group_flavors;  // accelerator flavor per task group ("cpu": none)
   std::vector<PlacementRecord> placements;
-  int32_t requeues = 0;
+  int32_t requeues = 0;  // re-admissions so far; a task's attempt is requeues + 1
+  int32_t failures = 0;  // user retries consumed by failed attempts (restartPolicy.maxRetries)
   int64_t version = 0;  // store version; not part of the document
+
+  int32_t attempt() const { return requeues + 1; }
 
   // True while the workload holds quota (Admitted, Running, Preempting).
   bool holds_quota() const {
@@ -66,10 +78,14 @@ nlohmann::json ToJson(const WorkloadRecord& r);
 // Reads a record written by ToJson; InvalidArgument naming the problem.
 Result<WorkloadRecord> WorkloadRecordFromJson(const nlohmann::json& j);
 
-// A node as the ledger holds it: the model Node plus whether it is simulated (no agent).
+// A node as the ledger holds it: the model Node plus whether it is simulated (no agent) or
+// run by an agent, whose credential the server knows only as a SHA-256.
 struct NodeRecord {
   Node node;
   bool simulated = false;
+  bool agent = false;
+  std::string credential_sha256;  // agent nodes
+  std::string agent_version;
   int64_t version = 0;
 };
 

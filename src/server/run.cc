@@ -47,6 +47,8 @@ int RunServer(const RunOptions& options) {
   ControlPlaneOptions cpo;
   cpo.data_dir = options.data_dir;
   cpo.store_url = options.store_url;
+  cpo.heartbeat_interval = std::chrono::seconds(options.heartbeat_seconds);
+  cpo.node_timeout = std::chrono::seconds(options.node_timeout_seconds);
   auto cp = ControlPlane::Open(cpo);
   if (!cp.ok()) {
     std::cerr << "abacus: cannot start: " << cp.status().ToString() << "\n";

@@ -86,7 +86,7 @@ TEST_F(CliTest, ApplySubmitGetExplainCancel) {
 
   auto logs = Run({"logs", "llama-ft"});
   EXPECT_EQ(logs.code, 1);
-  EXPECT_NE(logs.err.find("no logs: task not started"), std::string::npos) << logs.err;
+  EXPECT_NE(logs.err.find("no logs: no task"), std::string::npos) << logs.err;
 
   auto scale = Run({"scale", "llama-ft", "--replicas", "3"});
   EXPECT_EQ(scale.code, 1) << scale.out;

@@ -1,0 +1,616 @@
+// ControlPlane: the agent side of the API (docs/agent-protocol.md) and what task reports mean for
+// workloads. Registration and node changes run on the loop thread; status reports are queued for
+// it; long polls wait on the AssignmentBoard.
+#include <openssl/evp.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/log.h"
+#include "server/control_plane.h"
+#include "server/desired_tasks.h"
+#include "server/task_ids.h"
+
+namespace abacus::server {
+namespace {
+
+using nlohmann::json;
+
+json EventJson(WorkloadState state, const std::string& message, json details = json::object()) {
+  details["state"] = WorkloadStateName(state);
+  if (!message.empty()) details["message"] = message;
+  return details;
+}
+
+Time ParseTimeField(const json& j, const char* key, Time fallback) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_string()) return fallback;
+  auto t = ParseTime(it->get<std::string>());
+  return t.ok() ? *t : fallback;
+}
+
+// Decodes standard base64 (with padding); InvalidArgument when malformed.
+Result<std::string> DecodeBase64(const std::string& in) {
+  if (in.size() % 4 != 0) return InvalidArgument("dataBase64: length is not a multiple of 4");
+  std::string out(in.size() / 4 * 3, '\0');
+  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(in.data()), static_cast<int>(in.size()));
+  if (n < 0) return InvalidArgument("dataBase64: not valid base64");
+  size_t pad = 0;
+  if (!in.empty() && in.back() == '=') ++pad;
+  if (in.size() > 1 && in[in.size() - 2] == '=') ++pad;
+  out.resize(static_cast<size_t>(n) - pad);
+  return out;
+}
+
+bool TaskFailed(const PlacementRecord& p) {
+  return p.phase == "Exited" && !p.stopped && (p.exit_code != 0 || p.signal != 0 || p.oom_killed);
+}
+
+// The retries a kind allows after failed attempts.
+int32_t AllowedRetries(const Workload& w) {
+  if (const TrainingSpec* t = w.training()) return t->restart_policy.max_retries;
+  if (const BatchSpec* b = w.batch()) return b->restart_policy.max_retries;
+  return 0;
+}
+
+std::string FailureReason(const PlacementRecord& p) {
+  if (p.oom_killed) return "OOMKilled";
+  if (p.signal != 0) return "Signal";
+  return "ExitCode";
+}
+
+}  // namespace
+
+void ControlPlane::TouchNode(const std::string& node) {
+  std::lock_guard lock(seen_mu_);
+  last_seen_[node] = clock_.Now();
+}
+
+std::map<std::string, std::map<int, double>> ControlPlane::DeviceUtilization() const {
+  std::lock_guard lock(seen_mu_);
+  return utilization_;
+}
+
+void ControlPlane::WakePollers() { board_->Shutdown(); }
+
+void ControlPlane::Publish(const WorkloadRecord& r) { board_->Publish(r.id, DesiredTasks(r, ledger_)); }
+
+Status ControlPlane::CommitNode(NodeRecord node, const std::string& event, json details) {
+  WriteBatch batch;
+  json doc = ToJson(node);
+  if (!node.credential_sha256.empty()) doc["credentialSha256"] = node.credential_sha256;
+  batch.Put(kNodeKind, node.node.name, doc.dump());
+  batch.AppendEvent(kNodeKind, node.node.name, event, details.dump(), clock_.Now());
+  CommitResult result;
+  ABACUS_RETURN_IF_ERROR(Commit(batch, &result));
+  node.version = result.assigned[0];
+  std::unique_lock lock(state_mu_);
+  ledger_.PutNode(std::move(node));
+  dirty_ = true;
+  full_ = true;
+  return Status::OK();
+}
+
+// ---------------------------------------------------------------- registration
+
+Result<json> ControlPlane::RegisterAgent(const json& body) {
+  auto rec = NodeRecordFromJson(body);
+  if (!rec.ok()) return rec.status();
+  auto node = std::make_shared<NodeRecord>(std::move(*rec));
+  node->agent = true;
+  node->node.state = NodeState::kReady;
+  node->agent_version = body.value("agentVersion", "");
+  node->credential_sha256.clear();
+  std::vector<TaskReport> reported;
+  for (const auto& t : body.value("tasks", json::array())) {
+    TaskReport tr;
+    tr.node = node->node.name;
+    tr.task_id = t.value("taskId", "");
+    tr.phase = t.value("phase", "Lost");
+    tr.message = t.value("message", tr.phase == "Lost" ? "agent restarted while the task ran" : "");
+    reported.push_back(std::move(tr));
+  }
+  return RunOnLoop([this, node, reported]() -> Result<json> {
+    Time now = clock_.Now();
+    std::string token = NewToken();
+    node->credential_sha256 = HashToken(token);
+    node->node.last_heartbeat = now;
+    const NodeRecord* before = ledger_.FindNode(node->node.name);
+    std::string event = before == nullptr ? "Registered" : "Reregistered";
+    ABACUS_RETURN_IF_ERROR(CommitNode(*node, event,
+                                      {{"agent", true},
+                                       {"agentVersion", node->agent_version},
+                                       {"devices", node->node.devices.size()},
+                                       {"simulated", node->simulated}}));
+    if (tokens_ != nullptr) tokens_->SetNodeCredential(node->node.name, node->credential_sha256);
+    TouchNode(node->node.name);
+    // Tasks the agent reports, then: what the server thought ran there but the agent does not
+    // run any more (it restarted) is lost; tasks on devices that are gone or unhealthy too.
+    ProcessTaskReports(reported);
+    std::set<std::string> running;
+    for (const auto& r : reported) {
+      if (r.phase == "Running" || r.phase == "Stopping") running.insert(r.task_id);
+    }
+    const NodeRecord* now_node = ledger_.FindNode(node->node.name);
+    FailOverNodeTasks(node->node.name, "the agent restarted while the task ran", [&](const WorkloadRecord& r, const PlacementRecord& p) {
+      // Not started yet: the agent will start it.
+      return p.phase.empty() || running.count(FormatTaskId({r.id, p.group, p.replica, r.attempt()})) != 0;
+    });
+    FailOverNodeTasks(node->node.name, "its device is gone or unhealthy", [&](const WorkloadRecord&, const PlacementRecord& p) {
+      for (const auto& g : p.devices) {
+        bool ok = false;
+        for (const Device& d : now_node->node.devices) ok |= d.index == g.index && d.health == DeviceHealth::kHealthy;
+        if (!ok) return false;
+      }
+      return true;
+    });
+    ABACUS_LOG_INFO("agent node {} {}: {} devices, {}m CPU", node->node.name, event, node->node.devices.size(),
+                    node->node.cpu_milli);
+    return json{{"node", node->node.name},
+                {"nodeToken", token},
+                {"heartbeatSeconds", std::chrono::duration_cast<std::chrono::seconds>(options_.heartbeat_interval).count()},
+                {"nodeTimeoutSeconds", std::chrono::duration_cast<std::chrono::seconds>(options_.node_timeout).count()}};
+  });
+}
+
+// ---------------------------------------------------------------- reports
+
+namespace {
+
+Result<std::vector<json>> TaskList(const json& body) {
+  if (!body.is_object()) return InvalidArgument("expected a JSON object");
+  auto it = body.find("tasks");
+  if (it == body.end()) return std::vector<json>{};
+  if (!it->is_array()) return InvalidArgument("tasks: expected an array");
+  return std::vector<json>(it->begin(), it->end());
+}
+
+}  // namespace
+
+Result<json> ControlPlane::AgentStatus(const std::string& node, const json& body) {
+  TouchNode(node);
+  ABACUS_ASSIGN_OR_RETURN(auto tasks, TaskList(body));
+  std::vector<TaskReport> reports;
+  json unknown = json::array();
+  Time now = clock_.Now();
+  for (const auto& t : tasks) {
+    if (!t.is_object() || !t.contains("taskId") || !t["taskId"].is_string()) {
+      return InvalidArgument("tasks[]: each needs a string taskId");
+    }
+    TaskReport r;
+    r.node = node;
+    r.task_id = t["taskId"].get<std::string>();
+    r.phase = t.value("phase", "");
+    if (r.phase != "Running" && r.phase != "Stopping" && r.phase != "Exited" && r.phase != "Lost") {
+      return InvalidArgument("tasks[" + r.task_id + "].phase: expected Running, Stopping, Exited or Lost, got '" +
+                             r.phase + "'");
+    }
+    auto ref = ParseTaskId(r.task_id);
+    if (!ref.ok()) {
+      unknown.push_back(r.task_id);
+      continue;
+    }
+    r.exit_code = t.value("exitCode", 0);
+    r.signal = t.value("signal", 0);
+    r.oom_killed = t.value("oomKilled", false);
+    r.stopped = t.value("stopped", false);
+    r.message = t.value("message", "");
+    r.started_at = ParseTimeField(t, "startedAt", now);
+    r.finished_at = ParseTimeField(t, "finishedAt", now);
+    reports.push_back(std::move(r));
+  }
+  if (!reports.empty()) {
+    {
+      std::lock_guard lock(loop_mu_);
+      for (auto& r : reports) reports_.push_back(std::move(r));
+    }
+    loop_cv_.notify_one();
+  }
+  return json{{"ok", true}, {"unknown", unknown}};
+}
+
+Result<json> ControlPlane::AgentHeartbeat(const std::string& node, const json& body) {
+  TouchNode(node);
+  {
+    std::shared_lock lock(state_mu_);
+    const NodeRecord* n = ledger_.FindNode(node);
+    if (n == nullptr || !n->agent) return NotFound("node '" + node + "' is not registered: register again");
+  }
+  // Device health and utilization.
+  std::map<int, std::string> health;
+  {
+    std::lock_guard lock(seen_mu_);
+    auto& util = utilization_[node];
+    for (const auto& d : body.value("devices", json::array())) {
+      if (!d.is_object() || !d.contains("index")) continue;
+      int index = d.value("index", -1);
+      if (d.contains("utilization") && d["utilization"].is_number()) util[index] = d["utilization"].get<double>();
+      if (d.contains("health") && d["health"].is_string()) health[index] = d["health"].get<std::string>();
+    }
+  }
+  bool changed = false;
+  std::optional<json> inventory;
+  if (body.contains("inventory") && body["inventory"].is_array()) inventory = body["inventory"];
+  {
+    std::shared_lock lock(state_mu_);
+    const NodeRecord* n = ledger_.FindNode(node);
+    changed = inventory.has_value() || n->node.state != NodeState::kReady;
+    for (const Device& d : n->node.devices) {
+      auto it = health.find(d.index);
+      if (it != health.end() && it->second != DeviceHealthName(d.health)) changed = true;
+    }
+  }
+  if (changed) {
+    auto result = RunOnLoop([this, node, health, inventory]() -> Result<json> {
+      const NodeRecord* cur = ledger_.FindNode(node);
+      if (cur == nullptr) return NotFound("node '" + node + "' is not registered");
+      NodeRecord next = *cur;
+      json details = json::object();
+      if (inventory) {
+        json doc = ToJson(next);
+        doc["devices"] = *inventory;
+        auto parsed = NodeRecordFromJson(doc);
+        if (!parsed.ok()) return parsed.status().WithContext("inventory");
+        next.node.devices = parsed->node.devices;
+        details["inventory"] = next.node.devices.size();
+      }
+      for (Device& d : next.node.devices) {
+        auto it = health.find(d.index);
+        if (it == health.end()) continue;
+        DeviceHealth h = it->second == "Healthy" ? DeviceHealth::kHealthy
+                         : it->second == "Unhealthy" ? DeviceHealth::kUnhealthy
+                                                     : DeviceHealth::kUnknown;
+        if (h != d.health) details["device" + std::to_string(d.index)] = it->second;
+        d.health = h;
+      }
+      bool back = next.node.state != NodeState::kReady;
+      next.node.state = NodeState::kReady;
+      next.node.last_heartbeat = clock_.Now();
+      if (back) details["state"] = "Ready";
+      ABACUS_RETURN_IF_ERROR(CommitNode(next, "DevicesChanged", details));
+      const NodeRecord* now_node = ledger_.FindNode(node);
+      FailOverNodeTasks(node, "its device is gone or unhealthy", [&](const WorkloadRecord&, const PlacementRecord& p) {
+        for (const auto& g : p.devices) {
+          bool ok = false;
+          for (const Device& d : now_node->node.devices) ok |= d.index == g.index && d.health == DeviceHealth::kHealthy;
+          if (!ok) return false;
+        }
+        return true;
+      });
+      return json::object();
+    });
+    if (!result.ok()) return result.status();
+  }
+  // Re-reported statuses are applied like status reports (unchanged ones cost a lookup).
+  if (body.contains("tasks")) {
+    auto st = AgentStatus(node, json{{"tasks", body["tasks"]}});
+    if (!st.ok()) return st.status();
+  }
+  return json{{"ok", true}};
+}
+
+Result<AssignmentBoard::Answer> ControlPlane::WaitAssignments(const std::string& node, uint64_t after,
+                                                               std::chrono::milliseconds timeout) {
+  TouchNode(node);
+  {
+    std::shared_lock lock(state_mu_);
+    const NodeRecord* n = ledger_.FindNode(node);
+    if (n == nullptr || !n->agent) return NotFound("node '" + node + "' is not registered: register again");
+  }
+  auto answer = board_->Wait(node, after, timeout);
+  TouchNode(node);
+  return answer;
+}
+
+// ---------------------------------------------------------------- logs
+
+Result<json> ControlPlane::AgentLogs(const std::string& node, const json& body) {
+  TouchNode(node);
+  if (!body.is_object()) return InvalidArgument("expected a JSON object");
+  std::string task_id = body.value("taskId", "");
+  std::string stream = body.value("stream", "");
+  if (stream != "stdout" && stream != "stderr") return InvalidArgument("stream: expected stdout or stderr");
+  ABACUS_ASSIGN_OR_RETURN(TaskRef ref, ParseTaskId(task_id));
+  if (!body.contains("offset") || !body["offset"].is_number_integer() || body["offset"].get<int64_t>() < 0) {
+    return InvalidArgument("offset: expected a non-negative integer");
+  }
+  int64_t offset = body["offset"].get<int64_t>();
+  ABACUS_ASSIGN_OR_RETURN(std::string data, DecodeBase64(body.value("dataBase64", "")));
+  if (data.size() > (1u << 20)) return InvalidArgument("dataBase64: at most 1 MiB per call");
+  {
+    std::shared_lock lock(state_mu_);
+    const WorkloadRecord* r = ledger_.FindWorkload(ref.workload_id);
+    bool owns = false;
+    if (r != nullptr) {
+      for (const auto& p : r->placements) owns |= p.group == ref.group && p.replica == ref.replica && p.node == node;
+    }
+    // A task of an earlier attempt may still ship its last output; only a stranger is refused.
+    if (r == nullptr) return NotFound("task " + task_id + ": unknown workload");
+    if (!owns && ref.attempt == r->attempt()) return PermissionDenied("task " + task_id + " does not run on " + node);
+  }
+  std::filesystem::path dir = std::filesystem::path(options_.data_dir) / "logs";
+  std::filesystem::path file = dir / (task_id + "." + stream);
+  std::lock_guard lock(logs_mu_);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  int64_t size = 0;
+  if (std::filesystem::exists(file, ec)) size = static_cast<int64_t>(std::filesystem::file_size(file, ec));
+  if (offset > size) {
+    return json{{"conflict", true},
+                {"size", size},
+                {"message", "offset " + std::to_string(offset) + " is past the stored size " + std::to_string(size) +
+                                "; resend from " + std::to_string(size)}};
+  }
+  size_t skip = static_cast<size_t>(size - offset);
+  if (skip < data.size()) {
+    std::ofstream out(file, std::ios::binary | std::ios::app);
+    out.write(data.data() + skip, static_cast<std::streamsize>(data.size() - skip));
+    if (!out) return Unavailable("cannot write " + file.string());
+    size += static_cast<int64_t>(data.size() - skip);
+  }
+  return json{{"ok", true}, {"size", size}};
+}
+
+Result<json> ControlPlane::Logs(const std::string& id_or_name, const std::string& task, const std::string& stream,
+                                int64_t tail_bytes) const {
+  if (stream != "stdout" && stream != "stderr") return InvalidArgument("stream: expected stdout or stderr");
+  auto rec = FindRecord(id_or_name);
+  if (!rec) return NotFound("workload '" + id_or_name + "' not found");
+  std::string task_id = task;
+  if (task_id.empty() || ParseTaskId(task_id).ok() == false) {
+    int32_t group = 0, replica = 0;
+    if (!task_id.empty()) {
+      if (std::sscanf(task_id.c_str(), "%d.%d", &group, &replica) != 2) {
+        return InvalidArgument("task: expected a task id or GROUP.REPLICA, got '" + task + "'");
+      }
+    } else if (!rec->placements.empty()) {
+      group = rec->placements[0].group;
+      replica = rec->placements[0].replica;
+    }
+    // The latest attempt that left output.
+    task_id.clear();
+    for (int32_t attempt = rec->attempt(); attempt >= 1 && task_id.empty(); --attempt) {
+      std::string id = FormatTaskId({rec->id, group, replica, attempt});
+      std::error_code ec;
+      if (std::filesystem::exists(std::filesystem::path(options_.data_dir) / "logs" / (id + ".stdout"), ec) ||
+          std::filesystem::exists(std::filesystem::path(options_.data_dir) / "logs" / (id + ".stderr"), ec)) {
+        task_id = id;
+      }
+    }
+    if (task_id.empty()) {
+      return NotFound("no logs: no task of workload " + rec->id + " has written output yet (it is " +
+                      std::string(WorkloadStateName(rec->state)) + ")");
+    }
+  }
+  std::filesystem::path file = std::filesystem::path(options_.data_dir) / "logs" / (task_id + "." + stream);
+  std::string content;
+  {
+    std::lock_guard lock(logs_mu_);
+    std::ifstream in(file, std::ios::binary);
+    if (in) {
+      in.seekg(0, std::ios::end);
+      int64_t size = in.tellg();
+      int64_t from = std::max<int64_t>(0, size - tail_bytes);
+      in.seekg(from);
+      content.resize(static_cast<size_t>(size - from));
+      in.read(content.data(), static_cast<std::streamsize>(content.size()));
+    }
+  }
+  return json{{"workload", rec->id}, {"taskId", task_id}, {"stream", stream}, {"content", content}};
+}
+
+// ---------------------------------------------------------------- what reports mean
+
+void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports) {
+  if (reports.empty()) return;
+  Time now = clock_.Now();
+  std::map<std::string, WorkloadRecord> next;  // working copies, by id
+  for (const TaskReport& rep : reports) {
+    auto ref = ParseTaskId(rep.task_id);
+    if (!ref.ok()) continue;
+    auto it = next.find(ref->workload_id);
+    if (it == next.end()) {
+      const WorkloadRecord* cur = ledger_.FindWorkload(ref->workload_id);
+      if (cur == nullptr || ref->attempt != cur->attempt()) continue;  // stale: an earlier attempt
+      it = next.emplace(cur->id, *cur).first;
+    }
+    WorkloadRecord& w = it->second;
+    for (PlacementRecord& p : w.placements) {
+      if (p.group != ref->group || p.replica != ref->replica || p.node != rep.node) continue;
+      if (TaskEnded(p) || p.phase == rep.phase) break;
+      if (rep.phase == "Stopping" && p.phase.empty()) p.started_at = rep.started_at;
+      p.phase = rep.phase;
+      if (rep.phase == "Running") p.started_at = rep.started_at;
+      if (rep.phase == "Exited" || rep.phase == "Lost") {
+        if (ToMicros(p.started_at) == 0) p.started_at = rep.started_at;
+        p.finished_at = rep.finished_at;
+        p.exit_code = rep.exit_code;
+        p.signal = rep.signal;
+        p.oom_killed = rep.oom_killed;
+        p.stopped = rep.stopped;
+        p.message = rep.message;
+      }
+      w.version = -w.version - 1;  // mark changed (restored below)
+      break;
+    }
+  }
+  // Decide, then commit every changed workload with its events in one batch.
+  std::vector<std::string> changed;
+  std::vector<std::vector<std::pair<std::string, json>>> events;
+  WriteBatch batch;
+  for (auto& [id, w] : next) {
+    if (w.version >= 0) continue;
+    w.version = -(w.version + 1);
+    events.emplace_back();
+    DecideFromTasks(w, events.back(), now);
+    batch.Put(kWorkloadKind, w.id, ToJson(w).dump(), w.version);
+    for (auto& [type, details] : events.back()) batch.AppendEvent(kWorkloadKind, w.id, type, details.dump(), now);
+    changed.push_back(id);
+  }
+  if (changed.empty()) return;
+  CommitResult cr;
+  Status st = Commit(batch, &cr);
+  if (!st.ok()) {
+    // The agents report again with their next heartbeat.
+    ABACUS_LOG_ERROR("task reports not committed: {}", st.ToString());
+    return;
+  }
+  size_t op = 0;
+  bool freed = false;
+  {
+    std::unique_lock lock(state_mu_);
+    for (const WriteOp& o : batch.ops()) {
+      if (const PutOp* put = std::get_if<PutOp>(&o)) {
+        WorkloadRecord& w = next.at(put->key);
+        w.version = cr.assigned[op];
+        WorkloadRecord* cur = ledger_.FindWorkload(w.id);
+        bool held = cur->holds_quota();
+        *cur = w;
+        if (held && !cur->holds_quota()) freed = true;
+        if (cur->state != WorkloadState::kPreempting) preempting_.erase(cur->id);
+      }
+      ++op;
+    }
+  }
+  for (const auto& id : changed) Publish(*ledger_.FindWorkload(id));
+  dirty_ = true;
+  if (freed) full_ = true;
+}
+
+void ControlPlane::DecideFromTasks(WorkloadRecord& w, std::vector<std::pair<std::string, json>>& events, Time now) {
+  auto on_agent = [&](const PlacementRecord& p) {
+    const NodeRecord* n = ledger_.FindNode(p.node);
+    return n != nullptr && n->agent;
+  };
+  bool any_running = false, all_ended = true, all_succeeded = true, any_agent = false;
+  const PlacementRecord* failed = nullptr;
+  const PlacementRecord* lost = nullptr;
+  for (const PlacementRecord& p : w.placements) {
+    if (!on_agent(p)) continue;
+    any_agent = true;
+    if (p.phase == "Running" || p.phase == "Stopping" || TaskEnded(p)) any_running = true;
+    if (!TaskEnded(p)) all_ended = false;
+    if (!(p.phase == "Exited" && !TaskFailed(p) && !p.stopped)) all_succeeded = false;
+    if (TaskFailed(p) && failed == nullptr) failed = &p;
+    if (p.phase == "Lost" && lost == nullptr) lost = &p;
+  }
+  if (!any_agent) return;
+  auto task_of = [&](const PlacementRecord& p) { return FormatTaskId({w.id, p.group, p.replica, w.attempt()}); };
+  auto requeue = [&](const std::string& why, json details) {
+    WorkloadState to = w.state == WorkloadState::kAdmitted ? WorkloadState::kPending : WorkloadState::kRequeued;
+    if (!Transition(w.state, to).ok()) return;
+    details["attempt"] = w.attempt();
+    w.placements.clear();
+    w.group_flavors.clear();
+    w.admitted_at = Time{};
+    w.preempted_at = Time{};
+    w.requeues++;
+    w.message = why;
+    events.emplace_back("Requeued", EventJson(to, why, std::move(details)));
+  };
+  if (w.state == WorkloadState::kAdmitted && any_running) {
+    (void)Transition(w.state, WorkloadState::kRunning);
+    std::set<std::string> nodes;
+    for (const auto& p : w.placements) {
+      if (p.phase == "Running" || TaskEnded(p)) nodes.insert(p.node);
+    }
+    events.emplace_back("Started", EventJson(WorkloadState::kRunning, "tasks started",
+                                             {{"nodes", nodes}, {"attempt", w.attempt()}}));
+  }
+  if (w.state == WorkloadState::kRunning || w.state == WorkloadState::kAdmitted) {
+    if (lost != nullptr) {
+      requeue("task " + task_of(*lost) + " lost: " + lost->message,
+              {{"reason", "NodeLost"}, {"task", task_of(*lost)}, {"node", lost->node}});
+    } else if (failed != nullptr) {
+      std::string reason = FailureReason(*failed);
+      std::string what = "task " + task_of(*failed) + " on " + failed->node + " failed: " + failed->message;
+      if (w.failures < AllowedRetries(w.spec)) {
+        w.failures++;
+        events.emplace_back("TaskFailed", EventJson(w.state, what,
+                                                    {{"reason", reason},
+                                                     {"task", task_of(*failed)},
+                                                     {"exitCode", failed->exit_code},
+                                                     {"retry", w.failures}}));
+        requeue("retry " + std::to_string(w.failures) + " after: " + what, {{"reason", "Retry"}});
+      } else {
+        (void)Transition(w.state, WorkloadState::kFailed);
+        w.finished_at = now;
+        w.message = what;
+        events.emplace_back("Failed", EventJson(WorkloadState::kFailed, what,
+                                                {{"reason", reason},
+                                                 {"task", task_of(*failed)},
+                                                 {"exitCode", failed->exit_code},
+                                                 {"signal", failed->signal},
+                                                 {"oomKilled", failed->oom_killed}}));
+      }
+    } else if (all_ended && all_succeeded) {
+      (void)Transition(w.state, WorkloadState::kSucceeded);
+      w.finished_at = now;
+      w.message.clear();
+      events.emplace_back("Succeeded", EventJson(WorkloadState::kSucceeded, "all tasks exited 0",
+                                                 {{"tasks", w.placements.size()}}));
+    }
+  } else if (w.state == WorkloadState::kPreempting && all_ended) {
+    requeue(w.message.empty() ? "preempted" : w.message, {{"reason", "Preempted"}});
+  }
+}
+
+// ---------------------------------------------------------------- node loss
+
+void ControlPlane::FailOverNodeTasks(const std::string& node, const std::string& why,
+                                     const std::function<bool(const WorkloadRecord&, const PlacementRecord&)>& keep) {
+  std::vector<TaskReport> lost;
+  Time now = clock_.Now();
+  for (const auto& [id, r] : ledger_.workloads()) {
+    if (r.waiting() || (IsTerminal(r.state) && r.placements.empty())) continue;
+    for (const PlacementRecord& p : r.placements) {
+      if (p.node != node || TaskEnded(p) || keep(r, p)) continue;
+      TaskReport tr;
+      tr.node = node;
+      tr.task_id = FormatTaskId({r.id, p.group, p.replica, r.attempt()});
+      tr.phase = "Lost";
+      tr.message = why;
+      tr.started_at = tr.finished_at = now;
+      lost.push_back(std::move(tr));
+    }
+  }
+  if (!lost.empty()) {
+    ABACUS_LOG_WARN("node {}: {} task(s) lost: {}", node, lost.size(), why);
+    ProcessTaskReports(lost);
+  }
+}
+
+void ControlPlane::CheckNodeLiveness() {
+  Time now = clock_.Now();
+  if (now - last_liveness_check_ < std::chrono::seconds(1)) return;
+  last_liveness_check_ = now;
+  std::vector<std::string> silent;
+  {
+    std::lock_guard lock(seen_mu_);
+    for (const auto& [name, rec] : ledger_.nodes()) {
+      if (!rec.agent || rec.node.state != NodeState::kReady) continue;
+      auto it = last_seen_.find(name);
+      if (it == last_seen_.end()) {
+        last_seen_[name] = now;  // first look since start: give it a full timeout
+      } else if (now - it->second > options_.node_timeout) {
+        silent.push_back(name);
+      }
+    }
+  }
+  for (const auto& name : silent) {
+    NodeRecord next = *ledger_.FindNode(name);
+    next.node.state = NodeState::kNotReady;
+    std::string why = "node " + name + " silent for more than " +
+                      std::to_string(std::chrono::duration_cast<std::chrono::seconds>(options_.node_timeout).count()) + "s";
+    Status st = CommitNode(next, "NotReady", {{"message", why}});
+    if (!st.ok()) {
+      ABACUS_LOG_ERROR("node {}: cannot mark NotReady: {}", name, st.ToString());
+      continue;
+    }
+    ABACUS_LOG_WARN("{}: NotReady, failing over its tasks", why);
+    FailOverNodeTasks(name, why, [](const WorkloadRecord&, const PlacementRecord&) { return false; });
+  }
+}
+
+}  // namespace abacus::server

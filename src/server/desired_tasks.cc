@@ -1,0 +1,105 @@
+#include "server/desired_tasks.h"
+
+#include "server/task_ids.h"
+#include "workload/workload_codec.h"
+
+namespace abacus::server {
+
+using nlohmann::json;
+
+bool TaskEnded(const PlacementRecord& p) { return p.phase == "Exited" || p.phase == "Lost"; }
+
+std::map<std::string, std::string> TaskEnvironment(const WorkloadRecord& r, const PlacementRecord& p,
+                                                   const std::string& task_id) {
+  std::map<std::string, std::string> env = r.spec.spec.env;
+  // The index of the task among all tasks of the workload: replicas of earlier groups first.
+  int64_t index = 0;
+  for (int32_t g = 0; g < p.group && g < static_cast<int32_t>(r.spec.spec.task_groups.size()); ++g) {
+    index += r.spec.spec.task_groups[g].replicas;
+  }
+  if (r.spec.kind() == WorkloadKind::kInferenceService || r.spec.kind() == WorkloadKind::kBatchJob) {
+    // Instances of the whole group set: replica numbers run across instances.
+    index = p.replica;
+  } else {
+    index += p.replica;
+  }
+  env["ABACUS_WORKLOAD_ID"] = r.id;
+  env["ABACUS_WORKLOAD_NAME"] = r.spec.name;
+  env["ABACUS_PROJECT"] = r.spec.project;
+  env["ABACUS_TASK_ID"] = task_id;
+  env["ABACUS_TASK_GROUP"] = p.group < static_cast<int32_t>(r.spec.spec.task_groups.size())
+                                 ? r.spec.spec.task_groups[p.group].name
+                                 : std::to_string(p.group);
+  env["ABACUS_TASK_REPLICA"] = std::to_string(p.replica);
+  env["ABACUS_TASK_INDEX"] = std::to_string(index);
+  env["ABACUS_TASK_COUNT"] = std::to_string(r.placements.size());
+  env["ABACUS_ATTEMPT"] = std::to_string(r.attempt());
+  if (r.attempt() > 1) env["ABACUS_RESUME"] = "1";
+  return env;
+}
+
+std::map<std::string, std::map<std::string, json>> DesiredTasks(const WorkloadRecord& r, const Ledger& ledger) {
+  std::map<std::string, std::map<std::string, json>> out;
+  if (r.waiting()) return out;
+  std::string action;
+  int32_t grace = kDefaultStopGraceSeconds;
+  std::string signal = "SIGTERM";
+  if (const TrainingSpec* t = r.spec.training(); t != nullptr && t->checkpoint) {
+    signal = t->checkpoint->signal;
+    if (r.state == WorkloadState::kPreempting) grace = t->checkpoint->grace_seconds;
+  }
+  for (const PlacementRecord& p : r.placements) {
+    const NodeRecord* node = ledger.FindNode(p.node);
+    if (node == nullptr || !node->agent) continue;
+    if (TaskEnded(p)) continue;
+    if (r.state == WorkloadState::kAdmitted || r.state == WorkloadState::kRunning) {
+      action = "run";
+    } else if (r.state == WorkloadState::kPreempting) {
+      action = "stop";
+    } else if (p.phase == "Running" || p.phase == "Stopping") {
+      action = "stop";  // terminal: stop what still runs
+    } else {
+      continue;
+    }
+    std::string id = FormatTaskId({r.id, p.group, p.replica, r.attempt()});
+    json devices = json::array();
+    for (const DeviceGrantRecord& g : p.devices) {
+      json d = {{"index", g.index}, {"milli", g.milli}, {"memoryBytes", g.memory}};
+      for (const Device& dev : node->node.devices) {
+        if (dev.index != g.index) continue;
+        d["uuid"] = dev.uuid;
+        d["vendor"] = dev.flavor.vendor();
+        d["flavor"] = dev.flavor.name();
+        d["deviceMemoryBytes"] = dev.memory_bytes;
+      }
+      devices.push_back(std::move(d));
+    }
+    json t = {{"taskId", id},
+              {"workloadId", r.id},
+              {"workload", r.spec.name},
+              {"kind", WorkloadKindName(r.spec.kind())},
+              {"project", r.spec.project},
+              {"group", p.group},
+              {"replica", p.replica},
+              {"attempt", r.attempt()},
+              {"action", action},
+              {"command", r.spec.spec.command},
+              {"env", TaskEnvironment(r, p, id)},
+              {"image", r.spec.spec.image},
+              {"cpuMilli", p.cpu_milli},
+              {"memoryBytes", p.memory_bytes},
+              {"devices", std::move(devices)},
+              {"graceSeconds", grace},
+              {"stopSignal", signal}};
+    if (const InferenceSpec* inf = r.spec.inference(); inf != nullptr) {
+      json probes = json::object();
+      json spec = abacus::ToJson(r.spec);
+      if (spec.contains("spec") && spec["spec"].contains("probes")) probes = spec["spec"]["probes"];
+      t["probes"] = probes;
+    }
+    out[p.node][id] = std::move(t);
+  }
+  return out;
+}
+
+}  // namespace abacus::server

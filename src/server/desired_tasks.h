@@ -1,0 +1,35 @@
+// What the agents should be doing for one workload, derived from its record: the assignment
+// JSON of each of its tasks on agent nodes (docs/agent-protocol.md), grouped by node.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "server/ledger.h"
+#include "server/records.h"
+
+namespace abacus::server {
+
+// Grace given to tasks stopped because their workload ended or left the node (seconds).
+inline constexpr int32_t kDefaultStopGraceSeconds = 10;
+
+// Returns node → task id → assignment for `r`'s tasks on agent nodes of `ledger`:
+//   Admitted/Running: placements not yet ended, action "run";
+//   Preempting: placements not yet ended, action "stop" with the checkpoint signal and grace;
+//   terminal: placements an agent still reports Running/Stopping, action "stop";
+//   waiting: none.
+std::map<std::string, std::map<std::string, nlohmann::json>> DesiredTasks(const WorkloadRecord& r,
+                                                                          const Ledger& ledger);
+
+// Returns true when the placement's task has ended (Exited or Lost).
+bool TaskEnded(const PlacementRecord& p);
+
+// Returns the environment the task of placement `p` gets besides the device variables:
+// the workload's env plus ABACUS_WORKLOAD_ID, ABACUS_WORKLOAD_NAME, ABACUS_TASK_ID,
+// ABACUS_TASK_GROUP, ABACUS_TASK_REPLICA, ABACUS_TASK_INDEX, ABACUS_ATTEMPT and, from the second
+// attempt on, ABACUS_RESUME=1.
+std::map<std::string, std::string> TaskEnvironment(const WorkloadRecord& r, const PlacementRecord& p,
+                                                   const std::string& task_id);
+
+}  // namespace abacus::server
