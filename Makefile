@@ -36,6 +36,7 @@ bench: build
 	@$(BUILD_DIR)/abacus bench scheduler --nodes 10000 --workloads 100000 --queues 100 -o json
 	@$(BUILD_DIR)/abacus bench scheduler --nodes 10000 --workloads 10000 --queues 100 --gang 8 -o json
 	@$(BUILD_DIR)/bench/abacus_store_bench
+	@$(BUILD_DIR)/bench/abacus_meter_bench
 	@$(BUILD_DIR)/abacus bench api --clients 1,8,64 --seconds 5
 
 clean:

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -59,6 +61,8 @@ Row RunOne(const ClientConfig& cfg, int clients, double seconds) {
   std::atomic<int64_t> errors{0};
   std::atomic<bool> go{false};
   std::atomic<int> ready{0};
+  std::mutex start_mu;  // clients connect first, then all start together
+  std::condition_variable start_cv;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds + 0.2);
   std::vector<std::thread> threads;
   static std::atomic<int> run_id{0};
@@ -67,8 +71,12 @@ Row RunOne(const ClientConfig& cfg, int clients, double seconds) {
     threads.emplace_back([&, c] {
       ApiClient api(cfg);
       api.Get("/healthz");  // connect before the clock starts (keep-alive afterwards)
-      ready.fetch_add(1);
-      while (!go.load()) std::this_thread::yield();
+      {
+        std::unique_lock lock(start_mu);
+        ready.fetch_add(1);
+        start_cv.notify_all();
+        start_cv.wait(lock, [&] { return go.load(); });
+      }
       int64_t n = 0;
       while (std::chrono::steady_clock::now() < deadline) {
         auto start = std::chrono::steady_clock::now();
@@ -82,10 +90,15 @@ Row RunOne(const ClientConfig& cfg, int clients, double seconds) {
       }
     });
   }
-  while (ready.load() < clients) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   auto start = std::chrono::steady_clock::now();
-  go = true;
+  {
+    std::unique_lock lock(start_mu);
+    start_cv.wait(lock, [&] { return ready.load() == clients; });
+    deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    start = std::chrono::steady_clock::now();
+    go = true;
+  }
+  start_cv.notify_all();
   for (auto& t : threads) t.join();
   Row row;
   row.clients = clients;

@@ -1,0 +1,86 @@
+// The usage and cost report.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_set>
+
+#include "meter/reports.h"
+#include "meter/units.h"
+
+namespace abacus::meter {
+namespace {
+
+struct Sums {
+  ResourceTime device = 0;  // milli-devices × us
+  ResourceTime cpu = 0;     // millicores × us
+  ResourceTime memory = 0;  // bytes × us
+  Cost cost;
+  std::unordered_set<std::string_view> workloads;
+};
+
+void Add(Sums& s, const UsageInterval& iv, Time a, Time b, Pricer& pricer) {
+  int64_t us = (b - a).count();
+  s.device += static_cast<ResourceTime>(iv.device_milli) * us;
+  s.cpu += static_cast<ResourceTime>(iv.cpu_milli) * us;
+  s.memory += static_cast<ResourceTime>(iv.memory_bytes) * us;
+  s.cost += pricer.Price(iv, a, b);
+  s.workloads.insert(iv.workload_id);
+}
+
+std::vector<std::string> Cells(const Sums& s) {
+  return {std::to_string(s.workloads.size()), FormatMilliHours(s.device), FormatMilliHours(s.cpu),
+          FormatGiBHours(s.memory),           FormatMoney(s.cost.device), FormatMoney(s.cost.cpu),
+          FormatMoney(s.cost.memory),         FormatMoney(s.cost.total())};
+}
+
+}  // namespace
+
+Result<Table> UsageReport(std::span<const UsageInterval> intervals, const UsageReportOptions& options) {
+  const ReportWindow& w = options.window;
+  Pricer pricer(options.prices);
+  std::map<std::vector<std::string>, Sums> groups;
+  Sums total;
+  std::set<std::string> unpriced;
+  for (const UsageInterval& iv : intervals) {
+    auto [a, b] = Clip(iv, w.from, w.to, w.now);
+    if (a >= b) continue;
+    if (options.prices && iv.device_milli > 0 && !pricer.HasDevicePrice(iv.flavor)) unpriced.insert(iv.flavor);
+    std::vector<std::string> key = GroupCells(iv, options.by);
+    total.workloads.insert(iv.workload_id);
+    // Split at bucket boundaries (none without a bucket: one piece).
+    for (Time t = a; t < b;) {
+      Time start = BucketStart(t, options.by.bucket);
+      Time piece_end = std::min(NextBucket(start, options.by.bucket), b);
+      std::vector<std::string> k = key;
+      if (options.by.bucket != TimeBucket::kNone) k.insert(k.begin(), BucketLabel(start, options.by.bucket));
+      Add(groups[std::move(k)], iv, t, piece_end, pricer);
+      t = piece_end;
+    }
+  }
+
+  Table table;
+  table.title = "usage and cost " + FormatTime(w.from) + " .. " + FormatTime(w.to);
+  table.columns = GroupColumns(options.by);
+  for (const char* name : {"workloads", "deviceHours", "cpuCoreHours", "memoryGiBHours", "deviceCost",
+                           "cpuCost", "memoryCost", "cost"}) {
+    table.columns.push_back({name, true});
+  }
+  for (auto& [key, sums] : groups) {
+    // The total is the sum of the rows, so that a CSV adds up to it exactly.
+    total.device += sums.device;
+    total.cpu += sums.cpu;
+    total.memory += sums.memory;
+    total.cost += sums.cost;
+    std::vector<std::string> row = key;
+    for (auto& cell : Cells(sums)) row.push_back(std::move(cell));
+    table.rows.push_back(std::move(row));
+  }
+  std::vector<std::string> t = Cells(total);
+  table.notes.push_back("total: " + t[0] + " workloads, " + t[1] + " device-hours, " + t[2] +
+                        " core-hours, " + t[3] + " GiB-hours, cost " + t[7] + " " + pricer.currency());
+  if (!options.prices) table.notes.push_back("no price list: costs are 0");
+  for (const auto& f : unpriced) table.notes.push_back("no price for " + f + ": its devices cost 0");
+  return table;
+}
+
+}  // namespace abacus::meter

@@ -1,0 +1,130 @@
+#include "meter/table.h"
+
+#include <algorithm>
+
+namespace abacus::meter {
+namespace {
+
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+void CsvLine(std::string& out, const std::vector<std::string>& cells) {
+  for (size_t i = 0; i < cells.size(); ++i) {
+    if (i) out += ',';
+    out += CsvField(cells[i]);
+  }
+  out += "\r\n";
+}
+
+nlohmann::ordered_json NumberOrText(const std::string& cell) {
+  if (cell.empty()) return nullptr;
+  try {
+    size_t used = 0;
+    if (cell.find_first_of(".eE") == std::string::npos) {
+      long long v = std::stoll(cell, &used);
+      if (used == cell.size()) return v;
+    } else {
+      double v = std::stod(cell, &used);
+      if (used == cell.size()) return v;
+    }
+  } catch (const std::exception&) {
+  }
+  return cell;
+}
+
+}  // namespace
+
+int Table::ColumnIndex(std::string_view name) const {
+  for (size_t i = 0; i < columns.size(); ++i) {
+    if (columns[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+Result<TableFormat> ParseTableFormat(std::string_view text) {
+  if (text == "table" || text == "text") return TableFormat::kText;
+  if (text == "csv") return TableFormat::kCsv;
+  if (text == "json") return TableFormat::kJson;
+  return InvalidArgument("unknown output format '" + std::string(text) + "'; use table, csv or json");
+}
+
+std::string RenderTable(const Table& table, TableFormat format) {
+  switch (format) {
+    case TableFormat::kText: return RenderText(table);
+    case TableFormat::kCsv: return RenderCsv(table);
+    case TableFormat::kJson: return TableToJson(table).dump(2) + "\n";
+  }
+  return "";
+}
+
+std::string RenderText(const Table& table) {
+  std::vector<size_t> width(table.columns.size());
+  for (size_t c = 0; c < table.columns.size(); ++c) {
+    width[c] = table.columns[c].name.size();
+    for (const auto& row : table.rows) width[c] = std::max(width[c], row[c].size());
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string out;
+    for (size_t c = 0; c < cells.size(); ++c) {
+      std::string pad(width[c] - cells[c].size(), ' ');
+      bool last = c + 1 == cells.size();
+      if (table.columns[c].numeric) {
+        out += pad + cells[c];
+      } else {
+        out += cells[c] + (last ? "" : pad);
+      }
+      if (!last) out += "  ";
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out + "\n";
+  };
+  std::string out;
+  if (!table.title.empty()) out += table.title + "\n";
+  std::vector<std::string> header;
+  for (const auto& col : table.columns) header.push_back(col.name);
+  out += line(header);
+  std::vector<std::string> rule;
+  for (size_t w : width) rule.push_back(std::string(w, '-'));
+  out += line(rule);
+  for (const auto& row : table.rows) out += line(row);
+  if (table.rows.empty()) out += "(no rows)\n";
+  for (const auto& note : table.notes) out += "note: " + note + "\n";
+  return out;
+}
+
+std::string RenderCsv(const Table& table) {
+  std::string out;
+  std::vector<std::string> header;
+  for (const auto& col : table.columns) header.push_back(col.name);
+  CsvLine(out, header);
+  for (const auto& row : table.rows) CsvLine(out, row);
+  return out;
+}
+
+nlohmann::ordered_json TableToJson(const Table& table) {
+  nlohmann::ordered_json j;
+  j["title"] = table.title;
+  nlohmann::ordered_json cols = nlohmann::ordered_json::array();
+  for (const auto& col : table.columns) cols.push_back(col.name);
+  j["columns"] = std::move(cols);
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const auto& row : table.rows) {
+    nlohmann::ordered_json r = nlohmann::ordered_json::object();
+    for (size_t c = 0; c < table.columns.size(); ++c) {
+      r[table.columns[c].name] = table.columns[c].numeric ? NumberOrText(row[c]) : nlohmann::ordered_json(row[c]);
+    }
+    rows.push_back(std::move(r));
+  }
+  j["rows"] = std::move(rows);
+  j["notes"] = table.notes;
+  return j;
+}
+
+}  // namespace abacus::meter
