@@ -28,7 +28,9 @@ int Main(int argc, char** argv) {
   AddBenchApiCommand(app, &exit_code);
   AddValidateCommand(app, &exit_code);
   AddServerCommands(app, &exit_code);
+  AddAgentCommand(app, &exit_code);
   AddClientVerbs(app, &exit_code);
+  AddReportCommand(app, &exit_code);
   app.parse_complete_callback([&] {
     Status st = InitLogging(log_level);
     if (!st.ok()) throw CLI::ValidationError("--log-level", st.message());

@@ -14,5 +14,9 @@ void AddClientVerbs(CLI::App& app, int* exit_code);
 void AddServerCommands(CLI::App& app, int* exit_code);
 // Registers `abacus bench api` under the existing `bench` command.
 void AddBenchApiCommand(CLI::App& app, int* exit_code);
+// Registers `abacus report` (report_cmd.cc).
+void AddReportCommand(CLI::App& app, int* exit_code);
+// Registers `abacus agent` (agent_cmd.cc).
+void AddAgentCommand(CLI::App& app, int* exit_code);
 
 }  // namespace abacus::cli

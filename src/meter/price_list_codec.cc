@@ -1,6 +1,8 @@
 // PriceList ⇄ YAML/JSON (see price_list_codec.h).
 #include "meter/price_list_codec.h"
 
+#include "workload/documents.h"
+
 #include "common/ids.h"
 #include "meter/time_bucket.h"
 #include "meter/units.h"
@@ -152,6 +154,14 @@ nlohmann::ordered_json EncodePriceList(const PriceList& prices) {
   if (!prices.memory.empty()) spec["memory"] = EncodeUnitPrices(prices.memory, "perGiBHour");
   j["spec"] = std::move(spec);
   return j;
+}
+
+void RegisterPriceListKind() {
+  RegisterExtensionKind("PriceList", [](const YAML::Node& doc, SpecContext& ctx) -> std::optional<nlohmann::json> {
+    auto p = DecodePriceList(doc, ctx);
+    if (!p) return std::nullopt;
+    return nlohmann::json(EncodePriceList(*p));
+  });
 }
 
 }  // namespace abacus::meter

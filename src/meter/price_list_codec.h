@@ -29,5 +29,8 @@ std::optional<PriceList> DecodePriceList(const YAML::Node& doc, SpecContext& ctx
 std::optional<PriceList> DecodePriceListJson(const nlohmann::json& doc, SpecContext& ctx);
 // Returns the canonical JSON form (kind first); DecodePriceList reads it back unchanged.
 nlohmann::ordered_json EncodePriceList(const PriceList& prices);
+// Makes ParseDocuments (src/workload/documents.h) read `kind: PriceList` documents into
+// ParsedDocuments::extensions, in the canonical JSON form. Idempotent.
+void RegisterPriceListKind();
 
 }  // namespace abacus::meter

@@ -79,6 +79,53 @@ Status UsageLedger::CloseLocked(std::map<std::string, OpenEntry, std::less<>>::i
   return Status::OK();
 }
 
+Result<std::string> UsageLedger::StageOpen(UsageInterval iv, WriteBatch& batch) {
+  iv.end.reset();
+  iv.end_reason = EndReason::kOpen;
+  iv.id = iv.task_id + "@" + std::to_string(ToMicros(iv.start));
+  std::lock_guard lock(mu_);
+  if (open_.contains(iv.task_id)) {
+    return FailedPrecondition("task " + iv.task_id + " already has an open usage interval");
+  }
+  batch.Put(std::string(kKind), iv.id, UsageToJson(iv).dump());
+  std::string id = iv.id;
+  std::string task = iv.task_id;
+  open_[task] = OpenEntry{std::move(iv), std::nullopt};
+  return id;
+}
+
+Status UsageLedger::StageClose(std::string_view task_id, Time end, EndReason reason, WriteBatch& batch) {
+  if (reason == EndReason::kOpen) return InvalidArgument("closing with reason Open");
+  std::lock_guard lock(mu_);
+  auto it = open_.find(task_id);
+  if (it == open_.end()) return NotFound("task " + std::string(task_id) + " has no open usage interval");
+  UsageInterval iv = it->second.interval;
+  iv.end = std::max(end, iv.start);
+  iv.end_reason = reason;
+  batch.Put(std::string(kKind), iv.id, UsageToJson(iv).dump());
+  open_.erase(it);
+  return Status::OK();
+}
+
+bool UsageLedger::IsOpen(std::string_view task_id) const {
+  std::lock_guard lock(mu_);
+  return open_.find(task_id) != open_.end();
+}
+
+Status UsageLedger::Reload() {
+  ABACUS_ASSIGN_OR_RETURN(auto records, store_.List(kKind));
+  std::map<std::string, OpenEntry, std::less<>> open;
+  for (const auto& rec : records) {
+    ABACUS_ASSIGN_OR_RETURN(auto iv, Decode(rec));
+    if (!iv.open()) continue;
+    std::string task = iv.task_id;
+    open[task] = OpenEntry{std::move(iv), rec.version};
+  }
+  std::lock_guard lock(mu_);
+  open_ = std::move(open);
+  return Status::OK();
+}
+
 Status UsageLedger::Checkpoint() {
   WriteBatch batch;
   batch.PutMeta(std::string(kCheckpointMeta), std::to_string(ToMicros(clock_.Now())));

@@ -24,6 +24,7 @@
 
 namespace abacus {
 class Store;
+class WriteBatch;
 }  // namespace abacus
 
 namespace abacus::meter {
@@ -48,6 +49,19 @@ class UsageLedger {
   // Ends the open interval of `task_id` at `end` (not before its start) for `reason`.
   // NotFound when the task has no open interval.
   Status Close(std::string_view task_id, Time end, EndReason reason);
+  // For a caller that commits usage together with its own records (the server: one batch per
+  // decision, so records and usage never disagree after a crash):
+  // Adds the document of a new open interval to `batch` and counts it open from now on; iv.start
+  // must be set. FailedPrecondition when the task already has an open interval.
+  Result<std::string> StageOpen(UsageInterval iv, WriteBatch& batch);
+  // Adds the closed document of `task_id`'s open interval to `batch` and forgets it; NotFound
+  // when it has none.
+  Status StageClose(std::string_view task_id, Time end, EndReason reason, WriteBatch& batch);
+  // Returns whether `task_id` has an open interval.
+  bool IsOpen(std::string_view task_id) const;
+  // Rereads the open intervals from the store (after a staged batch failed to commit).
+  Status Reload();
+
   // Persists the clock's now as the last time every open interval was known to be running.
   Status Checkpoint();
   // Returns the stored checkpoint, nullopt when none was written.
@@ -67,7 +81,7 @@ class UsageLedger {
  private:
   struct OpenEntry {
     UsageInterval interval;
-    int64_t version = 0;  // store version of its document
+    std::optional<int64_t> version;  // store version of its document; unknown when staged
   };
 
   UsageLedger(Store& store, const Clock& clock) : store_(store), clock_(clock) {}

@@ -10,6 +10,7 @@
 #include "sched/explain.h"
 #include "tenancy/priority_class.h"
 #include "tenancy/tenancy_codec.h"
+#include "tenancy/yaml_json.h"
 #include "workload/workload_codec.h"
 
 namespace abacus::server {
@@ -33,6 +34,17 @@ ParsedDocuments ParseBody(std::string_view body, bool json_body, const std::stri
     items.push_back(std::move(j));
   }
   for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i].is_object() && items[i].contains("kind") && items[i]["kind"].is_string()) {
+      if (ExtensionDecoder decode = FindExtensionKind(items[i]["kind"].get<std::string>())) {
+        SpecContext ctx(filename, &out.diagnostics);
+        if (auto j = decode(JsonToYaml(items[i]), ctx)) {
+          std::string name = j->value("name", "");
+          out.extensions.push_back(
+              {items[i]["kind"].get<std::string>(), std::move(name), std::move(*j), SourceLocation{filename, 0, {}}});
+        }
+        continue;
+      }
+    }
     auto obj = SpecObjectFromJson(items[i]);
     if (!obj.ok()) {
       out.diagnostics.Add(filename, 0, items.size() > 1 ? "[" + std::to_string(i) + "]" : "",
@@ -83,6 +95,9 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptio
   for (const auto& [name, n] : cp->ledger_.nodes()) {
     if (n.agent && !n.credential_sha256.empty()) cp->tokens_->SetNodeCredential(name, n.credential_sha256);
   }
+  ABACUS_ASSIGN_OR_RETURN(cp->usage_, meter::UsageLedger::Load(*cp->store_, cp->clock_));
+  ABACUS_RETURN_IF_ERROR(cp->LoadPriceLists());
+  ABACUS_RETURN_IF_ERROR(cp->ReconcileUsage());
   for (const auto& [id, r] : cp->ledger_.workloads()) {
     if (r.state == WorkloadState::kPreempting) cp->preempting_.insert(id);
     if (!r.waiting() && !r.placements.empty()) cp->Publish(r);
@@ -201,9 +216,10 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
     }
   }
   if (!diags.empty()) return diags.ToStatus();
-  if (parsed.documents.empty()) return InvalidArgument(filename + ": no documents");
+  if (parsed.documents.empty() && parsed.extensions.empty()) return InvalidArgument(filename + ": no documents");
   auto docs = std::make_shared<std::vector<Document>>(std::move(parsed.documents));
-  return RunOnLoop([this, docs]() -> Result<json> {
+  auto extensions = std::make_shared<std::vector<ExtensionDocument>>(std::move(parsed.extensions));
+  return RunOnLoop([this, docs, extensions]() -> Result<json> {
     std::vector<const SpecObject*> objects;
     for (const Document& d : *docs) objects.push_back(&d.object);
     Diagnostics diags;
@@ -232,9 +248,12 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
       }
       out.push_back({{"kind", d.kind()}, {"name", name}, {"action", action}});
     }
+    std::vector<meter::PriceList> prices;
+    ABACUS_RETURN_IF_ERROR(StagePriceLists(*extensions, batch, out, prices));
     if (!batch.empty()) ABACUS_RETURN_IF_ERROR(Commit(batch, nullptr));
     {
       std::unique_lock lock(state_mu_);
+      for (auto& p : prices) price_lists_[p.name] = std::move(p);
       for (const Document& d : *docs) ledger_.PutConfig(d.object);
     }
     dirty_ = true;
@@ -251,8 +270,12 @@ Status ControlPlane::CommitTransition(WorkloadRecord& r, WorkloadState to, const
   WriteBatch batch;
   batch.Put(kWorkloadKind, next.id, ToJson(next).dump(), next.version);
   batch.AppendEvent(kWorkloadKind, next.id, event, EventJson(to, "", std::move(details)).dump(), now);
+  StageUsage(&r, next, batch, now);
   CommitResult result;
-  ABACUS_RETURN_IF_ERROR(Commit(batch, &result));
+  if (Status st = Commit(batch, &result); !st.ok()) {
+    UsageCommitFailed();
+    return st;
+  }
   next.version = result.assigned[0];
   std::unique_lock lock(state_mu_);
   r = std::move(next);
@@ -335,8 +358,12 @@ Result<json> ControlPlane::Scale(const std::string& id_or_name, int32_t replicas
     WriteBatch batch;
     batch.Put(kWorkloadKind, next.id, ToJson(next).dump(), next.version);
     batch.AppendEvent(kWorkloadKind, next.id, "Scaled", EventJson(next.state, what).dump(), now);
+    StageUsage(found, next, batch, now);
     CommitResult result;
-    ABACUS_RETURN_IF_ERROR(Commit(batch, &result));
+    if (Status st = Commit(batch, &result); !st.ok()) {
+      UsageCommitFailed();
+      return st;
+    }
     next.version = result.assigned[0];
     std::unique_lock lock(state_mu_);
     WorkloadRecord* r = ledger_.FindWorkload(next.id);
@@ -443,7 +470,9 @@ void ControlPlane::Loop() {
     // once per cycle_interval and keeps its own cost under 5% of the loop.
     Duration full_gap = std::max(options_.cycle_interval, 20 * last_full_cycle_cost_);
     if (now - last_full_cycle_ >= full_gap) full_ = true;
-    bool due = (dirty_ && now - last_cycle_ >= gap) || (full_ && now - last_cycle_ >= gap);
+    // The coalescing gap is real time (a cost), the timer is the clock's (rules, aging).
+    Duration since = std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() - last_cycle_steady_);
+    bool due = (dirty_ || full_) && since >= gap;
     {
       std::lock_guard lock(loop_mu_);
       if (!due && cycled_seq_ < seen_seq && !dirty_) due = true;
@@ -456,7 +485,7 @@ void ControlPlane::Loop() {
       }
       cycle_cv_.notify_all();
     } else if (dirty_) {
-      std::this_thread::sleep_for(std::min<Duration>(gap - (now - last_cycle_), std::chrono::milliseconds(50)));
+      std::this_thread::sleep_for(std::min<Duration>(gap - since, std::chrono::milliseconds(50)));
     }
   }
 }
@@ -514,7 +543,7 @@ void ControlPlane::FinishPreemptions() {
 void ControlPlane::RunCycle() {
   auto start = std::chrono::steady_clock::now();
   Time now = clock_.Now();
-  last_cycle_ = now;
+  last_cycle_steady_ = std::chrono::steady_clock::now();
   dirty_ = false;
   // A full cycle retries every waiting workload; an incremental one only those submitted since
   // the last cycle: the others were tried against the same capacity and rules, and parked.
@@ -541,6 +570,7 @@ void ControlPlane::RunCycle() {
       (void)Transition(r->state, WorkloadState::kAdmitted);
       Ledger::ApplyAdmission(snapshot, a, *r);
       r->admitted_at = now;
+      if (ToMicros(r->first_admitted_at) == 0) r->first_admitted_at = now;
       r->message.clear();
       std::set<std::string> nodes;
       for (const auto& p : r->placements) nodes.insert(p.node);
@@ -557,6 +587,7 @@ void ControlPlane::RunCycle() {
                                   {{"nodes", where}, {"tasks", r->placements.size()}})
                             .dump(),
                         now);
+      StageUsage(&before.back(), *r, batch, now);
       changed.push_back(r->id);
       metrics_.decision_seconds.Observe(Seconds(now - r->submitted));
     }
@@ -575,6 +606,25 @@ void ControlPlane::RunCycle() {
                                    {"graceSeconds", p.grace_seconds}})
                             .dump(),
                         now);
+      {
+        // For the evidence report: who gave back what, to whom.
+        int64_t milli = 0;
+        for (const auto& pl : r->placements) {
+          for (const auto& g : pl.devices) milli += g.milli;
+        }
+        const WorkloadRecord* by = ledger_.FindWorkload(p.preemptor_id);
+        batch.AppendJournal("preemptions",
+                            json({{"workload", r->id},
+                                  {"tenant", r->spec.tenant()},
+                                  {"queue", r->spec.queue},
+                                  {"flavor", r->group_flavors.empty() ? "cpu" : r->group_flavors[0]},
+                                  {"deviceMilli", milli},
+                                  {"reason", sched::PreemptionReasonName(p.reason)},
+                                  {"by", p.preemptor_id},
+                                  {"byQueue", by != nullptr ? by->spec.queue : ""}})
+                                .dump(),
+                            now);
+      }
       changed.push_back(r->id);
     }
     auto& reasons = ledger_.pending_reasons();
@@ -598,6 +648,7 @@ void ControlPlane::RunCycle() {
     std::unique_lock lock(state_mu_);
     if (!st.ok()) {
       ABACUS_LOG_ERROR("scheduling decisions not committed, rolled back: {}", st.ToString());
+      UsageCommitFailed();
       for (auto& r : before) ledger_.PutWorkload(std::move(r));
       dirty_ = true;
     } else {

@@ -29,6 +29,8 @@
 
 #include "common/clock.h"
 #include "common/ids.h"
+#include "meter/price_list.h"
+#include "meter/usage_ledger.h"
 #include "sched/scheduler.h"
 #include "server/assignments.h"
 #include "server/auth.h"
@@ -97,7 +99,7 @@ class ControlPlane {
 
   // ---- agents (docs/agent-protocol.md); `node` is the node of the caller's credential.
   // Registers or re-registers a node run by an agent; returns its credential.
-  Result<nlohmann::json> RegisterAgent(const nlohmann::json& body);
+  Result<nlohmann::json> RegisterAgent(const nlohmann::json& request);
   // Queues task status reports for the loop; answers at once (agents re-report until the task
   // leaves their assignment, so nothing is lost if the server stops before the commit).
   Result<nlohmann::json> AgentStatus(const std::string& node, const nlohmann::json& body);
@@ -112,6 +114,23 @@ class ControlPlane {
                                                   std::chrono::milliseconds timeout);
   // Wakes every long poll (before the HTTP server stops).
   void WakePollers();
+  // ---- metering (reports_api.cc)
+  struct ReportQuery {
+    std::string from, to;  // RFC 3339 or dates; default: the last 30 days
+    std::string by;        // grouping, e.g. "tenant,flavor,day"
+    std::string format;    // table|csv|json (evidence: md|html|json)
+    std::string prices;    // price list name; default: "default", or the only one
+    double threshold = -1; // idle report: utilization below this is idle (default 0.05)
+  };
+  struct ReportOutput {
+    std::string content_type;
+    std::string body;
+  };
+  // Renders report `kind`: usage, wait, failures, idle, shortages, borrowing or evidence.
+  Result<ReportOutput> Report(const std::string& kind, const ReportQuery& query) const;
+  // Price lists applied so far.
+  nlohmann::json ListPriceLists() const;
+
   // Device utilization last reported per node and device index (0..1).
   std::map<std::string, std::map<int, double>> DeviceUtilization() const;
   nlohmann::json ListNodes() const;
@@ -171,6 +190,21 @@ class ControlPlane {
                          const std::function<bool(const WorkloadRecord&, const PlacementRecord&)>& keep);
   // Commits a node record and its event and puts it in the ledger; loop thread only.
   Status CommitNode(NodeRecord node, const std::string& event, nlohmann::json details);
+  // Adds to `batch` the usage intervals that close and open when `before` (null: nothing held)
+  // becomes `after` (usage_sync.cc).
+  void StageUsage(const WorkloadRecord* before, const WorkloadRecord& after, WriteBatch& batch, Time now);
+  // Resets the usage ledger's memory after a staged batch failed to commit.
+  void UsageCommitFailed();
+  // At start: makes the open intervals match the allocations the records hold.
+  Status ReconcileUsage();
+  // Price lists: load at start; stage applied PriceList documents; pick one for a report
+  // (requires state_mu_ shared).
+  Status LoadPriceLists();
+  Status StagePriceLists(const std::vector<ExtensionDocument>& docs, WriteBatch& batch, nlohmann::json& out,
+                         std::vector<meter::PriceList>& applied);
+  const meter::PriceList* PickPriceList(const std::string& name, Status& problem) const;
+  // Keeps a utilization sample for the idle report; requires seen_mu_.
+  void RecordUtilization(const std::string& node, int device, double ratio, Time now);
   // Republishes `r`'s tasks to the agents.
   void Publish(const WorkloadRecord& r);
   void TouchNode(const std::string& node);
@@ -192,11 +226,14 @@ class ControlPlane {
   std::unique_ptr<Authorizer> authorizer_;
   TokenAuthorizer* tokens_ = nullptr;  // authorizer_, when it is the token authorizer
   std::unique_ptr<AssignmentBoard> board_;
+  std::unique_ptr<meter::UsageLedger> usage_;
   std::set<std::string> preempting_;   // loop thread only: ids of Preempting workloads
   Time last_liveness_check_{};         // loop thread only
   mutable std::mutex seen_mu_;
   std::unordered_map<std::string, Time> last_seen_;                       // GUARDED_BY(seen_mu_)
   std::map<std::string, std::map<int, double>> utilization_;              // GUARDED_BY(seen_mu_)
+  std::map<std::string, std::map<int, std::deque<std::pair<Time, double>>>> samples_;  // GUARDED_BY(seen_mu_)
+  std::map<std::string, meter::PriceList> price_lists_;  // GUARDED_BY(state_mu_); written by the loop
   mutable std::mutex logs_mu_;  // serializes appends to task log files
   mutable ServerMetrics metrics_;
   std::atomic<bool> ready_{false};
@@ -218,7 +255,7 @@ class ControlPlane {
   std::unordered_set<std::string> fresh_;             // loop thread only: ingested since last cycle
   Time last_full_cycle_{};                            // loop thread only
   Duration last_full_cycle_cost_{0};                  // loop thread only
-  Time last_cycle_{};                                 // loop thread only
+  std::chrono::steady_clock::time_point last_cycle_steady_{};  // loop thread only
   Duration last_cycle_cost_{0};                       // loop thread only
   std::thread loop_thread_;
   std::once_flag shutdown_once_;

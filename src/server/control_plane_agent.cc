@@ -94,7 +94,33 @@ Status ControlPlane::CommitNode(NodeRecord node, const std::string& event, json 
 
 // ---------------------------------------------------------------- registration
 
-Result<json> ControlPlane::RegisterAgent(const json& body) {
+namespace {
+
+// Devices of several vendors each count from 0 on the node (CUDA 0, Ascend 0); the ledger needs
+// one index per device on the node, so those are renumbered in list order. Agents match
+// assignments and heartbeats by UUID.
+json WithNodeUniqueIndexes(json devices) {
+  if (!devices.is_array()) return devices;
+  std::set<int> seen;
+  bool clash = false;
+  for (const auto& d : devices) {
+    if (d.is_object() && d.contains("index") && d["index"].is_number_integer()) {
+      clash |= !seen.insert(d["index"].get<int>()).second;
+    }
+  }
+  if (!clash) return devices;
+  int i = 0;
+  for (auto& d : devices) {
+    if (d.is_object()) d["index"] = i++;
+  }
+  return devices;
+}
+
+}  // namespace
+
+Result<json> ControlPlane::RegisterAgent(const json& request) {
+  json body = request;
+  if (body.is_object() && body.contains("devices")) body["devices"] = WithNodeUniqueIndexes(body["devices"]);
   auto rec = NodeRecordFromJson(body);
   if (!rec.ok()) return rec.status();
   auto node = std::make_shared<NodeRecord>(std::move(*rec));
@@ -219,13 +245,26 @@ Result<json> ControlPlane::AgentHeartbeat(const std::string& node, const json& b
   }
   // Device health and utilization.
   std::map<int, std::string> health;
+  std::map<std::string, int> index_of_uuid;
+  {
+    std::shared_lock lock(state_mu_);
+    if (const NodeRecord* n = ledger_.FindNode(node)) {
+      for (const Device& d : n->node.devices) index_of_uuid[d.uuid] = d.index;
+    }
+  }
   {
     std::lock_guard lock(seen_mu_);
     auto& util = utilization_[node];
     for (const auto& d : body.value("devices", json::array())) {
       if (!d.is_object() || !d.contains("index")) continue;
       int index = d.value("index", -1);
-      if (d.contains("utilization") && d["utilization"].is_number()) util[index] = d["utilization"].get<double>();
+      if (d.contains("uuid") && d["uuid"].is_string()) {
+        if (auto it = index_of_uuid.find(d["uuid"].get<std::string>()); it != index_of_uuid.end()) index = it->second;
+      }
+      if (d.contains("utilization") && d["utilization"].is_number()) {
+        util[index] = d["utilization"].get<double>();
+        RecordUtilization(node, index, util[index], clock_.Now());
+      }
       if (d.contains("health") && d["health"].is_string()) health[index] = d["health"].get<std::string>();
     }
   }
@@ -249,7 +288,7 @@ Result<json> ControlPlane::AgentHeartbeat(const std::string& node, const json& b
       json details = json::object();
       if (inventory) {
         json doc = ToJson(next);
-        doc["devices"] = *inventory;
+        doc["devices"] = WithNodeUniqueIndexes(*inventory);
         auto parsed = NodeRecordFromJson(doc);
         if (!parsed.ok()) return parsed.status().WithContext("inventory");
         next.node.devices = parsed->node.devices;
@@ -406,6 +445,7 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports) {
   if (reports.empty()) return;
   Time now = clock_.Now();
   std::map<std::string, WorkloadRecord> next;  // working copies, by id
+  std::set<std::string> touched;               // those whose tasks changed
   for (const TaskReport& rep : reports) {
     auto ref = ParseTaskId(rep.task_id);
     if (!ref.ok()) continue;
@@ -431,7 +471,7 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports) {
         p.stopped = rep.stopped;
         p.message = rep.message;
       }
-      w.version = -w.version - 1;  // mark changed (restored below)
+      touched.insert(w.id);
       break;
     }
   }
@@ -440,11 +480,11 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports) {
   std::vector<std::vector<std::pair<std::string, json>>> events;
   WriteBatch batch;
   for (auto& [id, w] : next) {
-    if (w.version >= 0) continue;
-    w.version = -(w.version + 1);
+    if (touched.count(id) == 0) continue;
     events.emplace_back();
     DecideFromTasks(w, events.back(), now);
     batch.Put(kWorkloadKind, w.id, ToJson(w).dump(), w.version);
+    StageUsage(ledger_.FindWorkload(id), w, batch, now);
     for (auto& [type, details] : events.back()) batch.AppendEvent(kWorkloadKind, w.id, type, details.dump(), now);
     changed.push_back(id);
   }
@@ -454,6 +494,7 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports) {
   if (!st.ok()) {
     // The agents report again with their next heartbeat.
     ABACUS_LOG_ERROR("task reports not committed: {}", st.ToString());
+    UsageCommitFailed();
     return;
   }
   size_t op = 0;
@@ -461,7 +502,7 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports) {
   {
     std::unique_lock lock(state_mu_);
     for (const WriteOp& o : batch.ops()) {
-      if (const PutOp* put = std::get_if<PutOp>(&o)) {
+      if (const PutOp* put = std::get_if<PutOp>(&o); put != nullptr && put->kind == kWorkloadKind) {
         WorkloadRecord& w = next.at(put->key);
         w.version = cr.assigned[op];
         WorkloadRecord* cur = ledger_.FindWorkload(w.id);
@@ -537,6 +578,7 @@ void ControlPlane::DecideFromTasks(WorkloadRecord& w, std::vector<std::pair<std:
         (void)Transition(w.state, WorkloadState::kFailed);
         w.finished_at = now;
         w.message = what;
+        w.failure_reason = reason;
         events.emplace_back("Failed", EventJson(WorkloadState::kFailed, what,
                                                 {{"reason", reason},
                                                  {"task", task_of(*failed)},

@@ -164,11 +164,14 @@ void HttpServer::Routes() {
     if (!who.ok()) {
       res.set_header("WWW-Authenticate", "Bearer realm=\"abacus\"");
       SendStatus(res, who.status());
+      // The body was not read: the connection cannot carry another request.
+      if (!req.get_header_value("Content-Length").empty()) res.set_header("Connection", "close");
       return httplib::Server::HandlerResponse::Handled;
     }
     Status allowed = cp_.authorizer().Authorize(*who, {req.method, req.path});
     if (!allowed.ok()) {
       SendStatus(res, allowed);
+      if (!req.get_header_value("Content-Length").empty()) res.set_header("Connection", "close");
       return httplib::Server::HandlerResponse::Handled;
     }
     return httplib::Server::HandlerResponse::Unhandled;
@@ -299,6 +302,30 @@ void HttpServer::Routes() {
     Send(res, cp_.PutNode(body), 201);
   });
   s.Get("/api/v1/devices", [this](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, cp_.ListDevices()); });
+
+  // ---- metering
+  s.Get("/api/v1/pricelists", [this](const httplib::Request&, httplib::Response& res) {
+    SendJson(res, 200, cp_.ListPriceLists());
+  });
+  s.Get(R"(/api/v1/reports/([a-z]+))", [this](const httplib::Request& req, httplib::Response& res) {
+    ControlPlane::ReportQuery q;
+    q.from = Param(req, "from");
+    q.to = Param(req, "to");
+    q.by = Param(req, "by");
+    q.format = Param(req, "format");
+    q.prices = Param(req, "prices");
+    if (req.has_param("threshold")) {
+      try {
+        q.threshold = std::stod(req.get_param_value("threshold"));
+      } catch (...) {
+        return SendError(res, 400, "invalid_argument", "threshold: expected a number like 0.05");
+      }
+    }
+    auto r = cp_.Report(req.matches[1], q);
+    if (!r.ok()) return SendStatus(res, r.status());
+    res.status = 200;
+    res.set_content(r->body, r->content_type);
+  });
 
   // ---- agents (docs/agent-protocol.md): the join token registers, a node credential does the rest
   // for its own node only.

@@ -55,6 +55,8 @@ json ToJson(const WorkloadRecord& r) {
             {"requeues", r.requeues},
             {"spec", abacus::ToJson(r.spec)}};
   if (r.failures != 0) j["failures"] = r.failures;
+  if (!r.failure_reason.empty()) j["failureReason"] = r.failure_reason;
+  if (ToMicros(r.first_admitted_at) != 0) j["firstAdmittedUs"] = ToMicros(r.first_admitted_at);
   if (ToMicros(r.admitted_at) != 0) j["admittedUs"] = ToMicros(r.admitted_at);
   if (ToMicros(r.preempted_at) != 0) j["preemptedUs"] = ToMicros(r.preempted_at);
   if (ToMicros(r.finished_at) != 0) j["finishedUs"] = ToMicros(r.finished_at);
@@ -80,6 +82,8 @@ Result<WorkloadRecord> WorkloadRecordFromJson(const json& j) {
     r.message = j.value("message", "");
     r.requeues = j.value("requeues", 0);
     r.failures = j.value("failures", 0);
+    r.failure_reason = j.value("failureReason", "");
+    r.first_admitted_at = FromMicros(TimeField(j, "firstAdmittedUs"));
     if (j.contains("groupFlavors")) r.group_flavors = j.at("groupFlavors").get<std::vector<std::string>>();
     for (const auto& p : j.value("placements", json::array())) {
       PlacementRecord pr;
@@ -156,7 +160,9 @@ Result<NodeRecord> NodeRecordFromJson(const json& j) {
     n.name = j.value("name", "");
     if (!IsValidName(n.name)) problem("name", "must be 1-63 characters of [a-z0-9-_.], got '" + n.name + "'");
     n.cluster = j.value("cluster", "default");
-    n.pool = j.value("pool", "default");
+    n.pool = j.value("pool", "");
+    if (n.pool.empty()) n.pool = "default";
+    if (n.cluster.empty()) n.cluster = "default";
     if (j.contains("labels")) n.labels = j.at("labels").get<std::map<std::string, std::string>>();
     for (const auto& t : j.value("taints", json::array())) {
       Taint taint;

@@ -60,6 +60,8 @@ struct WorkloadRecord {
   std::vector<PlacementRecord> placements;
   int32_t requeues = 0;  // re-admissions so far; a task's attempt is requeues + 1
   int32_t failures = 0;  // user retries consumed by failed attempts (restartPolicy.maxRetries)
+  std::string failure_reason;  // when Failed: ExitCode, OOMKilled, Signal, NodeLost, …
+  Time first_admitted_at{};    // the first admission (queue wait), kept across requeues
   int64_t version = 0;  // store version; not part of the document
 
   int32_t attempt() const { return requeues + 1; }

@@ -1,6 +1,8 @@
 #include "workload/documents.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 
 #include "tenancy/tenancy_codec.h"
 #include "tenancy/yaml_json.h"
@@ -75,6 +77,30 @@ std::optional<SpecObject> DecodeObject(const YAML::Node& doc, SpecContext& ctx) 
 
 }  // namespace
 
+namespace {
+
+std::mutex& ExtensionMutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::map<std::string, ExtensionDecoder>& Extensions() {
+  static std::map<std::string, ExtensionDecoder> kinds;
+  return kinds;
+}
+
+}  // namespace
+
+void RegisterExtensionKind(const std::string& kind, ExtensionDecoder decode) {
+  std::lock_guard lock(ExtensionMutex());
+  Extensions()[kind] = std::move(decode);
+}
+
+ExtensionDecoder FindExtensionKind(const std::string& kind) {
+  std::lock_guard lock(ExtensionMutex());
+  auto it = Extensions().find(kind);
+  return it == Extensions().end() ? nullptr : it->second;
+}
+
 const std::vector<std::string_view>& ReservedKinds() {
   static const std::vector<std::string_view> kKinds = {"PriceList", "Node", "Cluster"};
   return kKinds;
@@ -126,6 +152,14 @@ ParsedDocuments ParseDocuments(std::string_view text, const std::string& filenam
     if (IsGovernanceDocument(doc)) {
       if (auto g = DecodeGovernanceObject(doc, ctx)) out.governance.push_back({std::move(*g), std::move(d.source)});
       continue;
+    }
+    if (doc.IsMap() && doc["kind"] && doc["kind"].IsScalar()) {
+      if (ExtensionDecoder decode = FindExtensionKind(doc["kind"].Scalar())) {
+        if (auto j = decode(doc, ctx)) {
+          out.extensions.push_back({doc["kind"].Scalar(), j->value("name", ""), std::move(*j), std::move(d.source)});
+        }
+        continue;
+      }
     }
     auto object = DecodeObject(doc, ctx);
     if (!object) continue;

@@ -3,13 +3,16 @@
 // cross-document reference checks that `abacus validate` runs.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
 
 #include "common/diagnostic.h"
+#include "tenancy/yaml_reader.h"
 #include "tenancy/pool.h"
 #include "tenancy/priority_class.h"
 #include "tenancy/queue.h"
@@ -36,8 +39,26 @@ struct Document {
   const Workload* workload() const { return std::get_if<Workload>(&object); }
 };
 
+// A document of a kind another module decodes (PriceList: src/meter/), in canonical JSON.
+struct ExtensionDocument {
+  std::string kind;
+  std::string name;
+  nlohmann::json object;
+  SourceLocation source;
+};
+
+// Decodes one document of an extension kind: reports problems to `ctx` and returns the canonical
+// JSON (with "kind" and "name"), or nullopt.
+using ExtensionDecoder = std::function<std::optional<nlohmann::json>(const YAML::Node&, SpecContext&)>;
+// Makes ParseDocuments hand documents of `kind` to `decode` (into ParsedDocuments::extensions)
+// instead of calling the kind unsupported. Thread-safe; a later registration replaces one.
+void RegisterExtensionKind(const std::string& kind, ExtensionDecoder decode);
+// Returns the decoder of `kind`, or nullptr.
+ExtensionDecoder FindExtensionKind(const std::string& kind);
+
 struct ParsedDocuments {
   std::vector<Document> documents;  // only documents without problems
+  std::vector<ExtensionDocument> extensions;  // extension kinds without problems
   // AdmissionPolicy and User documents without problems (governance_codec.h); they are not
   // SpecObjects, so SpecObjectFromJson rejects them: use GovernanceObjectFromJson.
   std::vector<GovernanceDocument> governance;

@@ -118,6 +118,18 @@ TEST_F(AgentProtocolTest, CredentialsAreScopedToTheirNode) {
   EXPECT_EQ(put.status, 409) << put.text;
 }
 
+TEST_F(AgentProtocolTest, ARefusedPostDoesNotCorruptTheNextRequestOnItsConnection) {
+  // The body of a request refused before routing is never read; the connection must not be
+  // reused for the next request (it would be parsed as the body's bytes: 400).
+  cli::ApiClient node({server_->url(), Register("gpu-a")});
+  for (int i = 0; i < 50; ++i) {
+    auto refused = node.Post("/api/v1/agent/register", Registration("gpu-b").dump(), "application/json");
+    ASSERT_EQ(refused.status, 403) << i;
+    auto next = node.Get("/api/v1/agent/assignments?node=gpu-b");
+    ASSERT_EQ(next.status, 403) << i << ": " << next.text;
+  }
+}
+
 TEST_F(AgentProtocolTest, TaskRunsSucceedsAndLeavesTheAssignment) {
   cli::ApiClient node({server_->url(), Register("gpu-a")});
   json first = Assignments(node, "gpu-a");

@@ -1,0 +1,584 @@
+#include "agent/loop/agent.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "agent/discover/diff.h"
+#include "agent/loop/pid_file.h"
+#include "agent/runtime/container.h"
+#include "common/log.h"
+
+namespace abacus::agent {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+
+namespace {
+
+constexpr milliseconds kSlice{5};
+
+// Lets the utilization sampler use a sampler the agent keeps (it is rebuilt on re-discovery).
+class BorrowedSampler final : public DeviceSampler {
+ public:
+  explicit BorrowedSampler(DeviceSampler& inner) : inner_(inner) {}
+  std::vector<DeviceUtilization> Sample() override { return inner_.Sample(); }
+
+ private:
+  DeviceSampler& inner_;
+};
+
+// The server no longer takes this node's credential (401/403: unknown or replaced credential;
+// 404: node forgotten): register again.
+bool Rejected(const Status& s) {
+  return s.code() == StatusCode::kUnauthenticated || s.code() == StatusCode::kPermissionDenied ||
+         s.code() == StatusCode::kNotFound;
+}
+
+// A start failure as the server sees it: the task exited at once, like a shell would say it.
+TaskStatus StartFailure(const std::string& task_id, Time now, const Status& why) {
+  TaskStatus s;
+  s.task_id = task_id;
+  s.phase = ReportedPhase::kExited;
+  s.started_at = now;
+  s.finished_at = now;
+  s.exit_code = why.code() == StatusCode::kNotFound ? 127 : 126;
+  s.message = "cannot start: " + why.message();
+  return s;
+}
+
+}  // namespace
+
+Agent::Agent(AgentOptions options, const Clock& clock, std::unique_ptr<Discoverer> discoverer, AgentSeams seams)
+    : options_(std::move(options)),
+      clock_(clock),
+      discoverer_(std::move(discoverer)),
+      os_(seams.os != nullptr ? *seams.os : RealProcessOs::Get()),
+      cgroups_(seams.cgroups),
+      real_sampler_(std::move(seams.device_sampler)),
+      poll_client_(AgentClientOptions{options_.server, milliseconds(5000), milliseconds(10000)}),
+      client_(AgentClientOptions{options_.server, milliseconds(5000), milliseconds(10000)}),
+      table_(clock) {
+  logs_ = std::make_unique<LogShipper>(options_.name, [this](const LogChunk& c) { return client_.SendLog(c); });
+}
+
+Agent::~Agent() { Shutdown(); }
+
+std::string Agent::TaskDir(const std::string& task_id) const { return options_.work_dir + "/tasks/" + task_id; }
+
+Status Agent::Start() {
+  if (started_) return FailedPrecondition("agent already started");
+  if (options_.name.empty()) return InvalidArgument("agent: a node name is required");
+  if (options_.work_dir.empty()) return InvalidArgument("agent: a work directory is required");
+  std::string tasks_dir = options_.work_dir + "/tasks";
+  std::error_code ec;
+  fs::create_directories(tasks_dir, ec);
+  if (ec) return FailedPrecondition("agent: cannot create " + tasks_dir + ": " + ec.message());
+
+  // 1) Tasks of a previous life: killed now, reported Lost at registration.
+  std::vector<TaskStatus> orphans = KillOrphans(tasks_dir, os_);
+  for (const auto& s : orphans) table_.Update(s);
+
+  // 2) What the node has.
+  auto found = discoverer_->Discover();
+  if (!found.ok()) return found.status().WithContext("agent: discovery");
+  for (const auto& p : found->problems) ABACUS_LOG_WARN("discovery: {}", p.message());
+  std::vector<std::string> vendors;
+  for (const auto& d : found->devices) {
+    if (std::find(vendors.begin(), vendors.end(), d.flavor.vendor()) == vendors.end()) vendors.push_back(d.flavor.vendor());
+  }
+  {
+    std::lock_guard lock(mu_);
+    discovery_ = std::move(*found);
+    counters_.orphans_killed = static_cast<int>(orphans.size());
+  }
+  RuntimeOptions ro;
+  ro.root_dir = tasks_dir;
+  ro.cgroups = cgroups_;
+  ro.node_vendors = vendors;
+  runtime_ = std::make_unique<ProcessRuntime>(ro, clock_, os_);
+  RebuildSampler();
+
+  // 3) The threads.
+  status_waker_.SubscribeSigchld();
+  started_ = true;
+  control_ = std::thread([this] { ControlLoop(); });
+  status_ = std::thread([this] { StatusLoop(); });
+  upkeep_ = std::thread([this] { UpkeepLoop(); });
+  return Status::OK();
+}
+
+void Agent::Shutdown() {
+  if (!started_ || shut_down_) return;
+  shut_down_ = true;
+  // 1) No new tasks: end the long poll and the control thread.
+  stopping_ = true;
+  poll_client_.Cancel();
+  cv_.notify_all();
+  control_.join();
+  // 2) Stop what runs, each with its own signal and grace; the status thread reaps them,
+  //    ships their logs and reports them, then ends.
+  for (const StopOrder& o : table_.StopAll()) StopTask(o);
+  draining_ = true;
+  status_waker_.Wake();
+  status_.join();
+  cv_.notify_all();
+  upkeep_.join();
+  status_waker_.UnsubscribeSigchld();
+  client_.Cancel();
+}
+
+bool Agent::WaitRegistered(milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  return cv_.wait_for(lock, timeout, [&] { return reg_.registered; });
+}
+
+bool Agent::registered() const {
+  std::lock_guard lock(mu_);
+  return reg_.registered;
+}
+
+AgentCounters Agent::counters() const {
+  std::lock_guard lock(mu_);
+  return counters_;
+}
+
+bool Agent::SetSimulatedUtilization(const std::string& uuid, int compute_percent, int64_t memory_used_bytes) {
+  std::lock_guard lock(mu_);
+  return simulated_ != nullptr && simulated_->Set(uuid, compute_percent, memory_used_bytes);
+}
+
+bool Agent::SleepUntil(Time deadline) {
+  while (!stopping_ && clock_.Now() < deadline) {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, kSlice, [&] { return stopping_.load(); });
+  }
+  return !stopping_;
+}
+
+// ---- control thread: registration, long poll, reconciliation ----
+
+RegisterRequest Agent::BuildRegister() {
+  RegisterRequest r;
+  r.name = options_.name;
+  r.cluster = options_.cluster;
+  r.pool = options_.pool;
+  r.labels = options_.labels;
+  r.taints = options_.taints;
+  r.agent_version = options_.agent_version;
+  {
+    std::lock_guard lock(mu_);
+    r.cpu_milli = discovery_.host.cpu_milli;
+    r.memory_bytes = discovery_.host.memory_bytes;
+    r.devices = discovery_.devices;
+  }
+  r.simulated = !r.devices.empty() &&
+                std::all_of(r.devices.begin(), r.devices.end(), [](const Device& d) { return d.simulated; });
+  r.tasks = table_.All();
+  return r;
+}
+
+bool Agent::RegisterOnce() {
+  RegisterRequest request = BuildRegister();
+  {
+    std::lock_guard lock(mu_);
+    ++counters_.register_attempts;
+  }
+  auto answer = poll_client_.Register(options_.join_token, request);
+  if (!answer.ok()) {
+    std::lock_guard lock(mu_);
+    if (answer.status().code() == StatusCode::kUnavailable) ++counters_.connect_failures;
+    if (counters_.register_attempts == 1 || counters_.register_attempts % 20 == 0) {
+      ABACUS_LOG_WARN("agent: cannot register with {}: {}", options_.server, answer.status().ToString());
+    }
+    return false;
+  }
+  poll_client_.SetNodeToken(answer->node_token);
+  client_.SetNodeToken(answer->node_token);
+  table_.MarkSent(request.tasks);
+  {
+    std::lock_guard lock(mu_);
+    reg_.registered = true;
+    ++reg_.generation;
+    reg_.node = answer->node.empty() ? options_.name : answer->node;
+    reg_.heartbeat = options_.heartbeat > Duration::zero() ? options_.heartbeat
+                                                          : Duration(std::chrono::seconds(answer->heartbeat_seconds));
+    reg_.next_heartbeat = clock_.Now() + reg_.heartbeat;
+    reg_.version = 0;
+    inventory_sent_ = inventory_generation_;  // the registration carried the devices
+    ++counters_.registrations;
+  }
+  ABACUS_LOG_INFO("agent: registered as node {} with {} ({} devices, heartbeat {})", options_.name, options_.server,
+                  request.devices.size(), FormatDuration(reg_.heartbeat));
+  cv_.notify_all();
+  status_waker_.Wake();
+  return true;
+}
+
+void Agent::Deregistered(int generation, const Status& why) {
+  std::lock_guard lock(mu_);
+  if (!reg_.registered || reg_.generation != generation) return;
+  reg_.registered = false;
+  ABACUS_LOG_WARN("agent: the server no longer accepts this node ({}); registering again", why.ToString());
+}
+
+void Agent::ControlLoop() {
+  Backoff backoff(options_.backoff_initial, options_.backoff_max, options_.backoff_seed);
+  auto wait = [&] {
+    Duration d = backoff.Next();
+    {
+      std::lock_guard lock(mu_);
+      counters_.last_backoff = d;
+      ++counters_.backoffs;
+    }
+    SleepUntil(clock_.Now() + d);
+  };
+  while (!stopping_) {
+    if (!registered() && !RegisterOnce()) {
+      wait();
+      continue;
+    }
+    int generation;
+    std::string node;
+    int64_t after;
+    {
+      std::lock_guard lock(mu_);
+      generation = reg_.generation;
+      node = reg_.node;
+      after = reg_.version;
+    }
+    auto assignment = poll_client_.Assignments(node, after, options_.long_poll);
+    if (stopping_) break;
+    if (!assignment.ok()) {
+      const Status& s = assignment.status();
+      if (Rejected(s)) {
+        Deregistered(generation, s);
+        // Register again at once the first time; back off if the server keeps refusing.
+        if (backoff.failures() > 0) wait(); else backoff.Next();
+        continue;
+      }
+      {
+        std::lock_guard lock(mu_);
+        if (s.code() == StatusCode::kUnavailable) ++counters_.connect_failures;
+      }
+      if (backoff.failures() == 0) ABACUS_LOG_WARN("agent: assignments: {}", s.ToString());
+      wait();
+      continue;
+    }
+    backoff.Reset();
+    {
+      std::lock_guard lock(mu_);
+      if (reg_.generation != generation) continue;  // registered again meanwhile: poll afresh
+      reg_.version = assignment->version;
+    }
+    Apply(*assignment);
+  }
+}
+
+void Agent::Apply(const Assignment& assignment) {
+  ReconcilePlan plan = table_.Reconcile(assignment, options_.vanished_grace);
+  for (const AssignedTask& t : plan.start) StartTask(t);
+  for (const StopOrder& o : plan.stop) StopTask(o);
+  status_waker_.Wake();
+}
+
+void Agent::StartTask(const AssignedTask& t) {
+  TaskSpec spec;
+  spec.task_id = t.task_id;
+  spec.command = t.command;
+  spec.env = t.env;
+  spec.cpu_milli = t.cpu_milli;
+  spec.memory_bytes = t.memory_bytes;
+  std::vector<std::string> vendors;
+  {
+    std::lock_guard lock(mu_);
+    for (const AssignedDevice& ad : t.devices) {
+      // The UUID names the device; index and vendor only when the server sent no UUID.
+      auto it = std::find_if(discovery_.devices.begin(), discovery_.devices.end(), [&](const Device& d) {
+        return ad.uuid.empty() ? d.index == ad.index && d.flavor.vendor() == ad.vendor : d.uuid == ad.uuid;
+      });
+      if (it == discovery_.devices.end()) {
+        table_.Update(StartFailure(t.task_id, clock_.Now(),
+                                   NotFound("device " + (ad.uuid.empty() ? std::to_string(ad.index) : ad.uuid) +
+                                            " is not on this node")));
+        return;
+      }
+      spec.devices.push_back(DeviceGrant{*it, ad.milli, ad.memory_bytes});
+    }
+    for (const auto& d : discovery_.devices) vendors.push_back(d.flavor.vendor());
+  }
+  if (!t.image.empty()) {
+    // 1) An image runs under podman or docker, as a foreground `run` the runtime supervises.
+    auto engine = FindContainerEngine();
+    if (!engine.ok()) {
+      table_.Update(StartFailure(t.task_id, clock_.Now(),
+                                 NotFound("image " + t.image + " needs podman or docker, and neither is installed")));
+      return;
+    }
+    ContainerSpec cs;
+    cs.task_id = t.task_id;
+    cs.image = t.image;
+    cs.command = t.command;
+    cs.env = t.env;
+    cs.devices = spec.devices;
+    cs.node_vendors = vendors;
+    cs.cpu_milli = t.cpu_milli;
+    cs.memory_bytes = t.memory_bytes;
+    cs.work_dir = TaskDir(t.task_id) + "/work";
+    cs.stop_signal = t.stop_signal;
+    auto argv = BuildContainerRunCommand(*engine, cs);
+    if (!argv.ok()) {
+      table_.Update(StartFailure(t.task_id, clock_.Now(), argv.status()));
+      return;
+    }
+    spec.command = *argv;
+    spec.cpu_milli = 0;  // the engine enforces them inside the container
+    spec.memory_bytes = 0;
+  }
+  // Reaping waits until the pid file is written and the logs are followed, so a task that ends
+  // at once is reported with its logs and leaves no pid file behind.
+  std::unique_lock launch(launch_mu_);
+  auto rec = runtime_->Start(spec);
+  if (!rec.ok()) {
+    launch.unlock();
+    ABACUS_LOG_WARN("agent: task {}: {}", t.task_id, rec.status().ToString());
+    table_.Update(StartFailure(t.task_id, clock_.Now(), rec.status()));
+    status_waker_.Wake();
+    return;
+  }
+  if (Status s = WritePidFile(TaskDir(t.task_id), rec->pid); !s.ok()) ABACUS_LOG_WARN("agent: {}", s.message());
+  logs_->Track(t.task_id, rec->stdout_path, rec->stderr_path);
+  table_.Update(StatusOf(*rec));
+  launch.unlock();
+  status_waker_.Wake();
+  std::lock_guard lock(mu_);
+  ++counters_.tasks_started;
+}
+
+void Agent::StopTask(const StopOrder& o) {
+  Status s = runtime_->Stop(o.task_id, o.signal, o.grace);
+  if (!s.ok()) {
+    if (s.code() != StatusCode::kNotFound) ABACUS_LOG_WARN("agent: stop {}: {}", o.task_id, s.ToString());
+    return;
+  }
+  if (auto rec = runtime_->Get(o.task_id); rec.ok()) table_.Update(StatusOf(*rec));
+  status_waker_.Wake();
+}
+
+// ---- status thread: reap, ship the last logs, report ----
+
+void Agent::ReapEnded() {
+  std::vector<TaskRecord> ended;
+  {
+    std::lock_guard launch(launch_mu_);
+    ended = runtime_->Poll();
+  }
+  for (const TaskRecord& rec : ended) {
+    RemovePidFile(TaskDir(rec.task_id));
+    if (registered()) {
+      Status shipped = logs_->Ship(rec.task_id);
+      if (!shipped.ok()) ABACUS_LOG_WARN("agent: {}", shipped.ToString());
+    }
+    table_.Update(StatusOf(rec));
+    ABACUS_LOG_DEBUG("agent: task {} {}", rec.task_id, rec.exit ? rec.exit->Describe() : "ended");
+  }
+}
+
+Status Agent::SendStatuses() {
+  int generation;
+  std::string node;
+  {
+    std::lock_guard lock(mu_);
+    generation = reg_.generation;
+    node = reg_.node;
+  }
+  std::vector<TaskStatus> batch = table_.TakeUnsent();
+  if (batch.empty()) return Status::OK();
+  auto answer = client_.ReportStatus(node, batch);
+  {
+    std::lock_guard lock(mu_);
+    ++counters_.status_posts;
+  }
+  if (!answer.ok()) {
+    table_.MarkUnsent(batch);
+    if (Rejected(answer.status())) Deregistered(generation, answer.status());
+    return answer.status();
+  }
+  if (!answer->empty()) ABACUS_LOG_DEBUG("agent: the server does not know {} reported task(s)", answer->size());
+  return Status::OK();
+}
+
+void Agent::StatusLoop() {
+  using Steady = std::chrono::steady_clock;
+  Backoff backoff(options_.backoff_initial, options_.backoff_max, options_.backoff_seed + 1);
+  Time retry_at{};
+  Steady::time_point last_post{};
+  int final_attempts = 0;
+  for (;;) {
+    status_waker_.Wait(kSlice);
+    ReapEnded();
+    bool draining = draining_ && table_.Idle();
+    if (draining && (!registered() || !table_.HasUnsent() || final_attempts >= 3)) break;
+    if (!registered() || !table_.HasUnsent()) continue;
+    if (!draining && clock_.Now() < retry_at) continue;
+    // At most one report per window: changes that come within it ride together.
+    auto since = Steady::now() - last_post;
+    if (since < options_.status_window) std::this_thread::sleep_for(options_.status_window - since);
+    last_post = Steady::now();
+    Status s = SendStatuses();
+    if (s.ok()) {
+      backoff.Reset();
+    } else {
+      if (draining) ++final_attempts;
+      if (!Rejected(s)) retry_at = clock_.Now() + backoff.Next();
+      if (backoff.failures() == 1) ABACUS_LOG_WARN("agent: status report: {}", s.ToString());
+    }
+  }
+  finished_ = true;
+  cv_.notify_all();
+}
+
+// ---- upkeep thread: heartbeats, logs, re-discovery, clean-up ----
+
+void Agent::RebuildSampler() {
+  std::vector<Device> simulated;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& d : discovery_.devices) {
+      if (d.simulated) simulated.push_back(d);
+    }
+  }
+  std::vector<std::unique_ptr<DeviceSampler>> samplers;
+  if (real_sampler_) samplers.push_back(std::make_unique<BorrowedSampler>(*real_sampler_));
+  auto sim = std::make_unique<SimulatedDeviceSampler>(simulated);
+  SimulatedDeviceSampler* sim_ptr = sim.get();
+  samplers.push_back(std::move(sim));
+  auto sampler = std::make_unique<UtilizationSampler>(clock_, std::move(samplers), TaskUsageFrom(*runtime_));
+  std::lock_guard lock(mu_);
+  simulated_ = sim_ptr;
+  sampler_ = std::move(sampler);
+}
+
+HeartbeatRequest Agent::BuildHeartbeat(int* inventory_generation) {
+  // Only the upkeep thread rebuilds the sampler, so it can sample outside the lock.
+  UtilizationSampler* sampler;
+  {
+    std::lock_guard lock(mu_);
+    sampler = sampler_.get();
+  }
+  UtilizationSnapshot snap = sampler->Sample();
+  HeartbeatRequest hb;
+  {
+    std::lock_guard lock(mu_);
+    hb.node = reg_.node;
+    for (const Device& d : discovery_.devices) {
+      DeviceBeat beat{d.index, d.uuid, d.health, std::nullopt, std::nullopt};
+      auto it = std::find_if(snap.devices.begin(), snap.devices.end(),
+                             [&](const DeviceUtilization& u) { return u.uuid == d.uuid; });
+      if (it != snap.devices.end()) {
+        if (it->compute_percent >= 0) beat.utilization = it->compute_percent / 100.0;
+        if (it->memory_used_bytes >= 0) beat.memory_used_bytes = it->memory_used_bytes;
+      }
+      hb.devices.push_back(std::move(beat));
+    }
+    if (inventory_generation_ != inventory_sent_) hb.inventory = discovery_.devices;
+    *inventory_generation = inventory_generation_;
+  }
+  hb.tasks = table_.All();
+  for (const TaskUtilization& u : snap.tasks) {
+    hb.usage.push_back({u.task_id, static_cast<double>(u.cpu_usage_usec) / 1e6, u.memory_bytes});
+  }
+  return hb;
+}
+
+void Agent::SendHeartbeat() {
+  int generation;
+  {
+    std::lock_guard lock(mu_);
+    generation = reg_.generation;
+  }
+  int inventory_generation = 0;
+  HeartbeatRequest hb = BuildHeartbeat(&inventory_generation);
+  Status s = client_.Heartbeat(hb);
+  std::lock_guard lock(mu_);
+  if (s.ok()) {
+    ++counters_.heartbeats;
+    // The inventory reached the server (a newer discovery meanwhile goes in the next one).
+    inventory_sent_ = std::max(inventory_sent_, inventory_generation);
+    return;
+  }
+  if (Rejected(s)) {
+    if (reg_.registered && reg_.generation == generation) {
+      reg_.registered = false;
+      ABACUS_LOG_WARN("agent: heartbeat rejected ({}); registering again", s.ToString());
+    }
+    return;
+  }
+  ABACUS_LOG_WARN("agent: heartbeat: {}", s.ToString());
+}
+
+void Agent::Rediscover() {
+  auto found = discoverer_->Discover();
+  if (!found.ok()) {
+    ABACUS_LOG_WARN("agent: re-discovery: {}", found.status().ToString());
+    return;
+  }
+  DeviceDiff diff;
+  {
+    std::lock_guard lock(mu_);
+    diff = DiffDevices(discovery_.devices, found->devices);
+    discovery_.host = found->host;
+    if (!diff.empty()) {
+      discovery_.devices = found->devices;
+      ++inventory_generation_;
+    }
+  }
+  if (diff.empty()) return;
+  for (const auto& line : diff.Describe()) ABACUS_LOG_WARN("agent: re-discovery: {}", line);
+  RebuildSampler();
+}
+
+void Agent::CleanUp() {
+  for (const std::string& id : table_.TakeDone()) {
+    (void)logs_->Ship(id);  // anything written since the last round
+    logs_->Forget(id);
+    (void)runtime_->Remove(id);
+    if (!options_.keep_task_dirs) {
+      std::error_code ec;
+      fs::remove_all(TaskDir(id), ec);
+      if (ec) ABACUS_LOG_WARN("agent: cannot remove {}: {}", TaskDir(id), ec.message());
+    }
+  }
+}
+
+void Agent::UpkeepLoop() {
+  Time next_logs = clock_.Now() + options_.log_ship_every;
+  Time next_discovery = clock_.Now() + options_.rediscover_every;
+  while (!finished_) {
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait_for(lock, milliseconds(20), [&] { return finished_.load(); });
+    }
+    Time now = clock_.Now();
+    bool heartbeat_due;
+    {
+      std::lock_guard lock(mu_);
+      heartbeat_due = reg_.registered && now >= reg_.next_heartbeat;
+      if (heartbeat_due) reg_.next_heartbeat = now + reg_.heartbeat;  // a steady cadence, whatever the call takes
+    }
+    if (heartbeat_due) SendHeartbeat();
+    if (now >= next_logs) {
+      if (registered()) logs_->ShipAll();
+      next_logs = now + options_.log_ship_every;
+    }
+    if (options_.rediscover_every > Duration::zero() && now >= next_discovery) {
+      Rediscover();
+      next_discovery = now + options_.rediscover_every;
+    }
+    CleanUp();
+  }
+}
+
+}  // namespace abacus::agent

@@ -1,0 +1,184 @@
+// Agent: the node agent's loop (docs/agent.md, "The agent loop"). It discovers the node, registers
+// with the join token, then runs three threads until Shutdown:
+//
+//   control   registration and the assignment long poll; reconciles each assignment with the
+//             process runtime (start `run` tasks not started in this life, stop `stop` and
+//             vanished ones); backoff with jitter while the server is unreachable; registers
+//             again when the credential is rejected (401) or the node forgotten (404).
+//   status    wakes on SIGCHLD, on news from the other threads, or every 5 ms: reaps ended
+//             tasks, ships the rest of their logs, and reports phase changes (at most one POST
+//             per 10 ms, the changes of that window batched).
+//   upkeep    heartbeats (device health and utilization, every status, task usage), new log
+//             bytes every second, re-discovery on a timer (the full inventory in the next
+//             heartbeat when the device list changed), clean-up of finished tasks.
+//
+// Timing decisions (heartbeat, log and re-discovery periods, backoff, stop grace) read the
+// injected Clock, so tests drive them with a ManualClock; the threads themselves only sleep in
+// short real-time slices. The 10 ms status window is real time (a latency bound, not a policy).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/discover/discoverer.h"
+#include "agent/loop/agent_client.h"
+#include "agent/loop/backoff.h"
+#include "agent/loop/log_shipper.h"
+#include "agent/loop/task_table.h"
+#include "agent/loop/waker.h"
+#include "agent/runtime/cgroup.h"
+#include "agent/runtime/process_os.h"
+#include "agent/runtime/process_runtime.h"
+#include "agent/utilization.h"
+#include "common/clock.h"
+#include "common/status.h"
+
+namespace abacus::agent {
+
+struct AgentOptions {
+  std::string server = "http://127.0.0.1:8420";
+  std::string join_token;
+  std::string name;  // node name (the host name by default, chosen by the caller)
+  std::string cluster = "default";
+  std::string pool;  // empty: the server's default pool
+  std::map<std::string, std::string> labels;
+  std::vector<Taint> taints;
+  std::string work_dir;  // tasks go under WORK_DIR/tasks/<task id>/
+  Duration heartbeat{};  // zero: the server's heartbeatSeconds
+  Duration rediscover_every = std::chrono::seconds(60);  // zero: never
+  Duration log_ship_every = std::chrono::seconds(1);
+  Duration vanished_grace = std::chrono::seconds(10);
+  std::chrono::milliseconds long_poll{25000};
+  std::chrono::milliseconds status_window{10};
+  Duration backoff_initial = std::chrono::milliseconds(100);
+  Duration backoff_max = std::chrono::seconds(5);
+  uint64_t backoff_seed = 0;  // 0: random
+  bool keep_task_dirs = false;  // false: a task's directory goes once it left the assignment
+  std::string agent_version = "0.1.0";
+};
+
+// What the agent runs on; tests swap parts for fakes.
+struct AgentSeams {
+  ProcessOs* os = nullptr;                         // nullptr: the real OS
+  const CgroupManager* cgroups = nullptr;          // nullptr: no limits (a warning per task)
+  std::unique_ptr<DeviceSampler> device_sampler;   // real devices (NVML); simulated ones are added
+};
+
+// Counters for tests and logs.
+struct AgentCounters {
+  int registrations = 0;
+  int register_attempts = 0;
+  int connect_failures = 0;  // calls that got no answer
+  int heartbeats = 0;
+  int status_posts = 0;
+  int tasks_started = 0;
+  int orphans_killed = 0;
+  int backoffs = 0;  // waits before calling the server again
+  Duration last_backoff{};
+};
+
+class Agent {
+ public:
+  Agent(AgentOptions options, const Clock& clock, std::unique_ptr<Discoverer> discoverer, AgentSeams seams = {});
+  // Shuts down if still running.
+  ~Agent();
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  // 1) Kills the tasks of a previous life (WORK_DIR/tasks/*/pid) and keeps them to report as
+  //    Lost. 2) Discovers the node. 3) Starts the threads (registration happens on the control
+  //    thread, retried until it works). Fails when the work directory cannot be made or the
+  //    host cannot be read.
+  Status Start();
+
+  // Stops every task with its grace (stop signal, then SIGKILL), waits for them to end, ships
+  // their logs, reports them, and joins the threads. Idempotent.
+  void Shutdown();
+
+  // Waits (real time, at most `timeout`) until registered; false on timeout. For tests and the
+  // CLI's first log line.
+  bool WaitRegistered(std::chrono::milliseconds timeout);
+
+  bool registered() const;
+  AgentCounters counters() const;
+  // The runtime's record of a task (tests).
+  Result<TaskRecord> Task(const std::string& task_id) const {
+    return runtime_ ? runtime_->Get(task_id) : Result<TaskRecord>(NotFound("agent not started"));
+  }
+  // Makes a simulated device report `compute_percent` (tests, demos); false for an unknown one.
+  bool SetSimulatedUtilization(const std::string& uuid, int compute_percent, int64_t memory_used_bytes);
+
+ private:
+  struct Registration {
+    bool registered = false;
+    int generation = 0;  // counts registrations; a rejection only undoes the one it was sent with
+    std::string node;
+    Duration heartbeat{};
+    Time next_heartbeat{};
+    int64_t version = 0;  // of the last assignment applied
+  };
+
+  void ControlLoop();
+  void StatusLoop();
+  void UpkeepLoop();
+
+  bool RegisterOnce();
+  void Apply(const Assignment& assignment);
+  void StartTask(const AssignedTask& task);
+  void StopTask(const StopOrder& order);
+  void ReapEnded();
+  Status SendStatuses();
+  void SendHeartbeat();
+  void Rediscover();
+  void CleanUp();
+  void Deregistered(int generation, const Status& why);
+  HeartbeatRequest BuildHeartbeat(int* inventory_generation);
+  RegisterRequest BuildRegister();
+  void RebuildSampler();
+
+  // Sleeps until `deadline` on the clock, in real slices of at most 5 ms; false when stopping.
+  bool SleepUntil(Time deadline);
+
+  std::string TaskDir(const std::string& task_id) const;
+
+  AgentOptions options_;
+  const Clock& clock_;
+  std::unique_ptr<Discoverer> discoverer_;
+  ProcessOs& os_;
+  const CgroupManager* cgroups_;
+  std::unique_ptr<DeviceSampler> real_sampler_;
+
+  std::unique_ptr<ProcessRuntime> runtime_;
+  AgentClient poll_client_;  // the long poll only, so Shutdown can cut it without cutting reports
+  AgentClient client_;
+  TaskTable table_;
+  std::unique_ptr<LogShipper> logs_;
+  Waker status_waker_;
+
+  std::mutex launch_mu_;  // a task's start (spawn, pid file, log tracking) vs. reaping
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  Registration reg_;                                  // GUARDED_BY(mu_)
+  Discovery discovery_;                               // GUARDED_BY(mu_)
+  int inventory_generation_ = 0;                      // GUARDED_BY(mu_); counts device-list changes
+  int inventory_sent_ = 0;                            // GUARDED_BY(mu_); the last one the server has
+  AgentCounters counters_;                            // GUARDED_BY(mu_)
+  SimulatedDeviceSampler* simulated_ = nullptr;       // GUARDED_BY(mu_); owned by sampler_
+  std::unique_ptr<UtilizationSampler> sampler_;       // GUARDED_BY(mu_)
+
+  std::atomic<bool> stopping_{false};   // Shutdown began: no new tasks, the control thread ends
+  std::atomic<bool> draining_{false};   // every task was ordered to stop: the status thread ends once idle
+  std::atomic<bool> finished_{false};   // every task ended and was reported: the upkeep thread ends
+  bool started_ = false;
+  bool shut_down_ = false;
+  std::thread control_, status_, upkeep_;
+};
+
+}  // namespace abacus::agent

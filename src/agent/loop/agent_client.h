@@ -1,0 +1,82 @@
+// AgentClient: the HTTP calls of the agent protocol (docs/agent-protocol.md) with timeouts and
+// bearer tokens, answers parsed into structs. Errors come back as Status:
+//   no answer (refused, timed out, cancelled)  Unavailable
+//   401 Unauthenticated, 403 PermissionDenied, 404 NotFound, 400 InvalidArgument,
+//   409 FailedPrecondition, 413/429 ResourceExhausted, 5xx Unavailable
+// with the server's error message. Thread-safe: each call borrows a keep-alive connection from
+// a small pool, so the long poll, status reports and heartbeats never wait for each other.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "agent/loop/protocol.h"
+#include "common/status.h"
+
+namespace httplib {
+class Client;
+}
+
+namespace abacus::agent {
+
+struct AgentClientOptions {
+  std::string server;  // "http://host:port" (a bare "host:port" gets http://)
+  std::chrono::milliseconds connect_timeout{5000};
+  std::chrono::milliseconds request_timeout{30000};  // every call but the long poll
+};
+
+class AgentClient {
+ public:
+  explicit AgentClient(AgentClientOptions options);
+  ~AgentClient();
+  AgentClient(const AgentClient&) = delete;
+  AgentClient& operator=(const AgentClient&) = delete;
+
+  // The node credential sent by every call but Register.
+  void SetNodeToken(const std::string& token);
+
+  // POST /register with the join token.
+  Result<RegisterAnswer> Register(const std::string& join_token, const RegisterRequest& request);
+  // GET /assignments: long poll of at most `wait` (the read timeout is `wait` + 10 s).
+  Result<Assignment> Assignments(const std::string& node, int64_t after, std::chrono::milliseconds wait);
+  // POST /status; returns the task ids the server did not know.
+  Result<std::vector<std::string>> ReportStatus(const std::string& node, const std::vector<TaskStatus>& tasks);
+  // POST /heartbeat.
+  Status Heartbeat(const HeartbeatRequest& request);
+  // POST /logs; a 409 is an answer (not accepted, resend from server_size), not an error.
+  Result<LogAck> SendLog(const LogChunk& chunk);
+
+  // Aborts the calls in flight (they return Unavailable) and makes later calls fail at once.
+  // For shutdown.
+  void Cancel();
+
+  const std::string& server() const { return options_.server; }
+
+ private:
+  struct Reply;
+  using Query = std::vector<std::pair<std::string, std::string>>;
+  Result<Reply> Call(const std::string& method, const std::string& path, const Query& query, const std::string& body,
+                     const std::string& token, std::chrono::milliseconds read_timeout,
+                     bool conflict_is_answer = false);
+  std::string NodeToken() const;
+  std::unique_ptr<httplib::Client> Borrow();
+  void GiveBack(std::unique_ptr<httplib::Client> client);
+
+  AgentClientOptions options_;
+  std::atomic<bool> cancelled_{false};
+  mutable std::mutex mu_;
+  std::string node_token_;                               // GUARDED_BY(mu_)
+  std::vector<std::unique_ptr<httplib::Client>> idle_;   // GUARDED_BY(mu_)
+  std::set<httplib::Client*> busy_;                      // GUARDED_BY(mu_)
+};
+
+// Returns the Status for an HTTP error answer: the code by HTTP status, the message from the
+// JSON error body (or the raw text).
+Status StatusFromHttp(int http_status, const std::string& body);
+
+}  // namespace abacus::agent

@@ -1,0 +1,330 @@
+// The agent loop's parts on their own: backoff, the task table's reconciliation, protocol
+// codecs, log shipping offsets, pid files.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "agent/loop/backoff.h"
+#include "agent/loop/log_shipper.h"
+#include "agent/loop/pid_file.h"
+#include "agent/loop/protocol.h"
+#include "agent/loop/task_table.h"
+#include "agent/loop/waker.h"
+
+namespace abacus::agent {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+fs::path MakeTempDir(const std::string& tag) {
+  static int n = 0;
+  fs::path p = fs::temp_directory_path() / ("abacus-loop-" + tag + "-" + std::to_string(::getpid()) + "-" +
+                                            std::to_string(++n));
+  fs::create_directories(p);
+  return p;
+}
+
+AssignedTask RunOrder(const std::string& id) {
+  AssignedTask t;
+  t.task_id = id;
+  t.command = {"true"};
+  t.grace = seconds(30);
+  t.stop_signal = SIGUSR1;
+  return t;
+}
+
+AssignedTask StopIt(const std::string& id) {
+  AssignedTask t = RunOrder(id);
+  t.action = TaskAction::kStop;
+  return t;
+}
+
+TaskStatus Phase(const std::string& id, ReportedPhase phase) {
+  TaskStatus s;
+  s.task_id = id;
+  s.phase = phase;
+  if (phase == ReportedPhase::kExited) s.exit_code = 0;
+  return s;
+}
+
+// ---- backoff ----
+
+TEST(BackoffTest, DoublesFromATenthOfASecondToFiveSecondsWithJitter) {
+  Backoff b(milliseconds(100), seconds(5), 42);
+  Duration ceiling = milliseconds(100);
+  for (int i = 0; i < 12; ++i) {
+    Duration d = b.Next();
+    EXPECT_GE(d, ceiling / 2) << "failure " << i;
+    EXPECT_LE(d, ceiling) << "failure " << i;
+    ceiling = std::min<Duration>(ceiling * 2, seconds(5));
+  }
+  EXPECT_EQ(b.failures(), 12);
+  b.Reset();
+  EXPECT_LE(b.Next(), milliseconds(100));
+}
+
+TEST(BackoffTest, JitterSpreadsAgentsApart) {
+  Backoff a(milliseconds(100), seconds(5), 1), b(milliseconds(100), seconds(5), 2);
+  int same = 0;
+  for (int i = 0; i < 10; ++i) same += a.Next() == b.Next() ? 1 : 0;
+  EXPECT_LT(same, 10);
+}
+
+// ---- task table ----
+
+TEST(TaskTableTest, RunIsStartedOnceEvenWhenRepublished) {
+  ManualClock clock;
+  TaskTable table(clock);
+  ReconcilePlan first = table.Reconcile({1, {RunOrder("a"), RunOrder("b")}}, seconds(10));
+  ASSERT_EQ(first.start.size(), 2u);
+  table.Update(Phase("a", ReportedPhase::kRunning));
+  table.Update(Phase("b", ReportedPhase::kExited));
+  // The same ids again (a new version, or a restarted server): nothing to start.
+  ReconcilePlan again = table.Reconcile({2, {RunOrder("a"), RunOrder("b")}}, seconds(10));
+  EXPECT_TRUE(again.start.empty());
+  EXPECT_TRUE(again.stop.empty());
+  EXPECT_TRUE(table.Started("a"));
+}
+
+TEST(TaskTableTest, StopAndVanishedAreOrderedOnceWithTheirSignalAndGrace) {
+  ManualClock clock;
+  TaskTable table(clock);
+  (void)table.Reconcile({1, {RunOrder("a"), RunOrder("b")}}, seconds(10));
+  table.Update(Phase("a", ReportedPhase::kRunning));
+  table.Update(Phase("b", ReportedPhase::kRunning));
+  ReconcilePlan plan = table.Reconcile({2, {StopIt("a")}}, seconds(10));
+  ASSERT_EQ(plan.stop.size(), 2u);
+  EXPECT_EQ(plan.stop[0].task_id, "a");
+  EXPECT_EQ(plan.stop[0].signal, SIGUSR1);
+  EXPECT_EQ(plan.stop[0].grace, seconds(30));
+  EXPECT_EQ(plan.stop[1].task_id, "b");  // vanished: SIGTERM, 10 s
+  EXPECT_EQ(plan.stop[1].signal, SIGTERM);
+  EXPECT_EQ(plan.stop[1].grace, seconds(10));
+  EXPECT_TRUE(table.Reconcile({3, {StopIt("a")}}, seconds(10)).stop.empty());
+}
+
+TEST(TaskTableTest, StopBeforeStartIsAnsweredAsStoppedWithoutRunning) {
+  ManualClock clock;
+  TaskTable table(clock);
+  ReconcilePlan plan = table.Reconcile({1, {StopIt("late")}}, seconds(10));
+  EXPECT_TRUE(plan.start.empty());
+  EXPECT_TRUE(plan.stop.empty());
+  auto unsent = table.TakeUnsent();
+  ASSERT_EQ(unsent.size(), 1u);
+  EXPECT_EQ(unsent[0].phase, ReportedPhase::kExited);
+  EXPECT_TRUE(unsent[0].stopped);
+  EXPECT_TRUE(table.Reconcile({2, {RunOrder("late")}}, seconds(10)).start.empty());
+}
+
+TEST(TaskTableTest, PhasesOnlyMoveForwardAndStatusesStayUntilDone) {
+  ManualClock clock;
+  TaskTable table(clock);
+  (void)table.Reconcile({1, {RunOrder("a")}}, seconds(10));
+  table.Update(Phase("a", ReportedPhase::kExited));
+  table.Update(Phase("a", ReportedPhase::kRunning));  // a late start report
+  ASSERT_EQ(table.All().size(), 1u);
+  EXPECT_EQ(table.All()[0].phase, ReportedPhase::kExited);
+
+  auto batch = table.TakeUnsent();
+  ASSERT_EQ(batch.size(), 1u);
+  EXPECT_FALSE(table.HasUnsent());
+  table.MarkUnsent(batch);  // the POST failed
+  EXPECT_TRUE(table.HasUnsent());
+  (void)table.TakeUnsent();
+
+  EXPECT_TRUE(table.TakeDone().empty());  // still in the assignment
+  (void)table.Reconcile({2, {}}, seconds(10));
+  EXPECT_EQ(table.TakeDone(), std::vector<std::string>{"a"});
+  EXPECT_TRUE(table.All().empty());
+  EXPECT_TRUE(table.Reconcile({3, {RunOrder("a")}}, seconds(10)).start.empty());  // still remembered
+  clock.Advance(std::chrono::hours(2));
+  (void)table.TakeDone();
+  EXPECT_FALSE(table.Started("a"));
+}
+
+TEST(TaskTableTest, OrphansAreStartedAlreadyAndDropOnceReported) {
+  ManualClock clock;
+  TaskTable table(clock);
+  TaskStatus lost = Phase("old", ReportedPhase::kLost);
+  table.Update(lost);
+  EXPECT_TRUE(table.Started("old"));
+  table.MarkSent({lost});  // registration carried it
+  EXPECT_FALSE(table.HasUnsent());
+  EXPECT_EQ(table.TakeDone(), std::vector<std::string>{"old"});
+}
+
+// ---- protocol ----
+
+TEST(ProtocolTest, ParsesAnAssignment) {
+  auto j = nlohmann::json::parse(R"({"version": 17, "tasks": [
+    {"taskId": "wl-abc.0.0.1", "workloadId": "wl-abc", "action": "run", "command": ["python", "train.py"],
+     "env": {"K": "V"}, "cpuMilli": 16000, "memoryBytes": 1024,
+     "devices": [{"index": 2, "milli": 250, "memoryBytes": 10, "uuid": "GPU-2", "vendor": "nvidia"}],
+     "graceSeconds": 120, "stopSignal": "SIGUSR1"},
+    {"taskId": "wl-x.0.0.1", "action": "stop"}]})");
+  auto a = ParseAssignment(j);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->version, 17);
+  ASSERT_EQ(a->tasks.size(), 2u);
+  const AssignedTask& t = a->tasks[0];
+  EXPECT_EQ(t.command, (std::vector<std::string>{"python", "train.py"}));
+  EXPECT_EQ(t.env.at("K"), "V");
+  EXPECT_EQ(t.devices.at(0).uuid, "GPU-2");
+  EXPECT_EQ(t.devices.at(0).milli, 250);
+  EXPECT_EQ(t.grace, seconds(120));
+  EXPECT_EQ(t.stop_signal, SIGUSR1);
+  EXPECT_EQ(a->tasks[1].action, TaskAction::kStop);
+  EXPECT_EQ(a->tasks[1].stop_signal, SIGTERM);
+
+  EXPECT_FALSE(ParseAssignment(nlohmann::json::parse(R"({"tasks": []})")).ok());
+  EXPECT_FALSE(ParseAssignment(nlohmann::json::parse(R"({"version": 1, "tasks": [{"taskId": "a", "action": "x"}]})")).ok());
+}
+
+TEST(ProtocolTest, SignalsByNameOrNumber) {
+  EXPECT_EQ(*ParseSignal("SIGTERM"), SIGTERM);
+  EXPECT_EQ(*ParseSignal("USR1"), SIGUSR1);
+  EXPECT_EQ(*ParseSignal("9"), SIGKILL);
+  EXPECT_FALSE(ParseSignal("SIGNOPE").ok());
+  EXPECT_FALSE(ParseSignal("").ok());
+}
+
+TEST(ProtocolTest, StatusAndLogChunkJson) {
+  TaskStatus s = Phase("t", ReportedPhase::kExited);
+  s.exit_code = 3;
+  s.message = "exited 3";
+  s.finished_at = FromMicros(1'767'225'600'000'000);
+  nlohmann::json j = ToJson(s);
+  EXPECT_EQ(j["phase"], "Exited");
+  EXPECT_EQ(j["exitCode"], 3);
+  EXPECT_EQ(j["finishedAt"], "2026-01-01T00:00:00.000Z");
+  EXPECT_EQ(*ParseTaskStatus(j), (TaskStatus{s.task_id, s.phase, 0, {}, {}, 3, 0, false, false, "exited 3", {}}));
+  EXPECT_FALSE(ToJson(Phase("r", ReportedPhase::kRunning)).contains("exitCode"));
+
+  LogChunk c{"n", "t", LogStream::kStderr, 5, std::string("hi\n\0x", 5)};
+  nlohmann::json lj = ToJson(c);
+  EXPECT_EQ(lj["stream"], "stderr");
+  EXPECT_EQ(lj["offset"], 5);
+  EXPECT_EQ(lj["dataBase64"], "aGkKAHg=");
+}
+
+// ---- log shipping ----
+
+TEST(LogShipperTest, ShipsNewBytesAtOffsetsAndResendsFromTheServerSizeOn409) {
+  fs::path dir = MakeTempDir("logs");
+  std::ofstream(dir / "out") << "abc";
+  std::vector<LogChunk> sent;
+  std::optional<LogAck> next_answer;
+  LogShipper shipper("n", [&](const LogChunk& c) -> Result<LogAck> {
+    sent.push_back(c);
+    if (next_answer) {
+      LogAck a = *next_answer;
+      next_answer.reset();
+      return a;
+    }
+    return LogAck{};
+  }, /*max_chunk=*/4);
+  shipper.Track("t", (dir / "out").string(), (dir / "err").string());
+  ASSERT_TRUE(shipper.Ship("t").ok());
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].offset, 0);
+  EXPECT_EQ(sent[0].data, "abc");
+  ASSERT_TRUE(shipper.Ship("t").ok());  // nothing new: no call
+  EXPECT_EQ(sent.size(), 1u);
+
+  std::ofstream(dir / "out", std::ios::app) << "defgh";
+  next_answer = LogAck{false, 1};  // the server lost bytes: it has only 1
+  ASSERT_TRUE(shipper.Ship("t").ok());
+  ASSERT_EQ(sent.size(), 4u);
+  EXPECT_EQ(sent[1].offset, 3);
+  EXPECT_EQ(sent[2].offset, 1);
+  EXPECT_EQ(sent[2].data, "bcde");  // at most max_chunk per call
+  EXPECT_EQ(sent[3].offset, 5);
+  EXPECT_EQ(sent[3].data, "fgh");
+  EXPECT_EQ(shipper.shipped("t", LogStream::kStdout), 8);
+  fs::remove_all(dir);
+}
+
+TEST(LogShipperTest, ATransportErrorKeepsTheOffset) {
+  fs::path dir = MakeTempDir("logs");
+  std::ofstream(dir / "err") << "boom\n";
+  bool down = true;
+  int calls = 0;
+  LogShipper shipper("n", [&](const LogChunk& c) -> Result<LogAck> {
+    ++calls;
+    EXPECT_EQ(c.offset, 0);
+    if (down) return Unavailable("cannot reach");
+    return LogAck{};
+  });
+  shipper.Track("t", (dir / "out").string(), (dir / "err").string());
+  EXPECT_EQ(shipper.ShipAll(), 1);
+  EXPECT_EQ(shipper.shipped("t", LogStream::kStderr), 0);
+  down = false;
+  EXPECT_EQ(shipper.ShipAll(), 0);
+  EXPECT_EQ(shipper.shipped("t", LogStream::kStderr), 5);
+  EXPECT_EQ(calls, 2);
+  fs::remove_all(dir);
+}
+
+// ---- pid files ----
+
+// A process group leader that sleeps, as a task of a previous agent life.
+int SpawnSleeperGroup(const fs::path& dir) {
+  auto pid = RealProcessOs::Get().Spawn({"/bin/sleep", {"sleep", "1000"}, {}, dir.string(), "/dev/null", "/dev/null", {}});
+  return pid.ok() ? *pid : -1;
+}
+
+TEST(PidFileTest, OrphansAreKilledAndReportedLost) {
+  fs::path tasks = MakeTempDir("orphans");
+  int pid = SpawnSleeperGroup(tasks);
+  ASSERT_GT(pid, 0);
+  fs::create_directories(tasks / "old.0.0.1");
+  ASSERT_TRUE(WritePidFile((tasks / "old.0.0.1").string(), pid).ok());
+  auto lost = KillOrphans(tasks.string(), RealProcessOs::Get());
+  ASSERT_EQ(lost.size(), 1u);
+  EXPECT_EQ(lost[0].task_id, "old.0.0.1");
+  EXPECT_EQ(lost[0].phase, ReportedPhase::kLost);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGKILL);
+  EXPECT_FALSE(fs::exists(tasks / "old.0.0.1/pid"));
+  EXPECT_TRUE(KillOrphans(tasks.string(), RealProcessOs::Get()).empty());
+  fs::remove_all(tasks);
+}
+
+TEST(PidFileTest, APidNowHeldByAnotherProcessIsLeftAlone) {
+  fs::path tasks = MakeTempDir("orphans");
+  fs::create_directories(tasks / "reused");
+  // Our own pid with a start time that is not ours: the kernel gave the pid to someone else.
+  std::ofstream(tasks / "reused/pid") << ::getpid() << " " << ProcessStartTime(::getpid()) + 1 << "\n";
+  auto lost = KillOrphans(tasks.string(), RealProcessOs::Get());
+  ASSERT_EQ(lost.size(), 1u);  // we are still alive to read this
+  EXPECT_NE(lost[0].message.find("left alone"), std::string::npos);
+  fs::remove_all(tasks);
+}
+
+// ---- waker ----
+
+TEST(WakerTest, WakesOnRequestAndOnSigchld) {
+  Waker w;
+  EXPECT_FALSE(w.Wait(milliseconds(0)));
+  w.Wake();
+  EXPECT_TRUE(w.Wait(milliseconds(0)));
+  EXPECT_FALSE(w.Wait(milliseconds(0)));  // drained
+  ASSERT_TRUE(w.SubscribeSigchld());
+  pid_t pid = ::fork();
+  if (pid == 0) ::_exit(0);
+  EXPECT_TRUE(w.Wait(milliseconds(10000)));
+  ::waitpid(pid, nullptr, 0);
+  w.UnsubscribeSigchld();
+}
+
+}  // namespace
+}  // namespace abacus::agent

@@ -1,0 +1,261 @@
+#include "agent/loop/protocol.h"
+
+#include <openssl/evp.h>
+#include <signal.h>
+#include <string.h>
+
+#include <cctype>
+#include <charconv>
+
+namespace abacus::agent {
+
+using nlohmann::json;
+
+std::string_view ReportedPhaseName(ReportedPhase phase) {
+  switch (phase) {
+    case ReportedPhase::kRunning: return "Running";
+    case ReportedPhase::kStopping: return "Stopping";
+    case ReportedPhase::kExited: return "Exited";
+    case ReportedPhase::kLost: return "Lost";
+  }
+  return "Lost";
+}
+
+TaskStatus StatusOf(const TaskRecord& record) {
+  TaskStatus s;
+  s.task_id = record.task_id;
+  s.pid = record.pid;
+  s.started_at = record.started_at;
+  s.warnings = record.warnings;
+  switch (record.phase) {
+    case TaskPhase::kRunning: s.phase = ReportedPhase::kRunning; break;
+    case TaskPhase::kStopping: s.phase = ReportedPhase::kStopping; break;
+    case TaskPhase::kExited: s.phase = ReportedPhase::kExited; break;
+  }
+  if (record.exit) {
+    const TaskExit& e = *record.exit;
+    s.finished_at = record.finished_at;
+    if (e.signal == 0) s.exit_code = e.exit_code;
+    s.signal = e.signal;
+    s.oom_killed = e.oom_killed;
+    s.stopped = e.stopped;
+    s.message = e.Describe();
+  }
+  return s;
+}
+
+Result<int> ParseSignal(std::string_view name) {
+  if (name.empty()) return InvalidArgument("empty signal name");
+  if (std::isdigit(static_cast<unsigned char>(name.front()))) {
+    int n = 0;
+    auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), n);
+    if (ec == std::errc() && end == name.data() + name.size() && n > 0 && n < NSIG) return n;
+    return InvalidArgument("unknown signal '" + std::string(name) + "'");
+  }
+  std::string_view bare = name.substr(0, 3) == "SIG" ? name.substr(3) : name;
+  for (int sig = 1; sig < NSIG; ++sig) {
+    const char* abbrev = ::sigabbrev_np(sig);
+    if (abbrev != nullptr && bare == abbrev) return sig;
+  }
+  return InvalidArgument("unknown signal '" + std::string(name) + "'");
+}
+
+json DeviceToJson(const Device& d) {
+  json j = {{"index", d.index},
+            {"uuid", d.uuid},
+            {"flavor", d.flavor.name()},
+            {"memoryBytes", d.memory_bytes},
+            {"health", DeviceHealthName(d.health)},
+            {"simulated", d.simulated}};
+  if (!d.driver_version.empty()) j["driverVersion"] = d.driver_version;
+  if (!d.runtime_versions.empty()) j["runtimeVersions"] = d.runtime_versions;
+  if (d.topology.numa_node >= 0) j["numa"] = d.topology.numa_node;
+  if (!d.topology.interconnect_domain.empty()) j["interconnectDomain"] = d.topology.interconnect_domain;
+  if (!d.topology.pcie_switch.empty()) j["pcieSwitch"] = d.topology.pcie_switch;
+  return j;
+}
+
+namespace {
+
+json DevicesJson(const std::vector<Device>& devices) {
+  json out = json::array();
+  for (const auto& d : devices) out.push_back(DeviceToJson(d));
+  return out;
+}
+
+json StatusesJson(const std::vector<TaskStatus>& tasks) {
+  json out = json::array();
+  for (const auto& t : tasks) out.push_back(ToJson(t));
+  return out;
+}
+
+}  // namespace
+
+json ToJson(const TaskStatus& s) {
+  json j = {{"taskId", s.task_id}, {"phase", ReportedPhaseName(s.phase)}};
+  if (s.pid > 0) j["pid"] = s.pid;
+  if (s.started_at) j["startedAt"] = FormatTime(*s.started_at);
+  if (s.finished_at) j["finishedAt"] = FormatTime(*s.finished_at);
+  if (s.final()) {
+    if (s.exit_code) j["exitCode"] = *s.exit_code;
+    j["signal"] = s.signal;
+    j["oomKilled"] = s.oom_killed;
+    j["stopped"] = s.stopped;
+  }
+  if (!s.message.empty()) j["message"] = s.message;
+  if (!s.warnings.empty()) j["warnings"] = s.warnings;
+  return j;
+}
+
+json ToJson(const RegisterRequest& r) {
+  json taints = json::array();
+  for (const auto& t : r.taints) {
+    taints.push_back({{"key", t.key}, {"value", t.value}, {"effect", TaintEffectName(t.effect)}});
+  }
+  json j = {{"name", r.name},
+            {"cluster", r.cluster},
+            {"labels", r.labels},
+            {"taints", std::move(taints)},
+            {"cpuMilli", r.cpu_milli},
+            {"memoryBytes", r.memory_bytes},
+            {"simulated", r.simulated},
+            {"devices", DevicesJson(r.devices)},
+            {"agentVersion", r.agent_version},
+            {"tasks", StatusesJson(r.tasks)}};
+  if (!r.pool.empty()) j["pool"] = r.pool;  // absent: the server's default pool
+  return j;
+}
+
+json ToJson(const HeartbeatRequest& r) {
+  json devices = json::array();
+  for (const auto& d : r.devices) {
+    json dj = {{"index", d.index}, {"uuid", d.uuid}, {"health", DeviceHealthName(d.health)}};
+    if (d.utilization) dj["utilization"] = *d.utilization;
+    if (d.memory_used_bytes) dj["memoryUsedBytes"] = *d.memory_used_bytes;
+    devices.push_back(std::move(dj));
+  }
+  json usage = json::array();
+  for (const auto& u : r.usage) {
+    usage.push_back({{"taskId", u.task_id}, {"cpuSeconds", u.cpu_seconds}, {"memoryBytes", u.memory_bytes}});
+  }
+  json j = {{"node", r.node}, {"devices", std::move(devices)}, {"tasks", StatusesJson(r.tasks)},
+            {"usage", std::move(usage)}};
+  if (r.inventory) j["inventory"] = DevicesJson(*r.inventory);
+  return j;
+}
+
+json ToJson(const LogChunk& c) {
+  // EVP_EncodeBlock writes 4 characters per 3 bytes and a NUL.
+  std::string b64((c.data.size() + 2) / 3 * 4 + 1, '\0');
+  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(b64.data()),
+                          reinterpret_cast<const unsigned char*>(c.data.data()), static_cast<int>(c.data.size()));
+  b64.resize(static_cast<size_t>(n));
+  return {{"node", c.node},
+          {"taskId", c.task_id},
+          {"stream", c.stream == LogStream::kStdout ? "stdout" : "stderr"},
+          {"offset", c.offset},
+          {"dataBase64", std::move(b64)}};
+}
+
+json StatusReportJson(const std::string& node, const std::vector<TaskStatus>& tasks) {
+  return {{"node", node}, {"tasks", StatusesJson(tasks)}};
+}
+
+Result<RegisterAnswer> ParseRegisterAnswer(const json& j) {
+  if (!j.is_object()) return InvalidArgument("register answer: expected a JSON object");
+  try {
+    RegisterAnswer a;
+    a.node = j.value("node", "");
+    a.node_token = j.value("nodeToken", "");
+    a.heartbeat_seconds = j.value("heartbeatSeconds", 5);
+    a.node_timeout_seconds = j.value("nodeTimeoutSeconds", 30);
+    if (a.node_token.empty()) return InvalidArgument("register answer: no nodeToken");
+    if (a.heartbeat_seconds <= 0) return InvalidArgument("register answer: heartbeatSeconds must be positive");
+    return a;
+  } catch (const json::exception& e) {
+    return InvalidArgument(std::string("register answer: ") + e.what());
+  }
+}
+
+namespace {
+
+Result<AssignedTask> ParseAssignedTask(const json& t) {
+  AssignedTask a;
+  a.task_id = t.at("taskId").get<std::string>();
+  a.workload_id = t.value("workloadId", "");
+  a.workload = t.value("workload", "");
+  a.kind = t.value("kind", "");
+  a.project = t.value("project", "");
+  a.group = t.value("group", 0);
+  a.replica = t.value("replica", 0);
+  a.attempt = t.value("attempt", 0);
+  std::string action = t.value("action", "run");
+  if (action == "run") {
+    a.action = TaskAction::kRun;
+  } else if (action == "stop") {
+    a.action = TaskAction::kStop;
+  } else {
+    return InvalidArgument("task " + a.task_id + ": unknown action '" + action + "'");
+  }
+  a.command = t.value("command", std::vector<std::string>{});
+  if (t.contains("env") && t.at("env").is_object()) a.env = t.at("env").get<std::map<std::string, std::string>>();
+  a.image = t.value("image", "");
+  a.cpu_milli = t.value("cpuMilli", int64_t{0});
+  a.memory_bytes = t.value("memoryBytes", int64_t{0});
+  for (const auto& d : t.value("devices", json::array())) {
+    AssignedDevice dev;
+    dev.index = d.value("index", 0);
+    dev.milli = d.value("milli", Device::kWholeMilli);
+    dev.memory_bytes = d.value("memoryBytes", int64_t{0});
+    dev.uuid = d.value("uuid", "");
+    dev.vendor = d.value("vendor", "");
+    a.devices.push_back(std::move(dev));
+  }
+  a.grace = std::chrono::seconds(t.value("graceSeconds", 30));
+  auto sig = ParseSignal(t.value("stopSignal", "SIGTERM"));
+  if (!sig.ok()) return sig.status().WithContext("task " + a.task_id);
+  a.stop_signal = *sig;
+  return a;
+}
+
+}  // namespace
+
+Result<Assignment> ParseAssignment(const json& j) {
+  if (!j.is_object()) return InvalidArgument("assignment: expected a JSON object");
+  try {
+    Assignment a;
+    a.version = j.at("version").get<int64_t>();
+    for (const auto& t : j.value("tasks", json::array())) {
+      ABACUS_ASSIGN_OR_RETURN(AssignedTask task, ParseAssignedTask(t));
+      a.tasks.push_back(std::move(task));
+    }
+    return a;
+  } catch (const json::exception& e) {
+    return InvalidArgument(std::string("assignment: ") + e.what());
+  }
+}
+
+Result<TaskStatus> ParseTaskStatus(const json& j) {
+  try {
+    TaskStatus s;
+    s.task_id = j.at("taskId").get<std::string>();
+    std::string phase = j.value("phase", "");
+    if (phase == "Running") s.phase = ReportedPhase::kRunning;
+    else if (phase == "Stopping") s.phase = ReportedPhase::kStopping;
+    else if (phase == "Exited") s.phase = ReportedPhase::kExited;
+    else if (phase == "Lost") s.phase = ReportedPhase::kLost;
+    else return InvalidArgument("task status: unknown phase '" + phase + "'");
+    s.pid = j.value("pid", 0);
+    if (j.contains("exitCode")) s.exit_code = j.at("exitCode").get<int>();
+    s.signal = j.value("signal", 0);
+    s.oom_killed = j.value("oomKilled", false);
+    s.stopped = j.value("stopped", false);
+    s.message = j.value("message", "");
+    s.warnings = j.value("warnings", std::vector<std::string>{});
+    return s;
+  } catch (const json::exception& e) {
+    return InvalidArgument(std::string("task status: ") + e.what());
+  }
+}
+
+}  // namespace abacus::agent

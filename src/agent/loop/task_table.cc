@@ -1,0 +1,178 @@
+#include "agent/loop/task_table.h"
+
+#include <signal.h>
+
+#include <set>
+
+namespace abacus::agent {
+
+namespace {
+
+// Phases only move forward: a late "Running" never overwrites an "Exited" seen first.
+int Rank(ReportedPhase p) {
+  switch (p) {
+    case ReportedPhase::kRunning: return 0;
+    case ReportedPhase::kStopping: return 1;
+    case ReportedPhase::kExited:
+    case ReportedPhase::kLost: return 2;
+  }
+  return 2;
+}
+
+constexpr Time kLive = Time::max();
+
+}  // namespace
+
+std::optional<StopOrder> TaskTable::OrderStopLocked(const std::string& id, Entry& e, int signal, Duration grace) {
+  if (e.stop_ordered || (e.status && e.status->final())) return std::nullopt;
+  e.stop_ordered = true;
+  return StopOrder{id, signal, grace};
+}
+
+ReconcilePlan TaskTable::Reconcile(const Assignment& assignment, Duration vanished_grace) {
+  std::lock_guard lock(mu_);
+  ReconcilePlan plan;
+  std::set<std::string> listed;
+  for (const AssignedTask& t : assignment.tasks) {
+    listed.insert(t.task_id);
+    auto it = entries_.find(t.task_id);
+    bool started = started_.count(t.task_id) > 0;
+    if (it != entries_.end()) it->second.assigned = true;
+    if (t.action == TaskAction::kRun) {
+      if (started) continue;
+      started_[t.task_id] = kLive;
+      Entry& e = entries_[t.task_id];
+      e.assigned = true;
+      e.stop_signal = t.stop_signal;
+      e.grace = t.grace;
+      plan.start.push_back(t);
+      continue;
+    }
+    // action: stop
+    if (!started) {
+      started_[t.task_id] = kLive;
+      Entry& e = entries_[t.task_id];
+      e.assigned = true;
+      e.stop_ordered = true;
+      TaskStatus s;
+      s.task_id = t.task_id;
+      s.phase = ReportedPhase::kExited;
+      s.finished_at = clock_.Now();
+      s.exit_code = 0;
+      s.stopped = true;
+      s.message = "stopped before it started";
+      e.status = s;
+      e.sent = false;
+      continue;
+    }
+    if (it == entries_.end()) continue;  // ran here, ended and forgotten
+    if (auto order = OrderStopLocked(t.task_id, it->second, t.stop_signal, t.grace)) plan.stop.push_back(*order);
+  }
+  for (auto& [id, e] : entries_) {
+    if (listed.count(id) > 0) continue;
+    e.assigned = false;
+    if (!e.status) continue;
+    if (auto order = OrderStopLocked(id, e, SIGTERM, vanished_grace)) plan.stop.push_back(*order);
+  }
+  return plan;
+}
+
+void TaskTable::Update(const TaskStatus& status) {
+  std::lock_guard lock(mu_);
+  started_.try_emplace(status.task_id, kLive);
+  Entry& e = entries_[status.task_id];
+  if (e.status) {
+    if (*e.status == status) return;
+    if (e.status->final() || Rank(status.phase) < Rank(e.status->phase)) return;
+  }
+  e.status = status;
+  e.sent = false;
+}
+
+std::vector<TaskStatus> TaskTable::TakeUnsent() {
+  std::lock_guard lock(mu_);
+  std::vector<TaskStatus> out;
+  for (auto& [id, e] : entries_) {
+    if (!e.status || e.sent) continue;
+    out.push_back(*e.status);
+    e.sent = true;
+  }
+  return out;
+}
+
+void TaskTable::MarkUnsent(const std::vector<TaskStatus>& statuses) { SetSent(statuses, false); }
+
+void TaskTable::MarkSent(const std::vector<TaskStatus>& statuses) { SetSent(statuses, true); }
+
+void TaskTable::SetSent(const std::vector<TaskStatus>& statuses, bool sent) {
+  std::lock_guard lock(mu_);
+  for (const auto& s : statuses) {
+    auto it = entries_.find(s.task_id);
+    if (it != entries_.end() && it->second.status && *it->second.status == s) it->second.sent = sent;
+  }
+}
+
+bool TaskTable::HasUnsent() const {
+  std::lock_guard lock(mu_);
+  for (const auto& [id, e] : entries_) {
+    if (e.status && !e.sent) return true;
+  }
+  return false;
+}
+
+std::vector<TaskStatus> TaskTable::All() const {
+  std::lock_guard lock(mu_);
+  std::vector<TaskStatus> out;
+  for (const auto& [id, e] : entries_) {
+    if (e.status) out.push_back(*e.status);
+  }
+  return out;
+}
+
+std::vector<StopOrder> TaskTable::StopAll() {
+  std::lock_guard lock(mu_);
+  std::vector<StopOrder> out;
+  for (auto& [id, e] : entries_) {
+    if (!e.status) continue;
+    if (auto order = OrderStopLocked(id, e, e.stop_signal, e.grace)) out.push_back(*order);
+  }
+  return out;
+}
+
+std::vector<std::string> TaskTable::TakeDone() {
+  std::lock_guard lock(mu_);
+  Time now = clock_.Now();
+  std::vector<std::string> done;
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    const Entry& e = it->second;
+    if (e.status && e.status->final() && e.sent && !e.assigned) {
+      done.push_back(it->first);
+      started_[it->first] = now;
+      forgotten_.emplace_back(now, it->first);
+      it = entries_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  while (!forgotten_.empty() && now - forgotten_.front().first > remember_started_) {
+    auto it = started_.find(forgotten_.front().second);
+    if (it != started_.end() && it->second == forgotten_.front().first) started_.erase(it);
+    forgotten_.pop_front();
+  }
+  return done;
+}
+
+bool TaskTable::Started(const std::string& task_id) const {
+  std::lock_guard lock(mu_);
+  return started_.count(task_id) > 0;
+}
+
+bool TaskTable::Idle() const {
+  std::lock_guard lock(mu_);
+  for (const auto& [id, e] : entries_) {
+    if (!e.status || !e.status->final()) return false;
+  }
+  return true;
+}
+
+}  // namespace abacus::agent

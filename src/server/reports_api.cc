@@ -1,0 +1,274 @@
+// ControlPlane: metering reports (/api/v1/reports/*, `abacus report`) and price lists. The
+// reports themselves are pure functions in src/meter/; this file gathers their inputs from the
+// store (usage intervals, journals) and the ledger (workloads, queues, nodes, utilization).
+#include <algorithm>
+
+#include "common/log.h"
+#include "meter/evidence.h"
+#include "meter/price_list_codec.h"
+#include "meter/reports.h"
+#include "server/control_plane.h"
+
+namespace abacus::server {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kPriceListKind[] = "pricelist";
+
+meter::WorkloadSummary Summary(const WorkloadRecord& r) {
+  meter::WorkloadSummary s;
+  s.id = r.id;
+  s.name = r.spec.name;
+  s.tenant = r.spec.tenant();
+  s.project = r.spec.project;
+  s.queue = r.spec.queue;
+  s.kind = std::string(WorkloadKindName(r.spec.kind()));
+  s.flavor = "cpu";
+  for (const auto& f : r.group_flavors) {
+    if (f != "cpu") s.flavor = f;
+  }
+  if (s.flavor == "cpu") {
+    for (const auto& g : r.spec.spec.task_groups) {
+      if (g.resources.accelerators) s.flavor = g.resources.accelerators->flavor.text();
+    }
+  }
+  s.priority_class = r.spec.priority_class;
+  if (auto m = r.spec.labels.find("model"); m != r.spec.labels.end()) s.model = m->second;
+  s.submitted = r.submitted;
+  if (ToMicros(r.first_admitted_at) != 0) s.admitted = r.first_admitted_at;
+  else if (ToMicros(r.admitted_at) != 0) s.admitted = r.admitted_at;
+  if (ToMicros(r.finished_at) != 0) s.finished = r.finished_at;
+  s.state = std::string(WorkloadStateName(r.state));
+  s.failure_reason = r.failure_reason;
+  return s;
+}
+
+}  // namespace
+
+json ControlPlane::ListPriceLists() const {
+  std::shared_lock lock(state_mu_);
+  json items = json::array();
+  for (const auto& [name, p] : price_lists_) items.push_back(json(meter::EncodePriceList(p)));
+  return {{"items", items}};
+}
+
+Status ControlPlane::LoadPriceLists() {
+  meter::RegisterPriceListKind();
+  ABACUS_ASSIGN_OR_RETURN(auto records, store_->List(kPriceListKind));
+  for (const auto& rec : records) {
+    Diagnostics diags;
+    SpecContext ctx("store", &diags);
+    auto p = meter::DecodePriceListJson(json::parse(rec.json, nullptr, false), ctx);
+    if (!p) {
+      ABACUS_LOG_ERROR("stored price list {}: {}", rec.key, diags.ToString());
+      continue;
+    }
+    price_lists_[p->name] = *p;
+  }
+  return Status::OK();
+}
+
+Status ControlPlane::StagePriceLists(const std::vector<ExtensionDocument>& docs, WriteBatch& batch, json& out,
+                                     std::vector<meter::PriceList>& applied) {
+  Diagnostics diags;
+  for (const auto& d : docs) {
+    if (d.kind != "PriceList") {
+      diags.Add(d.source.file, d.source.line, "kind", "kind " + d.kind + " cannot be applied here");
+      continue;
+    }
+    SpecContext ctx(d.source.file, &diags);
+    auto p = meter::DecodePriceListJson(d.object, ctx);
+    if (!p) continue;
+    std::string doc = json(meter::EncodePriceList(*p)).dump();
+    std::string action = "created";
+    if (auto it = price_lists_.find(p->name); it != price_lists_.end()) {
+      action = json(meter::EncodePriceList(it->second)).dump() == doc ? "unchanged" : "configured";
+    }
+    if (action != "unchanged") {
+      batch.Put(kPriceListKind, p->name, doc);
+      batch.AppendJournal("audit", json({{"action", "apply"}, {"kind", "PriceList"}, {"name", p->name}}).dump(),
+                          clock_.Now());
+    }
+    out.push_back({{"kind", "PriceList"}, {"name", p->name}, {"action", action}});
+    applied.push_back(std::move(*p));
+  }
+  return diags.empty() ? Status::OK() : diags.ToStatus();
+}
+
+const meter::PriceList* ControlPlane::PickPriceList(const std::string& name, Status& problem) const {
+  if (!name.empty()) {
+    auto it = price_lists_.find(name);
+    if (it == price_lists_.end()) problem = NotFound("price list '" + name + "' not found");
+    return it == price_lists_.end() ? nullptr : &it->second;
+  }
+  if (auto it = price_lists_.find("default"); it != price_lists_.end()) return &it->second;
+  if (price_lists_.size() == 1) return &price_lists_.begin()->second;
+  return nullptr;
+}
+
+Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind, const ReportQuery& q) const {
+  Time now = clock_.Now();
+  meter::ReportWindow window;
+  window.now = now;
+  window.to = now;
+  window.from = now - std::chrono::hours(24 * 30);
+  if (!q.from.empty()) {
+    ABACUS_ASSIGN_OR_RETURN(window.from, ParseTime(q.from));
+  }
+  if (!q.to.empty()) {
+    ABACUS_ASSIGN_OR_RETURN(window.to, ParseTime(q.to));
+  }
+  if (window.from >= window.to) return InvalidArgument("from must be before to");
+  ABACUS_ASSIGN_OR_RETURN(meter::Grouping by, meter::ParseGrouping(q.by));
+
+  // Inputs.
+  ABACUS_ASSIGN_OR_RETURN(auto intervals, meter::ReadUsage(*store_, window.from, window.to));
+  std::vector<meter::WorkloadSummary> workloads;
+  std::vector<meter::QueueQuota> quotas;
+  std::vector<meter::InventoryRow> inventory;
+  std::vector<meter::UtilizationSample> samples;
+  Status price_problem;
+  const meter::PriceList* prices = nullptr;
+  {
+    std::shared_lock lock(state_mu_);
+    prices = PickPriceList(q.prices, price_problem);
+    for (const auto& [id, r] : ledger_.workloads()) workloads.push_back(Summary(r));
+    for (const Queue* queue : ledger_.config().queues()) {
+      for (const auto& quota : queue->quotas) {
+        if (quota.resource.kind != QuotaResource::Kind::kDevices) continue;
+        meter::QueueQuota qq;
+        qq.queue = queue->name;
+        qq.tenant = queue->tenant;
+        qq.cohort = queue->cohort;
+        qq.flavor = quota.resource.flavor.name();
+        qq.nominal_milli = quota.nominal.milli();
+        if (quota.lending_limit) qq.lending_limit_milli = quota.lending_limit->milli();
+        quotas.push_back(std::move(qq));
+      }
+    }
+    std::map<std::tuple<std::string, std::string, std::string>, meter::InventoryRow> inv;
+    for (const auto& [name, n] : ledger_.nodes()) {
+      std::set<std::string> flavors;
+      for (const Device& d : n.node.devices) {
+        auto& row = inv[{n.node.cluster, n.node.pool, d.flavor.name()}];
+        row.cluster = n.node.cluster;
+        row.pool = n.node.pool;
+        row.flavor = d.flavor.name();
+        row.devices++;
+        if (d.health == DeviceHealth::kHealthy) row.healthy_devices++;
+        if (flavors.insert(d.flavor.name()).second) row.nodes++;
+      }
+      if (n.node.devices.empty()) {
+        auto& row = inv[{n.node.cluster, n.node.pool, "cpu"}];
+        row.cluster = n.node.cluster;
+        row.pool = n.node.pool;
+        row.flavor = "cpu";
+        row.nodes++;
+      }
+    }
+    for (auto& [key, row] : inv) inventory.push_back(row);
+  }
+  if (!price_problem.ok()) return price_problem;
+  {
+    std::lock_guard lock(seen_mu_);
+    for (const auto& [node, devices] : samples_) {
+      for (const auto& [index, list] : devices) {
+        for (const auto& [t, ratio] : list) {
+          if (t >= window.from - std::chrono::minutes(10) && t < window.to) samples.push_back({node, index, t, ratio});
+        }
+      }
+    }
+  }
+  std::vector<meter::ShortageInterval> shortages;  // inference controllers record them (issue 7)
+
+  ReportOutput out;
+  if (kind == "evidence") {
+    std::vector<meter::PreemptionEvent> preemptions;
+    ABACUS_ASSIGN_OR_RETURN(auto journal, store_->Journal("preemptions", 0, 1000000));
+    for (const auto& rec : journal) {
+      json j = json::parse(rec.json, nullptr, false);
+      if (!j.is_object() || FromMicros(rec.time_us) < window.from || FromMicros(rec.time_us) >= window.to) continue;
+      meter::PreemptionEvent e;
+      e.time = FromMicros(rec.time_us);
+      e.reason = j.value("reason", "");
+      e.workload_id = j.value("workload", "");
+      e.tenant = j.value("tenant", "");
+      e.queue = j.value("queue", "");
+      e.flavor = j.value("flavor", "");
+      e.device_milli = j.value("deviceMilli", int64_t{0});
+      e.by_workload = j.value("by", "");
+      e.by_queue = j.value("byQueue", "");
+      preemptions.push_back(std::move(e));
+    }
+    std::vector<meter::AuditEntrySummary> audit;
+    ABACUS_ASSIGN_OR_RETURN(auto entries, store_->Journal("audit", 0, 1000000));
+    for (const auto& rec : entries) {
+      json j = json::parse(rec.json, nullptr, false);
+      if (!j.is_object() || FromMicros(rec.time_us) < window.from || FromMicros(rec.time_us) >= window.to) continue;
+      audit.push_back({FromMicros(rec.time_us), j.value("actor", "user admin"), j.value("action", ""),
+                       j.value("kind", ""), j.value("name", "")});
+    }
+    meter::EvidenceInput in;
+    in.window = window;
+    in.generated_at = now;
+    in.inventory = inventory;
+    in.quotas = quotas;
+    in.intervals = intervals;
+    in.workloads = workloads;
+    in.preemptions = preemptions;
+    in.utilization = samples;
+    in.shortages = shortages;
+    in.audit = audit;
+    in.prices = prices;
+    std::string format = q.format.empty() ? "md" : q.format;
+    ABACUS_ASSIGN_OR_RETURN(auto f, meter::ParseEvidenceFormat(format));
+    out.body = meter::RenderEvidence(in, f);
+    out.content_type = f == meter::EvidenceFormat::kHtml   ? "text/html; charset=utf-8"
+                       : f == meter::EvidenceFormat::kJson ? "application/json"
+                                                           : "text/markdown; charset=utf-8";
+    return out;
+  }
+  meter::Table table;
+  if (kind == "usage") {
+    ABACUS_ASSIGN_OR_RETURN(table, meter::UsageReport(intervals, {window, by, prices}));
+  } else if (kind == "wait") {
+    ABACUS_ASSIGN_OR_RETURN(table, meter::WaitReport(workloads, {window, by}));
+  } else if (kind == "failures") {
+    ABACUS_ASSIGN_OR_RETURN(table, meter::FailureReport(workloads, {window, by}));
+  } else if (kind == "idle") {
+    meter::IdleReportOptions o;
+    o.window = window;
+    o.by = by;
+    o.prices = prices;
+    if (q.threshold >= 0) o.threshold = q.threshold;
+    ABACUS_ASSIGN_OR_RETURN(table, meter::IdleReport(intervals, samples, o));
+  } else if (kind == "shortages") {
+    ABACUS_ASSIGN_OR_RETURN(table, meter::ShortageReport(shortages, {window, by}));
+  } else if (kind == "borrowing") {
+    table = meter::BorrowingReport(intervals, quotas, window);
+  } else {
+    return NotFound("report '" + kind + "': expected usage, wait, failures, idle, shortages, borrowing or evidence");
+  }
+  std::string format = q.format.empty() ? "json" : q.format;
+  ABACUS_ASSIGN_OR_RETURN(auto f, meter::ParseTableFormat(format));
+  out.body = meter::RenderTable(table, f);
+  out.content_type = f == meter::TableFormat::kJson  ? "application/json"
+                     : f == meter::TableFormat::kCsv ? "text/csv; charset=utf-8"
+                                                     : "text/plain; charset=utf-8";
+  return out;
+}
+
+void ControlPlane::RecordUtilization(const std::string& node, int device, double ratio, Time now) {
+  // Requires seen_mu_. One sample a minute per device (and every change of more than 5 points),
+  // a week of them.
+  auto& list = samples_[node][device];
+  if (!list.empty() && now - list.back().first < std::chrono::minutes(1) &&
+      std::abs(list.back().second - ratio) < 0.05) {
+    return;
+  }
+  list.emplace_back(now, ratio);
+  while (list.size() > 7 * 24 * 60) list.pop_front();
+}
+
+}  // namespace abacus::server

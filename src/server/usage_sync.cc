@@ -1,0 +1,116 @@
+// ControlPlane: metering. Every task that holds an allocation has one open usage interval
+// (src/meter/). Intervals are staged into the same write batch as the workload transition that
+// opens or closes them, so after a crash records and usage agree exactly.
+#include "common/log.h"
+#include "server/control_plane.h"
+#include "server/task_ids.h"
+
+namespace abacus::server {
+namespace {
+
+// Why the allocations of a workload that stopped holding quota ended.
+meter::EndReason EndReasonFor(const WorkloadRecord& after) {
+  switch (after.state) {
+    case WorkloadState::kSucceeded: return meter::EndReason::kSucceeded;
+    case WorkloadState::kFailed: return meter::EndReason::kFailed;
+    case WorkloadState::kCancelled: return meter::EndReason::kCancelled;
+    default: break;
+  }
+  if (after.message.find(" lost: ") != std::string::npos) return meter::EndReason::kNodeLost;
+  if (after.message.rfind("preempted", 0) == 0) return meter::EndReason::kPreempted;
+  if (after.message.rfind("retry", 0) == 0) return meter::EndReason::kFailed;
+  return meter::EndReason::kPreempted;
+}
+
+std::map<std::string, const PlacementRecord*> Allocations(const WorkloadRecord& r) {
+  std::map<std::string, const PlacementRecord*> out;
+  if (!r.holds_quota()) return out;
+  for (const auto& p : r.placements) out[FormatTaskId({r.id, p.group, p.replica, r.attempt()})] = &p;
+  return out;
+}
+
+}  // namespace
+
+void ControlPlane::StageUsage(const WorkloadRecord* before, const WorkloadRecord& after, WriteBatch& batch,
+                              Time now) {
+  if (!usage_) return;
+  auto had = before != nullptr ? Allocations(*before) : std::map<std::string, const PlacementRecord*>{};
+  auto has = Allocations(after);
+  for (const auto& [task, p] : had) {
+    if (has.count(task) != 0 || !usage_->IsOpen(task)) continue;
+    Status st = usage_->StageClose(task, now, after.holds_quota() ? meter::EndReason::kScaledDown : EndReasonFor(after),
+                                   batch);
+    if (!st.ok()) ABACUS_LOG_WARN("usage of {}: {}", task, st.ToString());
+  }
+  for (const auto& [task, p] : has) {
+    if (usage_->IsOpen(task)) continue;
+    meter::UsageInterval iv;
+    iv.workload_id = after.id;
+    iv.task_id = task;
+    iv.tenant = after.spec.tenant();
+    iv.project = after.spec.project;
+    iv.queue = after.spec.queue;
+    iv.priority_class = after.spec.priority_class;
+    iv.kind = std::string(WorkloadKindName(after.spec.kind()));
+    if (auto m = after.spec.labels.find("model"); m != after.spec.labels.end()) iv.model = m->second;
+    iv.node = p->node;
+    if (const NodeRecord* n = ledger_.FindNode(p->node)) {
+      iv.cluster = n->node.cluster;
+      iv.pool = n->node.pool;
+    }
+    iv.flavor = p->group < static_cast<int32_t>(after.group_flavors.size()) ? after.group_flavors[p->group] : "cpu";
+    if (p->devices.empty()) iv.flavor = "cpu";
+    for (const auto& g : p->devices) {
+      iv.device_milli += g.milli;
+      iv.devices.push_back(g.index);
+      iv.device_memory_bytes += g.memory;
+    }
+    iv.cpu_milli = p->cpu_milli;
+    iv.memory_bytes = p->memory_bytes;
+    iv.start = ToMicros(after.admitted_at) != 0 ? after.admitted_at : now;
+    auto st = usage_->StageOpen(std::move(iv), batch);
+    if (!st.ok()) ABACUS_LOG_WARN("usage of {}: {}", task, st.status().ToString());
+  }
+}
+
+void ControlPlane::UsageCommitFailed() {
+  if (!usage_) return;
+  Status st = usage_->Reload();
+  if (!st.ok()) ABACUS_LOG_ERROR("usage ledger reload: {}", st.ToString());
+}
+
+Status ControlPlane::ReconcileUsage() {
+  // Records are the truth: an interval open for an allocation that no longer exists closes when
+  // its workload released it (or now), one missing for a held allocation opens at admission.
+  Time now = clock_.Now();
+  WriteBatch batch;
+  std::set<std::string> held;
+  for (const auto& [id, r] : ledger_.workloads()) {
+    for (const auto& [task, p] : Allocations(r)) held.insert(task);
+  }
+  int closed = 0, opened = 0;
+  for (const meter::UsageInterval& iv : usage_->OpenIntervals()) {
+    if (held.count(iv.task_id) != 0) continue;
+    Time end = now;
+    meter::EndReason reason = meter::EndReason::kServerRestart;
+    if (const WorkloadRecord* r = ledger_.FindWorkload(iv.workload_id)) {
+      if (ToMicros(r->finished_at) != 0) {
+        end = r->finished_at;
+        reason = EndReasonFor(*r);
+      }
+    }
+    ABACUS_RETURN_IF_ERROR(usage_->StageClose(iv.task_id, end, reason, batch));
+    ++closed;
+  }
+  for (const auto& [id, r] : ledger_.workloads()) {
+    if (!r.holds_quota()) continue;
+    size_t before = batch.ops().size();
+    StageUsage(nullptr, r, batch, now);
+    opened += static_cast<int>(batch.ops().size() - before);
+  }
+  if (batch.empty()) return Status::OK();
+  ABACUS_LOG_INFO("usage reconciled with the ledger: {} interval(s) closed, {} opened", closed, opened);
+  return store_->Commit(batch);
+}
+
+}  // namespace abacus::server
