@@ -89,6 +89,12 @@ std::string DescribePlacement(const PlacementDetail& d) {
     if (d.filtered[i] == 0) continue;
     if (!filtered.empty()) filtered += ", ";
     filtered += std::to_string(d.filtered[i]) + " by " + std::string(FilterReasonName(static_cast<FilterReason>(i)));
+    if (static_cast<FilterReason>(i) == FilterReason::kRuntime && !d.runtime_needed.empty()) {
+      filtered += " (needs " + d.runtime_needed + ")";
+    }
+    if (static_cast<FilterReason>(i) == FilterReason::kSelector && !d.selector_needed.empty()) {
+      filtered += " (needs " + d.selector_needed + ")";
+    }
   }
   if (!filtered.empty()) out += "; ruled out: " + filtered;
   return out;

@@ -40,6 +40,8 @@ struct PlacementDetail {
   std::string best_lacks;      // what it lacks: "6 of 8 free in one NVLink domain"
   int32_t tasks_needed = 0;    // tasks of the group
   int32_t tasks_placeable = 0; // how many could be placed now
+  std::string runtime_needed;  // the runtime constraints, when nodes were ruled out by them
+  std::string selector_needed; // the node selector, when nodes were ruled out by it
 };
 
 enum class PendingCode : uint8_t {

@@ -28,7 +28,8 @@ Status CheckInvariants(const Snapshot& s, const CycleResult& result) {
         return Internal(w.id + ": placement on " + s.nodes[p.node].name + " exceeds free capacity (double allocation)");
       }
       const TaskRequest& t = w.groups[p.group].task;
-      if (filters.StaticFilter(p.node, w.queue, t) != FilterReason::kCount) {
+      FlavorId f = p.group < static_cast<int32_t>(flavors.size()) ? flavors[p.group] : kCpuFlavorId;
+      if (filters.StaticFilter(p.node, w.queue, t, f) != FilterReason::kCount) {
         return Internal(w.id + ": placed on " + s.nodes[p.node].name + " which its filters exclude");
       }
       int64_t milli = 0;

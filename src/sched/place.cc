@@ -100,7 +100,7 @@ Placer::Placer(ClusterState& state, std::vector<int32_t> node_pool,
       stamp_(state.num_nodes(), 0),
       cached_(state.num_nodes(), 0) {}
 
-FilterReason Placer::StaticFilter(NodeIndex n, QueueIndex q, const TaskRequest& t) const {
+FilterReason Placer::StaticFilter(NodeIndex n, QueueIndex q, const TaskRequest& t, FlavorId flavor) const {
   const NodeInfo& node = state_.nodes()[n];
   if (node.state != NodeState::kReady) return FilterReason::kNotReady;
   if (q >= 0 && q < static_cast<QueueIndex>(queue_pool_ok_.size()) && !queue_pool_ok_[q][node_pool_[n]]) {
@@ -111,17 +111,28 @@ FilterReason Placer::StaticFilter(NodeIndex n, QueueIndex q, const TaskRequest& 
     if (it == node.labels.end() || it->second != v) return FilterReason::kSelector;
   }
   if (!node.taints.empty() && !ToleratesAll(node.taints, t.tolerations)) return FilterReason::kTaint;
+  const std::map<std::string, std::vector<int64_t>>* of_flavor = nullptr;
+  if (!t.runtime.empty() && TaskUsesDevices(t, flavor)) {
+    auto f = node.flavor_runtime_versions.find(flavor);
+    if (f != node.flavor_runtime_versions.end()) of_flavor = &f->second;
+  }
   for (const auto& req : t.runtime) {
-    auto it = node.runtime_versions.find(req.name);
-    if (it == node.runtime_versions.end() || !VersionSatisfies(it->second, req)) return FilterReason::kRuntime;
+    const std::vector<int64_t>* version = nullptr;
+    if (of_flavor != nullptr) {
+      if (auto it = of_flavor->find(req.name); it != of_flavor->end()) version = &it->second;
+    }
+    if (version == nullptr) {
+      if (auto it = node.runtime_versions.find(req.name); it != node.runtime_versions.end()) version = &it->second;
+    }
+    if (version == nullptr || !VersionSatisfies(*version, req)) return FilterReason::kRuntime;
   }
   return FilterReason::kCount;
 }
 
-FilterReason Placer::CachedStaticFilter(NodeIndex n, QueueIndex q, const TaskRequest& t) {
+FilterReason Placer::CachedStaticFilter(NodeIndex n, QueueIndex q, const TaskRequest& t, FlavorId flavor) {
   if (stamp_[n] != attempt_) {
     stamp_[n] = attempt_;
-    cached_[n] = static_cast<uint8_t>(StaticFilter(n, q, t));
+    cached_[n] = static_cast<uint8_t>(StaticFilter(n, q, t, flavor));
   }
   return static_cast<FilterReason>(cached_[n]);
 }
@@ -264,7 +275,7 @@ bool Placer::PlaceTask(const WorkloadInfo& w, WorkloadIndex self, int32_t group,
   bool found = false;
   auto try_node = [&](NodeIndex n) {
     if (reserved_by[n] != kNone && reserved_by[n] != self) return false;
-    if (CachedStaticFilter(n, w.queue, t) != FilterReason::kCount) return false;
+    if (CachedStaticFilter(n, w.queue, t, flavor) != FilterReason::kCount) return false;
     if (FitOnNode(n, t, flavor, out, nullptr) != FilterReason::kCount) return false;
     found = true;
     return true;
@@ -275,7 +286,7 @@ bool Placer::PlaceTask(const WorkloadInfo& w, WorkloadIndex self, int32_t group,
       state_.VisitShareFree(flavor, t.share_milli, ascending, [&](int32_t g) {
         NodeIndex n = state_.device_node(g);
         if (reserved_by[n] != kNone && reserved_by[n] != self) return false;
-        if (CachedStaticFilter(n, w.queue, t) != FilterReason::kCount) return false;
+        if (CachedStaticFilter(n, w.queue, t, flavor) != FilterReason::kCount) return false;
         if (state_.cpu_free(n) < t.cpu_milli || state_.memory_free(n) < t.memory_bytes) return false;
         int32_t d = state_.device_pos(g);
         if (state_.device_free_memory(n, d) < t.device_memory) return false;
@@ -311,7 +322,7 @@ bool Placer::PlaceFgd(const TaskRequest& t, QueueIndex q, FlavorId flavor, Workl
   std::vector<int32_t> positions;
   auto consider = [&](NodeIndex n) {
     if (reserved_by[n] != kNone && reserved_by[n] != self) return false;
-    if (CachedStaticFilter(n, q, t) != FilterReason::kCount) return false;
+    if (CachedStaticFilter(n, q, t, flavor) != FilterReason::kCount) return false;
     const auto& devs = state_.nodes()[n].devices;
     free.clear();
     positions.clear();
@@ -404,9 +415,11 @@ PlacementDetail Placer::Explain(const WorkloadInfo& w, int32_t group, FlavorId f
   d.flavor = flavor;
   d.nodes_total = state_.num_nodes();
   d.tasks_needed = w.groups[group].replicas;
+  for (const auto& req : t.runtime) d.runtime_needed += (d.runtime_needed.empty() ? "" : ", ") + req.text;
+  for (const auto& [k, v] : t.node_selector) d.selector_needed += (d.selector_needed.empty() ? "" : ", ") + k + "=" + v;
   int64_t best_score = -1;
   for (NodeIndex n = 0; n < state_.num_nodes(); ++n) {
-    FilterReason r = StaticFilter(n, w.queue, t);
+    FilterReason r = StaticFilter(n, w.queue, t, flavor);
     if (r == FilterReason::kCount && reserved_by[n] != kNone && reserved_by[n] != self) r = FilterReason::kReserved;
     std::string lacks;
     TaskPlacement p;

@@ -45,7 +45,7 @@ class Placer {
                           const std::vector<WorkloadIndex>& reserved_by, WorkloadIndex self);
 
   // Returns the first static filter node `n` fails for a task (kCount = passes).
-  FilterReason StaticFilter(NodeIndex n, QueueIndex q, const TaskRequest& t) const;
+  FilterReason StaticFilter(NodeIndex n, QueueIndex q, const TaskRequest& t, FlavorId flavor) const;
 
  private:
   bool PlaceTask(const WorkloadInfo& w, WorkloadIndex self, int32_t group, int32_t replica,
@@ -53,7 +53,7 @@ class Placer {
   // Checks dynamic fit of a task on node n and picks devices; returns kCount on success.
   FilterReason FitOnNode(NodeIndex n, const TaskRequest& t, FlavorId flavor, TaskPlacement* out,
                          std::string* lacks) const;
-  FilterReason CachedStaticFilter(NodeIndex n, QueueIndex q, const TaskRequest& t);
+  FilterReason CachedStaticFilter(NodeIndex n, QueueIndex q, const TaskRequest& t, FlavorId flavor);
   bool PlaceFgd(const TaskRequest& t, QueueIndex q, FlavorId flavor, WorkloadIndex self,
                 const std::vector<WorkloadIndex>& reserved_by, TaskPlacement* out);
 

@@ -315,7 +315,7 @@ bool Cycle::Reserve(WorkloadIndex w, const std::vector<FlavorId>& flavors) {
     int32_t tasks = wl.groups[g].replicas;
     cluster_.VisitWholeFree(flavors[g], 0, /*ascending=*/false, [&](NodeIndex n) {
       if (reserved_by_[n] != kNone) return false;
-      if (placer_.StaticFilter(n, wl.queue, t) != FilterReason::kCount) return false;
+      if (placer_.StaticFilter(n, wl.queue, t, flavors[g]) != FilterReason::kCount) return false;
       int32_t per_node = cluster_.device_count(n, flavors[g]) / std::max(1, t.device_count);
       if (per_node <= 0) return false;
       chosen.push_back(n);

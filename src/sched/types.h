@@ -52,6 +52,9 @@ struct NodeInfo {
   std::vector<DeviceInfo> devices;
   // Runtime stack versions on this node by name ("cuda" → {12,4}, "driver" → {550,54}).
   std::map<std::string, std::vector<int64_t>> runtime_versions;
+  // Versions of the devices of one flavor where they differ from runtime_versions (a node with
+  // two GPU models on two CUDA versions); a task on that flavor is checked against these first.
+  std::map<FlavorId, std::map<std::string, std::vector<int64_t>>> flavor_runtime_versions;
 };
 
 // ---------------------------------------------------------------- tenancy

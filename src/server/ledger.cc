@@ -408,9 +408,12 @@ void Ledger::RebuildBase() {
       di.numa = d.topology.numa_node;
       pos[d.index] = static_cast<int>(ni.devices.size());
       ni.devices.push_back(di);
+      auto& of_flavor = ni.flavor_runtime_versions[di.flavor];
       for (const auto& [rt, text] : d.runtime_versions) {
-        if (ni.runtime_versions.count(rt)) continue;
-        if (auto v = Version::Parse(text); v.ok()) ni.runtime_versions[rt] = v->numbers();
+        auto v = Version::Parse(text);
+        if (!v.ok()) continue;
+        if (!of_flavor.count(rt)) of_flavor[rt] = v->numbers();
+        if (!ni.runtime_versions.count(rt)) ni.runtime_versions[rt] = v->numbers();
       }
       if (!d.driver_version.empty() && !ni.runtime_versions.count("driver")) {
         if (auto v = Version::Parse(d.driver_version); v.ok()) ni.runtime_versions["driver"] = v->numbers();

@@ -100,6 +100,62 @@ int ServerProcess::Terminate() {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+AgentProcess::AgentProcess(const ServerProcess& server, std::string name, std::string fake_devices,
+                           std::vector<std::string> extra_args)
+    : server_(server), name_(std::move(name)), devices_(std::move(fake_devices)), extra_(std::move(extra_args)) {
+  Start();
+}
+
+AgentProcess::~AgentProcess() {
+  if (pid_ > 0) Terminate();
+}
+
+void AgentProcess::Start() {
+  std::vector<std::string> args = {ABACUS_BINARY, "agent", "--server", server_.url(), "--token-file",
+                                   server_.data_dir() + "/join.token", "--name", name_, "--work-dir",
+                                   work_.path(), "--no-real-devices", "--no-cgroups", "--heartbeat", "1"};
+  if (!devices_.empty()) {
+    args.push_back("--fake-devices");
+    args.push_back(devices_);
+  }
+  args.insert(args.end(), extra_.begin(), extra_.end());
+  pid_ = fork();
+  if (pid_ == 0) {
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    dup2(devnull, 2);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  auto api = server_.Client();
+  if (!WaitFor([&] {
+        auto r = api.Get("/api/v1/nodes/" + name_);
+        return r.ok() && r.body.value("state", "") == "Ready" && r.body.value("agent", false);
+      })) {
+    throw std::runtime_error("agent " + name_ + " did not register");
+  }
+}
+
+void AgentProcess::Kill9() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGKILL);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+}
+
+int AgentProcess::Terminate() {
+  if (pid_ <= 0) return -1;
+  kill(pid_, SIGTERM);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 CliResult RunCli(const std::vector<std::string>& args, const std::vector<std::string>& env,
                  const std::string& stdin_text) {
   TempDir tmp;

@@ -40,12 +40,35 @@ class ServerProcess {
   std::string join_token() const;
   cli::ClientConfig config() const { return {url_, token_}; }
   cli::ApiClient Client() const { return cli::ApiClient(config()); }
+  const std::string& data_dir() const { return data_; }
 
  private:
   std::string data_;
   std::vector<std::string> extra_;
   pid_t pid_ = -1;
   std::string url_, token_;
+};
+
+// A real `abacus agent` child process registered with a ServerProcess, with fake devices only and
+// its own work folder.
+class AgentProcess {
+ public:
+  // Starts `abacus agent --name NAME --fake-devices SPEC (none when empty) EXTRA...` against
+  // `server` and waits until the node is registered.
+  AgentProcess(const ServerProcess& server, std::string name, std::string fake_devices,
+               std::vector<std::string> extra_args = {});
+  ~AgentProcess();
+  void Start();
+  void Kill9();
+  int Terminate();
+  const std::string& work_dir() const { return work_.path(); }
+
+ private:
+  const ServerProcess& server_;
+  std::string name_, devices_;
+  std::vector<std::string> extra_;
+  TempDir work_;
+  pid_t pid_ = -1;
 };
 
 // Polls `cond` every 20 ms for up to `limit`; returns whether it became true.
