@@ -18,12 +18,14 @@
 #include "agent/runtime/cgroup.h"
 #include "cli/client.h"
 #include "cli/verbs.h"
+#include "model/quantity.h"
 
 namespace abacus::cli {
 namespace {
 
 struct AgentFlags {
   std::string server, token, token_file, name, cluster = "default", pool, labels, work_dir, fake_devices;
+  std::string cpus, memory;  // advertised capacity overrides
   int heartbeat_seconds = 0;
   int rediscover_seconds = 60;
   bool real_devices = true;
@@ -102,6 +104,22 @@ int RunAgent(const AgentFlags& f) {
   o.heartbeat = std::chrono::seconds(f.heartbeat_seconds);
   o.rediscover_every = std::chrono::seconds(f.rediscover_seconds);
   o.keep_task_dirs = f.keep_task_dirs;
+  if (!f.cpus.empty()) {
+    auto q = Quantity::Parse(f.cpus);
+    if (!q.ok() || q->milli() <= 0) {
+      std::cerr << "abacus agent: --cpus: expected a positive number of cores like 16 or 500m\n";
+      return kExitUsage;
+    }
+    o.cpu_milli_override = q->milli();
+  }
+  if (!f.memory.empty()) {
+    auto q = Quantity::Parse(f.memory);
+    if (!q.ok() || q->CeilUnits() <= 0) {
+      std::cerr << "abacus agent: --memory: expected a positive quantity like 64Gi\n";
+      return kExitUsage;
+    }
+    o.memory_bytes_override = q->CeilUnits();
+  }
 
   agent::DiscoveryOptions d;
   d.fake_devices = f.fake_devices;
@@ -175,6 +193,8 @@ void AddAgentCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--name", f->name, "node name (default: the host name)");
   cmd->add_option("--cluster", f->cluster, "cluster the node belongs to")->capture_default_str();
   cmd->add_option("--pool", f->pool, "pool (default: the server's default pool)");
+  cmd->add_option("--cpus", f->cpus, "CPU cores to advertise instead of the discovered ones (simulation, benchmarks)");
+  cmd->add_option("--memory", f->memory, "memory to advertise instead of the discovered amount, e.g. 64Gi");
   cmd->add_option("--labels", f->labels, "node labels, KEY=VALUE,… (e.g. zone=a,rack=r12)");
   cmd->add_option("--work-dir", f->work_dir,
                   "where task directories, logs and pid files go (default /var/lib/abacus/agent as root, else "

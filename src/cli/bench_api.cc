@@ -27,6 +27,7 @@ struct BenchApiOptions {
   double seconds = 3;
   std::string server, token, output = "table";
   std::string data;
+  std::string body = "json";  // json: what `abacus submit` sends; yaml: raw spec files
 };
 
 constexpr char kBenchOrg[] = R"(kind: Tenant
@@ -44,6 +45,13 @@ quotas:
   - {resource: memory, nominal: 256Gi}
 )";
 
+// The canonical JSON form `abacus submit` sends (it validates YAML locally, with line numbers).
+std::string JsonBody(int client, int64_t n) {
+  return R"({"kind":"BatchJob","name":"load-)" + std::to_string(client) + "-" + std::to_string(n) +
+         R"(","project":"bench/load","queue":"bench-q","spec":{"command":["true"],"taskGroups":[{"name":"main",)"
+         R"("resources":{"cpu":"1","memory":"1Gi"}}],"tasks":1,"parallelism":1}})";
+}
+
 std::string Body(int client, int64_t n) {
   return "kind: BatchJob\nname: load-" + std::to_string(client) + "-" + std::to_string(n) +
          "\nproject: bench/load\nqueue: bench-q\nspec:\n  command: [\"true\"]\n  taskGroups:\n"
@@ -56,7 +64,7 @@ struct Row {
   double seconds = 0, rate = 0, p50_ms = 0, p99_ms = 0, max_ms = 0;
 };
 
-Row RunOne(const ClientConfig& cfg, int clients, double seconds) {
+Row RunOne(const ClientConfig& cfg, int clients, double seconds, bool yaml) {
   std::vector<std::vector<double>> lat(clients);
   std::atomic<int64_t> errors{0};
   std::atomic<bool> go{false};
@@ -80,7 +88,8 @@ Row RunOne(const ClientConfig& cfg, int clients, double seconds) {
       int64_t n = 0;
       while (std::chrono::steady_clock::now() < deadline) {
         auto start = std::chrono::steady_clock::now();
-        ApiResponse r = api.Post("/api/v1/workloads", Body(run * 1000 + c, n++), "application/yaml");
+        ApiResponse r = yaml ? api.Post("/api/v1/workloads", Body(run * 1000 + c, n++), "application/yaml")
+                             : api.Post("/api/v1/workloads", JsonBody(run * 1000 + c, n++), "application/json");
         double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
         if (r.status == 201) {
           lat[c].push_back(ms);
@@ -173,7 +182,7 @@ int RunBenchApi(const BenchApiOptions& o) {
     }
   }
   std::vector<Row> rows;
-  for (int c : counts) rows.push_back(RunOne(cfg, c, o.seconds));
+  for (int c : counts) rows.push_back(RunOne(cfg, c, o.seconds, o.body == "yaml"));
   if (http) {
     http->Stop();
     serve.join();
@@ -216,6 +225,9 @@ void AddBenchApiCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--seconds", o->seconds, "seconds per client count")->capture_default_str();
   cmd->add_option("--server", o->server, "benchmark this server instead (it gets a bench tenant and queue)");
   cmd->add_option("--token", o->token, "token for --server");
+  cmd->add_option("--body", o->body, "request bodies: json (what `abacus submit` sends) or yaml")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"json", "yaml"}));
   cmd->add_option("--data", o->data, "data folder of the in-process server (removed afterwards)");
   cmd->add_option("-o,--output", o->output, "table or json")->capture_default_str()->check(CLI::IsMember({"table", "json"}));
   cmd->callback([o, exit_code] { *exit_code = RunBenchApi(*o); });

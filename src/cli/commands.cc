@@ -26,6 +26,7 @@ int Main(int argc, char** argv) {
   AddBenchCommand(app, &exit_code);
   AddSimCommand(app, &exit_code);
   AddBenchApiCommand(app, &exit_code);
+  AddBenchE2eCommand(app, &exit_code);
   AddValidateCommand(app, &exit_code);
   AddServerCommands(app, &exit_code);
   AddAgentCommand(app, &exit_code);

@@ -14,6 +14,8 @@ void AddClientVerbs(CLI::App& app, int* exit_code);
 void AddServerCommands(CLI::App& app, int* exit_code);
 // Registers `abacus bench api` under the existing `bench` command.
 void AddBenchApiCommand(CLI::App& app, int* exit_code);
+// Registers `abacus bench e2e` under the existing `bench` command (bench_e2e.cc).
+void AddBenchE2eCommand(CLI::App& app, int* exit_code);
 // Registers `abacus report` (report_cmd.cc).
 void AddReportCommand(CLI::App& app, int* exit_code);
 // Registers `abacus agent` (agent_cmd.cc).

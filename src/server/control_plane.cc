@@ -472,7 +472,7 @@ void ControlPlane::Loop() {
     if (now - last_full_cycle_ >= full_gap) full_ = true;
     // The coalescing gap is real time (a cost), the timer is the clock's (rules, aging).
     Duration since = std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() - last_cycle_steady_);
-    bool due = (dirty_ || full_) && since >= gap;
+    bool due = (dirty_ || full_ || freed_) && since >= gap;
     {
       std::lock_guard lock(loop_mu_);
       if (!due && cycled_seq_ < seen_seq && !dirty_) due = true;
@@ -547,14 +547,19 @@ void ControlPlane::RunCycle() {
   dirty_ = false;
   // A full cycle retries every waiting workload; an incremental one only those submitted since
   // the last cycle: the others were tried against the same capacity and rules, and parked.
+  // A bounded cycle (capacity was freed) retries the first waiting workloads of each queue: with
+  // thousands waiting, only the heads can use what a finished task left.
   const bool full = full_;
+  const bool bounded = !full && freed_;
   full_ = false;
+  freed_ = false;
   if (full) last_full_cycle_ = now;
   std::unordered_set<std::string> fresh;
   fresh.swap(fresh_);
   // 1. Snapshot (the loop is the only writer: no lock needed to read the ledger here).
   SnapshotIndex index;
-  sched::Snapshot snapshot = ledger_.BuildSnapshot(now, index, full ? nullptr : &fresh);
+  sched::Snapshot snapshot = ledger_.BuildSnapshot(now, index, full ? nullptr : &fresh,
+                                                   bounded ? options_.bounded_cycle_per_queue : 0);
   // 2. Decide.
   sched::CycleResult result = sched::Schedule(snapshot, options_.scheduler);
   // 3. Assume the decisions in memory, remembering what to restore.

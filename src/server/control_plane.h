@@ -50,6 +50,7 @@ struct ControlPlaneOptions {
   Duration min_cycle_gap = std::chrono::milliseconds(5);    // coalescing window
   Duration heartbeat_interval = std::chrono::seconds(5);    // told to agents at registration
   Duration node_timeout = std::chrono::seconds(30);         // silent agent node → NotReady
+  size_t bounded_cycle_per_queue = 256;  // waiting workloads per queue retried when capacity frees
   size_t max_queued_commits = 4096;        // beyond: ResourceExhausted (HTTP 429)
   sched::SchedulerConfig scheduler;
 };
@@ -252,6 +253,7 @@ class ControlPlane {
   uint64_t cycled_seq_ = 0;                           // GUARDED_BY(loop_mu_)
   bool dirty_ = true;                                 // loop thread only
   bool full_ = true;                                  // loop thread only: retry parked workloads
+  bool freed_ = false;                                // loop thread only: capacity was freed
   std::unordered_set<std::string> fresh_;             // loop thread only: ingested since last cycle
   Time last_full_cycle_{};                            // loop thread only
   Duration last_full_cycle_cost_{0};                  // loop thread only

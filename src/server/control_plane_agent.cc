@@ -516,7 +516,7 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports) {
   }
   for (const auto& id : changed) Publish(*ledger_.FindWorkload(id));
   dirty_ = true;
-  if (freed) full_ = true;
+  if (freed) freed_ = true;
 }
 
 void ControlPlane::DecideFromTasks(WorkloadRecord& w, std::vector<std::pair<std::string, json>>& events, Time now) {

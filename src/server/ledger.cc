@@ -314,7 +314,8 @@ std::optional<sched::WorkloadInfo> Ledger::ToWorkloadInfo(const WorkloadRecord& 
   return w;
 }
 
-sched::Snapshot Ledger::BuildSnapshot(Time now, SnapshotIndex& index, const std::unordered_set<std::string>* fresh) {
+sched::Snapshot Ledger::BuildSnapshot(Time now, SnapshotIndex& index, const std::unordered_set<std::string>* fresh,
+                                      size_t per_queue_limit) {
   if (base_generation_ != generation_) RebuildBase();
   sched::Snapshot s = base_;
   s.now = now;
@@ -333,11 +334,35 @@ sched::Snapshot Ledger::BuildSnapshot(Time now, SnapshotIndex& index, const std:
     }
   }
   std::vector<const WorkloadRecord*> active;
+  std::map<std::string, std::vector<const WorkloadRecord*>, std::less<>> waiting_by_queue;
   for (const auto& [id, r] : workloads_) {
     if (r.holds_quota()) {
       active.push_back(&r);
+    } else if (r.waiting() && per_queue_limit > 0) {
+      waiting_by_queue[r.spec.queue].push_back(&r);
     } else if (r.waiting() && (fresh == nullptr || fresh->count(id) != 0 || strict_queues.count(r.spec.queue) != 0)) {
       active.push_back(&r);
+    }
+  }
+  // A bounded cycle takes the first `per_queue_limit` of each queue in queue order (priority,
+  // then submission) — the rest could only be admitted after them — and the fresh ones.
+  for (auto& [queue, list] : waiting_by_queue) {
+    auto priority = [&](const WorkloadRecord* r) {
+      const PriorityClass* pc = config_.FindPriorityClass(r->spec.priority_class);
+      return pc != nullptr ? pc->value : 0;
+    };
+    auto before = [&](const WorkloadRecord* a, const WorkloadRecord* b) {
+      int32_t pa = priority(a), pb = priority(b);
+      if (pa != pb) return pa > pb;
+      return a->submitted != b->submitted ? a->submitted < b->submitted : a->id < b->id;
+    };
+    size_t keep = std::min(list.size(), per_queue_limit);
+    std::partial_sort(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(keep), list.end(), before);
+    active.insert(active.end(), list.begin(), list.begin() + static_cast<std::ptrdiff_t>(keep));
+    if (fresh != nullptr) {
+      for (size_t i = keep; i < list.size(); ++i) {
+        if (fresh->count(list[i]->id) != 0) active.push_back(list[i]);
+      }
     }
   }
   std::sort(active.begin(), active.end(), [](const WorkloadRecord* a, const WorkloadRecord* b) {

@@ -72,9 +72,11 @@ class Ledger {
   // ---- scheduling
   // Builds the scheduler's input: nodes and queues, the workloads holding quota, and the
   // waiting ones — all of them when `fresh` is null, else those in `fresh` plus the waiting
-  // queue-mates of fresh ones in StrictFIFO queues. Nodes and queues are cached per generation.
-  sched::Snapshot BuildSnapshot(Time now, SnapshotIndex& index,
-                                const std::unordered_set<std::string>* fresh = nullptr);
+  // queue-mates of fresh ones in StrictFIFO queues. `per_queue_limit` > 0 takes instead the
+  // first that many waiting workloads of each queue in queue order, plus the fresh ones. Nodes and queues are cached per
+  // generation.
+  sched::Snapshot BuildSnapshot(Time now, SnapshotIndex& index, const std::unordered_set<std::string>* fresh = nullptr,
+                                size_t per_queue_limit = 0);
   // Sets `record`'s flavors and placements from an admission of `snapshot`.
   static void ApplyAdmission(const sched::Snapshot& snapshot, const sched::Admission& a,
                              WorkloadRecord& record);

@@ -170,8 +170,8 @@ RegisterRequest Agent::BuildRegister() {
   r.agent_version = options_.agent_version;
   {
     std::lock_guard lock(mu_);
-    r.cpu_milli = discovery_.host.cpu_milli;
-    r.memory_bytes = discovery_.host.memory_bytes;
+    r.cpu_milli = options_.cpu_milli_override > 0 ? options_.cpu_milli_override : discovery_.host.cpu_milli;
+    r.memory_bytes = options_.memory_bytes_override > 0 ? options_.memory_bytes_override : discovery_.host.memory_bytes;
     r.devices = discovery_.devices;
   }
   r.simulated = !r.devices.empty() &&

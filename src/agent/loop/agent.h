@@ -62,6 +62,10 @@ struct AgentOptions {
   uint64_t backoff_seed = 0;  // 0: random
   bool keep_task_dirs = false;  // false: a task's directory goes once it left the assignment
   std::string agent_version = "0.1.0";
+  // Capacity to advertise instead of what discovery found (0: discovered): simulated nodes and
+  // benchmarks that run many trivial tasks per core.
+  int64_t cpu_milli_override = 0;
+  int64_t memory_bytes_override = 0;
 };
 
 // What the agent runs on; tests swap parts for fakes.
