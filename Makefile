@@ -29,7 +29,7 @@ asan:
 # The demo: a server with simulated GPU/NPU/CPU nodes, the example organisation and workloads,
 # in the foreground until Ctrl-C (data in ./.abacus; try `abacus get workloads` in another shell).
 demo: build
-	@$(BUILD_DIR)/abacus validate -f examples/org.yaml $(wildcard examples/workloads/*.yaml)
+	@$(BUILD_DIR)/abacus validate -f examples/org.yaml examples/prices.yaml examples/demo/hello.yaml $(wildcard examples/workloads/*.yaml)
 	@$(BUILD_DIR)/abacus up --demo
 
 bench: build

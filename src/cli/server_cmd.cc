@@ -7,6 +7,7 @@
 
 #include "cli/client.h"
 #include "cli/verbs.h"
+#include "cli/local_agents.h"
 #include "server/demo.h"
 #include "server/run.h"
 
@@ -18,6 +19,7 @@ struct UpOptions {
   std::string listen = "127.0.0.1:8420";
   bool demo = false;
   bool write_config = true;
+  bool local_agent = true;
 };
 
 int RunUp(const UpOptions& o) {
@@ -33,7 +35,9 @@ int RunUp(const UpOptions& o) {
     }
     examples = *dir;
   }
-  ro.on_ready = [o, examples](server::ControlPlane& cp, const std::string& url) -> Status {
+  auto agents = std::make_shared<LocalAgents>();
+  ro.on_stopping = [agents] { agents->Stop(); };
+  ro.on_ready = [o, examples, agents](server::ControlPlane& cp, const std::string& url) -> Status {
     std::string data = std::filesystem::absolute(o.data).lexically_normal().string();
     std::string token_file = data + "/admin.token";
     std::string config = ClientConfigPath();
@@ -46,19 +50,31 @@ int RunUp(const UpOptions& o) {
       Status st = server::LoadDemo(cp, examples);
       if (!st.ok()) return st;
     }
+    std::string agent_note = "none (--no-agent)";
+    if (o.local_agent) {
+      auto names = agents->Start(url, data, o.demo);
+      if (!names.ok()) return names.status();
+      agent_note.clear();
+      for (const auto& n : *names) agent_note += (agent_note.empty() ? "" : ", ") + n;
+      agent_note += " (in this process; work under " + data + "/agents)";
+      if (o.demo) {
+        Status st = server::SubmitDemoHello(cp, examples);
+        if (!st.ok()) return st;
+      }
+    }
     std::cout << "Abacus is up: " << url << "\n"
               << "  data:    " << data << " (SQLite " << data << "/abacus.db)\n"
               << "  token:   " << token_file << " (agents join with " << data << "/join.token)\n"
               << "  config:  " << config_note << "\n"
-              << "  agents:  none yet (issue 6): workloads are admitted and placed but not run\n";
+              << "  agents:  " << agent_note << "\n";
     if (o.demo) {
-      std::cout << "  demo:    12 simulated nodes (H100, A100, T4, Ascend 910B, CPU), examples/org.yaml, "
-                   "examples/workloads/*.yaml\n";
+      std::cout << "  demo:    12 simulated nodes (H100, A100, T4, Ascend 910B, CPU; placed, not run), "
+                   "examples/org.yaml, examples/workloads/*.yaml, and examples/demo/hello.yaml running on the agents\n";
     }
     std::cout << "\nTry:\n"
               << "  abacus get nodes\n"
               << "  abacus get workloads\n"
-              << (o.demo ? "  abacus explain pangu-pretrain\n" : "  abacus apply -f examples/org.yaml\n")
+              << (o.demo ? "  abacus explain pangu-pretrain\n  abacus logs hello-gpu\n" : "  abacus apply -f examples/org.yaml\n")
               << "\nPress Ctrl-C to stop.\n"
               << std::flush;
     return Status::OK();
@@ -104,6 +120,7 @@ void AddServerCommands(CLI::App& app, int* exit_code) {
     cmd->add_option("--listen", o->listen, "HOST:PORT to listen on")->capture_default_str();
     cmd->add_flag("--demo", o->demo, "add simulated GPU/NPU/CPU nodes, examples/org.yaml and the example workloads");
     cmd->add_flag("!--no-config", o->write_config, "do not write the CLI config file");
+    cmd->add_flag("!--no-agent", o->local_agent, "do not run the local agent (and, with --demo, the fake GPU/NPU agents)");
     cmd->callback([=] { *exit_code = RunUp(*o); });
   }
 }

@@ -12,6 +12,7 @@
 
 #include "cli/client.h"
 #include "cli/output.h"
+#include "workload/documents.h"
 
 namespace abacus::cli {
 namespace {
@@ -211,8 +212,30 @@ int RunApplyOrSubmit(const Common& c, const std::vector<std::string>& files, boo
   for (const auto& f : files) {
     std::string text;
     if (!ReadFile(f, text)) return kExitUsage;
-    std::string path = std::string(submit ? "/api/v1/workloads" : "/api/v1/apply") + "?filename=" + UrlEncode(f == "-" ? "stdin" : f);
-    ApiResponse r = api.Post(path, text, "application/yaml");
+    std::string name = f == "-" ? "stdin" : f;
+    std::string path = std::string(submit ? "/api/v1/workloads" : "/api/v1/apply") + "?filename=" + UrlEncode(name);
+    std::string body = text, type = "application/yaml";
+    if (submit) {
+      // Validate here, with line numbers, and send the canonical JSON (cheaper for the server to
+      // read than YAML); anything but workloads goes as written so the server explains it.
+      ParsedDocuments parsed = ParseDocuments(text, name);
+      if (!parsed.diagnostics.empty()) {
+        std::cerr << "error: " << parsed.diagnostics.ToString();
+        code = kExitRefused;
+        continue;
+      }
+      bool all_workloads = !parsed.documents.empty() && parsed.governance.empty() && parsed.extensions.empty();
+      json docs = json::array();
+      for (const Document& d : parsed.documents) {
+        all_workloads &= d.workload() != nullptr;
+        docs.push_back(json(EncodeSpecObject(d.object)));
+      }
+      if (all_workloads) {
+        body = docs.dump();
+        type = "application/json";
+      }
+    }
+    ApiResponse r = api.Post(path, body, type);
     if (!r.ok()) {
       std::cerr << r.ErrorText() << "\n";
       if (r.status == 0) return kExitUnreachable;

@@ -115,6 +115,10 @@ Status LoadDemo(ControlPlane& cp, const std::string& examples_dir) {
   fs::path org = fs::path(examples_dir) / "org.yaml";
   auto applied = cp.Apply(ReadFile(org), false, org.string());
   if (!applied.ok()) return applied.status().WithContext("apply " + org.string());
+  if (fs::path prices = fs::path(examples_dir) / "prices.yaml"; fs::exists(prices)) {
+    auto p = cp.Apply(ReadFile(prices), false, prices.string());
+    if (!p.ok()) return p.status().WithContext("apply " + prices.string());
+  }
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(fs::path(examples_dir) / "workloads")) {
     if (e.path().extension() == ".yaml") files.push_back(e.path());
@@ -132,6 +136,20 @@ Status LoadDemo(ControlPlane& cp, const std::string& examples_dir) {
     if (!r.ok()) return r.status().WithContext("submit " + f.string());
   }
   cp.WaitForCycle();
+  return Status::OK();
+}
+
+Status SubmitDemoHello(ControlPlane& cp, const std::string& examples_dir) {
+  fs::path file = fs::path(examples_dir) / "demo" / "hello.yaml";
+  std::string text = ReadFile(file);
+  auto parsed = ParseDocuments(text, file.string());
+  if (!parsed.diagnostics.empty()) return parsed.diagnostics.ToStatus();
+  bool seen = !parsed.documents.empty() && cp.Read([&](const Ledger& l) {
+    return l.Resolve(parsed.documents.front().name()) != nullptr;
+  });
+  if (seen) return Status::OK();
+  auto r = cp.Submit(text, false, file.string());
+  if (!r.ok()) return r.status().WithContext("submit " + file.string());
   return Status::OK();
 }
 

@@ -23,4 +23,8 @@ Result<std::string> FindExamplesDir();
 // (skipping nodes/config already present and workloads already submitted by name).
 Status LoadDemo(ControlPlane& cp, const std::string& examples_dir);
 
+// Submits EXAMPLES/demo/hello.yaml (small jobs for the local agents: GPU, NPU and CPU) unless
+// workloads of those names exist.
+Status SubmitDemoHello(ControlPlane& cp, const std::string& examples_dir);
+
 }  // namespace abacus::server

@@ -87,6 +87,7 @@ int RunServer(const RunOptions& options) {
     ABACUS_LOG_INFO("signal {}: shutting down", sig);
     std::cerr << "abacus: " << (sig == SIGINT ? "interrupt" : "terminate") << ", shutting down\n";
   }
+  if (options.on_stopping) options.on_stopping();
   http.Stop();
   serve.join();
   (*cp)->Shutdown();

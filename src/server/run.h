@@ -21,6 +21,8 @@ struct RunOptions {
   // Called once the server listens, with its base URL ("http://127.0.0.1:8420"); may load
   // data (the demo) through the control plane. A non-OK status stops the server.
   std::function<Status(ControlPlane&, const std::string& url)> on_ready;
+  // Called on SIGTERM/SIGINT before the HTTP server stops (local agents stop their tasks then).
+  std::function<void()> on_stopping;
 };
 
 // Splits "HOST:PORT" ("127.0.0.1:8420", ":8420", "[::1]:8420"); InvalidArgument otherwise.

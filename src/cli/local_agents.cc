@@ -1,0 +1,75 @@
+#include "cli/local_agents.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "agent/discover/discoverer.h"
+#include "agent/runtime/cgroup.h"
+
+namespace abacus::cli {
+namespace {
+
+std::string LocalName() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') return "local";
+  std::string name;
+  for (char c : std::string(host)) {
+    char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    name += (std::isalnum(static_cast<unsigned char>(l)) || l == '-' || l == '.') ? l : '-';
+  }
+  return name.substr(0, 63);
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> LocalAgents::Start(const std::string& url, const std::string& data_dir, bool demo) {
+  std::string token;
+  std::ifstream(data_dir + "/join.token") >> token;
+  if (token.empty()) return NotFound("no join token in " + data_dir + "/join.token");
+  struct Spec {
+    std::string name, fake_devices;
+    bool real;
+  };
+  std::vector<Spec> specs = {{LocalName(), "", true}};
+  if (demo) {
+    specs.push_back({"demo-gpu", "gpu:nvidia:A100-80G:2:80Gi@cuda=12.4,gpu:nvidia:T4:2:16Gi@cuda=12.2", false});
+    specs.push_back({"demo-npu", "npu:huawei:Ascend910B:2:64Gi@cann=8.0.RC2", false});
+  }
+  cgroups_ = agent::CgroupManager::Detect();
+  std::vector<std::string> names;
+  for (const Spec& s : specs) {
+    agent::AgentOptions o;
+    o.server = url;
+    o.join_token = token;
+    o.name = s.name;
+    o.pool = "general";
+    o.labels = {{"abacus.io/agent", "local"}};
+    o.work_dir = (std::filesystem::path(data_dir) / "agents" / s.name).string();
+    if (!s.real) {
+      o.cpu_milli_override = 32000;  // simulated nodes: room for the demo's tasks
+      o.memory_bytes_override = int64_t{64} << 30;
+    }
+    agent::DiscoveryOptions d;
+    d.fake_devices = s.fake_devices;
+    d.node_name = s.name;
+    d.real_devices = s.real;
+    ABACUS_ASSIGN_OR_RETURN(auto discoverer, agent::MakeDiscoverer(d));
+    agent::AgentSeams seams;
+    seams.cgroups = cgroups_.get();
+    auto a = std::make_unique<agent::Agent>(o, SystemClock::Get(), std::move(discoverer), std::move(seams));
+    ABACUS_RETURN_IF_ERROR(a->Start().WithContext("agent " + s.name));
+    a->WaitRegistered(std::chrono::seconds(5));
+    agents_.push_back(std::move(a));
+    names.push_back(s.name);
+  }
+  return names;
+}
+
+void LocalAgents::Stop() {
+  for (auto& a : agents_) a->Shutdown();
+  agents_.clear();
+}
+
+}  // namespace abacus::cli
