@@ -449,6 +449,7 @@ void ControlPlane::Loop() {
     for (auto& cmd : commands) cmd();
     ProcessTaskReports(reports);
     CheckNodeLiveness();
+    TickControllers();
     if (stop) {
       // Answer commands queued after the last drain.
       std::deque<std::function<void()>> rest;

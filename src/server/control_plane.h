@@ -29,6 +29,7 @@
 
 #include "common/clock.h"
 #include "common/ids.h"
+#include "control/controller.h"
 #include "meter/price_list.h"
 #include "meter/usage_ledger.h"
 #include "sched/scheduler.h"
@@ -177,17 +178,34 @@ class ControlPlane {
     int32_t exit_code = 0, signal = 0;
     bool oom_killed = false, stopped = false;
     std::string message;
+    std::string lost_reason;  // with Lost: NodeLost, DeviceError, AgentRestart
+    std::optional<bool> ready, live;
     Time started_at{}, finished_at{};
   };
   // Applies task reports to their workloads (Started, Succeeded, Failed, retries, requeues),
   // commits them in one batch and republishes the assignments; loop thread only.
-  void ProcessTaskReports(const std::vector<TaskReport>& reports);
-  // Decides what a workload's updated task phases mean for it; appends its events.
-  void DecideFromTasks(WorkloadRecord& w, std::vector<std::pair<std::string, nlohmann::json>>& events, Time now);
+  // `also`: workloads to reconcile without a report (the controller tick).
+  void ProcessTaskReports(const std::vector<TaskReport>& reports, const std::vector<std::string>* also = nullptr);
+  // ---- controllers (controllers.cc)
+  // Whether any task of `r` is placed on an agent node (the others never run).
+  bool HasAgentTasks(const WorkloadRecord& r) const;
+  control::WorkloadView ViewOf(const WorkloadRecord& r) const;
+  control::Signals SignalsFor(const WorkloadRecord& r, Time now) const;
+  // Runs the kind's controller on `w` and applies its decisions to it (events into `events`,
+  // journal entries into `batch`); true when `w` changed.
+  bool RunController(WorkloadRecord& w, std::vector<std::pair<std::string, nlohmann::json>>& events,
+                     WriteBatch& batch, Time now);
+  bool ApplyDecision(WorkloadRecord& w, const control::Decision& d,
+                     std::vector<std::pair<std::string, nlohmann::json>>& events, WriteBatch& batch, Time now);
+  // The simple rules for BatchJob and InferenceService (retry up to maxRetries at once, else
+  // Failed; lost tasks requeue); true when `w` changed.
+  bool DecideFromTasks(WorkloadRecord& w, std::vector<std::pair<std::string, nlohmann::json>>& events, Time now);
+  // Reconciles every workload with tasks on agents once a second (time-based rules).
+  void TickControllers();
   // Marks agent nodes silent past node_timeout NotReady and fails over their tasks; loop only.
   void CheckNodeLiveness();
   // Reports Lost every unfinished task on `node` that `keep` does not accept; loop only.
-  void FailOverNodeTasks(const std::string& node, const std::string& why,
+  void FailOverNodeTasks(const std::string& node, const std::string& why, const std::string& lost_reason,
                          const std::function<bool(const WorkloadRecord&, const PlacementRecord&)>& keep);
   // Commits a node record and its event and puts it in the ledger; loop thread only.
   Status CommitNode(NodeRecord node, const std::string& event, nlohmann::json details);
@@ -230,6 +248,9 @@ class ControlPlane {
   std::unique_ptr<meter::UsageLedger> usage_;
   std::set<std::string> preempting_;   // loop thread only: ids of Preempting workloads
   Time last_liveness_check_{};         // loop thread only
+  Time last_controller_tick_{};        // loop thread only
+  // Autoscaling metric samples per workload (POST /api/v1/workloads/{id}/metrics), the last 10 min.
+  std::map<std::string, std::deque<control::MetricSample>> metrics_by_workload_;  // GUARDED_BY(seen_mu_)
   mutable std::mutex seen_mu_;
   std::unordered_map<std::string, Time> last_seen_;                       // GUARDED_BY(seen_mu_)
   std::map<std::string, std::map<int, double>> utilization_;              // GUARDED_BY(seen_mu_)

@@ -16,11 +16,6 @@ namespace {
 
 using nlohmann::json;
 
-json EventJson(WorkloadState state, const std::string& message, json details = json::object()) {
-  details["state"] = WorkloadStateName(state);
-  if (!message.empty()) details["message"] = message;
-  return details;
-}
 
 Time ParseTimeField(const json& j, const char* key, Time fallback) {
   auto it = j.find(key);
@@ -41,23 +36,6 @@ Result<std::string> DecodeBase64(const std::string& in) {
   if (in.size() > 1 && in[in.size() - 2] == '=') ++pad;
   out.resize(static_cast<size_t>(n) - pad);
   return out;
-}
-
-bool TaskFailed(const PlacementRecord& p) {
-  return p.phase == "Exited" && !p.stopped && (p.exit_code != 0 || p.signal != 0 || p.oom_killed);
-}
-
-// The retries a kind allows after failed attempts.
-int32_t AllowedRetries(const Workload& w) {
-  if (const TrainingSpec* t = w.training()) return t->restart_policy.max_retries;
-  if (const BatchSpec* b = w.batch()) return b->restart_policy.max_retries;
-  return 0;
-}
-
-std::string FailureReason(const PlacementRecord& p) {
-  if (p.oom_killed) return "OOMKilled";
-  if (p.signal != 0) return "Signal";
-  return "ExitCode";
 }
 
 }  // namespace
@@ -159,11 +137,11 @@ Result<json> ControlPlane::RegisterAgent(const json& request) {
       if (r.phase == "Running" || r.phase == "Stopping") running.insert(r.task_id);
     }
     const NodeRecord* now_node = ledger_.FindNode(node->node.name);
-    FailOverNodeTasks(node->node.name, "the agent restarted while the task ran", [&](const WorkloadRecord& r, const PlacementRecord& p) {
+    FailOverNodeTasks(node->node.name, "the agent restarted while the task ran", "AgentRestart", [&](const WorkloadRecord& r, const PlacementRecord& p) {
       // Not started yet: the agent will start it.
       return p.phase.empty() || running.count(FormatTaskId({r.id, p.group, p.replica, r.attempt()})) != 0;
     });
-    FailOverNodeTasks(node->node.name, "its device is gone or unhealthy", [&](const WorkloadRecord&, const PlacementRecord& p) {
+    FailOverNodeTasks(node->node.name, "its device is gone or unhealthy", "DeviceError", [&](const WorkloadRecord&, const PlacementRecord& p) {
       for (const auto& g : p.devices) {
         bool ok = false;
         for (const Device& d : now_node->node.devices) ok |= d.index == g.index && d.health == DeviceHealth::kHealthy;
@@ -222,6 +200,8 @@ Result<json> ControlPlane::AgentStatus(const std::string& node, const json& body
     r.oom_killed = t.value("oomKilled", false);
     r.stopped = t.value("stopped", false);
     r.message = t.value("message", "");
+    if (t.contains("ready") && t["ready"].is_boolean()) r.ready = t["ready"].get<bool>();
+    if (t.contains("live") && t["live"].is_boolean()) r.live = t["live"].get<bool>();
     r.started_at = ParseTimeField(t, "startedAt", now);
     r.finished_at = ParseTimeField(t, "finishedAt", now);
     reports.push_back(std::move(r));
@@ -309,7 +289,7 @@ Result<json> ControlPlane::AgentHeartbeat(const std::string& node, const json& b
       if (back) details["state"] = "Ready";
       ABACUS_RETURN_IF_ERROR(CommitNode(next, "DevicesChanged", details));
       const NodeRecord* now_node = ledger_.FindNode(node);
-      FailOverNodeTasks(node, "its device is gone or unhealthy", [&](const WorkloadRecord&, const PlacementRecord& p) {
+      FailOverNodeTasks(node, "its device is gone or unhealthy", "DeviceError", [&](const WorkloadRecord&, const PlacementRecord& p) {
         for (const auto& g : p.devices) {
           bool ok = false;
           for (const Device& d : now_node->node.devices) ok |= d.index == g.index && d.health == DeviceHealth::kHealthy;
@@ -441,8 +421,8 @@ Result<json> ControlPlane::Logs(const std::string& id_or_name, const std::string
 
 // ---------------------------------------------------------------- what reports mean
 
-void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports) {
-  if (reports.empty()) return;
+void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, const std::vector<std::string>* also) {
+  if (reports.empty() && (also == nullptr || also->empty())) return;
   Time now = clock_.Now();
   std::map<std::string, WorkloadRecord> next;  // working copies, by id
   std::set<std::string> touched;               // those whose tasks changed
@@ -458,7 +438,13 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports) {
     WorkloadRecord& w = it->second;
     for (PlacementRecord& p : w.placements) {
       if (p.group != ref->group || p.replica != ref->replica || p.node != rep.node) continue;
-      if (TaskEnded(p) || p.phase == rep.phase) break;
+      bool probes_changed = (rep.ready && rep.ready != p.ready) || (rep.live && rep.live != p.live);
+      if (rep.ready) p.ready = rep.ready;
+      if (rep.live) p.live = rep.live;
+      if (TaskEnded(p) || p.phase == rep.phase) {
+        if (probes_changed) touched.insert(w.id);
+        break;
+      }
       if (rep.phase == "Stopping" && p.phase.empty()) p.started_at = rep.started_at;
       p.phase = rep.phase;
       if (rep.phase == "Running") p.started_at = rep.started_at;
@@ -470,22 +456,29 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports) {
         p.oom_killed = rep.oom_killed;
         p.stopped = rep.stopped;
         p.message = rep.message;
+        p.lost_reason = rep.phase == "Lost" ? (rep.lost_reason.empty() ? "AgentRestart" : rep.lost_reason) : "";
       }
       touched.insert(w.id);
       break;
     }
   }
-  // Decide, then commit every changed workload with its events in one batch.
+  if (also != nullptr) {
+    for (const auto& id : *also) {
+      if (next.count(id) != 0) continue;
+      if (const WorkloadRecord* cur = ledger_.FindWorkload(id)) next.emplace(id, *cur);
+    }
+  }
+  // Decide (the kind's controller), then commit every changed workload with its events in one
+  // batch.
   std::vector<std::string> changed;
-  std::vector<std::vector<std::pair<std::string, json>>> events;
   WriteBatch batch;
   for (auto& [id, w] : next) {
-    if (touched.count(id) == 0) continue;
-    events.emplace_back();
-    DecideFromTasks(w, events.back(), now);
+    std::vector<std::pair<std::string, json>> events;
+    bool decided = RunController(w, events, batch, now);
+    if (touched.count(id) == 0 && !decided) continue;
     batch.Put(kWorkloadKind, w.id, ToJson(w).dump(), w.version);
     StageUsage(ledger_.FindWorkload(id), w, batch, now);
-    for (auto& [type, details] : events.back()) batch.AppendEvent(kWorkloadKind, w.id, type, details.dump(), now);
+    for (auto& [type, details] : events) batch.AppendEvent(kWorkloadKind, w.id, type, details.dump(), now);
     changed.push_back(id);
   }
   if (changed.empty()) return;
@@ -519,88 +512,9 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports) {
   if (freed) freed_ = true;
 }
 
-void ControlPlane::DecideFromTasks(WorkloadRecord& w, std::vector<std::pair<std::string, json>>& events, Time now) {
-  auto on_agent = [&](const PlacementRecord& p) {
-    const NodeRecord* n = ledger_.FindNode(p.node);
-    return n != nullptr && n->agent;
-  };
-  bool any_running = false, all_ended = true, all_succeeded = true, any_agent = false;
-  const PlacementRecord* failed = nullptr;
-  const PlacementRecord* lost = nullptr;
-  for (const PlacementRecord& p : w.placements) {
-    if (!on_agent(p)) continue;
-    any_agent = true;
-    if (p.phase == "Running" || p.phase == "Stopping" || TaskEnded(p)) any_running = true;
-    if (!TaskEnded(p)) all_ended = false;
-    if (!(p.phase == "Exited" && !TaskFailed(p) && !p.stopped)) all_succeeded = false;
-    if (TaskFailed(p) && failed == nullptr) failed = &p;
-    if (p.phase == "Lost" && lost == nullptr) lost = &p;
-  }
-  if (!any_agent) return;
-  auto task_of = [&](const PlacementRecord& p) { return FormatTaskId({w.id, p.group, p.replica, w.attempt()}); };
-  auto requeue = [&](const std::string& why, json details) {
-    WorkloadState to = w.state == WorkloadState::kAdmitted ? WorkloadState::kPending : WorkloadState::kRequeued;
-    if (!Transition(w.state, to).ok()) return;
-    details["attempt"] = w.attempt();
-    w.placements.clear();
-    w.group_flavors.clear();
-    w.admitted_at = Time{};
-    w.preempted_at = Time{};
-    w.requeues++;
-    w.message = why;
-    events.emplace_back("Requeued", EventJson(to, why, std::move(details)));
-  };
-  if (w.state == WorkloadState::kAdmitted && any_running) {
-    (void)Transition(w.state, WorkloadState::kRunning);
-    std::set<std::string> nodes;
-    for (const auto& p : w.placements) {
-      if (p.phase == "Running" || TaskEnded(p)) nodes.insert(p.node);
-    }
-    events.emplace_back("Started", EventJson(WorkloadState::kRunning, "tasks started",
-                                             {{"nodes", nodes}, {"attempt", w.attempt()}}));
-  }
-  if (w.state == WorkloadState::kRunning || w.state == WorkloadState::kAdmitted) {
-    if (lost != nullptr) {
-      requeue("task " + task_of(*lost) + " lost: " + lost->message,
-              {{"reason", "NodeLost"}, {"task", task_of(*lost)}, {"node", lost->node}});
-    } else if (failed != nullptr) {
-      std::string reason = FailureReason(*failed);
-      std::string what = "task " + task_of(*failed) + " on " + failed->node + " failed: " + failed->message;
-      if (w.failures < AllowedRetries(w.spec)) {
-        w.failures++;
-        events.emplace_back("TaskFailed", EventJson(w.state, what,
-                                                    {{"reason", reason},
-                                                     {"task", task_of(*failed)},
-                                                     {"exitCode", failed->exit_code},
-                                                     {"retry", w.failures}}));
-        requeue("retry " + std::to_string(w.failures) + " after: " + what, {{"reason", "Retry"}});
-      } else {
-        (void)Transition(w.state, WorkloadState::kFailed);
-        w.finished_at = now;
-        w.message = what;
-        w.failure_reason = reason;
-        events.emplace_back("Failed", EventJson(WorkloadState::kFailed, what,
-                                                {{"reason", reason},
-                                                 {"task", task_of(*failed)},
-                                                 {"exitCode", failed->exit_code},
-                                                 {"signal", failed->signal},
-                                                 {"oomKilled", failed->oom_killed}}));
-      }
-    } else if (all_ended && all_succeeded) {
-      (void)Transition(w.state, WorkloadState::kSucceeded);
-      w.finished_at = now;
-      w.message.clear();
-      events.emplace_back("Succeeded", EventJson(WorkloadState::kSucceeded, "all tasks exited 0",
-                                                 {{"tasks", w.placements.size()}}));
-    }
-  } else if (w.state == WorkloadState::kPreempting && all_ended) {
-    requeue(w.message.empty() ? "preempted" : w.message, {{"reason", "Preempted"}});
-  }
-}
-
 // ---------------------------------------------------------------- node loss
 
-void ControlPlane::FailOverNodeTasks(const std::string& node, const std::string& why,
+void ControlPlane::FailOverNodeTasks(const std::string& node, const std::string& why, const std::string& lost_reason,
                                      const std::function<bool(const WorkloadRecord&, const PlacementRecord&)>& keep) {
   std::vector<TaskReport> lost;
   Time now = clock_.Now();
@@ -613,6 +527,7 @@ void ControlPlane::FailOverNodeTasks(const std::string& node, const std::string&
       tr.task_id = FormatTaskId({r.id, p.group, p.replica, r.attempt()});
       tr.phase = "Lost";
       tr.message = why;
+      tr.lost_reason = lost_reason;
       tr.started_at = tr.finished_at = now;
       lost.push_back(std::move(tr));
     }
@@ -651,7 +566,7 @@ void ControlPlane::CheckNodeLiveness() {
       continue;
     }
     ABACUS_LOG_WARN("{}: NotReady, failing over its tasks", why);
-    FailOverNodeTasks(name, why, [](const WorkloadRecord&, const PlacementRecord&) { return false; });
+    FailOverNodeTasks(name, why, "NodeLost", [](const WorkloadRecord&, const PlacementRecord&) { return false; });
   }
 }
 

@@ -176,5 +176,75 @@ TEST_F(ControlPlaneTest, SilentAgentNodeIsLostOnTheClockAndItsWorkRequeued) {
   EXPECT_NEAR(usage["rows"][0]["deviceHours"].get<double>(), 31.0 / 3600, 0.0005) << usage.dump();
 }
 
+std::string GangJob(const std::string& name, const std::string& extra) {
+  return "kind: TrainingJob\nname: " + name +
+         "\nproject: acme/ml\nqueue: train\nspec:\n  command: [\"true\"]\n" + extra +
+         "  taskGroups:\n    - name: w\n      replicas: 2\n"
+         "      resources: {cpu: 1, memory: 1Gi, accelerators: {flavor: gpu/nvidia/A100-80G, count: 1}}\n";
+}
+
+json TaskOf(const json& assignment, const std::string& id) {
+  for (const auto& t : assignment["tasks"]) {
+    if (t["taskId"] == id) return t;
+  }
+  return nullptr;
+}
+
+TEST_F(ControlPlaneTest, GangFailureStopsTheOthersThenRetriesAfterBackoffWithResume) {
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  auto r = cp_->Submit(GangJob("gang", "  checkpoint: {signal: SIGUSR1, graceSeconds: 60}\n"
+                                       "  restartPolicy: {maxRetries: 1, backoffSeconds: 10}\n"),
+                       false, "gang.yaml");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::string id = (*r)[0]["id"];
+  cp_->WaitForCycle();
+  Report("gpu-a", id + ".0.0.1", {{"phase", "Running"}});
+  Report("gpu-a", id + ".0.1.1", {{"phase", "Running"}});
+  // One task fails: the controller stops its gang mate with the checkpoint signal and grace.
+  Report("gpu-a", id + ".0.0.1", {{"phase", "Exited"}, {"exitCode", 3}, {"message", "exited 3"}});
+  json mate = TaskOf(json{{"tasks", (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks}}, id + ".0.1.1");
+  ASSERT_FALSE(mate.is_null());
+  EXPECT_EQ(mate["action"], "stop");
+  EXPECT_EQ(mate["stopSignal"], "SIGUSR1");
+  EXPECT_EQ(mate["graceSeconds"], 60);
+  EXPECT_EQ(State(id), "Running");
+  // The mate stops: the attempt is requeued with a retry used, not before the 10 s backoff.
+  Report("gpu-a", id + ".0.1.1", {{"phase", "Exited"}, {"signal", 10}, {"stopped", true}});
+  EXPECT_EQ(State(id), "Requeued");
+  cp_->WaitForCycle();
+  EXPECT_EQ(State(id), "Requeued");
+  EXPECT_NE((*cp_->GetWorkload(id))["pendingReason"]["message"].get<std::string>().find("backoff"), std::string::npos);
+  clock_.Advance(11s);
+  cp_->WaitForCycle();
+  cp_->WaitForCycle();
+  json w = *cp_->GetWorkload(id);
+  EXPECT_EQ(w["state"], "Admitted") << w.dump();
+  EXPECT_EQ(w["failures"], 1);
+  json next = TaskOf(json{{"tasks", (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks}}, id + ".0.0.2");
+  ASSERT_FALSE(next.is_null());
+  EXPECT_EQ(next["env"]["ABACUS_RESUME"], "1");
+  EXPECT_EQ(next["env"]["ABACUS_ATTEMPT"], "2");
+}
+
+TEST_F(ControlPlaneTest, MaxRuntimeStopsTheJobAndFailsIt) {
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  auto r = cp_->Submit(GangJob("capped", "  maxRuntime: 1h\n"), false, "capped.yaml");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::string id = (*r)[0]["id"];
+  cp_->WaitForCycle();
+  Report("gpu-a", id + ".0.0.1", {{"phase", "Running"}});
+  Report("gpu-a", id + ".0.1.1", {{"phase", "Running"}});
+  clock_.Advance(61min);
+  cp_->WaitForCycle();  // the controller tick
+  cp_->WaitForCycle();
+  json a = json{{"tasks", (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks}};
+  EXPECT_EQ(TaskOf(a, id + ".0.0.1")["action"], "stop") << a.dump();
+  Report("gpu-a", id + ".0.0.1", {{"phase", "Exited"}, {"signal", 15}, {"stopped", true}});
+  Report("gpu-a", id + ".0.1.1", {{"phase", "Exited"}, {"signal", 15}, {"stopped", true}});
+  json w = *cp_->GetWorkload(id);
+  EXPECT_EQ(w["state"], "Failed") << w.dump();
+  EXPECT_EQ(w["failureReason"], "MaxRuntimeExceeded");
+}
+
 }  // namespace
 }  // namespace abacus::server

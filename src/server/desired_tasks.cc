@@ -12,6 +12,7 @@ bool TaskEnded(const PlacementRecord& p) { return p.phase == "Exited" || p.phase
 std::map<std::string, std::string> TaskEnvironment(const WorkloadRecord& r, const PlacementRecord& p,
                                                    const std::string& task_id) {
   std::map<std::string, std::string> env = r.spec.spec.env;
+  for (const auto& [k, v] : r.next_env) env[k] = v;  // what the controller gave this attempt
   // The index of the task among all tasks of the workload: replicas of earlier groups first.
   int64_t index = 0;
   for (int32_t g = 0; g < p.group && g < static_cast<int32_t>(r.spec.spec.task_groups.size()); ++g) {
@@ -52,7 +53,13 @@ std::map<std::string, std::map<std::string, json>> DesiredTasks(const WorkloadRe
     const NodeRecord* node = ledger.FindNode(p.node);
     if (node == nullptr || !node->agent) continue;
     if (TaskEnded(p)) continue;
-    if (r.state == WorkloadState::kAdmitted || r.state == WorkloadState::kRunning) {
+    int32_t task_grace = grace;
+    std::string task_signal = signal;
+    if (p.stop_requested) {
+      action = "stop";  // a controller stopped it (gang member of a failed task, maxRuntime, TTL, …)
+      task_grace = p.stop_grace;
+      if (!p.stop_signal.empty()) task_signal = p.stop_signal;
+    } else if (r.state == WorkloadState::kAdmitted || r.state == WorkloadState::kRunning) {
       action = "run";
     } else if (r.state == WorkloadState::kPreempting) {
       action = "stop";
@@ -89,8 +96,8 @@ std::map<std::string, std::map<std::string, json>> DesiredTasks(const WorkloadRe
               {"cpuMilli", p.cpu_milli},
               {"memoryBytes", p.memory_bytes},
               {"devices", std::move(devices)},
-              {"graceSeconds", grace},
-              {"stopSignal", signal}};
+              {"graceSeconds", task_grace},
+              {"stopSignal", task_signal}};
     if (const InferenceSpec* inf = r.spec.inference(); inf != nullptr) {
       json probes = json::object();
       json spec = abacus::ToJson(r.spec);

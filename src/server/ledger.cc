@@ -370,6 +370,11 @@ sched::Snapshot Ledger::BuildSnapshot(Time now, SnapshotIndex& index, const std:
   });
   for (const WorkloadRecord* r : active) {
     std::string why;
+    if (r->waiting() && r->not_before > now) {
+      // A retry backs off (restartPolicy.backoffSeconds, doubling): not admitted before then.
+      index.unschedulable.emplace_back(r->id, "retry backoff: not before " + FormatTime(r->not_before));
+      continue;
+    }
     auto w = ToWorkloadInfo(*r, queue_index, node_index, device_pos, why);
     if (!w) {
       index.unschedulable.emplace_back(r->id, why);

@@ -37,9 +37,17 @@ json ToJson(const WorkloadRecord& r) {
       if (p.oom_killed) pj["oomKilled"] = true;
       if (p.stopped) pj["stopped"] = true;
       if (!p.message.empty()) pj["message"] = p.message;
+      if (!p.lost_reason.empty()) pj["lostReason"] = p.lost_reason;
       if (ToMicros(p.started_at) != 0) pj["startedUs"] = ToMicros(p.started_at);
       if (ToMicros(p.finished_at) != 0) pj["finishedUs"] = ToMicros(p.finished_at);
     }
+    if (p.stop_requested) {
+      pj["stopRequested"] = true;
+      pj["stopSignal"] = p.stop_signal;
+      pj["stopGraceSeconds"] = p.stop_grace;
+    }
+    if (p.ready) pj["ready"] = *p.ready;
+    if (p.live) pj["live"] = *p.live;
     placements.push_back(std::move(pj));
   }
   json j = {{"id", r.id},
@@ -56,6 +64,12 @@ json ToJson(const WorkloadRecord& r) {
             {"spec", abacus::ToJson(r.spec)}};
   if (r.failures != 0) j["failures"] = r.failures;
   if (!r.failure_reason.empty()) j["failureReason"] = r.failure_reason;
+  if (ToMicros(r.started_at) != 0) j["startedUs"] = ToMicros(r.started_at);
+  if (r.prior_runtime_us != 0) j["priorRuntimeUs"] = r.prior_runtime_us;
+  if (ToMicros(r.not_before) != 0) j["notBeforeUs"] = ToMicros(r.not_before);
+  if (r.infra_requeues != 0) j["infraRequeues"] = r.infra_requeues;
+  if (!r.next_env.empty()) j["nextEnv"] = r.next_env;
+  if (!r.controller_state.is_null()) j["controllerState"] = r.controller_state;
   if (ToMicros(r.first_admitted_at) != 0) j["firstAdmittedUs"] = ToMicros(r.first_admitted_at);
   if (ToMicros(r.admitted_at) != 0) j["admittedUs"] = ToMicros(r.admitted_at);
   if (ToMicros(r.preempted_at) != 0) j["preemptedUs"] = ToMicros(r.preempted_at);
@@ -83,6 +97,12 @@ Result<WorkloadRecord> WorkloadRecordFromJson(const json& j) {
     r.requeues = j.value("requeues", 0);
     r.failures = j.value("failures", 0);
     r.failure_reason = j.value("failureReason", "");
+    r.started_at = FromMicros(TimeField(j, "startedUs"));
+    r.prior_runtime_us = j.value("priorRuntimeUs", int64_t{0});
+    r.not_before = FromMicros(TimeField(j, "notBeforeUs"));
+    r.infra_requeues = j.value("infraRequeues", 0);
+    if (j.contains("nextEnv")) r.next_env = j.at("nextEnv").get<std::map<std::string, std::string>>();
+    if (j.contains("controllerState")) r.controller_state = j.at("controllerState");
     r.first_admitted_at = FromMicros(TimeField(j, "firstAdmittedUs"));
     if (j.contains("groupFlavors")) r.group_flavors = j.at("groupFlavors").get<std::vector<std::string>>();
     for (const auto& p : j.value("placements", json::array())) {
@@ -103,6 +123,12 @@ Result<WorkloadRecord> WorkloadRecordFromJson(const json& j) {
       pr.message = p.value("message", "");
       pr.started_at = FromMicros(TimeField(p, "startedUs"));
       pr.finished_at = FromMicros(TimeField(p, "finishedUs"));
+      pr.lost_reason = p.value("lostReason", "");
+      pr.stop_requested = p.value("stopRequested", false);
+      pr.stop_signal = p.value("stopSignal", "");
+      pr.stop_grace = p.value("stopGraceSeconds", 0);
+      if (p.contains("ready")) pr.ready = p.at("ready").get<bool>();
+      if (p.contains("live")) pr.live = p.at("live").get<bool>();
       r.placements.push_back(std::move(pr));
     }
   } catch (const json::exception& e) {

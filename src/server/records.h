@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +39,12 @@ struct PlacementRecord {
   int64_t memory_bytes = 0;
   std::vector<DeviceGrantRecord> devices;
   std::string phase;  // "", Running, Stopping, Exited, Lost
+  bool stop_requested = false;  // the server told the agent to stop it (a controller decision)
+  std::string stop_signal;      // with stop_requested: the signal, then SIGKILL after stop_grace
+  int32_t stop_grace = 0;
+  std::string lost_reason;      // with phase Lost: NodeLost, DeviceError, AgentRestart
+  std::optional<bool> ready;    // readiness probe, as its agent last reported it
+  std::optional<bool> live;     // liveness probe
   int32_t exit_code = 0;
   int32_t signal = 0;
   bool oom_killed = false;
@@ -61,6 +69,12 @@ struct WorkloadRecord {
   int32_t requeues = 0;  // re-admissions so far; a task's attempt is requeues + 1
   int32_t failures = 0;  // user retries consumed by failed attempts (restartPolicy.maxRetries)
   std::string failure_reason;  // when Failed: ExitCode, OOMKilled, Signal, NodeLost, …
+  Time started_at{};           // the first time any task ran, over all attempts
+  int64_t prior_runtime_us = 0;  // running time of earlier attempts (maxRuntime counts all)
+  Time not_before{};           // a requeued workload is not admitted before (retry backoff)
+  int32_t infra_requeues = 0;  // requeues after infrastructure failures (no retry used)
+  std::map<std::string, std::string> next_env;  // env of the current attempt's tasks (ABACUS_RESUME, …)
+  nlohmann::json controller_state;  // src/control's state for this workload (null: none)
   Time first_admitted_at{};    // the first admission (queue wait), kept across requeues
   int64_t version = 0;  // store version; not part of the document
 
