@@ -60,7 +60,11 @@ Agent::Agent(AgentOptions options, const Clock& clock, std::unique_ptr<Discovere
       real_sampler_(std::move(seams.device_sampler)),
       poll_client_(AgentClientOptions{options_.server, milliseconds(5000), milliseconds(10000)}),
       client_(AgentClientOptions{options_.server, milliseconds(5000), milliseconds(10000)}),
-      table_(clock) {
+      table_(clock),
+      probes_(clock, [this](const std::string& id, const ProbeOutcome& o) {
+        table_.SetProbes(id, o);
+        status_waker_.Wake();
+      }, options_.probe_workers) {
   logs_ = std::make_unique<LogShipper>(options_.name, [this](const LogChunk& c) { return client_.SendLog(c); });
 }
 
@@ -118,6 +122,7 @@ void Agent::Shutdown() {
   poll_client_.Cancel();
   cv_.notify_all();
   control_.join();
+  probes_.Stop();  // stopping tasks are not probed; their `ready` turns false
   // 2) Stop what runs, each with its own signal and grace; the status thread reaps them,
   //    ships their logs and reports them, then ends.
   for (const StopOrder& o : table_.StopAll()) StopTask(o);
@@ -141,8 +146,13 @@ bool Agent::registered() const {
 }
 
 AgentCounters Agent::counters() const {
-  std::lock_guard lock(mu_);
-  return counters_;
+  AgentCounters c;
+  {
+    std::lock_guard lock(mu_);
+    c = counters_;
+  }
+  c.probe_attempts = probes_.attempts();
+  return c;
 }
 
 bool Agent::SetSimulatedUtilization(const std::string& uuid, int compute_percent, int64_t memory_used_bytes) {
@@ -309,6 +319,7 @@ void Agent::StartTask(const AssignedTask& t) {
     }
     for (const auto& d : discovery_.devices) vendors.push_back(d.flavor.vendor());
   }
+  std::optional<ContainerEngine> engine_used;
   if (!t.image.empty()) {
     // 1) An image runs under podman or docker, as a foreground `run` the runtime supervises.
     auto engine = FindContainerEngine();
@@ -334,6 +345,7 @@ void Agent::StartTask(const AssignedTask& t) {
       return;
     }
     spec.command = *argv;
+    engine_used = *engine;
     spec.cpu_milli = 0;  // the engine enforces them inside the container
     spec.memory_bytes = 0;
   }
@@ -350,6 +362,7 @@ void Agent::StartTask(const AssignedTask& t) {
   }
   if (Status s = WritePidFile(TaskDir(t.task_id), rec->pid); !s.ok()) ABACUS_LOG_WARN("agent: {}", s.message());
   logs_->Track(t.task_id, rec->stdout_path, rec->stderr_path);
+  StartProbes(t, engine_used, rec->started_at);  // its first outcome goes in the first status
   table_.Update(StatusOf(*rec));
   launch.unlock();
   status_waker_.Wake();
@@ -357,7 +370,19 @@ void Agent::StartTask(const AssignedTask& t) {
   ++counters_.tasks_started;
 }
 
+void Agent::StartProbes(const AssignedTask& t, const std::optional<ContainerEngine>& engine, Time started_at) {
+  auto adapt = [&](std::optional<AssignedProbe> p) {
+    // An exec probe of an image task runs inside its container.
+    if (p && engine && p->spec.kind == ProbeKind::kExec) {
+      p->spec.command = BuildContainerExecCommand(*engine, t.task_id, p->spec.command);
+    }
+    return p;
+  };
+  probes_.Add(t.task_id, adapt(t.readiness), adapt(t.liveness), started_at);
+}
+
 void Agent::StopTask(const StopOrder& o) {
+  probes_.Remove(o.task_id);  // a stopping task is not ready, whatever its probe says
   Status s = runtime_->Stop(o.task_id, o.signal, o.grace);
   if (!s.ok()) {
     if (s.code() != StatusCode::kNotFound) ABACUS_LOG_WARN("agent: stop {}: {}", o.task_id, s.ToString());
@@ -376,6 +401,7 @@ void Agent::ReapEnded() {
     ended = runtime_->Poll();
   }
   for (const TaskRecord& rec : ended) {
+    probes_.Remove(rec.task_id);
     RemovePidFile(TaskDir(rec.task_id));
     if (registered()) {
       Status shipped = logs_->Ship(rec.task_id);

@@ -11,8 +11,12 @@
 //   upkeep    heartbeats (device health and utilization, every status, task usage), new log
 //             bytes every second, re-discovery on a timer (the full inventory in the next
 //             heartbeat when the device list changed), clean-up of finished tasks.
+//   probes    (ProbeRunner, a few workers, started with the first probed task) the readiness
+//             and liveness probes of running tasks; a change of `ready`/`live` wakes the status
+//             thread like a phase change. The agent never restarts a task for a failed probe.
 //
-// Timing decisions (heartbeat, log and re-discovery periods, backoff, stop grace) read the
+// Timing decisions (heartbeat, log and re-discovery periods, backoff, stop grace, probe delays
+// and periods) read the
 // injected Clock, so tests drive them with a ManualClock; the threads themselves only sleep in
 // short real-time slices. The 10 ms status window is real time (a latency bound, not a policy).
 #pragma once
@@ -31,9 +35,11 @@
 #include "agent/loop/agent_client.h"
 #include "agent/loop/backoff.h"
 #include "agent/loop/log_shipper.h"
+#include "agent/loop/probe_runner.h"
 #include "agent/loop/task_table.h"
 #include "agent/loop/waker.h"
 #include "agent/runtime/cgroup.h"
+#include "agent/runtime/container.h"
 #include "agent/runtime/process_os.h"
 #include "agent/runtime/process_runtime.h"
 #include "agent/utilization.h"
@@ -55,6 +61,7 @@ struct AgentOptions {
   Duration rediscover_every = std::chrono::seconds(60);  // zero: never
   Duration log_ship_every = std::chrono::seconds(1);
   Duration vanished_grace = std::chrono::seconds(10);
+  int probe_workers = 4;  // threads attempting probes (each attempt takes up to its timeout)
   std::chrono::milliseconds long_poll{25000};
   std::chrono::milliseconds status_window{10};
   Duration backoff_initial = std::chrono::milliseconds(100);
@@ -86,6 +93,7 @@ struct AgentCounters {
   int orphans_killed = 0;
   int backoffs = 0;  // waits before calling the server again
   Duration last_backoff{};
+  int probe_attempts = 0;
 };
 
 class Agent {
@@ -136,6 +144,7 @@ class Agent {
   bool RegisterOnce();
   void Apply(const Assignment& assignment);
   void StartTask(const AssignedTask& task);
+  void StartProbes(const AssignedTask& task, const std::optional<ContainerEngine>& engine, Time started_at);
   void StopTask(const StopOrder& order);
   void ReapEnded();
   Status SendStatuses();
@@ -165,6 +174,7 @@ class Agent {
   TaskTable table_;
   std::unique_ptr<LogShipper> logs_;
   Waker status_waker_;
+  ProbeRunner probes_;  // after the table and the waker, which its reports use
 
   std::mutex launch_mu_;  // a task's start (spawn, pid file, log tracking) vs. reaping
   mutable std::mutex mu_;

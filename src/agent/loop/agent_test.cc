@@ -23,6 +23,7 @@
 #include "agent/loop/agent_client.h"
 #include "agent/loop/log_shipper.h"
 #include "agent/loop/pid_file.h"
+#include "agent/loop/test_eventually.h"
 
 namespace abacus::agent {
 namespace {
@@ -43,16 +44,6 @@ std::string DecodeBase64(const std::string& in) {
   for (size_t i = in.size(); i > 0 && in[i - 1] == '='; --i) ++pad;
   out.resize(static_cast<size_t>(n) - pad);
   return out;
-}
-
-// Waits (real time) until `pred` holds; false after `limit`.
-bool Eventually(const std::function<bool()>& pred, milliseconds limit = milliseconds(15000)) {
-  auto end = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(milliseconds(2));
-  }
-  return pred();
 }
 
 // The server side of docs/agent-protocol.md, just enough of it, recording what it is sent.
@@ -570,6 +561,168 @@ TEST_F(AgentTest, ShutdownStopsTasksWithTheirGraceAndReportsThem) {
   EXPECT_EQ((*exited)["stopped"], true);
   EXPECT_EQ((*exited)["signal"], SIGTERM);
   EXPECT_FALSE(fs::exists(work_ / "tasks/wl.0.0.1/pid"));
+}
+
+// ---- probes ----
+
+// A task's service: answers `path` with 503 until healthy, then 200; counts the requests.
+class TaskService {
+ public:
+  explicit TaskService(const std::string& path) {
+    svr_.Get(path, [this](const httplib::Request&, httplib::Response& res) {
+      std::lock_guard lock(mu_);
+      ++requests_;
+      res.status = healthy_ ? 200 : 503;
+    });
+    port_ = svr_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { svr_.listen_after_bind(); });
+    while (port_ > 0 && !svr_.is_running()) std::this_thread::sleep_for(milliseconds(1));
+  }
+  ~TaskService() {
+    svr_.stop();
+    thread_.join();
+  }
+  int port() const { return port_; }
+  void SetHealthy() {
+    std::lock_guard lock(mu_);
+    healthy_ = true;
+  }
+  int requests() {
+    std::lock_guard lock(mu_);
+    return requests_;
+  }
+
+ private:
+  httplib::Server svr_;
+  std::thread thread_;
+  int port_ = 0;
+  std::mutex mu_;
+  bool healthy_ = false;
+  int requests_ = 0;
+};
+
+json Probe(json kind, int period, int failure_threshold, int success_threshold, int initial_delay = 0) {
+  kind["initialDelaySeconds"] = initial_delay;
+  kind["periodSeconds"] = period;
+  kind["timeoutSeconds"] = 1;
+  kind["failureThreshold"] = failure_threshold;
+  kind["successThreshold"] = success_threshold;
+  return kind;
+}
+
+json InferenceTask(const std::string& id, json probes) {
+  json t = RunTask(id, {"sleep", "60"});
+  t["kind"] = "InferenceService";
+  t["probes"] = std::move(probes);
+  return t;
+}
+
+TEST_F(AgentTest, ReadinessTurnsTrueAfterTheSuccessThresholdAndIsSentAtOnce) {
+  FakeServer& server = Serve();
+  TaskService service("/health");
+  ASSERT_GT(service.port(), 0);
+  StartAgent(Options(server.url()));
+  std::string url = "http://127.0.0.1:" + std::to_string(service.port()) + "/health";
+  server.Publish(json::array({InferenceTask(
+      "wl.0.0.1", {{"readiness", Probe({{"http", {{"path", "/health"}, {"port", service.port()}}}}, 10, 1, 2, 3)}})}));
+  ASSERT_TRUE(Eventually([&] { return server.Last("wl.0.0.1", "Running").has_value(); }));
+  json first = *server.Last("wl.0.0.1", "Running");
+  EXPECT_EQ(first["ready"], false);  // not ready until the probe says so
+  EXPECT_FALSE(first.contains("live"));
+  EXPECT_FALSE(first.contains("probeMessage"));
+  auto attempts = [&] { return agent_->counters().probe_attempts; };
+  EXPECT_EQ(attempts(), 0);  // the initial delay has not passed on the clock
+  // The task of the latest heartbeat (null before the first).
+  auto last_beat = [&] {
+    return server.With([](FakeServer& s) { return s.heartbeats_.empty() ? json() : s.heartbeats_.back()["tasks"][0]; });
+  };
+
+  // 1) After the initial delay: 503. Still not ready; the message rides with the next heartbeat.
+  clock_.Advance(seconds(3));
+  ASSERT_TRUE(Eventually([&] { return attempts() == 1; }));
+  EXPECT_EQ(service.requests(), 1);
+  clock_.Advance(seconds(2));  // the first heartbeat
+  ASSERT_TRUE(Eventually([&] { return !last_beat().is_null(); }));
+  EXPECT_EQ(last_beat()["ready"], false);
+  EXPECT_EQ(last_beat()["probeMessage"], "readiness: GET " + url + ": HTTP 503");
+
+  // 2) Healthy now: one success of two is not enough.
+  service.SetHealthy();
+  clock_.Advance(seconds(10));
+  ASSERT_TRUE(Eventually([&] { return attempts() == 2; }));
+  for (const json& s : server.StatusesOf("wl.0.0.1")) EXPECT_EQ(s["ready"], false) << s.dump();
+
+  // 3) The second success: ready, reported at once by a status report.
+  clock_.Advance(seconds(10));
+  ASSERT_TRUE(Eventually([&] { return attempts() == 3; }));
+  ASSERT_TRUE(Eventually([&] {
+    auto last = server.Last("wl.0.0.1", "Running");
+    return last && (*last)["ready"] == true;
+  }));
+  json ready = *server.Last("wl.0.0.1", "Running");
+  EXPECT_FALSE(ready.contains("probeMessage"));  // every probe passes
+  EXPECT_EQ(ready["pid"], first["pid"]);
+  // Heartbeats repeat it.
+  clock_.Advance(seconds(5));
+  ASSERT_TRUE(Eventually([&] { return last_beat()["ready"] == true; }));
+
+  // Stopped: not ready any more (Stopping), and an Exited status carries neither field.
+  server.Publish(json::array({RunTask("wl.0.0.1", {"sleep", "60"}, "stop")}));
+  ASSERT_TRUE(Eventually([&] { return server.Last("wl.0.0.1", "Exited").has_value(); }));
+  EXPECT_FALSE(server.Last("wl.0.0.1", "Exited")->contains("ready"));
+  if (auto stopping = server.Last("wl.0.0.1", "Stopping")) {
+    EXPECT_EQ((*stopping)["ready"], false);
+  }
+}
+
+TEST_F(AgentTest, LivenessTurnsFalseAfterTheFailureThresholdAndTheTaskKeepsRunning) {
+  FakeServer& server = Serve();
+  int closed = FreePort();
+  StartAgent(Options(server.url()));
+  json liveness = Probe({{"tcp", {{"port", closed}}}}, 10, 3, 1);
+  server.Publish(json::array({InferenceTask("wl.0.0.1", {{"liveness", liveness}})}));
+  ASSERT_TRUE(Eventually([&] { return server.Last("wl.0.0.1", "Running").has_value(); }));
+  json first = *server.Last("wl.0.0.1", "Running");
+  EXPECT_EQ(first["live"], true);  // alive until the probe proves otherwise
+  EXPECT_FALSE(first.contains("ready"));
+  auto attempts = [&] { return agent_->counters().probe_attempts; };
+  // No initial delay: the first attempt is due at the start.
+  ASSERT_TRUE(Eventually([&] { return attempts() == 1; }));
+  for (int i = 2; i <= 3; ++i) {
+    for (const json& s : server.StatusesOf("wl.0.0.1")) EXPECT_EQ(s["live"], true) << "after " << i - 1 << " failures";
+    clock_.Advance(seconds(10));
+    ASSERT_TRUE(Eventually([&] { return attempts() == i; }));
+  }
+  ASSERT_TRUE(Eventually([&] {
+    auto last = server.Last("wl.0.0.1", "Running");
+    return last && (*last)["live"] == false;
+  }));
+  json dead = *server.Last("wl.0.0.1", "Running");
+  EXPECT_EQ(dead["probeMessage"], "liveness: tcp 127.0.0.1:" + std::to_string(closed) + ": connection refused");
+  // The server decides what to do; the agent neither stops nor restarts the task.
+  EXPECT_EQ(agent_->Task("wl.0.0.1")->phase, TaskPhase::kRunning);
+  EXPECT_EQ(agent_->counters().tasks_started, 1);
+  EXPECT_FALSE(server.Last("wl.0.0.1", "Stopping").has_value());
+}
+
+TEST_F(AgentTest, ATaskWithoutProbesCarriesNeitherField) {
+  FakeServer& server = Serve();
+  StartAgent(Options(server.url()));
+  server.Publish(json::array({RunTask("wl.0.0.1", {"sleep", "60"}), InferenceTask("wl.1.0.1", json::object())}));
+  ASSERT_TRUE(Eventually([&] { return server.Last("wl.0.0.1", "Running").has_value(); }));
+  ASSERT_TRUE(Eventually([&] { return server.Last("wl.1.0.1", "Running").has_value(); }));
+  clock_.Advance(seconds(5));
+  ASSERT_TRUE(Eventually([&] { return agent_->counters().heartbeats > 0; }));
+  std::vector<json> reported = server.StatusesOf("wl.0.0.1");
+  for (const json& s : server.StatusesOf("wl.1.0.1")) reported.push_back(s);
+  for (const json& s : server.With([](FakeServer& f) { return f.heartbeats_.at(0)["tasks"]; })) reported.push_back(s);
+  ASSERT_GE(reported.size(), 4u);
+  for (const json& s : reported) {
+    EXPECT_FALSE(s.contains("ready")) << s.dump();
+    EXPECT_FALSE(s.contains("live")) << s.dump();
+    EXPECT_FALSE(s.contains("probeMessage")) << s.dump();
+  }
+  EXPECT_EQ(agent_->counters().probe_attempts, 0);
 }
 
 // ---- the client alone ----

@@ -1,5 +1,5 @@
-// The agent loop's parts on their own: backoff, the task table's reconciliation, protocol
-// codecs, log shipping offsets, pid files.
+// The agent loop's parts on their own: backoff, the task table's reconciliation and probe
+// outcomes, protocol codecs, log shipping offsets, pid files.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -52,6 +52,10 @@ TaskStatus Phase(const std::string& id, ReportedPhase phase) {
   s.phase = phase;
   if (phase == ReportedPhase::kExited) s.exit_code = 0;
   return s;
+}
+
+ProbeOutcome Outcome(std::optional<bool> ready, std::optional<bool> live, std::string message = "") {
+  return ProbeOutcome{ready, live, std::move(message)};
 }
 
 // ---- backoff ----
@@ -160,6 +164,65 @@ TEST(TaskTableTest, OrphansAreStartedAlreadyAndDropOnceReported) {
   EXPECT_EQ(table.TakeDone(), std::vector<std::string>{"old"});
 }
 
+// ---- probe outcomes in statuses ----
+
+TEST(TaskTableProbesTest, ReadyAndLiveChangesAreSentAMessageAloneRidesAlong) {
+  ManualClock clock;
+  TaskTable table(clock);
+  (void)table.Reconcile({1, {RunOrder("a")}}, seconds(10));
+  table.SetProbes("a", Outcome(false, true));
+  table.Update(Phase("a", ReportedPhase::kRunning));
+  auto first = table.TakeUnsent();
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].ready, false);
+  EXPECT_EQ(first[0].live, true);
+
+  table.SetProbes("a", Outcome(false, true, "readiness: GET …: HTTP 503"));
+  EXPECT_FALSE(table.HasUnsent());  // the next report (a heartbeat) carries it
+  EXPECT_EQ(table.All()[0].probe_message, "readiness: GET …: HTTP 503");
+
+  table.SetProbes("a", Outcome(true, true));
+  auto ready = table.TakeUnsent();
+  ASSERT_EQ(ready.size(), 1u);
+  EXPECT_EQ(ready[0].ready, true);
+  EXPECT_EQ(ready[0].probe_message, "");
+  // The POST failed while only the message changed: the newest status goes again.
+  table.SetProbes("a", Outcome(true, true, "liveness: tcp …: connection refused"));
+  table.MarkUnsent(ready);
+  auto again = table.TakeUnsent();
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].probe_message, "liveness: tcp …: connection refused");
+
+  table.SetProbes("a", Outcome(true, false, "liveness: tcp …: connection refused"));
+  EXPECT_TRUE(table.HasUnsent());
+  EXPECT_EQ(table.TakeUnsent()[0].live, false);
+}
+
+TEST(TaskTableProbesTest, StoppingIsNotReadyAndFinalStatusesCarryOnlyTheMessage) {
+  ManualClock clock;
+  TaskTable table(clock);
+  (void)table.Reconcile({1, {RunOrder("a"), RunOrder("plain")}}, seconds(10));
+  table.SetProbes("a", Outcome(true, true, "readiness: GET …: HTTP 503"));
+  table.Update(Phase("a", ReportedPhase::kRunning));
+  table.Update(Phase("plain", ReportedPhase::kRunning));
+  EXPECT_EQ(table.All()[0].ready, true);
+  EXPECT_FALSE(table.All()[1].ready.has_value());
+  EXPECT_FALSE(table.All()[1].live.has_value());
+
+  table.Update(Phase("a", ReportedPhase::kStopping));
+  EXPECT_EQ(table.All()[0].ready, false);
+  EXPECT_EQ(table.All()[0].live, true);
+  table.Update(Phase("a", ReportedPhase::kExited));
+  TaskStatus exited = table.All()[0];
+  EXPECT_FALSE(exited.ready.has_value());
+  EXPECT_FALSE(exited.live.has_value());
+  EXPECT_EQ(exited.probe_message, "readiness: GET …: HTTP 503");
+  table.SetProbes("a", Outcome(true, true));  // a late outcome changes nothing
+  EXPECT_EQ(table.All()[0], exited);
+  table.SetProbes("unknown", Outcome(true, true));
+  EXPECT_EQ(table.All().size(), 2u);
+}
+
 // ---- protocol ----
 
 TEST(ProtocolTest, ParsesAnAssignment) {
@@ -204,7 +267,8 @@ TEST(ProtocolTest, StatusAndLogChunkJson) {
   EXPECT_EQ(j["phase"], "Exited");
   EXPECT_EQ(j["exitCode"], 3);
   EXPECT_EQ(j["finishedAt"], "2026-01-01T00:00:00.000Z");
-  EXPECT_EQ(*ParseTaskStatus(j), (TaskStatus{s.task_id, s.phase, 0, {}, {}, 3, 0, false, false, "exited 3", {}}));
+  EXPECT_EQ(*ParseTaskStatus(j),
+            (TaskStatus{s.task_id, s.phase, 0, {}, {}, 3, 0, false, false, "exited 3", {}, {}, {}, ""}));
   EXPECT_FALSE(ToJson(Phase("r", ReportedPhase::kRunning)).contains("exitCode"));
 
   LogChunk c{"n", "t", LogStream::kStderr, 5, std::string("hi\n\0x", 5)};
@@ -212,6 +276,52 @@ TEST(ProtocolTest, StatusAndLogChunkJson) {
   EXPECT_EQ(lj["stream"], "stderr");
   EXPECT_EQ(lj["offset"], 5);
   EXPECT_EQ(lj["dataBase64"], "aGkKAHg=");
+}
+
+TEST(ProbeProtocolTest, ParsesTheProbesOfAnAssignedTask) {
+  auto j = nlohmann::json::parse(R"({"version": 3, "tasks": [
+    {"taskId": "inf.0.0.1", "kind": "InferenceService", "probes": {
+       "readiness": {"http": {"path": "/health", "port": 8000}, "initialDelaySeconds": 30, "periodSeconds": 5,
+                     "timeoutSeconds": 2, "failureThreshold": 4, "successThreshold": 2},
+       "liveness": {"exec": {"command": ["cat", "/tmp/alive"]}, "initialDelaySeconds": 0, "periodSeconds": 10,
+                    "timeoutSeconds": 1, "failureThreshold": 3, "successThreshold": 1}}},
+    {"taskId": "inf.1.0.1", "probes": {}},
+    {"taskId": "inf.2.0.1", "probes": {"readiness": {"grpc": {"port": 9000}}, "liveness": {"tcp": {"port": 0}}}},
+    {"taskId": "train.0.0.1"}]})");
+  auto a = ParseAssignment(j);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();  // an unreadable probe does not fail the assignment
+  ASSERT_EQ(a->tasks.size(), 4u);
+  const AssignedTask& t = a->tasks[0];
+  ASSERT_TRUE(t.readiness.has_value());
+  EXPECT_EQ(t.readiness->invalid, "");
+  EXPECT_EQ(t.readiness->spec.kind, ProbeKind::kHttp);
+  EXPECT_EQ(t.readiness->spec.Describe(), "http://127.0.0.1:8000/health");
+  EXPECT_EQ(t.readiness->spec.initial_delay, seconds(30));
+  EXPECT_EQ(t.readiness->spec.period, seconds(5));
+  EXPECT_EQ(t.readiness->spec.timeout, seconds(2));
+  EXPECT_EQ(t.readiness->spec.failure_threshold, 4);
+  EXPECT_EQ(t.readiness->spec.success_threshold, 2);
+  ASSERT_TRUE(t.liveness.has_value());
+  EXPECT_EQ(t.liveness->spec.kind, ProbeKind::kExec);
+  EXPECT_EQ(t.liveness->spec.command, (std::vector<std::string>{"cat", "/tmp/alive"}));
+  EXPECT_FALSE(a->tasks[1].readiness || a->tasks[1].liveness);
+  EXPECT_EQ(a->tasks[2].readiness->invalid, "unreadable probe: expected exactly one of http, tcp, exec");
+  EXPECT_EQ(a->tasks[2].liveness->invalid, "unreadable probe: probe port 0 outside 1..65535");
+  EXPECT_FALSE(a->tasks[3].readiness || a->tasks[3].liveness);
+}
+
+TEST(ProbeProtocolTest, StatusFieldsOnlyWhenSet) {
+  TaskStatus s = Phase("t", ReportedPhase::kRunning);
+  nlohmann::json plain = ToJson(s);
+  EXPECT_FALSE(plain.contains("ready") || plain.contains("live") || plain.contains("probeMessage"));
+  s.ready = false;
+  s.live = true;
+  s.probe_message = "readiness: GET http://127.0.0.1:8000/health: connection refused";
+  nlohmann::json j = ToJson(s);
+  EXPECT_EQ(j["ready"], false);
+  EXPECT_EQ(j["live"], true);
+  EXPECT_EQ(j["probeMessage"], "readiness: GET http://127.0.0.1:8000/health: connection refused");
+  EXPECT_EQ(*ParseTaskStatus(j), s);
 }
 
 // ---- log shipping ----

@@ -104,6 +104,9 @@ json ToJson(const TaskStatus& s) {
   }
   if (!s.message.empty()) j["message"] = s.message;
   if (!s.warnings.empty()) j["warnings"] = s.warnings;
+  if (s.ready) j["ready"] = *s.ready;
+  if (s.live) j["live"] = *s.live;
+  if (!s.probe_message.empty()) j["probeMessage"] = s.probe_message;
   return j;
 }
 
@@ -177,7 +180,53 @@ Result<RegisterAnswer> ParseRegisterAnswer(const json& j) {
   }
 }
 
+Result<ProbeSpec> ParseProbe(const json& j) {
+  if (!j.is_object()) return InvalidArgument("expected a JSON object");
+  try {
+    ProbeSpec p;
+    int kinds = 0;
+    if (j.contains("http")) {
+      ++kinds;
+      p.kind = ProbeKind::kHttp;
+      p.path = j.at("http").value("path", "/");
+      p.port = j.at("http").at("port").get<int>();
+    }
+    if (j.contains("tcp")) {
+      ++kinds;
+      p.kind = ProbeKind::kTcp;
+      p.port = j.at("tcp").at("port").get<int>();
+    }
+    if (j.contains("exec")) {
+      ++kinds;
+      p.kind = ProbeKind::kExec;
+      p.command = j.at("exec").at("command").get<std::vector<std::string>>();
+    }
+    if (kinds != 1) return InvalidArgument("expected exactly one of http, tcp, exec");
+    p.host = "127.0.0.1";
+    p.initial_delay = std::chrono::seconds(j.value("initialDelaySeconds", 0));
+    p.period = std::chrono::seconds(j.value("periodSeconds", 10));
+    p.timeout = std::chrono::seconds(j.value("timeoutSeconds", 1));
+    p.failure_threshold = j.value("failureThreshold", 3);
+    p.success_threshold = j.value("successThreshold", 1);
+    ABACUS_RETURN_IF_ERROR(p.Validate());
+    return p;
+  } catch (const json::exception& e) {
+    return InvalidArgument(e.what());
+  }
+}
+
 namespace {
+
+// A probe that cannot be read does not fail the assignment (that would stop the node's
+// reconciliation): it fails each of its attempts with the reason instead.
+std::optional<AssignedProbe> ProbeOf(const json& t, const char* which) {
+  if (!t.contains("probes") || !t.at("probes").is_object() || !t.at("probes").contains(which)) return std::nullopt;
+  const json& p = t.at("probes").at(which);
+  if (p.is_null()) return std::nullopt;
+  auto spec = ParseProbe(p);
+  if (!spec.ok()) return AssignedProbe{ProbeSpec{}, "unreadable probe: " + spec.status().message()};
+  return AssignedProbe{*spec, ""};
+}
 
 Result<AssignedTask> ParseAssignedTask(const json& t) {
   AssignedTask a;
@@ -215,6 +264,8 @@ Result<AssignedTask> ParseAssignedTask(const json& t) {
   auto sig = ParseSignal(t.value("stopSignal", "SIGTERM"));
   if (!sig.ok()) return sig.status().WithContext("task " + a.task_id);
   a.stop_signal = *sig;
+  a.readiness = ProbeOf(t, "readiness");
+  a.liveness = ProbeOf(t, "liveness");
   return a;
 }
 
@@ -252,6 +303,9 @@ Result<TaskStatus> ParseTaskStatus(const json& j) {
     s.stopped = j.value("stopped", false);
     s.message = j.value("message", "");
     s.warnings = j.value("warnings", std::vector<std::string>{});
+    if (j.contains("ready")) s.ready = j.at("ready").get<bool>();
+    if (j.contains("live")) s.live = j.at("live").get<bool>();
+    s.probe_message = j.value("probeMessage", "");
     return s;
   } catch (const json::exception& e) {
     return InvalidArgument(std::string("task status: ") + e.what());

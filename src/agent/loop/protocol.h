@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent/probe/probe.h"
 #include "agent/runtime/process_runtime.h"
 #include "common/clock.h"
 #include "common/status.h"
@@ -37,9 +38,22 @@ struct TaskStatus {
   bool stopped = false;
   std::string message;
   std::vector<std::string> warnings;
+  // Probes (InferenceService): set while the task runs or stops and has that probe. `ready`
+  // starts false and is false once the task stops; `live` starts true.
+  std::optional<bool> ready;
+  std::optional<bool> live;
+  std::string probe_message;  // the last failed attempt ("readiness: GET …: HTTP 503"); "" once all pass
   bool operator==(const TaskStatus&) const = default;
 
   bool final() const { return phase == ReportedPhase::kExited || phase == ReportedPhase::kLost; }
+};
+
+// What a task's probes say, as its status carries it (TaskStatus ready, live, probe_message).
+struct ProbeOutcome {
+  std::optional<bool> ready;  // set when the task has a readiness probe
+  std::optional<bool> live;   // set when it has a liveness probe
+  std::string message;
+  bool operator==(const ProbeOutcome&) const = default;
 };
 
 // Returns the status of a runtime task record (Running, Stopping, or Exited with how it ended).
@@ -78,6 +92,12 @@ struct AssignedDevice {
 
 enum class TaskAction { kRun, kStop };
 
+// A probe of an assigned task (InferenceService), always against 127.0.0.1.
+struct AssignedProbe {
+  ProbeSpec spec;
+  std::string invalid;  // not empty: the probe could not be read; every attempt fails with this
+};
+
 // One task of the node's assignment.
 struct AssignedTask {
   std::string task_id;
@@ -92,6 +112,7 @@ struct AssignedTask {
   std::vector<AssignedDevice> devices;
   Duration grace = std::chrono::seconds(30);
   int stop_signal = 15;  // SIGTERM
+  std::optional<AssignedProbe> readiness, liveness;  // "probes": {"readiness": …, "liveness": …}
 };
 
 // GET /api/v1/agent/assignments: the full set of tasks the node should run, with its version.
@@ -154,6 +175,10 @@ nlohmann::json StatusReportJson(const std::string& node, const std::vector<TaskS
 // Decoders (answers). InvalidArgument naming the field that does not fit.
 Result<RegisterAnswer> ParseRegisterAnswer(const nlohmann::json& j);
 Result<Assignment> ParseAssignment(const nlohmann::json& j);
+// Decodes one probe of an assignment (the canonical spec JSON: exactly one of "http" {path,
+// port}, "tcp" {port}, "exec" {command}, with initialDelaySeconds, periodSeconds,
+// timeoutSeconds, failureThreshold, successThreshold), against 127.0.0.1, validated.
+Result<ProbeSpec> ParseProbe(const nlohmann::json& j);
 // Decodes a TaskStatus (the server side and tests read them back).
 Result<TaskStatus> ParseTaskStatus(const nlohmann::json& j);
 

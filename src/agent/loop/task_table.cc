@@ -21,6 +21,26 @@ int Rank(ReportedPhase p) {
 
 constexpr Time kLive = Time::max();
 
+// `status` with the probe fields of `probes`: ready/live while it runs or stops (ready false
+// once it stops), the message in every phase.
+TaskStatus WithProbes(TaskStatus status, const ProbeOutcome& probes) {
+  status.ready.reset();
+  status.live.reset();
+  if (!status.final()) {
+    if (probes.ready) status.ready = *probes.ready && status.phase == ReportedPhase::kRunning;
+    status.live = probes.live;
+  }
+  status.probe_message = probes.message;
+  return status;
+}
+
+// Two statuses that differ at most in their probe message: one report stands for the other.
+bool SameReport(TaskStatus a, TaskStatus b) {
+  a.probe_message.clear();
+  b.probe_message.clear();
+  return a == b;
+}
+
 }  // namespace
 
 std::optional<StopOrder> TaskTable::OrderStopLocked(const std::string& id, Entry& e, int signal, Duration grace) {
@@ -77,16 +97,31 @@ ReconcilePlan TaskTable::Reconcile(const Assignment& assignment, Duration vanish
   return plan;
 }
 
-void TaskTable::Update(const TaskStatus& status) {
+void TaskTable::Update(const TaskStatus& reported) {
   std::lock_guard lock(mu_);
-  started_.try_emplace(status.task_id, kLive);
-  Entry& e = entries_[status.task_id];
+  started_.try_emplace(reported.task_id, kLive);
+  Entry& e = entries_[reported.task_id];
+  TaskStatus status = WithProbes(reported, e.probes);
   if (e.status) {
     if (*e.status == status) return;
     if (e.status->final() || Rank(status.phase) < Rank(e.status->phase)) return;
   }
   e.status = status;
   e.sent = false;
+}
+
+void TaskTable::SetProbes(const std::string& task_id, const ProbeOutcome& outcome) {
+  std::lock_guard lock(mu_);
+  auto it = entries_.find(task_id);
+  if (it == entries_.end()) return;
+  Entry& e = it->second;
+  if (e.status && e.status->final()) return;
+  e.probes = outcome;
+  if (!e.status) return;
+  TaskStatus status = WithProbes(*e.status, outcome);
+  if (status == *e.status) return;
+  if (!SameReport(status, *e.status)) e.sent = false;
+  e.status = status;
 }
 
 std::vector<TaskStatus> TaskTable::TakeUnsent() {
@@ -108,7 +143,7 @@ void TaskTable::SetSent(const std::vector<TaskStatus>& statuses, bool sent) {
   std::lock_guard lock(mu_);
   for (const auto& s : statuses) {
     auto it = entries_.find(s.task_id);
-    if (it != entries_.end() && it->second.status && *it->second.status == s) it->second.sent = sent;
+    if (it != entries_.end() && it->second.status && SameReport(*it->second.status, s)) it->second.sent = sent;
   }
 }
 

@@ -6,6 +6,8 @@
 //   again. The memory of an id lasts an hour after the task left the table.
 // - Each task's last status is kept and re-reported (heartbeats, registration) until the task
 //   is final (Exited/Lost), that status reached the server, and the task left the assignment.
+// - What the task's probes say (SetProbes) is folded into each of its statuses: `ready` and
+//   `live` while it runs or stops (`ready` false once it stops), `probeMessage` always.
 // Thread-safe.
 #pragma once
 
@@ -46,8 +48,14 @@ class TaskTable {
   ReconcilePlan Reconcile(const Assignment& assignment, Duration vanished_grace);
 
   // Records a task's new status (an entry is made for ids the table does not have: orphans).
-  // A status equal to the last one is not sent again.
+  // The probe fields come from SetProbes, not from `status`. A status equal to the last one is
+  // not sent again.
   void Update(const TaskStatus& status);
+
+  // Records what the task's probes say. A change of `ready` or `live` is a status change (sent
+  // again); a new message alone rides with the next report. Ignored for a task the table does
+  // not know or whose status is final.
+  void SetProbes(const std::string& task_id, const ProbeOutcome& outcome);
 
   // Returns the statuses the server has not been sent yet, and marks them sent.
   std::vector<TaskStatus> TakeUnsent();
@@ -78,6 +86,7 @@ class TaskTable {
     bool stop_ordered = false;
     int stop_signal = 15;
     Duration grace{};
+    ProbeOutcome probes;
   };
   void SetSent(const std::vector<TaskStatus>& statuses, bool sent);
   std::optional<StopOrder> OrderStopLocked(const std::string& id, Entry& e, int signal, Duration grace);

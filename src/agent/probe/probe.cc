@@ -8,6 +8,7 @@
 
 #include <httplib.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 
@@ -19,36 +20,29 @@ namespace {
 
 std::string Seconds(Duration d) { return FormatDuration(d); }
 
-ProbeResult Http(const ProbeSpec& s) {
-  httplib::Client client(s.host, s.port);
-  auto us = std::chrono::duration_cast<std::chrono::microseconds>(s.timeout).count();
-  client.set_connection_timeout(static_cast<time_t>(us / 1'000'000), static_cast<time_t>(us % 1'000'000));
-  client.set_read_timeout(static_cast<time_t>(us / 1'000'000), static_cast<time_t>(us % 1'000'000));
-  client.set_write_timeout(static_cast<time_t>(us / 1'000'000), static_cast<time_t>(us % 1'000'000));
-  auto res = client.Get(s.path.c_str());
-  if (!res) {
-    auto err = res.error();
-    std::string why = err == httplib::Error::Read ? "no answer within " + Seconds(s.timeout) : httplib::to_string(err);
-    return {false, s.Describe() + ": " + why};
-  }
-  bool ok = res->status >= 200 && res->status < 400;
-  return {ok, "HTTP " + std::to_string(res->status)};
+// strerror with a lower-case first letter, to read inside a sentence: "connection refused".
+std::string Errno(int err) {
+  std::string text = std::strerror(err);
+  if (!text.empty()) text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
+  return text;
 }
 
-ProbeResult Tcp(const ProbeSpec& s) {
+// Connects to host:port within `timeout`; returns "" when it connected, else why not
+// ("connection refused", "timed out after 1s").
+std::string Connect(const std::string& host, int port, Duration timeout) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* addrs = nullptr;
-  int gai = ::getaddrinfo(s.host.c_str(), std::to_string(s.port).c_str(), &hints, &addrs);
-  if (gai != 0) return {false, s.Describe() + ": " + ::gai_strerror(gai)};
+  int gai = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &addrs);
+  if (gai != 0) return ::gai_strerror(gai);
   std::string last = "no address";
-  auto deadline = std::chrono::steady_clock::now() + s.timeout;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
   bool ok = false;
   for (addrinfo* a = addrs; a != nullptr && !ok; a = a->ai_next) {
     int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
     if (fd < 0) {
-      last = std::strerror(errno);
+      last = Errno(errno);
       continue;
     }
     int rc = ::connect(fd, a->ai_addr, a->ai_addrlen);
@@ -59,22 +53,56 @@ ProbeResult Tcp(const ProbeSpec& s) {
       pollfd pfd{fd, POLLOUT, 0};
       int pr = ::poll(&pfd, 1, static_cast<int>(std::max<int64_t>(left.count(), 0)));
       if (pr == 0) {
-        last = "timed out after " + Seconds(s.timeout);
+        last = "timed out after " + Seconds(timeout);
       } else {
         int err = 0;
         socklen_t len = sizeof err;
         ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
         if (err == 0) ok = true;
-        else last = std::strerror(err);
+        else last = Errno(err);
       }
     } else {
-      last = std::strerror(errno);
+      last = Errno(errno);
     }
     ::close(fd);
   }
   ::freeaddrinfo(addrs);
-  if (ok) return {true, "connected"};
-  return {false, s.Describe() + ": " + last};
+  return ok ? "" : last;
+}
+
+ProbeResult Tcp(const ProbeSpec& s) {
+  std::string why = Connect(s.host, s.port, s.timeout);
+  if (why.empty()) return {true, "connected"};
+  return {false, s.Describe() + ": " + why};
+}
+
+ProbeResult Http(const ProbeSpec& s) {
+  httplib::Client client(s.host, s.port);
+  auto us = std::chrono::duration_cast<std::chrono::microseconds>(s.timeout).count();
+  client.set_connection_timeout(static_cast<time_t>(us / 1'000'000), static_cast<time_t>(us % 1'000'000));
+  client.set_read_timeout(static_cast<time_t>(us / 1'000'000), static_cast<time_t>(us % 1'000'000));
+  client.set_write_timeout(static_cast<time_t>(us / 1'000'000), static_cast<time_t>(us % 1'000'000));
+  auto res = client.Get(s.path.c_str());
+  std::string what = "GET " + s.Describe() + ": ";
+  if (!res) {
+    auto err = res.error();
+    std::string why;
+    if (err == httplib::Error::Read) {
+      why = "no answer within " + Seconds(s.timeout);
+    } else if (err == httplib::Error::ConnectionTimeout) {
+      why = "no connection within " + Seconds(s.timeout);
+    } else if (err == httplib::Error::Connection) {
+      // httplib does not say why; one more connect does ("connection refused").
+      why = Connect(s.host, s.port, s.timeout);
+      if (why.empty()) why = httplib::to_string(err);
+    } else {
+      why = httplib::to_string(err);
+    }
+    return {false, what + why};
+  }
+  bool ok = res->status >= 200 && res->status < 400;
+  if (ok) return {true, "HTTP " + std::to_string(res->status)};
+  return {false, what + "HTTP " + std::to_string(res->status)};
 }
 
 ProbeResult Exec(const ProbeSpec& s) {

@@ -37,7 +37,10 @@ struct ProbeSpec {
 
 struct ProbeResult {
   bool ok = false;
-  std::string message;  // "HTTP 200", "connection refused", "exited 2: …", "timed out after 1s"
+  // Success: "HTTP 200", "connected", "exited 0". Failure: what was probed and why, e.g.
+  // "GET http://127.0.0.1:8000/health: connection refused", "GET …: HTTP 503",
+  // "tcp 127.0.0.1:6379: timed out after 1s", "exec cat /tmp/ready: exited 1: …".
+  std::string message;
 };
 
 // Runs one attempt of `spec`, never longer than about spec.timeout. HTTP: 200–399 is healthy.

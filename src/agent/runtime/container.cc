@@ -115,4 +115,11 @@ std::vector<std::string> BuildContainerSignalCommand(ContainerEngine engine, con
   return {std::string(ContainerEngineName(engine)), "kill", "--signal=" + SignalText(signal), ContainerName(task_id)};
 }
 
+std::vector<std::string> BuildContainerExecCommand(ContainerEngine engine, const std::string& task_id,
+                                                   const std::vector<std::string>& command) {
+  std::vector<std::string> argv = {std::string(ContainerEngineName(engine)), "exec", ContainerName(task_id)};
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
 }  // namespace abacus::agent

@@ -55,4 +55,9 @@ Result<std::vector<std::string>> BuildContainerRunCommand(ContainerEngine engine
 // Returns argv that sends `signal` to the task's container (`<engine> kill --signal …`).
 std::vector<std::string> BuildContainerSignalCommand(ContainerEngine engine, const std::string& task_id, int signal);
 
+// Returns argv running `command` inside the task's container: `<engine> exec abacus-<task> …`
+// (exec probes of image tasks).
+std::vector<std::string> BuildContainerExecCommand(ContainerEngine engine, const std::string& task_id,
+                                                   const std::vector<std::string>& command);
+
 }  // namespace abacus::agent

@@ -425,6 +425,8 @@ TEST(ContainerTest, DockerWithNvidiaGpusLimitsAndMounts) {
   EXPECT_EQ(*argv, want);
   EXPECT_EQ(BuildContainerSignalCommand(ContainerEngine::kDocker, "train-0", SIGUSR1),
             (std::vector<std::string>{"docker", "kill", "--signal=SIGUSR1", "abacus-train-0"}));
+  EXPECT_EQ(BuildContainerExecCommand(ContainerEngine::kPodman, "infer-0", {"cat", "/tmp/ready"}),
+            (std::vector<std::string>{"podman", "exec", "abacus-infer-0", "cat", "/tmp/ready"}));
 }
 
 TEST(ContainerTest, PodmanWithAscendAndCdiAndNoImageIsAnError) {
