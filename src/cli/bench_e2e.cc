@@ -165,8 +165,8 @@ int RunBenchE2e(const BenchE2eOptions& o) {
       size_t at = r.text.find("\n" + key + " ");
       return at == std::string::npos ? 0.0 : std::atof(r.text.c_str() + at + key.size() + 2);
     };
-    double cycles = value("abacus_scheduler_cycle_seconds_count");
-    double secs = value("abacus_scheduler_cycle_seconds_sum");
+    double cycles = value("abacus_scheduling_cycle_seconds_count");
+    double secs = value("abacus_scheduling_cycle_seconds_sum");
     std::cerr << "  scheduler: " << cycles << " cycles, " << (cycles > 0 ? 1000 * secs / cycles : 0) << " ms each on average\n";
   }
   // Latencies from the ledger: submission, agent-reported start and end of each task.

@@ -35,6 +35,7 @@ int Main(int argc, char** argv) {
   AddAgentCommand(app, &exit_code);
   AddClientVerbs(app, &exit_code);
   AddReportCommand(app, &exit_code);
+  AddGovernanceCommands(app, &exit_code);
   app.parse_complete_callback([&] {
     Status st = InitLogging(log_level);
     if (!st.ok()) throw CLI::ValidationError("--log-level", st.message());

@@ -22,6 +22,25 @@ struct UpOptions {
   bool local_agent = true;
 };
 
+// "200", "200:400", "0" (no limit) → rate and burst (0: twice the rate).
+bool ParseRateLimit(const std::string& text, double& rate, double& burst) {
+  try {
+    size_t colon = text.find(':');
+    size_t used = 0;
+    rate = std::stod(text.substr(0, colon), &used);
+    if (used != (colon == std::string::npos ? text.size() : colon)) return false;
+    burst = 0;
+    if (colon != std::string::npos) {
+      std::string b = text.substr(colon + 1);
+      burst = std::stod(b, &used);
+      if (used != b.size()) return false;
+    }
+  } catch (...) {
+    return false;
+  }
+  return rate >= 0 && burst >= 0;
+}
+
 int RunUp(const UpOptions& o) {
   server::RunOptions ro;
   ro.data_dir = o.data;
@@ -105,8 +124,17 @@ void AddServerCommands(CLI::App& app, int* exit_code) {
                     "seconds of agent silence after which a node is NotReady and its tasks are requeued")
         ->check(CLI::Range(1, 86400))
         ->capture_default_str();
+    auto rate = std::make_shared<std::string>("200:400");
+    cmd->add_option("--rate-limit", *rate,
+                    "requests a second per token, RATE[:BURST] (token bucket, 429 with Retry-After beyond); 0: none")
+        ->capture_default_str();
     cmd->callback([=] {
       ro->store_url = *store;
+      if (!ParseRateLimit(*rate, ro->rate_limit, ro->rate_burst)) {
+        std::cerr << "error: --rate-limit: expected RATE[:BURST] with non-negative numbers, got '" << *rate << "'\n";
+        *exit_code = 2;
+        return;
+      }
       *exit_code = server::RunServer(*ro);
     });
   }

@@ -20,5 +20,7 @@ void AddBenchE2eCommand(CLI::App& app, int* exit_code);
 void AddReportCommand(CLI::App& app, int* exit_code);
 // Registers `abacus agent` (agent_cmd.cc).
 void AddAgentCommand(CLI::App& app, int* exit_code);
+// Registers `abacus audit` and `abacus token create|list|revoke` (governance_cmd.cc).
+void AddGovernanceCommands(CLI::App& app, int* exit_code);
 
 }  // namespace abacus::cli

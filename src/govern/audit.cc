@@ -260,8 +260,40 @@ Result<std::unique_ptr<AuditLog>> AuditLog::Open(Store& store, const Clock& cloc
   AuditHead head{0, GenesisHash()};
   if (stored) {
     ABACUS_ASSIGN_OR_RETURN(head, ParseHead(*stored));
+  } else {
+    ABACUS_ASSIGN_OR_RETURN(auto legacy, store.Journal(kStream, 0, 0));
+    if (!legacy.empty()) head.seq = legacy.back().seq;
   }
   return std::unique_ptr<AuditLog>(new AuditLog(store, clock, std::move(head)));
+}
+
+Result<std::vector<AuditEntry>> AuditLog::CommitMany(WriteBatch batch, std::vector<AuditRecord> records) {
+  std::lock_guard lock(commit_mu_);
+  AuditChain next(clock_, chain_.head());
+  std::vector<AuditEntry> entries;
+  entries.reserve(records.size());
+  const size_t first_op = batch.size();
+  for (auto& r : records) {
+    entries.push_back(next.Append(std::move(r)));
+    batch.AppendJournal(std::string(kStream), AuditEntryToJson(entries.back()).dump(), entries.back().time);
+  }
+  if (entries.empty()) {
+    if (!batch.empty()) ABACUS_RETURN_IF_ERROR(store_.Commit(batch));
+    return entries;
+  }
+  batch.PutMeta(std::string(kHeadMeta), HeadText(next.head()));
+  CommitResult result;
+  ABACUS_RETURN_IF_ERROR(store_.Commit(batch, &result));
+  for (size_t i = 0; i < entries.size(); ++i) {
+    ABACUS_RETURN_IF_ERROR(chain_.Advance(entries[i]));
+    size_t op = first_op + i;
+    int64_t journal_seq = op < result.assigned.size() ? result.assigned[op] : -1;
+    if (journal_seq != entries[i].seq) {
+      return Internal("audit entry " + std::to_string(entries[i].seq) + " was stored as journal seq " +
+                      std::to_string(journal_seq) + ": the audit stream was written outside AuditLog");
+    }
+  }
+  return entries;
 }
 
 Result<AuditEntry> AuditLog::Commit(WriteBatch batch, AuditRecord record) {

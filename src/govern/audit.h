@@ -124,7 +124,9 @@ class AuditLog {
   static constexpr std::string_view kStream = "audit";
   static constexpr std::string_view kHeadMeta = "audit.head";
 
-  // Resumes the chain from the store's head (a new chain when there is none).
+  // Resumes the chain from the store's head (a new chain when there is none). A stream that
+  // holds entries but no head (written before the chain existed) is continued after its last
+  // entry; Verify reports those older entries as unreadable.
   static Result<std::unique_ptr<AuditLog>> Open(Store& store, const Clock& clock);
 
   // Seals `record`, adds it (and the new head) to `batch`, commits `batch` and advances the
@@ -133,6 +135,9 @@ class AuditLog {
   Result<AuditEntry> Commit(WriteBatch batch, AuditRecord record);
   // Commit with an empty batch: records a decision on its own.
   Result<AuditEntry> Append(AuditRecord record);
+  // Seals `records` one after another, adds them all (and the new head) to `batch` and commits
+  // once: a group commit of several entries. All or none, like Commit.
+  Result<std::vector<AuditEntry>> CommitMany(WriteBatch batch, std::vector<AuditRecord> records);
 
   // Returns entries with seq > after_seq, at most `limit` (0: all), in seq order; Internal when
   // a stored entry is unreadable.
@@ -143,9 +148,11 @@ class AuditLog {
   AuditHead head() const { return chain_.head(); }
 
  private:
-  AuditLog(Store& store, const Clock& clock, AuditHead head) : store_(store), chain_(clock, std::move(head)) {}
+  AuditLog(Store& store, const Clock& clock, AuditHead head)
+      : store_(store), clock_(clock), chain_(clock, std::move(head)) {}
 
   Store& store_;
+  const Clock& clock_;
   AuditChain chain_;
   std::mutex commit_mu_;
 };

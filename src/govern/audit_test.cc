@@ -297,5 +297,49 @@ TEST_F(SqliteAuditTest, DetectsDeletedNewestRows) {
   EXPECT_NE(r.reason.find("newest entries removed"), std::string::npos) << r.reason;
 }
 
+TEST(AuditLogTest, CommitManySealsSeveralEntriesInOneCommit) {
+  ManualClock clock;
+  auto store = OpenStore("memory://", {&clock});
+  ASSERT_TRUE(store.ok());
+  auto log = AuditLog::Open(**store, clock);
+  ASSERT_TRUE(log.ok());
+  ASSERT_TRUE((*log)->Append(Rec("create", "a")).ok());
+  WriteBatch change;
+  change.Put("queue", "q", R"({"name":"q"})");
+  auto many = (*log)->CommitMany(std::move(change), {Rec("create", "b"), Rec("cancel", "c"), Rec("admit", "d")});
+  ASSERT_TRUE(many.ok()) << many.status().ToString();
+  ASSERT_EQ(many->size(), 3u);
+  EXPECT_EQ((*many)[0].seq, 2);
+  EXPECT_EQ((*many)[2].seq, 4);
+  EXPECT_EQ((*many)[1].prev_hash, (*many)[0].hash);
+  EXPECT_EQ((*log)->head().seq, 4);
+  // A failed group writes nothing and leaves the chain where it was.
+  WriteBatch conflicting;
+  conflicting.Put("queue", "q", "{}", /*expected_version=*/9);
+  EXPECT_FALSE((*log)->CommitMany(std::move(conflicting), {Rec("create", "e"), Rec("create", "f")}).ok());
+  EXPECT_EQ((*log)->head().seq, 4);
+  ASSERT_TRUE((*log)->Append(Rec("create", "g")).ok());
+  auto report = (*log)->Verify();
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->ok) << report->reason;
+  EXPECT_EQ(report->checked, 5);
+}
+
+TEST(AuditLogTest, ContinuesAfterEntriesWrittenBeforeTheChain) {
+  ManualClock clock;
+  auto store = OpenStore("memory://", {&clock});
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE((*store)->Commit(WriteBatch().AppendJournal("audit", R"({"action":"apply"})", clock.Now())).ok());
+  auto log = AuditLog::Open(**store, clock);
+  ASSERT_TRUE(log.ok());
+  auto e = (*log)->Append(Rec("create", "a"));
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(e->seq, 2);
+  auto report = (*log)->Verify();
+  ASSERT_TRUE(report.ok());
+  EXPECT_FALSE(report->ok);
+  EXPECT_EQ(report->first_bad_seq, 1);
+}
+
 }  // namespace
 }  // namespace abacus::govern

@@ -11,6 +11,7 @@
 #include "tenancy/priority_class.h"
 #include "tenancy/tenancy_codec.h"
 #include "tenancy/yaml_json.h"
+#include "workload/governance_codec.h"
 #include "workload/workload_codec.h"
 
 namespace abacus::server {
@@ -34,6 +35,16 @@ ParsedDocuments ParseBody(std::string_view body, bool json_body, const std::stri
     items.push_back(std::move(j));
   }
   for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i].is_object() && items[i].contains("kind") && items[i]["kind"].is_string() &&
+        IsGovernanceKind(items[i]["kind"].get<std::string>())) {
+      auto g = GovernanceObjectFromJson(items[i]);
+      if (g.ok()) {
+        out.governance.push_back({std::move(*g), SourceLocation{filename, 0, {}}});
+      } else {
+        out.diagnostics.Add(filename, 0, items.size() > 1 ? "[" + std::to_string(i) + "]" : "", g.status().message());
+      }
+      continue;
+    }
     if (items[i].is_object() && items[i].contains("kind") && items[i]["kind"].is_string()) {
       if (ExtensionDecoder decode = FindExtensionKind(items[i]["kind"].get<std::string>())) {
         SpecContext ctx(filename, &out.diagnostics);
@@ -88,6 +99,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptio
   ABACUS_ASSIGN_OR_RETURN(auto auth, TokenAuthorizer::Open(*cp->store_, options.data_dir));
   cp->tokens_ = auth.get();
   cp->authorizer_ = std::move(auth);
+  ABACUS_ASSIGN_OR_RETURN(cp->governance_, Governance::Open(*cp->store_, cp->clock_, *cp->tokens_));
   ABACUS_RETURN_IF_ERROR(cp->ledger_.Load(*cp->store_));
   // Agents: node credentials, and the assignments as they were (same task ids: nothing starts
   // twice); every agent node gets a full timeout from now to call again.
@@ -124,6 +136,7 @@ void ControlPlane::Shutdown() {
     if (loop_thread_.joinable()) loop_thread_.join();
     if (committer_) committer_->Shutdown();
     committer_.reset();
+    if (governance_) governance_->Shutdown();  // writes the queued audit entries
     store_.reset();
   });
 }
@@ -138,7 +151,8 @@ Status ControlPlane::Commit(const WriteBatch& batch, CommitResult* result) {
 
 // ---------------------------------------------------------------- writes
 
-Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_body, const std::string& filename) {
+Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_body, const std::string& filename,
+                                               const govern::Principal* caller) {
   ParsedDocuments parsed = ParseBody(body, json_body, filename);
   Diagnostics& diags = parsed.diagnostics;
   for (const Document& d : parsed.documents) {
@@ -155,6 +169,7 @@ Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_
   }
   if (!diags.empty()) return diags.ToStatus();
   if (parsed.documents.empty()) return InvalidArgument(filename + ": no workload documents");
+  ABACUS_RETURN_IF_ERROR(governance_->CheckSubmit(caller, parsed.documents));  // roles, admission policies
   if (committer_->queued() > options_.max_queued_commits) {
     metrics_.rejected_busy.fetch_add(1);
     return ResourceExhausted("server busy: too many writes waiting for the store; retry");
@@ -206,7 +221,8 @@ Result<json> ControlPlane::RunOnLoop(std::function<Result<json>()> fn) {
   return future.get();
 }
 
-Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const std::string& filename) {
+Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const std::string& filename,
+                                 const govern::Principal* caller) {
   ParsedDocuments parsed = ParseBody(body, json_body, filename);
   Diagnostics& diags = parsed.diagnostics;
   for (const Document& d : parsed.documents) {
@@ -216,10 +232,18 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
     }
   }
   if (!diags.empty()) return diags.ToStatus();
-  if (parsed.documents.empty() && parsed.extensions.empty()) return InvalidArgument(filename + ": no documents");
+  if (parsed.documents.empty() && parsed.extensions.empty() && parsed.governance.empty()) {
+    return InvalidArgument(filename + ": no documents");
+  }
+  std::shared_ptr<const GovernanceApply> governed;  // roles per document; users and policies
+  {
+    std::shared_lock lock(state_mu_);
+    ABACUS_ASSIGN_OR_RETURN(governed, governance_->PlanApply(caller, parsed.documents, parsed.extensions,
+                                                             parsed.governance, ledger_.config()));
+  }
   auto docs = std::make_shared<std::vector<Document>>(std::move(parsed.documents));
   auto extensions = std::make_shared<std::vector<ExtensionDocument>>(std::move(parsed.extensions));
-  return RunOnLoop([this, docs, extensions]() -> Result<json> {
+  return RunOnLoop([this, docs, extensions, governed]() -> Result<json> {
     std::vector<const SpecObject*> objects;
     for (const Document& d : *docs) objects.push_back(&d.object);
     Diagnostics diags;
@@ -231,7 +255,6 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
     if (!diags.empty()) return diags.ToStatus();
     WriteBatch batch;
     json out = json::array();
-    Time now = clock_.Now();
     for (const Document& d : *docs) {
       std::string kind = StoreKindOf(d.object);
       std::string name = d.name();
@@ -242,15 +265,14 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
           action = abacus::ToJson(existing).dump() == doc ? "unchanged" : "configured";
         }
       }
-      if (action != "unchanged") {
-        batch.Put(kind, name, doc);
-        batch.AppendJournal("audit", json({{"action", "apply"}, {"kind", d.kind()}, {"name", name}}).dump(), now);
-      }
+      if (action != "unchanged") batch.Put(kind, name, doc);  // audited per request (governance_api.cc)
       out.push_back({{"kind", d.kind()}, {"name", name}, {"action", action}});
     }
     std::vector<meter::PriceList> prices;
     ABACUS_RETURN_IF_ERROR(StagePriceLists(*extensions, batch, out, prices));
+    governed->Stage(batch, out);
     if (!batch.empty()) ABACUS_RETURN_IF_ERROR(Commit(batch, nullptr));
+    governed->Committed();
     {
       std::unique_lock lock(state_mu_);
       for (auto& p : prices) price_lists_[p.name] = std::move(p);
@@ -596,12 +618,14 @@ void ControlPlane::RunCycle() {
       StageUsage(&before.back(), *r, batch, now);
       changed.push_back(r->id);
       metrics_.decision_seconds.Observe(Seconds(now - r->submitted));
+      metrics_.labeled.ObserveWait(r->spec.queue, Seconds(now - r->submitted));
     }
     for (const sched::Preemption& p : result.preemptions) {
       WorkloadRecord* r = ledger_.FindWorkload(index.workload_ids[p.victim]);
       if (r == nullptr || !CanTransition(r->state, WorkloadState::kPreempting)) continue;
       before.push_back(*r);
       (void)Transition(r->state, WorkloadState::kPreempting);
+      metrics_.labeled.CountPreemption(std::string(sched::PreemptionReasonName(p.reason)));
       r->preempted_at = now;
       r->message = "preempted for " + p.preemptor_id + " (" + std::string(sched::PreemptionReasonName(p.reason)) + ")";
       batch.Put(kWorkloadKind, r->id, ToJson(*r).dump(), r->version);
@@ -751,6 +775,7 @@ json ControlPlane::ListWorkloads(const WorkloadFilter& f) const {
     if (!f.tenant.empty() && r.spec.tenant() != f.tenant) return false;
     if (!f.kind.empty() && WorkloadKindName(r.spec.kind()) != f.kind) return false;
     if (!f.name.empty() && r.spec.name != f.name) return false;
+    if (f.visible && !f.visible(r.spec)) return false;
     return true;
   };
   for (const auto& [id, r] : ledger_.workloads()) {
@@ -1025,54 +1050,6 @@ Result<json> ControlPlane::GetConfig(const std::string& kind, const std::string&
     if (n == name || (kind == "project" && o.value("name", "") == name)) return o;
   }
   return NotFound(kind + " '" + name + "' not found");
-}
-
-std::string ControlPlane::RenderMetrics() const {
-  std::string out;
-  {
-    std::shared_lock lock(state_mu_);
-    std::map<std::string, std::pair<int, int>> by_queue;
-    std::map<std::string, int> by_state;
-    for (const Queue* q : ledger_.config().queues()) by_queue[q->name];
-    for (const auto& [id, r] : ledger_.workloads()) {
-      by_state[std::string(WorkloadStateName(r.state))]++;
-      if (r.waiting()) by_queue[r.spec.queue].first++;
-      if (r.holds_quota()) by_queue[r.spec.queue].second++;
-    }
-    out += "# HELP abacus_queue_pending_workloads Workloads waiting for admission, per queue.\n"
-           "# TYPE abacus_queue_pending_workloads gauge\n";
-    for (const auto& [q, c] : by_queue) {
-      out += "abacus_queue_pending_workloads{queue=\"" + q + "\"} " + std::to_string(c.first) + "\n";
-    }
-    out += "# HELP abacus_queue_admitted_workloads Workloads holding quota, per queue.\n"
-           "# TYPE abacus_queue_admitted_workloads gauge\n";
-    for (const auto& [q, c] : by_queue) {
-      out += "abacus_queue_admitted_workloads{queue=\"" + q + "\"} " + std::to_string(c.second) + "\n";
-    }
-    out += "# HELP abacus_workloads Workloads in the ledger, per state.\n# TYPE abacus_workloads gauge\n";
-    for (int s = 0; s < kWorkloadStateCount; ++s) {
-      std::string name(WorkloadStateName(static_cast<WorkloadState>(s)));
-      out += "abacus_workloads{state=\"" + name + "\"} " + std::to_string(by_state[name]) + "\n";
-    }
-    out += "# HELP abacus_nodes Nodes in the ledger.\n# TYPE abacus_nodes gauge\nabacus_nodes " +
-           std::to_string(ledger_.nodes().size()) + "\n";
-  }
-  auto counter = [&](const char* name, const char* help, int64_t v) {
-    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n" + name + " " +
-           std::to_string(v) + "\n";
-  };
-  counter("abacus_workloads_submitted_total", "Workloads acknowledged.", metrics_.submitted.load());
-  counter("abacus_workloads_admitted_total", "Admissions committed.", metrics_.admitted.load());
-  counter("abacus_workloads_preempted_total", "Preemptions committed.", metrics_.preempted.load());
-  counter("abacus_scheduler_cycles_total", "Scheduling cycles run.", metrics_.cycles.load());
-  counter("abacus_store_commit_failures_total", "Batches the store refused or failed.", metrics_.commit_failures.load());
-  counter("abacus_http_throttled_total", "Requests refused with 429.", metrics_.rejected_busy.load());
-  metrics_.cycle_seconds.Render("abacus_scheduler_cycle_seconds", "Duration of one scheduling cycle.", out);
-  metrics_.decision_seconds.Render("abacus_scheduler_decision_latency_seconds",
-                                   "Time from submission to admission.", out);
-  metrics_.commit_seconds.Render("abacus_store_commit_seconds", "Time to commit one batch (group commit).", out);
-  metrics_.request_seconds.Render("abacus_http_request_seconds", "Time to handle one HTTP request.", out);
-  return out;
 }
 
 }  // namespace abacus::server

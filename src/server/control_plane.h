@@ -35,6 +35,7 @@
 #include "sched/scheduler.h"
 #include "server/assignments.h"
 #include "server/auth.h"
+#include "server/governance.h"
 #include "server/ledger.h"
 #include "server/metrics.h"
 #include "store/group_commit.h"
@@ -60,6 +61,7 @@ struct ControlPlaneOptions {
 struct WorkloadFilter {
   std::string queue, state, project, tenant, kind, name;
   size_t limit = 1000;
+  std::function<bool(const Workload&)> visible;  // the caller's view (governance); null: all
 };
 
 class ControlPlane {
@@ -78,10 +80,16 @@ class ControlPlane {
   // ---- writes; each returns only after its transaction committed.
   // Submits every workload document of `body` (YAML, or JSON when `json_body`); all or none.
   // InvalidArgument carries one "FILE:LINE: field: message" line per problem.
-  Result<std::vector<nlohmann::json>> Submit(std::string_view body, bool json_body, const std::string& filename);
+  // `caller`: the HTTP caller, authorized per workload (null: a trusted in-process caller);
+  // admission policies apply to every caller.
+  Result<std::vector<nlohmann::json>> Submit(std::string_view body, bool json_body, const std::string& filename,
+                                             const govern::Principal* caller = nullptr);
   // Applies tenancy documents (tenants, projects, cohorts, queues, priority classes, flavors,
   // pools); returns [{kind, name, action}].
-  Result<nlohmann::json> Apply(std::string_view body, bool json_body, const std::string& filename);
+  // Also User and AdmissionPolicy documents (governance), in the same commit. `caller`: the
+  // HTTP caller, authorized per document (null: a trusted in-process caller).
+  Result<nlohmann::json> Apply(std::string_view body, bool json_body, const std::string& filename,
+                               const govern::Principal* caller = nullptr);
   // Cancels a workload (id or name); FailedPrecondition when it already finished.
   Result<nlohmann::json> Cancel(const std::string& id_or_name, const std::string& reason);
   // Scales an InferenceService (replicas) or a BatchJob (parallelism).
@@ -156,6 +164,8 @@ class ControlPlane {
   void WaitForCycle();
 
   const Authorizer& authorizer() const { return *authorizer_; }
+  // Users, tokens, roles, audit chain, admission policies, rate limits (governance.h).
+  Governance& governance() { return *governance_; }
   ServerMetrics& metrics() { return metrics_; }
   Store& store() { return *store_; }
   const std::string& data_dir() const { return options_.data_dir; }
@@ -244,6 +254,7 @@ class ControlPlane {
   std::unique_ptr<GroupCommitter> committer_;
   std::unique_ptr<Authorizer> authorizer_;
   TokenAuthorizer* tokens_ = nullptr;  // authorizer_, when it is the token authorizer
+  std::unique_ptr<Governance> governance_;
   std::unique_ptr<AssignmentBoard> board_;
   std::unique_ptr<meter::UsageLedger> usage_;
   std::set<std::string> preempting_;   // loop thread only: ids of Preempting workloads

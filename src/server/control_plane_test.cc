@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
+#include <regex>
+#include <sstream>
 
 #include "common/ids.h"
 
@@ -244,6 +247,177 @@ TEST_F(ControlPlaneTest, MaxRuntimeStopsTheJobAndFailsIt) {
   json w = *cp_->GetWorkload(id);
   EXPECT_EQ(w["state"], "Failed") << w.dump();
   EXPECT_EQ(w["failureReason"], "MaxRuntimeExceeded");
+}
+
+}  // namespace
+}  // namespace abacus::server
+
+namespace abacus::server {
+namespace {
+
+// A strict reader of the Prometheus text format 0.0.4: every family has HELP then TYPE before
+// its samples, names and labels are well formed, values are numbers, histogram buckets are
+// cumulative and end with +Inf equal to _count.
+struct Family {
+  std::string type;
+  std::vector<std::pair<std::string, double>> samples;  // "name{labels}" → value
+};
+
+std::map<std::string, Family> ParsePrometheus(const std::string& text, std::vector<std::string>& problems) {
+  std::map<std::string, Family> families;
+  std::string current;
+  std::istringstream in(text);
+  std::string line;
+  int n = 0;
+  auto name_ok = [](const std::string& s) {
+    if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_' || s[0] == ':')) return false;
+    for (char c : s) {
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ':')) return false;
+    }
+    return true;
+  };
+  while (std::getline(in, line)) {
+    ++n;
+    std::string where = "line " + std::to_string(n) + ": ";
+    if (line.rfind("# HELP ", 0) == 0) {
+      std::string name = line.substr(7, line.find(' ', 7) - 7);
+      if (!name_ok(name)) problems.push_back(where + "bad name " + name);
+      if (families.count(name)) problems.push_back(where + "family repeated " + name);
+      current = name;
+      families[name];
+      continue;
+    }
+    if (line.rfind("# TYPE ", 0) == 0) {
+      std::string rest = line.substr(7);
+      std::string name = rest.substr(0, rest.find(' '));
+      std::string type = rest.substr(rest.find(' ') + 1);
+      if (name != current) problems.push_back(where + "TYPE without HELP for " + name);
+      if (type != "counter" && type != "gauge" && type != "histogram") problems.push_back(where + "type " + type);
+      families[name].type = type;
+      continue;
+    }
+    if (line.empty() || line[0] == '#') {
+      problems.push_back(where + "unexpected line '" + line + "'");
+      continue;
+    }
+    size_t brace = line.find('{');
+    size_t space = line.rfind(' ');
+    std::string name = line.substr(0, std::min(brace, space));
+    std::string base = name;
+    for (const char* suffix : {"_bucket", "_sum", "_count"}) {
+      if (families[current].type == "histogram" && base.size() > std::strlen(suffix) &&
+          base.compare(base.size() - std::strlen(suffix), std::string::npos, suffix) == 0) {
+        base = base.substr(0, base.size() - std::strlen(suffix));
+      }
+    }
+    if (base != current) problems.push_back(where + "sample " + name + " outside its family " + current);
+    if (brace != std::string::npos) {
+      std::string labels = line.substr(brace + 1, line.find('}') - brace - 1);
+      // label="value" pairs, comma separated, values with escapes only.
+      std::regex pair(R"re(^([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\[\\"n])*)"(,|$))re");
+      std::smatch m;
+      std::string rest = labels;
+      while (!rest.empty()) {
+        if (!std::regex_search(rest, m, pair)) {
+          problems.push_back(where + "bad labels {" + labels + "}");
+          break;
+        }
+        rest = m.suffix();
+      }
+    }
+    char* end = nullptr;
+    std::string value = line.substr(space + 1);
+    double v = std::strtod(value.c_str(), &end);
+    if (value != "+Inf" && (end == value.c_str() || *end != '\0')) problems.push_back(where + "bad value " + value);
+    families[current].samples.emplace_back(line.substr(0, space), v);
+  }
+  for (const auto& [name, f] : families) {
+    if (f.type.empty()) problems.push_back(name + ": no TYPE");
+    if (f.type != "histogram") continue;
+    double last = -1;
+    for (const auto& [key, v] : f.samples) {
+      if (key.find("_bucket") != std::string::npos) {
+        if (last >= 0 && v < last) problems.push_back(name + ": buckets not cumulative at " + key);
+        last = v;
+      } else if (key.find("_count") != std::string::npos) {
+        if (v != last) problems.push_back(name + ": _count " + std::to_string(v) + " != +Inf bucket");
+        last = -1;
+      }
+    }
+  }
+  return families;
+}
+
+TEST_F(ControlPlaneTest, MetricsAreValidPrometheusTextWithTheIssueFamilies) {
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  std::string id = Submit("ft", 2);
+  ASSERT_TRUE(cp_->AgentHeartbeat("gpu-a", json{{"devices", {{{"index", 0}, {"utilization", 0.5}}}}}).ok());
+  Report("gpu-a", id + ".0.0.1", {{"phase", "Exited"}, {"exitCode", 0}});
+  std::vector<std::string> problems;
+  auto families = ParsePrometheus(cp_->RenderMetrics(), problems);
+  EXPECT_TRUE(problems.empty()) << ::testing::PrintToString(problems);
+  for (const char* name :
+       {"abacus_queue_pending_workloads", "abacus_queue_quota_nominal", "abacus_queue_quota_used",
+        "abacus_queue_quota_borrowed", "abacus_queue_admission_wait_seconds", "abacus_node_devices",
+        "abacus_device_utilization_ratio", "abacus_scheduling_cycle_seconds", "abacus_preemptions_total",
+        "abacus_workloads_total"}) {
+    EXPECT_TRUE(families.count(name)) << name;
+  }
+  auto value = [&](const std::string& family, const std::string& key) {
+    for (const auto& [k, v] : families[family].samples) {
+      if (k == key) return v;
+    }
+    return -1.0;
+  };
+  EXPECT_EQ(value("abacus_queue_quota_nominal", R"(abacus_queue_quota_nominal{queue="train",resource="gpu/nvidia/A100-80G"})"), 2.0);
+  EXPECT_EQ(value("abacus_workloads_total", R"(abacus_workloads_total{kind="TrainingJob",result="Succeeded"})"), 1.0);
+  EXPECT_EQ(value("abacus_device_utilization_ratio", R"(abacus_device_utilization_ratio{node="gpu-a",device="0"})"), 0.5);
+  EXPECT_EQ(value("abacus_queue_admission_wait_seconds",
+                  R"(abacus_queue_admission_wait_seconds_count{queue="train"})"), 1.0);
+  // No workload id in any label.
+  EXPECT_EQ(cp_->RenderMetrics().find(id), std::string::npos);
+}
+
+}  // namespace
+}  // namespace abacus::server
+
+namespace abacus::server {
+namespace {
+
+TEST_F(ControlPlaneTest, AnInferenceServiceWaitingForCapacityIsAShortage) {
+  // No node at all: the service waits 2 h, then a node joins and it is admitted.
+  auto r = cp_->Submit(R"(kind: InferenceService
+name: chat
+project: acme/ml
+queue: train
+spec:
+  command: ["serve"]
+  replicas: 2
+  minReplicas: 1
+  maxReplicas: 4
+  taskGroups:
+    - name: server
+      resources: {cpu: 1, memory: 1Gi, accelerators: {flavor: gpu/nvidia/A100-80G, count: 1}}
+)",
+                       false, "chat.yaml");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::string id = (*r)[0]["id"];
+  cp_->WaitForCycle();
+  clock_.Advance(2h);
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  cp_->WaitForCycle();
+  ASSERT_EQ(State(id), "Admitted");
+  ControlPlane::ReportQuery q;
+  q.from = "2026-01-01";
+  q.to = "2026-01-02";
+  q.by = "workload";
+  q.format = "json";
+  auto rep = cp_->Report("shortages", q);
+  ASSERT_TRUE(rep.ok()) << rep.status().ToString();
+  json t = json::parse(rep->body);
+  ASSERT_EQ(t["rows"].size(), 1u) << t.dump();
+  EXPECT_DOUBLE_EQ(t["rows"][0]["shortageHours"].get<double>(), 2.0) << t.dump();
+  EXPECT_DOUBLE_EQ(t["rows"][0]["missingReplicaHours"].get<double>(), 4.0) << t.dump();
 }
 
 }  // namespace

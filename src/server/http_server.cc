@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "common/log.h"
+#include "server/governance_api.h"
 
 namespace abacus::server {
 namespace {
@@ -154,28 +155,9 @@ void HttpServer::Routes() {
     ABACUS_LOG_ERROR("{}", what);
     SendError(res, 500, "internal", what);
   });
-  // Auth: everything but /healthz needs a bearer token; the Authorizer decides what it may do.
-  s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    if (req.path == "/healthz") return httplib::Server::HandlerResponse::Unhandled;
-    std::string header = req.get_header_value("Authorization");
-    std::string token;
-    if (header.rfind("Bearer ", 0) == 0) token = header.substr(7);
-    auto who = cp_.authorizer().Authenticate(token);
-    if (!who.ok()) {
-      res.set_header("WWW-Authenticate", "Bearer realm=\"abacus\"");
-      SendStatus(res, who.status());
-      // The body was not read: the connection cannot carry another request.
-      if (!req.get_header_value("Content-Length").empty()) res.set_header("Connection", "close");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    Status allowed = cp_.authorizer().Authorize(*who, {req.method, req.path});
-    if (!allowed.ok()) {
-      SendStatus(res, allowed);
-      if (!req.get_header_value("Content-Length").empty()) res.set_header("Connection", "close");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    return httplib::Server::HandlerResponse::Unhandled;
-  });
+  // Auth: everything but /healthz needs a bearer token; governance authenticates, rate-limits
+  // and authorizes each request, and audits each mutating one (governance_api.cc).
+  InstallGovernance(s, cp_, options_.rate_limit, options_.rate_burst);
   s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, {{"status", "ok"}}); });
   s.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
     if (cp_.ready()) {
@@ -191,7 +173,7 @@ void HttpServer::Routes() {
   // ---- workloads
   s.Post("/api/v1/workloads", [this](const httplib::Request& req, httplib::Response& res) {
     auto start = std::chrono::steady_clock::now();
-    auto r = cp_.Submit(req.body, IsJsonBody(req), Param(req, "filename", "request"));
+    auto r = cp_.Submit(req.body, IsJsonBody(req), Param(req, "filename", "request"), &RequestPrincipal());
     if (!r.ok()) {
       SendStatus(res, r.status());
     } else {
@@ -208,6 +190,7 @@ void HttpServer::Routes() {
     f.tenant = Param(req, "tenant");
     f.kind = Param(req, "kind");
     f.name = Param(req, "name");
+    f.visible = RequestWorkloadFilter();
     std::string limit = Param(req, "limit", "1000");
     try {
       f.limit = std::stoul(limit);
@@ -255,12 +238,13 @@ void HttpServer::Routes() {
 
   // ---- configuration
   auto apply = [this](const httplib::Request& req, httplib::Response& res) {
-    auto r = cp_.Apply(req.body, IsJsonBody(req), Param(req, "filename", "request"));
+    auto r = cp_.Apply(req.body, IsJsonBody(req), Param(req, "filename", "request"), &RequestPrincipal());
     if (!r.ok()) return SendStatus(res, r.status());
     SendJson(res, 200, {{"items", *r}});
   };
   s.Post("/api/v1/apply", apply);
-  for (const char* kind : {"tenants", "projects", "cohorts", "queues", "priorityclasses", "pools", "flavors"}) {
+  for (const char* kind : {"tenants", "projects", "cohorts", "queues", "priorityclasses", "pools", "flavors", "users",
+                           "policies"}) {
     s.Post(std::string("/api/v1/") + kind, apply);
   }
   struct ConfigRoute {
@@ -272,15 +256,17 @@ void HttpServer::Routes() {
                         ConfigRoute{"pools", "pool"}}) {
     std::string kind = r.kind;
     s.Get(std::string("/api/v1/") + r.path, [this, kind](const httplib::Request&, httplib::Response& res) {
-      SendJson(res, 200, cp_.ListConfig(kind));
+      SendJson(res, 200, FilterVisibleConfig(kind, cp_.ListConfig(kind)));
     });
     s.Get(std::string("/api/v1/") + r.path + "/(.+)", [this, kind](const httplib::Request& req, httplib::Response& res) {
-      Send(res, cp_.GetConfig(kind, req.matches[1]));
+      Send(res, VisibleConfig(kind, cp_.GetConfig(kind, req.matches[1])));
     });
   }
-  s.Get("/api/v1/queues", [this](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, cp_.ListQueues()); });
+  s.Get("/api/v1/queues", [this](const httplib::Request&, httplib::Response& res) {
+    SendJson(res, 200, FilterVisibleConfig("queue", cp_.ListQueues()));
+  });
   s.Get(R"(/api/v1/queues/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp_.GetQueue(req.matches[1]));
+    Send(res, VisibleConfig("queue", cp_.GetQueue(req.matches[1])));
   });
   s.Get("/api/v1/flavors", [this](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, cp_.ListFlavors()); });
   s.Get("/api/v1/flavors/(.+)", [this](const httplib::Request& req, httplib::Response& res) {
@@ -302,6 +288,9 @@ void HttpServer::Routes() {
     Send(res, cp_.PutNode(body), 201);
   });
   s.Get("/api/v1/devices", [this](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, cp_.ListDevices()); });
+
+  // ---- governance: tokens, users, policies, audit
+  AddGovernanceRoutes(s, cp_);
 
   // ---- metering
   s.Get("/api/v1/pricelists", [this](const httplib::Request&, httplib::Response& res) {

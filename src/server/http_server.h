@@ -24,6 +24,10 @@ struct HttpOptions {
   int read_timeout_seconds = 30;
   int write_timeout_seconds = 30;
   int keep_alive_seconds = 5;  // idle keep-alive connections close after this (and at shutdown)
+  // Requests a second per token (token bucket; 429 with Retry-After beyond), bursts of
+  // rate_burst (0: twice the rate). 0: no limit (in-process servers); `abacus server`: 200/400.
+  double rate_limit = 0;
+  double rate_burst = 0;
 };
 
 // Returns the HTTP status for a Status code (InvalidArgument 400, NotFound 404, ...).

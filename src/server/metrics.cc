@@ -4,9 +4,12 @@
 
 namespace abacus::server {
 
+Histogram::Histogram(std::span<const double> bounds)
+    : bounds_(bounds.begin(), bounds.end()), buckets_(bounds.size() + 1) {}
+
 void Histogram::Observe(double seconds) {
   size_t i = 0;
-  while (i < kBounds.size() && seconds > kBounds[i]) ++i;
+  while (i < bounds_.size() && seconds > bounds_[i]) ++i;
   buckets_[i].fetch_add(1, std::memory_order_relaxed);
   count_.fetch_add(1, std::memory_order_relaxed);
   sum_micros_.fetch_add(static_cast<int64_t>(seconds * 1e6), std::memory_order_relaxed);
@@ -14,18 +17,60 @@ void Histogram::Observe(double seconds) {
 
 void Histogram::Render(const std::string& name, const std::string& help, std::string& out) const {
   out += "# HELP " + name + " " + help + "\n# TYPE " + name + " histogram\n";
+  RenderSamples(name, "", out);
+}
+
+void Histogram::RenderSamples(const std::string& name, const std::string& labels, std::string& out) const {
+  std::string prefix = labels.empty() ? "" : labels + ",";
   int64_t cumulative = 0;
   char buf[64];
-  for (size_t i = 0; i < kBounds.size(); ++i) {
+  for (size_t i = 0; i < bounds_.size(); ++i) {
     cumulative += buckets_[i].load(std::memory_order_relaxed);
-    std::snprintf(buf, sizeof(buf), "%g", kBounds[i]);
-    out += name + "_bucket{le=\"" + buf + "\"} " + std::to_string(cumulative) + "\n";
+    std::snprintf(buf, sizeof(buf), "%g", bounds_[i]);
+    out += name + "_bucket{" + prefix + "le=\"" + buf + "\"} " + std::to_string(cumulative) + "\n";
   }
-  cumulative += buckets_[kBounds.size()].load(std::memory_order_relaxed);
-  out += name + "_bucket{le=\"+Inf\"} " + std::to_string(cumulative) + "\n";
+  cumulative += buckets_[bounds_.size()].load(std::memory_order_relaxed);
+  out += name + "_bucket{" + prefix + "le=\"+Inf\"} " + std::to_string(cumulative) + "\n";
   std::snprintf(buf, sizeof(buf), "%.6f", static_cast<double>(sum_micros_.load()) / 1e6);
-  out += name + "_sum " + buf + "\n";
-  out += name + "_count " + std::to_string(count_.load(std::memory_order_relaxed)) + "\n";
+  std::string braces = labels.empty() ? "" : "{" + labels + "}";
+  out += name + "_sum" + braces + " " + buf + "\n";
+  out += name + "_count" + braces + " " + std::to_string(cumulative) + "\n";
+}
+
+void LabeledMetrics::ObserveWait(const std::string& queue, double seconds) {
+  std::lock_guard lock(mu_);
+  auto& h = wait_by_queue_[queue];
+  if (!h) h = std::make_unique<Histogram>(Histogram::kWaitBounds);
+  h->Observe(seconds);
+}
+
+void LabeledMetrics::CountPreemption(const std::string& reason) {
+  std::lock_guard lock(mu_);
+  preemptions_by_reason_[reason]++;
+}
+
+void LabeledMetrics::Render(std::string& out) const {
+  std::lock_guard lock(mu_);
+  out += "# HELP abacus_queue_admission_wait_seconds Time from submission to admission, per queue.\n"
+         "# TYPE abacus_queue_admission_wait_seconds histogram\n";
+  for (const auto& [queue, h] : wait_by_queue_) {
+    h->RenderSamples("abacus_queue_admission_wait_seconds", "queue=\"" + EscapeLabel(queue) + "\"", out);
+  }
+  out += "# HELP abacus_preemptions_total Preemptions committed, per reason.\n# TYPE abacus_preemptions_total counter\n";
+  for (const auto& [reason, n] : preemptions_by_reason_) {
+    out += "abacus_preemptions_total{reason=\"" + EscapeLabel(reason) + "\"} " + std::to_string(n) + "\n";
+  }
+}
+
+std::string EscapeLabel(const std::string& value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
 }
 
 }  // namespace abacus::server

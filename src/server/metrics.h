@@ -1,34 +1,66 @@
-// Hand-written Prometheus metrics of the server: counters and fixed-bucket histograms, safe to
-// update from any thread.
+// Hand-written Prometheus metrics of the server (text format 0.0.4): counters and fixed-bucket
+// histograms, safe to update from any thread. Labels stay bounded: queue, tenant, flavor, node,
+// reason, kind, result — never workload ids.
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
 #include <string>
+#include <vector>
 
 namespace abacus::server {
 
-// A latency histogram in seconds with fixed buckets from 100 µs to 10 s.
+// A histogram in seconds with fixed buckets.
 class Histogram {
  public:
-  static constexpr std::array<double, 14> kBounds = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
-                                                     0.025,  0.05,    0.1,    0.25,  0.5,    1.0,  10.0};
+  // Latencies: 100 µs to 10 s.
+  static constexpr std::array<double, 14> kLatencyBounds = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                                            0.025,  0.05,    0.1,    0.25,  0.5,    1.0,  10.0};
+  // Queue waits: 1 s to a day.
+  static constexpr std::array<double, 12> kWaitBounds = {1, 5, 10, 30, 60, 300, 900, 1800, 3600, 14400, 43200, 86400};
+
+  explicit Histogram(std::span<const double> bounds = kLatencyBounds);
   void Observe(double seconds);
-  // Appends the _bucket/_sum/_count lines of `name` with HELP and TYPE.
+  // Appends HELP, TYPE and the _bucket/_sum/_count lines of `name`.
   void Render(const std::string& name, const std::string& help, std::string& out) const;
+  // Appends only the sample lines, with `labels` (`queue="q"`) before `le`.
+  void RenderSamples(const std::string& name, const std::string& labels, std::string& out) const;
 
  private:
-  std::array<std::atomic<int64_t>, kBounds.size() + 1> buckets_{};
+  std::vector<double> bounds_;
+  std::vector<std::atomic<int64_t>> buckets_;
   std::atomic<int64_t> count_{0};
   std::atomic<int64_t> sum_micros_{0};
 };
+
+// Histograms and counters keyed by one bounded label value.
+class LabeledMetrics {
+ public:
+  void ObserveWait(const std::string& queue, double seconds);
+  void CountPreemption(const std::string& reason);
+  // Appends the abacus_queue_admission_wait_seconds and abacus_preemptions_total families.
+  void Render(std::string& out) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, std::unique_ptr<Histogram>> wait_by_queue_;  // GUARDED_BY(mu_)
+  std::map<std::string, int64_t> preemptions_by_reason_;             // GUARDED_BY(mu_)
+};
+
+// Escapes a label value for the text format (backslash, double quote, newline).
+std::string EscapeLabel(const std::string& value);
 
 struct ServerMetrics {
   Histogram cycle_seconds;         // one scheduling cycle
   Histogram decision_seconds;      // submission to admission of a workload
   Histogram commit_seconds;        // one GroupCommitter::Submit from an HTTP thread or the loop
   Histogram request_seconds;       // HTTP request handling
+  LabeledMetrics labeled;          // waits per queue, preemptions per reason
   std::atomic<int64_t> cycles{0};
   std::atomic<int64_t> submitted{0};
   std::atomic<int64_t> admitted{0};

@@ -85,11 +85,7 @@ Status ControlPlane::StagePriceLists(const std::vector<ExtensionDocument>& docs,
     if (auto it = price_lists_.find(p->name); it != price_lists_.end()) {
       action = json(meter::EncodePriceList(it->second)).dump() == doc ? "unchanged" : "configured";
     }
-    if (action != "unchanged") {
-      batch.Put(kPriceListKind, p->name, doc);
-      batch.AppendJournal("audit", json({{"action", "apply"}, {"kind", "PriceList"}, {"name", p->name}}).dump(),
-                          clock_.Now());
-    }
+    if (action != "unchanged") batch.Put(kPriceListKind, p->name, doc);  // audited per request
     out.push_back({{"kind", "PriceList"}, {"name", p->name}, {"action", action}});
     applied.push_back(std::move(*p));
   }
@@ -180,7 +176,49 @@ Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind,
       }
     }
   }
-  std::vector<meter::ShortageInterval> shortages;  // inference controllers record them (issue 7)
+  // Inference shortages: a service waiting for admission wants all its replicas and has none
+  // (from submission, or its last requeue, to admission — or now); the inference controller adds
+  // partial shortages to the "shortages" journal.
+  std::vector<meter::ShortageInterval> shortages;
+  {
+    std::shared_lock lock(state_mu_);
+    for (const auto& [id, r] : ledger_.workloads()) {
+      const InferenceSpec* inf = r.spec.inference();
+      if (inf == nullptr) continue;
+      meter::ShortageInterval sh;
+      sh.service_id = r.id;
+      sh.service_name = r.spec.name;
+      sh.tenant = r.spec.tenant();
+      sh.queue = r.spec.queue;
+      sh.flavor = Summary(r).flavor;
+      sh.wanted = inf->replicas;
+      sh.available = 0;
+      sh.start = r.submitted;
+      if (ToMicros(r.first_admitted_at) != 0) {
+        sh.end = r.first_admitted_at;
+      } else if (IsTerminal(r.state)) {
+        sh.end = r.finished_at;
+      }
+      if (sh.end && *sh.end <= sh.start) continue;
+      shortages.push_back(std::move(sh));
+    }
+  }
+  ABACUS_ASSIGN_OR_RETURN(auto recorded, store_->Journal("shortages", 0, 1000000));
+  for (const auto& rec : recorded) {
+    json j = json::parse(rec.json, nullptr, false);
+    if (!j.is_object()) continue;
+    meter::ShortageInterval sh;
+    sh.service_id = j.value("service", "");
+    sh.service_name = j.value("name", "");
+    sh.tenant = j.value("tenant", "");
+    sh.queue = j.value("queue", "");
+    sh.flavor = j.value("flavor", "");
+    sh.wanted = j.value("wanted", 0);
+    sh.available = j.value("available", 0);
+    sh.start = FromMicros(j.value("startUs", int64_t{0}));
+    if (j.contains("endUs")) sh.end = FromMicros(j["endUs"].get<int64_t>());
+    shortages.push_back(std::move(sh));
+  }
 
   ReportOutput out;
   if (kind == "evidence") {
@@ -206,8 +244,10 @@ Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind,
     for (const auto& rec : entries) {
       json j = json::parse(rec.json, nullptr, false);
       if (!j.is_object() || FromMicros(rec.time_us) < window.from || FromMicros(rec.time_us) >= window.to) continue;
+      // Hash-chained entries (govern/audit.h) carry {"object": {kind, name}}.
+      json obj = j.contains("object") && j["object"].is_object() ? j["object"] : j;
       audit.push_back({FromMicros(rec.time_us), j.value("actor", "user admin"), j.value("action", ""),
-                       j.value("kind", ""), j.value("name", "")});
+                       obj.value("kind", ""), obj.value("name", "")});
     }
     meter::EvidenceInput in;
     in.window = window;
@@ -220,6 +260,9 @@ Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind,
     in.utilization = samples;
     in.shortages = shortages;
     in.audit = audit;
+    if (auto chain = governance_->VerifyAudit(); chain.ok()) {
+      in.audit_chain = {true, chain->ok, chain->checked, chain->reason};
+    }
     in.prices = prices;
     std::string format = q.format.empty() ? "md" : q.format;
     ABACUS_ASSIGN_OR_RETURN(auto f, meter::ParseEvidenceFormat(format));

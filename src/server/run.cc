@@ -59,6 +59,8 @@ int RunServer(const RunOptions& options) {
   ho.port = addr->second;
   ho.max_body_bytes = options.max_body_bytes;
   ho.threads = options.http_threads;
+  ho.rate_limit = options.rate_limit;
+  ho.rate_burst = options.rate_burst;
   HttpServer http(**cp, ho);
   Status bound = http.Bind();
   if (!bound.ok()) {

@@ -18,6 +18,8 @@ struct RunOptions {
   int http_threads = 96;
   int heartbeat_seconds = 5;      // told to agents
   int node_timeout_seconds = 30;  // a silent agent node becomes NotReady, its tasks fail over
+  double rate_limit = 200;        // requests a second per token (0: none), see HttpOptions
+  double rate_burst = 400;
   // Called once the server listens, with its base URL ("http://127.0.0.1:8420"); may load
   // data (the demo) through the control plane. A non-OK status stops the server.
   std::function<Status(ControlPlane&, const std::string& url)> on_ready;

@@ -181,7 +181,7 @@ TEST_F(RestTest, ErrorsAreJsonWithTheRightStatus) {
   EXPECT_EQ(r413.body["error"]["code"], "payload_too_large");
   // Metrics are Prometheus text.
   auto metrics = api.Get("/metrics");
-  EXPECT_NE(metrics.text.find("# TYPE abacus_scheduler_cycle_seconds histogram"), std::string::npos);
+  EXPECT_NE(metrics.text.find("# TYPE abacus_scheduling_cycle_seconds histogram"), std::string::npos);
   EXPECT_NE(metrics.text.find("abacus_store_commit_seconds_bucket"), std::string::npos);
 }
 

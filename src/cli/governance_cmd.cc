@@ -1,0 +1,188 @@
+// `abacus audit` and `abacus token …`: the audit chain and API tokens (/api/v1/audit,
+// /api/v1/tokens; docs/governance.md).
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <memory>
+
+#include "cli/client.h"
+#include "cli/output.h"
+#include "cli/verbs.h"
+#include "govern/audit.h"
+
+namespace abacus::cli {
+namespace {
+
+using nlohmann::json;
+
+struct Connection {
+  std::string server, token;
+};
+
+void AddConnection(CLI::App* cmd, Connection* c) {
+  cmd->add_option("--server", c->server, "server URL (else ABACUS_SERVER, else the config file)");
+  cmd->add_option("--token", c->token, "bearer token (else ABACUS_TOKEN, else the config file)");
+}
+
+int Fail(const ApiResponse& r) {
+  std::cerr << r.ErrorText() << "\n";
+  return r.ExitCode();
+}
+
+std::string Or(const std::string& s, const std::string& fallback = "-") { return s.empty() ? fallback : s; }
+
+// ---------------------------------------------------------------- audit
+
+struct AuditOptions {
+  Connection c;
+  bool verify = false;
+  std::string since, output = "table";
+};
+
+int RunAudit(const AuditOptions& o) {
+  ApiClient api(ResolveClientConfig(o.c.server, o.c.token));
+  if (o.verify) {
+    ApiResponse r = api.Get("/api/v1/audit?verify=1");
+    if (!r.ok()) return Fail(r);
+    if (o.output == "json" || o.output == "jsonl") {
+      std::cout << r.body.dump() << "\n";
+    } else if (r.body.value("ok", false)) {
+      std::cout << "audit chain OK: " << r.body.value("entries", 0) << " entries verified\n";
+    } else {
+      std::cout << "audit chain BROKEN after " << r.body.value("entries", 0)
+                << " entries: " << r.body.value("reason", std::string()) << "\n";
+    }
+    return r.body.value("ok", false) ? kExitOk : kExitRefused;
+  }
+  std::string path = "/api/v1/audit";
+  if (!o.since.empty()) path += "?since=" + UrlEncode(o.since);
+  ApiResponse r = api.Get(path);
+  if (!r.ok()) return Fail(r);
+  if (o.output == "json" || o.output == "jsonl") {
+    std::cout << r.text;  // JSON lines, as the server exports them
+    return kExitOk;
+  }
+  auto entries = govern::ImportAuditJsonLines(r.text);
+  if (!entries.ok()) {
+    std::cerr << "error: the server's audit export is unreadable: " << entries.status().message() << "\n";
+    return kExitRefused;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& e : *entries) {
+    const auto& rec = e.record;
+    std::string object = rec.object_kind + (rec.object_name.empty() ? "" : " " + rec.object_name);
+    if (object.size() > 60) object = object.substr(0, 57) + "...";
+    std::string result = rec.result.size() > 60 ? rec.result.substr(0, 57) + "..." : rec.result;
+    rows.push_back({std::to_string(e.seq), FormatTime(e.time), rec.actor, rec.action, Or(object), Or(rec.tenant),
+                    Or(result), Or(rec.request_id)});
+  }
+  PrintTable(std::cout, {"SEQ", "TIME", "ACTOR", "ACTION", "OBJECT", "TENANT", "RESULT", "REQUEST"}, rows);
+  return kExitOk;
+}
+
+// ---------------------------------------------------------------- tokens
+
+struct TokenOptions {
+  Connection c;
+  std::string user, expires, description, id, output = "table";
+};
+
+int RunTokenCreate(const TokenOptions& o) {
+  ApiClient api(ResolveClientConfig(o.c.server, o.c.token));
+  json body = {{"user", o.user}, {"description", o.description}};
+  if (!o.expires.empty()) body["expires"] = o.expires;
+  ApiResponse r = api.Post("/api/v1/tokens", body.dump(), "application/json");
+  if (!r.ok()) return Fail(r);
+  if (o.output != "table") {
+    PrintDocument(std::cout, r.body, o.output);
+    return kExitOk;
+  }
+  // The secret alone on stdout (TOKEN=$(abacus token create --user alice)); the rest on stderr.
+  std::cout << r.body.value("token", std::string()) << "\n";
+  std::cerr << "created " << r.body.value("id", std::string()) << " for user " << r.body.value("user", std::string())
+            << ", expires " << r.body.value("expiresAt", std::string("never"))
+            << "; the token is shown only this once\n";
+  return kExitOk;
+}
+
+int RunTokenList(const TokenOptions& o) {
+  ApiClient api(ResolveClientConfig(o.c.server, o.c.token));
+  ApiResponse r = api.Get("/api/v1/tokens" + (o.user.empty() ? "" : "?user=" + UrlEncode(o.user)));
+  if (!r.ok()) return Fail(r);
+  if (o.output != "table") {
+    PrintDocument(std::cout, r.body["items"], o.output);
+    return kExitOk;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& t : r.body.value("items", json::array())) {
+    std::string state = t.contains("revokedAt") ? "revoked" : t.value("active", false) ? "active" : "expired";
+    rows.push_back({t.value("id", ""), t.value("user", ""), state, Or(t.value("description", "")),
+                    t.value("createdAt", ""), t.value("expiresAt", "never"), t.value("lastUsedAt", "-")});
+  }
+  PrintTable(std::cout, {"ID", "USER", "STATE", "DESCRIPTION", "CREATED", "EXPIRES", "LAST USED"}, rows);
+  return kExitOk;
+}
+
+int RunTokenRevoke(const TokenOptions& o) {
+  ApiClient api(ResolveClientConfig(o.c.server, o.c.token));
+  ApiResponse r = api.Delete("/api/v1/tokens/" + UrlEncode(o.id));
+  if (!r.ok()) return Fail(r);
+  std::cout << "revoked " << r.body.value("id", o.id) << " (user " << r.body.value("user", std::string()) << ")\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddGovernanceCommands(CLI::App& app, int* exit_code) {
+  {
+    auto o = std::make_shared<AuditOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "audit",
+        "The audit log: every mutating request and scheduling decision, hash-chained.\n"
+        "Examples: abacus audit --since 24h\n"
+        "          abacus audit -o jsonl > audit.jsonl     (export, one JSON object per line)\n"
+        "          abacus audit --verify                   (exit 1 when an entry was edited or removed)");
+    cmd->add_flag("--verify", o->verify, "check the hash chain on the server and report the first bad entry");
+    cmd->add_option("--since", o->since, "entries from this RFC 3339 time, or this long ago (24h, 7d)");
+    cmd->add_option("-o,--output", o->output, "table, jsonl (json is the same)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"table", "jsonl", "json"}));
+    AddConnection(cmd, &o->c);
+    cmd->callback([=] { *exit_code = RunAudit(*o); });
+  }
+  CLI::App* token = app.add_subcommand("token", "API tokens: create, list, revoke (a token is shown once).");
+  token->require_subcommand(1);
+  {
+    auto o = std::make_shared<TokenOptions>();
+    CLI::App* cmd = token->add_subcommand(
+        "create", "Issue an API token for a user (from a `kind: User` document); prints the token.\n"
+                  "Example: abacus token create --user alice --expires 30d --description laptop");
+    cmd->add_option("--user", o->user, "owner (default: yourself)");
+    cmd->add_option("--expires", o->expires, "lifetime: 30d, 12h, … (default: never)");
+    cmd->add_option("--description", o->description, "what it is for");
+    cmd->add_option("-o,--output", o->output, "table (the token alone), json or yaml")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"table", "json", "yaml"}));
+    AddConnection(cmd, &o->c);
+    cmd->callback([=] { *exit_code = RunTokenCreate(*o); });
+  }
+  {
+    auto o = std::make_shared<TokenOptions>();
+    CLI::App* cmd = token->add_subcommand("list", "List the tokens you may manage (never their secrets).");
+    cmd->add_option("--user", o->user, "only this user's");
+    cmd->add_option("-o,--output", o->output, "table, json or yaml")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"table", "json", "yaml"}));
+    AddConnection(cmd, &o->c);
+    cmd->callback([=] { *exit_code = RunTokenList(*o); });
+  }
+  {
+    auto o = std::make_shared<TokenOptions>();
+    CLI::App* cmd = token->add_subcommand("revoke", "Revoke a token by its id (tok-…); it stops working at once.");
+    cmd->add_option("ID", o->id, "token id")->required();
+    AddConnection(cmd, &o->c);
+    cmd->callback([=] { *exit_code = RunTokenRevoke(*o); });
+  }
+}
+
+}  // namespace abacus::cli

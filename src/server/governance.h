@@ -1,0 +1,247 @@
+// Governance in the server (issue 9; reference: docs/governance.md): who is calling (the
+// bootstrap tokens of auth.h plus users and API tokens of govern::TokenRegistry), what each
+// caller may do (govern::Authorize), what every change and decision was (the audit hash chain,
+// written by a group-committing writer thread), what a tenant's workloads may use (admission
+// policies, checked on submit) and how fast each token may call (a token bucket per token).
+//
+// The ControlPlane owns one Governance and calls it from two hooks: Submit (CheckSubmit:
+// authorization of each workload and admission) and Apply (PlanApply: authorization of every
+// document, and the User and AdmissionPolicy documents, committed in the same batch as the
+// tenancy documents). The HTTP layer (governance_api.cc) calls the rest.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "govern/audit.h"
+#include "govern/authorize.h"
+#include "govern/identity.h"
+#include "server/auth.h"
+#include "store/store.h"
+#include "tenancy/tenancy_config.h"
+#include "workload/documents.h"
+#include "workload/governance_spec.h"
+
+namespace abacus::server {
+
+// Who is calling, as the HTTP layer authenticated it.
+struct Caller {
+  enum class Via : uint8_t {
+    kAdminToken,      // DATA/admin.token: user "admin" holding the admin role
+    kJoinToken,       // DATA/join.token: registers agents only
+    kNodeCredential,  // a node credential from /api/v1/agent/register: its own node's agent calls
+    kApiToken,        // an API token of a user (POST /api/v1/tokens)
+  };
+  Via via = Via::kApiToken;
+  govern::Principal principal;  // what govern::Authorize checks
+  Principal bootstrap;          // the TokenAuthorizer principal, for the first three
+
+  // True for the join token and node credentials, whose rules stay TokenAuthorizer's.
+  bool IsBootstrapAgent() const { return via == Via::kJoinToken || via == Via::kNodeCredential; }
+  // The rate-limit bucket: the token id, "admin-token", "join-token" or "node:NAME".
+  std::string RateKey() const;
+  // The audit actor: "user alice", "user admin", "agent of node gpu-01", "join token".
+  std::string Actor() const;
+};
+
+// A token bucket per key: `rate` tokens a second, at most `burst` saved up. Thread-safe.
+class RateLimiter {
+ public:
+  using SteadyTime = std::chrono::steady_clock::time_point;
+  // rate <= 0: unlimited. burst <= 0: twice the rate (at least 1).
+  RateLimiter(double rate, double burst);
+  // Takes one token from `key`'s bucket; returns 0 when the call may go ahead, else the seconds
+  // until the bucket holds a token again.
+  double Take(const std::string& key, SteadyTime now);
+  double rate() const { return rate_; }
+  double burst() const { return burst_; }
+
+ private:
+  struct Bucket {
+    double tokens = 0;
+    SteadyTime last{};
+  };
+  double rate_, burst_;
+  std::mutex mu_;
+  std::unordered_map<std::string, Bucket> buckets_;  // GUARDED_BY(mu_)
+};
+
+// Store kind of admission policies (key: name, JSON: EncodeAdmissionPolicy).
+inline constexpr std::string_view kPolicyStoreKind = "admissionpolicy";
+// Labels Submit adds when admission policies decide them: the network class the runtime gives
+// the tasks, and the pools placement may use (comma-separated).
+inline constexpr std::string_view kNetworkLabel = "abacus.io/network";
+inline constexpr std::string_view kAllowedPoolsLabel = "abacus.io/allowed-pools";
+
+class Governance;
+
+// The governance part of one `apply` request: built (and authorized) on the HTTP thread,
+// staged into the apply's batch on the loop thread, made effective after the commit.
+class GovernanceApply {
+ public:
+  // Adds the store writes to `batch` and one {kind, name, action} per document to `out`.
+  void Stage(WriteBatch& batch, nlohmann::json& out) const;
+  // After the batch committed: puts the users and policies in memory.
+  void Committed() const;
+
+ private:
+  friend class Governance;
+  Governance* gov_ = nullptr;
+  std::vector<UserSpec> users_;
+  std::vector<AdmissionPolicy> policies_;
+  nlohmann::json items_ = nlohmann::json::array();
+};
+
+// What one audit export holds.
+struct AuditQuery {
+  int64_t after_seq = 0;
+  size_t limit = 0;       // 0: all
+  std::optional<Time> since;
+};
+
+class Governance {
+ public:
+  struct Options {
+    Duration last_used_flush = std::chrono::seconds(10);  // how often last-used times are persisted
+    Duration audit_wait = std::chrono::seconds(10);       // how long a request waits for its entry
+    size_t audit_group = 512;                             // entries per commit at most
+  };
+
+  // Loads users, tokens and policies from `store` and resumes the audit chain; `bootstrap`
+  // (the admin and join tokens, node credentials) must outlive the Governance.
+  static Result<std::unique_ptr<Governance>> Open(Store& store, const Clock& clock, TokenAuthorizer& bootstrap,
+                                                  Options options);
+  static Result<std::unique_ptr<Governance>> Open(Store& store, const Clock& clock, TokenAuthorizer& bootstrap) {
+    return Open(store, clock, bootstrap, Options());
+  }
+  ~Governance();
+  Governance(const Governance&) = delete;
+  Governance& operator=(const Governance&) = delete;
+  // Writes what the audit queue holds and the last-used times, then stops the writer. Idempotent.
+  void Shutdown();
+
+  // ---- identity
+  // The caller holding `bearer`: a bootstrap token first, else an API token; Unauthenticated.
+  Result<Caller> Authenticate(std::string_view bearer);
+  // The bootstrap rules for the join token and node credentials (TokenAuthorizer::Authorize).
+  Status AuthorizeBootstrap(const Caller& caller, const std::string& method, const std::string& path) const;
+  govern::TokenRegistry& registry() { return registry_; }
+  const Clock& clock() const { return clock_; }
+
+  // POST /api/v1/tokens: issues a token for `user` (the caller itself when empty); the answer
+  // holds the secret, once.
+  Result<nlohmann::json> IssueToken(const govern::Principal& who, std::string user, std::string description,
+                                    std::optional<Duration> ttl);
+  // GET /api/v1/tokens: the tokens `who` may manage (never a hash or secret).
+  nlohmann::json ListTokens(const govern::Principal& who, const std::string& user) const;
+  // DELETE /api/v1/tokens/{id}.
+  Result<nlohmann::json> RevokeToken(const govern::Principal& who, const std::string& id);
+  // GET /api/v1/users[/{name}], DELETE /api/v1/users/{name} (revokes its tokens).
+  nlohmann::json ListUsers(const govern::Principal& who) const;
+  Result<nlohmann::json> GetUser(const govern::Principal& who, const std::string& name) const;
+  Result<nlohmann::json> DeleteUser(const govern::Principal& who, const std::string& name);
+
+  // ---- admission policies
+  std::vector<AdmissionPolicy> Policies() const;
+  nlohmann::json ListPolicies(const govern::Principal& who) const;
+  Result<nlohmann::json> GetPolicy(const govern::Principal& who, const std::string& name) const;
+  Result<nlohmann::json> DeletePolicy(const govern::Principal& who, const std::string& name);
+  // The resources a policy change is checked against: one per tenant it applies to (now or
+  // before), the cluster-level policy when it applies to every tenant.
+  static std::vector<govern::Resource> PolicyResources(const AdmissionPolicy& p);
+
+  // ---- hooks of the ControlPlane
+  // Submit: `who` (null: a trusted in-process caller) must be allowed to create each workload,
+  // and each must pass the admission policies of its tenant (403 naming policy, rule and why).
+  // Adds kNetworkLabel / kAllowedPoolsLabel where policies decide them.
+  Status CheckSubmit(const govern::Principal* who, std::vector<Document>& docs) const;
+  // Apply: authorizes every document for `who` (null: trusted) against the current `config`
+  // (tenancy kinds: apply-config, queue quotas: quota-change, policies: policy-change, users:
+  // user-manage, cluster-level kinds: admin) and validates the governance documents.
+  Result<std::shared_ptr<const GovernanceApply>> PlanApply(const govern::Principal* who,
+                                                           const std::vector<Document>& docs,
+                                                           const std::vector<ExtensionDocument>& extensions,
+                                                           const std::vector<GovernanceDocument>& governance,
+                                                           const TenancyConfig& config);
+
+  // ---- audit
+  // Queues `record` for the chain; returns a ticket for WaitAudit. Never blocks on the store.
+  uint64_t EnqueueAudit(govern::AuditRecord record);
+  // Waits until the entry of `ticket` committed (or failed, or options.audit_wait passed).
+  Status WaitAudit(uint64_t ticket);
+  // A decision of the scheduler or a controller that touches a user's work (admit, preempt,
+  // reclaim, rollback, quota-change): queued for the chain, never blocks the caller.
+  // Thread-safe; meant for the loop thread.
+  void AppendDecision(std::string actor, std::string action, std::string object_kind, std::string object_name,
+                      std::string tenant, std::string before, std::string after, std::string result = "ok");
+  // Blocks until everything queued so far is committed (tests, shutdown).
+  void FlushAudit();
+  Result<std::vector<govern::AuditEntry>> ReadAudit(const AuditQuery& q) const;
+  Result<govern::AuditVerifyReport> VerifyAudit() const;
+  int64_t audit_failures() const;
+
+  // ---- rate limits (per token)
+  void SetRateLimit(double rate, double burst);
+  // 0 when the caller may go ahead, else the seconds until it may.
+  double Throttle(const Caller& caller);
+
+ private:
+  friend class GovernanceApply;
+  Governance(Store& store, const Clock& clock, TokenAuthorizer& bootstrap, Options options);
+  void Writer();
+  // Persists the tokens whose last-used time changed.
+  void FlushLastUsed();
+  Status LoadPolicies();
+
+  Store& store_;
+  const Clock& clock_;
+  TokenAuthorizer& bootstrap_;
+  Options options_;
+  govern::TokenRegistry registry_;
+  // Serializes the store writes of token records (issue, revoke, last-used flush), so that a
+  // background flush never writes back a record older than a revocation.
+  std::mutex token_store_mu_;
+  std::unique_ptr<govern::AuditLog> audit_;
+  // Held while the writer commits and while Verify reads, so that Verify never sees a head
+  // newer than the entries it read.
+  mutable std::mutex audit_io_mu_;
+
+  mutable std::mutex policies_mu_;
+  std::map<std::string, AdmissionPolicy> policies_;  // GUARDED_BY(policies_mu_)
+
+  mutable std::mutex limiter_mu_;
+  std::shared_ptr<RateLimiter> limiter_;  // GUARDED_BY(limiter_mu_); null: unlimited
+
+  // The audit writer.
+  mutable std::mutex audit_mu_;
+  std::condition_variable audit_cv_;       // the writer waits for work
+  std::condition_variable audit_done_cv_;  // requests wait for their entry
+  std::deque<govern::AuditRecord> audit_queue_;  // GUARDED_BY(audit_mu_)
+  uint64_t audit_enqueued_ = 0;                  // GUARDED_BY(audit_mu_): tickets handed out
+  uint64_t audit_done_ = 0;                      // GUARDED_BY(audit_mu_): tickets finished
+  std::map<uint64_t, Status> audit_errors_;      // GUARDED_BY(audit_mu_): failed tickets (recent)
+  int64_t audit_failures_ = 0;                   // GUARDED_BY(audit_mu_)
+  bool stopping_ = false;                        // GUARDED_BY(audit_mu_)
+  std::thread writer_;
+  std::once_flag shutdown_once_;
+};
+
+// Called by the Governance hooks to tell the HTTP layer what the request it serves is about, for
+// its audit entry; does nothing outside a request (governance_api.cc).
+void NoteRequestObject(const std::string& kind, const std::string& name, const std::string& tenant);
+
+}  // namespace abacus::server

@@ -1,0 +1,246 @@
+// Governance without HTTP: the rate limiter, role checks of apply and submit, admission labels,
+// API tokens persisted across a restart, and decisions appended to the audit chain.
+#include "server/governance.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "workload/documents.h"
+
+namespace abacus::server {
+namespace {
+
+using namespace std::chrono_literals;
+
+RoleBinding Bind(Role role, std::string tenant = "", std::string project = "") {
+  RoleBinding b;
+  b.role = role;
+  b.tenant = std::move(tenant);
+  b.project = std::move(project);
+  return b;
+}
+
+TEST(RateLimiterTest, BurstThenRateThenRefill) {
+  RateLimiter limiter(10, 3);
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(limiter.Take("tok-a", t0), 0) << i;
+  double wait = limiter.Take("tok-a", t0);
+  EXPECT_NEAR(wait, 0.1, 1e-9);                 // one token every 100 ms
+  EXPECT_EQ(limiter.Take("tok-b", t0), 0);      // buckets are per key
+  EXPECT_EQ(limiter.Take("tok-a", t0 + 100ms), 0);
+  EXPECT_GT(limiter.Take("tok-a", t0 + 100ms), 0);
+  // A long pause refills up to the burst, not beyond.
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(limiter.Take("tok-a", t0 + 10s), 0) << i;
+  EXPECT_GT(limiter.Take("tok-a", t0 + 10s), 0);
+}
+
+TEST(RateLimiterTest, ZeroRateIsUnlimitedAndBurstDefaultsToTwiceTheRate) {
+  RateLimiter off(0, 0);
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 10000; ++i) ASSERT_EQ(off.Take("k", t0), 0);
+  RateLimiter two(2, 0);
+  EXPECT_EQ(two.burst(), 4);
+}
+
+class GovernanceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("abacus-gov-" + std::to_string(::getpid()) + "-" +
+                                                      ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+    auto store = OpenStore("memory://", {&clock_});
+    ASSERT_TRUE(store.ok());
+    store_ = std::move(*store);
+    Reopen();
+  }
+  void TearDown() override {
+    gov_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  void Reopen() {
+    gov_.reset();
+    auto boot = TokenAuthorizer::Open(*store_, dir_.string());
+    ASSERT_TRUE(boot.ok());
+    boot_ = std::move(*boot);
+    auto gov = Governance::Open(*store_, clock_, *boot_);
+    ASSERT_TRUE(gov.ok()) << gov.status().ToString();
+    gov_ = std::move(*gov);
+  }
+  // Applies `yaml` as `who` (null: trusted) through PlanApply, staging and committing like
+  // ControlPlane::Apply does for governance documents; tenancy documents go into `config_`.
+  Status Apply(const govern::Principal* who, const std::string& yaml) {
+    ParsedDocuments parsed = ParseDocuments(yaml, "t.yaml");
+    if (!parsed.diagnostics.empty()) return parsed.diagnostics.ToStatus();
+    auto plan = gov_->PlanApply(who, parsed.documents, parsed.extensions, parsed.governance, config_);
+    if (!plan.ok()) return plan.status();
+    WriteBatch batch;
+    nlohmann::json out = nlohmann::json::array();
+    (*plan)->Stage(batch, out);
+    if (!batch.empty()) {
+      Status st = store_->Commit(batch);
+      if (!st.ok()) return st;
+    }
+    (*plan)->Committed();
+    Diagnostics diags;
+    AddToTenancyConfig(parsed.documents, config_, diags);
+    return Status::OK();
+  }
+  Status Submit(const govern::Principal* who, const std::string& yaml, std::vector<Document>* out = nullptr) {
+    ParsedDocuments parsed = ParseDocuments(yaml, "job.yaml");
+    if (!parsed.diagnostics.empty()) return parsed.diagnostics.ToStatus();
+    Status st = gov_->CheckSubmit(who, parsed.documents);
+    if (out != nullptr) *out = parsed.documents;
+    return st;
+  }
+
+  ManualClock clock_;
+  std::filesystem::path dir_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<TokenAuthorizer> boot_;
+  std::unique_ptr<Governance> gov_;
+  TenancyConfig config_;
+};
+
+constexpr char kQueue[] = "kind: Queue\nname: q1\ntenant: t1\nquotas:\n  - {resource: cpu, nominal: 8}\n";
+
+std::string Job(const std::string& project, const std::string& image) {
+  return "kind: TrainingJob\nname: j\nproject: " + project + "\nqueue: q1\nspec:\n" +
+         (image.empty() ? "" : "  image: " + image + "\n") +
+         "  command: [\"true\"]\n  taskGroups:\n    - name: w\n      resources: {cpu: 1, memory: 1Gi}\n";
+}
+
+TEST_F(GovernanceTest, ApplyChecksRolesPerDocument) {
+  auto admin = govern::Principal::User("ann", {Bind(Role::kAdmin)});
+  auto tia = govern::Principal::User("tia", {Bind(Role::kTenantAdmin, "t1")});
+  auto max = govern::Principal::User("max", {Bind(Role::kMember, "", "t1/p1")});
+  ASSERT_TRUE(Apply(&admin, "kind: Tenant\nname: t1\n---\nkind: Tenant\nname: t2\n").ok());
+  // A tenant-admin changes its own tenant's queues and quotas, not another's, not tenants.
+  EXPECT_TRUE(Apply(&tia, kQueue).ok());
+  Status other = Apply(&tia, "kind: Queue\nname: q2\ntenant: t2\n");
+  EXPECT_EQ(other.code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(other.message().find("t.yaml:1"), std::string::npos) << other.message();
+  EXPECT_EQ(Apply(&tia, "kind: Tenant\nname: t1\n").code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(Apply(&tia, "kind: Cohort\nname: c\n").code(), StatusCode::kPermissionDenied);
+  // Moving a queue to another tenant needs the right over the tenant it leaves.
+  auto tib = govern::Principal::User("tib", {Bind(Role::kTenantAdmin, "t2")});
+  EXPECT_EQ(Apply(&tib, "kind: Queue\nname: q1\ntenant: t2\n").code(), StatusCode::kPermissionDenied);
+  // A member changes no configuration.
+  Status member = Apply(&max, kQueue);
+  EXPECT_EQ(member.code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(member.message().find("may not"), std::string::npos) << member.message();
+  // Users: admins only; policies: the tenants they cover.
+  EXPECT_EQ(Apply(&tia, "kind: User\nname: bob\nroles: [{role: viewer}]\n").code(), StatusCode::kPermissionDenied);
+  EXPECT_TRUE(Apply(&admin, "kind: User\nname: bob\nroles: [{role: viewer}]\n").ok());
+  EXPECT_TRUE(gov_->registry().FindUser("bob").has_value());
+  const char* own = "kind: AdmissionPolicy\nname: p\ntenants: [t1]\nspec: {network: internal}\n";
+  EXPECT_TRUE(Apply(&tia, own).ok());
+  EXPECT_EQ(Apply(&tia, "kind: AdmissionPolicy\nname: g\nspec: {network: isolated}\n").code(),
+            StatusCode::kPermissionDenied);  // every tenant: admin only
+  EXPECT_EQ(Apply(&tia, "kind: AdmissionPolicy\nname: p\ntenants: [t1, t2]\nspec: {network: internal}\n").code(),
+            StatusCode::kPermissionDenied);
+  EXPECT_EQ(Apply(&tib, "kind: AdmissionPolicy\nname: p\ntenants: [t2]\nspec: {}\n").code(),
+            StatusCode::kPermissionDenied);  // taking over t1's policy
+  ASSERT_EQ(gov_->Policies().size(), 1u);
+}
+
+TEST_F(GovernanceTest, SubmitChecksRolesAndAdmission) {
+  ASSERT_TRUE(Apply(nullptr,
+                    "kind: AdmissionPolicy\nname: t1-rules\ntenants: [t1]\nspec:\n  images: {allowedRegistries: "
+                    "[registry.local]}\n  network: internal\n  pools: [train]\n")
+                  .ok());
+  auto max = govern::Principal::User("max", {Bind(Role::kMember, "", "t1/p1")});
+  std::vector<Document> docs;
+  ASSERT_TRUE(Submit(&max, Job("t1/p1", "registry.local/x:1"), &docs).ok());
+  const Workload* w = docs[0].workload();
+  EXPECT_EQ(w->labels.at(std::string(kNetworkLabel)), "internal");
+  EXPECT_EQ(w->labels.at(std::string(kAllowedPoolsLabel)), "train");
+  Status bad = Submit(&max, Job("t1/p1", "docker.io/x:1"));
+  EXPECT_EQ(bad.code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(bad.message().find("policy t1-rules: image registry docker.io is not allowed"), std::string::npos)
+      << bad.message();
+  EXPECT_NE(bad.message().find("job.yaml:1"), std::string::npos) << bad.message();
+  // Another project: refused by role before any policy.
+  Status other = Submit(&max, Job("t1/p2", "registry.local/x:1"));
+  EXPECT_EQ(other.code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(other.message().find("may not create"), std::string::npos) << other.message();
+  // Policies bind trusted callers too; other tenants are untouched by t1's policy.
+  EXPECT_EQ(Submit(nullptr, Job("t1/p1", "")).code(), StatusCode::kOk);  // images.requireImage not set
+  EXPECT_EQ(Submit(nullptr, Job("t1/p1", "quay.io/x:1")).code(), StatusCode::kPermissionDenied);
+  EXPECT_TRUE(Submit(nullptr, Job("t2/p1", "quay.io/x:1")).ok());
+}
+
+TEST_F(GovernanceTest, TokensAuthenticateAndSurviveARestart) {
+  ASSERT_TRUE(Apply(nullptr, "kind: User\nname: alice\nroles: [{role: member, project: t1/p1}]\n").ok());
+  auto admin = govern::Principal::User("admin", {Bind(Role::kAdmin)});
+  auto issued = gov_->IssueToken(admin, "alice", "laptop", 24h);
+  ASSERT_TRUE(issued.ok()) << issued.status().ToString();
+  std::string secret = (*issued)["token"];
+  std::string id = (*issued)["id"];
+  EXPECT_EQ(secret.size(), 64u);
+  auto caller = gov_->Authenticate(secret);
+  ASSERT_TRUE(caller.ok());
+  EXPECT_EQ(caller->via, Caller::Via::kApiToken);
+  EXPECT_EQ(caller->Actor(), "user alice");
+  EXPECT_EQ(caller->RateKey(), id);
+  // Alice manages her own tokens only.
+  EXPECT_EQ(gov_->IssueToken(caller->principal, "bob", "", std::nullopt).status().code(),
+            StatusCode::kPermissionDenied);
+  EXPECT_EQ(gov_->ListTokens(caller->principal, "")["items"].size(), 1u);
+  // The store keeps the hash only.
+  auto stored = store_->Get(govern::kTokenStoreKind, id);
+  ASSERT_TRUE(stored.ok() && stored->has_value());
+  EXPECT_EQ((*stored)->json.find(secret), std::string::npos);
+
+  Reopen();  // a restart: the token still works, then is revoked, which also persists
+  ASSERT_TRUE(gov_->Authenticate(secret).ok());
+  std::string admin_token;
+  std::ifstream(dir_ / "admin.token") >> admin_token;
+  auto bootstrap_admin = gov_->Authenticate(admin_token);
+  ASSERT_TRUE(bootstrap_admin.ok());
+  EXPECT_EQ(bootstrap_admin->via, Caller::Via::kAdminToken);
+  EXPECT_TRUE(bootstrap_admin->principal.HasRole(Role::kAdmin));
+  ASSERT_TRUE(gov_->RevokeToken(admin, id).ok());
+  Reopen();
+  auto refused = gov_->Authenticate(secret);
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnauthenticated);
+  EXPECT_NE(refused.status().message().find("revoked"), std::string::npos);
+  // Expiry.
+  auto short_lived = gov_->IssueToken(admin, "alice", "", 1h);
+  ASSERT_TRUE(short_lived.ok());
+  clock_.Advance(2h);
+  EXPECT_FALSE(gov_->Authenticate((*short_lived)["token"].get<std::string>()).ok());
+}
+
+TEST_F(GovernanceTest, DecisionsJoinTheChain) {
+  gov_->AppendDecision("scheduler", "admit", "workload", "t1/p1/j", "t1", "{\"state\":\"Pending\"}",
+                       "{\"state\":\"Admitted\"}");
+  govern::AuditRecord r;
+  r.actor = "user admin";
+  r.action = "cancel";
+  r.object_kind = "workload";
+  r.object_name = "t1/p1/j";
+  r.request_id = "req-1";
+  r.result = "ok";
+  ASSERT_TRUE(gov_->WaitAudit(gov_->EnqueueAudit(r)).ok());
+  gov_->FlushAudit();
+  auto entries = gov_->ReadAudit({});
+  ASSERT_TRUE(entries.ok());
+  ASSERT_EQ(entries->size(), 2u);
+  EXPECT_EQ((*entries)[0].record.action, "admit");
+  EXPECT_EQ((*entries)[1].record.request_id, "req-1");
+  auto report = gov_->VerifyAudit();
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->ok) << report->reason;
+  Reopen();  // the chain resumes after a restart
+  gov_->AppendDecision("scheduler", "preempt", "workload", "t1/p1/j", "t1", "", "");
+  gov_->FlushAudit();
+  report = gov_->VerifyAudit();
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->ok) << report->reason;
+  EXPECT_EQ(report->checked, 3);
+}
+
+}  // namespace
+}  // namespace abacus::server
