@@ -8,6 +8,7 @@
 
 #include "common/log.h"
 #include "sched/explain.h"
+#include "server/governance.h"
 #include "tenancy/priority_class.h"
 #include "tenancy/tenancy_codec.h"
 #include "tenancy/yaml_json.h"
@@ -702,6 +703,15 @@ void ControlPlane::RunCycle() {
       if (r == nullptr) continue;
       if (r->state == WorkloadState::kPreempting) preempting_.insert(id);
       Publish(*r);
+      // The audit chain records every decision that touches a user's work.
+      if (governance_) {
+        bool preempted = r->state == WorkloadState::kPreempting;
+        std::string where;
+        for (const auto& p : r->placements) where += (where.empty() ? "" : ",") + p.node;
+        governance_->AppendDecision("scheduler", preempted ? "preempt" : "admit", "workload", r->id, r->spec.tenant(),
+                                    preempted ? "Running" : "Pending",
+                                    preempted ? r->message : "Admitted on " + where);
+      }
     }
   }
   auto cost = std::chrono::steady_clock::now() - start;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "common/ids.h"
@@ -418,6 +419,32 @@ spec:
   ASSERT_EQ(t["rows"].size(), 1u) << t.dump();
   EXPECT_DOUBLE_EQ(t["rows"][0]["shortageHours"].get<double>(), 2.0) << t.dump();
   EXPECT_DOUBLE_EQ(t["rows"][0]["missingReplicaHours"].get<double>(), 4.0) << t.dump();
+}
+
+}  // namespace
+}  // namespace abacus::server
+
+namespace abacus::server {
+namespace {
+
+TEST_F(ControlPlaneTest, SchedulerAndControllerDecisionsJoinTheAuditChain) {
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  std::string id = Submit("audited", 1);
+  ASSERT_EQ(State(id), "Admitted");
+  Report("gpu-a", id + ".0.0.1", {{"phase", "Exited"}, {"exitCode", 2}, {"message", "exited 2"}});
+  ASSERT_EQ(State(id), "Failed");
+  cp_->governance().FlushAudit();
+  auto entries = cp_->governance().ReadAudit({});
+  ASSERT_TRUE(entries.ok()) << entries.status().ToString();
+  std::set<std::string> seen;
+  for (const auto& e : *entries) {
+    if (e.record.object_name == id) seen.insert(e.record.actor + " " + e.record.action);
+  }
+  EXPECT_TRUE(seen.count("scheduler admit")) << ::testing::PrintToString(seen);
+  EXPECT_TRUE(seen.count("controller/TrainingJob fail")) << ::testing::PrintToString(seen);
+  auto verified = cp_->governance().VerifyAudit();
+  ASSERT_TRUE(verified.ok());
+  EXPECT_TRUE(verified->ok);
 }
 
 }  // namespace

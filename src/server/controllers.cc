@@ -6,6 +6,7 @@
 #include "control/controller.h"
 #include "server/control_plane.h"
 #include "server/desired_tasks.h"
+#include "server/governance.h"
 #include "server/task_ids.h"
 
 namespace abacus::server {
@@ -159,6 +160,11 @@ bool ControlPlane::ApplyDecision(WorkloadRecord& w, const control::Decision& d,
           if (x.to == WorkloadState::kRunning && ToMicros(w.started_at) == 0) w.started_at = now;
           if (IsTerminal(x.to)) w.finished_at = now;
           if (x.to == WorkloadState::kFailed) w.failure_reason = x.reason;
+          if (governance_ && (x.to == WorkloadState::kFailed || x.to == WorkloadState::kCancelled)) {
+            governance_->AppendDecision("controller/" + std::string(WorkloadKindName(w.spec.kind())),
+                                        x.to == WorkloadState::kCancelled ? "reclaim" : "fail", "workload", w.id,
+                                        w.spec.tenant(), "", x.reason + ": " + x.message);
+          }
           return true;
         } else if constexpr (std::is_same_v<T, control::Requeue>) {
           WorkloadState to = w.state == WorkloadState::kAdmitted ? WorkloadState::kPending : WorkloadState::kRequeued;
@@ -183,6 +189,10 @@ bool ControlPlane::ApplyDecision(WorkloadRecord& w, const control::Decision& d,
           w.message = x.message;
           w.next_env = x.env;
           preempting_.erase(w.id);
+          if (governance_) {
+            governance_->AppendDecision("controller/" + std::string(WorkloadKindName(w.spec.kind())), "requeue",
+                                        "workload", w.id, w.spec.tenant(), "", x.reason + ": " + x.message);
+          }
           return true;
         } else if constexpr (std::is_same_v<T, control::StopTasks>) {
           bool any = false;
