@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "common/markup.h"
 #include "meter/evidence_model.h"
 
 namespace abacus::meter {
@@ -44,21 +45,7 @@ std::string HtmlTable(const Table& t) {
 
 }  // namespace
 
-std::string EscapeHtml(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+std::string EscapeHtml(std::string_view text) { return EscapeMarkup(text); }
 
 std::string RenderSvgBars(const BarChart& chart) {
   if (chart.bars.empty()) return "";

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/markup.h"
+
 namespace abacus::sim {
 namespace {
 
@@ -109,20 +111,7 @@ void RenderPanel(const PlotPanel& p, double top, std::string* out) {
 
 }  // namespace
 
-std::string XmlEscape(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+std::string XmlEscape(const std::string& text) { return EscapeMarkup(text); }
 
 std::string RenderSvg(const std::string& title, const std::vector<PlotPanel>& panels) {
   const double height = kTitleHeight + kPanelHeight * static_cast<double>(std::max<size_t>(1, panels.size()));

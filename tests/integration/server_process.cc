@@ -83,22 +83,20 @@ std::string ServerProcess::join_token() const {
   return t;
 }
 
-void ServerProcess::Kill9() {
-  if (pid_ <= 0) return;
-  kill(pid_, SIGKILL);
+// Sends `sig` to the child `pid` (when running), reaps it and forgets it; returns its exit code
+// (-1 when it did not exit normally or was not running).
+int StopChild(pid_t& pid, int sig) {
+  if (pid <= 0) return -1;
+  kill(pid, sig);
   int status = 0;
-  waitpid(pid_, &status, 0);
-  pid_ = -1;
-}
-
-int ServerProcess::Terminate() {
-  if (pid_ <= 0) return -1;
-  kill(pid_, SIGTERM);
-  int status = 0;
-  waitpid(pid_, &status, 0);
-  pid_ = -1;
+  waitpid(pid, &status, 0);
+  pid = -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+void ServerProcess::Kill9() { StopChild(pid_, SIGKILL); }
+
+int ServerProcess::Terminate() { return StopChild(pid_, SIGTERM); }
 
 AgentProcess::AgentProcess(const ServerProcess& server, std::string name, std::string fake_devices,
                            std::vector<std::string> extra_args)
@@ -139,22 +137,9 @@ void AgentProcess::Start() {
   }
 }
 
-void AgentProcess::Kill9() {
-  if (pid_ <= 0) return;
-  kill(pid_, SIGKILL);
-  int status = 0;
-  waitpid(pid_, &status, 0);
-  pid_ = -1;
-}
+void AgentProcess::Kill9() { StopChild(pid_, SIGKILL); }
 
-int AgentProcess::Terminate() {
-  if (pid_ <= 0) return -1;
-  kill(pid_, SIGTERM);
-  int status = 0;
-  waitpid(pid_, &status, 0);
-  pid_ = -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+int AgentProcess::Terminate() { return StopChild(pid_, SIGTERM); }
 
 CliResult RunCli(const std::vector<std::string>& args, const std::vector<std::string>& env,
                  const std::string& stdin_text) {
