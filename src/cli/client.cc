@@ -96,6 +96,12 @@ ApiClient::ApiClient(ClientConfig config) : config_(std::move(config)), impl_(ne
   impl_->client.set_keep_alive(true);
   impl_->client.set_tcp_nodelay(true);
   if (!config_.token.empty()) impl_->client.set_bearer_token_auth(config_.token.c_str());
+  // HTTPS: trust the CA in $ABACUS_CA_CERT (a private CA or a self-signed server certificate),
+  // else the system's.
+  if (const char* ca = std::getenv("ABACUS_CA_CERT"); ca != nullptr && *ca != '\0') {
+    impl_->client.set_ca_cert_path(ca);
+  }
+  impl_->client.enable_server_certificate_verification(true);
 }
 
 ApiClient::~ApiClient() { delete impl_; }

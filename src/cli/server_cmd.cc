@@ -117,6 +117,9 @@ void AddServerCommands(CLI::App& app, int* exit_code) {
     cmd->add_option("--max-body", ro->max_body_bytes, "largest request body in bytes (else 413)")->capture_default_str();
     cmd->add_option("--http-threads", ro->http_threads, "HTTP worker threads (one per open connection)")
         ->capture_default_str();
+    cmd->add_option("--tls-cert", ro->tls_cert_file, "PEM certificate (chain): serve HTTPS (with --tls-key)")
+        ->check(CLI::ExistingFile);
+    cmd->add_option("--tls-key", ro->tls_key_file, "PEM private key of --tls-cert (unencrypted)")->check(CLI::ExistingFile);
     cmd->add_option("--heartbeat", ro->heartbeat_seconds, "seconds between agent heartbeats (told to agents)")
         ->check(CLI::Range(1, 3600))
         ->capture_default_str();

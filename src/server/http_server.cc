@@ -97,14 +97,30 @@ int HttpStatusOf(StatusCode code) {
   return 500;
 }
 
+namespace {
+
+std::unique_ptr<httplib::Server> MakeServer(const HttpOptions& o) {
+  if (o.tls_cert_file.empty() && o.tls_key_file.empty()) return std::make_unique<httplib::Server>();
+  return std::make_unique<httplib::SSLServer>(o.tls_cert_file.c_str(), o.tls_key_file.c_str());
+}
+
+}  // namespace
+
 HttpServer::HttpServer(ControlPlane& cp, HttpOptions options)
-    : cp_(cp), options_(std::move(options)), svr_(std::make_unique<httplib::Server>()) {
+    : cp_(cp), options_(std::move(options)), svr_(MakeServer(options_)) {
   Routes();
 }
 
 HttpServer::~HttpServer() { Stop(); }
 
 Status HttpServer::Bind() {
+  if (!svr_->is_valid()) {
+    return InvalidArgument("TLS: cannot load the certificate " + options_.tls_cert_file + " or the key " +
+                           options_.tls_key_file + " (PEM files, the key unencrypted; see docs/operations.md)");
+  }
+  if (options_.tls_cert_file.empty() != options_.tls_key_file.empty()) {
+    return InvalidArgument("TLS needs both --tls-cert and --tls-key");
+  }
   if (options_.port == 0) {
     port_ = svr_->bind_to_any_port(options_.host);
   } else {

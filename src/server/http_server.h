@@ -23,7 +23,10 @@ struct HttpOptions {
   int threads = 96;                      // one per keep-alive connection being served
   int read_timeout_seconds = 30;
   int write_timeout_seconds = 30;
-  int keep_alive_seconds = 5;  // idle keep-alive connections close after this (and at shutdown)
+  int keep_alive_seconds = 5;
+  // TLS: PEM certificate (chain) and private key; both empty: plain HTTP.
+  std::string tls_cert_file;
+  std::string tls_key_file;  // idle keep-alive connections close after this (and at shutdown)
   // Requests a second per token (token bucket; 429 with Retry-After beyond), bursts of
   // rate_burst (0: twice the rate). 0: no limit (in-process servers); `abacus server`: 200/400.
   double rate_limit = 0;
@@ -38,10 +41,13 @@ class HttpServer {
   HttpServer(ControlPlane& cp, HttpOptions options);
   ~HttpServer();
 
-  // Binds the listening socket; Unavailable naming the address when it cannot.
+  // Binds the listening socket; Unavailable naming the address when it cannot, InvalidArgument
+  // when the TLS certificate or key cannot be loaded.
   Status Bind();
   // The bound port (after Bind).
   int port() const { return port_; }
+  // "https" with a certificate, else "http".
+  std::string scheme() const { return options_.tls_cert_file.empty() ? "http" : "https"; }
   // Serves until Stop; returns when the server has stopped.
   void Serve();
   // Stops accepting and ends keep-alive connections; in-flight requests finish. Thread-safe.

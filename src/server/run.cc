@@ -59,6 +59,8 @@ int RunServer(const RunOptions& options) {
   ho.port = addr->second;
   ho.max_body_bytes = options.max_body_bytes;
   ho.threads = options.http_threads;
+  ho.tls_cert_file = options.tls_cert_file;
+  ho.tls_key_file = options.tls_key_file;
   ho.rate_limit = options.rate_limit;
   ho.rate_burst = options.rate_burst;
   HttpServer http(**cp, ho);
@@ -69,7 +71,7 @@ int RunServer(const RunOptions& options) {
     return 1;
   }
   std::string host = ho.host.find(':') != std::string::npos ? "[" + ho.host + "]" : ho.host;
-  std::string url = "http://" + host + ":" + std::to_string(http.port());
+  std::string url = http.scheme() + "://" + host + ":" + std::to_string(http.port());
   Status wrote = WritePrivateFile((std::filesystem::path(options.data_dir) / "server.url").string(), url + "\n");
   if (!wrote.ok()) ABACUS_LOG_WARN("{}", wrote.message());
   ABACUS_LOG_INFO("listening on {} (data {}, store {})", url, options.data_dir, (*cp)->store().Describe());

@@ -16,6 +16,7 @@ struct RunOptions {
   std::string store_url;                  // empty: sqlite://DATA/abacus.db
   size_t max_body_bytes = 8 << 20;
   int http_threads = 96;
+  std::string tls_cert_file, tls_key_file;  // both set: HTTPS
   int heartbeat_seconds = 5;      // told to agents
   int node_timeout_seconds = 30;  // a silent agent node becomes NotReady, its tasks fail over
   double rate_limit = 200;        // requests a second per token (0: none), see HttpOptions
