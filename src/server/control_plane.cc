@@ -100,7 +100,8 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptio
   ABACUS_ASSIGN_OR_RETURN(auto auth, TokenAuthorizer::Open(*cp->store_, options.data_dir));
   cp->tokens_ = auth.get();
   cp->authorizer_ = std::move(auth);
-  ABACUS_ASSIGN_OR_RETURN(cp->governance_, Governance::Open(*cp->store_, cp->clock_, *cp->tokens_));
+  cp->governance_store_ = std::make_unique<CommittedStore>(*cp->store_);
+  ABACUS_ASSIGN_OR_RETURN(cp->governance_, Governance::Open(*cp->governance_store_, cp->clock_, *cp->tokens_));
   ABACUS_RETURN_IF_ERROR(cp->ledger_.Load(*cp->store_));
   // Agents: node credentials, and the assignments as they were (same task ids: nothing starts
   // twice); every agent node gets a full timeout from now to call again.
@@ -118,6 +119,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptio
   ABACUS_LOG_INFO("ledger loaded from {}: {} nodes, {} workloads ({} active)", cp->store_->Describe(),
                   cp->ledger_.nodes().size(), cp->ledger_.workloads().size(), cp->ledger_.active_count());
   cp->committer_ = std::make_unique<GroupCommitter>(*cp->store_);
+  cp->governance_store_->Attach(cp->committer_.get());  // audit entries share the group commits
   cp->loop_thread_ = std::thread([p = cp.get()] { p->Loop(); });
   cp->ready_ = true;
   return cp;
@@ -135,6 +137,10 @@ void ControlPlane::Shutdown() {
     }
     loop_cv_.notify_all();
     if (loop_thread_.joinable()) loop_thread_.join();
+    // The audit writer commits through the committer: flush it while the committer runs, then
+    // let its last entries (if any) go straight to the store.
+    if (governance_) governance_->FlushAudit();
+    if (governance_store_) governance_store_->Attach(nullptr);
     if (committer_) committer_->Shutdown();
     committer_.reset();
     if (governance_) governance_->Shutdown();  // writes the queued audit entries

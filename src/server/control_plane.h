@@ -35,6 +35,7 @@
 #include "sched/scheduler.h"
 #include "server/assignments.h"
 #include "server/auth.h"
+#include "server/committed_store.h"
 #include "server/governance.h"
 #include "server/ledger.h"
 #include "server/metrics.h"
@@ -254,6 +255,7 @@ class ControlPlane {
   std::unique_ptr<GroupCommitter> committer_;
   std::unique_ptr<Authorizer> authorizer_;
   TokenAuthorizer* tokens_ = nullptr;  // authorizer_, when it is the token authorizer
+  std::unique_ptr<CommittedStore> governance_store_;  // the store as governance writes it
   std::unique_ptr<Governance> governance_;
   std::unique_ptr<AssignmentBoard> board_;
   std::unique_ptr<meter::UsageLedger> usage_;
