@@ -235,7 +235,7 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       "events",
       "Replay a trace on virtual time through sched::Schedule: workloads arrive at their submit time, run for their "
       "duration and leave; queues, quotas, borrowing, preemption and gang apply as in the server.\n"
-      "Example: abacus sim events --trace examples/traces/small-cluster.yaml --config examples/org.yaml");
+      "Example: abacus sim events --trace examples/traces/small-cluster.yaml --plot day.svg");
   e->add_option("--trace", eo->trace,
                 "generic trace (.yaml file or folder with nodes.csv and workloads.csv) or an openb pod list (.csv)")
       ->required();
