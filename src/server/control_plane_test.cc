@@ -449,3 +449,63 @@ TEST_F(ControlPlaneTest, SchedulerAndControllerDecisionsJoinTheAuditChain) {
 
 }  // namespace
 }  // namespace abacus::server
+
+namespace abacus::server {
+namespace {
+
+std::string ExperimentYaml(const std::string& name, const std::string& extra) {
+  return "kind: Experiment\nname: " + name +
+         "\nproject: acme/ml\nqueue: train\nspec:\n  command: [\"jupyter\"]\n" + extra +
+         "  taskGroups:\n    - name: nb\n"
+         "      resources: {cpu: 1, memory: 1Gi, accelerators: {flavor: gpu/nvidia/A100-80G, count: 1}}\n";
+}
+
+TEST_F(ControlPlaneTest, ExperimentPastItsTtlIsStoppedAndCancelled) {
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  auto r = cp_->Submit(ExperimentYaml("nb", "  ttl: 1h\n"), false, "nb.yaml");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::string id = (*r)[0]["id"];
+  cp_->WaitForCycle();
+  Report("gpu-a", id + ".0.0.1", {{"phase", "Running"}});
+  ASSERT_EQ(State(id), "Running");
+  clock_.Advance(61min);
+  ASSERT_TRUE(cp_->AgentHeartbeat("gpu-a", json::object()).ok());  // the node stays alive
+  cp_->WaitForCycle();
+  cp_->WaitForCycle();
+  json a = json{{"tasks", (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks}};
+  EXPECT_EQ(TaskOf(a, id + ".0.0.1")["action"], "stop") << a.dump();
+  Report("gpu-a", id + ".0.0.1", {{"phase", "Exited"}, {"signal", 15}, {"stopped", true}});
+  EXPECT_EQ(State(id), "Cancelled");
+  auto events = (*cp_->Events(id))["items"];
+  bool ttl = false;
+  for (const auto& e : events) ttl |= e["type"] == "Cancelled" && e["details"].value("reason", "") == "TTLExpired";
+  EXPECT_TRUE(ttl) << events.dump();
+}
+
+TEST_F(ControlPlaneTest, IdleExperimentGetsANoticeThenIsReclaimed) {
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  auto r = cp_->Submit(
+      ExperimentYaml("idle-nb", "  idle: {utilizationBelowPercent: 5, windowSeconds: 600, noticeSeconds: 300}\n"),
+      false, "idle.yaml");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::string id = (*r)[0]["id"];
+  cp_->WaitForCycle();
+  Report("gpu-a", id + ".0.0.1", {{"phase", "Running"}});
+  int device = (*cp_->GetWorkload(id))["placements"][0]["devices"][0]["index"];
+  // Its device stays at 1% for the window: a notice, then (still idle) the reclaim.
+  for (int minute = 0; minute <= 16; ++minute) {
+    ASSERT_TRUE(cp_->AgentHeartbeat("gpu-a", json{{"devices", {{{"index", device}, {"utilization", 0.01}}}}}).ok());
+    cp_->WaitForCycle();
+    clock_.Advance(1min);
+  }
+  cp_->WaitForCycle();
+  std::vector<std::string> types;
+  json events = (*cp_->Events(id))["items"];
+  for (const auto& e : events) types.push_back(e["type"]);
+  EXPECT_NE(std::find(types.begin(), types.end(), "IdleNotice"), types.end()) << ::testing::PrintToString(types);
+  json a = json{{"tasks", (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks}};
+  EXPECT_EQ(TaskOf(a, id + ".0.0.1")["action"], "stop") << a.dump();
+}
+
+}  // namespace
+}  // namespace abacus::server
