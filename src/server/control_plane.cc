@@ -71,11 +71,6 @@ ParsedDocuments ParseBody(std::string_view body, bool json_body, const std::stri
 
 double Seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
 
-json EventJson(WorkloadState state, const std::string& message, json details = json::object()) {
-  details["state"] = WorkloadStateName(state);
-  if (!message.empty()) details["message"] = message;
-  return details;
-}
 
 }  // namespace
 

@@ -218,6 +218,8 @@ class ControlPlane {
   // Reports Lost every unfinished task on `node` that `keep` does not accept; loop only.
   void FailOverNodeTasks(const std::string& node, const std::string& why, const std::string& lost_reason,
                          const std::function<bool(const WorkloadRecord&, const PlacementRecord&)>& keep);
+  // Reports Lost every unfinished task on `node` that holds a device now gone or unhealthy.
+  void FailOverTasksOnBadDevices(const std::string& node);
   // Commits a node record and its event and puts it in the ledger; loop thread only.
   Status CommitNode(NodeRecord node, const std::string& event, nlohmann::json details);
   // Adds to `batch` the usage intervals that close and open when `before` (null: nothing held)

@@ -136,19 +136,11 @@ Result<json> ControlPlane::RegisterAgent(const json& request) {
     for (const auto& r : reported) {
       if (r.phase == "Running" || r.phase == "Stopping") running.insert(r.task_id);
     }
-    const NodeRecord* now_node = ledger_.FindNode(node->node.name);
     FailOverNodeTasks(node->node.name, "the agent restarted while the task ran", "AgentRestart", [&](const WorkloadRecord& r, const PlacementRecord& p) {
       // Not started yet: the agent will start it.
       return p.phase.empty() || running.count(FormatTaskId({r.id, p.group, p.replica, r.attempt()})) != 0;
     });
-    FailOverNodeTasks(node->node.name, "its device is gone or unhealthy", "DeviceError", [&](const WorkloadRecord&, const PlacementRecord& p) {
-      for (const auto& g : p.devices) {
-        bool ok = false;
-        for (const Device& d : now_node->node.devices) ok |= d.index == g.index && d.health == DeviceHealth::kHealthy;
-        if (!ok) return false;
-      }
-      return true;
-    });
+    FailOverTasksOnBadDevices(node->node.name);
     ABACUS_LOG_INFO("agent node {} {}: {} devices, {}m CPU", node->node.name, event, node->node.devices.size(),
                     node->node.cpu_milli);
     return json{{"node", node->node.name},
@@ -288,15 +280,7 @@ Result<json> ControlPlane::AgentHeartbeat(const std::string& node, const json& b
       next.node.last_heartbeat = clock_.Now();
       if (back) details["state"] = "Ready";
       ABACUS_RETURN_IF_ERROR(CommitNode(next, "DevicesChanged", details));
-      const NodeRecord* now_node = ledger_.FindNode(node);
-      FailOverNodeTasks(node, "its device is gone or unhealthy", "DeviceError", [&](const WorkloadRecord&, const PlacementRecord& p) {
-        for (const auto& g : p.devices) {
-          bool ok = false;
-          for (const Device& d : now_node->node.devices) ok |= d.index == g.index && d.health == DeviceHealth::kHealthy;
-          if (!ok) return false;
-        }
-        return true;
-      });
+      FailOverTasksOnBadDevices(node);
       return json::object();
     });
     if (!result.ok()) return result.status();
@@ -536,6 +520,22 @@ void ControlPlane::FailOverNodeTasks(const std::string& node, const std::string&
     ABACUS_LOG_WARN("node {}: {} task(s) lost: {}", node, lost.size(), why);
     ProcessTaskReports(lost);
   }
+}
+
+void ControlPlane::FailOverTasksOnBadDevices(const std::string& node) {
+  const NodeRecord* n = ledger_.FindNode(node);
+  if (n == nullptr) return;
+  FailOverNodeTasks(node, "its device is gone or unhealthy", "DeviceError",
+                    [&](const WorkloadRecord&, const PlacementRecord& p) {
+                      for (const auto& g : p.devices) {
+                        bool healthy = false;
+                        for (const Device& d : n->node.devices) {
+                          healthy |= d.index == g.index && d.health == DeviceHealth::kHealthy;
+                        }
+                        if (!healthy) return false;
+                      }
+                      return true;
+                    });
 }
 
 void ControlPlane::CheckNodeLiveness() {

@@ -509,3 +509,20 @@ TEST_F(ControlPlaneTest, IdleExperimentGetsANoticeThenIsReclaimed) {
 
 }  // namespace
 }  // namespace abacus::server
+
+namespace abacus::server {
+namespace {
+
+TEST_F(ControlPlaneTest, AssignmentsCarryTheDataMounts) {
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  auto r = cp_->Submit(GangJob("mounted", "  mounts: [{path: /data/corpus, mountPath: /corpus}]\n"), false, "m.yaml");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::string id = (*r)[0]["id"];
+  cp_->WaitForCycle();
+  json t = TaskOf(json{{"tasks", (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks}}, id + ".0.0.1");
+  ASSERT_FALSE(t.is_null());
+  EXPECT_EQ(t["mounts"], json::parse(R"([{"path":"/data/corpus","mountPath":"/corpus","readOnly":true}])"));
+}
+
+}  // namespace
+}  // namespace abacus::server

@@ -19,19 +19,9 @@ control::TaskPhase PhaseOf(const std::string& phase) {
   return p.ok() ? *p : control::TaskPhase::kPending;
 }
 
-// The task index a placement runs as (ABACUS_TASK_INDEX).
-int32_t IndexOf(const WorkloadRecord& r, const PlacementRecord& p) {
-  auto env = TaskEnvironment(r, p, "");
-  return std::atoi(env["ABACUS_TASK_INDEX"].c_str());
-}
 
 // ---- the simple rules kept for BatchJob arrays and InferenceService replicas until the server
 // applies StartTask, RestartReplica and ScaleTo (docs/controllers.md §3).
-json EventJson(WorkloadState state, const std::string& message, json details = json::object()) {
-  details["state"] = WorkloadStateName(state);
-  if (!message.empty()) details["message"] = message;
-  return details;
-}
 
 bool TaskFailed(const PlacementRecord& p) {
   return p.phase == "Exited" && !p.stopped && (p.exit_code != 0 || p.signal != 0 || p.oom_killed);
@@ -78,7 +68,7 @@ control::WorkloadView ControlPlane::ViewOf(const WorkloadRecord& r) const {
     control::TaskView t;
     t.group = p.group;
     t.replica = p.replica;
-    t.index = IndexOf(r, p);
+    t.index = TaskIndex(r, p);
     t.node = p.node;
     t.phase = PhaseOf(p.phase);
     t.exit_code = p.exit_code;

@@ -9,21 +9,22 @@ using nlohmann::json;
 
 bool TaskEnded(const PlacementRecord& p) { return p.phase == "Exited" || p.phase == "Lost"; }
 
+int32_t TaskIndex(const WorkloadRecord& r, const PlacementRecord& p) {
+  // Instances of the whole group set (services, batch arrays): replica numbers run across them.
+  if (r.spec.kind() == WorkloadKind::kInferenceService || r.spec.kind() == WorkloadKind::kBatchJob) return p.replica;
+  // Otherwise the replicas of earlier groups come first.
+  int32_t index = 0;
+  for (int32_t g = 0; g < p.group && g < static_cast<int32_t>(r.spec.spec.task_groups.size()); ++g) {
+    index += r.spec.spec.task_groups[g].replicas;
+  }
+  return index + p.replica;
+}
+
 std::map<std::string, std::string> TaskEnvironment(const WorkloadRecord& r, const PlacementRecord& p,
                                                    const std::string& task_id) {
   std::map<std::string, std::string> env = r.spec.spec.env;
   for (const auto& [k, v] : r.next_env) env[k] = v;  // what the controller gave this attempt
-  // The index of the task among all tasks of the workload: replicas of earlier groups first.
-  int64_t index = 0;
-  for (int32_t g = 0; g < p.group && g < static_cast<int32_t>(r.spec.spec.task_groups.size()); ++g) {
-    index += r.spec.spec.task_groups[g].replicas;
-  }
-  if (r.spec.kind() == WorkloadKind::kInferenceService || r.spec.kind() == WorkloadKind::kBatchJob) {
-    // Instances of the whole group set: replica numbers run across instances.
-    index = p.replica;
-  } else {
-    index += p.replica;
-  }
+  int32_t index = TaskIndex(r, p);
   env["ABACUS_WORKLOAD_ID"] = r.id;
   env["ABACUS_WORKLOAD_NAME"] = r.spec.name;
   env["ABACUS_PROJECT"] = r.spec.project;
@@ -48,6 +49,17 @@ std::map<std::string, std::map<std::string, json>> DesiredTasks(const WorkloadRe
   if (const TrainingSpec* t = r.spec.training(); t != nullptr && t->checkpoint) {
     signal = t->checkpoint->signal;
     if (r.state == WorkloadState::kPreempting) grace = t->checkpoint->grace_seconds;
+  }
+  // Per workload, not per task: the probes (services) and the data mounts (containers).
+  json probes;
+  if (r.spec.inference() != nullptr) {
+    json spec = abacus::ToJson(r.spec);
+    probes = spec.contains("spec") && spec["spec"].contains("probes") ? spec["spec"]["probes"] : json::object();
+  }
+  json mounts = json::array();
+  for (const DataMount& m : r.spec.spec.mounts) {
+    mounts.push_back({{"path", m.path}, {"mountPath", m.mount_path.empty() ? m.path : m.mount_path},
+                      {"readOnly", m.read_only}});
   }
   for (const PlacementRecord& p : r.placements) {
     const NodeRecord* node = ledger.FindNode(p.node);
@@ -98,12 +110,8 @@ std::map<std::string, std::map<std::string, json>> DesiredTasks(const WorkloadRe
               {"devices", std::move(devices)},
               {"graceSeconds", task_grace},
               {"stopSignal", task_signal}};
-    if (const InferenceSpec* inf = r.spec.inference(); inf != nullptr) {
-      json probes = json::object();
-      json spec = abacus::ToJson(r.spec);
-      if (spec.contains("spec") && spec["spec"].contains("probes")) probes = spec["spec"]["probes"];
-      t["probes"] = probes;
-    }
+    if (!probes.is_null()) t["probes"] = probes;
+    if (!mounts.empty()) t["mounts"] = mounts;
     out[p.node][id] = std::move(t);
   }
   return out;

@@ -25,6 +25,9 @@ std::map<std::string, std::map<std::string, nlohmann::json>> DesiredTasks(const 
 // Returns true when the placement's task has ended (Exited or Lost).
 bool TaskEnded(const PlacementRecord& p);
 
+// Returns the index of placement `p`'s task among the workload's tasks (ABACUS_TASK_INDEX).
+int32_t TaskIndex(const WorkloadRecord& r, const PlacementRecord& p);
+
 // Returns the environment the task of placement `p` gets besides the device variables:
 // the workload's env plus ABACUS_WORKLOAD_ID, ABACUS_WORKLOAD_NAME, ABACUS_TASK_ID,
 // ABACUS_TASK_GROUP, ABACUS_TASK_REPLICA, ABACUS_TASK_INDEX, ABACUS_ATTEMPT and, from the second

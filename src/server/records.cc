@@ -19,6 +19,12 @@ int64_t TimeField(const json& j, const char* key) {
 
 }  // namespace
 
+json EventJson(WorkloadState state, const std::string& message, json details) {
+  details["state"] = WorkloadStateName(state);
+  if (!message.empty()) details["message"] = message;
+  return details;
+}
+
 json ToJson(const WorkloadRecord& r) {
   json placements = json::array();
   for (const auto& p : r.placements) {

@@ -89,6 +89,10 @@ struct WorkloadRecord {
   bool waiting() const { return state == WorkloadState::kPending || state == WorkloadState::kRequeued; }
 };
 
+// The details of a workload event: `details` plus "state" and, when not empty, "message".
+nlohmann::json EventJson(WorkloadState state, const std::string& message,
+                         nlohmann::json details = nlohmann::json::object());
+
 // The store document / REST body of a workload record.
 nlohmann::json ToJson(const WorkloadRecord& r);
 // Reads a record written by ToJson; InvalidArgument naming the problem.

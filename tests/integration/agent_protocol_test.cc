@@ -10,21 +10,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr char kOrg[] = R"(kind: Tenant
-name: acme
----
-kind: Project
-name: ml
-tenant: acme
----
-kind: Queue
-name: train
-tenant: acme
-quotas:
-  - {resource: gpu/nvidia/A100-80G, nominal: 8}
-  - {resource: cpu, nominal: 64}
-  - {resource: memory, nominal: 512Gi}
-)";
+constexpr const char* kOrg = kAcmeOrg;
 
 std::string Job(const std::string& name, int max_retries = 0) {
   return "kind: TrainingJob\nname: " + name +

@@ -141,6 +141,22 @@ void AgentProcess::Kill9() { StopChild(pid_, SIGKILL); }
 
 int AgentProcess::Terminate() { return StopChild(pid_, SIGTERM); }
 
+const char kAcmeOrg[] = R"(kind: Tenant
+name: acme
+---
+kind: Project
+name: ml
+tenant: acme
+---
+kind: Queue
+name: train
+tenant: acme
+quotas:
+  - {resource: gpu/nvidia/A100-80G, nominal: 8}
+  - {resource: cpu, nominal: 64}
+  - {resource: memory, nominal: 512Gi}
+)";
+
 CliResult RunCli(const std::vector<std::string>& args, const std::vector<std::string>& env,
                  const std::string& stdin_text) {
   TempDir tmp;

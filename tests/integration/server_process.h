@@ -83,6 +83,9 @@ CliResult RunCli(const std::vector<std::string>& args, const std::vector<std::st
                  const std::string& stdin_text = "");
 
 std::string ReadFile(const std::string& path);
+
+// A tenant acme with project ml and a queue `train` holding 8 A100, 64 cores and 512Gi.
+extern const char kAcmeOrg[];
 std::string SourcePath(const std::string& relative);
 
 }  // namespace abacus::testing

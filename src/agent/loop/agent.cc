@@ -338,6 +338,7 @@ void Agent::StartTask(const AssignedTask& t) {
     cs.cpu_milli = t.cpu_milli;
     cs.memory_bytes = t.memory_bytes;
     cs.work_dir = TaskDir(t.task_id) + "/work";
+    cs.mounts = t.mounts;
     cs.stop_signal = t.stop_signal;
     auto argv = BuildContainerRunCommand(*engine, cs);
     if (!argv.ok()) {

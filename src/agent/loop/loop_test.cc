@@ -230,7 +230,8 @@ TEST(ProtocolTest, ParsesAnAssignment) {
     {"taskId": "wl-abc.0.0.1", "workloadId": "wl-abc", "action": "run", "command": ["python", "train.py"],
      "env": {"K": "V"}, "cpuMilli": 16000, "memoryBytes": 1024,
      "devices": [{"index": 2, "milli": 250, "memoryBytes": 10, "uuid": "GPU-2", "vendor": "nvidia"}],
-     "graceSeconds": 120, "stopSignal": "SIGUSR1"},
+     "graceSeconds": 120, "stopSignal": "SIGUSR1",
+     "mounts": [{"path": "/data/corpus", "mountPath": "/corpus", "readOnly": false}, {"path": "/models"}]},
     {"taskId": "wl-x.0.0.1", "action": "stop"}]})");
   auto a = ParseAssignment(j);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
@@ -243,6 +244,12 @@ TEST(ProtocolTest, ParsesAnAssignment) {
   EXPECT_EQ(t.devices.at(0).milli, 250);
   EXPECT_EQ(t.grace, seconds(120));
   EXPECT_EQ(t.stop_signal, SIGUSR1);
+  ASSERT_EQ(t.mounts.size(), 2u);
+  EXPECT_EQ(t.mounts[0].host_path, "/data/corpus");
+  EXPECT_EQ(t.mounts[0].container_path, "/corpus");
+  EXPECT_FALSE(t.mounts[0].read_only);
+  EXPECT_EQ(t.mounts[1].container_path, "/models");  // the same path by default, read-only
+  EXPECT_TRUE(t.mounts[1].read_only);
   EXPECT_EQ(a->tasks[1].action, TaskAction::kStop);
   EXPECT_EQ(a->tasks[1].stop_signal, SIGTERM);
 

@@ -249,6 +249,12 @@ Result<AssignedTask> ParseAssignedTask(const json& t) {
   a.command = t.value("command", std::vector<std::string>{});
   if (t.contains("env") && t.at("env").is_object()) a.env = t.at("env").get<std::map<std::string, std::string>>();
   a.image = t.value("image", "");
+  for (const auto& m : t.value("mounts", nlohmann::json::array())) {
+    if (!m.is_object()) continue;
+    std::string path = m.value("path", "");
+    std::string in = m.value("mountPath", "");
+    a.mounts.push_back(Mount{path, in.empty() ? path : in, m.value("readOnly", true)});
+  }
   a.cpu_milli = t.value("cpuMilli", int64_t{0});
   a.memory_bytes = t.value("memoryBytes", int64_t{0});
   for (const auto& d : t.value("devices", json::array())) {

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/probe/probe.h"
+#include "agent/runtime/container.h"
 #include "agent/runtime/process_runtime.h"
 #include "common/clock.h"
 #include "common/status.h"
@@ -107,6 +108,7 @@ struct AssignedTask {
   std::vector<std::string> command;
   std::map<std::string, std::string> env;
   std::string image;
+  std::vector<Mount> mounts;  // "mounts": [{"path", "mountPath", "readOnly"}] (containers)
   int64_t cpu_milli = 0;
   int64_t memory_bytes = 0;
   std::vector<AssignedDevice> devices;
