@@ -83,6 +83,7 @@ int RunValidate(const std::vector<std::string>& files, std::istream& in, std::os
   bool unreadable = false;
   std::vector<std::string> names;  // display names, in order; readable files only
   std::vector<Document> all;
+  std::map<std::string, std::map<std::string, int>> other;  // file → kind → count
   Diagnostics diags;
   for (const auto& path : files) {
     std::string text, error;
@@ -96,6 +97,9 @@ int RunValidate(const std::vector<std::string>& files, std::istream& in, std::os
     ParsedDocuments parsed = ParseDocuments(text, name);
     for (const auto& d : parsed.diagnostics.items()) diags.Add(d);
     for (auto& d : parsed.documents) all.push_back(std::move(d));
+    // Kinds read outside the spec objects: PriceList (extensions), User and AdmissionPolicy.
+    for (const auto& e : parsed.extensions) other[name][e.kind]++;
+    for (const auto& g : parsed.governance) other[name][std::string(g.kind())]++;
   }
   CheckDocuments(all, diags);
 
@@ -119,8 +123,14 @@ int RunValidate(const std::vector<std::string>& files, std::istream& in, std::os
     for (const auto& d : all) {
       if (d.source.file == name) docs.push_back(&d);
     }
-    out << name << ": " << docs.size() << (docs.size() == 1 ? " document" : " documents") << " OK";
-    if (!docs.empty()) out << " (" << KindSummary(docs) << ")";
+    std::string summary = docs.empty() ? "" : KindSummary(docs);
+    size_t count = docs.size();
+    for (const auto& [kind, n] : other[name]) {
+      summary += (summary.empty() ? "" : ", ") + std::to_string(n) + " " + kind;
+      count += static_cast<size_t>(n);
+    }
+    out << name << ": " << count << (count == 1 ? " document" : " documents") << " OK";
+    if (!summary.empty()) out << " (" << summary << ")";
     out << "\n";
   }
   if (!diags.empty()) {

@@ -51,3 +51,16 @@ TEST(SimCliTest, PackingOnTheOpenbTraceOrdersFgdAheadOfRandom) {
 
 }  // namespace
 }  // namespace abacus::testing
+
+namespace abacus::testing {
+namespace {
+
+TEST(ValidateCliTest, CountsPriceListsUsersAndPolicies) {
+  auto r = RunCli({"validate", "-f", SourcePath("examples/prices.yaml"), SourcePath("examples/governance.yaml")});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("prices.yaml: 1 document OK (1 PriceList)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("governance.yaml: 5 documents OK (2 AdmissionPolicy, 3 User)"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace abacus::testing
