@@ -1,15 +1,16 @@
-// store_bench: durable commit throughput and latency through GroupCommitter on a SQLite file.
-// Not wired into CMake yet; build against a Release tree:
-//   cmake --build build/rel --target abacus_store
-//   g++ -std=c++20 -O2 -Isrc bench/store_bench.cc build/rel/libabacus_store.a
-//       build/rel/libabacus_common.a -lsqlite3 -lspdlog -lfmt -lpthread -o /tmp/store_bench
-//   /tmp/store_bench [DIR] [SECONDS]
-// For 1, 8 and 64 submitting threads, each submitting one batch at a time, prints commits/s,
-// p50/p99/max latency and the mean group size, for two batch shapes (one object; a submission:
-// object + event + audit entry) and both synchronous modes.
+// store_bench: durable commit throughput and latency through GroupCommitter, on a SQLite file
+// and, when given a database URL, on PostgreSQL, side by side.
+//   abacus_store_bench [DIR] [SECONDS] [POSTGRES_URL]
+// POSTGRES_URL (or $ABACUS_BENCH_PG_URL) names a database this benchmark may erase, e.g. one
+// from `scripts/pg-test.sh start /tmp/pgb --tcp --durable` (fsync and synchronous_commit on,
+// as a production server). For 1, 8 and 64 submitting threads, each submitting one batch at a
+// time, prints commits/s, p50/p99/max latency and the mean group size, for two batch shapes
+// (one object; a submission: object + event + audit entry): SQLite with synchronous=full and
+// normal, PostgreSQL with its defaults.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -18,6 +19,7 @@
 
 #include "store/group_commit.h"
 #include "store/store.h"
+#include "store/store_copy.h"
 
 namespace {
 
@@ -35,6 +37,13 @@ Row RunOne(const std::string& url, int threads, double seconds, bool submission_
   if (!store.ok()) {
     std::fprintf(stderr, "%s\n", store.status().ToString().c_str());
     std::exit(1);
+  }
+  if (url.starts_with("postgres")) {
+    // Every run starts from an empty database, as every SQLite run starts from a new file.
+    if (Status s = (*store)->copy_access()->Erase(); !s.ok()) {
+      std::fprintf(stderr, "%s\n", s.ToString().c_str());
+      std::exit(1);
+    }
   }
   GroupCommitter committer(**store);
   const std::string payload(300, 'x');
@@ -85,20 +94,33 @@ Row RunOne(const std::string& url, int threads, double seconds, bool submission_
 int main(int argc, char** argv) {
   std::string dir = argc > 1 ? argv[1] : "/tmp/abacus-store-bench";
   double seconds = argc > 2 ? std::atof(argv[2]) : 3.0;
+  const char* env_pg = std::getenv("ABACUS_BENCH_PG_URL");
+  std::string pg = argc > 3 ? argv[3] : env_pg ? env_pg : "";
   std::filesystem::create_directories(dir);
-  std::printf("%-10s %-11s %7s %12s %8s %8s %8s %10s\n", "sync", "batch", "threads", "commits/s",
+  std::printf("%-16s %-11s %7s %12s %8s %8s %8s %10s\n", "store", "batch", "threads", "commits/s",
               "p50_ms", "p99_ms", "max_ms", "mean_group");
-  for (const char* sync : {"full", "normal"}) {
+  std::vector<std::pair<std::string, std::string>> stores = {{"sqlite-full", "full"},
+                                                             {"sqlite-normal", "normal"}};
+  if (!pg.empty()) stores.emplace_back("postgres", pg);
+  for (const auto& [name, what] : stores) {
     for (bool submission : {false, true}) {
       for (int threads : {1, 8, 64}) {
-        std::string path = dir + "/bench.db";
-        for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
-        Row r = RunOne("sqlite://" + path + "?synchronous=" + sync, threads, seconds, submission);
-        std::printf("%-10s %-11s %7d %12.0f %8.2f %8.2f %8.2f %10.1f\n", sync,
+        std::string url = what;
+        if (name.starts_with("sqlite")) {
+          std::string path = dir + "/bench.db";
+          for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+          url = "sqlite://" + path + "?synchronous=" + what;
+        }
+        Row r = RunOne(url, threads, seconds, submission);
+        std::printf("%-16s %-11s %7d %12.0f %8.2f %8.2f %8.2f %10.1f\n", name.c_str(),
                     submission ? "submission" : "object", threads, r.commits_per_s, r.p50_ms,
                     r.p99_ms, r.max_ms, r.mean_group);
         std::fflush(stdout);
       }
     }
+  }
+  if (pg.empty()) {
+    std::printf("(no PostgreSQL: pass a database URL as the third argument or in "
+                "ABACUS_BENCH_PG_URL)\n");
   }
 }

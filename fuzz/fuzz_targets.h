@@ -17,6 +17,12 @@ int FuzzWorkloadYaml(const uint8_t* data, size_t size);
 // round-trip property.
 int FuzzWorkloadJson(const uint8_t* data, size_t size);
 
+// One raw HTTP request (request line, headers, body) served in-process by the real HttpServer
+// over an in-memory ControlPlane (HttpServer::ServeRaw): `@admin@`, `@join@`, `@tadmin@`,
+// `@member@` and `@viewer@` in the input become real bearer tokens. The answer must be
+// well-formed HTTP, and an error answer the JSON error object.
+int FuzzHttpRequest(const uint8_t* data, size_t size);
+
 // Inputs longer than this are ignored: the decoders are meant for request bodies, which the
 // server bounds, and long inputs only slow the search down.
 inline constexpr size_t kMaxFuzzInput = 64 * 1024;

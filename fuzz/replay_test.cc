@@ -34,6 +34,7 @@ size_t ReplayCorpus(const std::string& name, Target target) {
 TEST(FuzzReplayTest, QuantityCorpus) { EXPECT_GT(ReplayCorpus("quantity_fuzz", FuzzQuantity), 5u); }
 TEST(FuzzReplayTest, WorkloadYamlCorpus) { EXPECT_GT(ReplayCorpus("workload_yaml_fuzz", FuzzWorkloadYaml), 5u); }
 TEST(FuzzReplayTest, WorkloadJsonCorpus) { EXPECT_GT(ReplayCorpus("workload_json_fuzz", FuzzWorkloadJson), 5u); }
+TEST(FuzzReplayTest, HttpRequestCorpus) { EXPECT_GT(ReplayCorpus("http_request_fuzz", FuzzHttpRequest), 20u); }
 
 }  // namespace
 }  // namespace abacus::fuzz

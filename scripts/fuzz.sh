@@ -4,8 +4,10 @@
 # With clang (libFuzzer), builds the targets in build/fuzz with -fsanitize=fuzzer plus
 # AddressSanitizer/UBSan and fuzzes each for SECONDS_PER_TARGET (default 60), starting from
 # fuzz/corpus/<target>/. New interesting inputs go to build/fuzz/corpus/<target>/ (not the
-# repository); a crash input is written to build/fuzz/artifacts/<target>/ and the script exits 1:
-# copy that file into fuzz/corpus/<target>/ so that fuzz_replay_test keeps it as a regression.
+# repository); a crash (or leak, timeout, out-of-memory) input is written to
+# build/fuzz/artifacts/<target>/, copied into fuzz/corpus/<target>/ so that fuzz_replay_test keeps
+# it as a regression case (ABACUS_FUZZ_KEEP_CRASHES=0: not copied), and the script exits 1.
+# `make test` runs it as the ctest fuzz_bounded_run (label fuzz) with 25 s per target.
 #
 # Without clang, builds the replay executables with the default compiler and replays the corpus.
 set -euo pipefail
@@ -15,10 +17,11 @@ SECONDS_PER_TARGET="${1:-60}"
 shift || true
 TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
-  TARGETS=(quantity_fuzz workload_yaml_fuzz workload_json_fuzz)
+  TARGETS=(quantity_fuzz workload_yaml_fuzz workload_json_fuzz http_request_fuzz)
 fi
 BUILD="${ABACUS_FUZZ_BUILD:-$ROOT/build/fuzz}"
 JOBS="${ABACUS_FUZZ_JOBS:-2}"
+KEEP_CRASHES="${ABACUS_FUZZ_KEEP_CRASHES:-1}"
 
 if command -v clang++ >/dev/null 2>&1; then
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -28,11 +31,19 @@ if command -v clang++ >/dev/null 2>&1; then
   status=0
   for t in "${TARGETS[@]}"; do
     mkdir -p "$BUILD/corpus/$t" "$BUILD/artifacts/$t"
+    rm -f "$BUILD/artifacts/$t"/*  # only this run's findings are kept below
     echo "== $t: ${SECONDS_PER_TARGET}s"
     if ! "$BUILD/fuzz/$t" -max_total_time="$SECONDS_PER_TARGET" -timeout=10 -rss_limit_mb=2048 \
         -max_len=65536 -print_final_stats=1 -artifact_prefix="$BUILD/artifacts/$t/" \
         "$BUILD/corpus/$t" "$ROOT/fuzz/corpus/$t"; then
-      echo "!! $t failed; crash inputs in $BUILD/artifacts/$t/ (copy them into fuzz/corpus/$t/)" >&2
+      echo "!! $t failed; crash inputs in $BUILD/artifacts/$t/" >&2
+      if [ "$KEEP_CRASHES" = 1 ]; then
+        for f in "$BUILD/artifacts/$t"/*; do
+          [ -f "$f" ] || continue
+          cp -n "$f" "$ROOT/fuzz/corpus/$t/$(basename "$f")"
+          echo "!! kept as regression case: fuzz/corpus/$t/$(basename "$f")" >&2
+        done
+      fi
       status=1
     fi
   done

@@ -8,6 +8,9 @@ PACKAGES=(
   libcpp-httplib-dev nlohmann-json3-dev libyaml-cpp-dev libsqlite3-dev
   libpq-dev libpqxx-dev libspdlog-dev libfmt-dev libcli11-dev libssl-dev
   zlib1g-dev libbrotli-dev libhwloc-dev libgtest-dev libgmock-dev libbenchmark-dev libjemalloc-dev openssl
+  nodejs chromium  # the web dashboard (npm ci, Vite) and its browser test (docs/ui.md)
+  postgresql  # the PostgreSQL store's tests start a throwaway server (scripts/pg-test.sh)
+  dpkg-dev file  # make package: dpkg-shlibdeps, and `file` for CPack's ELF detection
 )
 
 missing=()
@@ -16,6 +19,8 @@ for p in "${PACKAGES[@]}"; do
     missing+=("$p")
   fi
 done
+# Debian's nodejs comes without npm; NodeSource's nodejs carries its own (and conflicts with Debian's npm).
+if ! command -v npm >/dev/null 2>&1; then missing+=(npm); fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 echo "install-deps: installing ${missing[*]}" >&2

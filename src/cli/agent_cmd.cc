@@ -17,6 +17,7 @@
 #include "agent/loop/agent.h"
 #include "agent/runtime/cgroup.h"
 #include "cli/client.h"
+#include "cli/command_config.h"
 #include "cli/verbs.h"
 #include "model/quantity.h"
 
@@ -186,7 +187,9 @@ void AddAgentCommand(CLI::App& app, int* exit_code) {
       "  abacus agent --server http://127.0.0.1:8420 --token $(cat .abacus/join.token) --name sim-a \\\n"
       "      --fake-devices gpu:nvidia:A100-80G:8,npu:huawei:Ascend910B3:8 --work-dir /tmp/sim-a\n"
       "A restarted agent kills the tasks its previous life left running (WORK_DIR/tasks/*/pid) and reports them "
-      "Lost. Details: docs/agent.md.");
+      "Lost. Details: docs/agent.md.\n"
+      "Every option is also a key of the config file (--config, default /etc/abacus/agent.yaml).");
+  auto config = std::make_shared<CommandConfig>(cmd, "/etc/abacus/agent.yaml");
   cmd->add_option("--server", f->server, "server URL (else ABACUS_SERVER, else http://127.0.0.1:8420)");
   cmd->add_option("--token", f->token, "join token (else --token-file, else ABACUS_TOKEN)");
   cmd->add_option("--token-file", f->token_file, "file holding the join token, e.g. the server's DATA/join.token");
@@ -212,7 +215,19 @@ void AddAgentCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("!--no-cgroups", f->cgroups, "do not put tasks in cgroups (CPU and memory limits not enforced)");
   cmd->add_flag("--keep-task-dirs", f->keep_task_dirs,
                 "keep each task's directory after it left the assignment (default: removed; logs are on the server)");
-  cmd->callback([f, exit_code] { *exit_code = RunAgent(*f); });
+  cmd->callback([f, config, exit_code] {
+    Status loaded = config->Apply();
+    if (!loaded.ok()) {
+      std::cerr << "abacus agent: " << loaded.message() << "\n";
+      *exit_code = kExitUsage;
+      return;
+    }
+    if (config->print_only()) {
+      std::cout << config->Effective();
+      return;
+    }
+    *exit_code = RunAgent(*f);
+  });
 }
 
 }  // namespace abacus::cli

@@ -27,6 +27,7 @@ struct BenchApiOptions {
   double seconds = 3;
   std::string server, token, output = "table";
   std::string data;
+  std::string store;  // in-process server's store URL; empty: SQLite in the data folder
   std::string body = "json";  // json: what `abacus submit` sends; yaml: raw spec files
 };
 
@@ -149,6 +150,7 @@ int RunBenchApi(const BenchApiOptions& o) {
     std::filesystem::remove_all(data);
     server::ControlPlaneOptions cpo;
     cpo.data_dir = data;
+    cpo.store_url = o.store;
     auto opened = server::ControlPlane::Open(cpo);
     if (!opened.ok()) {
       std::cerr << "error: " << opened.status().ToString() << "\n";
@@ -229,6 +231,9 @@ void AddBenchApiCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str()
       ->check(CLI::IsMember({"json", "yaml"}));
   cmd->add_option("--data", o->data, "data folder of the in-process server (removed afterwards)");
+  cmd->add_option("--store", o->store,
+                  "store of the in-process server, e.g. postgres://abacus@127.0.0.1:5432/bench (an empty "
+                  "database; default: SQLite in the data folder)");
   cmd->add_option("-o,--output", o->output, "table or json")->capture_default_str()->check(CLI::IsMember({"table", "json"}));
   cmd->callback([o, exit_code] { *exit_code = RunBenchApi(*o); });
 }

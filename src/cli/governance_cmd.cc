@@ -133,6 +133,83 @@ int RunTokenRevoke(const TokenOptions& o) {
 
 }  // namespace
 
+// ---------------------------------------------------------------- get users, get policies
+
+namespace {
+
+std::string JoinStrings(const json& list, const std::string& sep = ",") {
+  std::string out;
+  if (!list.is_array()) return out;
+  for (const auto& v : list) {
+    if (v.is_string()) out += (out.empty() ? "" : sep) + v.get<std::string>();
+  }
+  return out;
+}
+
+std::string Text(const json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
+}
+
+// "admin", "tenant-admin of nlp", "member of nlp/llm", "viewer".
+std::string RoleText(const json& b) {
+  std::string role = Text(b, "role");
+  std::string scope = Text(b, "project");
+  if (scope.empty()) scope = Text(b, "tenant");
+  return scope.empty() ? role : role + " of " + scope;
+}
+
+// The rules of a policy in one line: "registries=registry.local; network=isolated; …".
+std::string PolicyRules(const json& spec) {
+  std::vector<std::string> parts;
+  if (spec.contains("images")) {
+    const json& im = spec["images"];
+    if (im.contains("allowedRegistries")) parts.push_back("registries=" + Or(JoinStrings(im["allowedRegistries"]), "none"));
+    if (im.value("requireImage", false)) parts.push_back("image required");
+    if (im.contains("requireDigestFor")) parts.push_back("digest for " + JoinStrings(im["requireDigestFor"]));
+  }
+  if (spec.contains("mounts") && spec["mounts"].is_array()) {
+    std::string mounts;
+    for (const auto& m : spec["mounts"]) {
+      mounts += (mounts.empty() ? "" : ",") + Text(m, "pathPrefix") + (Text(m, "access") == "read-write" ? "(rw)" : "(ro)");
+    }
+    parts.push_back("mounts=" + Or(mounts, "none"));
+  }
+  if (spec.contains("network")) parts.push_back("network=" + Text(spec, "network"));
+  if (spec.contains("maxResources") && spec["maxResources"].is_object()) {
+    std::string max;
+    for (const auto& [k, v] : spec["maxResources"].items()) {
+      max += (max.empty() ? "" : ",") + k + " " + (v.is_string() ? v.get<std::string>() : v.dump());
+    }
+    parts.push_back("max " + max);
+  }
+  if (spec.contains("pools")) parts.push_back("pools=" + JoinStrings(spec["pools"]));
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : "; ") + p;
+  return Or(out, "none");
+}
+
+}  // namespace
+
+void UserTable(const json& items, std::ostream& out) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& u : items) {
+    std::string roles;
+    for (const auto& b : u.value("roles", json::array())) roles += (roles.empty() ? "" : ", ") + RoleText(b);
+    rows.push_back({Text(u, "name"), Or(Text(u, "displayName")), Or(Text(u, "email")), Or(roles, "none"),
+                    u.value("disabled", false) ? "yes" : "no"});
+  }
+  PrintTable(out, {"NAME", "DISPLAY NAME", "EMAIL", "ROLES", "DISABLED"}, rows);
+}
+
+void PolicyTable(const json& items, std::ostream& out) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& p : items) {
+    rows.push_back({Text(p, "name"), Or(JoinStrings(p.value("tenants", json::array())), "all"),
+                    PolicyRules(p.value("spec", json::object()))});
+  }
+  PrintTable(out, {"NAME", "TENANTS", "RULES"}, rows);
+}
+
 void AddGovernanceCommands(CLI::App& app, int* exit_code) {
   {
     auto o = std::make_shared<AuditOptions>();

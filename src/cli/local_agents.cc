@@ -34,7 +34,8 @@ Result<std::vector<std::string>> LocalAgents::Start(const std::string& url, cons
   };
   std::vector<Spec> specs = {{LocalName(), "", true}};
   if (demo) {
-    specs.push_back({"demo-gpu", "gpu:nvidia:A100-80G:2:80Gi@cuda=12.4,gpu:nvidia:T4:2:16Gi@cuda=12.2", false});
+    // Four T4s: the example embedding service may hold one while hello-gpu takes two.
+    specs.push_back({"demo-gpu", "gpu:nvidia:A100-80G:2:80Gi@cuda=12.4,gpu:nvidia:T4:4:16Gi@cuda=12.2", false});
     specs.push_back({"demo-npu", "npu:huawei:Ascend910B:2:64Gi@cann=8.0.RC2", false});
   }
   cgroups_ = agent::CgroupManager::Detect();

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/client.h"
+#include "cli/command_config.h"
 #include "cli/verbs.h"
 #include "cli/local_agents.h"
 #include "server/demo.h"
@@ -109,11 +110,13 @@ void AddServerCommands(CLI::App& app, int* exit_code) {
     auto store = std::make_shared<std::string>();
     CLI::App* cmd = app.add_subcommand(
         "server", "Run the control plane: REST API, ledger and scheduler (until SIGTERM/SIGINT).\n"
-                  "Example: abacus server --data /var/lib/abacus --listen 0.0.0.0:8420");
+                  "Example: abacus server --data /var/lib/abacus --listen 0.0.0.0:8420\n"
+                  "Every option is also a key of the config file (--config, default /etc/abacus/server.yaml).");
+    auto config = std::make_shared<CommandConfig>(cmd, "/etc/abacus/server.yaml");
     cmd->add_option("--data", ro->data_dir, "data directory (tokens, SQLite database)")->capture_default_str();
     cmd->add_option("--listen", ro->listen, "HOST:PORT to listen on (port 0: any free port, written to DATA/server.url)")
         ->capture_default_str();
-    cmd->add_option("--store", *store, "store URL: sqlite://PATH (default DATA/abacus.db), postgres://... (issue 11)");
+    cmd->add_option("--store", *store, "store URL: sqlite://PATH (default DATA/abacus.db), postgres://USER@HOST:PORT/DB (docs/store.md)");
     cmd->add_option("--max-body", ro->max_body_bytes, "largest request body in bytes (else 413)")->capture_default_str();
     cmd->add_option("--http-threads", ro->http_threads, "HTTP worker threads (one per open connection)")
         ->capture_default_str();
@@ -132,6 +135,16 @@ void AddServerCommands(CLI::App& app, int* exit_code) {
                     "requests a second per token, RATE[:BURST] (token bucket, 429 with Retry-After beyond); 0: none")
         ->capture_default_str();
     cmd->callback([=] {
+      Status loaded = config->Apply();
+      if (!loaded.ok()) {
+        std::cerr << "abacus server: " << loaded.message() << "\n";
+        *exit_code = kExitUsage;
+        return;
+      }
+      if (config->print_only()) {
+        std::cout << config->Effective();
+        return;
+      }
       ro->store_url = *store;
       if (!ParseRateLimit(*rate, ro->rate_limit, ro->rate_burst)) {
         std::cerr << "error: --rate-limit: expected RATE[:BURST] with non-negative numbers, got '" << *rate << "'\n";

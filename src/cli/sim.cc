@@ -38,9 +38,12 @@ class Progress {
     std::cerr << "\r\033[K" << line << std::flush;
     shown_ = true;
   }
-  ~Progress() {
+  // Clears the line (before other output on stderr).
+  void Clear() {
     if (shown_) std::cerr << "\r\033[K" << std::flush;
+    shown_ = false;
   }
+  ~Progress() { Clear(); }
 
  private:
   bool enabled_;
@@ -153,6 +156,8 @@ struct EventsOptionsCli {
   std::string policy = "binpack";
   bool skip_bad_rows = false;
   bool quiet = false;
+  bool workloads = false;
+  bool full_cycles = false;
 };
 
 int RunEvents(const EventsOptionsCli& o) {
@@ -175,9 +180,12 @@ int RunEvents(const EventsOptionsCli& o) {
   }
   sim::EventSimOptions so;
   so.config.policy = *policy;
+  so.incremental = !o.full_cycles;
   Progress progress(o.quiet);
   so.progress = [&](const std::string& line) { progress.Update(line); };
   sim::EventSimResult result = sim::RunEventSim(*input, so);
+  progress.Clear();
+  for (const auto& w : result.warnings) std::cerr << "warning: " << w << "\n";
   if (!o.plot.empty()) {
     Status st = WriteFile(o.plot, sim::EventsSvg("Events: " + std::filesystem::path(o.trace).filename().string(), result));
     if (!st.ok()) {
@@ -186,7 +194,7 @@ int RunEvents(const EventsOptionsCli& o) {
     }
   }
   if (o.output == "json") {
-    std::cout << sim::EventsJson(result).dump() << "\n";
+    std::cout << sim::EventsJson(result, o.workloads).dump() << "\n";
   } else if (o.output == "csv") {
     std::cout << sim::EventsCsv(result);
   } else {
@@ -246,6 +254,10 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   e->add_option("-o,--output", eo->output, "table, json or csv")->capture_default_str()->check(CLI::IsMember({"table", "json", "csv"}));
   e->add_option("--plot", eo->plot, "write an SVG chart (utilization and queue length over time)");
   e->add_flag("--skip-bad-rows", eo->skip_bad_rows, "skip malformed trace rows (counted) instead of stopping");
+  e->add_flag("--workloads", eo->workloads, "with -o json: each workload's first start, finish and nodes");
+  e->add_flag("--full-cycles", eo->full_cycles,
+              "one full cycle over every waiting workload at each instant instead of the server's incremental cycles "
+              "(the slow reference)");
   e->add_flag("-q,--quiet", eo->quiet, "no progress line on stderr");
   e->callback([eo, exit_code] { *exit_code = RunEvents(*eo); });
 }

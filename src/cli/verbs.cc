@@ -195,13 +195,17 @@ std::optional<KindInfo> Kind(const std::string& k) {
       {"cohort", {"cohorts", GenericTable}},         {"priorityclasses", {"priorityclasses", GenericTable}},
       {"priorityclass", {"priorityclasses", GenericTable}}, {"pools", {"pools", GenericTable}},
       {"pool", {"pools", GenericTable}},
+      {"users", {"users", UserTable}},               {"user", {"users", UserTable}},
+      {"policies", {"policies", PolicyTable}},       {"policy", {"policies", PolicyTable}},
+      {"admissionpolicies", {"policies", PolicyTable}}, {"admissionpolicy", {"policies", PolicyTable}},
   };
   auto it = kinds.find(k);
   if (it == kinds.end()) return std::nullopt;
   return it->second;
 }
 
-constexpr char kKinds[] = "workloads, nodes, devices, queues, tenants, flavors, projects, cohorts, priorityclasses, pools";
+constexpr char kKinds[] =
+    "workloads, nodes, devices, queues, tenants, flavors, projects, cohorts, priorityclasses, pools, users, policies";
 
 // ---------------------------------------------------------------- verbs
 

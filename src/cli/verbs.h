@@ -2,6 +2,9 @@
 // REST call to the server (see client.h for how the server and token are found).
 #pragma once
 
+#include <iosfwd>
+#include <nlohmann/json_fwd.hpp>
+
 namespace CLI {
 class App;
 }
@@ -22,5 +25,11 @@ void AddReportCommand(CLI::App& app, int* exit_code);
 void AddAgentCommand(CLI::App& app, int* exit_code);
 // Registers `abacus audit` and `abacus token create|list|revoke` (governance_cmd.cc).
 void AddGovernanceCommands(CLI::App& app, int* exit_code);
+// The tables of `abacus get users` and `abacus get policies` (governance_cmd.cc): one row per
+// item of GET /api/v1/users and /api/v1/policies.
+void UserTable(const nlohmann::json& items, std::ostream& out);
+void PolicyTable(const nlohmann::json& items, std::ostream& out);
+// Registers `abacus admin migrate` (admin_cmd.cc).
+void AddAdminCommand(CLI::App& app, int* exit_code);
 
 }  // namespace abacus::cli

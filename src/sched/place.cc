@@ -106,6 +106,9 @@ FilterReason Placer::StaticFilter(NodeIndex n, QueueIndex q, const TaskRequest& 
   if (q >= 0 && q < static_cast<QueueIndex>(queue_pool_ok_.size()) && !queue_pool_ok_[q][node_pool_[n]]) {
     return FilterReason::kPool;
   }
+  if (!t.pools.empty() && std::find(t.pools.begin(), t.pools.end(), node.pool) == t.pools.end()) {
+    return FilterReason::kPool;
+  }
   for (const auto& [k, v] : t.node_selector) {
     auto it = node.labels.find(k);
     if (it == node.labels.end() || it->second != v) return FilterReason::kSelector;

@@ -64,6 +64,7 @@ std::string ShapeKey(const WorkloadInfo& w, int32_t group, FlavorId flavor) {
                   std::to_string(t.share_milli) + "|" + std::to_string(t.device_memory) + "|" +
                   std::to_string(static_cast<int>(t.topology)) + "|" + std::to_string(w.groups[group].replicas);
   for (const auto& [a, b] : t.node_selector) k += "|s" + a + "=" + b;
+  for (const auto& p : t.pools) k += "|p" + p;
   for (const auto& tol : t.tolerations) k += "|t" + tol.key + "=" + tol.value;
   for (const auto& r : t.runtime) k += "|r" + r.text;
   return k;

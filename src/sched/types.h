@@ -102,6 +102,7 @@ struct TaskRequest {
   std::map<std::string, std::string> node_selector;
   std::vector<Toleration> tolerations;
   std::vector<VersionRequirement> runtime;
+  std::vector<std::string> pools;  // node pools the task may use (admission policies); empty: any
 
   bool needs_devices() const { return device_count > 0; }
   // Milli-devices one task takes.

@@ -7,8 +7,10 @@
 #include <set>
 
 #include "common/log.h"
+#include "control/controller.h"
 #include "sched/explain.h"
 #include "server/governance.h"
+#include "server/units.h"
 #include "tenancy/priority_class.h"
 #include "tenancy/tenancy_codec.h"
 #include "tenancy/yaml_json.h"
@@ -366,11 +368,15 @@ Result<json> ControlPlane::Scale(const std::string& id_or_name, int32_t replicas
                                 " cannot be scaled (InferenceService replicas, BatchJob parallelism)");
     }
     WorkloadState to = next.state;
-    if (next.state == WorkloadState::kAdmitted) {
+    bool elastic = HasAgentTasks(next) && (next.state == WorkloadState::kRunning || next.state == WorkloadState::kAdmitted);
+    if (elastic) {
+      // Its controller grows or shrinks it in place: missing units wait as slices (units.h),
+      // extra ones are stopped and released.
+    } else if (next.state == WorkloadState::kAdmitted) {
       to = WorkloadState::kPending;  // admission rolled back: re-admitted at the new size
     } else if (next.holds_quota()) {
       return FailedPrecondition("workload " + next.id + " is " + std::string(WorkloadStateName(next.state)) +
-                                "; scaling a running workload needs its agent (issue 6)");
+                                "; scale it once it runs again");
     }
     if (to != next.state) {
       ABACUS_RETURN_IF_ERROR(Transition(next.state, to));
@@ -381,7 +387,8 @@ Result<json> ControlPlane::Scale(const std::string& id_or_name, int32_t replicas
     Time now = clock_.Now();
     WriteBatch batch;
     batch.Put(kWorkloadKind, next.id, ToJson(next).dump(), next.version);
-    batch.AppendEvent(kWorkloadKind, next.id, "Scaled", EventJson(next.state, what).dump(), now);
+    batch.AppendEvent(kWorkloadKind, next.id, elastic ? "ScaleRequested" : "Scaled", EventJson(next.state, what).dump(),
+                      now);
     StageUsage(found, next, batch, now);
     CommitResult result;
     if (Status st = Commit(batch, &result); !st.ok()) {
@@ -593,12 +600,30 @@ void ControlPlane::RunCycle() {
   std::vector<std::string> changed;
   {
     std::unique_lock lock(state_mu_);
+    std::map<std::string, size_t> grown;  // elastic workloads given units: id → its copy in `before`
     for (const sched::Admission& a : result.admissions) {
+      if (auto slice = ParseSliceId(index.workload_ids[a.workload])) {
+        WorkloadRecord* r = ledger_.FindWorkload(slice->first);
+        if (r == nullptr || PlacedUnits(*r).count(slice->second) != 0 ||
+            (r->state != WorkloadState::kAdmitted && r->state != WorkloadState::kRunning)) {
+          continue;
+        }
+        if (!grown.count(r->id)) {
+          grown[r->id] = before.size();
+          before.push_back(*r);
+        }
+        AddUnit(snapshot, a, slice->second, *r, batch, now);
+        continue;
+      }
       WorkloadRecord* r = ledger_.FindWorkload(index.workload_ids[a.workload]);
       if (r == nullptr || !r->waiting()) continue;
       before.push_back(*r);
       (void)Transition(r->state, WorkloadState::kAdmitted);
       Ledger::ApplyAdmission(snapshot, a, *r);
+      for (auto& p : r->placements) p.version = InitialVersion(*r, UnitOf(*r, p));
+      // A batch's slots get their first array tasks now, not at the next controller tick.
+      std::vector<std::pair<std::string, json>> controller_events;
+      if (r->spec.batch() != nullptr) RunController(*r, controller_events, batch, now);
       r->admitted_at = now;
       if (ToMicros(r->first_admitted_at) == 0) r->first_admitted_at = now;
       r->message.clear();
@@ -617,14 +642,26 @@ void ControlPlane::RunCycle() {
                                   {{"nodes", where}, {"tasks", r->placements.size()}})
                             .dump(),
                         now);
+      for (auto& [type, details] : controller_events) batch.AppendEvent(kWorkloadKind, r->id, type, details.dump(), now);
       StageUsage(&before.back(), *r, batch, now);
       changed.push_back(r->id);
       metrics_.decision_seconds.Observe(Seconds(now - r->submitted));
       metrics_.labeled.ObserveWait(r->spec.queue, Seconds(now - r->submitted));
     }
+    for (const auto& [id, at] : grown) {
+      WorkloadRecord* r = ledger_.FindWorkload(id);
+      // A batch's new slot gets its array task now, not at the next controller tick.
+      std::vector<std::pair<std::string, json>> controller_events;
+      if (r->spec.batch() != nullptr) RunController(*r, controller_events, batch, now);
+      for (auto& [type, details] : controller_events) batch.AppendEvent(kWorkloadKind, r->id, type, details.dump(), now);
+      batch.Put(kWorkloadKind, r->id, ToJson(*r).dump(), r->version);
+      StageUsage(&before[at], *r, batch, now);
+      changed.push_back(r->id);
+    }
     for (const sched::Preemption& p : result.preemptions) {
       WorkloadRecord* r = ledger_.FindWorkload(index.workload_ids[p.victim]);
       if (r == nullptr || !CanTransition(r->state, WorkloadState::kPreempting)) continue;
+      if (grown.count(r->id) != 0) continue;  // it grew this cycle: the next cycle decides again
       before.push_back(*r);
       (void)Transition(r->state, WorkloadState::kPreempting);
       metrics_.labeled.CountPreemption(std::string(sched::PreemptionReasonName(p.reason)));
@@ -644,7 +681,8 @@ void ControlPlane::RunCycle() {
         for (const auto& pl : r->placements) {
           for (const auto& g : pl.devices) milli += g.milli;
         }
-        const WorkloadRecord* by = ledger_.FindWorkload(p.preemptor_id);
+        auto by_slice = ParseSliceId(p.preemptor_id);
+        const WorkloadRecord* by = ledger_.FindWorkload(by_slice ? by_slice->first : p.preemptor_id);
         batch.AppendJournal("preemptions",
                             json({{"workload", r->id},
                                   {"tenant", r->spec.tenant()},
@@ -761,6 +799,22 @@ json ControlPlane::View(const WorkloadRecord& r) const {
       j["pendingReason"] = {{"code", "Unschedulable"}, {"message", lr->second}};
     }
   }
+  // What the kind's controller keeps: batch progress, replicas and rollout, idle notice, …
+  json status = control::Describe(ViewOf(r), r.controller_state);
+  if (!status.is_object()) status = json::object();
+  if (IsElastic(r) && r.holds_quota()) {
+    status["wantedUnits"] = WantedUnits(r);
+    status["placedUnits"] = PlacedUnits(r).size();
+    json unplaced = json::array();
+    for (int32_t unit : MissingUnits(r)) {
+      json u = {{"unit", unit}};
+      auto it = ledger_.pending_reasons().find(SliceId(r.id, unit));
+      if (it != ledger_.pending_reasons().end()) u["reason"] = it->second.message;
+      unplaced.push_back(std::move(u));
+    }
+    if (!unplaced.empty()) status["unplaced"] = std::move(unplaced);
+  }
+  if (!status.empty()) j["status"] = std::move(status);
   return j;
 }
 

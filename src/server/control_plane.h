@@ -95,6 +95,10 @@ class ControlPlane {
   Result<nlohmann::json> Cancel(const std::string& id_or_name, const std::string& reason);
   // Scales an InferenceService (replicas) or a BatchJob (parallelism).
   Result<nlohmann::json> Scale(const std::string& id_or_name, int32_t replicas);
+  // Keeps the metric samples of an InferenceService's replicas for its autoscaler
+  // (POST /workloads/{id}/metrics): {"metric", "value", "replica"} or {"samples": [...]};
+  // samples older than two minutes are dropped. Returns {"workload", "accepted"}.
+  Result<nlohmann::json> ReportMetrics(const std::string& id_or_name, const nlohmann::json& body);
   // Adds or replaces a node (simulated ones come from --demo or the API).
   Result<nlohmann::json> PutNode(const nlohmann::json& body);
 
@@ -208,9 +212,16 @@ class ControlPlane {
                      WriteBatch& batch, Time now);
   bool ApplyDecision(WorkloadRecord& w, const control::Decision& d,
                      std::vector<std::pair<std::string, nlohmann::json>>& events, WriteBatch& batch, Time now);
-  // The simple rules for BatchJob and InferenceService (retry up to maxRetries at once, else
-  // Failed; lost tasks requeue); true when `w` changed.
-  bool DecideFromTasks(WorkloadRecord& w, std::vector<std::pair<std::string, nlohmann::json>>& events, Time now);
+  // After the decisions: runs again the units whose restart is due (a new run on the same node,
+  // or no placement when the node is gone), removes units beyond what `w` wants once their tasks
+  // ended (scale-down, released batch slots) and asks ended extra units to stop; true when `w`
+  // changed.
+  bool SettleUnits(WorkloadRecord& w, std::vector<std::pair<std::string, nlohmann::json>>& events, Time now);
+  // Adds unit `unit` of elastic workload `r` where admission `a` of its slice placed it, with
+  // its ReplicaPlaced event (loop thread, under state_mu_).
+  void AddUnit(const sched::Snapshot& snapshot, const sched::Admission& a, int32_t unit, WorkloadRecord& r,
+               WriteBatch& batch, Time now);
+
   // Reconciles every workload with tasks on agents once a second (time-based rules).
   void TickControllers();
   // Marks agent nodes silent past node_timeout NotReady and fails over their tasks; loop only.

@@ -138,7 +138,7 @@ Result<json> ControlPlane::RegisterAgent(const json& request) {
     }
     FailOverNodeTasks(node->node.name, "the agent restarted while the task ran", "AgentRestart", [&](const WorkloadRecord& r, const PlacementRecord& p) {
       // Not started yet: the agent will start it.
-      return p.phase.empty() || running.count(FormatTaskId({r.id, p.group, p.replica, r.attempt()})) != 0;
+      return p.phase.empty() || running.count(TaskIdOf(r, p)) != 0;
     });
     FailOverTasksOnBadDevices(node->node.name);
     ABACUS_LOG_INFO("agent node {} {}: {} devices, {}m CPU", node->node.name, event, node->node.devices.size(),
@@ -371,8 +371,17 @@ Result<json> ControlPlane::Logs(const std::string& id_or_name, const std::string
       group = rec->placements[0].group;
       replica = rec->placements[0].replica;
     }
-    // The latest attempt that left output.
+    // The current run when it left output, else the latest attempt that did.
     task_id.clear();
+    for (const auto& p : rec->placements) {
+      if (p.group != group || p.replica != replica) continue;
+      std::string id = TaskIdOf(*rec, p);
+      std::error_code ec;
+      if (std::filesystem::exists(std::filesystem::path(options_.data_dir) / "logs" / (id + ".stdout"), ec) ||
+          std::filesystem::exists(std::filesystem::path(options_.data_dir) / "logs" / (id + ".stderr"), ec)) {
+        task_id = id;
+      }
+    }
     for (int32_t attempt = rec->attempt(); attempt >= 1 && task_id.empty(); --attempt) {
       std::string id = FormatTaskId({rec->id, group, replica, attempt});
       std::error_code ec;
@@ -421,7 +430,7 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
     }
     WorkloadRecord& w = it->second;
     for (PlacementRecord& p : w.placements) {
-      if (p.group != ref->group || p.replica != ref->replica || p.node != rep.node) continue;
+      if (p.group != ref->group || p.replica != ref->replica || p.run != ref->run || p.node != rep.node) continue;
       bool probes_changed = (rep.ready && rep.ready != p.ready) || (rep.live && rep.live != p.live);
       if (rep.ready) p.ready = rep.ready;
       if (rep.live) p.live = rep.live;
@@ -484,8 +493,9 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
         w.version = cr.assigned[op];
         WorkloadRecord* cur = ledger_.FindWorkload(w.id);
         bool held = cur->holds_quota();
+        bool shrank = w.placements.size() < cur->placements.size();  // units removed (units.h)
         *cur = w;
-        if (held && !cur->holds_quota()) freed = true;
+        if ((held && !cur->holds_quota()) || shrank) freed = true;
         if (cur->state != WorkloadState::kPreempting) preempting_.erase(cur->id);
       }
       ++op;
@@ -508,7 +518,7 @@ void ControlPlane::FailOverNodeTasks(const std::string& node, const std::string&
       if (p.node != node || TaskEnded(p) || keep(r, p)) continue;
       TaskReport tr;
       tr.node = node;
-      tr.task_id = FormatTaskId({r.id, p.group, p.replica, r.attempt()});
+      tr.task_id = TaskIdOf(r, p);
       tr.phase = "Lost";
       tr.message = why;
       tr.lost_reason = lost_reason;

@@ -526,3 +526,192 @@ TEST_F(ControlPlaneTest, AssignmentsCarryTheDataMounts) {
 
 }  // namespace
 }  // namespace abacus::server
+
+namespace abacus::server {
+namespace {
+
+// The tasks the agent of `node` is told to run, by task id.
+std::map<std::string, json> Assigned(ControlPlane& cp, const std::string& node) {
+  std::map<std::string, json> out;
+  auto answer = cp.WaitAssignments(node, 0, 0ms);
+  if (!answer.ok()) return out;
+  for (const auto& t : answer->tasks) {
+    if (t.value("action", "") == "run") out[t["taskId"].get<std::string>()] = t;
+  }
+  return out;
+}
+
+std::vector<std::string> EventTypes(ControlPlane& cp, const std::string& id) {
+  std::vector<std::string> types;
+  auto events = cp.Events(id);
+  if (!events.ok()) return types;
+  for (const auto& e : (*events)["items"]) types.push_back(e["type"]);
+  return types;
+}
+
+bool HasEvent(ControlPlane& cp, const std::string& id, const std::string& type) {
+  auto types = EventTypes(cp, id);
+  return std::find(types.begin(), types.end(), type) != types.end();
+}
+
+TEST_F(ControlPlaneTest, BatchArrayRunsIndexesInSlotsReusesThemAndReleasesTheLast) {
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  auto r = cp_->Submit(R"(kind: BatchJob
+name: sweep
+project: acme/ml
+queue: train
+spec:
+  command: ["true"]
+  tasks: 3
+  parallelism: 2
+  taskGroups:
+    - name: main
+      resources: {cpu: 1, memory: 1Gi, accelerators: {flavor: gpu/nvidia/A100-80G, count: 1}}
+)",
+                       false, "sweep.yaml");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::string id = (*r)[0]["id"];
+  cp_->WaitForCycle();
+  // Two slots, array tasks 0 and 1, at admission.
+  auto tasks = Assigned(*cp_, "gpu-a");
+  ASSERT_EQ(tasks.size(), 2u);
+  EXPECT_EQ(tasks[id + ".0.0.1"]["env"]["ABACUS_TASK_INDEX"], "0");
+  EXPECT_EQ(tasks[id + ".0.1.1"]["env"]["ABACUS_TASK_INDEX"], "1");
+  EXPECT_EQ(tasks[id + ".0.1.1"]["env"]["ABACUS_TASK_COUNT"], "3");
+  // Index 0 is done: its slot runs index 2 as the slot's next run (a new task id).
+  Report("gpu-a", id + ".0.0.1", {{"phase", "Exited"}, {"exitCode", 0}});
+  tasks = Assigned(*cp_, "gpu-a");
+  ASSERT_TRUE(tasks.count(id + ".0.0.1.1")) << ::testing::PrintToString(tasks);
+  EXPECT_EQ(tasks[id + ".0.0.1.1"]["env"]["ABACUS_TASK_INDEX"], "2");
+  json w = *cp_->GetWorkload(id);
+  EXPECT_EQ(w["status"]["progress"]["done"], 1) << w.dump();
+  EXPECT_EQ(w["status"]["progress"]["running"], 2) << w.dump();
+  // Index 1 is done and nothing is left to start: its slot is released (its GPU freed).
+  Report("gpu-a", id + ".0.1.1", {{"phase", "Exited"}, {"exitCode", 0}});
+  w = *cp_->GetWorkload(id);
+  EXPECT_EQ(w["placements"].size(), 1u) << w.dump();
+  EXPECT_TRUE(HasEvent(*cp_, id, "SlotsReleased"));
+  Report("gpu-a", id + ".0.0.1.1", {{"phase", "Exited"}, {"exitCode", 0}});
+  EXPECT_EQ(State(id), "Succeeded");
+  EXPECT_EQ((*cp_->GetWorkload(id))["status"]["progress"]["done"], 3);
+}
+
+TEST_F(ControlPlaneTest, BatchSlotLostWithItsNodeIsPlacedAgainElsewhere) {
+  cp_.reset();
+  Open(30s);
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 1)).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-b", 1)).ok());
+  auto r = cp_->Submit(R"(kind: BatchJob
+name: one
+project: acme/ml
+queue: train
+spec:
+  command: ["true"]
+  tasks: 1
+  parallelism: 1
+  taskGroups:
+    - name: main
+      resources: {cpu: 1, memory: 1Gi, accelerators: {flavor: gpu/nvidia/A100-80G, count: 1}}
+)",
+                       false, "one.yaml");
+  ASSERT_TRUE(r.ok());
+  std::string id = (*r)[0]["id"];
+  cp_->WaitForCycle();
+  std::string first = (*cp_->GetWorkload(id))["placements"][0]["node"];
+  std::string other = first == "gpu-a" ? "gpu-b" : "gpu-a";
+  Report(first, id + ".0.0.1", {{"phase", "Running"}});
+  // Only the other node keeps its heartbeat; the first one is lost.
+  clock_.Advance(20s);
+  ASSERT_TRUE(cp_->AgentHeartbeat(other, json{{"devices", json::array()}}).ok());
+  clock_.Advance(11s);
+  for (int i = 0; i < 4; ++i) cp_->WaitForCycle();
+  json w = *cp_->GetWorkload(id);
+  ASSERT_EQ(w["placements"].size(), 1u) << w.dump();
+  EXPECT_EQ(w["placements"][0]["node"], other) << w.dump();
+  EXPECT_EQ(w["requeues"], 0);  // the array went on; no whole-workload requeue
+  EXPECT_TRUE(HasEvent(*cp_, id, "SlotPlaced")) << ::testing::PrintToString(EventTypes(*cp_, id));
+  auto tasks = Assigned(*cp_, other);
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks.begin()->second["env"]["ABACUS_TASK_INDEX"], "0");
+}
+
+constexpr char kService[] = R"(kind: InferenceService
+name: chat
+project: acme/ml
+queue: train
+labels: {version: "1.0"}
+spec:
+  command: ["serve"]
+  replicas: 1
+  minReplicas: 1
+  maxReplicas: 2
+  autoscaling: {metric: rps, target: 10, stabilizationSeconds: 0, cooldownSeconds: 0}
+  taskGroups:
+    - name: server
+      resources: {cpu: 1, memory: 1Gi, accelerators: {flavor: gpu/nvidia/A100-80G, count: 1}}
+)";
+
+TEST_F(ControlPlaneTest, InferenceScalesUpOnMetricsInPlaceAndBackDown) {
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  auto r = cp_->Submit(kService, false, "chat.yaml");
+  ASSERT_TRUE(r.ok());
+  std::string id = (*r)[0]["id"];
+  cp_->WaitForCycle();
+  auto tasks = Assigned(*cp_, "gpu-a");
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks[id + ".0.0.1"]["env"]["ABACUS_VERSION"], "1.0");
+  Report("gpu-a", id + ".0.0.1", {{"phase", "Running"}});
+  // Bad metric reports are refused with the field named.
+  EXPECT_EQ(cp_->ReportMetrics(id, json{{"metric", "qps"}, {"value", 1}, {"replica", 0}}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(cp_->ReportMetrics(id, json{{"value", 1}}).status().code(), StatusCode::kInvalidArgument);
+  // 25 rps on one replica with a target of 10: 2 replicas (the maximum), the new one placed in
+  // place — the first keeps running, nothing is requeued.
+  ASSERT_TRUE(cp_->ReportMetrics(id, json{{"metric", "rps"}, {"value", 25}, {"replica", 0}}).ok());
+  clock_.Advance(1s);
+  for (int i = 0; i < 3; ++i) cp_->WaitForCycle();
+  json w = *cp_->GetWorkload(id);
+  ASSERT_EQ(w["placements"].size(), 2u) << w.dump();
+  EXPECT_EQ(w["state"], "Running");
+  EXPECT_EQ(w["requeues"], 0);
+  EXPECT_TRUE(HasEvent(*cp_, id, "Scaled"));
+  EXPECT_TRUE(HasEvent(*cp_, id, "ReplicaPlaced"));
+  tasks = Assigned(*cp_, "gpu-a");
+  ASSERT_TRUE(tasks.count(id + ".0.1.1")) << ::testing::PrintToString(tasks);
+  EXPECT_EQ(tasks[id + ".0.1.1"]["env"]["ABACUS_VERSION"], "1.0");
+  Report("gpu-a", id + ".0.1.1", {{"phase", "Running"}});
+  // Traffic drops to 3 rps per replica: back to 1; replica 1 is stopped, then removed.
+  clock_.Advance(1s);
+  ASSERT_TRUE(cp_->ReportMetrics(id, json{{"samples", {{{"value", 3}, {"replica", 0}}, {{"value", 3}, {"replica", 1}}}}}).ok());
+  clock_.Advance(1s);
+  for (int i = 0; i < 3; ++i) cp_->WaitForCycle();
+  json stop = TaskOf(json{{"tasks", (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks}}, id + ".0.1.1");
+  ASSERT_FALSE(stop.is_null());
+  EXPECT_EQ(stop["action"], "stop");
+  Report("gpu-a", id + ".0.1.1", {{"phase", "Exited"}, {"signal", 15}, {"stopped", true}});
+  w = *cp_->GetWorkload(id);
+  EXPECT_EQ(w["placements"].size(), 1u) << w.dump();
+  EXPECT_TRUE(HasEvent(*cp_, id, "ReplicasRemoved"));
+  EXPECT_EQ(State(id), "Running");
+}
+
+TEST_F(ControlPlaneTest, ExitedReplicaRestartsInPlaceAsANewRun) {
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  auto r = cp_->Submit(kService, false, "chat.yaml");
+  ASSERT_TRUE(r.ok());
+  std::string id = (*r)[0]["id"];
+  cp_->WaitForCycle();
+  Report("gpu-a", id + ".0.0.1", {{"phase", "Running"}});
+  Report("gpu-a", id + ".0.0.1", {{"phase", "Exited"}, {"exitCode", 1}, {"message", "exited 1"}});
+  clock_.Advance(1s);
+  for (int i = 0; i < 2; ++i) cp_->WaitForCycle();
+  EXPECT_TRUE(HasEvent(*cp_, id, "ReplicaExited")) << ::testing::PrintToString(EventTypes(*cp_, id));
+  auto tasks = Assigned(*cp_, "gpu-a");
+  ASSERT_TRUE(tasks.count(id + ".0.0.1.1")) << ::testing::PrintToString(tasks);
+  EXPECT_EQ(tasks[id + ".0.0.1.1"]["run"], 1);
+  EXPECT_EQ(State(id), "Running");
+  EXPECT_EQ((*cp_->GetWorkload(id))["requeues"], 0);
+}
+
+}  // namespace
+}  // namespace abacus::server

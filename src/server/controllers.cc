@@ -8,6 +8,7 @@
 #include "server/desired_tasks.h"
 #include "server/governance.h"
 #include "server/task_ids.h"
+#include "server/units.h"
 
 namespace abacus::server {
 namespace {
@@ -20,24 +21,90 @@ control::TaskPhase PhaseOf(const std::string& phase) {
 }
 
 
-// ---- the simple rules kept for BatchJob arrays and InferenceService replicas until the server
-// applies StartTask, RestartReplica and ScaleTo (docs/controllers.md §3).
 
-bool TaskFailed(const PlacementRecord& p) {
-  return p.phase == "Exited" && !p.stopped && (p.exit_code != 0 || p.signal != 0 || p.oom_killed);
+// A node that can run a task now: agent-run and Ready.
+bool NodeRunsTasks(const Ledger& ledger, const std::string& name) {
+  const NodeRecord* n = ledger.FindNode(name);
+  return n != nullptr && n->agent && n->node.state == NodeState::kReady;
 }
 
-// The retries a kind allows after failed attempts.
-int32_t AllowedRetries(const Workload& w) {
-  if (const TrainingSpec* t = w.training()) return t->restart_policy.max_retries;
-  if (const BatchSpec* b = w.batch()) return b->restart_policy.max_retries;
-  return 0;
+// Clears placement `p` for its next run on the same node (a new task id).
+void NextRun(PlacementRecord& p) {
+  p.run++;
+  p.phase.clear();
+  p.exit_code = 0;
+  p.signal = 0;
+  p.oom_killed = false;
+  p.stopped = false;
+  p.message.clear();
+  p.lost_reason.clear();
+  p.started_at = Time{};
+  p.finished_at = Time{};
+  p.stop_requested = false;
+  p.stop_signal.clear();
+  p.stop_grace = 0;
+  p.ready.reset();
+  p.live.reset();
+  p.restart = false;
+  p.restart_at = Time{};
+  p.routed = false;
 }
 
-std::string FailureReason(const PlacementRecord& p) {
-  if (p.oom_killed) return "OOMKilled";
-  if (p.signal != 0) return "Signal";
-  return "ExitCode";
+// RestartReplica / SetVersion: stop the unit's tasks that still run and mark the unit to run
+// again once they ended, not before `at` (SettleUnits does it). A task that never started runs
+// again at once. With `version`, the next run has it.
+bool RestartUnit(WorkloadRecord& w, int32_t unit, Time at, const std::string* version) {
+  bool any = false;
+  for (auto& p : w.placements) {
+    if (UnitOf(w, p) != unit) continue;
+    if (version != nullptr) p.version = *version;
+    if (p.phase.empty() && !p.stop_requested) {
+      if (version != nullptr) NextRun(p);  // not started: the agent gets the new version at once
+      any = any || version != nullptr;
+      continue;
+    }
+    if (p.restart && p.restart_at == at && (TaskEnded(p) || p.stop_requested)) continue;
+    p.restart = true;
+    p.restart_at = at;
+    if (!TaskEnded(p) && !p.stop_requested) {
+      p.stop_requested = true;
+      p.stop_signal = "SIGTERM";
+      p.stop_grace = kDefaultStopGraceSeconds;
+    }
+    any = true;
+  }
+  return any;
+}
+
+// StartTask: put array task `index` on a slot — an empty one first, else one whose task ended —
+// on a node that runs tasks. No slot: nothing (the controller asks again; a lost slot comes back
+// as a slice).
+bool StartArrayTask(WorkloadRecord& w, int32_t index, const Ledger& ledger) {
+  std::map<int32_t, std::vector<PlacementRecord*>> units;
+  for (auto& p : w.placements) units[UnitOf(w, p)].push_back(&p);
+  int32_t chosen = -1;
+  bool chosen_empty = false;
+  for (auto& [u, ps] : units) {
+    bool empty = true, ended = true, usable = true;
+    for (PlacementRecord* p : ps) {
+      empty = empty && p->index < 0 && p->phase.empty();
+      ended = ended && p->index >= 0 && TaskEnded(*p) && !p->restart;
+      usable = usable && NodeRunsTasks(ledger, p->node);
+    }
+    if (!usable) continue;
+    if (empty) {
+      chosen = u;
+      chosen_empty = true;
+      break;
+    }
+    if (ended && chosen < 0) chosen = u;
+  }
+  if (chosen < 0) return false;
+  for (PlacementRecord* p : units[chosen]) {
+    if (!chosen_empty) NextRun(*p);
+    p->index = index;
+  }
+  return true;
 }
 
 }  // namespace
@@ -67,8 +134,9 @@ control::WorkloadView ControlPlane::ViewOf(const WorkloadRecord& r) const {
   for (const auto& p : r.placements) {
     control::TaskView t;
     t.group = p.group;
-    t.replica = p.replica;
+    t.replica = UnitOf(r, p);
     t.index = TaskIndex(r, p);
+    t.version = p.version;
     t.node = p.node;
     t.phase = PhaseOf(p.phase);
     t.exit_code = p.exit_code;
@@ -105,9 +173,9 @@ control::Signals ControlPlane::SignalsFor(const WorkloadRecord& r, Time now) con
   if (r.spec.kind() == WorkloadKind::kInferenceService) {
     for (const auto& p : r.placements) {
       if (p.ready) {
-        s.probes.push_back({{p.group, p.replica}, control::ProbeResult::Kind::kReadiness, *p.ready, now});
+        s.probes.push_back({{p.group, UnitOf(r, p)}, control::ProbeResult::Kind::kReadiness, *p.ready, now});
       }
-      if (p.live) s.probes.push_back({{p.group, p.replica}, control::ProbeResult::Kind::kLiveness, *p.live, now});
+      if (p.live) s.probes.push_back({{p.group, UnitOf(r, p)}, control::ProbeResult::Kind::kLiveness, *p.live, now});
     }
     std::lock_guard lock(seen_mu_);
     if (auto it = metrics_by_workload_.find(r.id); it != metrics_by_workload_.end()) {
@@ -120,9 +188,6 @@ control::Signals ControlPlane::SignalsFor(const WorkloadRecord& r, Time now) con
 bool ControlPlane::RunController(WorkloadRecord& w, std::vector<std::pair<std::string, json>>& events,
                                  WriteBatch& batch, Time now) {
   if (!HasAgentTasks(w)) return false;  // simulated nodes: nothing runs, nothing to decide
-  if (w.spec.kind() == WorkloadKind::kBatchJob || w.spec.kind() == WorkloadKind::kInferenceService) {
-    return DecideFromTasks(w, events, now);
-  }
   auto outcome = control::Reconcile(ViewOf(w), w.controller_state, SignalsFor(w, now), now);
   if (!outcome.ok()) {
     ABACUS_LOG_WARN("controller of {}: {}", w.id, outcome.status().ToString());
@@ -131,6 +196,7 @@ bool ControlPlane::RunController(WorkloadRecord& w, std::vector<std::pair<std::s
   bool changed = outcome->state != w.controller_state;
   w.controller_state = outcome->state;
   for (const control::Decision& d : outcome->decisions) changed |= ApplyDecision(w, d, events, batch, now);
+  changed |= SettleUnits(w, events, now);
   return changed;
 }
 
@@ -200,6 +266,13 @@ bool ControlPlane::ApplyDecision(WorkloadRecord& w, const control::Decision& d,
           json details = x.details;
           if (!x.message.empty()) details["message"] = x.message;
           details["state"] = WorkloadStateName(w.state);
+          // A rollback touches the user's service: it joins the audit chain (issue 9).
+          if (governance_ && x.type == "RolledBack") {
+            auto field = [&](const char* k) { return x.details.contains(k) ? x.details[k] : json(); };
+            governance_->AppendDecision("controller/InferenceService", "rollback", "workload", w.id, w.spec.tenant(),
+                                        json({{"version", field("version")}}).dump(),
+                                        json({{"version", field("stableVersion")}, {"why", x.message}}).dump());
+          }
           events.emplace_back(x.type, std::move(details));
           return true;
         } else if constexpr (std::is_same_v<T, control::RecordShortage>) {
@@ -210,14 +283,123 @@ bool ControlPlane::ApplyDecision(WorkloadRecord& w, const control::Decision& d,
           j["flavor"] = w.group_flavors.empty() ? "cpu" : w.group_flavors[0];
           batch.AppendJournal("shortages", j.dump(), now);
           return true;
+        } else if constexpr (std::is_same_v<T, control::ScaleTo>) {
+          // The desired size lives in the record's spec: the snapshot gives missing replicas to
+          // the scheduler as slices, SettleUnits stops and removes the extra ones.
+          InferenceSpec* inf = std::get_if<InferenceSpec>(&w.spec.details);
+          if (inf == nullptr || inf->replicas == x.replicas) return false;
+          inf->replicas = std::clamp(x.replicas, inf->min_replicas, std::max(inf->min_replicas, inf->max_replicas));
+          if (governance_) {
+            governance_->AppendDecision("controller/InferenceService", "scale", "workload", w.id, w.spec.tenant(), "",
+                                        x.reason + ": " + std::to_string(inf->replicas) + " replica(s)");
+          }
+          return true;
+        } else if constexpr (std::is_same_v<T, control::RestartReplica>) {
+          return RestartUnit(w, x.replica, x.not_before, nullptr);
+        } else if constexpr (std::is_same_v<T, control::SetVersion>) {
+          bool differs = false;
+          for (const auto& p : w.placements) differs |= UnitOf(w, p) == x.replica && p.version != x.version;
+          if (!differs) return false;  // re-applying is a no-op
+          return RestartUnit(w, x.replica, now, &x.version);
+        } else if constexpr (std::is_same_v<T, control::SetReady>) {
+          bool any = false;
+          for (auto& p : w.placements) {
+            if (UnitOf(w, p) != x.replica || p.routed == x.ready) continue;
+            p.routed = x.ready;
+            any = true;
+          }
+          return any;
+        } else if constexpr (std::is_same_v<T, control::StartTask>) {
+          return StartArrayTask(w, x.index, ledger_);
         } else {
-          // ScaleTo, RestartReplica, StartTask, SetVersion, SetReady, GrantQuota, RevokeQuota and
-          // CollectResults are not applied by this server yet (docs/controllers.md §3).
+          // GrantQuota, RevokeQuota and CollectResults are not applied by this server yet
+          // (docs/controllers.md §0).
           ABACUS_LOG_DEBUG("controller of {}: {} not applied", w.id, control::DecisionName(d));
           return false;
         }
       },
       d);
+}
+
+bool ControlPlane::SettleUnits(WorkloadRecord& w, std::vector<std::pair<std::string, json>>& events, Time now) {
+  if (!IsElastic(w) || (w.state != WorkloadState::kAdmitted && w.state != WorkloadState::kRunning)) return false;
+  bool changed = false;
+  std::set<int32_t> drop;  // units to remove once their tasks ended
+  std::string drop_reason;
+  // 1. Restarts that are due: a new run on the same node, or no placement when the node is gone
+  //    (the unit comes back as a slice and the scheduler places it again).
+  for (auto& p : w.placements) {
+    if (!p.restart || !TaskEnded(p) || now < p.restart_at) continue;
+    if (NodeRunsTasks(ledger_, p.node)) {
+      NextRun(p);
+      changed = true;
+    } else {
+      drop.insert(UnitOf(w, p));
+      drop_reason = "NodeLost";
+    }
+  }
+  // A batch slot whose task was lost with its node is not reused there.
+  if (w.spec.batch() != nullptr) {
+    for (const auto& p : w.placements) {
+      if (p.phase == "Lost" && !NodeRunsTasks(ledger_, p.node)) {
+        drop.insert(UnitOf(w, p));
+        drop_reason = "NodeLost";
+      }
+    }
+  }
+  // 2. Units beyond what the workload wants: a service's highest-numbered replicas after a
+  //    scale-down; a batch's idle slots (task ended or never given one) when fewer array tasks
+  //    are left than it has slots.
+  std::map<int32_t, std::vector<PlacementRecord*>> units;
+  for (auto& p : w.placements) units[UnitOf(w, p)].push_back(&p);
+  int32_t wanted = WantedUnits(w);
+  std::set<int32_t> extra;
+  if (w.spec.inference() != nullptr) {
+    for (const auto& [u, ps] : units) {
+      if (u >= wanted) extra.insert(u);
+    }
+  } else {
+    int32_t excess = static_cast<int32_t>(units.size()) - wanted;
+    for (auto it = units.rbegin(); excess > 0 && it != units.rend(); ++it) {
+      bool idle = std::all_of(it->second.begin(), it->second.end(), [](const PlacementRecord* p) {
+        return (p->index < 0 && p->phase.empty()) || (TaskEnded(*p) && !p->restart);
+      });
+      if (idle && drop.count(it->first) == 0) {
+        extra.insert(it->first);
+        --excess;
+      }
+    }
+  }
+  // 3. Stop what still runs of them; remove each once all its tasks ended (or never started).
+  std::vector<int32_t> removed;
+  for (const auto& [u, ps] : units) {
+    if (extra.count(u) == 0 && drop.count(u) == 0) continue;
+    bool gone = true;
+    for (PlacementRecord* p : ps) {
+      if (TaskEnded(*p) || p->phase.empty()) continue;
+      gone = false;
+      if (!p->stop_requested) {
+        p->stop_requested = true;
+        p->stop_signal = "SIGTERM";
+        p->stop_grace = kDefaultStopGraceSeconds;
+        changed = true;
+      }
+    }
+    if (gone) removed.push_back(u);
+  }
+  if (!removed.empty()) {
+    std::set<int32_t> rm(removed.begin(), removed.end());
+    std::erase_if(w.placements, [&](const PlacementRecord& p) { return rm.count(UnitOf(w, p)) != 0; });
+    bool service = w.spec.inference() != nullptr;
+    std::string what = std::string(service ? "replica(s) " : "slot(s) ");
+    for (size_t i = 0; i < removed.size(); ++i) what += (i ? ", " : "") + std::to_string(removed[i]);
+    std::string reason = !drop_reason.empty() && drop.count(removed[0]) ? drop_reason : service ? "ScaleDown" : "Released";
+    events.emplace_back(service ? "ReplicasRemoved" : "SlotsReleased",
+                        EventJson(w.state, what + (reason == "NodeLost" ? " removed: node lost" : " released"),
+                                  {{"units", removed}, {"reason", reason}, {"placed", PlacedUnits(w).size()}}));
+    changed = true;
+  }
+  return changed;
 }
 
 void ControlPlane::TickControllers() {
@@ -232,88 +414,6 @@ void ControlPlane::TickControllers() {
   // The same path as task reports, with no report: time-based rules (backoff, maxRuntime, TTL,
   // idle, autoscaling, stop deadlines) fire here.
   ProcessTaskReports({}, &ids);
-}
-
-bool ControlPlane::DecideFromTasks(WorkloadRecord& w, std::vector<std::pair<std::string, json>>& events, Time now) {
-  WorkloadState before = w.state;
-  size_t events_before = events.size();
-  auto on_agent = [&](const PlacementRecord& p) {
-    const NodeRecord* n = ledger_.FindNode(p.node);
-    return n != nullptr && n->agent;
-  };
-  bool any_running = false, all_ended = true, all_succeeded = true, any_agent = false;
-  const PlacementRecord* failed = nullptr;
-  const PlacementRecord* lost = nullptr;
-  for (const PlacementRecord& p : w.placements) {
-    if (!on_agent(p)) continue;
-    any_agent = true;
-    if (p.phase == "Running" || p.phase == "Stopping" || TaskEnded(p)) any_running = true;
-    if (!TaskEnded(p)) all_ended = false;
-    if (!(p.phase == "Exited" && !TaskFailed(p) && !p.stopped)) all_succeeded = false;
-    if (TaskFailed(p) && failed == nullptr) failed = &p;
-    if (p.phase == "Lost" && lost == nullptr) lost = &p;
-  }
-  if (!any_agent) return false;
-  auto task_of = [&](const PlacementRecord& p) { return FormatTaskId({w.id, p.group, p.replica, w.attempt()}); };
-  auto requeue = [&](const std::string& why, json details) {
-    WorkloadState to = w.state == WorkloadState::kAdmitted ? WorkloadState::kPending : WorkloadState::kRequeued;
-    if (!Transition(w.state, to).ok()) return;  // (inside the lambda)
-    details["attempt"] = w.attempt();
-    w.placements.clear();
-    w.group_flavors.clear();
-    w.admitted_at = Time{};
-    w.preempted_at = Time{};
-    w.requeues++;
-    w.message = why;
-    events.emplace_back("Requeued", EventJson(to, why, std::move(details)));
-  };
-  if (w.state == WorkloadState::kAdmitted && any_running) {
-    (void)Transition(w.state, WorkloadState::kRunning);
-    std::set<std::string> nodes;
-    for (const auto& p : w.placements) {
-      if (p.phase == "Running" || TaskEnded(p)) nodes.insert(p.node);
-    }
-    events.emplace_back("Started", EventJson(WorkloadState::kRunning, "tasks started",
-                                             {{"nodes", nodes}, {"attempt", w.attempt()}}));
-  }
-  if (w.state == WorkloadState::kRunning || w.state == WorkloadState::kAdmitted) {
-    if (lost != nullptr) {
-      requeue("task " + task_of(*lost) + " lost: " + lost->message,
-              {{"reason", "NodeLost"}, {"task", task_of(*lost)}, {"node", lost->node}});
-    } else if (failed != nullptr) {
-      std::string reason = FailureReason(*failed);
-      std::string what = "task " + task_of(*failed) + " on " + failed->node + " failed: " + failed->message;
-      if (w.failures < AllowedRetries(w.spec)) {
-        w.failures++;
-        events.emplace_back("TaskFailed", EventJson(w.state, what,
-                                                    {{"reason", reason},
-                                                     {"task", task_of(*failed)},
-                                                     {"exitCode", failed->exit_code},
-                                                     {"retry", w.failures}}));
-        requeue("retry " + std::to_string(w.failures) + " after: " + what, {{"reason", "Retry"}});
-      } else {
-        (void)Transition(w.state, WorkloadState::kFailed);
-        w.finished_at = now;
-        w.message = what;
-        w.failure_reason = reason;
-        events.emplace_back("Failed", EventJson(WorkloadState::kFailed, what,
-                                                {{"reason", reason},
-                                                 {"task", task_of(*failed)},
-                                                 {"exitCode", failed->exit_code},
-                                                 {"signal", failed->signal},
-                                                 {"oomKilled", failed->oom_killed}}));
-      }
-    } else if (all_ended && all_succeeded) {
-      (void)Transition(w.state, WorkloadState::kSucceeded);
-      w.finished_at = now;
-      w.message.clear();
-      events.emplace_back("Succeeded", EventJson(WorkloadState::kSucceeded, "all tasks exited 0",
-                                                 {{"tasks", w.placements.size()}}));
-    }
-  } else if (w.state == WorkloadState::kPreempting && all_ended) {
-    requeue(w.message.empty() ? "preempted" : w.message, {{"reason", "Preempted"}});
-  }
-  return w.state != before || events.size() != events_before;
 }
 
 }  // namespace abacus::server

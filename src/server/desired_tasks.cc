@@ -1,5 +1,6 @@
 #include "server/desired_tasks.h"
 
+#include "server/governance.h"
 #include "server/task_ids.h"
 #include "workload/workload_codec.h"
 
@@ -9,9 +10,15 @@ using nlohmann::json;
 
 bool TaskEnded(const PlacementRecord& p) { return p.phase == "Exited" || p.phase == "Lost"; }
 
+std::string TaskIdOf(const WorkloadRecord& r, const PlacementRecord& p) {
+  return FormatTaskId({r.id, p.group, p.replica, r.attempt(), p.run});
+}
+
 int32_t TaskIndex(const WorkloadRecord& r, const PlacementRecord& p) {
-  // Instances of the whole group set (services, batch arrays): replica numbers run across them.
-  if (r.spec.kind() == WorkloadKind::kInferenceService || r.spec.kind() == WorkloadKind::kBatchJob) return p.replica;
+  // A batch slot runs the array task the controller put on it (-1: none yet).
+  if (r.spec.kind() == WorkloadKind::kBatchJob) return p.index;
+  // Instances of the whole group set (services): replica numbers run across them.
+  if (r.spec.kind() == WorkloadKind::kInferenceService) return p.replica;
   // Otherwise the replicas of earlier groups come first.
   int32_t index = 0;
   for (int32_t g = 0; g < p.group && g < static_cast<int32_t>(r.spec.spec.task_groups.size()); ++g) {
@@ -34,7 +41,9 @@ std::map<std::string, std::string> TaskEnvironment(const WorkloadRecord& r, cons
                                  : std::to_string(p.group);
   env["ABACUS_TASK_REPLICA"] = std::to_string(p.replica);
   env["ABACUS_TASK_INDEX"] = std::to_string(index);
-  env["ABACUS_TASK_COUNT"] = std::to_string(r.placements.size());
+  const BatchSpec* batch = r.spec.batch();
+  env["ABACUS_TASK_COUNT"] = std::to_string(batch != nullptr ? batch->tasks : static_cast<int32_t>(r.placements.size()));
+  if (!p.version.empty()) env["ABACUS_VERSION"] = p.version;
   env["ABACUS_ATTEMPT"] = std::to_string(r.attempt());
   if (r.attempt() > 1) env["ABACUS_RESUME"] = "1";
   return env;
@@ -61,10 +70,12 @@ std::map<std::string, std::map<std::string, json>> DesiredTasks(const WorkloadRe
     mounts.push_back({{"path", m.path}, {"mountPath", m.mount_path.empty() ? m.path : m.mount_path},
                       {"readOnly", m.read_only}});
   }
+  const std::string network = AdmittedNetwork(r.spec);
   for (const PlacementRecord& p : r.placements) {
     const NodeRecord* node = ledger.FindNode(p.node);
     if (node == nullptr || !node->agent) continue;
     if (TaskEnded(p)) continue;
+    if (r.spec.kind() == WorkloadKind::kBatchJob && p.index < 0) continue;  // an empty slot: nothing to run
     int32_t task_grace = grace;
     std::string task_signal = signal;
     if (p.stop_requested) {
@@ -80,7 +91,7 @@ std::map<std::string, std::map<std::string, json>> DesiredTasks(const WorkloadRe
     } else {
       continue;
     }
-    std::string id = FormatTaskId({r.id, p.group, p.replica, r.attempt()});
+    std::string id = TaskIdOf(r, p);
     json devices = json::array();
     for (const DeviceGrantRecord& g : p.devices) {
       json d = {{"index", g.index}, {"milli", g.milli}, {"memoryBytes", g.memory}};
@@ -101,6 +112,7 @@ std::map<std::string, std::map<std::string, json>> DesiredTasks(const WorkloadRe
               {"group", p.group},
               {"replica", p.replica},
               {"attempt", r.attempt()},
+              {"run", p.run},
               {"action", action},
               {"command", r.spec.spec.command},
               {"env", TaskEnvironment(r, p, id)},
@@ -112,6 +124,7 @@ std::map<std::string, std::map<std::string, json>> DesiredTasks(const WorkloadRe
               {"stopSignal", task_signal}};
     if (!probes.is_null()) t["probes"] = probes;
     if (!mounts.empty()) t["mounts"] = mounts;
+    if (!network.empty()) t["network"] = network;  // the tenant's network class (admission policies)
     out[p.node][id] = std::move(t);
   }
   return out;

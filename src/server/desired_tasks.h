@@ -25,13 +25,16 @@ std::map<std::string, std::map<std::string, nlohmann::json>> DesiredTasks(const 
 // Returns true when the placement's task has ended (Exited or Lost).
 bool TaskEnded(const PlacementRecord& p);
 
+// Returns the id of the task placement `p` runs now (its attempt and run).
+std::string TaskIdOf(const WorkloadRecord& r, const PlacementRecord& p);
+
 // Returns the index of placement `p`'s task among the workload's tasks (ABACUS_TASK_INDEX).
 int32_t TaskIndex(const WorkloadRecord& r, const PlacementRecord& p);
 
 // Returns the environment the task of placement `p` gets besides the device variables:
 // the workload's env plus ABACUS_WORKLOAD_ID, ABACUS_WORKLOAD_NAME, ABACUS_TASK_ID,
-// ABACUS_TASK_GROUP, ABACUS_TASK_REPLICA, ABACUS_TASK_INDEX, ABACUS_ATTEMPT and, from the second
-// attempt on, ABACUS_RESUME=1.
+// ABACUS_TASK_GROUP, ABACUS_TASK_REPLICA, ABACUS_TASK_INDEX, ABACUS_TASK_COUNT, ABACUS_ATTEMPT,
+// from the second attempt on ABACUS_RESUME=1, and ABACUS_VERSION for a service replica with one.
 std::map<std::string, std::string> TaskEnvironment(const WorkloadRecord& r, const PlacementRecord& p,
                                                    const std::string& task_id);
 

@@ -8,8 +8,10 @@
 #include "common/duration_parse.h"
 #include "common/log.h"
 #include "govern/admission.h"
+#include "tenancy/tenancy_codec.h"
 #include "tenancy/yaml_json.h"
 #include "workload/governance_codec.h"
+#include "workload/utf8.h"
 
 namespace abacus::server {
 namespace {
@@ -64,6 +66,16 @@ Resource TokenResource(const govern::TokenRecord& t) {
 }
 
 json UserJson(const UserSpec& u) { return ToPlainJson(EncodeUserSpec(u)); }
+
+// What a quota-change decision records of a queue: {"cohort", "weight", "quotas"}.
+std::string QuotaSummary(const Queue& q) {
+  json j = ToPlainJson(EncodeQueue(q));
+  json out = json::object();
+  for (const char* k : {"cohort", "weight", "quotas"}) {
+    if (j.contains(k)) out[k] = j[k];
+  }
+  return out.dump();
+}
 json PolicyJson(const AdmissionPolicy& p) { return ToPlainJson(EncodeAdmissionPolicy(p)); }
 
 // NotFound when `who` may not even see `what` (its existence stays hidden), else the denial.
@@ -141,8 +153,23 @@ void GovernanceApply::Committed() const {
   for (const auto& u : users_) {
     if (Status st = gov_->registry_.PutUser(u); !st.ok()) ABACUS_LOG_ERROR("user {}: {}", u.name, st.message());
   }
-  std::lock_guard lock(gov_->policies_mu_);
-  for (const auto& p : policies_) gov_->policies_[p.name] = p;
+  {
+    std::lock_guard lock(gov_->policies_mu_);
+    for (const auto& p : policies_) gov_->policies_[p.name] = p;
+  }
+  for (const auto& q : quota_changes_) {
+    govern::AuditRecord r;
+    r.actor = actor_;
+    r.action = "quota-change";
+    r.object_kind = "queue";
+    r.object_name = q.queue;
+    r.tenant = q.tenant;
+    r.before = q.before;
+    r.after = q.after;
+    r.result = "ok";
+    r.request_id = request_id_;  // the apply that made it
+    gov_->EnqueueAudit(std::move(r));
+  }
 }
 
 // ---------------------------------------------------------------- Governance
@@ -382,6 +409,26 @@ Result<json> Governance::DeletePolicy(const govern::Principal& who, const std::s
   return json{{"name", name}, {"deleted", true}};
 }
 
+std::vector<std::string> AdmittedPools(const Workload& w) {
+  std::vector<std::string> out;
+  auto it = w.labels.find(std::string(kAllowedPoolsLabel));
+  if (it == w.labels.end()) return out;
+  size_t start = 0;
+  const std::string& v = it->second;
+  while (start <= v.size()) {
+    size_t end = v.find(',', start);
+    if (end == std::string::npos) end = v.size();
+    if (end > start) out.push_back(v.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+std::string AdmittedNetwork(const Workload& w) {
+  auto it = w.labels.find(std::string(kNetworkLabel));
+  return it == w.labels.end() ? "" : it->second;
+}
+
 // ---- hooks
 
 Status Governance::CheckSubmit(const govern::Principal* who, std::vector<Document>& docs) const {
@@ -404,6 +451,9 @@ Status Governance::CheckSubmit(const govern::Principal* who, std::vector<Documen
         return st.WithContext(where);
       }
     }
+    // The labels admission decides are never the submitter's to set.
+    w->labels.erase(std::string(kNetworkLabel));
+    w->labels.erase(std::string(kAllowedPoolsLabel));
     auto admission = govern::EvaluateAdmission(*w, w->tenant(), policies);
     if (!admission.ok()) return admission.status().WithContext(where);
     if (admission->network) w->labels[std::string(kNetworkLabel)] = std::string(NetworkClassName(*admission->network));
@@ -419,6 +469,8 @@ Result<std::shared_ptr<const GovernanceApply>> Governance::PlanApply(const gover
                                                                      const TenancyConfig& config) {
   auto plan = std::make_shared<GovernanceApply>();
   plan->gov_ = this;
+  plan->request_id_ = CurrentRequestId();
+  plan->actor_ = who == nullptr ? "server" : who->kind == govern::Principal::Kind::kUser ? "user " + who->name : who->ToString();
   std::vector<std::string> names, tenants;
   auto note = [&](std::string_view kind, const std::string& name, const std::string& tenant) {
     names.push_back(std::string(kind) + "/" + name);
@@ -458,7 +510,11 @@ Result<std::shared_ptr<const GovernanceApply>> Governance::PlanApply(const gover
               bool quota_changed = old == nullptr ? !q.quotas.empty()
                                                   : old->quotas != q.quotas || old->cohort != q.cohort ||
                                                         old->weight_milli != q.weight_milli;
-              if (quota_changed) ABACUS_RETURN_IF_ERROR(check(d.source, Action::kQuotaChange, r));
+              if (quota_changed) {
+                ABACUS_RETURN_IF_ERROR(check(d.source, Action::kQuotaChange, r));
+                plan->quota_changes_.push_back(
+                    {q.name, q.tenant, old == nullptr ? "" : QuotaSummary(*old), QuotaSummary(q)});
+              }
               if (old != nullptr && old->tenant != q.tenant) {
                 Resource was = Resource::ForTenantObject("queue", q.name, old->tenant);
                 ABACUS_RETURN_IF_ERROR(check(d.source, Action::kApplyConfig, was));
@@ -514,7 +570,26 @@ Result<std::shared_ptr<const GovernanceApply>> Governance::PlanApply(const gover
 
 // ---- audit
 
+namespace {
+
+// Replaces each byte that is not part of well-formed UTF-8 with '?': entries are stored and
+// exported as JSON, which cannot carry them (a token id or path from a request may hold any
+// byte; found by http_request_fuzz).
+void MakeUtf8(std::string& s) {
+  size_t from = 0;
+  while (auto bad = FindInvalidUtf8(std::string_view(s).substr(from))) {
+    s[from + *bad] = '?';
+    from += *bad + 1;
+  }
+}
+
+}  // namespace
+
 uint64_t Governance::EnqueueAudit(govern::AuditRecord record) {
+  for (std::string* f : {&record.actor, &record.action, &record.object_kind, &record.object_name, &record.tenant,
+                         &record.before, &record.after, &record.result, &record.request_id}) {
+    MakeUtf8(*f);
+  }
   uint64_t ticket = 0;
   {
     std::lock_guard lock(audit_mu_);

@@ -86,6 +86,11 @@ inline constexpr std::string_view kPolicyStoreKind = "admissionpolicy";
 // the tasks, and the pools placement may use (comma-separated).
 inline constexpr std::string_view kNetworkLabel = "abacus.io/network";
 inline constexpr std::string_view kAllowedPoolsLabel = "abacus.io/allowed-pools";
+// The pools admission allowed `w` (kAllowedPoolsLabel): a placement constraint; empty: any.
+std::vector<std::string> AdmittedPools(const Workload& w);
+// The network class admission gave `w` (kNetworkLabel): "isolated", "internal", "internet";
+// empty: the runtime's default.
+std::string AdmittedNetwork(const Workload& w);
 
 class Governance;
 
@@ -95,14 +100,22 @@ class GovernanceApply {
  public:
   // Adds the store writes to `batch` and one {kind, name, action} per document to `out`.
   void Stage(WriteBatch& batch, nlohmann::json& out) const;
-  // After the batch committed: puts the users and policies in memory.
+  // After the batch committed: puts the users and policies in memory and appends a
+  // `quota-change` decision to the audit chain for each queue whose quotas, cohort or weight
+  // changed (before/after: {"cohort", "weight", "quotas"}).
   void Committed() const;
 
  private:
   friend class Governance;
+  struct QuotaChange {
+    std::string queue, tenant, before, after;
+  };
   Governance* gov_ = nullptr;
+  std::string actor_;  // "user alice"; "server" for a trusted in-process caller
+  std::string request_id_;  // of the apply request; "" in-process
   std::vector<UserSpec> users_;
   std::vector<AdmissionPolicy> policies_;
+  std::vector<QuotaChange> quota_changes_;
   nlohmann::json items_ = nlohmann::json::array();
 };
 
@@ -243,5 +256,7 @@ class Governance {
 // Called by the Governance hooks to tell the HTTP layer what the request it serves is about, for
 // its audit entry; does nothing outside a request (governance_api.cc).
 void NoteRequestObject(const std::string& kind, const std::string& name, const std::string& tenant);
+// The id of the HTTP request this thread serves; "" outside a request (governance_api.cc).
+std::string CurrentRequestId();
 
 }  // namespace abacus::server

@@ -13,6 +13,8 @@
 #include "server/control_plane.h"
 #include "server/governance.h"
 #include "server/http_server.h"
+#include "workload/utf8.h"
+#include "server/ui_assets.h"
 
 namespace abacus::server {
 namespace {
@@ -44,7 +46,8 @@ std::string Lower(std::string s) {
 
 void SendError(httplib::Response& res, int status, std::string_view code, const std::string& message) {
   res.status = status;
-  res.set_content(json({{"error", {{"code", code}, {"message", message}}}}).dump(), "application/json");
+  res.set_content(json({{"error", {{"code", code}, {"message", message}}}}).dump(-1, ' ', false, json::error_handler_t::replace),
+                  "application/json");
 }
 
 void SendStatus(httplib::Response& res, const Status& st) {
@@ -54,7 +57,7 @@ void SendStatus(httplib::Response& res, const Status& st) {
 void Send(httplib::Response& res, const Result<json>& r, int ok_status = 200) {
   if (!r.ok()) return SendStatus(res, r.status());
   res.status = ok_status;
-  res.set_content(r->dump(), "application/json");
+  res.set_content(r->dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
 std::string Param(const httplib::Request& req, const char* name) {
@@ -299,6 +302,8 @@ void NoteRequestObject(const std::string& kind, const std::string& name, const s
   ctx.tenant = tenant;
 }
 
+std::string CurrentRequestId() { return t_request.active ? t_request.request_id : ""; }
+
 const govern::Principal& RequestPrincipal() {
   static const govern::Principal kNobody = govern::Principal::User("anonymous", {});
   return t_request.active ? t_request.caller.principal : kNobody;
@@ -332,7 +337,12 @@ void InstallGovernance(httplib::Server& s, ControlPlane& cp, double rate_limit, 
   s.set_pre_routing_handler([&cp](const httplib::Request& req, httplib::Response& res) {
     RequestContext& ctx = t_request;
     ctx = RequestContext();
+    // The API does not serve byte ranges: answers are whole JSON documents (and an answer cut
+    // to a range would not parse). (httplib owns `req` as a non-const object.)
+    const_cast<httplib::Request&>(req).ranges.clear();
     if (req.path == "/healthz") return httplib::Server::HandlerResponse::Unhandled;
+    // The dashboard's static files and login page need no token; its API calls carry one.
+    if ((req.method == "GET" || req.method == "HEAD") && IsUiPath(req.path)) return httplib::Server::HandlerResponse::Unhandled;
     ctx.active = true;
     std::string client_id = req.get_header_value("X-Request-Id");
     ctx.request_id = GoodRequestId(client_id) ? client_id : "req-" + govern::RandomHex(8);
@@ -342,6 +352,12 @@ void InstallGovernance(httplib::Server& s, ControlPlane& cp, double rate_limit, 
       if (!req.get_header_value("Content-Length").empty()) res.set_header("Connection", "close");
       return httplib::Server::HandlerResponse::Handled;
     };
+    // Names, ids and filters come from the path and the query: they must be UTF-8 (they end up
+    // in JSON answers and audit entries).
+    if (FindInvalidUtf8(req.path)) return refuse(InvalidArgument("request path is not valid UTF-8"));
+    for (const auto& [k, v] : req.params) {
+      if (FindInvalidUtf8(k) || FindInvalidUtf8(v)) return refuse(InvalidArgument("query parameters are not valid UTF-8"));
+    }
     std::string header = req.get_header_value("Authorization");
     auto caller = cp.governance().Authenticate(header.rfind("Bearer ", 0) == 0 ? header.substr(7) : "");
     if (!caller.ok()) {

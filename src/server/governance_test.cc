@@ -242,5 +242,56 @@ TEST_F(GovernanceTest, DecisionsJoinTheChain) {
   EXPECT_EQ(report->checked, 3);
 }
 
+// A quota change is a decision that touches a user's work: it joins the chain with the queue's
+// quotas before and after, and who made it; a queue applied again unchanged is not one.
+TEST_F(GovernanceTest, QuotaChangesJoinTheChain) {
+  auto tia = govern::Principal::User("tia", {Bind(Role::kTenantAdmin, "t1")});
+  ASSERT_TRUE(Apply(nullptr, "kind: Tenant\nname: t1\n").ok());
+  ASSERT_TRUE(Apply(&tia, kQueue).ok());
+  ASSERT_TRUE(Apply(&tia, kQueue).ok());  // unchanged
+  std::string bigger = kQueue;
+  bigger.replace(bigger.find("nominal: 8"), 10, "nominal: 16");
+  ASSERT_TRUE(Apply(&tia, bigger).ok());
+  gov_->FlushAudit();
+  auto entries = gov_->ReadAudit({});
+  ASSERT_TRUE(entries.ok());
+  std::vector<govern::AuditRecord> changes;
+  for (const auto& e : *entries) {
+    if (e.record.action == "quota-change") changes.push_back(e.record);
+  }
+  ASSERT_EQ(changes.size(), 2u);  // created with quotas, then raised
+  EXPECT_EQ(changes[0].before, "");
+  EXPECT_EQ(changes[1].actor, "user tia");
+  EXPECT_EQ(changes[1].object_kind, "queue");
+  EXPECT_EQ(changes[1].object_name, "q1");
+  EXPECT_EQ(changes[1].tenant, "t1");
+  EXPECT_NE(changes[1].before.find("\"8\""), std::string::npos) << changes[1].before;
+  EXPECT_NE(changes[1].after.find("\"16\""), std::string::npos) << changes[1].after;
+  auto report = gov_->VerifyAudit();
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->ok) << report->reason;
+}
+
+// A request may carry any byte in a token id or path; the chain is JSON: such bytes become '?'
+// before the entry is sealed (the writer would otherwise throw while encoding it).
+TEST_F(GovernanceTest, AuditFieldsAreMadeUtf8) {
+  govern::AuditRecord r;
+  r.actor = "user admin";
+  r.action = "token-revoke";
+  r.object_kind = "token";
+  r.object_name = std::string("tok-\xff\xfe") + "ok" + "\xc3\xa9";  // two bad bytes, then "ok" and a good "é"
+  r.result = "404: token \xff not found";
+  ASSERT_TRUE(gov_->WaitAudit(gov_->EnqueueAudit(r)).ok());
+  auto entries = gov_->ReadAudit({});
+  ASSERT_TRUE(entries.ok()) << entries.status().ToString();
+  ASSERT_EQ(entries->size(), 1u);
+  EXPECT_EQ((*entries)[0].record.object_name, "tok-??ok\xc3\xa9");
+  EXPECT_EQ((*entries)[0].record.result, "404: token ? not found");
+  EXPECT_NO_THROW((void)govern::AuditEntryToJson((*entries)[0]).dump());
+  auto report = gov_->VerifyAudit();
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->ok) << report->reason;
+}
+
 }  // namespace
 }  // namespace abacus::server

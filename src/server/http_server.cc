@@ -7,6 +7,7 @@
 
 #include "common/log.h"
 #include "server/governance_api.h"
+#include "server/ui_routes.h"
 
 namespace abacus::server {
 namespace {
@@ -24,6 +25,7 @@ std::string_view CodeForHttp(int status) {
     case 405: return "method_not_allowed";
     case 409: return "failed_precondition";
     case 413: return "payload_too_large";
+    case 416: return "out_of_range";
     case 429: return "resource_exhausted";
     case 503: return "unavailable";
     default: return status >= 500 ? "internal" : "error";
@@ -44,7 +46,8 @@ void SendError(httplib::Response& res, int status, std::string_view code, const 
     err["details"] = details;
   }
   res.status = status;
-  res.set_content(json({{"error", err}}).dump(), kJson);
+  // Messages may quote request bytes (a path, a name) that are not UTF-8: replaced, never thrown.
+  res.set_content(json({{"error", err}}).dump(-1, ' ', false, json::error_handler_t::replace), kJson);
 }
 
 void SendStatus(httplib::Response& res, const Status& st) {
@@ -53,7 +56,7 @@ void SendStatus(httplib::Response& res, const Status& st) {
 
 void SendJson(httplib::Response& res, int status, const json& body) {
   res.status = status;
-  res.set_content(body.dump(), kJson);
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), kJson);
 }
 
 void Send(httplib::Response& res, const Result<json>& r, int ok_status = 200) {
@@ -153,6 +156,9 @@ void HttpServer::Routes() {
 
   // Errors that httplib produces itself (404 no route, 413, 400 bad request) get the JSON form.
   s.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
+    // An error answer is sent whole: httplib would cut it to the request's byte ranges (a
+    // 416 carried a slice of the JSON error; found by http_request_fuzz).
+    const_cast<httplib::Request&>(req).ranges.clear();
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
     std::string message = res.status == 404   ? "no route " + req.method + " " + req.path
                           : res.status == 413 ? "request body too large"
@@ -174,6 +180,7 @@ void HttpServer::Routes() {
   // Auth: everything but /healthz needs a bearer token; governance authenticates, rate-limits
   // and authorizes each request, and audits each mutating one (governance_api.cc).
   InstallGovernance(s, cp_, options_.rate_limit, options_.rate_burst);
+  AddUiRoutes(s);  // the dashboard under /ui/ (docs/ui.md)
   s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, {{"status", "ok"}}); });
   s.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
     if (cp_.ready()) {
@@ -233,6 +240,11 @@ void HttpServer::Routes() {
       return SendError(res, 400, "invalid_argument", "body: expected {\"replicas\": N}");
     }
     Send(res, cp_.Scale(req.matches[1], body["replicas"].get<int32_t>()));
+  });
+  s.Post(R"(/api/v1/workloads/([^/]+)/metrics)", [this](const httplib::Request& req, httplib::Response& res) {
+    json body = json::parse(req.body, nullptr, false);
+    if (body.is_discarded()) return SendError(res, 400, "invalid_argument", "request body is not valid JSON");
+    Send(res, cp_.ReportMetrics(req.matches[1], body));
   });
   s.Get(R"(/api/v1/workloads/([^/]+)/explain)", [this](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp_.Explain(req.matches[1]));
@@ -352,8 +364,8 @@ void HttpServer::Routes() {
     }
     return who->name;
   };
-  auto agent_post = [this, node_of](auto call) {
-    return [this, node_of, call](const httplib::Request& req, httplib::Response& res) {
+  auto agent_post = [node_of](auto call) {
+    return [node_of, call](const httplib::Request& req, httplib::Response& res) {
       json body = json::parse(req.body, nullptr, false);
       if (!body.is_object()) return SendError(res, 400, "invalid_argument", "request body: expected a JSON object");
       std::string node = node_of(req, res, body.value("node", ""));

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "common/status.h"
 #include "server/control_plane.h"
@@ -52,6 +53,11 @@ class HttpServer {
   void Serve();
   // Stops accepting and ends keep-alive connections; in-flight requests finish. Thread-safe.
   void Stop();
+  // Serves one raw HTTP/1.1 request (the bytes a client would send on a connection) in-process,
+  // without a socket, through the same parsing, limits, authentication, routes and audit as
+  // Serve; returns the raw response bytes (status line, headers, body). For fuzzing and tests;
+  // needs no Bind.
+  std::string ServeRaw(std::string_view request);
 
  private:
   void Routes();

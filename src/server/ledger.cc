@@ -5,6 +5,8 @@
 
 #include "common/log.h"
 #include "model/version.h"
+#include "server/governance.h"
+#include "server/units.h"
 #include "tenancy/priority_class.h"
 
 namespace abacus::server {
@@ -224,7 +226,7 @@ std::optional<sched::WorkloadInfo> Ledger::ToWorkloadInfo(const WorkloadRecord& 
                                                           const std::map<std::string, int>& queue_index,
                                                           const std::map<std::string, int>& node_index,
                                                           const std::vector<std::map<int, int>>& device_pos,
-                                                          std::string& why) const {
+                                                          std::string& why, int32_t slice_unit) const {
   const Workload& spec = r.spec;
   auto q = queue_index.find(spec.queue);
   if (q == queue_index.end()) {
@@ -232,7 +234,8 @@ std::optional<sched::WorkloadInfo> Ledger::ToWorkloadInfo(const WorkloadRecord& 
     return std::nullopt;
   }
   sched::WorkloadInfo w;
-  w.id = r.id;
+  const bool slice = slice_unit >= 0;  // one more unit of an elastic workload (units.h)
+  w.id = slice ? SliceId(r.id, slice_unit) : r.id;
   w.name = spec.name;
   w.queue = q->second;
   w.submitted = r.submitted;
@@ -255,8 +258,15 @@ std::optional<sched::WorkloadInfo> Ledger::ToWorkloadInfo(const WorkloadRecord& 
   }
   int32_t multiplier = 1;
   if (const InferenceSpec* inf = spec.inference()) multiplier = std::max(1, inf->replicas);
-  if (const BatchSpec* b = spec.batch()) multiplier = std::max(1, std::min(b->parallelism, b->tasks));
-  for (const TaskGroup& g : spec.spec.task_groups) {
+  if (spec.batch() != nullptr) multiplier = std::max(1, WantedUnits(r));  // slots for what is left to do
+  // Admitted elastic workloads hold the units they have placements for; a slice is one unit.
+  if (slice) {
+    multiplier = 1;
+  } else if (r.holds_quota() && IsElastic(r)) {
+    multiplier = static_cast<int32_t>(PlacedUnits(r).size());
+  }
+  for (size_t gi = 0; gi < spec.spec.task_groups.size(); ++gi) {
+    const TaskGroup& g = spec.spec.task_groups[gi];
     sched::TaskGroupRequest gr;
     gr.name = g.name;
     gr.replicas = g.replicas * multiplier;
@@ -267,6 +277,8 @@ std::optional<sched::WorkloadInfo> Ledger::ToWorkloadInfo(const WorkloadRecord& 
       const AcceleratorRequest& a = *g.resources.accelerators;
       t.flavor_pattern = a.flavor.text();
       for (const Flavor& f : flavors_) {
+        // A slice keeps the flavor its workload's group runs on.
+        if (slice && gi < r.group_flavors.size() && f.name() != r.group_flavors[gi]) continue;
         if (a.flavor.Matches(f)) t.flavors.push_back(f.Intern());
       }
       t.device_count = a.count;
@@ -277,11 +289,12 @@ std::optional<sched::WorkloadInfo> Ledger::ToWorkloadInfo(const WorkloadRecord& 
                  : g.topology == TopologyPolicy::kSameNuma       ? sched::TopologyRequirement::kSameNuma
                                                                  : sched::TopologyRequirement::kNone;
     t.node_selector = g.node_selector;
+    t.pools = AdmittedPools(r.spec);  // admission policies' pools (governance.h)
     t.tolerations = g.tolerations;
     for (const auto& c : g.runtime) t.runtime.push_back(ToRequirement(c));
     w.groups.push_back(std::move(gr));
   }
-  if (r.holds_quota()) {
+  if (r.holds_quota() && !slice) {
     w.admitted = true;
     w.evicting = r.state == WorkloadState::kPreempting;
     w.admitted_at = r.admitted_at;
@@ -382,6 +395,14 @@ sched::Snapshot Ledger::BuildSnapshot(Time now, SnapshotIndex& index, const std:
     }
     index.workload_ids.push_back(r->id);
     s.workloads.push_back(std::move(*w));
+    // Units an elastic workload lacks (scale-up, a replica lost with its node) wait as slices.
+    if (!r->holds_quota()) continue;
+    for (int32_t unit : MissingUnits(*r)) {
+      auto sw = ToWorkloadInfo(*r, queue_index, node_index, device_pos, why, unit);
+      if (!sw) continue;
+      index.workload_ids.push_back(sw->id);
+      s.workloads.push_back(std::move(*sw));
+    }
   }
   return s;
 }
@@ -486,17 +507,19 @@ void Ledger::ApplyAdmission(const sched::Snapshot& snapshot, const sched::Admiss
   record.group_flavors.clear();
   for (FlavorId f : a.group_flavors) record.group_flavors.push_back(Flavor::FromId(f).name());
   record.placements.clear();
-  for (const sched::TaskPlacement& p : a.placements) {
-    PlacementRecord pr;
-    pr.group = p.group;
-    pr.replica = p.replica;
-    const sched::NodeInfo& node = snapshot.nodes[p.node];
-    pr.node = node.name;
-    pr.cpu_milli = p.cpu_milli;
-    pr.memory_bytes = p.memory_bytes;
-    for (const auto& g : p.devices) pr.devices.push_back({node.devices[g.device].index, g.milli, g.memory});
-    record.placements.push_back(std::move(pr));
-  }
+  for (const sched::TaskPlacement& p : a.placements) record.placements.push_back(ToPlacement(snapshot, p));
+}
+
+PlacementRecord Ledger::ToPlacement(const sched::Snapshot& snapshot, const sched::TaskPlacement& p) {
+  PlacementRecord pr;
+  pr.group = p.group;
+  pr.replica = p.replica;
+  const sched::NodeInfo& node = snapshot.nodes[p.node];
+  pr.node = node.name;
+  pr.cpu_milli = p.cpu_milli;
+  pr.memory_bytes = p.memory_bytes;
+  for (const auto& g : p.devices) pr.devices.push_back({node.devices[g.device].index, g.milli, g.memory});
+  return pr;
 }
 
 }  // namespace abacus::server

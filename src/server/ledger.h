@@ -78,6 +78,8 @@ class Ledger {
   sched::Snapshot BuildSnapshot(Time now, SnapshotIndex& index, const std::unordered_set<std::string>* fresh = nullptr,
                                 size_t per_queue_limit = 0);
   // Sets `record`'s flavors and placements from an admission of `snapshot`.
+  // Returns the placement record of a scheduler placement on `snapshot`'s nodes.
+  static PlacementRecord ToPlacement(const sched::Snapshot& snapshot, const sched::TaskPlacement& p);
   static void ApplyAdmission(const sched::Snapshot& snapshot, const sched::Admission& a,
                              WorkloadRecord& record);
 
@@ -101,7 +103,7 @@ class Ledger {
                                                     const std::map<std::string, int>& queue_index,
                                                     const std::map<std::string, int>& node_index,
                                                     const std::vector<std::map<int, int>>& device_pos,
-                                                    std::string& why) const;
+                                                    std::string& why, int32_t slice_unit = -1) const;
 
   std::vector<std::pair<std::string, SpecObject>> config_objects_;  // key "kind/name"
   TenancyConfig config_;

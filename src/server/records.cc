@@ -54,6 +54,14 @@ json ToJson(const WorkloadRecord& r) {
     }
     if (p.ready) pj["ready"] = *p.ready;
     if (p.live) pj["live"] = *p.live;
+    if (p.run != 0) pj["run"] = p.run;
+    if (p.index >= 0) pj["index"] = p.index;
+    if (!p.version.empty()) pj["version"] = p.version;
+    if (p.routed) pj["routed"] = true;
+    if (p.restart) {
+      pj["restart"] = true;
+      pj["restartUs"] = ToMicros(p.restart_at);
+    }
     placements.push_back(std::move(pj));
   }
   json j = {{"id", r.id},
@@ -135,6 +143,12 @@ Result<WorkloadRecord> WorkloadRecordFromJson(const json& j) {
       pr.stop_grace = p.value("stopGraceSeconds", 0);
       if (p.contains("ready")) pr.ready = p.at("ready").get<bool>();
       if (p.contains("live")) pr.live = p.at("live").get<bool>();
+      pr.run = p.value("run", 0);
+      pr.index = p.value("index", -1);
+      pr.version = p.value("version", "");
+      pr.routed = p.value("routed", false);
+      pr.restart = p.value("restart", false);
+      pr.restart_at = FromMicros(TimeField(p, "restartUs"));
       r.placements.push_back(std::move(pr));
     }
   } catch (const json::exception& e) {

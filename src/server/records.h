@@ -52,6 +52,15 @@ struct PlacementRecord {
   std::string message;   // "exited 3", "OOM-killed", …
   Time started_at{};
   Time finished_at{};
+  // The run of this slot within the attempt: 0 first, +1 each time the slot runs again (a
+  // replica restart, a new version, the next array task in a batch slot). Part of the task id.
+  int32_t run = 0;
+  int32_t index = -1;       // BatchJob: the array task the slot runs (-1: none yet)
+  std::string version;      // InferenceService: the version the replica runs (ABACUS_VERSION)
+  bool routed = false;      // InferenceService: traffic goes to it (the controller's SetReady)
+  Time restart_at{};        // set with stop_requested by a RestartReplica/SetVersion: run again
+                            // once the task ended, not before this time
+  bool restart = false;
   bool operator==(const PlacementRecord&) const = default;
 };
 

@@ -3,6 +3,7 @@
 // opens or closes them, so after a crash records and usage agree exactly.
 #include "common/log.h"
 #include "server/control_plane.h"
+#include "server/desired_tasks.h"
 #include "server/task_ids.h"
 
 namespace abacus::server {
@@ -25,7 +26,7 @@ meter::EndReason EndReasonFor(const WorkloadRecord& after) {
 std::map<std::string, const PlacementRecord*> Allocations(const WorkloadRecord& r) {
   std::map<std::string, const PlacementRecord*> out;
   if (!r.holds_quota()) return out;
-  for (const auto& p : r.placements) out[FormatTaskId({r.id, p.group, p.replica, r.attempt()})] = &p;
+  for (const auto& p : r.placements) out[TaskIdOf(r, p)] = &p;
   return out;
 }
 

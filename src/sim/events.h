@@ -3,11 +3,15 @@
 //
 //   1. Workloads arrive at their submit time and wait in their queue (pending).
 //   2. At every instant where something happens (arrivals, completions, preempted workloads
-//      that finished their grace period) the driver builds the Snapshot — nodes, queues,
-//      cohorts, pending and admitted workloads — and runs one Schedule() over it.
+//      that finished their grace period, an aging step that matters) the driver runs the
+//      server's cycle kinds over an incrementally kept Snapshot (admitted workloads) plus the
+//      pending workloads that cycle retries: only the fresh arrivals when nothing was freed, the
+//      first `bounded_per_queue` of each queue when capacity was freed, all of them after a
+//      requeue, an aging step or on the virtual timer.
 //   3. Admissions start at once and finish after their (remaining) duration; victims keep their
 //      capacity for their grace period, then stop and requeue with their original submit time
-//      and the run time they had left (they checkpointed).
+//      and the run time they had left (they checkpointed). The capacity of a preemptor's victims
+//      is held for it until the last one stopped; it is then offered to the preemptor first.
 //   4. Metrics: per queue and tenant — completion time, queueing delay (submit → first start),
 //      preemptions, borrowing and reclaim; GPU/NPU/CPU allocation and queue length over time;
 //      every workload still pending at the end with its reason (sched::DescribePending).
@@ -68,8 +72,32 @@ Status TenancyToSnapshot(const TenancyConfig& config, sched::Snapshot* snapshot)
 
 struct EventSimOptions {
   sched::SchedulerConfig config;
-  std::function<void(const std::string&)> progress;  // called about once per second of wall time
+  std::function<void(const std::string&)> progress;  // called about twice per second of wall time
   int64_t timeline_points = 1000;                     // the timeline is thinned to about this many
+  // The server's incremental cycles (ControlPlaneOptions): waiting workloads per queue retried
+  // when capacity frees, and the (virtual) timer that retries all of them after a bounded cycle
+  // left some out.
+  size_t bounded_per_queue = 256;
+  int64_t full_cycle_interval_s = 1;
+  // Hold the capacity of a preemptor's victims for it until they all stopped, then offer it to
+  // the preemptor first (false: like the server today, whoever comes first in the next cycle).
+  bool preemptor_claims = true;
+  // false: one full cycle over every waiting workload at each instant (the reference the
+  // incremental cycles are checked against; slow on big traces).
+  bool incremental = true;
+  // Rounds of events and cycles at one virtual instant after which its preemptions are no longer
+  // applied (a warning says so): with grace 0, two workloads that each outrank the other while
+  // waiting (aged priority) and not while running (base priority) would evict each other forever.
+  int64_t max_rounds_per_instant = 1000;
+};
+
+// How many cycles of each kind ran (docs/simulator.md §5).
+struct CycleCounts {
+  int64_t fresh = 0;       // only the arrivals since the last cycle (nothing was freed)
+  int64_t bounded = 0;     // capacity was freed: the first bounded_per_queue of each queue
+  int64_t full = 0;        // every pending workload (after a requeue, an aging step, the timer)
+  int64_t nominated = 0;   // a preemptor alone, on the capacity its victims gave back
+  int64_t aging_steps = 0; // aging steps that could change a decision (each asks for a full cycle)
 };
 
 // Order statistics of a set of durations, in seconds.
@@ -115,11 +143,13 @@ struct JobOutcome {
   std::optional<int64_t> finish_s;
   int32_t preemptions = 0;
   std::vector<std::string> first_nodes;  // node of each task at its first start
+  std::vector<int32_t> first_devices;    // devices of each task at its first start
 };
 
 struct EventSimResult {
   int64_t start_s = 0, end_s = 0;   // first and last event time
-  int64_t cycles = 0;
+  int64_t cycles = 0;               // scheduling cycles run (sched::Schedule calls)
+  CycleCounts cycle_kinds;
   double seconds = 0;               // wall time
   double mean_gpu_pct = 0, mean_npu_pct = 0, mean_cpu_pct = 0;  // time-weighted over [start, end]
   int64_t gpu_milli = 0, npu_milli = 0, cpu_milli = 0;          // capacity
@@ -129,6 +159,7 @@ struct EventSimResult {
   std::vector<UtilizationSample> timeline;
   std::vector<UnplacedWorkload> unplaced;
   std::vector<JobOutcome> jobs;      // in input order
+  std::vector<std::string> warnings; // e.g. preemptions left out to end a same-instant loop
 };
 
 // Replays `input` and returns its metrics. Deterministic: no wall clock enters a decision.

@@ -90,11 +90,16 @@ std::vector<std::string> GroupRow(const std::string& scope, const GroupReport& g
 
 }  // namespace
 
-nlohmann::ordered_json EventsJson(const EventSimResult& r) {
+nlohmann::ordered_json EventsJson(const EventSimResult& r, bool workloads) {
   nlohmann::ordered_json j;
   j["start_s"] = r.start_s;
   j["end_s"] = r.end_s;
   j["cycles"] = r.cycles;
+  j["cycle_kinds"] = {{"fresh", r.cycle_kinds.fresh},
+                      {"bounded", r.cycle_kinds.bounded},
+                      {"full", r.cycle_kinds.full},
+                      {"nominated", r.cycle_kinds.nominated},
+                      {"aging_steps", r.cycle_kinds.aging_steps}};
   j["seconds"] = Round(r.seconds, 1e3);
   j["capacity"] = {{"gpu", static_cast<double>(r.gpu_milli) / 1000.0},
                    {"npu", static_cast<double>(r.npu_milli) / 1000.0},
@@ -105,6 +110,7 @@ nlohmann::ordered_json EventsJson(const EventSimResult& r) {
   for (const auto& q : r.queues) j["queues"].push_back(GroupJson(q));
   j["tenants"] = nlohmann::ordered_json::array();
   for (const auto& t : r.tenants) j["tenants"].push_back(GroupJson(t));
+  j["warnings"] = r.warnings;
   j["unplaced"] = nlohmann::ordered_json::array();
   for (const auto& u : r.unplaced) {
     j["unplaced"].push_back({{"workload", u.workload}, {"queue", u.queue}, {"code", u.code}, {"reason", u.reason}});
@@ -114,13 +120,30 @@ nlohmann::ordered_json EventsJson(const EventSimResult& r) {
     j["timeline"].push_back({{"t", s.t}, {"gpu_pct", Round(s.gpu_pct, 1e3)}, {"npu_pct", Round(s.npu_pct, 1e3)},
                              {"cpu_pct", Round(s.cpu_pct, 1e3)}, {"pending", s.pending}, {"running", s.running}});
   }
+  if (workloads) {
+    j["workloads"] = nlohmann::ordered_json::array();
+    for (const JobOutcome& o : r.jobs) {
+      nlohmann::ordered_json w;
+      w["name"] = o.id;
+      w["first_start_s"] = o.first_start_s ? nlohmann::ordered_json(*o.first_start_s) : nlohmann::ordered_json();
+      w["finish_s"] = o.finish_s ? nlohmann::ordered_json(*o.finish_s) : nlohmann::ordered_json();
+      w["preemptions"] = o.preemptions;
+      w["tasks"] = nlohmann::ordered_json::array();
+      for (size_t i = 0; i < o.first_nodes.size(); ++i) {
+        w["tasks"].push_back({{"node", o.first_nodes[i]}, {"devices", i < o.first_devices.size() ? o.first_devices[i] : 0}});
+      }
+      j["workloads"].push_back(std::move(w));
+    }
+  }
   return j;
 }
 
 std::string EventsTable(const EventSimResult& r) {
   std::string out;
   out += "simulated " + Human(static_cast<double>(r.end_s - r.start_s)) + " in " + std::to_string(r.cycles) +
-         " scheduling cycles (" + Fixed(r.seconds, 2) + " s)\n";
+         " scheduling cycles (" + std::to_string(r.cycle_kinds.fresh) + " fresh, " + std::to_string(r.cycle_kinds.bounded) +
+         " bounded, " + std::to_string(r.cycle_kinds.full) + " full, " + std::to_string(r.cycle_kinds.nominated) +
+         " nominated; " + Fixed(r.seconds, 2) + " s)\n";
   out += "capacity: " + Fixed(static_cast<double>(r.gpu_milli) / 1000.0, 0) + " GPU, " +
          Fixed(static_cast<double>(r.npu_milli) / 1000.0, 0) + " NPU, " +
          Fixed(static_cast<double>(r.cpu_milli) / 1000.0, 0) + " CPU; mean allocated: GPU " + Fixed(r.mean_gpu_pct, 1) +

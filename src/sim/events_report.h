@@ -9,7 +9,9 @@
 
 namespace abacus::sim {
 
-nlohmann::ordered_json EventsJson(const EventSimResult& r);
+// With `workloads`, also each workload's outcome: first start, finish, preemptions and where
+// its tasks first ran (`workloads`: [{name, first_start_s, finish_s, preemptions, tasks: [{node, devices}]}]).
+nlohmann::ordered_json EventsJson(const EventSimResult& r, bool workloads = false);
 std::string EventsTable(const EventSimResult& r);
 // "scope,name,tenant,submitted,completed,…" — scope is queue, tenant or total.
 std::string EventsCsv(const EventSimResult& r);

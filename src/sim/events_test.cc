@@ -133,12 +133,160 @@ workloads:
   EXPECT_EQ(q1.preempted, 1);
   EXPECT_EQ(q1.reclaimed, 1);
   EXPECT_EQ(Job(r, "wide").preemptions, 1);
-  // The victim stops at 100 (grace 0) and requeues with 900 s left. Note: sched::Schedule keeps
-  // no claim for the preemptor across cycles, so at t=100 the requeued "wide" (earlier submit)
-  // is admitted again on borrowed quota before "owner"; it finishes at 100 + 900.
-  EXPECT_EQ(Job(r, "wide").finish_s, 1000);
-  EXPECT_EQ(Job(r, "owner").first_start_s, 1000);
+  // The victim stops at 100 (grace 0) and requeues with 900 s left. Its capacity is held for its
+  // preemptor, which is offered it first: "owner" starts at 100 although the requeued "wide" was
+  // submitted earlier; "wide" resumes when "owner" leaves at 150 and finishes at 150 + 900.
+  EXPECT_EQ(Job(r, "owner").first_start_s, 100);
+  EXPECT_EQ(Job(r, "owner").finish_s, 150);
+  EXPECT_EQ(Job(r, "wide").finish_s, 1050);
   EXPECT_EQ(r.total.completed, 2);
+  EXPECT_EQ(r.cycle_kinds.nominated, 1);
+  // Without the claim (what the server does today) the victim wins the race at t=100.
+  EventSimOptions no_claims;
+  no_claims.preemptor_claims = false;
+  EventSimResult race = RunEventSim(Input(kBorrow, &config), no_claims);
+  EXPECT_EQ(Job(race, "wide").finish_s, 1000);
+  EXPECT_EQ(Job(race, "owner").first_start_s, 1000);
+}
+
+TenancyConfig Config(const char* yaml) {
+  ParsedDocuments docs = ParseDocuments(yaml, "org.yaml");
+  EXPECT_TRUE(docs.diagnostics.empty()) << docs.diagnostics.ToString();
+  TenancyConfig config;
+  Diagnostics diags;
+  AddToTenancyConfig(docs.documents, config, diags);
+  EXPECT_TRUE(diags.empty()) << diags.ToString();
+  return config;
+}
+
+// One queue on one A100 node; "steady" (350) is preemptible but may not preempt.
+constexpr const char* kAgingConfig = R"(
+kind: Tenant
+name: t
+---
+kind: Queue
+name: q
+tenant: t
+quotas:
+  - {resource: cpu, nominal: 16}
+  - {resource: memory, nominal: 64Gi}
+  - {resource: gpu/nvidia/A100-80G, nominal: 1}
+---
+kind: PriorityClass
+name: steady
+value: 350
+preemptible: true
+canPreempt: false
+)";
+
+// Priority aging with no other event: "late" (experiment: 300, +100 every 4 h up to 400) waits
+// behind "early" (steady, 350, admitted). Only its first aging step, at 10 + 4 h, lets it
+// preempt "early"; nothing else happens until then.
+TEST(EventSim, AgingStepTriggersACycle) {
+  constexpr const char* kAging = R"(
+nodes:
+  - {name: n1, cpu: 16, memory: 64Gi, devices: ["gpu:nvidia:A100-80G:1:80Gi"]}
+workloads:
+  - {name: early, kind: Experiment, tenant: t, queue: q, priorityClass: steady, submit: 0, duration: 100000,
+     cpu: 1, memory: 1Gi, accelerators: {flavor: "gpu/*", count: 1}}
+  - {name: late, kind: Experiment, tenant: t, queue: q, submit: 10, duration: 100, cpu: 1, memory: 1Gi,
+     accelerators: {flavor: "gpu/*", count: 1}}
+)";
+  TenancyConfig config = Config(kAgingConfig);
+  EventSimResult r = RunEventSim(Input(kAging, &config), {});
+  EXPECT_EQ(Job(r, "late").first_start_s, 10 + 4 * 3600);
+  EXPECT_EQ(Job(r, "late").finish_s, 10 + 4 * 3600 + 100);
+  EXPECT_EQ(Job(r, "early").preemptions, 1);
+  // "early" resumes when "late" leaves, with the run time it had left.
+  EXPECT_EQ(Job(r, "early").finish_s, 10 + 4 * 3600 + 100 + (100000 - (10 + 4 * 3600)));
+  EXPECT_EQ(r.cycle_kinds.aging_steps, 1);
+  EXPECT_TRUE(r.unplaced.empty());
+  EXPECT_TRUE(r.warnings.empty());
+}
+
+// Two experiments that may both preempt: once "late" has aged past "early" and evicted it, the
+// requeued "early" (aged as well, from its own earlier submit) outranks the running "late",
+// which runs at its base priority — they would evict each other at that instant forever. The
+// driver stops applying preemptions at that instant after max_rounds_per_instant and says so.
+TEST(EventSim, MutualEvictionAtOneInstantEnds) {
+  constexpr const char* kPingPong = R"(
+nodes:
+  - {name: n1, cpu: 16, memory: 64Gi, devices: ["gpu:nvidia:A100-80G:1:80Gi"]}
+workloads:
+  - {name: early, kind: Experiment, tenant: t, queue: q, submit: 0, duration: 100000, cpu: 1, memory: 1Gi,
+     accelerators: {flavor: "gpu/*", count: 1}}
+  - {name: late, kind: Experiment, tenant: t, queue: q, submit: 10, duration: 100, cpu: 1, memory: 1Gi,
+     accelerators: {flavor: "gpu/*", count: 1}}
+)";
+  EventSimOptions o;
+  o.max_rounds_per_instant = 50;
+  EventSimResult r = RunEventSim(Input(kPingPong), o);
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("t=14410s"), std::string::npos) << r.warnings[0];
+  EXPECT_GT(Job(r, "early").preemptions, 1);
+  EXPECT_EQ(r.total.completed, 2);
+}
+
+// Aging steps that cannot change a decision run no cycle and do not stretch the run: a
+// workload too big for every node ages to its ceiling while nothing else happens.
+TEST(EventSim, IdleAgingStepsRunNoCycle) {
+  constexpr const char* kIdle = R"(
+nodes:
+  - {name: n1, cpu: 16, memory: 64Gi, devices: ["gpu:nvidia:A100-80G:1:80Gi"]}
+workloads:
+  - {name: huge, kind: TrainingJob, queue: q, submit: 0, duration: 10, cpu: 1, memory: 1Gi,
+     accelerators: {flavor: "gpu/*", count: 2}}
+)";
+  EventSimResult r = RunEventSim(Input(kIdle), {});
+  EXPECT_EQ(r.end_s, 0);
+  EXPECT_EQ(r.cycles, 1);
+  EXPECT_EQ(r.cycle_kinds.aging_steps, 0);
+  ASSERT_EQ(r.unplaced.size(), 1u);
+  EXPECT_EQ(r.unplaced[0].workload, "huge");
+}
+
+// The incremental cycles (fresh arrivals only, bounded after a completion, full after a
+// requeue) decide what one full cycle per instant decides, on a trace with three queues, four
+// priorities (in-queue preemption, preemptor claims) and best-effort work that can never run.
+// Not gangs: a parked gang is not in a fresh-only cycle, so it holds no nodes against the
+// arrivals there — as in the server (docs/simulator.md §5).
+TEST(EventSim, IncrementalCyclesDecideLikeFullCycles) {
+  std::string yaml = "nodes:\n";
+  for (int n = 0; n < 6; ++n) {
+    yaml += "  - {name: n" + std::to_string(n) + ", cpu: 64, memory: 256Gi, devices: [\"" +
+            (n % 2 ? "gpu:nvidia:A100-80G:8:80Gi" : "gpu:nvidia:T4:4:16Gi") + "\"]}\n";
+  }
+  yaml += "workloads:\n";
+  const char* kinds[] = {"TrainingJob", "Experiment", "BatchJob", "Evaluation"};
+  for (int i = 0; i < 120; ++i) {
+    const int count = 1 + (i * 7) % 8;
+    yaml += "  - {name: w" + std::to_string(100 + i) + ", kind: " + kinds[i % 4] + ", queue: q" + std::to_string(i % 3) +
+            ", submit: " + std::to_string((i * 37) % 900) + ", duration: " + std::to_string(50 + (i * 53) % 400) +
+            ", cpu: 2, memory: 4Gi, accelerators: {flavor: \"" + (i % 5 ? "gpu/*" : "gpu/nvidia/T4") +
+            "\", count: " + std::to_string(i % 5 ? count : 1 + count % 4) + "}";
+    if (i % 11 == 0) yaml += ", priorityClass: best-effort";
+    yaml += ", gang: false}\n";
+  }
+  EventInput in = Input(yaml.c_str());
+  EventSimOptions full;
+  full.incremental = false;
+  EventSimResult a = RunEventSim(in, {});
+  EventSimResult b = RunEventSim(in, full);
+  EXPECT_GT(a.cycle_kinds.fresh + a.cycle_kinds.bounded, 0);
+  EXPECT_GT(a.cycle_kinds.nominated, 0);
+  EXPECT_GT(a.total.preempted, 0);
+  EXPECT_LT(a.cycles, b.cycles);
+  ASSERT_EQ(a.jobs.size(), b.jobs.size());
+  int started = 0;
+  for (size_t j = 0; j < a.jobs.size(); ++j) {
+    EXPECT_EQ(a.jobs[j].first_start_s, b.jobs[j].first_start_s) << a.jobs[j].id;
+    EXPECT_EQ(a.jobs[j].finish_s, b.jobs[j].finish_s) << a.jobs[j].id;
+    EXPECT_EQ(a.jobs[j].first_nodes, b.jobs[j].first_nodes) << a.jobs[j].id;
+    started += a.jobs[j].first_start_s.has_value();
+  }
+  EXPECT_GT(started, 60);
+  EXPECT_EQ(a.total.pending_at_end, b.total.pending_at_end);
+  EXPECT_EQ(a.unplaced.size(), b.unplaced.size());
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "store/memory_store.h"
 
 #include <algorithm>
+#include <set>
 
 namespace abacus {
 
@@ -181,6 +182,97 @@ Result<std::optional<std::string>> InMemoryStore::GetMeta(std::string_view key) 
   auto it = meta_.find(key);
   if (it == meta_.end()) return std::optional<std::string>();
   return std::optional<std::string>(it->second);
+}
+
+// --- StoreCopyAccess ---
+
+Result<std::vector<std::string>> InMemoryStore::ObjectKinds() {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& [id, record] : objects_) {
+    if (out.empty() || out.back() != id.first) out.push_back(id.first);
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> InMemoryStore::JournalStreams() {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& [stream, entries] : journal_) {
+    if (!entries.empty()) out.push_back(stream);
+  }
+  return out;
+}
+
+Result<std::vector<EventRecord>> InMemoryStore::EventsAfter(int64_t after_seq, size_t limit) {
+  std::lock_guard lock(mu_);
+  std::vector<EventRecord> out;
+  auto it = std::upper_bound(events_.begin(), events_.end(), after_seq,
+                             [](int64_t seq, const EventRecord& e) { return seq < e.seq; });
+  for (; it != events_.end() && (limit == 0 || out.size() < limit); ++it) out.push_back(*it);
+  return out;
+}
+
+Result<std::vector<std::pair<std::string, std::string>>> InMemoryStore::AllMeta() {
+  std::lock_guard lock(mu_);
+  return std::vector<std::pair<std::string, std::string>>(meta_.begin(), meta_.end());
+}
+
+Status InMemoryStore::Load(const StoreRecords& records) {
+  std::lock_guard lock(mu_);
+  // Check everything first: a load applies whole or not at all.
+  std::set<ObjectKey> objects;
+  for (const ObjectRecord& o : records.objects) {
+    if (objects_.contains(ObjectKey{o.kind, o.key}) || !objects.insert({o.kind, o.key}).second) {
+      return Aborted("load: object " + o.kind + "/" + o.key + " already exists");
+    }
+  }
+  std::set<int64_t> seqs;
+  for (const EventRecord& e : records.events) {
+    bool taken = std::binary_search(events_.begin(), events_.end(), e,
+                                    [](const EventRecord& a, const EventRecord& b) {
+                                      return a.seq < b.seq;
+                                    });
+    if (taken || !seqs.insert(e.seq).second) {
+      return Aborted("load: event seq " + std::to_string(e.seq) + " already exists");
+    }
+  }
+  std::set<std::pair<std::string, int64_t>> entries;
+  for (const JournalRecord& j : records.journal) {
+    auto found = journal_.find(j.stream);
+    bool taken = found != journal_.end() &&
+                 std::any_of(found->second.begin(), found->second.end(),
+                             [&](const JournalRecord& e) { return e.seq == j.seq; });
+    if (taken || !entries.insert({j.stream, j.seq}).second) {
+      return Aborted("load: journal entry " + j.stream + "/" + std::to_string(j.seq) +
+                     " already exists");
+    }
+  }
+  auto by_seq = [](const auto& a, const auto& b) { return a.seq < b.seq; };
+  for (const ObjectRecord& o : records.objects) objects_.emplace(ObjectKey{o.kind, o.key}, o);
+  events_.insert(events_.end(), records.events.begin(), records.events.end());
+  std::sort(events_.begin(), events_.end(), by_seq);
+  if (!events_.empty()) last_event_seq_ = std::max(last_event_seq_, events_.back().seq);
+  std::set<std::string> touched;
+  for (const JournalRecord& j : records.journal) {
+    journal_[j.stream].push_back(j);
+    touched.insert(j.stream);
+  }
+  for (const std::string& name : touched) {
+    std::sort(journal_[name].begin(), journal_[name].end(), by_seq);
+  }
+  for (const auto& [key, value] : records.meta) meta_[key] = value;
+  return Status::OK();
+}
+
+Status InMemoryStore::Erase() {
+  std::lock_guard lock(mu_);
+  objects_.clear();
+  events_.clear();
+  last_event_seq_ = 0;
+  journal_.clear();
+  meta_.clear();
+  return Status::OK();
 }
 
 }  // namespace abacus

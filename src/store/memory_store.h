@@ -11,10 +11,11 @@
 #include <vector>
 
 #include "store/store.h"
+#include "store/store_copy.h"
 
 namespace abacus {
 
-class InMemoryStore final : public Store {
+class InMemoryStore final : public Store, public StoreCopyAccess {
  public:
   // `clock` stamps updated_us and must outlive the store.
   explicit InMemoryStore(const Clock& clock);
@@ -30,6 +31,15 @@ class InMemoryStore final : public Store {
                                              size_t limit) override;
   Result<std::optional<std::string>> GetMeta(std::string_view key) override;
   std::string Describe() const override { return "memory://"; }
+  StoreCopyAccess* copy_access() override { return this; }
+
+  // StoreCopyAccess
+  Result<std::vector<std::string>> ObjectKinds() override;
+  Result<std::vector<std::string>> JournalStreams() override;
+  Result<std::vector<EventRecord>> EventsAfter(int64_t after_seq, size_t limit) override;
+  Result<std::vector<std::pair<std::string, std::string>>> AllMeta() override;
+  Status Load(const StoreRecords& records) override;
+  Status Erase() override;
 
  private:
   using ObjectKey = std::pair<std::string, std::string>;  // (kind, key)

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "store/memory_store.h"
+#include "store/postgres/postgres_store.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace abacus {
@@ -161,8 +162,11 @@ Result<std::unique_ptr<Store>> OpenStore(std::string_view url, const StoreOption
     return std::unique_ptr<Store>(std::make_unique<InMemoryStore>(clock));
   }
   if (url.starts_with("postgres://") || url.starts_with("postgresql://")) {
-    return Unavailable("the PostgreSQL store is not available in this build yet (issue 11); use "
-                       "sqlite://PATH");
+    PostgresStoreOptions pg_options;
+    pg_options.clock = &clock;
+    ABACUS_ASSIGN_OR_RETURN(std::unique_ptr<PostgresStore> store,
+                            PostgresStore::Open(std::string(url), pg_options));
+    return std::unique_ptr<Store>(std::move(store));
   }
   // Name only the scheme: a url may carry a password.
   std::string_view scheme = url.substr(0, url.find("://"));

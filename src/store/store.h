@@ -3,7 +3,7 @@
 //
 // Every write goes through a WriteBatch, applied atomically by Store::Commit (or, grouped with
 // other batches into one transaction, by GroupCommitter). Backends: SqliteStore
-// ("sqlite://PATH"), InMemoryStore ("memory://", for tests), PostgreSQL later (issue 11).
+// ("sqlite://PATH"), PostgresStore ("postgres://..."), InMemoryStore ("memory://", for tests).
 // All Store methods are safe to call from several threads.
 #pragma once
 
@@ -20,6 +20,8 @@
 #include "common/status.h"
 
 namespace abacus {
+
+class StoreCopyAccess;  // store/store_copy.h
 
 // One object: the latest JSON document stored under (kind, key).
 struct ObjectRecord {
@@ -159,8 +161,13 @@ class Store {
   // Returns the store-level setting `key`, or nullopt.
   virtual Result<std::optional<std::string>> GetMeta(std::string_view key) = 0;
 
-  // Returns a description for logs, e.g. "sqlite:///var/lib/abacus/abacus.db".
+  // Returns a description for logs, e.g. "sqlite:///var/lib/abacus/abacus.db" (never a
+  // password).
   virtual std::string Describe() const = 0;
+
+  // Returns whole-store access for `abacus admin migrate` (store/store_copy.h), or nullptr
+  // when this store does not offer it (wrappers, test doubles).
+  virtual StoreCopyAccess* copy_access() { return nullptr; }
 };
 
 struct StoreOptions {
@@ -174,7 +181,9 @@ struct StoreOptions {
 //                             ?synchronous=full|normal (default full) and &busy_timeout_ms=N
 //   sqlite://:memory:         a private SQLite in-memory database (tests)
 //   memory://                 an InMemoryStore (tests)
-//   postgres://…, postgresql://…  Unavailable until the PostgreSQL backend exists (issue 11)
+//   postgres://…, postgresql://…  a PostgreSQL database (libpq URI: user, password, host,
+//                             port, database and libpq query options such as sslmode or
+//                             host=/socket/folder); see docs/store.md
 // Applies pending schema migrations. Returns FailedPrecondition when the database was written
 // by a newer Abacus, InvalidArgument for a malformed url, Unavailable when it cannot be opened.
 Result<std::unique_ptr<Store>> OpenStore(std::string_view url, const StoreOptions& options = {});

@@ -121,8 +121,13 @@ TEST_F(PocTest, EachKindOfWorkLandsOnTheRightDeviceAndRuntime) {
 
 TEST_F(PocTest, KilledAgentsTasksAreRequeuedAndPlacedElsewhere) {
   AgentProcess spare(*server_, "gpu-b", "gpu:nvidia:A100-80G:2:80Gi@cuda=12.4");
-  std::string id = Submit(Job("long", "{cpu: 1, memory: 1Gi, accelerators: {flavor: gpu/nvidia/A100-80G, count: 2}}", "",
-                              300));
+  // A training job requeues as a whole (gang) when a node is lost; a batch slot would be
+  // placed again on its own (AcceptanceTest, ControlPlaneTest cover that).
+  std::string job = Job("long", "{cpu: 1, memory: 1Gi, accelerators: {flavor: gpu/nvidia/A100-80G, count: 2}}", "", 300);
+  job.replace(job.find("kind: BatchJob"), 14, "kind: TrainingJob");
+  const std::string array = "  tasks: 1\n  parallelism: 1\n";
+  job.erase(job.find(array), array.size());
+  std::string id = Submit(job);
   ASSERT_TRUE(WaitFor([&] { return Get(id).value("state", "") == "Running"; })) << Get(id).dump();
   std::string first = Get(id)["placements"][0]["node"];
   AgentProcess* victim = first == "gpu-a" ? gpu_.get() : &spare;

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -57,6 +58,10 @@ void ServerProcess::Start() {
   std::filesystem::remove(url_file);
   std::vector<std::string> args = {ABACUS_BINARY, "server", "--data", data_, "--listen", "127.0.0.1:0",
                                    "--http-threads", "24"};
+  // Never an installed /etc/abacus/server.yaml, unless the test names a config file itself.
+  if (std::find(extra_.begin(), extra_.end(), "--config") == extra_.end()) {
+    args.insert(args.end(), {"--config", ""});
+  }
   args.insert(args.end(), extra_.begin(), extra_.end());
   pid_ = fork();
   if (pid_ == 0) {
@@ -112,6 +117,7 @@ void AgentProcess::Start() {
   std::vector<std::string> args = {ABACUS_BINARY, "agent", "--server", server_.url(), "--token-file",
                                    server_.data_dir() + "/join.token", "--name", name_, "--work-dir",
                                    work_.path(), "--no-real-devices", "--no-cgroups", "--heartbeat", "1"};
+  if (std::find(extra_.begin(), extra_.end(), "--config") == extra_.end()) args.insert(args.end(), {"--config", ""});
   if (!devices_.empty()) {
     args.push_back("--fake-devices");
     args.push_back(devices_);

@@ -49,6 +49,25 @@ TEST(SimCliTest, PackingOnTheOpenbTraceOrdersFgdAheadOfRandom) {
   EXPECT_GT(final_alloc("fgd"), 85.0);
 }
 
+TEST(SimCliTest, EventsOnTheOpenbTraceLeaveOnlyBestEffortWaiting) {
+  std::string pods = SourcePath("../shared/traces/openb/openb_pod_list_default.csv");
+  if (!std::filesystem::exists(pods)) GTEST_SKIP() << "no openb trace in this workspace";
+  auto r = RunCli({"sim", "events", "--trace", pods, "-o", "json", "-q"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["total"]["submitted"], 8152);
+  EXPECT_EQ(j["total"]["completed"].get<int>() + j["total"]["pending_at_end"].get<int>() +
+                j["total"]["running_at_end"].get<int>(),
+            8152);
+  // The server's incremental cycles: mostly arrivals alone.
+  EXPECT_GT(j["cycle_kinds"]["fresh"].get<int>(), 0);
+  EXPECT_LT(j["cycles"].get<int>(), 8152 * 2);
+  // Without a cohort, best-effort pods (borrowed capacity only) never run; they are the ones left.
+  ASSERT_FALSE(j["unplaced"].empty());
+  for (const auto& u : j["unplaced"]) EXPECT_EQ(u["code"], "Quota") << u.dump();
+  EXPECT_TRUE(j["warnings"].empty());
+}
+
 }  // namespace
 }  // namespace abacus::testing
 

@@ -9,6 +9,7 @@
 #include "agent/discover/diff.h"
 #include "agent/loop/pid_file.h"
 #include "agent/runtime/container.h"
+#include "agent/runtime/network.h"
 #include "common/log.h"
 
 namespace abacus::agent {
@@ -301,6 +302,12 @@ void Agent::StartTask(const AssignedTask& t) {
   spec.env = t.env;
   spec.cpu_milli = t.cpu_milli;
   spec.memory_bytes = t.memory_bytes;
+  // The tenant's network class: in the environment of every task; containers also get the
+  // matching --network (BuildContainerRunCommand).
+  if (Status s = AddNetworkClass(t.network, spec.env); !s.ok()) {
+    table_.Update(StartFailure(t.task_id, clock_.Now(), s.WithContext("task " + t.task_id)));
+    return;
+  }
   std::vector<std::string> vendors;
   {
     std::lock_guard lock(mu_);
@@ -340,6 +347,7 @@ void Agent::StartTask(const AssignedTask& t) {
     cs.work_dir = TaskDir(t.task_id) + "/work";
     cs.mounts = t.mounts;
     cs.stop_signal = t.stop_signal;
+    cs.network_class = t.network;
     auto argv = BuildContainerRunCommand(*engine, cs);
     if (!argv.ok()) {
       table_.Update(StartFailure(t.task_id, clock_.Now(), argv.status()));

@@ -257,6 +257,16 @@ TEST(ProtocolTest, ParsesAnAssignment) {
   EXPECT_FALSE(ParseAssignment(nlohmann::json::parse(R"({"version": 1, "tasks": [{"taskId": "a", "action": "x"}]})")).ok());
 }
 
+// The tenant's network class (AdmissionPolicy spec.network) reaches the task; none: "".
+TEST(ProtocolTest, CarriesTheNetworkClass) {
+  auto a = ParseAssignment(nlohmann::json::parse(R"({"version": 2, "tasks": [
+    {"taskId": "a.0.0.1", "action": "run", "command": ["true"], "network": "isolated"},
+    {"taskId": "b.0.0.1", "action": "run", "command": ["true"]}]})"));
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->tasks.at(0).network, "isolated");
+  EXPECT_EQ(a->tasks.at(1).network, "");
+}
+
 TEST(ProtocolTest, SignalsByNameOrNumber) {
   EXPECT_EQ(*ParseSignal("SIGTERM"), SIGTERM);
   EXPECT_EQ(*ParseSignal("USR1"), SIGUSR1);

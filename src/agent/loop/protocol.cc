@@ -255,6 +255,7 @@ Result<AssignedTask> ParseAssignedTask(const json& t) {
     std::string in = m.value("mountPath", "");
     a.mounts.push_back(Mount{path, in.empty() ? path : in, m.value("readOnly", true)});
   }
+  a.network = t.value("network", "");
   a.cpu_milli = t.value("cpuMilli", int64_t{0});
   a.memory_bytes = t.value("memoryBytes", int64_t{0});
   for (const auto& d : t.value("devices", json::array())) {

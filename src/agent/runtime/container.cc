@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "agent/command.h"
+#include "agent/runtime/network.h"
 
 namespace abacus::agent {
 
@@ -55,6 +56,9 @@ Result<std::vector<std::string>> BuildContainerRunCommand(ContainerEngine engine
     argv.push_back("--memory-swap=" + std::to_string(spec.memory_bytes) + "b");
   }
   if (spec.stop_signal > 0) argv.push_back("--stop-signal=" + SignalText(spec.stop_signal));
+  auto network = ContainerNetworkFor(spec.network_class);
+  if (!network.ok()) return network.status().WithContext("task " + spec.task_id);
+  if (!network->empty()) argv.push_back("--network=" + *network);
   // 2) Devices, per vendor.
   std::vector<std::string> nvidia_uuids;
   bool ascend = false, rocm = false, cambricon = false;
@@ -98,6 +102,7 @@ Result<std::vector<std::string>> BuildContainerRunCommand(ContainerEngine engine
   std::map<std::string, std::string> env = spec.env;
   for (const auto& [k, v] : DeviceEnvironment(spec.devices, spec.node_vendors)) env[k] = v;
   env["ABACUS_TASK_ID"] = spec.task_id;
+  (void)AddNetworkClass(spec.network_class, env);  // validated above
   for (const auto& [k, v] : env) add("-e", k + "=" + v);
   // 4) Workspace and mounts.
   if (!spec.work_dir.empty()) {

@@ -35,6 +35,7 @@ struct ContainerSpec {
   std::string work_dir;                      // host directory, mounted at /workspace
   std::vector<Mount> mounts;
   int stop_signal = 0;                       // the checkpoint signal; 0: engine default
+  std::string network_class;                 // isolated, internal, internet; "": engine default (network.h)
 };
 
 // Finds the engine to use: podman first, then docker, on `path_env` (process PATH when empty).
@@ -45,11 +46,13 @@ Result<ContainerEngine> FindContainerEngine(const std::string& path_env = "");
 std::string ContainerName(const std::string& task_id);
 
 // Returns argv for `<engine> run` in the foreground (--rm, --init, name, labels, --cpus,
-// --memory and --memory-swap, --stop-signal, env incl. device visibility, workspace and mounts,
+// --memory and --memory-swap, --stop-signal, --network of the network class (network.h) with
+// ABACUS_NETWORK_CLASS, env incl. device visibility, workspace and mounts,
 // device access per vendor: NVIDIA via CDI "nvidia.com/gpu=<index>" on podman and
 // --gpus device=<uuid,…> on docker; Ascend /dev/davinci<N> plus davinci_manager, devmm_svm,
 // hisi_hdc and the driver mounted read-only; AMD and Hygon /dev/kfd and /dev/dri; Cambricon
-// /dev/cambricon_ctl and /dev/cambricon_dev<N>). InvalidArgument without an image.
+// /dev/cambricon_ctl and /dev/cambricon_dev<N>). InvalidArgument without an image or for an
+// unknown network class.
 Result<std::vector<std::string>> BuildContainerRunCommand(ContainerEngine engine, const ContainerSpec& spec);
 
 // Returns argv that sends `signal` to the task's container (`<engine> kill --signal …`).

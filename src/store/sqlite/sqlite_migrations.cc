@@ -1,6 +1,6 @@
 // The SQLite schema. Only append new migrations; never edit one that has shipped.
-// The SQL stays close to what PostgreSQL accepts so that issue 11 can mirror it: the only
-// SQLite-specific construct is INTEGER PRIMARY KEY AUTOINCREMENT (BIGSERIAL there).
+// The PostgreSQL backend mirrors every version in postgres_migrations.cc (same logical
+// tables; a schema change is one new migration in each list).
 #include "store/migration.h"
 
 namespace abacus {

@@ -58,6 +58,24 @@ constexpr char kJournal[] =
     "SELECT seq, time_us, json FROM journal WHERE stream = ? AND seq > ? ORDER BY seq LIMIT ?";
 constexpr char kGetMeta[] = "SELECT value FROM meta WHERE key = ?";
 
+constexpr char kKinds[] = "SELECT DISTINCT kind FROM objects ORDER BY kind";
+constexpr char kStreams[] = "SELECT DISTINCT stream FROM journal ORDER BY stream";
+constexpr char kEventsAfter[] =
+    "SELECT seq, object_kind, object_key, time_us, type, json FROM events WHERE seq > ?"
+    " ORDER BY seq LIMIT ?";
+constexpr char kAllMeta[] = "SELECT key, value FROM meta ORDER BY key";
+constexpr char kLoadObject[] =
+    "INSERT INTO objects (kind, key, version, json, updated_us) VALUES (?, ?, ?, ?, ?)";
+// AUTOINCREMENT remembers the largest seq inserted, so later events continue after it.
+constexpr char kLoadEvent[] =
+    "INSERT INTO events (seq, object_kind, object_key, time_us, type, json)"
+    " VALUES (?, ?, ?, ?, ?, ?)";
+constexpr char kLoadJournal[] =
+    "INSERT INTO journal (stream, seq, time_us, json) VALUES (?, ?, ?, ?)";
+constexpr char kErase[] =
+    "DELETE FROM objects; DELETE FROM events; DELETE FROM journal; DELETE FROM meta;"
+    " DELETE FROM sqlite_sequence WHERE name = 'events'";
+
 int64_t LimitOrAll(size_t limit) {
   return limit == 0 || limit > static_cast<size_t>(std::numeric_limits<int64_t>::max())
              ? std::numeric_limits<int64_t>::max()
@@ -371,6 +389,101 @@ Result<std::optional<std::string>> SqliteStore::GetMeta(std::string_view key) {
   ABACUS_ASSIGN_OR_RETURN(bool row, q.Step());
   if (!row) return std::optional<std::string>();
   return std::optional<std::string>(q.ColumnText(0));
+}
+
+// --- StoreCopyAccess ---
+
+Result<std::vector<std::string>> SqliteStore::ObjectKinds() {
+  std::lock_guard lock(*read_mu_);
+  ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, reader_->Query(kKinds));
+  std::vector<std::string> out;
+  while (true) {
+    ABACUS_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out.push_back(q.ColumnText(0));
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> SqliteStore::JournalStreams() {
+  std::lock_guard lock(*read_mu_);
+  ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, reader_->Query(kStreams));
+  std::vector<std::string> out;
+  while (true) {
+    ABACUS_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out.push_back(q.ColumnText(0));
+  }
+  return out;
+}
+
+Result<std::vector<EventRecord>> SqliteStore::EventsAfter(int64_t after_seq, size_t limit) {
+  std::lock_guard lock(*read_mu_);
+  ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, reader_->Query(kEventsAfter));
+  q.Bind(after_seq).Bind(LimitOrAll(limit));
+  std::vector<EventRecord> out;
+  while (true) {
+    ABACUS_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out.push_back(EventRecord{q.ColumnInt(0), q.ColumnText(1), q.ColumnText(2), q.ColumnInt(3),
+                              q.ColumnText(4), q.ColumnText(5)});
+  }
+  return out;
+}
+
+Result<std::vector<std::pair<std::string, std::string>>> SqliteStore::AllMeta() {
+  std::lock_guard lock(*read_mu_);
+  ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, reader_->Query(kAllMeta));
+  std::vector<std::pair<std::string, std::string>> out;
+  while (true) {
+    ABACUS_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out.emplace_back(q.ColumnText(0), q.ColumnText(1));
+  }
+  return out;
+}
+
+Status SqliteStore::InWriteTransaction(const std::function<Status()>& body) {
+  std::lock_guard lock(write_mu_);
+  ABACUS_RETURN_IF_ERROR(RunWriter(kBegin));
+  Status s = body();
+  if (s.ok()) s = RunWriter(kCommit);
+  if (!s.ok() && writer_->InTransaction()) (void)RunWriter(kRollback);
+  return s;
+}
+
+Status SqliteStore::Load(const StoreRecords& records) {
+  return InWriteTransaction([&]() -> Status {
+    SqliteConnection& db = *writer_;
+    for (const ObjectRecord& o : records.objects) {
+      ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, db.Query(kLoadObject));
+      ABACUS_RETURN_IF_ERROR(
+          q.Bind(o.kind).Bind(o.key).Bind(o.version).Bind(o.json).Bind(o.updated_us).Run());
+    }
+    for (const EventRecord& e : records.events) {
+      ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, db.Query(kLoadEvent));
+      ABACUS_RETURN_IF_ERROR(q.Bind(e.seq)
+                                 .Bind(e.object_kind)
+                                 .Bind(e.object_key)
+                                 .Bind(e.time_us)
+                                 .Bind(e.type)
+                                 .Bind(e.json)
+                                 .Run());
+    }
+    for (const JournalRecord& j : records.journal) {
+      ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, db.Query(kLoadJournal));
+      ABACUS_RETURN_IF_ERROR(q.Bind(j.stream).Bind(j.seq).Bind(j.time_us).Bind(j.json).Run());
+    }
+    for (const auto& [key, value] : records.meta) {
+      ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, db.Query(kPutMeta));
+      ABACUS_RETURN_IF_ERROR(q.Bind(key).Bind(value).Run());
+    }
+    return Status::OK();
+  });
+}
+
+Status SqliteStore::Erase() {
+  return InWriteTransaction([&] { return writer_->Exec(kErase); });
 }
 
 }  // namespace abacus

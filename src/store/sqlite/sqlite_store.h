@@ -3,6 +3,7 @@
 // mutex) and one read connection, so reads never wait for a commit in progress.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -10,6 +11,7 @@
 
 #include "store/migration.h"
 #include "store/store.h"
+#include "store/store_copy.h"
 
 namespace abacus {
 
@@ -28,7 +30,7 @@ struct SqliteStoreOptions {
   std::span<const Migration> migrations;  // empty: SqliteMigrations(); tests pass their own
 };
 
-class SqliteStore final : public Store {
+class SqliteStore final : public Store, public StoreCopyAccess {
  public:
   // Opens (creating if needed) the database at `path`, or a private in-memory one for
   // ":memory:", and applies pending migrations. FailedPrecondition when the file holds a
@@ -48,6 +50,15 @@ class SqliteStore final : public Store {
                                              size_t limit) override;
   Result<std::optional<std::string>> GetMeta(std::string_view key) override;
   std::string Describe() const override { return "sqlite://" + path_; }
+  StoreCopyAccess* copy_access() override { return this; }
+
+  // StoreCopyAccess
+  Result<std::vector<std::string>> ObjectKinds() override;
+  Result<std::vector<std::string>> JournalStreams() override;
+  Result<std::vector<EventRecord>> EventsAfter(int64_t after_seq, size_t limit) override;
+  Result<std::vector<std::pair<std::string, std::string>>> AllMeta() override;
+  Status Load(const StoreRecords& records) override;
+  Status Erase() override;
 
   // Returns the schema version of the open database (the last migration applied).
   int schema_version() const { return schema_version_; }
@@ -60,6 +71,8 @@ class SqliteStore final : public Store {
   // Applies one batch inside the open transaction. Returns the first failing op's status.
   Status ApplyBatch(const WriteBatch& batch, int64_t now_us, CommitResult& result);
   Status ApplyOp(const WriteOp& op, int64_t now_us, int64_t& assigned);
+  // Runs `body` in one IMMEDIATE transaction on the writer connection.
+  Status InWriteTransaction(const std::function<Status()>& body);
   // Runs a cached statement that returns no rows on the writer connection.
   Status RunWriter(const char* sql);
   // Explains a failed conditional put/delete: Aborted with the version found.

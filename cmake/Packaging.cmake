@@ -1,0 +1,43 @@
+# Install rules and the Debian package (CPack DEB): `make package` builds
+# build/release/package/abacus_VERSION_ARCH.deb. What goes where: docs/operations.md,
+# "Installing the package". The .deb is the supported way to install; the absolute destinations
+# (/etc, /lib/systemd) ignore CMAKE_INSTALL_PREFIX, so `cmake --install` needs DESTDIR.
+
+set(ABACUS_PACKAGING_DIR ${CMAKE_CURRENT_SOURCE_DIR}/packaging)
+
+install(TARGETS abacus RUNTIME DESTINATION bin)
+install(FILES ${ABACUS_PACKAGING_DIR}/abacus-server.service ${ABACUS_PACKAGING_DIR}/abacus-agent.service
+        DESTINATION /lib/systemd/system)
+install(FILES ${ABACUS_PACKAGING_DIR}/server.yaml ${ABACUS_PACKAGING_DIR}/agent.yaml DESTINATION /etc/abacus)
+install(FILES ${ABACUS_PACKAGING_DIR}/copyright README.md DESTINATION share/doc/abacus)
+install(DIRECTORY docs/ DESTINATION share/doc/abacus FILES_MATCHING PATTERN "*.md" PATTERN "*.png" PATTERN "*.svg")
+# `abacus up --demo` finds its examples next to the binary, in ../share/abacus/examples.
+install(DIRECTORY examples/ DESTINATION share/abacus/examples)
+
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME abacus)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_VENDOR "The Abacus authors")
+set(CPACK_PACKAGE_CONTACT "Abacus maintainers <abacus@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "heterogeneous compute ledger and scheduler for GPUs, NPUs and CPUs")
+string(CONCAT CPACK_PACKAGE_DESCRIPTION
+    "Abacus puts every GPU, NPU and CPU of your clusters into one ledger and lets training, inference, batch, "
+    "evaluation and experiment workloads use them by rules: queues, quotas with borrowing and reclaim, priorities "
+    "and preemption. It explains every decision with numbers. This package holds the abacus binary (server, "
+    "agent and CLI), systemd units abacus-server and abacus-agent, and their settings in /etc/abacus.")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_PACKAGE_DIRECTORY ${CMAKE_BINARY_DIR}/package)
+set(CPACK_STRIP_FILES ON)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION admin)
+set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+# Library dependencies from dpkg-shlibdeps, plus adduser for the postinst.
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "sqlite3")
+set(CPACK_DEBIAN_COMPRESSION_TYPE gzip)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
+    ${ABACUS_PACKAGING_DIR}/debian/postinst ${ABACUS_PACKAGING_DIR}/debian/prerm
+    ${ABACUS_PACKAGING_DIR}/debian/postrm ${ABACUS_PACKAGING_DIR}/debian/conffiles)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+include(CPack)

@@ -1,0 +1,92 @@
+// ControlPlane: elastic workloads between cycles — a unit the scheduler placed for a slice joins
+// its workload (units.h), and the metric samples that drive a service's autoscaler.
+#include "common/log.h"
+#include "server/control_plane.h"
+#include "server/units.h"
+
+namespace abacus::server {
+
+using nlohmann::json;
+
+void ControlPlane::AddUnit(const sched::Snapshot& snapshot, const sched::Admission& a, int32_t unit,
+                           WorkloadRecord& r, WriteBatch& batch, Time now) {
+  const auto& groups = r.spec.spec.task_groups;
+  std::set<std::string> nodes;
+  for (const sched::TaskPlacement& tp : a.placements) {
+    PlacementRecord p = Ledger::ToPlacement(snapshot, tp);
+    int32_t per = tp.group < static_cast<int32_t>(groups.size()) ? std::max(1, groups[tp.group].replicas) : 1;
+    p.replica = unit * per + tp.replica;
+    p.version = InitialVersion(r, unit);
+    nodes.insert(p.node);
+    r.placements.push_back(std::move(p));
+  }
+  std::sort(r.placements.begin(), r.placements.end(), [](const PlacementRecord& x, const PlacementRecord& y) {
+    return std::tie(x.group, x.replica) < std::tie(y.group, y.replica);
+  });
+  bool service = r.spec.inference() != nullptr;
+  std::string what = std::string(service ? "replica " : "slot ") + std::to_string(unit) + " placed on " +
+                     *nodes.begin() + (a.borrowing ? " (borrowed quota)" : "");
+  batch.AppendEvent(kWorkloadKind, r.id, service ? "ReplicaPlaced" : "SlotPlaced",
+                    EventJson(r.state, what,
+                              {{"unit", unit}, {"nodes", nodes}, {"borrowing", a.borrowing},
+                               {"placed", PlacedUnits(r).size()}})
+                        .dump(),
+                    now);
+}
+
+Result<json> ControlPlane::ReportMetrics(const std::string& id_or_name, const json& body) {
+  auto rec = FindRecord(id_or_name);
+  if (!rec) return NotFound("workload '" + id_or_name + "' not found");
+  const InferenceSpec* inf = rec->spec.inference();
+  if (inf == nullptr) {
+    return FailedPrecondition("workload " + rec->id + " is a " + std::string(WorkloadKindName(rec->spec.kind())) +
+                              "; metrics drive the autoscaling of an InferenceService");
+  }
+  if (!inf->autoscaling) {
+    return FailedPrecondition("InferenceService " + rec->id + " has no spec.autoscaling; nothing reads its metrics");
+  }
+  if (IsTerminal(rec->state)) {
+    return FailedPrecondition("workload " + rec->id + " is " + std::string(WorkloadStateName(rec->state)));
+  }
+  if (!body.is_object()) return InvalidArgument("expected a JSON object: {\"metric\", \"value\", \"replica\"} or {\"samples\": [...]}");
+  std::vector<json> items;
+  if (body.contains("samples")) {
+    if (!body["samples"].is_array()) return InvalidArgument("samples: expected an array");
+    items.assign(body["samples"].begin(), body["samples"].end());
+  } else {
+    items.push_back(body);
+  }
+  if (items.empty() || items.size() > 1000) return InvalidArgument("samples: expected 1 to 1000 samples");
+  Time now = clock_.Now();
+  std::vector<control::MetricSample> samples;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const json& s = items[i];
+    std::string where = body.contains("samples") ? "samples[" + std::to_string(i) + "]." : "";
+    if (!s.is_object()) return InvalidArgument(where + ": expected an object");
+    control::MetricSample m;
+    m.metric = s.value("metric", inf->autoscaling->metric);
+    if (m.metric != inf->autoscaling->metric) {
+      return InvalidArgument(where + "metric: the service scales on '" + inf->autoscaling->metric + "', got '" +
+                             m.metric + "'");
+    }
+    if (!s.contains("value") || !s["value"].is_number()) return InvalidArgument(where + "value: expected a number");
+    m.value = s["value"].get<double>();
+    if (!(m.value >= 0)) return InvalidArgument(where + "value: expected a non-negative number");
+    if (!s.contains("replica") || !s["replica"].is_number_integer() || s["replica"].get<int64_t>() < 0) {
+      return InvalidArgument(where + "replica: expected the replica number (0, 1, …)");
+    }
+    m.replica = s["replica"].get<int32_t>();
+    m.time = now;
+    samples.push_back(std::move(m));
+  }
+  {
+    std::lock_guard lock(seen_mu_);
+    auto& kept = metrics_by_workload_[rec->id];
+    for (auto& m : samples) kept.push_back(std::move(m));
+    while (!kept.empty() && kept.front().time < now - std::chrono::minutes(2)) kept.pop_front();
+    while (kept.size() > 10'000) kept.pop_front();
+  }
+  return json{{"workload", rec->id}, {"accepted", samples.size()}};
+}
+
+}  // namespace abacus::server

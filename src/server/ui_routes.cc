@@ -1,0 +1,20 @@
+#include "server/ui_routes.h"
+
+#include <httplib.h>
+
+#include "server/ui_assets.h"
+
+namespace abacus::server {
+
+void AddUiRoutes(httplib::Server& s) {
+  s.Get(R"(/ui(/.*)?)", [](const httplib::Request& req, httplib::Response& res) {
+    UiAnswer a = ResolveUi(req.path, EmbeddedUiAssets());
+    res.status = a.status;
+    if (!a.location.empty()) res.set_header("Location", a.location);
+    if (!a.cache_control.empty()) res.set_header("Cache-Control", a.cache_control);
+    res.set_header("X-Content-Type-Options", "nosniff");
+    res.set_content(std::string(a.body), a.content_type);
+  });
+}
+
+}  // namespace abacus::server

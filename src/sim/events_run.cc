@@ -1,0 +1,753 @@
+// The event-mode driver (sim/events.h, docs/simulator.md §5): virtual time, the server's
+// incremental cycle kinds over an incrementally kept snapshot, preemptor claims, aging steps.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <queue>
+#include <set>
+#include <unordered_map>
+
+#include "common/check.h"
+#include "sched/order.h"
+#include "sim/events.h"
+#include "sim/scenario.h"
+
+namespace abacus::sim {
+namespace {
+
+constexpr int64_t kMicrosPerSecond = 1'000'000;
+
+Time At(int64_t s) { return ScenarioEpoch() + Duration(s * kMicrosPerSecond); }
+
+DurationStats Stats(std::vector<double> v) {
+  DurationStats s;
+  s.count = static_cast<int64_t>(v.size());
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  double sum = 0;
+  for (double x : v) sum += x;
+  s.mean = sum / static_cast<double>(v.size());
+  auto pct = [&](double p) {
+    // Nearest rank.
+    size_t k = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size())));
+    return v[std::clamp<size_t>(k, 1, v.size()) - 1];
+  };
+  s.p50 = pct(0.50);
+  s.p95 = pct(0.95);
+  s.p99 = pct(0.99);
+  s.max = v.back();
+  return s;
+}
+
+// Returns whether quota can never admit `w` in queue `q`, whatever else runs: best-effort work
+// (borrowed capacity only) in a queue without a cohort, asking for something the queue limits —
+// QuotaState::Check answers NoFit for it without looking at usage, and without quota no victim
+// search succeeds. A StrictFIFO queue is left alone: such a head blocks the queue behind it.
+bool NeverAdmissible(const sched::WorkloadInfo& w, const sched::QueueInfo& q) {
+  if (!w.borrowed_only || q.cohort != sched::kNone || q.strategy == sched::QueueingStrategy::kStrictFifo) return false;
+  auto limited = [&](ResourceKey r) {
+    return std::any_of(q.quotas.begin(), q.quotas.end(), [&](const sched::QuotaInfo& e) { return e.resource == r; });
+  };
+  for (const auto& g : w.groups) {
+    if (g.replicas <= 0) continue;
+    if (g.task.needs_devices()) return true;  // device quota is always limited
+    if (g.task.cpu_milli > 0 && limited(ResourceKey::Cpu())) return true;
+    if (g.task.memory_bytes > 0 && limited(ResourceKey::Memory())) return true;
+  }
+  return false;
+}
+
+// Same-instant order: completions free capacity before stops, requeues and arrivals are seen.
+enum class EventType : uint8_t { kFinish = 0, kStopped = 1, kRequeue = 2, kArrive = 3, kAging = 4, kTimer = 5 };
+
+struct Event {
+  int64_t t;
+  EventType type;
+  int32_t job;
+  int32_t epoch;  // admission (finish, stop, requeue) or pending stint (aging) count: stale ones are ignored
+  bool operator>(const Event& o) const {
+    if (t != o.t) return t > o.t;
+    if (type != o.type) return type > o.type;
+    return job > o.job;
+  }
+};
+
+enum class Phase : uint8_t {
+  kFuture,    // not arrived
+  kPending,   // waiting in its queue
+  kRunning,   // admitted
+  kEvicting,  // preempted, in its grace period: still holds its capacity
+  kHeld,      // stopped, but its capacity is held for its preemptor until the other victims stop
+  kDone,
+};
+
+struct JobState {
+  Phase phase = Phase::kFuture;
+  int32_t slot = -1;       // slot in the snapshot's admitted workloads
+  int32_t epoch = 0;       // admissions so far
+  int32_t wait_gen = 0;    // pending stints so far
+  bool never = false;      // NeverAdmissible: pending, but kept out of the cycles
+  int32_t claim = -1;      // as a victim: the preemptor its capacity is held for
+  int64_t started_s = 0;   // start of the current run
+  std::optional<int64_t> remaining_s;  // run time left
+  bool borrowing = false;
+  int64_t device_milli = 0;  // accelerator milli held while running
+  int64_t cpu_milli = 0, gpu_milli = 0, npu_milli = 0;
+};
+
+// Queue order of the server's bounded cycle (Ledger::BuildSnapshot): base priority, then
+// submission, then id.
+struct PendingKey {
+  int32_t priority;
+  int64_t submit_s;
+  int32_t rank;  // of the id among all ids
+  int32_t job;
+  bool operator<(const PendingKey& o) const {
+    if (priority != o.priority) return priority > o.priority;
+    if (submit_s != o.submit_s) return submit_s < o.submit_s;
+    return rank < o.rank;
+  }
+};
+
+// A preemptor's victims; their capacity is held for it until none is stopping any more.
+struct Claim {
+  std::vector<int32_t> victims;
+  int32_t stopping = 0;
+};
+
+enum class CycleKind : uint8_t { kFresh, kBounded, kFull, kNominated };
+
+class Driver {
+ public:
+  Driver(const EventInput& input, const EventSimOptions& options);
+  EventSimResult Run();
+
+ private:
+  void Arrive(int32_t j, int64_t t);
+  void Finish(int32_t j, int64_t t);
+  void Stopped(int32_t j, int64_t t);
+  void Aging(int32_t j, int64_t t);
+  void Enqueue(int32_t j, int64_t t);
+  void Requeue(int32_t j, int64_t t);
+  void AccountRun(int32_t j, int64_t t);
+  void FreeCapacity(int32_t j);
+  void ResolveClaim(int32_t preemptor, int64_t t);
+  void EndClaim(int32_t preemptor, int64_t t);
+  std::vector<int32_t> Tail(CycleKind kind);
+  void RunCycle(CycleKind kind, std::vector<int32_t> tail, int64_t t);
+  void Admit(int32_t j, sched::WorkloadInfo w, const sched::Admission& a, int64_t t);
+  void Preempt(const sched::Preemption& p, int64_t t);
+  void Describe();
+  void Summarize();
+  PendingKey Key(int32_t j) const {
+    return {proto_[j].priority, in_.jobs[j].submit_s, rank_[j], j};
+  }
+  void CountPreemptible(const sched::WorkloadInfo& w, int delta) {
+    if (!w.preemptible) return;
+    if ((preemptible_[w.priority] += delta) == 0) preemptible_.erase(w.priority);
+  }
+
+  const EventInput& in_;
+  const EventSimOptions& o_;
+  EventSimResult r_;
+  sched::Snapshot snap_;                      // nodes, queues, cohorts; workloads = the admitted ones
+  std::vector<int32_t> slot_job_;             // admitted slot → job
+  std::vector<sched::WorkloadInfo> proto_;    // each job's pending form (submitted set)
+  std::vector<int32_t> rank_;
+  std::unordered_map<std::string, int32_t> job_of_;
+  std::vector<JobState> js_;
+  std::vector<std::set<PendingKey>> pending_;  // per queue, in bounded-cycle order
+  std::vector<int32_t> never_;                 // NeverAdmissible jobs that arrived
+  std::vector<int32_t> fresh_;                 // arrived since the last regular cycle
+  std::vector<int32_t> nominate_;              // preemptors whose victims all stopped at this instant
+  std::vector<uint8_t> in_tail_;
+  std::unordered_map<int32_t, Claim> claims_;  // by preemptor
+  std::map<int32_t, int32_t> preemptible_;     // priority → admitted, not evicting, preemptible workloads
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+  bool full_ = false, freed_ = false;
+  bool truncated_since_full_ = false, timer_armed_ = false;
+  int64_t instant_ = -1, rounds_ = 0;  // the current virtual instant and the rounds run at it
+  int64_t dropped_ = 0;                // preemptions not applied at the current instant (loop guard)
+  int64_t processed_ = 0;
+  int64_t used_cpu_ = 0, used_gpu_ = 0, used_npu_ = 0;
+  int32_t pending_count_ = 0, running_count_ = 0;
+  std::vector<std::vector<double>> queueing_, completion_;
+  std::vector<GroupReport> qrep_;
+};
+
+Driver::Driver(const EventInput& input, const EventSimOptions& options)
+    : in_(input), o_(options), snap_(input.cluster) {
+  snap_.workloads.clear();
+  const size_t n = in_.jobs.size();
+  js_.resize(n);
+  in_tail_.assign(n, 0);
+  r_.jobs.resize(n);
+  proto_.reserve(n);
+  std::vector<int32_t> by_id(n);
+  for (size_t j = 0; j < n; ++j) {
+    r_.jobs[j].id = in_.jobs[j].workload.id;
+    proto_.push_back(in_.jobs[j].workload);
+    proto_.back().submitted = At(in_.jobs[j].submit_s);
+    proto_.back().admitted = false;
+    job_of_[in_.jobs[j].workload.id] = static_cast<int32_t>(j);
+    by_id[j] = static_cast<int32_t>(j);
+    const int32_t q = proto_.back().queue;
+    ABACUS_CHECK(q >= 0 && q < static_cast<int32_t>(snap_.queues.size()), "workload in unknown queue");
+    js_[j].never = NeverAdmissible(proto_.back(), snap_.queues[q]);
+  }
+  std::sort(by_id.begin(), by_id.end(), [&](int32_t a, int32_t b) { return proto_[a].id < proto_[b].id; });
+  rank_.resize(n);
+  for (size_t i = 0; i < n; ++i) rank_[by_id[i]] = static_cast<int32_t>(i);
+  pending_.resize(snap_.queues.size());
+
+  for (const auto& node : snap_.nodes) {
+    r_.cpu_milli += node.cpu_milli;
+    for (const auto& d : node.devices) {
+      if (!d.healthy) continue;
+      (Flavor::FromId(d.flavor).kind() == DeviceKind::kNpu ? r_.npu_milli : r_.gpu_milli) += 1000;
+    }
+  }
+  const size_t nq = snap_.queues.size();
+  queueing_.resize(nq);
+  completion_.resize(nq);
+  qrep_.resize(nq);
+  for (size_t q = 0; q < nq; ++q) {
+    qrep_[q].name = snap_.queues[q].name;
+    qrep_[q].tenant = snap_.queues[q].tenant;
+  }
+  for (size_t j = 0; j < n; ++j) events_.push({in_.jobs[j].submit_s, EventType::kArrive, static_cast<int32_t>(j), 0});
+}
+
+// ------------------------------------------------------------------ events
+
+void Driver::Enqueue(int32_t j, int64_t t) {
+  JobState& st = js_[j];
+  st.phase = Phase::kPending;
+  ++st.wait_gen;
+  ++pending_count_;
+  if (st.never) {
+    never_.push_back(j);
+    return;
+  }
+  pending_[proto_[j].queue].insert(Key(j));
+  // The next aging step, while below the ceiling.
+  const sched::WorkloadInfo& w = proto_[j];
+  const int64_t period = w.max_queue_wait.count();
+  if (w.aging_step > 0 && period > 0 && sched::EffectivePriority(w, At(t)) < std::max(w.priority, w.priority_ceiling)) {
+    const int64_t waited = std::max<int64_t>(0, (t - in_.jobs[j].submit_s) * kMicrosPerSecond);
+    const int64_t next_us = in_.jobs[j].submit_s * kMicrosPerSecond + (waited / period + 1) * period;
+    events_.push({(next_us + kMicrosPerSecond - 1) / kMicrosPerSecond, EventType::kAging, j, st.wait_gen});
+  }
+}
+
+void Driver::Arrive(int32_t j, int64_t t) {
+  js_[j].remaining_s = in_.jobs[j].duration_s;
+  ++qrep_[proto_[j].queue].submitted;
+  Enqueue(j, t);
+  if (!js_[j].never) fresh_.push_back(j);
+}
+
+void Driver::AccountRun(int32_t j, int64_t t) {
+  JobState& st = js_[j];
+  const double hours = static_cast<double>(t - st.started_s) / 3600.0;
+  GroupReport& q = qrep_[proto_[j].queue];
+  q.device_hours += static_cast<double>(st.device_milli) / 1000.0 * hours;
+  if (st.borrowing) q.borrowed_device_hours += static_cast<double>(st.device_milli) / 1000.0 * hours;
+  --running_count_;
+}
+
+void Driver::FreeCapacity(int32_t j) {
+  JobState& st = js_[j];
+  used_cpu_ -= st.cpu_milli;
+  used_gpu_ -= st.gpu_milli;
+  used_npu_ -= st.npu_milli;
+  const int32_t s = st.slot;
+  const int32_t last = static_cast<int32_t>(snap_.workloads.size()) - 1;
+  if (s != last) {
+    snap_.workloads[s] = std::move(snap_.workloads[last]);
+    slot_job_[s] = slot_job_[last];
+    js_[slot_job_[s]].slot = s;
+  }
+  snap_.workloads.pop_back();
+  slot_job_.pop_back();
+  st.slot = -1;
+}
+
+void Driver::Requeue(int32_t j, int64_t t) {
+  // The victim checkpointed and stopped: it waits again with its original submit time and the
+  // run time it had left. Like the server's FinishPreemptions, a requeue asks for a full cycle.
+  FreeCapacity(j);
+  Enqueue(j, t);
+  full_ = true;
+}
+
+void Driver::Finish(int32_t j, int64_t t) {
+  JobState& st = js_[j];
+  const bool evicting = st.phase == Phase::kEvicting;
+  if (!evicting) CountPreemptible(snap_.workloads[st.slot], -1);
+  AccountRun(j, t);
+  FreeCapacity(j);
+  st.phase = Phase::kDone;
+  r_.jobs[j].finish_s = t;
+  const int32_t q = proto_[j].queue;
+  completion_[q].push_back(static_cast<double>(t - in_.jobs[j].submit_s));
+  ++qrep_[q].completed;
+  freed_ = true;
+  if (evicting && st.claim >= 0) {
+    const int32_t p = st.claim;
+    st.claim = -1;
+    if (--claims_[p].stopping == 0) ResolveClaim(p, t);
+  }
+}
+
+void Driver::Stopped(int32_t j, int64_t t) {
+  JobState& st = js_[j];
+  AccountRun(j, t);
+  if (st.remaining_s) st.remaining_s = std::max<int64_t>(0, *st.remaining_s - (t - st.started_s));
+  if (st.claim < 0) {
+    Requeue(j, t);
+    return;
+  }
+  // Its preemptor still waits for other victims: keep this capacity for it.
+  st.phase = Phase::kHeld;
+  if (--claims_[st.claim].stopping == 0) ResolveClaim(st.claim, t);
+}
+
+void Driver::ResolveClaim(int32_t preemptor, int64_t t) {
+  auto it = claims_.find(preemptor);
+  if (it == claims_.end()) return;
+  Claim c = std::move(it->second);
+  claims_.erase(it);
+  for (int32_t v : c.victims) {
+    if (js_[v].claim != preemptor) continue;
+    js_[v].claim = -1;
+    if (js_[v].phase == Phase::kHeld) Requeue(v, t);
+  }
+  // The preemptor is offered what they gave back before anyone else (a nominated cycle).
+  if (js_[preemptor].phase == Phase::kPending) nominate_.push_back(preemptor);
+}
+
+void Driver::EndClaim(int32_t preemptor, int64_t t) {
+  // The preemptor was admitted: its victims no longer hold anything for it.
+  auto it = claims_.find(preemptor);
+  if (it == claims_.end()) return;
+  for (int32_t v : it->second.victims) {
+    if (js_[v].claim != preemptor) continue;
+    js_[v].claim = -1;
+    if (js_[v].phase == Phase::kHeld) events_.push({t, EventType::kRequeue, v, js_[v].epoch});
+  }
+  claims_.erase(it);
+}
+
+void Driver::Aging(int32_t j, int64_t t) {
+  const sched::WorkloadInfo& w = proto_[j];
+  const int32_t now = sched::EffectivePriority(w, At(t));
+  const int32_t before = sched::EffectivePriority(w, At(t) - Duration(1));
+  if (now != before) {
+    // A step changes a decision only if it can make a victim of something running (newly
+    // eligible priorities lie in [before, now]), or reorders a queue whose head matters.
+    bool matters = pending_[w.queue].size() > 1 &&
+                   (snap_.queues[w.queue].strategy == sched::QueueingStrategy::kStrictFifo ||
+                    (w.gang && o_.config.enable_gang_reservation));
+    if (w.can_preempt && o_.config.enable_preemption) {
+      auto victim = preemptible_.lower_bound(before);
+      matters |= victim != preemptible_.end() && victim->first <= now;
+    }
+    if (matters) {
+      full_ = true;
+      ++r_.cycle_kinds.aging_steps;
+    }
+  }
+  // The following step (Enqueue's rule, from this instant).
+  const int64_t period = w.max_queue_wait.count();
+  if (now < std::max(w.priority, w.priority_ceiling)) {
+    const int64_t waited = (t - in_.jobs[j].submit_s) * kMicrosPerSecond;
+    const int64_t next_us = in_.jobs[j].submit_s * kMicrosPerSecond + (waited / period + 1) * period;
+    events_.push({(next_us + kMicrosPerSecond - 1) / kMicrosPerSecond, EventType::kAging, j, js_[j].wait_gen});
+  }
+}
+
+// ------------------------------------------------------------------ cycles
+
+std::vector<int32_t> Driver::Tail(CycleKind kind) {
+  std::vector<int32_t> tail;
+  auto add = [&](int32_t j) {
+    if (in_tail_[j] || js_[j].phase != Phase::kPending || (js_[j].never && o_.incremental)) return;
+    in_tail_[j] = 1;
+    tail.push_back(j);
+  };
+  switch (kind) {
+    case CycleKind::kFull:
+      for (const auto& queue : pending_) {
+        for (const PendingKey& k : queue) add(k.job);
+      }
+      if (!o_.incremental) {
+        for (int32_t j : never_) add(j);
+      }
+      break;
+    case CycleKind::kBounded:
+      // The first of each queue (only they can use what was freed) and the fresh ones.
+      for (const auto& queue : pending_) {
+        size_t taken = 0;
+        for (auto it = queue.begin(); it != queue.end() && taken < o_.bounded_per_queue; ++it, ++taken) add(it->job);
+        if (queue.size() > o_.bounded_per_queue) truncated_since_full_ = true;
+      }
+      for (int32_t j : fresh_) add(j);
+      break;
+    case CycleKind::kFresh: {
+      // The arrivals, and the queue-mates of arrivals in StrictFIFO queues (their head blocks them).
+      std::set<int32_t> strict;
+      for (int32_t j : fresh_) {
+        add(j);
+        const int32_t q = proto_[j].queue;
+        if (snap_.queues[q].strategy == sched::QueueingStrategy::kStrictFifo) strict.insert(q);
+      }
+      for (int32_t q : strict) {
+        for (const PendingKey& k : pending_[q]) add(k.job);
+      }
+      break;
+    }
+    case CycleKind::kNominated:
+      for (int32_t j : nominate_) add(j);
+      break;
+  }
+  for (int32_t j : tail) in_tail_[j] = 0;
+  return tail;
+}
+
+void Driver::RunCycle(CycleKind kind, std::vector<int32_t> tail, int64_t t) {
+  // The snapshot: the admitted workloads (kept between cycles) and this cycle's waiting ones in
+  // submission order, as the server's BuildSnapshot lists them.
+  std::sort(tail.begin(), tail.end(), [&](int32_t a, int32_t b) {
+    const int64_t sa = in_.jobs[a].submit_s, sb = in_.jobs[b].submit_s;
+    return sa != sb ? sa < sb : rank_[a] < rank_[b];
+  });
+  const size_t admitted = snap_.workloads.size();
+  for (int32_t j : tail) snap_.workloads.push_back(proto_[j]);
+  snap_.now = At(t);
+  sched::SchedulerConfig cfg = o_.config;
+  cfg.detailed_reasons = false;
+  sched::CycleResult cr = sched::Schedule(snap_, cfg);
+  ++r_.cycles;
+  switch (kind) {
+    case CycleKind::kFresh: ++r_.cycle_kinds.fresh; break;
+    case CycleKind::kBounded: ++r_.cycle_kinds.bounded; break;
+    case CycleKind::kFull: ++r_.cycle_kinds.full; break;
+    case CycleKind::kNominated: ++r_.cycle_kinds.nominated; break;
+  }
+  std::vector<std::pair<int32_t, sched::WorkloadInfo>> started;
+  for (const sched::Admission& a : cr.admissions) {
+    ABACUS_CHECK(static_cast<size_t>(a.workload) >= admitted, "admitted an admitted workload");
+    started.emplace_back(tail[a.workload - admitted], std::move(snap_.workloads[a.workload]));
+  }
+  snap_.workloads.resize(admitted);
+  for (size_t i = 0; i < started.size(); ++i) Admit(started[i].first, std::move(started[i].second), cr.admissions[i], t);
+  for (const sched::Preemption& p : cr.preemptions) Preempt(p, t);
+}
+
+void Driver::Admit(int32_t j, sched::WorkloadInfo w, const sched::Admission& a, int64_t t) {
+  JobState& st = js_[j];
+  pending_[w.queue].erase(Key(j));
+  w.admitted = true;
+  w.evicting = false;
+  w.group_flavors = a.group_flavors;
+  w.placements = a.placements;
+  w.admitted_at = At(t);
+  CountPreemptible(w, +1);
+  st.slot = static_cast<int32_t>(snap_.workloads.size());
+  snap_.workloads.push_back(std::move(w));
+  slot_job_.push_back(j);
+  st.phase = Phase::kRunning;
+  ++st.epoch;
+  st.started_s = t;
+  st.borrowing = a.borrowing;
+  st.cpu_milli = st.gpu_milli = st.npu_milli = st.device_milli = 0;
+  for (const auto& p : a.placements) {
+    st.cpu_milli += p.cpu_milli;
+    for (const auto& d : p.devices) {
+      const FlavorId f = snap_.nodes[p.node].devices[d.device].flavor;
+      (Flavor::FromId(f).kind() == DeviceKind::kNpu ? st.npu_milli : st.gpu_milli) += d.milli;
+      st.device_milli += d.milli;
+    }
+  }
+  used_cpu_ += st.cpu_milli;
+  used_gpu_ += st.gpu_milli;
+  used_npu_ += st.npu_milli;
+  --pending_count_;
+  ++running_count_;
+  const int32_t q = proto_[j].queue;
+  if (a.borrowing) ++qrep_[q].borrowing_admissions;
+  JobOutcome& out = r_.jobs[j];
+  if (!out.first_start_s) {
+    out.first_start_s = t;
+    queueing_[q].push_back(static_cast<double>(t - in_.jobs[j].submit_s));
+    for (const auto& p : a.placements) {
+      out.first_nodes.push_back(snap_.nodes[p.node].name);
+      out.first_devices.push_back(static_cast<int32_t>(p.devices.size()));
+    }
+  }
+  if (st.remaining_s) events_.push({t + *st.remaining_s, EventType::kFinish, j, st.epoch});
+  EndClaim(j, t);
+}
+
+void Driver::Preempt(const sched::Preemption& p, int64_t t) {
+  ABACUS_CHECK(static_cast<size_t>(p.victim) < slot_job_.size(), "preempted a waiting workload");
+  const int32_t j = slot_job_[p.victim];
+  sched::WorkloadInfo& w = snap_.workloads[p.victim];
+  if (w.evicting) return;
+  if (rounds_ > o_.max_rounds_per_instant) {
+    ++dropped_;
+    return;
+  }
+  CountPreemptible(w, -1);
+  w.evicting = true;
+  js_[j].phase = Phase::kEvicting;
+  ++r_.jobs[j].preemptions;
+  ++qrep_[w.queue].preempted;
+  if (p.reason == sched::PreemptionReason::kReclaimQuota) ++qrep_[w.queue].reclaimed;
+  events_.push({t + std::max<int64_t>(0, p.grace_seconds), EventType::kStopped, j, js_[j].epoch});
+  if (o_.preemptor_claims) {
+    auto by = job_of_.find(p.preemptor_id);
+    if (by != job_of_.end()) {
+      Claim& c = claims_[by->second];
+      c.victims.push_back(j);
+      ++c.stopping;
+      js_[j].claim = by->second;
+    }
+  }
+}
+
+// ------------------------------------------------------------------ the run
+
+EventSimResult Driver::Run() {
+  const auto wall0 = std::chrono::steady_clock::now();
+  auto last_progress = wall0;
+  std::vector<UtilizationSample> samples;
+  double gpu_area = 0, npu_area = 0, cpu_area = 0;
+  int64_t last_t = events_.empty() ? 0 : events_.top().t;
+  r_.start_s = last_t;
+  while (!events_.empty()) {
+    const int64_t t = events_.top().t;
+    if (t != instant_) {
+      if (dropped_ > 0) {
+        r_.warnings.push_back("t=" + std::to_string(instant_) + "s: " + std::to_string(dropped_) +
+                              " preemption(s) not applied after " + std::to_string(o_.max_rounds_per_instant) +
+                              " rounds at this instant (workloads evicting each other)");
+      }
+      instant_ = t;
+      rounds_ = 0;
+      dropped_ = 0;
+    }
+    ++rounds_;
+    const double gpu = static_cast<double>(used_gpu_), npu = static_cast<double>(used_npu_), cpu = static_cast<double>(used_cpu_);
+    const int64_t cycles_before = r_.cycles;
+    bool changed = false;  // an instant where only stale events or aging steps that matter to nobody fall is none
+    // 1. Apply every event at t.
+    while (!events_.empty() && events_.top().t == t) {
+      const Event e = events_.top();
+      events_.pop();
+      ++processed_;
+      JobState& st = js_[e.job];
+      switch (e.type) {
+        case EventType::kArrive:
+          Arrive(e.job, t);
+          changed = true;
+          break;
+        case EventType::kFinish:
+          if (e.epoch == st.epoch && (st.phase == Phase::kRunning || st.phase == Phase::kEvicting)) {
+            Finish(e.job, t);
+            changed = true;
+          }
+          break;
+        case EventType::kStopped:
+          if (e.epoch == st.epoch && st.phase == Phase::kEvicting) {
+            Stopped(e.job, t);
+            changed = true;
+          }
+          break;
+        case EventType::kRequeue:
+          if (e.epoch == st.epoch && st.phase == Phase::kHeld && st.claim < 0) {
+            Requeue(e.job, t);
+            changed = true;
+          }
+          break;
+        case EventType::kAging:
+          if (e.epoch == st.wait_gen && st.phase == Phase::kPending) Aging(e.job, t);
+          break;
+        case EventType::kTimer:
+          timer_armed_ = false;
+          if (truncated_since_full_) full_ = true;
+          break;
+      }
+    }
+    // 2. Preemptors whose victims all stopped go first, alone, on what they gave back.
+    if (!nominate_.empty()) {
+      std::vector<int32_t> tail = Tail(CycleKind::kNominated);
+      nominate_.clear();
+      if (!tail.empty()) RunCycle(CycleKind::kNominated, std::move(tail), t);
+    }
+    // 3. The server's cycle for what happened: full after a requeue, an aging step or the timer;
+    //    bounded when capacity was freed; only the arrivals otherwise (ControlPlane::RunCycle).
+    //    A cycle with nobody waiting decides nothing and is skipped.
+    const bool any = full_ || freed_ || !fresh_.empty() || (!o_.incremental && changed);
+    if (any) {
+      const CycleKind kind = full_ || !o_.incremental ? CycleKind::kFull : freed_ ? CycleKind::kBounded : CycleKind::kFresh;
+      std::vector<int32_t> tail = Tail(kind);
+      full_ = freed_ = false;
+      fresh_.clear();
+      if (kind == CycleKind::kFull) truncated_since_full_ = false;
+      if (!tail.empty()) RunCycle(kind, std::move(tail), t);
+      if (truncated_since_full_ && !timer_armed_) {
+        timer_armed_ = true;
+        events_.push({t + std::max<int64_t>(1, o_.full_cycle_interval_s), EventType::kTimer, 0, 0});
+      }
+    }
+    if (!changed && r_.cycles == cycles_before) continue;
+    // Time-weighted utilization over [last_t, t).
+    gpu_area += gpu * static_cast<double>(t - last_t);
+    npu_area += npu * static_cast<double>(t - last_t);
+    cpu_area += cpu * static_cast<double>(t - last_t);
+    last_t = t;
+    samples.push_back({t, r_.gpu_milli ? 100.0 * static_cast<double>(used_gpu_) / static_cast<double>(r_.gpu_milli) : 0.0,
+                       r_.npu_milli ? 100.0 * static_cast<double>(used_npu_) / static_cast<double>(r_.npu_milli) : 0.0,
+                       r_.cpu_milli ? 100.0 * static_cast<double>(used_cpu_) / static_cast<double>(r_.cpu_milli) : 0.0,
+                       pending_count_, running_count_});
+    if (o_.progress) {
+      auto now = std::chrono::steady_clock::now();
+      if (now - last_progress > std::chrono::milliseconds(500)) {
+        last_progress = now;
+        // Events still to come: those queued, and at least one for each waiting workload.
+        const double total = static_cast<double>(processed_ + static_cast<int64_t>(events_.size()) + pending_count_);
+        char line[200];
+        std::snprintf(line, sizeof line, "sim events: %.0f%% of events, virtual t=%lds (%.1f d), %d running, %d pending, %ld cycles",
+                      100.0 * static_cast<double>(processed_) / std::max(1.0, total), static_cast<long>(t),
+                      static_cast<double>(t) / 86400.0, running_count_, pending_count_, static_cast<long>(r_.cycles));
+        o_.progress(line);
+      }
+    }
+  }
+  r_.end_s = last_t;
+  if (dropped_ > 0) {
+    r_.warnings.push_back("t=" + std::to_string(instant_) + "s: " + std::to_string(dropped_) +
+                          " preemption(s) not applied after " + std::to_string(o_.max_rounds_per_instant) +
+                          " rounds at this instant (workloads evicting each other)");
+  }
+  Describe();
+  const double span = static_cast<double>(std::max<int64_t>(1, r_.end_s - r_.start_s));
+  r_.mean_gpu_pct = r_.gpu_milli ? 100.0 * gpu_area / span / static_cast<double>(r_.gpu_milli) : 0;
+  r_.mean_npu_pct = r_.npu_milli ? 100.0 * npu_area / span / static_cast<double>(r_.npu_milli) : 0;
+  r_.mean_cpu_pct = r_.cpu_milli ? 100.0 * cpu_area / span / static_cast<double>(r_.cpu_milli) : 0;
+  Summarize();
+  // Thin the timeline: keep every k-th sample and the last.
+  if (o_.timeline_points > 0 && static_cast<int64_t>(samples.size()) > o_.timeline_points) {
+    const size_t k = (samples.size() + static_cast<size_t>(o_.timeline_points) - 1) / static_cast<size_t>(o_.timeline_points);
+    for (size_t i = 0; i < samples.size(); i += k) r_.timeline.push_back(samples[i]);
+    if (r_.timeline.back().t != samples.back().t) r_.timeline.push_back(samples.back());
+  } else {
+    r_.timeline = std::move(samples);
+  }
+  r_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  return std::move(r_);
+}
+
+void Driver::Describe() {
+  // Whatever is still pending gets its reason from one detailed cycle over the final state.
+  if (pending_count_ == 0) return;
+  const size_t admitted = snap_.workloads.size();
+  std::vector<int32_t> tail;
+  for (const auto& queue : pending_) {
+    for (const PendingKey& k : queue) tail.push_back(k.job);
+  }
+  for (int32_t j : never_) {
+    if (js_[j].phase == Phase::kPending) tail.push_back(j);
+  }
+  std::sort(tail.begin(), tail.end(), [&](int32_t a, int32_t b) {
+    const int64_t sa = in_.jobs[a].submit_s, sb = in_.jobs[b].submit_s;
+    return sa != sb ? sa < sb : rank_[a] < rank_[b];
+  });
+  for (int32_t j : tail) snap_.workloads.push_back(proto_[j]);
+  snap_.now = At(r_.end_s);
+  sched::SchedulerConfig cfg = o_.config;
+  cfg.detailed_reasons = true;
+  sched::CycleResult cr = sched::Schedule(snap_, cfg);
+  std::unordered_map<std::string, int32_t> slot_of;
+  for (size_t i = admitted; i < snap_.workloads.size(); ++i) slot_of[snap_.workloads[i].id] = static_cast<int32_t>(i);
+  for (const sched::PendingReason& pr : cr.pending) {
+    auto it = slot_of.find(pr.workload_id);
+    if (it == slot_of.end()) continue;
+    r_.unplaced.push_back({pr.workload_id, snap_.queues[snap_.workloads[it->second].queue].name,
+                           std::string(sched::PendingCodeName(pr.code)), sched::DescribePending(pr)});
+  }
+  // A workload this cycle would admit had no event to trigger a cycle after it became placeable
+  // (beyond what the driver models); it still counts as pending.
+  for (const sched::Admission& a : cr.admissions) {
+    const auto& w = snap_.workloads[a.workload];
+    r_.unplaced.push_back({w.id, snap_.queues[w.queue].name, "placeable",
+                           "placeable now, but no event triggered a cycle after it became so"});
+  }
+  snap_.workloads.resize(admitted);
+}
+
+void Driver::Summarize() {
+  const size_t nq = qrep_.size();
+  for (size_t j = 0; j < js_.size(); ++j) {
+    const int32_t q = proto_[j].queue;
+    const JobState& st = js_[j];
+    if (st.phase == Phase::kRunning || st.phase == Phase::kEvicting) {
+      ++qrep_[q].running_at_end;
+      // Count device-hours up to the end for workloads that never finish.
+      const double hours = static_cast<double>(r_.end_s - st.started_s) / 3600.0;
+      qrep_[q].device_hours += static_cast<double>(st.device_milli) / 1000.0 * hours;
+      if (st.borrowing) qrep_[q].borrowed_device_hours += static_cast<double>(st.device_milli) / 1000.0 * hours;
+    } else if (st.phase == Phase::kPending || st.phase == Phase::kHeld) {
+      ++qrep_[q].pending_at_end;
+    }
+  }
+  std::map<std::string, GroupReport> tenants;
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> tenant_durations;
+  std::vector<double> all_q, all_c;
+  r_.total.name = "total";
+  auto add = [](GroupReport& to, const GroupReport& from) {
+    to.submitted += from.submitted;
+    to.completed += from.completed;
+    to.running_at_end += from.running_at_end;
+    to.pending_at_end += from.pending_at_end;
+    to.preempted += from.preempted;
+    to.reclaimed += from.reclaimed;
+    to.borrowing_admissions += from.borrowing_admissions;
+    to.borrowed_device_hours += from.borrowed_device_hours;
+    to.device_hours += from.device_hours;
+  };
+  for (size_t q = 0; q < nq; ++q) {
+    qrep_[q].queueing = Stats(queueing_[q]);
+    qrep_[q].completion = Stats(completion_[q]);
+    GroupReport& t = tenants[qrep_[q].tenant];
+    t.name = qrep_[q].tenant;
+    add(t, qrep_[q]);
+    add(r_.total, qrep_[q]);
+    auto& td = tenant_durations[qrep_[q].tenant];
+    td.first.insert(td.first.end(), queueing_[q].begin(), queueing_[q].end());
+    td.second.insert(td.second.end(), completion_[q].begin(), completion_[q].end());
+    all_q.insert(all_q.end(), queueing_[q].begin(), queueing_[q].end());
+    all_c.insert(all_c.end(), completion_[q].begin(), completion_[q].end());
+  }
+  for (auto& [name, t] : tenants) {
+    t.queueing = Stats(tenant_durations[name].first);
+    t.completion = Stats(tenant_durations[name].second);
+    r_.tenants.push_back(t);
+  }
+  r_.total.queueing = Stats(all_q);
+  r_.total.completion = Stats(all_c);
+  r_.queues = std::move(qrep_);
+}
+
+}  // namespace
+
+EventSimResult RunEventSim(const EventInput& input, const EventSimOptions& options) {
+  Driver driver(input, options);
+  return driver.Run();
+}
+
+}  // namespace abacus::sim

@@ -1,0 +1,283 @@
+// The dashboard in a real browser (issue 10): a real `abacus up --demo` on a free 127.0.0.1
+// port with its own data folder, driven by playwright-core with Debian's chromium (no browser
+// download). It logs in, reads the ledger heatmap, opens a pending workload and reads its
+// reason, watches a queue's borrowed bar change after a submission, downloads a CSV and looks
+// at the audit page; screenshots of every page (1280x800, and the ledger on a narrow screen) go
+// to --out. Exit 0: passed; 77: skipped (no chromium or playwright-core); else failed.
+//
+//   node tests/ui/dashboard.test.mjs --abacus build/release/abacus --out build/release/ui-test
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const args = Object.fromEntries(
+  process.argv.slice(2).reduce((pairs, a, i, all) => (a.startsWith('--') ? [...pairs, [a.slice(2), all[i + 1]]] : pairs), []),
+);
+const ABACUS = resolve(args.abacus || join(ROOT, 'build/release/abacus'));
+const OUT = resolve(args.out || join(ROOT, 'build/ui-test'));
+const CHROMIUM = process.env.ABACUS_CHROMIUM || '/usr/bin/chromium';
+const SKIP = 77;
+
+function skip(why) {
+  console.log(`SKIP: ${why}`);
+  process.exit(SKIP);
+}
+
+let chromium;
+try {
+  chromium = createRequire(join(ROOT, 'web', 'package.json'))('playwright-core').chromium;
+} catch (e) {
+  skip(`playwright-core is not installed in web/node_modules (run \`make build\`, which runs npm ci): ${e.message}`);
+}
+if (!existsSync(CHROMIUM)) skip(`no chromium at ${CHROMIUM} (scripts/install-deps.sh installs Debian's chromium)`);
+if (!existsSync(ABACUS)) {
+  console.error(`FAIL: no abacus binary at ${ABACUS}`);
+  process.exit(1);
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+let step = 'start';
+function check(cond, message) {
+  if (!cond) throw new Error(`${step}: ${message}`);
+}
+// Polls fn until it returns a truthy value; throws with `message` after `ms`.
+async function waitFor(fn, message, ms = 20000) {
+  const end = Date.now() + ms;
+  let last;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > end) throw new Error(`${step}: timed out waiting for ${message}${last ? ` (${last.message})` : ''}`);
+    await sleep(200);
+  }
+}
+
+// ---- the server: abacus up --demo on a free port, its own data folder and HOME
+const home = mkdtempSync(join(tmpdir(), 'abacus-ui-'));
+const data = join(home, 'data');
+mkdirSync(OUT, { recursive: true });
+const server = spawn(ABACUS, ['up', '--demo', '--data', data, '--listen', '127.0.0.1:0', '--no-config'], {
+  env: { ...process.env, HOME: home, ABACUS_EXAMPLES: join(ROOT, 'examples') },
+  stdio: ['ignore', 'ignore', 'pipe'],
+});
+let serverLog = '';
+server.stderr.on('data', (d) => {
+  serverLog = (serverLog + d).slice(-8000);
+});
+let browser;
+async function cleanup() {
+  if (browser) await browser.close().catch(() => {});
+  if (server.exitCode === null) {
+    server.kill('SIGINT');
+    await Promise.race([new Promise((r) => server.once('exit', r)), sleep(15000)]);
+    if (server.exitCode === null) server.kill('SIGKILL');
+  }
+  rmSync(home, { recursive: true, force: true });
+}
+
+let url;
+let token;
+async function api(path, init = {}) {
+  const res = await fetch(url + path, { ...init, headers: { Authorization: `Bearer ${token}`, ...(init.headers || {}) } });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${init.method || 'GET'} ${path}: ${res.status} ${text}`);
+  return text && (res.headers.get('content-type') || '').includes('json') ? JSON.parse(text) : text;
+}
+
+async function shot(page, name) {
+  await page.screenshot({ path: join(OUT, `${name}.png`), fullPage: false });
+}
+
+async function main() {
+  const t0 = Date.now();
+  step = 'server start';
+  await waitFor(() => existsSync(join(data, 'server.url')), 'DATA/server.url', 30000);
+  url = readFileSync(join(data, 'server.url'), 'utf8').trim();
+  token = readFileSync(join(data, 'admin.token'), 'utf8').trim();
+  // The demo is in once its pending workloads have reasons.
+  await waitFor(async () => {
+    const w = await api('/api/v1/workloads?state=Pending');
+    return w.items.some((x) => x.name === 'pangu-pretrain' && x.pendingReason);
+  }, 'the demo workloads', 30000);
+
+  step = 'serving';
+  const index = await fetch(`${url}/ui/`);
+  check(index.status === 200, `GET /ui/ without a token: ${index.status}`);
+  check((index.headers.get('content-type') || '').startsWith('text/html'), 'index.html content type');
+  const html = await index.text();
+  const asset = html.match(/\/ui\/assets\/[^"]+\.js/);
+  check(asset, 'index.html names a hashed script (is web/dist built into the binary?)');
+  const js = await fetch(url + asset[0]);
+  check(js.status === 200 && /javascript/.test(js.headers.get('content-type')), 'the script is served as JavaScript');
+  check(/immutable/.test(js.headers.get('cache-control') || ''), 'hashed assets are cacheable for good');
+  const deep = await fetch(`${url}/ui/workloads/anything`);
+  check(deep.status === 200 && (await deep.text()) === html, 'SPA fallback: /ui/workloads/anything is index.html');
+  check((await fetch(`${url}/api/v1/nodes`)).status === 401, 'the API still needs the token');
+
+  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
+  const page = await context.newPage();
+  const pageErrors = [];
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+
+  // ---- log in: a wrong token is refused, the admin token lets us in
+  step = 'login';
+  await page.goto(`${url}/ui/`);
+  await page.getByLabel('API token').fill('not-a-token');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('alert').waitFor();
+  await shot(page, 'login');
+  await page.getByLabel('API token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+  check(await page.evaluate(() => sessionStorage.getItem('abacus.token')) === token, 'the token is kept in session storage');
+
+  // ---- ledger: one cell per device of the demo, holders on hover and click, flavor filter
+  step = 'ledger';
+  const devices = (await api('/api/v1/devices')).items;
+  await waitFor(async () => (await page.locator('[data-testid=device]').count()) === devices.length, `${devices.length} device cells`);
+  const llama = await api('/api/v1/workloads/llama-ft');
+  const held = llama.placements[0];
+  const cell = page.locator(`[data-testid=device][data-node="${held.node}"][data-index="${held.devices[0].index}"]`);
+  check((await cell.getAttribute('data-state')) === 'allocated', `${held.node}/${held.devices[0].index} is allocated`);
+  check((await cell.getAttribute('title')).includes('llama-ft'), 'hover title names the holder');
+  await cell.click();
+  await page.getByTestId('device-panel').getByText('llama-ft').waitFor();
+  const counts = {};
+  for (const s of ['free', 'allocated', 'shared', 'unhealthy']) counts[s] = Number(await page.getByTestId(`count-${s}`).textContent());
+  check(counts.free > 0 && counts.allocated > 0, `free and allocated devices in the demo: ${JSON.stringify(counts)}`);
+  check(counts.free + counts.allocated + counts.shared + counts.unhealthy === devices.length, `the state counts add up to ${devices.length}`);
+  check(Number(await page.getByTestId('count-simulated').textContent()) > 0, 'simulated devices are marked');
+  await shot(page, 'ledger');
+  const t4 = devices.filter((d) => d.flavor === 'gpu/nvidia/T4').length;
+  await page.getByLabel('Flavor').selectOption('gpu/nvidia/T4');
+  await waitFor(async () => (await page.locator('[data-testid=device]').count()) === t4, `${t4} T4 cells after filtering`);
+  await page.getByLabel('Flavor').selectOption('');
+
+  // ---- workloads: filter to Pending, open pangu-pretrain, read its reason in plain words
+  step = 'workloads';
+  await page.getByRole('link', { name: 'Workloads' }).click();
+  await page.getByLabel('State').selectOption('Pending');
+  await waitFor(async () => {
+    const states = await page.locator('[data-testid=workload-row] .state').allTextContents();
+    return states.length > 0 && states.every((s) => s === 'Pending');
+  }, 'only pending rows');
+  await shot(page, 'workloads');
+  await page.locator('[data-testid=workload-row][data-name="pangu-pretrain"] a').click();
+  const explain = await api('/api/v1/workloads/pangu-pretrain/explain');
+  await page.getByTestId('explain-message').waitFor();
+  check((await page.getByTestId('explain-message').textContent()) === explain.reason.message, 'the explain message is the server\'s');
+  check((await page.getByTestId('explain-plain').textContent()).startsWith('It waits for quota'), 'the reason in plain words');
+  check((await page.getByTestId('workload-state').textContent()) === 'Pending', 'state Pending');
+  check((await page.locator('[data-testid=events] li').count()) >= 1, 'events timeline');
+  await shot(page, 'workload-pending');
+
+  // ---- queues: nlp-dev's borrowed A100 bar changes after a submission, without a reload
+  step = 'queues';
+  await page.getByRole('link', { name: 'Queues' }).click();
+  const A100 = 'gpu/nvidia/A100-80G';
+  const borrowed = page.getByTestId(`borrowed-nlp-dev-${A100}`);
+  await borrowed.waitFor();
+  const before = Number(await borrowed.getAttribute('data-value'));
+  await page.evaluate(() => {
+    window.__sameDocument = true;
+  });
+  await shot(page, 'queues-before');
+  const q0 = (await api('/api/v1/queues/nlp-dev')).usage.find((u) => u.resource === A100);
+  const need = Math.ceil((q0.nominal - q0.used) / 1000) + 2; // two devices above nominal
+  const job = [
+    'kind: BatchJob', 'name: ui-borrow', 'project: nlp/llm', 'queue: nlp-dev', 'spec:', '  command: ["sleep", "600"]',
+    '  tasks: 1', '  parallelism: 1', '  taskGroups:', '    - name: main',
+    `      resources: {cpu: 4, memory: 16Gi, accelerators: {flavor: ${A100}, count: ${need}}}`, '',
+  ].join('\n');
+  await api('/api/v1/workloads', { method: 'POST', body: job, headers: { 'Content-Type': 'application/yaml' } });
+  const after = await waitFor(async () => {
+    const w = await api('/api/v1/workloads/ui-borrow');
+    if (w.state === 'Pending') return null;
+    const u = (await api('/api/v1/queues/nlp-dev')).usage.find((x) => x.resource === A100);
+    return Math.max(0, u.used - u.nominal) / 1000;
+  }, 'ui-borrow admitted');
+  check(after > before, `the submission borrows (${before} -> ${after})`);
+  await waitFor(async () => Number(await borrowed.getAttribute('data-value')) === after, `the borrowed bar to show ${after}`);
+  check(await page.evaluate(() => window.__sameDocument === true), 'the page refreshed itself without reloading');
+  check((await page.locator('.tree .cohort').count()) >= 1, 'the cohort tree');
+  await shot(page, 'queues');
+
+  // ---- usage and cost: chart, tables, CSV download
+  step = 'usage';
+  await page.getByRole('link', { name: 'Usage and cost' }).click();
+  await page.getByTestId('usage-table').waitFor();
+  await page.locator('[data-testid=usage-chart] canvas').waitFor();
+  await page.getByTestId('idle-table').waitFor();
+  await page.getByTestId('utilization-table').waitFor();
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
+  const csvPath = join(OUT, 'usage.csv');
+  await download.saveAs(csvPath);
+  const csv = readFileSync(csvPath, 'utf8').trim().split('\n');
+  check(csv[0].startsWith('period,tenant,workloads,deviceHours'), `CSV header: ${csv[0]}`);
+  check(csv.length >= 2 && csv.slice(1).some((l) => l.includes(',nlp,')), 'CSV has the nlp tenant');
+  check(download.suggestedFilename().endsWith('.csv'), 'a .csv file name');
+  await shot(page, 'usage');
+
+  // ---- audit: chain verified, searching finds the submission's entry
+  step = 'audit';
+  await page.getByRole('link', { name: 'Audit' }).click();
+  await page.getByTestId('chain-status').getByText('Chain verified').waitFor();
+  await page.getByLabel('Search', { exact: true }).fill('ui-borrow');
+  await waitFor(async () => {
+    const rows = await page.locator('[data-testid=audit] tbody tr').allTextContents();
+    return rows.length > 0 && rows.every((r) => r.includes('ui-borrow')) && rows.some((r) => r.includes('create'));
+  }, 'the audit entry of the submission, found by searching its name');
+  await page.getByLabel('Search', { exact: true }).fill('');
+  await shot(page, 'audit');
+
+  // ---- every form control has an accessible label
+  step = 'accessibility';
+  for (const route of ['ledger', 'workloads', 'usage', 'audit']) {
+    await page.goto(`${url}/ui/${route}`);
+    await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+    await page.waitForLoadState('networkidle');
+    const unlabelled = await page.evaluate(() =>
+      [...document.querySelectorAll('input, select, button')]
+        .filter((el) => !(el.labels && el.labels.length) && !el.getAttribute('aria-label') && !el.textContent.trim())
+        .map((el) => el.outerHTML.slice(0, 80)),
+    );
+    check(unlabelled.length === 0, `${route}: unlabelled controls ${unlabelled.join(' | ')}`);
+  }
+
+  // ---- narrow screen: every page fits without sideways scrolling (wide tables scroll in their box)
+  step = 'narrow';
+  await page.setViewportSize({ width: 390, height: 844 });
+  for (const route of ['queues', 'workloads', `workloads/${llama.id}`, 'usage', 'audit', 'ledger']) {
+    await page.goto(`${url}/ui/${route}`);
+    await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+    await page.waitForLoadState('networkidle');
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    check(overflow <= 1, `${route}: no horizontal overflow on a narrow screen (${overflow}px)`);
+  }
+  await waitFor(async () => (await page.locator('[data-testid=device]').count()) === devices.length, 'cells on a narrow screen');
+  await shot(page, 'ledger-narrow');
+
+  check(pageErrors.length === 0, `no script errors in the page: ${pageErrors.join('; ')}`);
+  console.log(`PASS: dashboard test in ${((Date.now() - t0) / 1000).toFixed(1)}s; screenshots in ${OUT}`);
+}
+
+main()
+  .then(async () => {
+    await cleanup();
+    process.exit(0);
+  })
+  .catch(async (e) => {
+    console.error(`FAIL: ${e.message}`);
+    if (serverLog) console.error(`--- server stderr (tail) ---\n${serverLog}`);
+    await cleanup();
+    process.exit(1);
+  });

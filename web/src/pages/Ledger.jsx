@@ -1,0 +1,126 @@
+// Ledger page: clusters -> pools -> nodes -> devices as a heatmap, filterable by flavor; a
+// device's holders show on hover (title) and in the side panel on click.
+import { useState } from 'preact/hooks';
+import { get } from '../api.js';
+import { usePoll } from '../poll.js';
+import { ledgerTree, stateCounts } from '../ledger.js';
+import { shortFlavor, human } from '../format.js';
+import { Link } from '../router.js';
+import { PageHead, ErrorBox, Select } from './common.jsx';
+
+const STATES = ['free', 'allocated', 'shared', 'unhealthy'];
+
+function describe(node, d) {
+  const who = d.held.length ? d.held.map((h) => `${h.name} (${h.milli / 1000})`).join(', ') : 'nobody';
+  return `${node.name} device ${d.device.index} ${shortFlavor(d.device.flavor)}: ${d.state}${d.simulated ? ', simulated' : ''}; held by ${who}`;
+}
+
+export function Ledger() {
+  const [flavor, setFlavor] = useState('');
+  const [picked, setPicked] = useState(null);
+  const { data, error, at } = usePoll(async () => {
+    const [nodes, workloads, flavors] = await Promise.all([
+      get('/api/v1/nodes'),
+      get('/api/v1/workloads?limit=5000'),
+      get('/api/v1/flavors'),
+    ]);
+    return { nodes: nodes.items, workloads: workloads.items, flavors: flavors.items };
+  });
+  const tree = data ? ledgerTree(data.nodes, data.workloads, flavor) : [];
+  const counts = stateCounts(tree);
+  const flavors = data ? data.flavors.map((f) => f.name).filter((f) => f !== 'cpu' && f !== 'memory') : [];
+  let pickedDevice = null;
+  if (picked) {
+    for (const c of tree) for (const p of c.pools) for (const n of p.nodes) for (const d of n.devices) {
+      if (n.node.name === picked.node && d.device.index === picked.index) pickedDevice = { node: n.node, d };
+    }
+  }
+  return (
+    <section aria-labelledby="page-title">
+      <PageHead title="Ledger" at={at} error={error}>
+        <Select id="flavor" label="Flavor" value={flavor} onChange={setFlavor} options={flavors} all="all flavors" />
+      </PageHead>
+      <ErrorBox error={error} />
+      <ul class="legend" aria-label="Legend">
+        {STATES.map((s) => (
+          <li>
+            <span class={`cell ${s}`} aria-hidden="true" /> {s} <b data-testid={`count-${s}`}>{counts[s]}</b>
+          </li>
+        ))}
+        <li>
+          <span class="cell free simulated" aria-hidden="true" /> simulated <b data-testid="count-simulated">{counts.simulated}</b>
+        </li>
+      </ul>
+      <div class="ledger-body">
+        <div class="heatmap" data-testid="heatmap">
+          {tree.map((c) => (
+            <section class="cluster" aria-label={`cluster ${c.cluster}`}>
+              <h2>cluster {c.cluster}</h2>
+              {c.pools.map((p) => (
+                <section class="pool" aria-label={`pool ${p.pool}`}>
+                  <h3>pool {p.pool}</h3>
+                  {p.nodes.map((n) => (
+                    <div class="node-row">
+                      <span class="node-name" title={`${n.node.name}: ${n.node.state}${n.node.agent ? ', agent' : ''}`}>
+                        {n.node.name}
+                      </span>
+                      <div class="cells">
+                        {n.devices.map((d) => (
+                          <button
+                            type="button"
+                            class={`cell ${d.state}${d.simulated ? ' simulated' : ''}${picked && picked.node === n.node.name && picked.index === d.device.index ? ' picked' : ''}`}
+                            data-testid="device"
+                            data-state={d.state}
+                            data-node={n.node.name}
+                            data-index={d.device.index}
+                            title={describe(n.node, d)}
+                            aria-label={describe(n.node, d)}
+                            onClick={() => setPicked({ node: n.node.name, index: d.device.index })}
+                          >
+                            {d.device.index}
+                          </button>
+                        ))}
+                      </div>
+                    </div>
+                  ))}
+                </section>
+              ))}
+            </section>
+          ))}
+          {data && tree.length === 0 && <p class="empty">No devices{flavor ? ` of ${flavor}` : ''}.</p>}
+        </div>
+        <aside class="device-panel" aria-label="Device details" aria-live="polite">
+          {pickedDevice ? (
+            <div data-testid="device-panel">
+              <h2>
+                {pickedDevice.node.name} · device {pickedDevice.d.device.index}
+              </h2>
+              <dl>
+                <dt>flavor</dt><dd>{pickedDevice.d.device.flavor}</dd>
+                <dt>state</dt><dd>{pickedDevice.d.state}{pickedDevice.d.simulated ? ' (simulated)' : ''}</dd>
+                <dt>health</dt><dd>{pickedDevice.d.device.health || '–'}</dd>
+                <dt>allocated</dt><dd>{(pickedDevice.d.device.allocatedMilli || 0) / 1000}</dd>
+                <dt>memory</dt><dd>{human('memory', pickedDevice.d.device.memoryBytes)}</dd>
+                <dt>cluster / pool</dt><dd>{pickedDevice.node.cluster} / {pickedDevice.node.pool}</dd>
+              </dl>
+              <h3>Held by</h3>
+              {pickedDevice.d.held.length === 0 ? (
+                <p>nobody</p>
+              ) : (
+                <ul>
+                  {pickedDevice.d.held.map((h) => (
+                    <li>
+                      <Link to={`workloads/${encodeURIComponent(h.id)}`}>{h.name}</Link> task {h.task}, {h.milli / 1000} of the device, queue {h.queue}
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </div>
+          ) : (
+            <p class="hint">Click a device to see who holds it.</p>
+          )}
+        </aside>
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,114 @@
+// Queues page: per queue and flavor, bars of nominal quota, used, borrowed and lent; pending
+// count and oldest wait; the cohort tree.
+import { get } from '../api.js';
+import { usePoll } from '../poll.js';
+import { queueRows, cohortTree } from '../queues.js';
+import { human, duration, isDevice } from '../format.js';
+import { PageHead, ErrorBox } from './common.jsx';
+
+const BARS = [
+  ['nominal', 'nominal quota'],
+  ['used', 'used'],
+  ['borrowed', 'borrowed'],
+  ['lent', 'lent'],
+];
+
+function Bars({ queue, row }) {
+  const scale = Math.max(row.nominal + (row.borrowingLimit || 0), row.used, row.nominal, 1);
+  return (
+    <div class="bars" role="group" aria-label={`${queue} ${row.resource}`} data-testid={`bars-${queue}-${row.resource}`}>
+      <div class="resource">{row.resource}</div>
+      {BARS.map(([k, label]) => (
+        <div class="bar-line">
+          <span class="bar-label">{label}</span>
+          <span class="bar-track">
+            <span class={`bar ${k}`} style={{ width: `${Math.min(100, (100 * row[k]) / scale)}%` }} />
+          </span>
+          <span class="bar-value" data-testid={`${k}-${queue}-${row.resource}`} data-value={row[k] / (isDevice(row.resource) ? 1000 : 1)}>
+            {human(row.resource, row[k])}
+          </span>
+        </div>
+      ))}
+    </div>
+  );
+}
+
+function Tree({ nodes }) {
+  return (
+    <ul class="tree">
+      {nodes.map((n) => (
+        <li>
+          <span class="cohort">cohort {n.name}</span>
+          {n.description && <span class="muted"> — {n.description}</span>}
+          {n.queues.length > 0 && (
+            <ul>
+              {n.queues.map((q) => (
+                <li class="queue-leaf">queue {q}</li>
+              ))}
+            </ul>
+          )}
+          {n.children.length > 0 && <Tree nodes={n.children} />}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+export function Queues() {
+  const { data, error, at } = usePoll(async () => {
+    const [queues, cohorts, pending] = await Promise.all([
+      get('/api/v1/queues'),
+      get('/api/v1/cohorts'),
+      get('/api/v1/workloads?state=Pending&limit=5000'),
+    ]);
+    return { queues: queues.items, cohorts: cohorts.items, pending: pending.items };
+  });
+  const rows = data ? queueRows(data.queues, data.cohorts) : [];
+  const oldest = new Map();
+  const now = Date.now() * 1000;
+  for (const w of data ? data.pending : []) {
+    const waited = (now - (w.submittedUs || now)) / 1e6;
+    oldest.set(w.queue, Math.max(oldest.get(w.queue) || 0, waited));
+  }
+  return (
+    <section>
+      <PageHead title="Queues" at={at} error={error} />
+      <ErrorBox error={error} />
+      <div class="queues-layout">
+        <div class="queue-cards">
+          {rows.map(({ queue, rows }) => {
+            const shown = rows.filter((r) => r.nominal > 0 || r.used > 0);
+            return (
+              <article class="card" aria-label={`queue ${queue.name}`} data-testid={`queue-${queue.name}`}>
+                <header>
+                  <h2>{queue.name}</h2>
+                  <span class="muted">
+                    tenant {queue.tenant}
+                    {queue.cohort ? ` · cohort ${queue.cohort}` : ''}
+                  </span>
+                  <span class="stat">
+                    pending <b data-testid={`pending-${queue.name}`}>{queue.pending}</b>
+                  </span>
+                  <span class="stat">
+                    admitted <b>{queue.admitted}</b>
+                  </span>
+                  <span class="stat">
+                    oldest wait <b data-testid={`oldest-${queue.name}`}>{queue.pending ? duration(oldest.get(queue.name)) : '–'}</b>
+                  </span>
+                </header>
+                {shown.length === 0 && <p class="muted">no quota</p>}
+                {shown.map((r) => (
+                  <Bars queue={queue.name} row={r} />
+                ))}
+              </article>
+            );
+          })}
+        </div>
+        <aside class="card cohorts" aria-label="Cohort tree">
+          <h2>Cohort tree</h2>
+          {data && <Tree nodes={cohortTree(data.cohorts, data.queues)} />}
+        </aside>
+      </div>
+    </section>
+  );
+}
