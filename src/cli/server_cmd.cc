@@ -85,6 +85,7 @@ int RunUp(const UpOptions& o) {
     std::cout << "Abacus is up: " << url << "\n"
               << "  data:    " << data << " (SQLite " << data << "/abacus.db)\n"
               << "  token:   " << token_file << " (agents join with " << data << "/join.token)\n"
+              << "  web UI:  " << url << "/ui/ (sign in with the token)\n"
               << "  config:  " << config_note << "\n"
               << "  agents:  " << agent_note << "\n";
     if (o.demo) {
