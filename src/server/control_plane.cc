@@ -601,6 +601,15 @@ void ControlPlane::RunCycle() {
   {
     std::unique_lock lock(state_mu_);
     std::map<std::string, size_t> grown;  // elastic workloads given units: id → its copy in `before`
+    // A batch's new slots get their array tasks now, not at the next controller tick.
+    auto fill_slots = [&](WorkloadRecord& r) {
+      std::vector<std::pair<std::string, json>> events;
+      if (r.spec.batch() != nullptr) RunController(r, events, batch, now);
+      return events;
+    };
+    auto append_events = [&](const WorkloadRecord& r, const std::vector<std::pair<std::string, json>>& events) {
+      for (const auto& [type, details] : events) batch.AppendEvent(kWorkloadKind, r.id, type, details.dump(), now);
+    };
     for (const sched::Admission& a : result.admissions) {
       if (auto slice = ParseSliceId(index.workload_ids[a.workload])) {
         WorkloadRecord* r = ledger_.FindWorkload(slice->first);
@@ -621,9 +630,7 @@ void ControlPlane::RunCycle() {
       (void)Transition(r->state, WorkloadState::kAdmitted);
       Ledger::ApplyAdmission(snapshot, a, *r);
       for (auto& p : r->placements) p.version = InitialVersion(*r, UnitOf(*r, p));
-      // A batch's slots get their first array tasks now, not at the next controller tick.
-      std::vector<std::pair<std::string, json>> controller_events;
-      if (r->spec.batch() != nullptr) RunController(*r, controller_events, batch, now);
+      std::vector<std::pair<std::string, json>> controller_events = fill_slots(*r);
       r->admitted_at = now;
       if (ToMicros(r->first_admitted_at) == 0) r->first_admitted_at = now;
       r->message.clear();
@@ -642,7 +649,7 @@ void ControlPlane::RunCycle() {
                                   {{"nodes", where}, {"tasks", r->placements.size()}})
                             .dump(),
                         now);
-      for (auto& [type, details] : controller_events) batch.AppendEvent(kWorkloadKind, r->id, type, details.dump(), now);
+      append_events(*r, controller_events);
       StageUsage(&before.back(), *r, batch, now);
       changed.push_back(r->id);
       metrics_.decision_seconds.Observe(Seconds(now - r->submitted));
@@ -650,10 +657,7 @@ void ControlPlane::RunCycle() {
     }
     for (const auto& [id, at] : grown) {
       WorkloadRecord* r = ledger_.FindWorkload(id);
-      // A batch's new slot gets its array task now, not at the next controller tick.
-      std::vector<std::pair<std::string, json>> controller_events;
-      if (r->spec.batch() != nullptr) RunController(*r, controller_events, batch, now);
-      for (auto& [type, details] : controller_events) batch.AppendEvent(kWorkloadKind, r->id, type, details.dump(), now);
+      append_events(*r, fill_slots(*r));
       batch.Put(kWorkloadKind, r->id, ToJson(*r).dump(), r->version);
       StageUsage(&before[at], *r, batch, now);
       changed.push_back(r->id);

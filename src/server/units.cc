@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 
-#include "control/batch.h"
 #include "control/inference.h"
 #include "control/rollout.h"
 
@@ -31,10 +30,14 @@ int32_t WantedUnits(const WorkloadRecord& r) {
     return std::clamp(inf->replicas, inf->min_replicas, std::max(inf->min_replicas, inf->max_replicas));
   }
   if (const BatchSpec* b = r.spec.batch()) {
+    // The controller's per-index status string ('P' to do); read in place, not decoded: this
+    // runs for every batch in every scheduling cycle.
     int32_t left = b->tasks;
-    if (!r.controller_state.is_null()) {
-      if (auto s = control::BatchStateFromJson(r.controller_state); s.ok() && !s->status.empty()) {
-        left = static_cast<int32_t>(std::count(s->status.begin(), s->status.end(), 'P'));
+    if (r.controller_state.is_object()) {
+      auto it = r.controller_state.find("status");
+      if (it != r.controller_state.end() && it->is_string() && !it->get_ref<const std::string&>().empty()) {
+        const std::string& status = it->get_ref<const std::string&>();
+        left = static_cast<int32_t>(std::count(status.begin(), status.end(), 'P'));
       }
     }
     return std::max(0, std::min(b->parallelism, left));
