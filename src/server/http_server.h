@@ -1,7 +1,7 @@
 // HttpServer: the REST API (/api/v1/...), /healthz, /readyz and /metrics over cpp-httplib, in
-// front of a ControlPlane. Bearer-token auth on every route but /healthz; errors are JSON
-// {"error": {"code", "message", "details"?}} with the HTTP status of the Status code. Routes and
-// bodies: docs/api.md.
+// front of a ControlPlane. Bearer-token auth on every route but /healthz and the dashboard's
+// files (GET /ui/…); errors are JSON {"error": {"code", "message", "details"?}} with the HTTP
+// status of the Status code. Routes and bodies: docs/api.md.
 #pragma once
 
 #include <memory>
