@@ -22,9 +22,16 @@ fi
 BUILD="${ABACUS_FUZZ_BUILD:-$ROOT/build/fuzz}"
 JOBS="${ABACUS_FUZZ_JOBS:-2}"
 KEEP_CRASHES="${ABACUS_FUZZ_KEEP_CRASHES:-1}"
+# A fixed seed makes a run repeatable: the same seed and corpus give the same inputs in the same
+# order, so a failure CI saw is found again here by running as long (ctest uses seed 1). Unset:
+# libFuzzer picks a new seed each run (more ground covered over many runs).
+SEED="${ABACUS_FUZZ_SEED:-}"
 
 if command -v clang++ >/dev/null 2>&1; then
+  # -O1 with line tables only: sanitizer stacks keep file:line, the cold build (the whole server
+  # with ASan and coverage) takes far less time than -O2 -g.
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
     -DCMAKE_CXX_COMPILER=clang++ -DABACUS_FUZZ=ON -DABACUS_SANITIZE=ON \
     -DABACUS_BUILD_TESTS=OFF -DABACUS_BUILD_BENCH=OFF >/dev/null
   ninja -C "$BUILD" -j "$JOBS" "${TARGETS[@]}"
@@ -32,11 +39,16 @@ if command -v clang++ >/dev/null 2>&1; then
   for t in "${TARGETS[@]}"; do
     mkdir -p "$BUILD/corpus/$t" "$BUILD/artifacts/$t"
     rm -f "$BUILD/artifacts/$t"/*  # only this run's findings are kept below
-    echo "== $t: ${SECONDS_PER_TARGET}s"
+    echo "== $t: ${SECONDS_PER_TARGET}s${SEED:+, seed $SEED}"
+    log="$BUILD/logs/$t.log"
+    mkdir -p "$BUILD/logs"
     if ! "$BUILD/fuzz/$t" -max_total_time="$SECONDS_PER_TARGET" -timeout=10 -rss_limit_mb=2048 \
-        -max_len=65536 -print_final_stats=1 -artifact_prefix="$BUILD/artifacts/$t/" \
-        "$BUILD/corpus/$t" "$ROOT/fuzz/corpus/$t"; then
-      echo "!! $t failed; crash inputs in $BUILD/artifacts/$t/" >&2
+        -max_len=65536 -print_final_stats=1 -artifact_prefix="$BUILD/artifacts/$t/" ${SEED:+-seed=$SEED} \
+        "$BUILD/corpus/$t" "$ROOT/fuzz/corpus/$t" >"$log" 2>&1; then
+      # The finding first (sanitizer report and stack), then where its input is.
+      grep -n -m1 -E "ERROR: (AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|libFuzzer)|runtime error:" "$log" >&2 || true
+      sed -n '/==ERROR\|runtime error:\|ERROR: libFuzzer/,$p' "$log" | head -60 >&2
+      echo "!! $t failed (full log: $log); crash inputs in $BUILD/artifacts/$t/" >&2
       if [ "$KEEP_CRASHES" = 1 ]; then
         for f in "$BUILD/artifacts/$t"/*; do
           [ -f "$f" ] || continue
@@ -46,7 +58,10 @@ if command -v clang++ >/dev/null 2>&1; then
       fi
       status=1
     fi
+    grep -E "^(Done|stat::(number_of_executed_units|peak_rss_mb|slowest_unit_time_sec))" "$log" || true
   done
+  echo "fuzz: $([ $status = 0 ] && echo 'no crash' || echo 'FOUND A CRASH') in ${#TARGETS[@]} target(s)"
+
   exit $status
 fi
 

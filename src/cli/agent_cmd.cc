@@ -190,7 +190,9 @@ void AddAgentCommand(CLI::App& app, int* exit_code) {
       "Lost. Details: docs/agent.md.\n"
       "Every option is also a key of the config file (--config, default /etc/abacus/agent.yaml).");
   auto config = std::make_shared<CommandConfig>(cmd, "/etc/abacus/agent.yaml");
-  cmd->add_option("--server", f->server, "server URL (else ABACUS_SERVER, else http://127.0.0.1:8420)");
+  cmd->add_option("--server", f->server,
+                  "server URL (else ABACUS_SERVER, else http://127.0.0.1:8420); URL1,URL2 for an HA pair: the agent "
+                  "follows the leader");
   cmd->add_option("--token", f->token, "join token (else --token-file, else ABACUS_TOKEN)");
   cmd->add_option("--token-file", f->token_file, "file holding the join token, e.g. the server's DATA/join.token");
   cmd->add_option("--name", f->name, "node name (default: the host name)");

@@ -55,6 +55,7 @@ int RunSchedulerBench(const SchedulerBenchOptions& o) {
   j["queues"] = o.spec.queues;
   j["workloads"] = o.spec.workloads;
   j["gang"] = o.spec.gang;
+  j["clusters"] = o.spec.clusters;
   j["policy"] = o.policy;
   j["admitted"] = r.stats.admitted;
   j["tasks_placed"] = tasks;
@@ -98,6 +99,9 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
   s->add_option("--queues", opts->spec.queues, "queues (cohorts of 10)")->capture_default_str()->check(CLI::Range(1, 100'000));
   s->add_option("--gang", opts->spec.gang, "gang size: workloads of K tasks x 8 devices (0: single-device)")
       ->capture_default_str()->check(CLI::Range(0, 1024));
+  s->add_option("--clusters", opts->spec.clusters, "clusters the nodes are spread over (each workload's tasks stay in one)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   s->add_option("--seed", opts->spec.seed, "random seed")->capture_default_str();
   s->add_option("--policy", opts->policy, "scorer: binpack, spread or fgd")->capture_default_str();
   s->add_option("-o,--output", opts->output, "json or table")->capture_default_str()->check(CLI::IsMember({"json", "table"}));

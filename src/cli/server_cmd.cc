@@ -131,6 +131,11 @@ void AddServerCommands(CLI::App& app, int* exit_code) {
                     "seconds of agent silence after which a node is NotReady and its tasks are requeued")
         ->check(CLI::Range(1, 86400))
         ->capture_default_str();
+    cmd->add_flag("--ha", ro->ha,
+                  "high availability: share --store (PostgreSQL) with other servers; the one holding the scheduling "
+                  "lease schedules, the others forward to it and take over when it dies (docs/operations.md)");
+    cmd->add_option("--advertise", ro->advertise,
+                    "with --ha: this server's URL for the other servers and the agents (default: http(s)://LISTEN)");
     auto rate = std::make_shared<std::string>("200:400");
     cmd->add_option("--rate-limit", *rate,
                     "requests a second per token, RATE[:BURST] (token bucket, 429 with Retry-After beyond); 0: none")

@@ -168,6 +168,22 @@ void FlavorTable(const json& items, std::ostream& out) {
   PrintTable(out, {"NAME", "WEIGHT", "NODES", "DEVICES", "FREE"}, rows);
 }
 
+void ClusterTable(const json& items, std::ostream& out) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& c : items) {
+    std::string devices;
+    for (const auto& [flavor, d] : c.value("devices", json::object()).items()) {
+      char used[32];
+      std::snprintf(used, sizeof used, "%.1f", d.value("allocatedMilli", 0) / 1000.0);
+      devices += (devices.empty() ? "" : ", ") + flavor + " " + used + "/" + std::to_string(d.value("total", 0));
+    }
+    rows.push_back({Str(c, "name"), Str(c, "location"), Str(c, "networkDomain"), std::to_string(c.value("nodes", 0)),
+                    std::to_string(c.value("readyNodes", 0)), devices.empty() ? "-" : devices,
+                    c.value("declared", false) ? "yes" : "no (from agents)"});
+  }
+  PrintTable(out, {"NAME", "LOCATION", "NETWORK", "NODES", "READY", "DEVICES (ALLOCATED/TOTAL)", "DECLARED"}, rows);
+}
+
 void GenericTable(const json& items, std::ostream& out) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& o : items) {
@@ -178,7 +194,7 @@ void GenericTable(const json& items, std::ostream& out) {
 
 struct KindInfo {
   std::string path;  // under /api/v1
-  void (*table)(const json&, std::ostream&);
+  void (*table)(const json&, std::ostream&);  // null: the kind prints its own tables (evaluations)
 };
 
 // Returns the route and table of a KIND argument (plural, singular or short).
@@ -195,9 +211,12 @@ std::optional<KindInfo> Kind(const std::string& k) {
       {"cohort", {"cohorts", GenericTable}},         {"priorityclasses", {"priorityclasses", GenericTable}},
       {"priorityclass", {"priorityclasses", GenericTable}}, {"pools", {"pools", GenericTable}},
       {"pool", {"pools", GenericTable}},
+      {"clusters", {"clusters", ClusterTable}},     {"cluster", {"clusters", ClusterTable}},
       {"users", {"users", UserTable}},               {"user", {"users", UserTable}},
       {"policies", {"policies", PolicyTable}},       {"policy", {"policies", PolicyTable}},
       {"admissionpolicies", {"policies", PolicyTable}}, {"admissionpolicy", {"policies", PolicyTable}},
+      {"evaluations", {"evaluations", nullptr}},     {"evaluation", {"evaluations", nullptr}},
+      {"eval", {"evaluations", nullptr}},
   };
   auto it = kinds.find(k);
   if (it == kinds.end()) return std::nullopt;
@@ -205,7 +224,8 @@ std::optional<KindInfo> Kind(const std::string& k) {
 }
 
 constexpr char kKinds[] =
-    "workloads, nodes, devices, queues, tenants, flavors, projects, cohorts, priorityclasses, pools, users, policies";
+    "workloads, nodes, devices, queues, tenants, flavors, projects, cohorts, priorityclasses, pools, users, policies, "
+    "evaluations";
 
 // ---------------------------------------------------------------- verbs
 
@@ -264,7 +284,7 @@ int RunApplyOrSubmit(const Common& c, const std::vector<std::string>& files, boo
 }
 
 struct GetArgs {
-  std::string kind, name, queue, state, project, tenant;
+  std::string kind, name, queue, state, project, tenant, model, baseline;
   int limit = 1000;
 };
 
@@ -276,6 +296,23 @@ int RunGet(const Common& c, const GetArgs& a) {
   }
   ApiClient api = Client(c);
   std::string path = "/api/v1/" + kind->path;
+  if (kind->path == "evaluations") {
+    if (!a.name.empty()) {
+      std::cerr << "error: get evaluations takes no NAME; use --model MODEL to compare its versions\n";
+      return kExitUsage;
+    }
+    std::string q;
+    if (!a.model.empty()) q += "&model=" + UrlEncode(a.model);
+    if (!a.baseline.empty()) q += "&baseline=" + UrlEncode(a.baseline);
+    if (!q.empty()) path += "?" + q.substr(1);
+    ApiResponse r = api.Get(path);
+    if (!r.ok()) return Fail(r);
+    if (c.output != "table") {
+      PrintDocument(std::cout, r.body, c.output);
+      return kExitOk;
+    }
+    return PrintEvaluations(r.body, std::cout, std::cerr);
+  }
   if (!a.name.empty()) {
     path += "/" + (kind->path == "projects" ? a.name : UrlEncode(a.name));
   } else if (kind->path == "workloads") {
@@ -305,6 +342,10 @@ int RunDescribe(const Common& c, const std::string& kind_arg, const std::string&
   auto kind = Kind(kind_arg);
   if (!kind) {
     std::cerr << "error: unknown kind '" << kind_arg << "' (expected " << kKinds << ")\n";
+    return kExitUsage;
+  }
+  if (kind->table == nullptr) {
+    std::cerr << "error: " << kind->path << " are listed, not described: abacus get " << kind->path << "\n";
     return kExitUsage;
   }
   ApiClient api = Client(c);
@@ -387,6 +428,21 @@ int RunScale(const Common& c, const std::string& w, int replicas) {
   return kExitOk;
 }
 
+// approve / reject: a tenant admin's answer to an Experiment's temporary quota request.
+int RunQuotaDecision(const Common& c, const std::string& w, bool approve) {
+  ApiClient api = Client(c);
+  ApiResponse r = api.Post("/api/v1/workloads/" + UrlEncode(w) + "/quota", json{{"approve", approve}}.dump(),
+                           "application/json");
+  if (!r.ok()) return Fail(r);
+  if (c.output != "table") {
+    PrintDocument(std::cout, r.body, c.output);
+  } else {
+    std::cout << "temporary quota of " << Str(r.body, "id") << " (" << Str(r.body, "name") << ") "
+              << (approve ? "approved" : "rejected") << "; the workload is " << Str(r.body, "state") << "\n";
+  }
+  return kExitOk;
+}
+
 struct LogsOptions {
   std::string task, stream = "stdout";
   int64_t tail = 1 << 20;
@@ -429,8 +485,12 @@ void AddClientVerbs(CLI::App& app, int* exit_code) {
     auto c = std::make_shared<Common>();
     auto a = std::make_shared<GetArgs>();
     CLI::App* cmd = app.add_subcommand("get", std::string("List objects: ") + kKinds +
-                                                  ".\nExamples: abacus get workloads --queue nlp-train\n"
-                                                  "          abacus get nodes -o yaml");
+                                                  ".\nevaluations: the archived results of Evaluation workloads; "
+                                                  "with --model, that model's versions side by side\n"
+                                                  "(rows dataset x metric, deltas against --baseline).\n"
+                                                  "Examples: abacus get workloads --queue nlp-train\n"
+                                                  "          abacus get nodes -o yaml\n"
+                                                  "          abacus get evaluations --model llama-3-8b --baseline 1.3");
     cmd->add_option("KIND", a->kind, "what to list")->required();
     cmd->add_option("NAME", a->name, "one object (a workload: id or name)");
     cmd->add_option("--queue", a->queue, "workloads: only this queue");
@@ -438,6 +498,10 @@ void AddClientVerbs(CLI::App& app, int* exit_code) {
     cmd->add_option("--project", a->project, "workloads: only this project (tenant/project)");
     cmd->add_option("--tenant", a->tenant, "workloads: only this tenant");
     cmd->add_option("--limit", a->limit, "workloads: the newest N")->capture_default_str();
+    cmd->add_option("--model", a->model, "evaluations: only this model, its versions compared side by side");
+    cmd->add_option("--baseline", a->baseline,
+                    "evaluations: the version deltas are against (default: the spec's baselineVersion, else the "
+                    "lowest)");
     AddConnectionFlags(cmd, c.get());
     cmd->callback([=] { *exit_code = RunGet(*c, *a); });
   }
@@ -495,6 +559,20 @@ void AddClientVerbs(CLI::App& app, int* exit_code) {
     cmd->add_option("--replicas", *replicas, "new replicas / parallelism")->required();
     AddConnectionFlags(cmd, c.get());
     cmd->callback([=] { *exit_code = RunScale(*c, *w, *replicas); });
+  }
+  for (bool approve : {true, false}) {
+    auto c = std::make_shared<Common>();
+    auto w = std::make_shared<std::string>();
+    CLI::App* cmd = app.add_subcommand(
+        approve ? "approve" : "reject",
+        approve ? "Approve an Experiment's pending temporary quota request (tenant admins and admins).\n"
+                  "The extra quota counts from admission until spec.temporaryQuota.expires; then the\n"
+                  "experiment is reclaimed. Example: abacus approve notebook-7"
+                : "Reject an Experiment's pending temporary quota request: it waits on its queue's quota.\n"
+                  "Example: abacus reject notebook-7");
+    cmd->add_option("WORKLOAD", *w, "id or name")->required();
+    AddConnectionFlags(cmd, c.get());
+    cmd->callback([=] { *exit_code = RunQuotaDecision(*c, *w, approve); });
   }
 }
 

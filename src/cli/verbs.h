@@ -29,6 +29,10 @@ void AddGovernanceCommands(CLI::App& app, int* exit_code);
 // item of GET /api/v1/users and /api/v1/policies.
 void UserTable(const nlohmann::json& items, std::ostream& out);
 void PolicyTable(const nlohmann::json& items, std::ostream& out);
+// Prints the body of GET /api/v1/evaluations as `abacus get evaluations` tables
+// (evaluations_cmd.cc): one row per archived result, or, when the body has "comparison"
+// (--model), that model's versions side by side; returns the exit code.
+int PrintEvaluations(const nlohmann::json& body, std::ostream& out, std::ostream& err);
 // Registers `abacus admin migrate` (admin_cmd.cc).
 void AddAdminCommand(CLI::App& app, int* exit_code);
 

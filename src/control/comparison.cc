@@ -87,6 +87,43 @@ json ToJson(const ComparisonTable& t) {
   return {{"model", t.model}, {"baseline", t.baseline}, {"versions", t.versions}, {"rows", rows}};
 }
 
+Result<ComparisonTable> ComparisonTableFromJson(const json& j) {
+  if (!j.is_object()) return InvalidArgument("comparison: expected a JSON object");
+  auto cells = [](const json& a, size_t n, const char* what) -> Result<std::vector<std::optional<double>>> {
+    if (!a.is_array() || a.size() != n) {
+      return InvalidArgument(std::string("comparison: ") + what + " must hold one cell per version");
+    }
+    std::vector<std::optional<double>> out;
+    for (const json& x : a) {
+      if (x.is_null()) {
+        out.emplace_back();
+      } else if (x.is_number()) {
+        out.emplace_back(x.get<double>());
+      } else {
+        return InvalidArgument(std::string("comparison: ") + what + " cells must be numbers or null");
+      }
+    }
+    return out;
+  };
+  ComparisonTable t;
+  try {
+    t.model = j.value("model", "");
+    t.baseline = j.value("baseline", "");
+    t.versions = j.value("versions", std::vector<std::string>{});
+    for (const json& r : j.value("rows", json::array())) {
+      ComparisonRow row;
+      row.dataset = r.value("dataset", "");
+      row.metric = r.at("metric").get<std::string>();
+      ABACUS_ASSIGN_OR_RETURN(row.values, cells(r.value("values", json()), t.versions.size(), "values"));
+      ABACUS_ASSIGN_OR_RETURN(row.deltas, cells(r.value("deltas", json()), t.versions.size(), "deltas"));
+      t.rows.push_back(std::move(row));
+    }
+  } catch (const json::exception& e) {
+    return InvalidArgument(std::string("comparison: ") + e.what());
+  }
+  return t;
+}
+
 std::vector<std::vector<std::string>> ToCells(const ComparisonTable& t) {
   std::vector<std::vector<std::string>> out;
   std::vector<std::string> header = {"DATASET", "METRIC"};

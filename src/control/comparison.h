@@ -36,6 +36,9 @@ ComparisonTable CompareVersions(const std::vector<EvaluationResult>& results, st
 // Returns {model, baseline, versions, rows: [{dataset, metric, values, deltas}]} (null cells
 // for nullopt).
 nlohmann::json ToJson(const ComparisonTable& t);
+// Reads what ToJson wrote (the CLI reads the server's table); InvalidArgument naming the
+// problem, e.g. a row whose values do not match the versions.
+Result<ComparisonTable> ComparisonTableFromJson(const nlohmann::json& j);
 
 // Returns the table as text cells for the CLI: a header row (DATASET, METRIC, one per
 // version) then a row per metric; cells "0.712", "0.746 (+0.034)" or "-".

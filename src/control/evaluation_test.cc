@@ -127,5 +127,27 @@ TEST(ComparisonTest, AnExplicitBaselineAndOneWithoutResults) {
   EXPECT_TRUE(CompareVersions(rs, "absent").rows.empty());
 }
 
+// The CLI prints the server's table: its JSON reads back to the same cells.
+TEST(ComparisonTest, JsonReadsBackForTheCli) {
+  std::vector<EvaluationResult> rs = {Result("1.3", "mmlu", {{"acc", 0.7}, {"f1", 0.6}}, 10),
+                                      Result("1.4", "mmlu", {{"acc", 0.8}}, 20)};
+  ComparisonTable t = CompareVersions(rs, "llama");
+  auto back = ComparisonTableFromJson(ToJson(t));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->model, "llama");
+  EXPECT_EQ(back->baseline, "1.3");
+  EXPECT_EQ(back->versions, t.versions);
+  ASSERT_EQ(back->rows.size(), 2u);
+  EXPECT_FALSE(back->rows[1].values[1].has_value());
+  EXPECT_EQ(ToCells(*back), ToCells(t));
+  nlohmann::json bad = ToJson(t);
+  bad["rows"][0]["values"] = {0.7};  // one cell for two versions
+  EXPECT_EQ(ComparisonTableFromJson(bad).status().code(), StatusCode::kInvalidArgument);
+  bad = ToJson(t);
+  bad["rows"][0]["deltas"][1] = "x";
+  EXPECT_FALSE(ComparisonTableFromJson(bad).ok());
+  EXPECT_FALSE(ComparisonTableFromJson(nlohmann::json::array()).ok());
+}
+
 }  // namespace
 }  // namespace abacus::control

@@ -156,7 +156,7 @@ const std::vector<Permission>& PermissionTable() {
     t.push_back({Role::kTenantAdmin, kMutateWork, Scope::kBinding, {"workload"}});
     t.push_back({Role::kTenantAdmin, kReadActions, Scope::kClusterLevel, {}});
     t.push_back({Role::kTenantAdmin, {A::kApplyConfig}, Scope::kBinding, {"project", "queue"}});
-    t.push_back({Role::kTenantAdmin, {A::kQuotaChange}, Scope::kBinding, {"queue"}});
+    t.push_back({Role::kTenantAdmin, {A::kQuotaChange}, Scope::kBinding, {"queue", "workload"}});
     t.push_back({Role::kTenantAdmin, {A::kPolicyChange}, Scope::kBinding, {"policy"}});
     t.push_back({Role::kTenantAdmin, {A::kAuditRead}, Scope::kBinding, {}});
     t.push_back({Role::kTenantAdmin, {A::kTokenManage}, Scope::kSelf, {"token"}});

@@ -27,7 +27,7 @@ enum class Action : uint8_t {
   kCancel,          // stop a workload
   kScale,           // change a service's replicas
   kApplyConfig,     // create, change or delete tenancy config (projects, queues, tenants, pools…)
-  kQuotaChange,     // change a queue's quota
+  kQuotaChange,     // change a queue's quota, or decide a workload's temporary quota
   kPolicyChange,    // create, change or delete an AdmissionPolicy
   kAuditRead,       // read audit entries about the resource
   kUserManage,      // create, change or delete users

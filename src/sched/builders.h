@@ -18,6 +18,7 @@ class NodeBuilder {
   NodeBuilder& Cpu(int64_t milli) { n_.cpu_milli = milli; return *this; }
   NodeBuilder& Memory(int64_t bytes) { n_.memory_bytes = bytes; return *this; }
   NodeBuilder& Pool(std::string p) { n_.pool = std::move(p); return *this; }
+  NodeBuilder& Cluster(std::string c) { n_.cluster = std::move(c); return *this; }
   NodeBuilder& Label(std::string k, std::string v) { n_.labels[std::move(k)] = std::move(v); return *this; }
   NodeBuilder& State(NodeState s) { n_.state = s; return *this; }
   // Adds `count` devices of `flavor`, `per_domain` of them per interconnect domain (0: none).
@@ -76,6 +77,8 @@ class WorkloadBuilder {
   WorkloadBuilder& Topology(TopologyRequirement r) { w_.groups[0].task.topology = r; return *this; }
   WorkloadBuilder& Preemptible(bool p) { w_.preemptible = p; return *this; }
   WorkloadBuilder& BorrowedOnly(bool b = true) { w_.borrowed_only = b; return *this; }
+  WorkloadBuilder& QuotaGrant(ResourceKey r, int64_t amount) { w_.quota_grant.Add(r, amount); return *this; }
+  WorkloadBuilder& DataLabel(std::string k, std::string v) { w_.data_labels[std::move(k)] = std::move(v); return *this; }
   WorkloadInfo Build() const { return w_; }
 
  private:

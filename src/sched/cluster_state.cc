@@ -1,6 +1,7 @@
 #include "sched/cluster_state.h"
 
 #include <algorithm>
+#include <map>
 
 #include "common/check.h"
 
@@ -33,6 +34,19 @@ ClusterState::ClusterState(const std::vector<NodeInfo>& nodes)
     }
   }
   dev_base_[n] = devices;
+  {
+    std::map<std::string, int32_t> ids;
+    for (const auto& node : nodes_) ids.emplace(node.cluster, 0);
+    for (auto& [name, id] : ids) {
+      id = static_cast<int32_t>(cluster_names_.size());
+      cluster_names_.push_back(name);
+    }
+    node_cluster_.reserve(n);
+    for (const auto& node : nodes_) node_cluster_.push_back(ids[node.cluster]);
+    cluster_cpu_free_.assign(cluster_names_.size(), 0);
+    cluster_free_milli_.assign(cluster_names_.size() * indexes_.size(), 0);
+    cluster_total_milli_.assign(cluster_names_.size() * indexes_.size(), 0);
+  }
   for (auto& fi : indexes_) {
     fi.whole = Buckets(max_per_node, static_cast<int32_t>(n));
     fi.share = Buckets(1000, devices);
@@ -52,6 +66,7 @@ ClusterState::ClusterState(const std::vector<NodeInfo>& nodes)
     if (ready) {
       total_cpu_ += node.cpu_milli;
       total_mem_ += node.memory_bytes;
+      cluster_cpu_free_[node_cluster_[i]] += node.cpu_milli;
     }
     for (size_t d = 0; d < node.devices.size(); ++d) {
       int32_t g = dev_base_[i] + static_cast<int32_t>(d);
@@ -64,6 +79,8 @@ ClusterState::ClusterState(const std::vector<NodeInfo>& nodes)
         dev_count_[i * indexes_.size() + fx] += 1;
         indexes_[fx].total_milli += 1000;
         indexes_[fx].free_milli += 1000;
+        cluster_total_milli_[node_cluster_[i] * indexes_.size() + fx] += 1000;
+        cluster_free_milli_[node_cluster_[i] * indexes_.size() + fx] += 1000;
       }
     }
     for (size_t d = 0; d < node.devices.size(); ++d) Reindex(static_cast<NodeIndex>(i), dev_base_[i] + static_cast<int32_t>(d));
@@ -91,6 +108,16 @@ int64_t ClusterState::total_milli(FlavorId flavor) const {
 int64_t ClusterState::free_milli(FlavorId flavor) const {
   const FlavorIndex* fi = Index(flavor);
   return fi ? fi->free_milli : 0;
+}
+
+int64_t ClusterState::cluster_free_milli(int32_t c, FlavorId flavor) const {
+  if (flavor >= flavor_index_.size() || flavor_index_[flavor] < 0) return 0;
+  return cluster_free_milli_[c * indexes_.size() + flavor_index_[flavor]];
+}
+
+int64_t ClusterState::cluster_total_milli(int32_t c, FlavorId flavor) const {
+  if (flavor >= flavor_index_.size() || flavor_index_[flavor] < 0) return 0;
+  return cluster_total_milli_[c * indexes_.size() + flavor_index_[flavor]];
 }
 
 void ClusterState::Reindex(NodeIndex n, int32_t g) {
@@ -137,6 +164,7 @@ void ClusterState::Allocate(const TaskPlacement& p) {
   ABACUS_CHECK(p.node >= 0 && p.node < num_nodes(), "placement on an unknown node");
   cpu_free_[p.node] -= p.cpu_milli;
   mem_free_[p.node] -= p.memory_bytes;
+  if (node_usable(p.node)) cluster_cpu_free_[node_cluster_[p.node]] -= p.cpu_milli;
   ABACUS_CHECK(cpu_free_[p.node] >= 0 && mem_free_[p.node] >= 0,
                "CPU or memory allocated beyond node capacity");
   for (const auto& g : p.devices) {
@@ -147,7 +175,11 @@ void ClusterState::Allocate(const TaskPlacement& p) {
     dev_free_mem_[gd] -= g.memory;
     ABACUS_CHECK(dev_free_milli_[gd] >= 0 && dev_free_mem_[gd] >= 0,
                  "device or device share allocated twice");
-    if (dev_usable_[gd]) indexes_[flavor_index_[nodes_[p.node].devices[g.device].flavor]].free_milli -= g.milli;
+    if (dev_usable_[gd]) {
+      int32_t fx = flavor_index_[nodes_[p.node].devices[g.device].flavor];
+      indexes_[fx].free_milli -= g.milli;
+      cluster_free_milli_[node_cluster_[p.node] * indexes_.size() + fx] -= g.milli;
+    }
     Reindex(p.node, gd);
   }
   ReindexCpu(p.node);
@@ -156,12 +188,17 @@ void ClusterState::Allocate(const TaskPlacement& p) {
 void ClusterState::Release(const TaskPlacement& p) {
   cpu_free_[p.node] += p.cpu_milli;
   mem_free_[p.node] += p.memory_bytes;
+  if (node_usable(p.node)) cluster_cpu_free_[node_cluster_[p.node]] += p.cpu_milli;
   for (const auto& g : p.devices) {
     int32_t gd = dev_base_[p.node] + g.device;
     dev_free_milli_[gd] += g.milli;
     dev_free_mem_[gd] += g.memory;
     ABACUS_CHECK(dev_free_milli_[gd] <= 1000, "device released more than it held");
-    if (dev_usable_[gd]) indexes_[flavor_index_[nodes_[p.node].devices[g.device].flavor]].free_milli += g.milli;
+    if (dev_usable_[gd]) {
+      int32_t fx = flavor_index_[nodes_[p.node].devices[g.device].flavor];
+      indexes_[fx].free_milli += g.milli;
+      cluster_free_milli_[node_cluster_[p.node] * indexes_.size() + fx] += g.milli;
+    }
     Reindex(p.node, gd);
   }
   ReindexCpu(p.node);

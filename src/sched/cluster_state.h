@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "sched/buckets.h"
@@ -78,6 +79,15 @@ class ClusterState {
   int64_t total_cpu_milli() const { return total_cpu_; }
   int64_t total_memory() const { return total_mem_; }
 
+  // Clusters (NodeInfo::cluster) numbered in name order: the cluster of node `n`, and free and
+  // total capacity per cluster over Ready nodes and usable devices.
+  int32_t num_clusters() const { return static_cast<int32_t>(cluster_names_.size()); }
+  int32_t cluster_of(NodeIndex n) const { return node_cluster_[n]; }
+  const std::string& cluster_name(int32_t c) const { return cluster_names_[c]; }
+  int64_t cluster_cpu_free(int32_t c) const { return cluster_cpu_free_[c]; }
+  int64_t cluster_free_milli(int32_t c, FlavorId flavor) const;
+  int64_t cluster_total_milli(int32_t c, FlavorId flavor) const;
+
  private:
   struct FlavorIndex {
     Buckets whole;   // node → whole free devices of this flavor
@@ -107,6 +117,11 @@ class ClusterState {
   std::vector<int32_t> whole_free_, dev_count_;
   Buckets cpu_only_, cpu_accel_;
   int64_t total_cpu_ = 0, total_mem_ = 0;
+  std::vector<int32_t> node_cluster_;
+  std::vector<std::string> cluster_names_;
+  std::vector<int64_t> cluster_cpu_free_;
+  // Per (cluster, flavor index): free and total milli of usable devices.
+  std::vector<int64_t> cluster_free_milli_, cluster_total_milli_;
 };
 
 }  // namespace abacus::sched

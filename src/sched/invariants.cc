@@ -12,6 +12,7 @@ Status CheckInvariants(const Snapshot& s, const CycleResult& result) {
   std::vector<int32_t> node_pool = NodePoolIds(s.nodes, &pools);
   auto open = QueuePoolAccess(s.queues, pools, s.pool_tenants);
   Placer filters(cluster, node_pool, open, ScoringPolicy::kBinpack);
+  filters.SetClusterRules(s.queues, s.clusters);
 
   auto apply = [&](const WorkloadInfo& w, const std::vector<FlavorId>& flavors,
                    const std::vector<TaskPlacement>& placements) -> Status {
@@ -56,6 +57,9 @@ Status CheckInvariants(const Snapshot& s, const CycleResult& result) {
     if (w.admitted) return Internal(w.id + ": admitted twice");
     if (!admitted.insert(w.id).second) return Internal(w.id + ": admitted twice in one cycle");
     ABACUS_RETURN_IF_ERROR(apply(w, a.group_flavors, a.placements));
+    std::set<std::string> clusters;
+    for (const auto& p : a.placements) clusters.insert(s.nodes[p.node].cluster);
+    if (clusters.size() > 1) return Internal(w.id + ": placed across clusters (a workload's tasks share one cluster)");
   }
   // Quota limits after the cycle's admissions. Limits can be exceeded by work admitted earlier
   // under other quotas (an admin lowered them); new admissions must not add to an excess.

@@ -5,7 +5,8 @@
 namespace abacus::sched {
 
 int32_t EffectivePriority(const WorkloadInfo& w, Time now) {
-  if (w.max_queue_wait.count() <= 0 || w.aging_step <= 0 || w.admitted) return w.priority;
+  if (w.max_queue_wait.count() <= 0 || w.aging_step <= 0) return w.priority;
+  if (w.admitted) now = w.admitted_at;  // epoch (unknown): no aging
   int64_t waited = (now - w.submitted).count();
   if (waited <= 0) return w.priority;
   int64_t periods = waited / w.max_queue_wait.count();

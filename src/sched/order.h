@@ -16,7 +16,9 @@
 namespace abacus::sched {
 
 // Returns the effective priority of `w` at `now`: base priority plus aging_step for each full
-// max_queue_wait period waited, never above max(priority, priority_ceiling).
+// max_queue_wait period waited, never above max(priority, priority_ceiling). Aging stops at
+// admission: an admitted workload keeps the priority it was admitted with (so that a workload
+// aged into a place is not evicted at once by the one it displaced, which ages the same way).
 int32_t EffectivePriority(const WorkloadInfo& w, Time now);
 
 // Returns true when pending workload `a` goes before `b` in their queue.

@@ -109,6 +109,9 @@ FilterReason Placer::StaticFilter(NodeIndex n, QueueIndex q, const TaskRequest& 
   if (!t.pools.empty() && std::find(t.pools.begin(), t.pools.end(), node.pool) == t.pools.end()) {
     return FilterReason::kPool;
   }
+  if (q >= 0 && q < static_cast<QueueIndex>(queue_cluster_ok_.size()) && !queue_cluster_ok_[q][state_.cluster_of(n)]) {
+    return FilterReason::kCluster;
+  }
   for (const auto& [k, v] : t.node_selector) {
     auto it = node.labels.find(k);
     if (it == node.labels.end() || it->second != v) return FilterReason::kSelector;
@@ -277,6 +280,7 @@ bool Placer::PlaceTask(const WorkloadInfo& w, WorkloadIndex self, int32_t group,
   bool ascending = policy_ != ScoringPolicy::kSpread;
   bool found = false;
   auto try_node = [&](NodeIndex n) {
+    if (!InCluster(n)) return false;
     if (reserved_by[n] != kNone && reserved_by[n] != self) return false;
     if (CachedStaticFilter(n, w.queue, t, flavor) != FilterReason::kCount) return false;
     if (FitOnNode(n, t, flavor, out, nullptr) != FilterReason::kCount) return false;
@@ -288,6 +292,7 @@ bool Placer::PlaceTask(const WorkloadInfo& w, WorkloadIndex self, int32_t group,
     if (t.share_milli > 0) {
       state_.VisitShareFree(flavor, t.share_milli, ascending, [&](int32_t g) {
         NodeIndex n = state_.device_node(g);
+        if (!InCluster(n)) return false;
         if (reserved_by[n] != kNone && reserved_by[n] != self) return false;
         if (CachedStaticFilter(n, w.queue, t, flavor) != FilterReason::kCount) return false;
         if (state_.cpu_free(n) < t.cpu_milli || state_.memory_free(n) < t.memory_bytes) return false;
@@ -324,6 +329,7 @@ bool Placer::PlaceFgd(const TaskRequest& t, QueueIndex q, FlavorId flavor, Workl
   std::vector<int32_t> free;
   std::vector<int32_t> positions;
   auto consider = [&](NodeIndex n) {
+    if (!InCluster(n)) return false;
     if (reserved_by[n] != kNone && reserved_by[n] != self) return false;
     if (CachedStaticFilter(n, q, t, flavor) != FilterReason::kCount) return false;
     const auto& devs = state_.nodes()[n].devices;
@@ -379,9 +385,109 @@ bool Placer::PlaceFgd(const TaskRequest& t, QueueIndex q, FlavorId flavor, Workl
   return true;
 }
 
+void Placer::SetClusterRules(const std::vector<QueueInfo>& queues, const std::vector<ClusterInfo>& clusters) {
+  const int32_t nc = state_.num_clusters();
+  cluster_labels_.assign(nc, {});
+  for (int32_t c = 0; c < nc; ++c) {
+    for (const auto& info : clusters) {
+      if (info.name == state_.cluster_name(c)) cluster_labels_[c] = info.labels;
+    }
+  }
+  queue_cluster_ok_.assign(queues.size(), std::vector<uint8_t>(nc, 1));
+  queue_cluster_preferred_.assign(queues.size(), std::vector<uint8_t>(nc, 0));
+  for (size_t q = 0; q < queues.size(); ++q) {
+    for (int32_t c = 0; c < nc; ++c) {
+      const std::string& name = state_.cluster_name(c);
+      const auto& allowed = queues[q].allowed_clusters;
+      const auto& preferred = queues[q].preferred_clusters;
+      if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), name) == allowed.end()) queue_cluster_ok_[q][c] = 0;
+      if (std::find(preferred.begin(), preferred.end(), name) != preferred.end()) queue_cluster_preferred_[q][c] = 1;
+    }
+  }
+}
+
+std::vector<int32_t> Placer::RankClusters(const WorkloadInfo& w, const std::vector<FlavorId>& flavors) const {
+  const int32_t nc = state_.num_clusters();
+  // What the whole workload needs of each flavor (milli) and of CPU.
+  int64_t cpu = 0;
+  std::vector<std::pair<FlavorId, int64_t>> devices;
+  for (size_t g = 0; g < w.groups.size(); ++g) {
+    const TaskRequest& t = w.groups[g].task;
+    cpu += t.cpu_milli * w.groups[g].replicas;
+    FlavorId f = g < flavors.size() ? flavors[g] : kCpuFlavorId;
+    if (!TaskUsesDevices(t, f)) continue;
+    auto it = std::find_if(devices.begin(), devices.end(), [&](const auto& e) { return e.first == f; });
+    if (it == devices.end()) it = devices.insert(devices.end(), {f, 0});
+    it->second += t.device_milli() * w.groups[g].replicas;
+  }
+  const bool has_queue = w.queue >= 0 && w.queue < static_cast<QueueIndex>(queue_cluster_ok_.size());
+  std::vector<std::pair<double, int32_t>> scored;
+  for (int32_t c = 0; c < nc; ++c) {
+    if (has_queue && !queue_cluster_ok_[w.queue][c]) continue;
+    if (state_.cluster_cpu_free(c) < cpu) continue;
+    // Room left after it, as a share of the cluster: the most room first (fewest evictions and
+    // retries later); a cluster without enough free capacity cannot take it at all.
+    double room = 0;
+    bool fits = true;
+    for (const auto& [f, need] : devices) {
+      int64_t free = state_.cluster_free_milli(c, f);
+      if (free < need) fits = false;
+      room += static_cast<double>(free - need) / static_cast<double>(std::max<int64_t>(1, state_.cluster_total_milli(c, f)));
+    }
+    if (!fits) continue;
+    room = devices.empty() ? static_cast<double>(state_.cluster_cpu_free(c) - cpu) /
+                                 static_cast<double>(std::max<int64_t>(1, state_.cluster_cpu_free(c)))
+                           : room / static_cast<double>(devices.size());
+    // Data locality: the share of its data.abacus.io/ labels the cluster carries.
+    double local = 0;
+    if (!w.data_labels.empty() && c < static_cast<int32_t>(cluster_labels_.size())) {
+      int matches = 0;
+      for (const auto& [k, v] : w.data_labels) {
+        auto it = cluster_labels_[c].find(k);
+        matches += it != cluster_labels_[c].end() && it->second == v;
+      }
+      local = static_cast<double>(matches) / static_cast<double>(w.data_labels.size());
+    }
+    bool preferred = has_queue && queue_cluster_preferred_[w.queue][c];
+    scored.push_back({4.0 * preferred + 2.0 * local + room, c});
+  }
+  std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<int32_t> out;
+  out.reserve(scored.size());
+  for (const auto& s : scored) out.push_back(s.second);
+  return out;
+}
+
 bool Placer::Place(const WorkloadInfo& w, WorkloadIndex self, const std::vector<FlavorId>& flavors,
                    const std::vector<WorkloadIndex>& reserved_by, std::vector<TaskPlacement>* out,
                    PlacementDetail* why) {
+  if (state_.num_clusters() <= 1) return PlaceAll(w, self, flavors, reserved_by, out, why);
+  // Several clusters: all tasks in one (a gang never spans clusters), the best-scored first.
+  std::vector<int32_t> ranked = RankClusters(w, flavors);
+  bool placed = false;
+  PlacementDetail first_why;
+  for (size_t i = 0; i < ranked.size() && !placed; ++i) {
+    cluster_only_ = ranked[i];
+    placed = PlaceAll(w, self, flavors, reserved_by, out, i == 0 ? &first_why : nullptr);
+  }
+  cluster_only_ = -1;
+  if (!placed && why != nullptr) {
+    if (!ranked.empty()) {
+      *why = first_why;
+    } else {
+      // No cluster has the capacity (or the queue may use none): say so per the first group.
+      why->group = 0;
+      why->flavor = flavors.empty() ? kCpuFlavorId : flavors[0];
+      why->tasks_needed = w.groups.empty() ? 0 : w.groups[0].replicas;
+      why->tasks_placeable = 0;
+    }
+  }
+  return placed;
+}
+
+bool Placer::PlaceAll(const WorkloadInfo& w, WorkloadIndex self, const std::vector<FlavorId>& flavors,
+                      const std::vector<WorkloadIndex>& reserved_by, std::vector<TaskPlacement>* out,
+                      PlacementDetail* why) {
   size_t first = out->size();
   for (int32_t g = 0; g < static_cast<int32_t>(w.groups.size()); ++g) {
     ++attempt_;  // static filters depend on the group's request

@@ -32,6 +32,14 @@ class Placer {
 
   // Sets the expected task-shape distribution used by FGD (ignored by other policies).
   void SetFgdDistribution(std::vector<frag::WeightedShape> d) { fgd_distribution_ = std::move(d); }
+  // Sets the queues' cluster limits and preferences and the clusters' data labels. With more
+  // than one cluster, a workload's tasks all go to one cluster, chosen by score (preferred by its
+  // queue, holds its data, has the most room after it); other clusters are tried only when the
+  // best cannot take it.
+  void SetClusterRules(const std::vector<QueueInfo>& queues, const std::vector<ClusterInfo>& clusters);
+  // Returns the clusters that could take `w` with `flavors` (queue limits, free capacity) in the
+  // order Place tries them, best first.
+  std::vector<int32_t> RankClusters(const WorkloadInfo& w, const std::vector<FlavorId>& flavors) const;
 
   // Places every task of `w` (flavor per group in `flavors`) and allocates them in the
   // state; on failure nothing stays allocated and `why` (if given) says which group failed.
@@ -48,6 +56,9 @@ class Placer {
   FilterReason StaticFilter(NodeIndex n, QueueIndex q, const TaskRequest& t, FlavorId flavor) const;
 
  private:
+  bool PlaceAll(const WorkloadInfo& w, WorkloadIndex self, const std::vector<FlavorId>& flavors,
+                const std::vector<WorkloadIndex>& reserved_by, std::vector<TaskPlacement>* out, PlacementDetail* why);
+  bool InCluster(NodeIndex n) const { return cluster_only_ < 0 || state_.cluster_of(n) == cluster_only_; }
   bool PlaceTask(const WorkloadInfo& w, WorkloadIndex self, int32_t group, int32_t replica,
                  FlavorId flavor, const std::vector<WorkloadIndex>& reserved_by, TaskPlacement* out);
   // Checks dynamic fit of a task on node n and picks devices; returns kCount on success.
@@ -62,6 +73,10 @@ class Placer {
   std::vector<std::vector<uint8_t>> queue_pool_ok_;
   ScoringPolicy policy_;
   std::vector<frag::WeightedShape> fgd_distribution_;
+  // Per queue and cluster id: may it run there / does it prefer it (empty: no rules).
+  std::vector<std::vector<uint8_t>> queue_cluster_ok_, queue_cluster_preferred_;
+  std::vector<std::map<std::string, std::string>> cluster_labels_;  // per cluster id
+  int32_t cluster_only_ = -1;  // during Place: the cluster tried (-1: any)
   // Per-attempt cache of static filter results.
   uint32_t attempt_ = 0;
   std::vector<uint32_t> stamp_;

@@ -109,7 +109,8 @@ VictimSearchResult FindVictims(PreemptionContext& ctx, WorkloadIndex preemptor,
         ++nonpreemptible;
         continue;
       }
-      if (vw.priority > limit) {
+      const int32_t vprio = ctx.effective_priority[v];
+      if (vprio > limit) {
         ++higher;
         continue;
       }
@@ -117,7 +118,7 @@ VictimSearchResult FindVictims(PreemptionContext& ctx, WorkloadIndex preemptor,
       bool borrowing = queue_borrowing || vw.borrowed_only;
       if (!same && !borrowing) continue;
       ranked.push_back({{v, same ? PreemptionReason::kInQueuePriority : PreemptionReason::kReclaimQuota},
-                        borrowing, vw.priority, vw.admitted_at});
+                        borrowing, vprio, vw.admitted_at});
     }
   }
   if (ranked.empty()) {
@@ -136,7 +137,7 @@ VictimSearchResult FindVictims(PreemptionContext& ctx, WorkloadIndex preemptor,
         if (!holds_needed(v)) continue;
         if (!ctx.workloads[v].preemptible) {
           ++nonpreemptible;
-        } else if (ctx.workloads[v].priority > limit) {
+        } else if (ctx.effective_priority[v] > limit) {
           ++higher;
         }
       }

@@ -41,6 +41,7 @@ ResourceVector WorkloadUsage(const WorkloadInfo& w, const std::vector<FlavorId>&
     FlavorId f = g < group_flavors.size() ? group_flavors[g] : kCpuFlavorId;
     if (t.needs_devices() && f != kCpuFlavorId) v.Add(ResourceKey::Devices(f), t.device_milli() * n);
   }
+  if (!w.quota_grant.IsZero()) return v.SaturatingSub(w.quota_grant);
   return v;
 }
 
@@ -87,7 +88,9 @@ class Cycle {
         usage_(s.workloads.size()),
         pending_slot_(s.workloads.size(), -1),
         tree_epoch_(s.cohorts.size() + s.queues.size(), 0),
-        admitted_since_(s.cohorts.size() + s.queues.size()) {}
+        admitted_since_(s.cohorts.size() + s.queues.size()) {
+    if (cluster_.num_clusters() > 1 || !s.clusters.empty()) placer_.SetClusterRules(s.queues, s.clusters);
+  }
 
   CycleResult Run();
 
@@ -161,7 +164,7 @@ void Cycle::LoadAdmitted() {
     quota_.Add(w.queue, usage_[i], w.borrowed_only);
     for (const auto& p : w.placements) cluster_.Allocate(p);  // aborts on double allocation
     running_[w.queue].push_back(i);
-    if (w.preemptible) min_preemptible_[w.queue] = std::min(min_preemptible_[w.queue], w.priority);
+    if (w.preemptible) min_preemptible_[w.queue] = std::min(min_preemptible_[w.queue], eff_prio_[i]);
     if (w.evicting) {
       excluded_[i] = 1;
       leaving_[TreeOf(w.queue)].push_back(i);
@@ -366,15 +369,16 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
         quota_.Add(wl.queue, o.usage, wl.borrowed_only);
         usage_[w] = o.usage;
         running_[wl.queue].push_back(w);
-        if (wl.preemptible) min_preemptible_[wl.queue] = std::min(min_preemptible_[wl.queue], wl.priority);
+        if (wl.preemptible) min_preemptible_[wl.queue] = std::min(min_preemptible_[wl.queue], eff_prio_[w]);
         {
           size_t tree = TreeOf(wl.queue);
           ++tree_epoch_[tree];
           if (wl.preemptible) {
             auto& since = admitted_since_[tree];
-            auto it = std::find_if(since.begin(), since.end(), [&](const auto& e) { return e.first == wl.priority; });
+            const int32_t prio = eff_prio_[w];  // what it keeps while it runs
+            auto it = std::find_if(since.begin(), since.end(), [&](const auto& e) { return e.first == prio; });
             if (it == since.end()) {
-              since.emplace_back(wl.priority, tree_epoch_[tree]);
+              since.emplace_back(prio, tree_epoch_[tree]);
             } else {
               it->second = tree_epoch_[tree];
             }

@@ -38,6 +38,8 @@ struct Snapshot {
   std::map<FlavorId, int64_t> flavor_weight_milli;
   // Node pool → tenants allowed to use it (absent or empty: every tenant).
   std::map<std::string, std::vector<std::string>> pool_tenants;
+  // Declared clusters (labels for data locality); nodes may name clusters not listed here.
+  std::vector<ClusterInfo> clusters;
 };
 
 struct SchedulerConfig {
@@ -73,7 +75,7 @@ struct CycleResult {
 CycleResult Schedule(const Snapshot& snapshot, const SchedulerConfig& config, bool measure = false);
 
 // Returns the quota usage of one admitted/assigned workload: cpu, memory and milli-devices of
-// each group's flavor, summed over tasks.
+// each group's flavor, summed over tasks, less its own quota grant (never below zero).
 ResourceVector WorkloadUsage(const WorkloadInfo& w, const std::vector<FlavorId>& group_flavors);
 
 }  // namespace abacus::sched

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
+#include <set>
 
 #include "sched/builders.h"
 #include "sched/invariants.h"
@@ -84,6 +86,103 @@ TEST(SchedulerTest, BorrowsIdleQuotaAndReclaimsItWhenTheOwnerReturns) {
   EXPECT_TRUE(CheckInvariants(s, r2).ok());
 }
 
+TEST(SchedulerTest, QuotaGrantAdmitsItsWorkloadAloneAboveTheQueuesQuota) {
+  FlavorId a100 = Fl("gpu/nvidia/A100-80G");
+  Snapshot s;
+  s.nodes.push_back(MakeNode("a1").Devices(a100, 8).Build());
+  s.queues.push_back(MakeQueue("q", {{a100, 2000}}));
+  s.workloads.push_back(MakeWorkload("full").Queue(0).Gpus({a100}, 2).Submitted(FromMicros(1)).Build());
+  // Granted 2 extra devices: admitted although the queue's 2 are taken.
+  s.workloads.push_back(MakeWorkload("granted").Queue(0).Gpus({a100}, 2).Submitted(FromMicros(2))
+                            .QuotaGrant(ResourceKey::Devices(a100), 2000).Build());
+  // The grant is not the queue's: a third workload still waits on quota.
+  s.workloads.push_back(MakeWorkload("plain").Queue(0).Gpus({a100}, 1).Submitted(FromMicros(3)).Build());
+  CycleResult r = Schedule(s, {});
+  std::set<std::string> admitted;
+  for (const auto& a : r.admissions) admitted.insert(a.workload_id);
+  EXPECT_EQ(admitted, (std::set<std::string>{"full", "granted"}));
+  ASSERT_EQ(r.pending.size(), 1u);
+  EXPECT_EQ(r.pending[0].workload_id, "plain");
+  EXPECT_EQ(r.pending[0].code, PendingCode::kQuota);
+  EXPECT_TRUE(CheckInvariants(s, r).ok());
+  // A grant smaller than the request covers only its part: 3 asked, 2 granted, 1 charged.
+  s.workloads.resize(1);
+  s.workloads.push_back(MakeWorkload("partly").Queue(0).Gpus({a100}, 3).Submitted(FromMicros(2))
+                            .QuotaGrant(ResourceKey::Devices(a100), 2000).Build());
+  r = Schedule(s, {});
+  ASSERT_EQ(r.pending.size(), 1u);
+  EXPECT_EQ(r.pending[0].workload_id, "partly");
+  EXPECT_EQ(WorkloadUsage(s.workloads[1], {a100}).Get(ResourceKey::Devices(a100)), 1000);
+}
+
+// Places every admission of `r` and returns workload id → the cluster of its first task.
+std::map<std::string, std::string> ClusterOf(const Snapshot& s, const CycleResult& r) {
+  std::map<std::string, std::string> out;
+  for (const auto& a : r.admissions) out[a.workload_id] = s.nodes[a.placements.at(0).node].cluster;
+  return out;
+}
+
+TEST(SchedulerTest, AGangNeverSpansClusters) {
+  FlavorId a100 = Fl("gpu/nvidia/A100-80G");
+  Snapshot s;
+  // 8 free A100s in all, 4 per cluster: a gang of 2 × 4 fits only by spanning them.
+  s.nodes.push_back(MakeNode("east-1").Cluster("east").Devices(a100, 4).Build());
+  s.nodes.push_back(MakeNode("west-1").Cluster("west").Devices(a100, 4).Build());
+  s.queues.push_back(MakeQueue("q", {{a100, 16000}}));
+  s.workloads.push_back(MakeWorkload("wide").Queue(0).Gpus({a100}, 4).Replicas(2).Gang().Build());
+  CycleResult r = Schedule(s, {});
+  EXPECT_TRUE(r.admissions.empty());
+  ASSERT_EQ(r.pending.size(), 1u);
+  EXPECT_EQ(r.pending[0].code, PendingCode::kPlacement) << r.pending[0].message;
+  // Two tasks of 2: both land in one cluster.
+  s.workloads[0] = MakeWorkload("fits").Queue(0).Gpus({a100}, 2).Replicas(2).Gang().Build();
+  r = Schedule(s, {});
+  ASSERT_EQ(r.admissions.size(), 1u);
+  EXPECT_EQ(s.nodes[r.admissions[0].placements[0].node].cluster, s.nodes[r.admissions[0].placements[1].node].cluster);
+  EXPECT_TRUE(CheckInvariants(s, r).ok());
+}
+
+TEST(SchedulerTest, ClustersAreChosenByQueueLimitPreferenceDataAndRoom) {
+  FlavorId a100 = Fl("gpu/nvidia/A100-80G");
+  Snapshot s;
+  s.nodes.push_back(MakeNode("east-1").Cluster("east").Devices(a100, 8).Build());
+  s.nodes.push_back(MakeNode("west-1").Cluster("west").Devices(a100, 8).Build());
+  s.nodes.push_back(MakeNode("west-2").Cluster("west").Devices(a100, 8).Build());
+  s.clusters.push_back({"east", {{"data.abacus.io/imagenet", "true"}}});
+  s.clusters.push_back({"west", {}});
+  s.queues.push_back(MakeQueue("plain", {{a100, 64000}}));
+  s.queues.push_back(MakeQueue("east-only", {{a100, 64000}}));
+  s.queues.back().allowed_clusters = {"east"};
+  s.queues.push_back(MakeQueue("likes-east", {{a100, 64000}}));
+  s.queues.back().preferred_clusters = {"east"};
+  // Room: west has 16 free, east 8 — a plain job goes west.
+  s.workloads.push_back(MakeWorkload("room").Queue(0).Gpus({a100}, 2).Submitted(FromMicros(1)).Build());
+  // Data locality: east holds imagenet.
+  s.workloads.push_back(MakeWorkload("data").Queue(0).Gpus({a100}, 2).Submitted(FromMicros(2))
+                            .DataLabel("data.abacus.io/imagenet", "true").Build());
+  // Queue limit and preference.
+  s.workloads.push_back(MakeWorkload("limited").Queue(1).Gpus({a100}, 2).Submitted(FromMicros(3)).Build());
+  s.workloads.push_back(MakeWorkload("preferring").Queue(2).Gpus({a100}, 2).Submitted(FromMicros(4)).Build());
+  CycleResult r = Schedule(s, {});
+  auto where = ClusterOf(s, r);
+  EXPECT_EQ(where["room"], "west");
+  EXPECT_EQ(where["data"], "east");
+  EXPECT_EQ(where["limited"], "east");
+  EXPECT_EQ(where["preferring"], "east");
+  EXPECT_TRUE(CheckInvariants(s, r).ok());
+  // A queue limited to east waits when east is full, even with west free.
+  s.workloads.clear();
+  s.workloads.push_back(MakeWorkload("too-big").Queue(1).Gpus({a100}, 8).Replicas(2).Gang().Build());
+  r = Schedule(s, {});
+  EXPECT_TRUE(r.admissions.empty());
+  // A preferred cluster without room is passed over: the work goes where it fits.
+  s.workloads.clear();
+  s.workloads.push_back(MakeWorkload("big").Queue(2).Gpus({a100}, 8).Replicas(2).Gang().Build());
+  r = Schedule(s, {});
+  ASSERT_EQ(r.admissions.size(), 1u);
+  EXPECT_EQ(ClusterOf(s, r)["big"], "west");
+}
+
 TEST(SchedulerTest, GangIsAllOrNothing) {
   FlavorId h100 = Fl("gpu/nvidia/H100-80G");
   Snapshot s;
@@ -110,6 +209,43 @@ TEST(SchedulerTest, EffectivePriorityAgesByMaxQueueWaitUpToTheCeiling) {
 
 // Property test: random heterogeneous clusters and workloads; after every cycle the invariants
 // hold, and applying decisions never double-allocates.
+TEST(SchedulerTest, AgedWorkloadsDoNotEvictEachOtherInTurn) {
+  FlavorId a100 = Fl("gpu/nvidia/A100-80G");
+  const Time t0 = FromMicros(0);
+  auto aging = [&](WorkloadBuilder b) {
+    WorkloadInfo w = b.Queue(0).Gpus({a100}, 1).Priority(500).Build();
+    w.max_queue_wait = std::chrono::hours(1);
+    w.aging_step = 100;
+    w.priority_ceiling = 700;
+    return w;
+  };
+  Snapshot s;
+  s.now = t0 + std::chrono::minutes(90);
+  s.nodes.push_back(MakeNode("a1").Devices(a100, 1).Build());
+  s.queues.push_back(MakeQueue("q", {{a100, 1000}}));
+  // A runs since just after it was submitted (admitted at base 500); B waited 90 min (aged 600).
+  WorkloadInfo a = aging(MakeWorkload("a").Submitted(t0));
+  a.admitted = true;
+  a.admitted_at = t0 + std::chrono::seconds(1);
+  a.group_flavors = {a100};
+  a.placements.push_back({0, 0, 0, 1000, kGiB, {{0, 1000, 80 * kGiB}}});
+  s.workloads.push_back(a);
+  s.workloads.push_back(aging(MakeWorkload("b").Submitted(t0 + std::chrono::seconds(2))));
+  CycleResult r = Schedule(s, {});
+  ASSERT_EQ(r.preemptions.size(), 1u);
+  EXPECT_EQ(r.preemptions[0].victim_id, "a");
+  // B now runs with the priority it won with (600); A waits again and has aged to 600 too: it
+  // must not take the device back (that was the thrash).
+  s.workloads[0] = aging(MakeWorkload("a").Submitted(t0));
+  s.workloads[1].admitted = true;
+  s.workloads[1].admitted_at = s.now;
+  s.workloads[1].group_flavors = {a100};
+  s.workloads[1].placements = {{0, 0, 0, 1000, kGiB, {{0, 1000, 80 * kGiB}}}};
+  r = Schedule(s, {});
+  EXPECT_TRUE(r.preemptions.empty());
+  EXPECT_TRUE(r.admissions.empty());
+}
+
 TEST(SchedulerPropertyTest, InvariantsHoldOnRandomClustersAcrossCycles) {
   std::mt19937_64 rng(20261202);
   std::vector<FlavorId> flavors = {Fl("gpu/nvidia/A100-80G"), Fl("gpu/nvidia/T4"), Fl("npu/huawei/Ascend910B")};
@@ -121,6 +257,7 @@ TEST(SchedulerPropertyTest, InvariantsHoldOnRandomClustersAcrossCycles) {
       auto b = MakeNode("n" + std::to_string(n)).Cpu(16'000 + static_cast<int64_t>(rng() % 4) * 16'000);
       if (rng() % 4 != 0) b.Devices(flavors[rng() % flavors.size()], 1 + static_cast<int>(rng() % 8), 80 * kGiB, 1 + static_cast<int>(rng() % 4));
       if (rng() % 10 == 0) b.State(NodeState::kCordoned);
+      if (round % 2 == 1) b.Cluster(rng() % 2 ? "east" : "west");  // odd rounds: two clusters
       s.nodes.push_back(b.Build());
     }
     int cohorts = 1 + static_cast<int>(rng() % 2);

@@ -12,6 +12,7 @@
 #include "common/clock.h"
 #include "model/flavor.h"
 #include "model/node.h"
+#include "model/resources.h"
 
 namespace abacus::sched {
 
@@ -78,6 +79,18 @@ struct QueueInfo {
   QueueingStrategy strategy = QueueingStrategy::kBestEffortFifo;
   std::vector<QuotaInfo> quotas;               // accelerator entries in the order flavors are tried
   std::vector<std::string> allowed_pools;      // from the tenant; empty = any pool
+  std::vector<std::string> allowed_clusters;   // its work runs only there; empty = any cluster
+  std::vector<std::string> preferred_clusters; // ranked first when they have room
+};
+
+// Labels under this prefix name data: on a cluster, data it holds locally; on a workload, data it
+// reads ("data.abacus.io/imagenet: true").
+inline constexpr std::string_view kDataLabelPrefix = "data.abacus.io/";
+
+// A cluster's labels (kind Cluster); data.abacus.io/ labels say which data it holds locally.
+struct ClusterInfo {
+  std::string name;
+  std::map<std::string, std::string> labels;
 };
 
 struct CohortInfo {
@@ -145,6 +158,11 @@ struct WorkloadInfo {
   bool gang = false;
   int64_t grace_seconds = 0;        // checkpoint grace when preempted
   std::vector<TaskGroupRequest> groups;
+  // Temporary quota granted to this workload alone (an Experiment's spec.temporaryQuota, once
+  // approved): the part of its usage this covers is not charged to its queue.
+  ResourceVector quota_grant;
+  // The workload's data.abacus.io/ labels: a cluster with the same label holds its data.
+  std::map<std::string, std::string> data_labels;
 
   // Admitted workloads (running or starting): where they are and what quota they use.
   bool admitted = false;

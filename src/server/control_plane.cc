@@ -11,6 +11,7 @@
 #include "sched/explain.h"
 #include "server/governance.h"
 #include "server/units.h"
+#include "store/fenced_store.h"
 #include "tenancy/priority_class.h"
 #include "tenancy/tenancy_codec.h"
 #include "tenancy/yaml_json.h"
@@ -94,6 +95,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptio
   StoreOptions so;
   so.clock = &cp->clock_;
   ABACUS_ASSIGN_OR_RETURN(cp->store_, OpenStore(url, so));
+  if (options.fence) cp->store_ = std::make_unique<FencedStore>(std::move(cp->store_), *options.fence);
   ABACUS_ASSIGN_OR_RETURN(auto auth, TokenAuthorizer::Open(*cp->store_, options.data_dir));
   cp->tokens_ = auth.get();
   cp->authorizer_ = std::move(auth);
@@ -124,16 +126,21 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptio
 
 ControlPlane::~ControlPlane() { Shutdown(); }
 
+void ControlPlane::StopLoop() {
+  {
+    std::lock_guard lock(loop_mu_);
+    stopping_ = true;
+  }
+  loop_cv_.notify_all();
+  std::lock_guard join(stop_loop_mu_);
+  if (loop_thread_.joinable()) loop_thread_.join();
+}
+
 void ControlPlane::Shutdown() {
   std::call_once(shutdown_once_, [this] {
     ready_ = false;
     if (board_) board_->Shutdown();
-    {
-      std::lock_guard lock(loop_mu_);
-      stopping_ = true;
-    }
-    loop_cv_.notify_all();
-    if (loop_thread_.joinable()) loop_thread_.join();
+    StopLoop();
     // The audit writer commits through the committer: flush it while the committer runs, then
     // let its last entries (if any) go straight to the store.
     if (governance_) governance_->FlushAudit();
@@ -788,6 +795,12 @@ std::optional<WorkloadRecord> ControlPlane::FindRecord(const std::string& id_or_
 
 json ControlPlane::View(const WorkloadRecord& r) const {
   json j = ToJson(r);
+  // Uploaded results files are read through GET /api/v1/evaluations; here only their size.
+  for (json& p : j["placements"]) {
+    if (!p.contains("results")) continue;
+    p["resultsBytes"] = p["results"].get_ref<const std::string&>().size();
+    p.erase("results");
+  }
   j.erase("spec");
   j["spec"] = abacus::ToJson(r.spec);
   j["submittedAt"] = FormatTime(r.submitted);
@@ -1080,6 +1093,7 @@ Result<json> ControlPlane::GetQueue(const std::string& name) const {
 }
 
 json ControlPlane::ListConfig(const std::string& kind) const {
+  if (kind == "cluster") return ListClusters();
   std::shared_lock lock(state_mu_);
   json items = json::array();
   if (kind == "priorityclass") {

@@ -55,6 +55,9 @@ struct ControlPlaneOptions {
   Duration node_timeout = std::chrono::seconds(30);         // silent agent node → NotReady
   size_t bounded_cycle_per_queue = 256;  // waiting workloads per queue retried when capacity frees
   size_t max_queued_commits = 4096;        // beyond: ResourceExhausted (HTTP 429)
+  // HA: every commit carries this lease fence (store/fenced_store.h), so that once another
+  // server holds the lease this one's writes are refused. nullopt: a single server.
+  std::optional<LeaseFence> fence;
   sched::SchedulerConfig scheduler;
 };
 
@@ -77,6 +80,10 @@ class ControlPlane {
   // Stops the loop (finishing the command in progress), drains the committer and closes the
   // store. Idempotent.
   void Shutdown();
+  // Stops the scheduling loop and the controllers (finishing the step in progress) and leaves
+  // the rest running until Shutdown: a leader that lost its lease (HA) stops deciding at once
+  // while its HTTP requests in flight finish. Idempotent.
+  void StopLoop();
 
   // ---- writes; each returns only after its transaction committed.
   // Submits every workload document of `body` (YAML, or JSON when `json_body`); all or none.
@@ -95,6 +102,10 @@ class ControlPlane {
   Result<nlohmann::json> Cancel(const std::string& id_or_name, const std::string& reason);
   // Scales an InferenceService (replicas) or a BatchJob (parallelism).
   Result<nlohmann::json> Scale(const std::string& id_or_name, int32_t replicas);
+  // A tenant admin's answer to an Experiment's pending temporary quota request
+  // (POST /workloads/{id}/quota): its controller grants or rejects it at once. FailedPrecondition
+  // when the workload asks none or the request is not pending.
+  Result<nlohmann::json> DecideTemporaryQuota(const std::string& id_or_name, bool approve, const std::string& by);
   // Keeps the metric samples of an InferenceService's replicas for its autoscaler
   // (POST /workloads/{id}/metrics): {"metric", "value", "replica"} or {"samples": [...]};
   // samples older than two minutes are dropped. Returns {"workload", "accepted"}.
@@ -154,8 +165,11 @@ class ControlPlane {
   nlohmann::json ListFlavors() const;
   nlohmann::json ListQueues() const;
   Result<nlohmann::json> GetQueue(const std::string& name) const;
-  // kind: "tenant", "project", "cohort", "priorityclass", "pool"
+  // kind: "tenant", "project", "cohort", "priorityclass", "pool", "cluster"
   nlohmann::json ListConfig(const std::string& kind) const;
+  // The declared clusters and those agents registered into, with nodes, pools and devices per
+  // flavor ({total, allocatedMilli, unhealthy}).
+  nlohmann::json ListClusters() const;
   Result<nlohmann::json> GetConfig(const std::string& kind, const std::string& name) const;
   std::string RenderMetrics() const;
 
@@ -196,6 +210,8 @@ class ControlPlane {
     std::string lost_reason;  // with Lost: NodeLost, DeviceError, AgentRestart
     std::optional<bool> ready, live;
     Time started_at{}, finished_at{};
+    std::optional<std::string> results;  // with Exited: the task's results file (evaluation_archive.h)
+    std::string results_error;
   };
   // Applies task reports to their workloads (Started, Succeeded, Failed, retries, requeues),
   // commits them in one batch and republishes the assignments; loop thread only.
@@ -307,6 +323,7 @@ class ControlPlane {
   std::chrono::steady_clock::time_point last_cycle_steady_{};  // loop thread only
   Duration last_cycle_cost_{0};                       // loop thread only
   std::thread loop_thread_;
+  std::mutex stop_loop_mu_;  // serializes joining loop_thread_
   std::once_flag shutdown_once_;
 };
 

@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "server/control_plane.h"
 #include "server/desired_tasks.h"
+#include "server/evaluation_archive.h"
 #include "server/task_ids.h"
 
 namespace abacus::server {
@@ -196,6 +197,15 @@ Result<json> ControlPlane::AgentStatus(const std::string& node, const json& body
     if (t.contains("live") && t["live"].is_boolean()) r.live = t["live"].get<bool>();
     r.started_at = ParseTimeField(t, "startedAt", now);
     r.finished_at = ParseTimeField(t, "finishedAt", now);
+    if (t.contains("results") && t["results"].is_string()) r.results = t["results"].get<std::string>();
+    if (t.contains("resultsError") && t["resultsError"].is_string()) {
+      r.results_error = t["resultsError"].get<std::string>();
+    }
+    if (r.results && r.results->size() > kMaxResultsBytes) {
+      r.results_error = "results are " + std::to_string(r.results->size()) + " bytes, more than the " +
+                        std::to_string(kMaxResultsBytes) + " allowed";
+      r.results.reset();
+    }
     reports.push_back(std::move(r));
   }
   if (!reports.empty()) {
@@ -450,6 +460,8 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
         p.stopped = rep.stopped;
         p.message = rep.message;
         p.lost_reason = rep.phase == "Lost" ? (rep.lost_reason.empty() ? "AgentRestart" : rep.lost_reason) : "";
+        p.results = rep.results;
+        p.results_error = rep.results_error;
       }
       touched.insert(w.id);
       break;

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "common/ids.h"
+#include "server/server_test_util.h"
 
 namespace abacus::server {
 namespace {
@@ -18,21 +19,7 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-constexpr char kOrg[] = R"(kind: Tenant
-name: acme
----
-kind: Project
-name: ml
-tenant: acme
----
-kind: Queue
-name: train
-tenant: acme
-quotas:
-  - {resource: gpu/nvidia/A100-80G, nominal: 2}
-  - {resource: cpu, nominal: 64}
-  - {resource: memory, nominal: 512Gi}
----
+const std::string kOrg = testing_org::AcmeOrg("train", 2) + R"(---
 kind: PriceList
 name: default
 spec:
@@ -512,6 +499,138 @@ TEST_F(ControlPlaneTest, IdleExperimentGetsANoticeThenIsReclaimed) {
 
 namespace abacus::server {
 namespace {
+
+constexpr char kTemporaryQuota[] = "  temporaryQuota: {resource: gpu/nvidia/A100-80G, amount: 1, expires: 1h}\n";
+
+std::vector<std::string> TypesOf(ControlPlane& cp, const std::string& id) {
+  std::vector<std::string> types;
+  json events = *cp.Events(id);  // held: a range-for over the temporary Result would dangle
+  for (const auto& e : events["items"]) types.push_back(e["type"]);
+  return types;
+}
+
+bool Has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+TEST_F(ControlPlaneTest, TemporaryQuotaUnderTheTenantLimitIsGrantedThenReclaimedOnExpiry) {
+  ASSERT_TRUE(cp_->Apply("kind: Tenant\nname: acme\ntemporaryQuotaAutoApprove:\n"
+                         "  - {resource: gpu/nvidia/A100-80G, amount: 1}\n",
+                         false, "acme.yaml")
+                  .ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 4)).ok());
+  std::string full = Submit("full", 2);  // the queue's nominal 2 GPUs are taken
+  ASSERT_EQ(State(full), "Admitted");
+  auto r = cp_->Submit(ExperimentYaml("nb", kTemporaryQuota), false, "nb.yaml");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::string id = (*r)[0]["id"];
+  cp_->WaitForCycle();
+  clock_.Advance(2s);  // the controller tick decides the request
+  cp_->WaitForCycle();
+  cp_->WaitForCycle();
+  auto types = TypesOf(*cp_, id);
+  EXPECT_TRUE(Has(types, "TemporaryQuotaApproved")) << ::testing::PrintToString(types);
+  ASSERT_EQ(State(id), "Admitted") << (*cp_->Explain(id)).dump();
+  json rec = *cp_->GetWorkload(id);
+  ASSERT_EQ(rec["quotaGrants"].size(), 1u) << rec.dump();
+  EXPECT_EQ(rec["quotaGrants"][0]["amount"], "1");
+  // The grant is the experiment's alone: another GPU job of the queue still waits on quota.
+  std::string more = Submit("more", 1);
+  EXPECT_EQ(State(more), "Pending");
+  Report("gpu-a", id + ".0.0.1", {{"phase", "Running"}});
+  // An hour after admission the grant expires: the experiment is stopped and cancelled.
+  clock_.Advance(61min);
+  ASSERT_TRUE(cp_->AgentHeartbeat("gpu-a", json::object()).ok());
+  cp_->WaitForCycle();
+  cp_->WaitForCycle();
+  json a = json{{"tasks", (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks}};
+  EXPECT_EQ(TaskOf(a, id + ".0.0.1")["action"], "stop") << a.dump();
+  Report("gpu-a", id + ".0.0.1", {{"phase", "Exited"}, {"signal", 15}, {"stopped", true}});
+  EXPECT_EQ(State(id), "Cancelled");
+  types = TypesOf(*cp_, id);
+  EXPECT_TRUE(Has(types, "TemporaryQuotaExpired")) << ::testing::PrintToString(types);
+  EXPECT_TRUE((*cp_->GetWorkload(id)).value("quotaGrants", json::array()).empty());
+}
+
+TEST_F(ControlPlaneTest, TemporaryQuotaAboveTheLimitWaitsForATenantAdmin) {
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 4)).ok());
+  std::string full = Submit("full", 2);
+  ASSERT_EQ(State(full), "Admitted");
+  std::vector<std::string> ids;
+  for (const char* name : {"nb-no", "nb-yes"}) {
+    auto r = cp_->Submit(ExperimentYaml(name, kTemporaryQuota), false, std::string(name) + ".yaml");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ids.push_back((*r)[0]["id"]);
+  }
+  cp_->WaitForCycle();
+  // Not yet requested: nothing to decide.
+  EXPECT_EQ(cp_->DecideTemporaryQuota(ids[0], true, "tia").status().code(), StatusCode::kFailedPrecondition);
+  clock_.Advance(2s);
+  cp_->WaitForCycle();
+  cp_->WaitForCycle();
+  for (const auto& id : ids) {
+    EXPECT_TRUE(Has(TypesOf(*cp_, id), "TemporaryQuotaRequested"));  // no auto-approve limit
+    EXPECT_EQ(State(id), "Pending");
+  }
+  auto no = cp_->DecideTemporaryQuota(ids[0], false, "tia");
+  ASSERT_TRUE(no.ok()) << no.status().ToString();
+  EXPECT_TRUE(Has(TypesOf(*cp_, ids[0]), "TemporaryQuotaRejected"));
+  EXPECT_EQ(cp_->DecideTemporaryQuota(ids[0], true, "tia").status().code(), StatusCode::kFailedPrecondition);
+  auto yes = cp_->DecideTemporaryQuota(ids[1], true, "tia");
+  ASSERT_TRUE(yes.ok()) << yes.status().ToString();
+  cp_->WaitForCycle();
+  EXPECT_TRUE(Has(TypesOf(*cp_, ids[1]), "TemporaryQuotaApproved"));
+  EXPECT_EQ(State(ids[1]), "Admitted");
+  EXPECT_EQ(State(ids[0]), "Pending");  // rejected: waits on the queue's own quota
+  EXPECT_EQ((*cp_->GetWorkload(ids[1]))["quotaDecision"]["by"], "tia");
+  // A workload that asks no temporary quota has nothing to decide.
+  EXPECT_EQ(cp_->DecideTemporaryQuota(full, true, "tia").status().code(), StatusCode::kFailedPrecondition);
+}
+
+TEST_F(ControlPlaneTest, ClustersAreLedgerObjectsAndQueuesLimitOrPreferThem) {
+  ASSERT_TRUE(cp_->Apply("kind: Cluster\nname: east\nlocation: cn-hangzhou\nnetworkDomain: idc-a\n"
+                         "labels: {data.abacus.io/imagenet: \"true\"}\n---\n"
+                         "kind: Queue\nname: east-train\ntenant: acme\nclusters: [east]\n"
+                         "quotas:\n  - {resource: gpu/nvidia/A100-80G, nominal: 16}\n  - {resource: cpu, nominal: 64}\n"
+                         "  - {resource: memory, nominal: 512Gi}\n",
+                         false, "clusters.yaml")
+                  .ok());
+  // Agents register into clusters; "west" is not declared: it is listed from its nodes.
+  json east = AgentNode("gpu-east", 4), west = AgentNode("gpu-west", 8);
+  east["cluster"] = "east";
+  west["cluster"] = "west";
+  ASSERT_TRUE(cp_->RegisterAgent(east).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(west).ok());
+  json clusters = cp_->ListClusters()["items"];
+  ASSERT_EQ(clusters.size(), 2u) << clusters.dump();
+  EXPECT_EQ(clusters[0]["name"], "east");
+  EXPECT_EQ(clusters[0]["location"], "cn-hangzhou");
+  EXPECT_EQ(clusters[0]["nodes"], 1);
+  EXPECT_EQ(clusters[0]["devices"]["gpu/nvidia/A100-80G"]["total"], 4);
+  EXPECT_EQ(clusters[1]["name"], "west");
+  EXPECT_EQ(clusters[1]["declared"], false);
+  // The queue limited to east places there, though west has more room.
+  std::string job = Job("limited", 2);
+  job.replace(job.find("queue: train"), 12, "queue: east-train");
+  auto r = cp_->Submit(job, false, "limited.yaml");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::string limited = (*r)[0]["id"];
+  // A job reading imagenet goes where the data is; a plain one where the room is.
+  std::string data = Job("data", 1);
+  data.replace(data.find("queue: train"), 12, "labels: {data.abacus.io/imagenet: \"true\"}\nqueue: train");
+  r = cp_->Submit(data, false, "data.yaml");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::string reads = (*r)[0]["id"];
+  std::string plain = Submit("plain", 1);
+  cp_->WaitForCycle();
+  auto node_of = [&](const std::string& id) {
+    json w = *cp_->GetWorkload(id);
+    if (w["placements"].empty()) return "not placed: " + (*cp_->Explain(id)).dump();
+    return w["placements"][0].value("node", "");
+  };
+  EXPECT_EQ(node_of(limited), "gpu-east");
+  EXPECT_EQ(node_of(reads), "gpu-east");
+  EXPECT_EQ(node_of(plain), "gpu-west");
+  // (A gang that fits only across clusters waits: SchedulerTest.AGangNeverSpansClusters.)
+}
 
 TEST_F(ControlPlaneTest, AssignmentsCarryTheDataMounts) {
   ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());

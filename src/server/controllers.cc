@@ -6,6 +6,7 @@
 #include "control/controller.h"
 #include "server/control_plane.h"
 #include "server/desired_tasks.h"
+#include "server/evaluation_archive.h"
 #include "server/governance.h"
 #include "server/task_ids.h"
 #include "server/units.h"
@@ -48,6 +49,8 @@ void NextRun(PlacementRecord& p) {
   p.restart = false;
   p.restart_at = Time{};
   p.routed = false;
+  p.results.reset();
+  p.results_error.clear();
 }
 
 // RestartReplica / SetVersion: stop the unit's tasks that still run and mark the unit to run
@@ -105,6 +108,13 @@ bool StartArrayTask(WorkloadRecord& w, int32_t index, const Ledger& ledger) {
     p->index = index;
   }
   return true;
+}
+
+// True while an Experiment waits with a temporary quota request: its controller decides the
+// request before admission.
+bool AsksTemporaryQuota(const WorkloadRecord& r) {
+  const ExperimentSpec* e = r.spec.experiment();
+  return e != nullptr && e->temporary_quota && r.waiting();
 }
 
 }  // namespace
@@ -170,6 +180,17 @@ control::Signals ControlPlane::SignalsFor(const WorkloadRecord& r, Time now) con
       }
     }
   }
+  if (const ExperimentSpec* e = r.spec.experiment(); e != nullptr && e->temporary_quota) {
+    // The tenant's auto-approve limit for this resource, and an admin's answer once given.
+    if (const Tenant* t = ledger_.config().FindTenant(r.spec.tenant()); t != nullptr) {
+      for (const auto& limit : t->temporary_quota_auto_approve) {
+        if (limit.resource == e->temporary_quota->resource) s.quota_auto_approve = limit.amount;
+      }
+    }
+    if (r.quota_decision) {
+      s.quota_decision = control::QuotaDecision{r.quota_decision->approved, r.quota_decision->by, r.quota_decision->at};
+    }
+  }
   if (r.spec.kind() == WorkloadKind::kInferenceService) {
     for (const auto& p : r.placements) {
       if (p.ready) {
@@ -187,7 +208,9 @@ control::Signals ControlPlane::SignalsFor(const WorkloadRecord& r, Time now) con
 
 bool ControlPlane::RunController(WorkloadRecord& w, std::vector<std::pair<std::string, json>>& events,
                                  WriteBatch& batch, Time now) {
-  if (!HasAgentTasks(w)) return false;  // simulated nodes: nothing runs, nothing to decide
+  // Simulated nodes: nothing runs, nothing to decide — but a waiting experiment's temporary
+  // quota is decided before admission.
+  if (!HasAgentTasks(w) && !AsksTemporaryQuota(w)) return false;
   auto outcome = control::Reconcile(ViewOf(w), w.controller_state, SignalsFor(w, now), now);
   if (!outcome.ok()) {
     ABACUS_LOG_WARN("controller of {}: {}", w.id, outcome.status().ToString());
@@ -311,9 +334,42 @@ bool ControlPlane::ApplyDecision(WorkloadRecord& w, const control::Decision& d,
           return any;
         } else if constexpr (std::is_same_v<T, control::StartTask>) {
           return StartArrayTask(w, x.index, ledger_);
+        } else if constexpr (std::is_same_v<T, control::GrantQuota>) {
+          QuotaGrantRecord g{x.resource, x.amount, x.until.value_or(Time{})};
+          auto it = std::find_if(w.quota_grants.begin(), w.quota_grants.end(),
+                                 [&](const QuotaGrantRecord& e) { return e.resource == x.resource; });
+          if (it != w.quota_grants.end() && *it == g) return false;
+          bool first = it == w.quota_grants.end();
+          if (first) {
+            w.quota_grants.push_back(g);
+          } else {
+            *it = g;
+          }
+          fresh_.insert(w.id);  // the next cycle tries it with the grant
+          if (governance_ && first) {
+            governance_->AppendDecision("controller/Experiment", "quota-grant", "workload", w.id, w.spec.tenant(), "",
+                                        x.amount.ToString() + " " + x.resource.Name() + " granted" +
+                                            (x.until ? " until " + FormatTime(*x.until) : ""));
+          }
+          return true;
+        } else if constexpr (std::is_same_v<T, control::RevokeQuota>) {
+          auto n = std::erase_if(w.quota_grants, [&](const QuotaGrantRecord& e) { return e.resource == x.resource; });
+          if (n == 0) return false;
+          if (governance_) {
+            governance_->AppendDecision("controller/Experiment", "quota-revoke", "workload", w.id, w.spec.tenant(),
+                                        x.amount.ToString() + " " + x.resource.Name(), x.reason);
+          }
+          return true;
+        } else if constexpr (std::is_same_v<T, control::CollectResults>) {
+          // The results the agents uploaded with the Exited reports, archived in this batch
+          // (evaluation_archive.h), then their event.
+          CollectedResults c = CollectEvaluationResults(w, x, now);
+          if (c.archive) {
+            batch.Put(kEvaluationKind, w.id, c.archive->dump(-1, ' ', false, json::error_handler_t::replace));
+          }
+          return ApplyDecision(w, control::Decision(std::move(c.event)), events, batch, now);
         } else {
-          // GrantQuota, RevokeQuota and CollectResults are not applied by this server yet
-          // (docs/controllers.md §0).
+          // A decision this server does not apply (none today; docs/controllers.md §0).
           ABACUS_LOG_DEBUG("controller of {}: {} not applied", w.id, control::DecisionName(d));
           return false;
         }
@@ -408,7 +464,7 @@ void ControlPlane::TickControllers() {
   last_controller_tick_ = now;
   std::vector<std::string> ids;
   for (const auto& [id, r] : ledger_.workloads()) {
-    if (r.holds_quota() && HasAgentTasks(r)) ids.push_back(id);
+    if ((r.holds_quota() && HasAgentTasks(r)) || AsksTemporaryQuota(r)) ids.push_back(id);
   }
   if (ids.empty()) return;
   // The same path as task reports, with no report: time-based rules (backoff, maxRuntime, TTL,

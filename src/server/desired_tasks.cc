@@ -1,5 +1,6 @@
 #include "server/desired_tasks.h"
 
+#include "server/evaluation_archive.h"
 #include "server/governance.h"
 #include "server/task_ids.h"
 #include "workload/workload_codec.h"
@@ -71,6 +72,9 @@ std::map<std::string, std::map<std::string, json>> DesiredTasks(const WorkloadRe
                       {"readOnly", m.read_only}});
   }
   const std::string network = AdmittedNetwork(r.spec);
+  // An Evaluation's results file: the agent reads this name in ABACUS_RESULTS_DIR first.
+  const EvaluationSpec* evaluation = r.spec.evaluation();
+  const std::string results_file = evaluation != nullptr ? ResultsFileOf(evaluation->results_path) : "";
   for (const PlacementRecord& p : r.placements) {
     const NodeRecord* node = ledger.FindNode(p.node);
     if (node == nullptr || !node->agent) continue;
@@ -125,6 +129,7 @@ std::map<std::string, std::map<std::string, json>> DesiredTasks(const WorkloadRe
     if (!probes.is_null()) t["probes"] = probes;
     if (!mounts.empty()) t["mounts"] = mounts;
     if (!network.empty()) t["network"] = network;  // the tenant's network class (admission policies)
+    if (!results_file.empty()) t["resultsFile"] = results_file;
     out[p.node][id] = std::move(t);
   }
   return out;

@@ -188,6 +188,10 @@ Status AuthorizeRoute(ControlPlane& cp, const httplib::Request& req, RequestCont
       std::string verb = seg.size() > 2 ? seg[2] : "";
       action = verb == "cancel" ? Action::kCancel : verb == "scale" ? Action::kScale : Action::kUpdate;
       ctx.action = verb == "cancel" || verb == "scale" ? verb : "update";
+      if (verb == "quota") {  // a temporary quota decision: tenant admins and admins
+        action = Action::kQuotaChange;
+        ctx.action = "quota-decision";
+      }
     } else if (m != "GET") {
       action = Action::kUpdate;
       ctx.action = "update";
@@ -195,7 +199,7 @@ Status AuthorizeRoute(ControlPlane& cp, const httplib::Request& req, RequestCont
     return AuthorizeWorkload(cp, ctx, id, action);
   }
   static const std::set<std::string> kConfigKinds = {"apply",  "tenants", "projects", "cohorts",  "queues",
-                                                     "priorityclasses", "pools", "flavors"};
+                                                     "priorityclasses", "pools", "clusters", "flavors"};
   if (kConfigKinds.count(top) > 0) {
     // POST: ControlPlane::Apply checks each document. GET: lists are filtered, cluster-level
     // kinds (cohorts, priority classes, pools, flavors) are readable by every user.
@@ -209,6 +213,8 @@ Status AuthorizeRoute(ControlPlane& cp, const httplib::Request& req, RequestCont
     ctx.object_kind = "node";
     return govern::Authorize(who, Action::kApplyConfig, Resource::ForCluster("node", ""));
   }
+  // Archived evaluation results: the handler keeps those of the workloads the caller may see.
+  if (top == "evaluations" && !IsMutating(m)) return Status::OK();
   if (top == "reports") return AuthorizeCrossTenant(who, "report " + (seg.size() > 1 ? seg[1] : std::string()));
   if (top == "agent") {
     Action a = req.path == "/api/v1/agent/register" ? Action::kAgentRegister

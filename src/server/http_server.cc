@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "common/log.h"
+#include "server/evaluations_api.h"
 #include "server/governance_api.h"
 #include "server/ui_routes.h"
 
@@ -138,6 +139,8 @@ Status HttpServer::Bind() {
 
 void HttpServer::Serve() { svr_->listen_after_bind(); }
 
+bool HttpServer::serving() const { return svr_->is_running(); }
+
 void HttpServer::Stop() {
   cp_.WakePollers();  // long polls answer now instead of holding the shutdown
   if (svr_) svr_->stop();
@@ -181,10 +184,16 @@ void HttpServer::Routes() {
   // and authorizes each request, and audits each mutating one (governance_api.cc).
   InstallGovernance(s, cp_, options_.rate_limit, options_.rate_burst);
   AddUiRoutes(s);  // the dashboard under /ui/ (docs/ui.md)
-  s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, {{"status", "ok"}}); });
+  s.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
+    json body = {{"status", "ok"}};
+    if (!options_.role.empty()) body["role"] = options_.role;
+    SendJson(res, 200, body);
+  });
   s.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
     if (cp_.ready()) {
-      SendJson(res, 200, {{"status", "ready"}});
+      json body = {{"status", "ready"}};
+      if (!options_.role.empty()) body["role"] = options_.role;
+      SendJson(res, 200, body);
     } else {
       SendError(res, 503, "unavailable", "not ready");
     }
@@ -241,6 +250,14 @@ void HttpServer::Routes() {
     }
     Send(res, cp_.Scale(req.matches[1], body["replicas"].get<int32_t>()));
   });
+  s.Post(R"(/api/v1/workloads/([^/]+)/quota)", [this](const httplib::Request& req, httplib::Response& res) {
+    json body = json::parse(req.body, nullptr, false);
+    if (!body.is_object() || !body.contains("approve") || !body["approve"].is_boolean()) {
+      return SendError(res, 400, "invalid_argument", "body: expected {\"approve\": true} or {\"approve\": false}");
+    }
+    const govern::Principal& who = RequestPrincipal();
+    Send(res, cp_.DecideTemporaryQuota(req.matches[1], body["approve"].get<bool>(), who.name.empty() ? "admin" : who.name));
+  });
   s.Post(R"(/api/v1/workloads/([^/]+)/metrics)", [this](const httplib::Request& req, httplib::Response& res) {
     json body = json::parse(req.body, nullptr, false);
     if (body.is_discarded()) return SendError(res, 400, "invalid_argument", "request body is not valid JSON");
@@ -264,6 +281,15 @@ void HttpServer::Routes() {
     Send(res, cp_.Logs(req.matches[1], Param(req, "task"), Param(req, "stream", "stdout"), tail));
   });
 
+  // ---- evaluations: archived results, versions side by side (evaluations_api.h)
+  s.Get("/api/v1/evaluations", [this](const httplib::Request& req, httplib::Response& res) {
+    EvaluationQuery q;
+    q.model = Param(req, "model");
+    q.baseline = Param(req, "baseline");
+    q.visible = RequestWorkloadFilter();
+    Send(res, ListEvaluations(cp_.store(), q));
+  });
+
   // ---- configuration
   auto apply = [this](const httplib::Request& req, httplib::Response& res) {
     auto r = cp_.Apply(req.body, IsJsonBody(req), Param(req, "filename", "request"), &RequestPrincipal());
@@ -271,8 +297,8 @@ void HttpServer::Routes() {
     SendJson(res, 200, {{"items", *r}});
   };
   s.Post("/api/v1/apply", apply);
-  for (const char* kind : {"tenants", "projects", "cohorts", "queues", "priorityclasses", "pools", "flavors", "users",
-                           "policies"}) {
+  for (const char* kind : {"tenants", "projects", "cohorts", "queues", "priorityclasses", "pools", "clusters", "flavors",
+                           "users", "policies"}) {
     s.Post(std::string("/api/v1/") + kind, apply);
   }
   struct ConfigRoute {
@@ -281,7 +307,7 @@ void HttpServer::Routes() {
   };
   for (ConfigRoute r : {ConfigRoute{"tenants", "tenant"}, ConfigRoute{"projects", "project"},
                         ConfigRoute{"cohorts", "cohort"}, ConfigRoute{"priorityclasses", "priorityclass"},
-                        ConfigRoute{"pools", "pool"}}) {
+                        ConfigRoute{"pools", "pool"}, ConfigRoute{"clusters", "cluster"}}) {
     std::string kind = r.kind;
     s.Get(std::string("/api/v1/") + r.path, [this, kind](const httplib::Request&, httplib::Response& res) {
       SendJson(res, 200, FilterVisibleConfig(kind, cp_.ListConfig(kind)));

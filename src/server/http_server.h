@@ -32,6 +32,8 @@ struct HttpOptions {
   // rate_burst (0: twice the rate). 0: no limit (in-process servers); `abacus server`: 200/400.
   double rate_limit = 0;
   double rate_burst = 0;
+  // HA: this server's role, reported by /readyz ("leader"); empty: a single server.
+  std::string role;
 };
 
 // Returns the HTTP status for a Status code (InvalidArgument 400, NotFound 404, ...).
@@ -51,6 +53,8 @@ class HttpServer {
   std::string scheme() const { return options_.tls_cert_file.empty() ? "http" : "https"; }
   // Serves until Stop; returns when the server has stopped.
   void Serve();
+  // Returns whether Serve has started listening (Stop before that would be lost).
+  bool serving() const;
   // Stops accepting and ends keep-alive connections; in-flight requests finish. Thread-safe.
   void Stop();
   // Serves one raw HTTP/1.1 request (the bytes a client would send on a connection) in-process,

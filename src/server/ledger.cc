@@ -29,6 +29,7 @@ KindName KeyOf(const SpecObject& o) {
         if constexpr (std::is_same_v<T, PriorityClass>) return {"priorityclass", x.name};
         if constexpr (std::is_same_v<T, FlavorConfig>) return {"flavor", x.flavor.name()};
         if constexpr (std::is_same_v<T, PoolConfig>) return {"pool", x.name};
+        if constexpr (std::is_same_v<T, ClusterConfig>) return {"cluster", x.name};
       },
       o);
 }
@@ -45,18 +46,24 @@ void AddToConfig(TenancyConfig& c, const SpecObject& o) {
         if constexpr (std::is_same_v<T, PriorityClass>) return c.AddPriorityClass(x);
         if constexpr (std::is_same_v<T, FlavorConfig>) return c.AddFlavor(x);
         if constexpr (std::is_same_v<T, PoolConfig>) return c.AddPool(x);
+        if constexpr (std::is_same_v<T, ClusterConfig>) return c.AddCluster(x);
       },
       o);
   if (!st.ok()) ABACUS_LOG_WARN("config: {}", st.ToString());
 }
 
+ResourceKey QuotaKey(const QuotaResource& r) {
+  switch (r.kind) {
+    case QuotaResource::Kind::kCpu: return ResourceKey::Cpu();
+    case QuotaResource::Kind::kMemory: return ResourceKey::Memory();
+    case QuotaResource::Kind::kDevices: break;
+  }
+  return ResourceKey::Devices(r.flavor.Intern());
+}
+
 sched::QuotaInfo ToQuotaInfo(const Quota& q) {
   sched::QuotaInfo out;
-  switch (q.resource.kind) {
-    case QuotaResource::Kind::kCpu: out.resource = ResourceKey::Cpu(); break;
-    case QuotaResource::Kind::kMemory: out.resource = ResourceKey::Memory(); break;
-    case QuotaResource::Kind::kDevices: out.resource = ResourceKey::Devices(q.resource.flavor.Intern()); break;
-  }
+  out.resource = QuotaKey(q.resource);
   out.nominal = LedgerAmount(q.resource, q.nominal);
   if (q.borrowing_limit) out.borrowing_limit = LedgerAmount(q.resource, *q.borrowing_limit);
   if (q.lending_limit) out.lending_limit = LedgerAmount(q.resource, *q.lending_limit);
@@ -78,7 +85,7 @@ std::string StoreKindOf(const SpecObject& object) { return KeyOf(object).store_k
 
 const std::vector<std::string>& ConfigStoreKinds() {
   static const std::vector<std::string> kinds = {"tenant", "project", "cohort", "flavor", "pool",
-                                                 "priorityclass", "queue"};
+                                                 "cluster", "priorityclass", "queue"};
   return kinds;
 }
 
@@ -237,6 +244,9 @@ std::optional<sched::WorkloadInfo> Ledger::ToWorkloadInfo(const WorkloadRecord& 
   const bool slice = slice_unit >= 0;  // one more unit of an elastic workload (units.h)
   w.id = slice ? SliceId(r.id, slice_unit) : r.id;
   w.name = spec.name;
+  for (const auto& [k, v] : spec.labels) {
+    if (k.rfind(sched::kDataLabelPrefix, 0) == 0) w.data_labels[k] = v;
+  }
   w.queue = q->second;
   w.submitted = r.submitted;
   w.gang = spec.spec.gang;
@@ -393,6 +403,11 @@ sched::Snapshot Ledger::BuildSnapshot(Time now, SnapshotIndex& index, const std:
       index.unschedulable.emplace_back(r->id, why);
       continue;
     }
+    // Temporary quota in force: admission charges the queue only for what it does not cover.
+    for (const auto& g : r->quota_grants) {
+      if (ToMicros(g.until) != 0 && g.until <= now) continue;
+      w->quota_grant.Add(QuotaKey(g.resource), LedgerAmount(g.resource, g.amount));
+    }
     index.workload_ids.push_back(r->id);
     s.workloads.push_back(std::move(*w));
     // Units an elastic workload lacks (scale-up, a replica lost with its node) wait as slices.
@@ -496,11 +511,14 @@ void Ledger::RebuildBase() {
                                                                         : sched::QueueingStrategy::kBestEffortFifo;
     for (const auto& quota : q->quotas) qi.quotas.push_back(ToQuotaInfo(quota));
     if (const Tenant* t = config_.FindTenant(q->tenant)) qi.allowed_pools = t->pools;
+    qi.allowed_clusters = q->clusters;
+    qi.preferred_clusters = q->preferred_clusters;
     queue_index[q->name] = static_cast<int>(s.queues.size());
     s.queues.push_back(std::move(qi));
   }
   for (const FlavorConfig* f : config_.flavors()) s.flavor_weight_milli[f->flavor.Intern()] = f->weight_milli;
   for (const PoolConfig* p : config_.pools()) s.pool_tenants[p->name] = p->tenants;
+  for (const ClusterConfig* c : config_.clusters()) s.clusters.push_back({c->name, c->labels});
 }
 
 void Ledger::ApplyAdmission(const sched::Snapshot& snapshot, const sched::Admission& a, WorkloadRecord& record) {

@@ -62,6 +62,8 @@ json ToJson(const WorkloadRecord& r) {
       pj["restart"] = true;
       pj["restartUs"] = ToMicros(p.restart_at);
     }
+    if (p.results) pj["results"] = *p.results;
+    if (!p.results_error.empty()) pj["resultsError"] = p.results_error;
     placements.push_back(std::move(pj));
   }
   json j = {{"id", r.id},
@@ -85,6 +87,16 @@ json ToJson(const WorkloadRecord& r) {
   if (!r.next_env.empty()) j["nextEnv"] = r.next_env;
   if (!r.controller_state.is_null()) j["controllerState"] = r.controller_state;
   if (ToMicros(r.first_admitted_at) != 0) j["firstAdmittedUs"] = ToMicros(r.first_admitted_at);
+  for (const auto& g : r.quota_grants) {
+    json gj = {{"resource", g.resource.Name()}, {"amount", g.amount.ToString()}};
+    if (ToMicros(g.until) != 0) gj["untilUs"] = ToMicros(g.until);
+    j["quotaGrants"].push_back(std::move(gj));
+  }
+  if (r.quota_decision) {
+    j["quotaDecision"] = {{"approved", r.quota_decision->approved},
+                          {"by", r.quota_decision->by},
+                          {"atUs", ToMicros(r.quota_decision->at)}};
+  }
   if (ToMicros(r.admitted_at) != 0) j["admittedUs"] = ToMicros(r.admitted_at);
   if (ToMicros(r.preempted_at) != 0) j["preemptedUs"] = ToMicros(r.preempted_at);
   if (ToMicros(r.finished_at) != 0) j["finishedUs"] = ToMicros(r.finished_at);
@@ -118,6 +130,18 @@ Result<WorkloadRecord> WorkloadRecordFromJson(const json& j) {
     if (j.contains("nextEnv")) r.next_env = j.at("nextEnv").get<std::map<std::string, std::string>>();
     if (j.contains("controllerState")) r.controller_state = j.at("controllerState");
     r.first_admitted_at = FromMicros(TimeField(j, "firstAdmittedUs"));
+    for (const auto& g : j.value("quotaGrants", json::array())) {
+      auto res = QuotaResource::Parse(g.at("resource").get<std::string>());
+      if (!res.ok()) return res.status().WithContext("workload record " + r.id + " quotaGrants");
+      auto amount = Quantity::Parse(g.at("amount").get<std::string>());
+      if (!amount.ok()) return amount.status().WithContext("workload record " + r.id + " quotaGrants");
+      r.quota_grants.push_back({*res, *amount, FromMicros(TimeField(g, "untilUs"))});
+    }
+    if (j.contains("quotaDecision")) {
+      const json& d = j.at("quotaDecision");
+      r.quota_decision = QuotaDecisionRecord{d.value("approved", false), d.value("by", ""),
+                                             FromMicros(TimeField(d, "atUs"))};
+    }
     if (j.contains("groupFlavors")) r.group_flavors = j.at("groupFlavors").get<std::vector<std::string>>();
     for (const auto& p : j.value("placements", json::array())) {
       PlacementRecord pr;
@@ -149,6 +173,8 @@ Result<WorkloadRecord> WorkloadRecordFromJson(const json& j) {
       pr.routed = p.value("routed", false);
       pr.restart = p.value("restart", false);
       pr.restart_at = FromMicros(TimeField(p, "restartUs"));
+      if (p.contains("results")) pr.results = p.at("results").get<std::string>();
+      pr.results_error = p.value("resultsError", "");
       r.placements.push_back(std::move(pr));
     }
   } catch (const json::exception& e) {

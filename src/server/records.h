@@ -61,7 +61,29 @@ struct PlacementRecord {
   Time restart_at{};        // set with stop_requested by a RestartReplica/SetVersion: run again
                             // once the task ended, not before this time
   bool restart = false;
+  // Once it exited: the results file the task wrote, as its agent uploaded it (an Evaluation's
+  // metrics, evaluation_archive.h), or why the agent did not take it.
+  std::optional<std::string> results;
+  std::string results_error;
   bool operator==(const PlacementRecord&) const = default;
+};
+
+// Temporary quota granted to one workload alone (an Experiment's approved spec.temporaryQuota):
+// admission counts it on top of the queue's quota; `until` epoch: not admitted yet (the expiry
+// counts from admission).
+struct QuotaGrantRecord {
+  QuotaResource resource;
+  Quantity amount;
+  Time until{};
+  bool operator==(const QuotaGrantRecord&) const = default;
+};
+
+// A tenant admin's answer to a workload's temporary quota request.
+struct QuotaDecisionRecord {
+  bool approved = false;
+  std::string by;
+  Time at{};
+  bool operator==(const QuotaDecisionRecord&) const = default;
 };
 
 struct WorkloadRecord {
@@ -85,6 +107,8 @@ struct WorkloadRecord {
   std::map<std::string, std::string> next_env;  // env of the current attempt's tasks (ABACUS_RESUME, …)
   nlohmann::json controller_state;  // src/control's state for this workload (null: none)
   Time first_admitted_at{};    // the first admission (queue wait), kept across requeues
+  std::vector<QuotaGrantRecord> quota_grants;         // GrantQuota decisions in force
+  std::optional<QuotaDecisionRecord> quota_decision;  // POST …/quota, once answered
   int64_t version = 0;  // store version; not part of the document
 
   int32_t attempt() const { return requeues + 1; }

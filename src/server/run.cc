@@ -9,6 +9,7 @@
 
 #include "common/log.h"
 #include "server/auth.h"
+#include "server/ha_server.h"
 #include "server/http_server.h"
 
 namespace abacus::server {
@@ -30,19 +31,25 @@ Result<std::pair<std::string, int>> ParseListen(const std::string& listen) {
   return std::make_pair(host, port);
 }
 
-int RunServer(const RunOptions& options) {
-  auto addr = ParseListen(options.listen);
-  if (!addr.ok()) {
-    std::cerr << "abacus: " << addr.status().message() << "\n";
-    return 2;
-  }
-  // Block the shutdown signals in every thread; one thread waits for them.
+sigset_t BlockShutdownSignals() {
+  // Blocked in every thread (threads started later inherit the mask); one thread sigwaits.
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  return signals;
+}
+
+int RunServer(const RunOptions& options) {
+  if (options.ha) return RunHaServer(options);
+  auto addr = ParseListen(options.listen);
+  if (!addr.ok()) {
+    std::cerr << "abacus: " << addr.status().message() << "\n";
+    return 2;
+  }
+  sigset_t signals = BlockShutdownSignals();
 
   ControlPlaneOptions cpo;
   cpo.data_dir = options.data_dir;

@@ -2,6 +2,8 @@
 // shutdown (stop accepting, finish in-flight requests, drain the committer, close the store).
 #pragma once
 
+#include <signal.h>
+
 #include <functional>
 #include <string>
 
@@ -21,6 +23,12 @@ struct RunOptions {
   int node_timeout_seconds = 30;  // a silent agent node becomes NotReady, its tasks fail over
   double rate_limit = 200;        // requests a second per token (0: none), see HttpOptions
   double rate_burst = 400;
+  // HA (docs/operations.md "HA pair with PostgreSQL"): several servers share the store; the one
+  // holding the scheduling lease runs the ledger, the loop and the API, the others forward to it.
+  bool ha = false;
+  std::string advertise;  // this server's URL for the others and for agents; empty: from --listen
+  Duration lease_ttl = std::chrono::seconds(5);
+  Duration lease_renew = std::chrono::seconds(1);
   // Called once the server listens, with its base URL ("http://127.0.0.1:8420"); may load
   // data (the demo) through the control plane. A non-OK status stops the server.
   std::function<Status(ControlPlane&, const std::string& url)> on_ready;
@@ -32,7 +40,11 @@ struct RunOptions {
 Result<std::pair<std::string, int>> ParseListen(const std::string& listen);
 
 // Serves until SIGTERM or SIGINT. Writes DATA/server.url once listening. Returns the process
-// exit code: 0 after a clean shutdown, 1 when the server could not start.
+// exit code: 0 after a clean shutdown, 1 when the server could not start. With `ha`, runs
+// RunHaServer (server/ha_server.h); on_ready and on_stopping are not called then.
 int RunServer(const RunOptions& options);
+// Blocks SIGTERM and SIGINT in the calling thread (and the threads it starts later) and ignores
+// SIGPIPE; returns the set for the thread that sigwaits on it.
+sigset_t BlockShutdownSignals();
 
 }  // namespace abacus::server

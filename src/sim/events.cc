@@ -143,12 +143,15 @@ Status TenancyToSnapshot(const TenancyConfig& config, sched::Snapshot* snapshot)
                                                                          : sched::QueueingStrategy::kBestEffortFifo;
     for (const Quota& quota_entry : q->quotas) qi.quotas.push_back(quota(quota_entry));
     if (const Tenant* t = config.FindTenant(q->tenant)) qi.allowed_pools = t->pools;
+    qi.allowed_clusters = q->clusters;
+    qi.preferred_clusters = q->preferred_clusters;
     snapshot->queues.push_back(std::move(qi));
   }
   for (const FlavorConfig* f : config.flavors()) snapshot->flavor_weight_milli[f->flavor.Intern()] = f->weight_milli;
   for (const PoolConfig* p : config.pools()) {
     if (!p->tenants.empty()) snapshot->pool_tenants[p->name] = p->tenants;
   }
+  for (const ClusterConfig* c : config.clusters()) snapshot->clusters.push_back({c->name, c->labels});
   return Status::OK();
 }
 

@@ -208,7 +208,10 @@ workloads:
 // requeued "early" (aged as well, from its own earlier submit) outranks the running "late",
 // which runs at its base priority — they would evict each other at that instant forever. The
 // driver stops applying preemptions at that instant after max_rounds_per_instant and says so.
-TEST(EventSim, MutualEvictionAtOneInstantEnds) {
+// Two aged workloads of one queue used to evict each other at one instant (the waiting one
+// competed with its aged priority, the running one with its base priority). Aging now stops at
+// admission: the late one takes the device once, at its aging step, and keeps it.
+TEST(EventSim, AgedWorkloadsDoNotEvictEachOtherInTurn) {
   constexpr const char* kPingPong = R"(
 nodes:
   - {name: n1, cpu: 16, memory: 64Gi, devices: ["gpu:nvidia:A100-80G:1:80Gi"]}
@@ -221,9 +224,9 @@ workloads:
   EventSimOptions o;
   o.max_rounds_per_instant = 50;
   EventSimResult r = RunEventSim(Input(kPingPong), o);
-  ASSERT_EQ(r.warnings.size(), 1u);
-  EXPECT_NE(r.warnings[0].find("t=14410s"), std::string::npos) << r.warnings[0];
-  EXPECT_GT(Job(r, "early").preemptions, 1);
+  EXPECT_TRUE(r.warnings.empty()) << r.warnings[0];
+  EXPECT_EQ(Job(r, "early").preemptions, 1);
+  EXPECT_EQ(Job(r, "late").preemptions, 0);
   EXPECT_EQ(r.total.completed, 2);
 }
 

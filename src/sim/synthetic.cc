@@ -23,6 +23,7 @@ Snapshot MakeSyntheticSnapshot(const SyntheticSpec& spec) {
   for (int32_t i = 0; i < spec.nodes; ++i) {
     NodeInfo n;
     n.name = "node-" + std::to_string(i);
+    if (spec.clusters > 1) n.cluster = "cluster-" + std::to_string(i % spec.clusters);
     n.cpu_milli = 128'000;
     n.memory_bytes = 1024 * kGi;
     int bucket = i % 20;  // deterministic mix

@@ -13,6 +13,7 @@ struct SyntheticSpec {
   int32_t workloads = 10000;
   int32_t gang = 0;          // >0: workloads are gangs of `gang` tasks × 8 devices
   int32_t devices_per_node = 8;
+  int32_t clusters = 1;      // nodes spread round-robin over clusters cluster-0, cluster-1, …
   uint64_t seed = 42;
 };
 

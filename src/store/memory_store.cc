@@ -34,6 +34,11 @@ void InMemoryStore::CommitGroup(std::span<const WriteBatch* const> batches,
 }
 
 Status InMemoryStore::ApplyBatch(const WriteBatch& batch, int64_t now_us, CommitResult& result) {
+  if (const auto& fence = batch.fence()) {
+    auto it = leases_.find(fence->name);
+    ABACUS_RETURN_IF_ERROR(
+        CheckFence(*fence, it == leases_.end() ? std::nullopt : std::optional<int64_t>(it->second.token)));
+  }
   std::vector<Undo> undo;
   result.assigned.assign(batch.size(), 0);
   for (size_t i = 0; i < batch.size(); ++i) {
@@ -272,6 +277,28 @@ Status InMemoryStore::Erase() {
   last_event_seq_ = 0;
   journal_.clear();
   meta_.clear();
+  return Status::OK();
+}
+
+Result<LeaseState> InMemoryStore::TryAcquireLease(std::string_view name, std::string_view holder,
+                                                  std::string_view address, Duration ttl) {
+  ABACUS_RETURN_IF_ERROR(ValidateLeaseRequest(name, holder, ttl));
+  std::lock_guard lock(mu_);
+  auto it = leases_.find(name);
+  std::optional<LeaseRow> current;
+  if (it != leases_.end()) current = it->second;
+  LeaseState state;
+  if (auto next = DecideLease(current, holder, address, ToMicros(clock_.Now()), ttl, state)) {
+    leases_.insert_or_assign(std::string(name), std::move(*next));
+  }
+  return state;
+}
+
+Status InMemoryStore::ReleaseLease(std::string_view name, std::string_view holder) {
+  std::lock_guard lock(mu_);
+  auto it = leases_.find(name);
+  if (it == leases_.end()) return Status::OK();
+  if (auto next = ReleasedLease(it->second, holder, ToMicros(clock_.Now()))) it->second = std::move(*next);
   return Status::OK();
 }
 

@@ -30,6 +30,9 @@ class InMemoryStore final : public Store, public StoreCopyAccess {
   Result<std::vector<JournalRecord>> Journal(std::string_view stream, int64_t after_seq,
                                              size_t limit) override;
   Result<std::optional<std::string>> GetMeta(std::string_view key) override;
+  Result<LeaseState> TryAcquireLease(std::string_view name, std::string_view holder, std::string_view address,
+                                     Duration ttl) override;
+  Status ReleaseLease(std::string_view name, std::string_view holder) override;
   std::string Describe() const override { return "memory://"; }
   StoreCopyAccess* copy_access() override { return this; }
 
@@ -65,6 +68,7 @@ class InMemoryStore final : public Store, public StoreCopyAccess {
   int64_t last_event_seq_ = 0;                              // GUARDED_BY(mu_)
   std::map<std::string, std::vector<JournalRecord>, std::less<>> journal_;  // GUARDED_BY(mu_)
   std::map<std::string, std::string, std::less<>> meta_;                    // GUARDED_BY(mu_)
+  std::map<std::string, LeaseRow, std::less<>> leases_;                     // GUARDED_BY(mu_)
 };
 
 }  // namespace abacus

@@ -40,6 +40,11 @@ WriteBatch& WriteBatch::PutMeta(std::string key, std::string value) {
   return *this;
 }
 
+WriteBatch& WriteBatch::Fence(LeaseFence fence) {
+  fence_ = std::move(fence);
+  return *this;
+}
+
 namespace {
 
 Status Malformed(size_t index, std::string_view what) {
@@ -84,10 +89,19 @@ Status ValidateOp(size_t index, const WriteOp& op) {
 }  // namespace
 
 Status ValidateBatch(const WriteBatch& batch) {
+  if (batch.fence() && batch.fence()->name.empty()) return InvalidArgument("write batch: fence needs a lease name");
   for (size_t i = 0; i < batch.ops().size(); ++i) {
     ABACUS_RETURN_IF_ERROR(ValidateOp(i, batch.ops()[i]));
   }
   return Status::OK();
+}
+
+Result<LeaseState> Store::TryAcquireLease(std::string_view name, std::string_view, std::string_view, Duration) {
+  return FailedPrecondition("store " + Describe() + " offers no lease '" + std::string(name) + "'");
+}
+
+Status Store::ReleaseLease(std::string_view name, std::string_view) {
+  return FailedPrecondition("store " + Describe() + " offers no lease '" + std::string(name) + "'");
 }
 
 Status Store::Commit(const WriteBatch& batch, CommitResult* result) {

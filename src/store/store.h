@@ -18,6 +18,7 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "store/lease.h"
 
 namespace abacus {
 
@@ -106,13 +107,19 @@ class WriteBatch {
   WriteBatch& AppendJournal(std::string stream, std::string json, Time time);
   // Sets a store-level setting (e.g. a fencing token).
   WriteBatch& PutMeta(std::string key, std::string value);
+  // Makes the batch conditional on lease `fence.name` still being at `fence.token` when it
+  // commits (checked in the committing transaction); otherwise the whole batch fails with
+  // FailedPrecondition "fenced: ...". See store/lease.h.
+  WriteBatch& Fence(LeaseFence fence);
 
   const std::vector<WriteOp>& ops() const { return ops_; }
+  const std::optional<LeaseFence>& fence() const { return fence_; }
   bool empty() const { return ops_.empty(); }
   size_t size() const { return ops_.size(); }
 
  private:
   std::vector<WriteOp> ops_;
+  std::optional<LeaseFence> fence_;
 };
 
 // What a successful commit assigned, one value per op of the batch, in op order: the new
@@ -160,6 +167,18 @@ class Store {
                                                      int64_t after_seq = 0, size_t limit = 0) = 0;
   // Returns the store-level setting `key`, or nullopt.
   virtual Result<std::optional<std::string>> GetMeta(std::string_view key) = 0;
+
+  // Takes lease `name` for `holder` (advertising `address`) for `ttl` when nobody holds it or
+  // it has expired, incrementing its fencing token; renews it (same token) when `holder` holds
+  // it; otherwise changes nothing. Returns the lease as it stands after the call. Expiry is
+  // judged by the store's time (PostgreSQL: the database server's clock). The default refuses
+  // with FailedPrecondition (wrappers and test doubles without a lease).
+  virtual Result<LeaseState> TryAcquireLease(std::string_view name, std::string_view holder,
+                                             std::string_view address, Duration ttl);
+  // Ends `holder`'s hold on lease `name` now, so that another server may take it at once
+  // (graceful shutdown). OK when `holder` did not hold it. The default refuses, like
+  // TryAcquireLease's.
+  virtual Status ReleaseLease(std::string_view name, std::string_view holder);
 
   // Returns a description for logs, e.g. "sqlite:///var/lib/abacus/abacus.db" (never a
   // password).

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,18 @@ struct PoolConfig {
   std::vector<std::string> tenants;  // tenants allowed; empty = all
   std::string description;
   bool operator==(const PoolConfig&) const = default;
+};
+
+// "kind: Cluster": a group of nodes in one place (agents register into it with --cluster). Its
+// labels name the data it holds locally (keys under data.abacus.io/): placement across clusters
+// prefers the cluster whose labels match a workload's data.abacus.io/ labels.
+struct ClusterConfig {
+  std::string name;
+  std::string location;        // e.g. "cn-hangzhou-b"
+  std::string network_domain;  // nodes of one domain reach each other at full speed
+  std::map<std::string, std::string> labels;
+  std::string description;
+  bool operator==(const ClusterConfig&) const = default;
 };
 
 // "kind: Flavor": per-flavor settings. weight scales a flavor in weighted dominant share so that

@@ -62,6 +62,8 @@ struct Queue {
   QueueingStrategy queueing_strategy = QueueingStrategy::kBestEffortFifo;
   std::vector<Quota> quotas;   // ordered; at most one entry per resource
   std::string description;
+  std::vector<std::string> clusters;            // its work runs only there; empty = any cluster
+  std::vector<std::string> preferred_clusters;  // tried first when they have room
 
   // Returns the quota entry for `r`, or nullptr.
   const Quota* FindQuota(const QuotaResource& r) const;

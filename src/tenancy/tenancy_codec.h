@@ -26,6 +26,7 @@ inline constexpr std::string_view kQueueKind = "Queue";
 inline constexpr std::string_view kPriorityClassKind = "PriorityClass";
 inline constexpr std::string_view kFlavorKind = "Flavor";
 inline constexpr std::string_view kPoolKind = "Pool";
+inline constexpr std::string_view kClusterKind = "Cluster";
 
 std::optional<Tenant> DecodeTenant(const YAML::Node& doc, SpecContext& ctx);
 std::optional<Project> DecodeProject(const YAML::Node& doc, SpecContext& ctx);
@@ -34,6 +35,7 @@ std::optional<Queue> DecodeQueue(const YAML::Node& doc, SpecContext& ctx);
 std::optional<PriorityClass> DecodePriorityClass(const YAML::Node& doc, SpecContext& ctx);
 std::optional<FlavorConfig> DecodeFlavorConfig(const YAML::Node& doc, SpecContext& ctx);
 std::optional<PoolConfig> DecodePoolConfig(const YAML::Node& doc, SpecContext& ctx);
+std::optional<ClusterConfig> DecodeClusterConfig(const YAML::Node& doc, SpecContext& ctx);
 
 // Reads the list of quota entries under `key` of `r`:
 //   - {resource: gpu/nvidia/A100-80G, nominal: 16, borrowingLimit: 8, lendingLimit: 4}
@@ -47,6 +49,7 @@ nlohmann::ordered_json EncodeQueue(const Queue& q);
 nlohmann::ordered_json EncodePriorityClass(const PriorityClass& pc);
 nlohmann::ordered_json EncodeFlavorConfig(const FlavorConfig& f);
 nlohmann::ordered_json EncodePoolConfig(const PoolConfig& p);
+nlohmann::ordered_json EncodeClusterConfig(const ClusterConfig& c);
 nlohmann::ordered_json EncodeQuotas(const std::vector<Quota>& quotas);
 
 // Returns the text of an exact thousandths amount as a Quantity would write it ("1", "1500m").

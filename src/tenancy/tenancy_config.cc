@@ -70,6 +70,11 @@ const Cohort* TenancyConfig::FindCohort(std::string_view name) const { return co
 const Queue* TenancyConfig::FindQueue(std::string_view name) const { return queues_.Find(name); }
 const FlavorConfig* TenancyConfig::FindFlavor(std::string_view n) const { return flavors_.Find(n); }
 const PoolConfig* TenancyConfig::FindPool(std::string_view name) const { return pools_.Find(name); }
+const ClusterConfig* TenancyConfig::FindCluster(std::string_view name) const { return clusters_.Find(name); }
+Status TenancyConfig::AddCluster(ClusterConfig c, SourceLocation loc) {
+  std::string name = c.name;
+  return clusters_.Add("Cluster", std::move(name), std::move(c), std::move(loc));
+}
 
 const PriorityClass* TenancyConfig::FindPriorityClass(std::string_view name) const {
   if (const auto* pc = priority_classes_.Find(name)) return pc;
@@ -88,6 +93,7 @@ const SourceLocation* TenancyConfig::LocationOf(std::string_view kind, std::stri
   if (kind == "PriorityClass") return find(priority_classes_);
   if (kind == "Flavor") return find(flavors_);
   if (kind == "Pool") return find(pools_);
+  if (kind == "Cluster") return find(clusters_);
   return nullptr;
 }
 
@@ -148,6 +154,16 @@ void TenancyConfig::CheckReferences(Diagnostics& diags) const {
     if (!e.value.cohort.empty() && !cohorts_.items.empty() &&
         cohorts_.Find(e.value.cohort) == nullptr) {
       report(e.loc, "cohort", "unknown cohort '" + e.value.cohort + "'");
+    }
+    if (!clusters_.items.empty()) {
+      for (const char* field : {"clusters", "preferredClusters"}) {
+        const auto& list = std::string_view(field) == "clusters" ? e.value.clusters : e.value.preferred_clusters;
+        for (size_t i = 0; i < list.size(); ++i) {
+          if (clusters_.Find(list[i]) == nullptr) {
+            report(e.loc, std::string(field) + "[" + std::to_string(i) + "]", "unknown cluster '" + list[i] + "'");
+          }
+        }
+      }
     }
     check_quotas(e.value.quotas, e.loc);
   }

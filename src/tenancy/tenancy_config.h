@@ -39,6 +39,7 @@ class TenancyConfig {
   Status AddPriorityClass(PriorityClass pc, SourceLocation loc = {});
   Status AddFlavor(FlavorConfig f, SourceLocation loc = {});
   Status AddPool(PoolConfig p, SourceLocation loc = {});
+  Status AddCluster(ClusterConfig c, SourceLocation loc = {});
 
   // Checks every cross-reference and reports each problem at the referencing field:
   //   project → tenant; queue → tenant, cohort, quota flavors; cohort → parent (unknown
@@ -56,6 +57,7 @@ class TenancyConfig {
   const PriorityClass* FindPriorityClass(std::string_view name) const;
   const FlavorConfig* FindFlavor(std::string_view name) const;
   const PoolConfig* FindPool(std::string_view name) const;
+  const ClusterConfig* FindCluster(std::string_view name) const;
   // Returns where the object of `kind` ("Queue", …) and `name` was defined, or nullptr.
   const SourceLocation* LocationOf(std::string_view kind, std::string_view name) const;
 
@@ -67,6 +69,7 @@ class TenancyConfig {
   std::vector<const PriorityClass*> priority_classes() const { return All(priority_classes_); }
   std::vector<const FlavorConfig*> flavors() const { return All(flavors_); }
   std::vector<const PoolConfig*> pools() const { return All(pools_); }
+  std::vector<const ClusterConfig*> clusters() const { return All(clusters_); }
 
   // Returns the cohorts from `cohort` up to its root ([cohort, parent, …, root]);
   // NotFound for an unknown cohort, FailedPrecondition for a cycle.
@@ -100,6 +103,7 @@ class TenancyConfig {
   Table<PriorityClass> priority_classes_;
   Table<FlavorConfig> flavors_;
   Table<PoolConfig> pools_;
+  Table<ClusterConfig> clusters_;
 };
 
 }  // namespace abacus

@@ -85,12 +85,26 @@ std::optional<std::vector<Quota>> DecodeQuotas(MapReader& r, std::string_view ke
 
 std::optional<Tenant> DecodeTenant(const YAML::Node& doc, SpecContext& ctx) {
   int before = ctx.errors();
-  MapReader r(ctx, doc, "", {"kind", "name", "displayName", "pools", "labels"});
+  MapReader r(ctx, doc, "", {"kind", "name", "displayName", "pools", "labels", "temporaryQuotaAutoApprove"});
   Tenant t;
   if (auto v = r.Name("name", P::kRequired)) t.name = *v;
   if (auto v = r.String("displayName")) t.display_name = *v;
   if (auto v = DecodeNameList(r, "pools")) t.pools = *v;
   if (auto v = r.StringMap("labels")) t.labels = *v;
+  if (auto list = r.List("temporaryQuotaAutoApprove")) {
+    for (size_t i = 0; i < list->size(); ++i) {
+      std::string path = r.Path("temporaryQuotaAutoApprove") + "[" + std::to_string(i) + "]";
+      MapReader e(ctx, (*list)[i], path, {"resource", "amount"});
+      if (!e.valid()) continue;
+      auto res = e.Parsed<QuotaResource>("resource", P::kRequired, QuotaResource::Parse);
+      auto amount = e.Qty("amount", P::kRequired);
+      if (!res || !amount) continue;
+      for (const auto& prior : t.temporary_quota_auto_approve) {
+        if (prior.resource == *res) e.Error("resource", "duplicate auto-approve limit for '" + res->Name() + "'");
+      }
+      t.temporary_quota_auto_approve.push_back({*res, *amount});
+    }
+  }
   return Done(ctx, before, std::move(t));
 }
 
@@ -121,7 +135,7 @@ std::optional<Queue> DecodeQueue(const YAML::Node& doc, SpecContext& ctx) {
   int before = ctx.errors();
   MapReader r(ctx, doc, "",
               {"kind", "name", "tenant", "cohort", "weight", "queueingStrategy", "quotas",
-               "description"});
+               "description", "clusters", "preferredClusters"});
   Queue q;
   if (auto v = r.Name("name", P::kRequired)) q.name = *v;
   if (auto v = r.Name("tenant", P::kRequired)) q.tenant = *v;
@@ -132,6 +146,14 @@ std::optional<Queue> DecodeQueue(const YAML::Node& doc, SpecContext& ctx) {
   }
   if (auto v = DecodeQuotas(r, "quotas")) q.quotas = *v;
   if (auto v = r.String("description")) q.description = *v;
+  if (auto v = DecodeNameList(r, "clusters")) q.clusters = *v;
+  if (auto v = DecodeNameList(r, "preferredClusters")) q.preferred_clusters = *v;
+  for (size_t i = 0; i < q.preferred_clusters.size() && !q.clusters.empty(); ++i) {
+    if (std::find(q.clusters.begin(), q.clusters.end(), q.preferred_clusters[i]) == q.clusters.end()) {
+      r.Error("preferredClusters", "preferred cluster '" + q.preferred_clusters[i] +
+                                       "' is not among the queue's clusters (a queue limited to clusters can only prefer one of them)");
+    }
+  }
   if (q.cohort.empty() && r.valid()) {
     for (size_t i = 0; i < q.quotas.size(); ++i) {
       if (q.quotas[i].borrowing_limit) {
@@ -191,6 +213,18 @@ std::optional<PoolConfig> DecodePoolConfig(const YAML::Node& doc, SpecContext& c
   if (auto v = DecodeNameList(r, "tenants")) p.tenants = *v;
   if (auto v = r.String("description")) p.description = *v;
   return Done(ctx, before, std::move(p));
+}
+
+std::optional<ClusterConfig> DecodeClusterConfig(const YAML::Node& doc, SpecContext& ctx) {
+  int before = ctx.errors();
+  MapReader r(ctx, doc, "", {"kind", "name", "location", "networkDomain", "labels", "description"});
+  ClusterConfig c;
+  if (auto v = r.Name("name", P::kRequired)) c.name = *v;
+  if (auto v = r.String("location")) c.location = *v;
+  if (auto v = r.String("networkDomain")) c.network_domain = *v;
+  if (auto v = r.StringMap("labels")) c.labels = *v;
+  if (auto v = r.String("description")) c.description = *v;
+  return Done(ctx, before, std::move(c));
 }
 
 }  // namespace abacus

@@ -39,6 +39,9 @@ Json EncodeTenant(const Tenant& t) {
   PutIf(j, "displayName", t.display_name);
   PutListIf(j, "pools", t.pools);
   PutListIf(j, "labels", t.labels);
+  for (const auto& limit : t.temporary_quota_auto_approve) {
+    j["temporaryQuotaAutoApprove"].push_back({{"resource", limit.resource.Name()}, {"amount", limit.amount.ToString()}});
+  }
   return j;
 }
 
@@ -72,6 +75,8 @@ Json EncodeQueue(const Queue& q) {
   j["queueingStrategy"] = QueueingStrategyName(q.queueing_strategy);
   j["quotas"] = EncodeQuotas(q.quotas);
   PutIf(j, "description", q.description);
+  PutListIf(j, "clusters", q.clusters);
+  PutListIf(j, "preferredClusters", q.preferred_clusters);
   return j;
 }
 
@@ -107,6 +112,17 @@ Json EncodePoolConfig(const PoolConfig& p) {
   j["purpose"] = PoolPurposeName(p.purpose);
   PutListIf(j, "tenants", p.tenants);
   PutIf(j, "description", p.description);
+  return j;
+}
+
+Json EncodeClusterConfig(const ClusterConfig& c) {
+  Json j;
+  j["kind"] = kClusterKind;
+  j["name"] = c.name;
+  PutIf(j, "location", c.location);
+  PutIf(j, "networkDomain", c.network_domain);
+  PutListIf(j, "labels", c.labels);
+  PutIf(j, "description", c.description);
   return j;
 }
 

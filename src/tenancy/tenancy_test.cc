@@ -125,7 +125,7 @@ quotas:
   EXPECT_FALSE(q);
   EXPECT_EQ(diags.ToString(),
             "t.yaml:5: mode: unknown field 'mode'; allowed: kind, name, tenant, cohort, weight, "
-            "queueingStrategy, quotas, description\n"
+            "queueingStrategy, quotas, description, clusters, preferredClusters\n"
             "t.yaml:4: weight: must be positive, got 0\n"
             "t.yaml:6: queueingStrategy: unknown queueing strategy 'FIFO' (expected StrictFIFO or "
             "BestEffortFIFO)\n"
@@ -181,8 +181,8 @@ TEST(TenancyConfigTest, DetectsCohortCyclesAndUnknownParents) {
 
 TEST(TenancyConfigTest, ChecksCrossReferencesAndDuplicates) {
   TenancyConfig config;
-  ASSERT_TRUE(config.AddTenant(Tenant{"nlp", "", {"gpu-pool"}, {}}, At(1)).ok());
-  Status dup = config.AddTenant(Tenant{"nlp", "", {}, {}}, At(9));
+  ASSERT_TRUE(config.AddTenant(Tenant{"nlp", "", {"gpu-pool"}, {}, {}}, At(1)).ok());
+  Status dup = config.AddTenant(Tenant{"nlp", "", {}, {}, {}}, At(9));
   EXPECT_EQ(dup.code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(dup.message(), "duplicate Tenant 'nlp' (first defined at org.yaml:1)");
   ASSERT_TRUE(config.AddProject(Project{"vision", "det", "", {}}, At(2)).ok());

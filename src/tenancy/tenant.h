@@ -8,14 +8,25 @@
 #include <vector>
 
 #include "common/status.h"
+#include "model/quantity.h"
+#include "tenancy/queue.h"
 
 namespace abacus {
+
+// Temporary quota a tenant's experiments get without an admin: requests of `resource` up to
+// `amount` are approved at once; larger ones wait for a tenant admin.
+struct AutoApproveLimit {
+  QuotaResource resource;
+  Quantity amount;
+  bool operator==(const AutoApproveLimit&) const = default;
+};
 
 struct Tenant {
   std::string name;
   std::string display_name;
   std::vector<std::string> pools;  // pools its work may use; empty = any pool
   std::map<std::string, std::string> labels;
+  std::vector<AutoApproveLimit> temporary_quota_auto_approve;  // YAML temporaryQuotaAutoApprove
   bool operator==(const Tenant&) const = default;
 };
 

@@ -60,6 +60,7 @@ std::optional<SpecObject> DecodeObject(const YAML::Node& doc, SpecContext& ctx) 
   if (kind == kPriorityClassKind) return Wrap(DecodePriorityClass(doc, ctx));
   if (kind == kFlavorKind) return Wrap(DecodeFlavorConfig(doc, ctx));
   if (kind == kPoolKind) return Wrap(DecodePoolConfig(doc, ctx));
+  if (kind == kClusterKind) return Wrap(DecodeClusterConfig(doc, ctx));
   if (IsGovernanceKind(kind)) {
     ctx.Error(SpecContext::LineOf(kind_node), "kind",
               "kind " + kind + " is a governance object: read it with ParseDocuments or GovernanceObjectFromJson");
@@ -102,7 +103,7 @@ ExtensionDecoder FindExtensionKind(const std::string& kind) {
 }
 
 const std::vector<std::string_view>& ReservedKinds() {
-  static const std::vector<std::string_view> kKinds = {"PriceList", "Node", "Cluster"};
+  static const std::vector<std::string_view> kKinds = {"PriceList", "Node"};
   return kKinds;
 }
 
@@ -114,7 +115,8 @@ std::string_view Document::kind() const {
                                [](const Queue&) { return kQueueKind; },
                                [](const PriorityClass&) { return kPriorityClassKind; },
                                [](const FlavorConfig&) { return kFlavorKind; },
-                               [](const PoolConfig&) { return kPoolKind; }},
+                               [](const PoolConfig&) { return kPoolKind; },
+                               [](const ClusterConfig&) { return kClusterKind; }},
                     object);
 }
 
@@ -185,7 +187,8 @@ nlohmann::ordered_json EncodeSpecObject(const SpecObject& object) {
                                [](const Queue& q) { return EncodeQueue(q); },
                                [](const PriorityClass& pc) { return EncodePriorityClass(pc); },
                                [](const FlavorConfig& f) { return EncodeFlavorConfig(f); },
-                               [](const PoolConfig& p) { return EncodePoolConfig(p); }},
+                               [](const PoolConfig& p) { return EncodePoolConfig(p); },
+                               [](const ClusterConfig& c) { return EncodeClusterConfig(c); }},
                     object);
 }
 
@@ -211,7 +214,8 @@ void AddToTenancyConfig(const std::vector<Document>& docs, TenancyConfig& config
                    [&](const Queue& q) { return config.AddQueue(q, d.source); },
                    [&](const PriorityClass& pc) { return config.AddPriorityClass(pc, d.source); },
                    [&](const FlavorConfig& f) { return config.AddFlavor(f, d.source); },
-                   [&](const PoolConfig& p) { return config.AddPool(p, d.source); }},
+                   [&](const PoolConfig& p) { return config.AddPool(p, d.source); },
+                   [&](const ClusterConfig& c) { return config.AddCluster(c, d.source); }},
         d.object);
     if (!s.ok()) diags.Add(d.source.file, d.source.LineOf("name"), "name", s.message());
   }

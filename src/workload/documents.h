@@ -24,7 +24,7 @@
 namespace abacus {
 
 using SpecObject =
-    std::variant<Workload, Tenant, Project, Cohort, Queue, PriorityClass, FlavorConfig, PoolConfig>;
+    std::variant<Workload, Tenant, Project, Cohort, Queue, PriorityClass, FlavorConfig, PoolConfig, ClusterConfig>;
 
 // One decoded document and where it came from.
 struct Document {

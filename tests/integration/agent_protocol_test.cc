@@ -10,7 +10,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kOrg = kAcmeOrg;
+const std::string& kOrg = kAcmeOrg;
 
 std::string Job(const std::string& name, int max_retries = 0) {
   return "kind: TrainingJob\nname: " + name +

@@ -10,7 +10,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kOrg = kAcmeOrg;
+const std::string& kOrg = kAcmeOrg;
 
 constexpr char kJob[] = R"(kind: TrainingJob
 name: ft

@@ -1,4 +1,5 @@
 #include "server_process.h"
+#include "server/server_test_util.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -147,21 +148,7 @@ void AgentProcess::Kill9() { StopChild(pid_, SIGKILL); }
 
 int AgentProcess::Terminate() { return StopChild(pid_, SIGTERM); }
 
-const char kAcmeOrg[] = R"(kind: Tenant
-name: acme
----
-kind: Project
-name: ml
-tenant: acme
----
-kind: Queue
-name: train
-tenant: acme
-quotas:
-  - {resource: gpu/nvidia/A100-80G, nominal: 8}
-  - {resource: cpu, nominal: 64}
-  - {resource: memory, nominal: 512Gi}
-)";
+const std::string kAcmeOrg = server::testing_org::AcmeOrg("train", 8);
 
 CliResult RunCli(const std::vector<std::string>& args, const std::vector<std::string>& env,
                  const std::string& stdin_text) {

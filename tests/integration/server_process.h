@@ -85,7 +85,7 @@ CliResult RunCli(const std::vector<std::string>& args, const std::vector<std::st
 std::string ReadFile(const std::string& path);
 
 // A tenant acme with project ml and a queue `train` holding 8 A100, 64 cores and 512Gi.
-extern const char kAcmeOrg[];
+extern const std::string kAcmeOrg;
 std::string SourcePath(const std::string& relative);
 
 }  // namespace abacus::testing

@@ -156,6 +156,9 @@ async function main() {
   check(counts.free > 0 && counts.allocated > 0, `free and allocated devices in the demo: ${JSON.stringify(counts)}`);
   check(counts.free + counts.allocated + counts.shared + counts.unhealthy === devices.length, `the state counts add up to ${devices.length}`);
   check(Number(await page.getByTestId('count-simulated').textContent()) > 0, 'simulated devices are marked');
+  // The demo's nodes are in cluster dc1, which examples/org.yaml declares with its location.
+  const where = await page.getByTestId('cluster-where-dc1').textContent();
+  check(where.includes('cn-hangzhou-b') && where.includes('idc-hz-1'), `cluster dc1 shows where it is: ${where}`);
   await shot(page, 'ledger');
   const t4 = devices.filter((d) => d.flavor === 'gpu/nvidia/T4').length;
   await page.getByLabel('Flavor').selectOption('gpu/nvidia/T4');

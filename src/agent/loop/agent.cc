@@ -10,6 +10,7 @@
 #include "agent/loop/pid_file.h"
 #include "agent/runtime/container.h"
 #include "agent/runtime/network.h"
+#include "agent/runtime/results.h"
 #include "common/log.h"
 
 namespace abacus::agent {
@@ -72,6 +73,13 @@ Agent::Agent(AgentOptions options, const Clock& clock, std::unique_ptr<Discovere
 Agent::~Agent() { Shutdown(); }
 
 std::string Agent::TaskDir(const std::string& task_id) const { return options_.work_dir + "/tasks/" + task_id; }
+
+std::string Agent::ResultsDir(const std::string& task_id) const {
+  // Absolute: a process task runs in its own working directory.
+  std::error_code ec;
+  fs::path dir = fs::absolute(TaskDir(task_id) + "/results", ec);
+  return ec ? TaskDir(task_id) + "/results" : dir.lexically_normal().string();
+}
 
 Status Agent::Start() {
   if (started_) return FailedPrecondition("agent already started");
@@ -308,6 +316,13 @@ void Agent::StartTask(const AssignedTask& t) {
     table_.Update(StartFailure(t.task_id, clock_.Now(), s.WithContext("task " + t.task_id)));
     return;
   }
+  // A private results directory (results.h), read back when the task exits.
+  const std::string results_dir = ResultsDir(t.task_id);
+  if (Status s = PrepareResultsDir(results_dir); !s.ok()) {
+    table_.Update(StartFailure(t.task_id, clock_.Now(), s.WithContext("task " + t.task_id)));
+    return;
+  }
+  spec.env[kResultsDirVariable] = results_dir;
   std::vector<std::string> vendors;
   {
     std::lock_guard lock(mu_);
@@ -340,12 +355,14 @@ void Agent::StartTask(const AssignedTask& t) {
     cs.image = t.image;
     cs.command = t.command;
     cs.env = t.env;
+    cs.env[kResultsDirVariable] = kContainerResultsDir;  // the results directory, mounted there
     cs.devices = spec.devices;
     cs.node_vendors = vendors;
     cs.cpu_milli = t.cpu_milli;
     cs.memory_bytes = t.memory_bytes;
     cs.work_dir = TaskDir(t.task_id) + "/work";
     cs.mounts = t.mounts;
+    cs.mounts.push_back(Mount{results_dir, kContainerResultsDir, false});
     cs.stop_signal = t.stop_signal;
     cs.network_class = t.network;
     auto argv = BuildContainerRunCommand(*engine, cs);
@@ -361,8 +378,10 @@ void Agent::StartTask(const AssignedTask& t) {
   // Reaping waits until the pid file is written and the logs are followed, so a task that ends
   // at once is reported with its logs and leaves no pid file behind.
   std::unique_lock launch(launch_mu_);
+  results_files_[t.task_id] = t.results_file;
   auto rec = runtime_->Start(spec);
   if (!rec.ok()) {
+    results_files_.erase(t.task_id);
     launch.unlock();
     ABACUS_LOG_WARN("agent: task {}: {}", t.task_id, rec.status().ToString());
     table_.Update(StartFailure(t.task_id, clock_.Now(), rec.status()));
@@ -397,7 +416,8 @@ void Agent::StopTask(const StopOrder& o) {
     if (s.code() != StatusCode::kNotFound) ABACUS_LOG_WARN("agent: stop {}: {}", o.task_id, s.ToString());
     return;
   }
-  if (auto rec = runtime_->Get(o.task_id); rec.ok()) table_.Update(StatusOf(*rec));
+  // An ended task is reported by ReapEnded, with its results.
+  if (auto rec = runtime_->Get(o.task_id); rec.ok() && rec->phase != TaskPhase::kExited) table_.Update(StatusOf(*rec));
   status_waker_.Wake();
 }
 
@@ -405,9 +425,16 @@ void Agent::StopTask(const StopOrder& o) {
 
 void Agent::ReapEnded() {
   std::vector<TaskRecord> ended;
+  std::map<std::string, std::string> results_files;
   {
     std::lock_guard launch(launch_mu_);
     ended = runtime_->Poll();
+    for (const TaskRecord& rec : ended) {
+      auto it = results_files_.find(rec.task_id);
+      if (it == results_files_.end()) continue;
+      results_files[rec.task_id] = it->second;
+      results_files_.erase(it);
+    }
   }
   for (const TaskRecord& rec : ended) {
     probes_.Remove(rec.task_id);
@@ -416,7 +443,12 @@ void Agent::ReapEnded() {
       Status shipped = logs_->Ship(rec.task_id);
       if (!shipped.ok()) ABACUS_LOG_WARN("agent: {}", shipped.ToString());
     }
-    table_.Update(StatusOf(rec));
+    TaskStatus status = StatusOf(rec);
+    TaskResults results = ReadResults(ResultsDir(rec.task_id), results_files[rec.task_id]);
+    status.results = std::move(results.text);
+    status.results_error = std::move(results.error);
+    if (!status.results_error.empty()) ABACUS_LOG_WARN("agent: task {}: {}", rec.task_id, status.results_error);
+    table_.Update(status);
     ABACUS_LOG_DEBUG("agent: task {} {}", rec.task_id, rec.exit ? rec.exit->Describe() : "ended");
   }
 }

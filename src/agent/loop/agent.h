@@ -6,8 +6,9 @@
 //             vanished ones); backoff with jitter while the server is unreachable; registers
 //             again when the credential is rejected (401) or the node forgotten (404).
 //   status    wakes on SIGCHLD, on news from the other threads, or every 5 ms: reaps ended
-//             tasks, ships the rest of their logs, and reports phase changes (at most one POST
-//             per 10 ms, the changes of that window batched).
+//             tasks, ships the rest of their logs, reads their results files (results.h), and
+//             reports phase changes (at most one POST per 10 ms, the changes of that window
+//             batched).
 //   upkeep    heartbeats (device health and utilization, every status, task usage), new log
 //             bytes every second, re-discovery on a timer (the full inventory in the next
 //             heartbeat when the device list changed), clean-up of finished tasks.
@@ -160,6 +161,9 @@ class Agent {
   bool SleepUntil(Time deadline);
 
   std::string TaskDir(const std::string& task_id) const;
+  // The task's results directory (ABACUS_RESULTS_DIR of a process task): TaskDir/results, made
+  // absolute.
+  std::string ResultsDir(const std::string& task_id) const;
 
   AgentOptions options_;
   const Clock& clock_;
@@ -177,6 +181,7 @@ class Agent {
   ProbeRunner probes_;  // after the table and the waker, which its reports use
 
   std::mutex launch_mu_;  // a task's start (spawn, pid file, log tracking) vs. reaping
+  std::map<std::string, std::string> results_files_;  // GUARDED_BY(launch_mu_); task → resultsFile
   mutable std::mutex mu_;
   std::condition_variable cv_;
   Registration reg_;                                  // GUARDED_BY(mu_)

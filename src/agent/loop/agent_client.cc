@@ -18,10 +18,21 @@ namespace {
 
 constexpr char kPrefix[] = "/api/v1/agent";
 
-std::string Normalize(std::string server) {
-  while (!server.empty() && server.back() == '/') server.pop_back();
-  if (server.find("://") == std::string::npos) server = "http://" + server;
-  return server;
+// The servers of `option` ("URL" or "URL1,URL2"); an unusable option keeps its one (bad) URL,
+// which then fails every call with a message naming it.
+ServerList ParseServers(const std::string& option) {
+  auto list = ServerList::Parse(option);
+  return list.ok() ? std::move(list).value() : ServerList({NormalizeServerUrl(option)});
+}
+
+// The leader a follower's answer names: the X-Abacus-Leader header, else error.leader.
+std::string LeaderOf(const httplib::Response& r, const json& body) {
+  std::string leader = r.get_header_value("X-Abacus-Leader");
+  if (leader.empty() && body.is_object() && body.contains("error") && body["error"].is_object()) {
+    const json& err = body["error"];
+    if (err.contains("leader") && err["leader"].is_string()) leader = err["leader"].get<std::string>();
+  }
+  return leader;
 }
 
 }  // namespace
@@ -41,14 +52,26 @@ Status StatusFromHttp(int http_status, const std::string& body) {
     case 409: return FailedPrecondition(message);
     case 413:
     case 429: return ResourceExhausted(message);
+    case 421: return Unavailable("misdirected (not the leader): " + message);
     default: break;
   }
   if (http_status >= 500) return Unavailable("server error " + std::to_string(http_status) + ": " + message);
   return Internal("unexpected HTTP " + std::to_string(http_status) + ": " + message);
 }
 
-AgentClient::AgentClient(AgentClientOptions options) : options_(std::move(options)) {
-  options_.server = Normalize(options_.server);
+AgentClient::AgentClient(AgentClientOptions options)
+    : options_(std::move(options)), servers_(ParseServers(options_.server)) {}
+
+std::string AgentClient::server() const {
+  std::lock_guard lock(mu_);
+  return servers_.current();
+}
+
+void AgentClient::Failed(const std::string& url, const std::string& leader) {
+  std::lock_guard lock(mu_);
+  std::string before = servers_.current();
+  servers_.Failed(url, leader);
+  if (servers_.current() != before) ABACUS_LOG_INFO("agent: calls go to {} now (after {})", servers_.current(), url);
 }
 
 AgentClient::~AgentClient() = default;
@@ -63,14 +86,16 @@ std::string AgentClient::NodeToken() const {
   return node_token_;
 }
 
-std::unique_ptr<httplib::Client> AgentClient::Borrow() {
+std::unique_ptr<httplib::Client> AgentClient::Borrow(const std::string& url) {
   std::unique_ptr<httplib::Client> c;
   std::lock_guard lock(mu_);
+  // Connections to servers the agent has moved away from are closed here.
+  std::erase_if(idle_, [&](const auto& idle) { return idle.first != url; });
   if (!idle_.empty()) {
-    c = std::move(idle_.back());
+    c = std::move(idle_.back().second);
     idle_.pop_back();
   } else {
-    c = std::make_unique<httplib::Client>(options_.server);
+    c = std::make_unique<httplib::Client>(url);
     c->set_keep_alive(true);
     c->set_tcp_nodelay(true);
     c->set_connection_timeout(options_.connect_timeout);
@@ -83,10 +108,10 @@ std::unique_ptr<httplib::Client> AgentClient::Borrow() {
   return c;
 }
 
-void AgentClient::GiveBack(std::unique_ptr<httplib::Client> c) {
+void AgentClient::GiveBack(const std::string& url, std::unique_ptr<httplib::Client> c) {
   std::lock_guard lock(mu_);
   busy_.erase(c.get());
-  if (!cancelled_) idle_.push_back(std::move(c));
+  if (!cancelled_ && url == servers_.current()) idle_.emplace_back(url, std::move(c));
 }
 
 void AgentClient::Cancel() {
@@ -103,10 +128,13 @@ Result<AgentClient::Reply> AgentClient::Call(const std::string& method, const st
   httplib::Headers headers;
   if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
   // A kept-alive connection the server has just closed fails at once; one retry on a fresh
-  // connection hides that without hiding a server that is really gone.
-  for (int attempt = 0; attempt < 2; ++attempt) {
+  // connection hides that without hiding a server that is really gone. A follower's 421 naming
+  // the leader is followed at once, once.
+  bool retried = false, redirected = false;
+  while (true) {
     if (cancelled_) return Unavailable("agent client cancelled");
-    std::unique_ptr<httplib::Client> c = Borrow();
+    const std::string url = server();
+    std::unique_ptr<httplib::Client> c = Borrow(url);
     bool reused = c->is_socket_open() > 0;
     c->set_read_timeout(read_timeout);
     httplib::Result r = method == "GET" ? c->Get(path, params, headers)
@@ -118,22 +146,35 @@ Result<AgentClient::Reply> AgentClient::Call(const std::string& method, const st
         busy_.erase(c.get());
       }
       c.reset();  // the connection is broken; never reuse it
-      bool retry = reused && attempt == 0 && !cancelled_ &&
+      bool retry = reused && !retried && !cancelled_ &&
                    (err == httplib::Error::Read || err == httplib::Error::Write);
-      if (retry) continue;
-      return Unavailable("cannot reach " + options_.server + ": " + httplib::to_string(err));
+      if (retry) {
+        retried = true;
+        continue;
+      }
+      if (!cancelled_) Failed(url, "");
+      return Unavailable("cannot reach " + url + ": " + httplib::to_string(err));
     }
     Reply reply;
     reply.status = r->status;
     reply.body = json::parse(r->body, nullptr, false);
     std::string text = r->body;
-    GiveBack(std::move(c));
+    if (reply.status == 421 || reply.status == 503) {
+      std::string leader = LeaderOf(*r, reply.body);
+      GiveBack(url, std::move(c));
+      Failed(url, leader);
+      if (reply.status == 421 && !leader.empty() && !redirected) {
+        redirected = true;
+        continue;
+      }
+      return StatusFromHttp(reply.status, text);
+    }
+    GiveBack(url, std::move(c));
     if (reply.status == 409 && conflict_is_answer && reply.body.is_object()) return reply;
     if (reply.status < 200 || reply.status >= 300) return StatusFromHttp(reply.status, text);
     if (reply.body.is_discarded()) return Unavailable("server answered " + path + " with a body that is not JSON");
     return reply;
   }
-  return Unavailable("cannot reach " + options_.server);
 }
 
 Result<RegisterAnswer> AgentClient::Register(const std::string& join_token, const RegisterRequest& request) {

@@ -2,9 +2,13 @@
 // bearer tokens, answers parsed into structs. Errors come back as Status:
 //   no answer (refused, timed out, cancelled)  Unavailable
 //   401 Unauthenticated, 403 PermissionDenied, 404 NotFound, 400 InvalidArgument,
-//   409 FailedPrecondition, 413/429 ResourceExhausted, 5xx Unavailable
+//   409 FailedPrecondition, 413/429 ResourceExhausted, 421 and 5xx Unavailable
 // with the server's error message. Thread-safe: each call borrows a keep-alive connection from
 // a small pool, so the long poll, status reports and heartbeats never wait for each other.
+//
+// HA: `server` may list several servers ("URL1,URL2"). Calls go to one of them; after no answer,
+// a 503, or a 421 from a follower, the next call goes to the leader the answer named, else to the
+// next URL (ServerList). A 421 naming the leader is retried there at once, once.
 #pragma once
 
 #include <atomic>
@@ -16,6 +20,7 @@
 #include <vector>
 
 #include "agent/loop/protocol.h"
+#include "agent/loop/server_list.h"
 #include "common/status.h"
 
 namespace httplib {
@@ -25,7 +30,7 @@ class Client;
 namespace abacus::agent {
 
 struct AgentClientOptions {
-  std::string server;  // "http://host:port" (a bare "host:port" gets http://)
+  std::string server;  // "http://host:port" (a bare "host:port" gets http://), or "URL1,URL2,..."
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds request_timeout{30000};  // every call but the long poll
 };
@@ -55,7 +60,8 @@ class AgentClient {
   // For shutdown.
   void Cancel();
 
-  const std::string& server() const { return options_.server; }
+  // Returns the server calls go to now.
+  std::string server() const;
 
  private:
   struct Reply;
@@ -64,14 +70,18 @@ class AgentClient {
                      const std::string& token, std::chrono::milliseconds read_timeout,
                      bool conflict_is_answer = false);
   std::string NodeToken() const;
-  std::unique_ptr<httplib::Client> Borrow();
-  void GiveBack(std::unique_ptr<httplib::Client> client);
+  std::unique_ptr<httplib::Client> Borrow(const std::string& url);
+  void GiveBack(const std::string& url, std::unique_ptr<httplib::Client> client);
+  // Moves on from `url` after a failed call (see ServerList::Failed).
+  void Failed(const std::string& url, const std::string& leader);
 
   AgentClientOptions options_;
   std::atomic<bool> cancelled_{false};
   mutable std::mutex mu_;
   std::string node_token_;                               // GUARDED_BY(mu_)
-  std::vector<std::unique_ptr<httplib::Client>> idle_;   // GUARDED_BY(mu_)
+  ServerList servers_;                                   // GUARDED_BY(mu_)
+  // Kept-alive connections, with the server each one talks to.
+  std::vector<std::pair<std::string, std::unique_ptr<httplib::Client>>> idle_;  // GUARDED_BY(mu_)
   std::set<httplib::Client*> busy_;                      // GUARDED_BY(mu_)
 };
 

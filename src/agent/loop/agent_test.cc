@@ -395,6 +395,52 @@ TEST_F(AgentTest, LogsAreShippedBeforeExitedIsReported) {
   EXPECT_EQ(at_exit["wl.0.0.1.stderr"], "err\n");
 }
 
+// Every task gets a private ABACUS_RESULTS_DIR; what it wrote there as results.json (or the
+// assignment's resultsFile) goes with its Exited status, a file over the cap as an error.
+TEST_F(AgentTest, ResultsWrittenToTheResultsDirRideWithExited) {
+  FakeServer& server = Serve();
+  AgentOptions o = Options(server.url());
+  o.work_dir = fs::relative(work_).string();  // the variable is absolute all the same
+  ASSERT_FALSE(o.work_dir.empty());
+  StartAgent(o);
+  json named = RunTask("wl.0.3.1", {"sh", "-c", "echo '{\"acc\": 0.7}' > \"$ABACUS_RESULTS_DIR/mmlu.json\""});
+  named["resultsFile"] = "mmlu.json";
+  server.Publish(json::array(
+      {RunTask("wl.0.0.1", {"sh", "-c",
+                            "echo \"$ABACUS_RESULTS_DIR\"; printf '{\"metrics\": {\"accuracy\": 0.81}}' > "
+                            "\"$ABACUS_RESULTS_DIR/results.json\""}),
+       RunTask("wl.0.1.1", {"sh", "-c", "head -c 300000 /dev/zero | tr '\\0' ' ' > \"$ABACUS_RESULTS_DIR/results.json\""}),
+       RunTask("wl.0.2.1", {"true"}), named}));
+  for (const char* id : {"wl.0.0.1", "wl.0.1.1", "wl.0.2.1", "wl.0.3.1"}) {
+    ASSERT_TRUE(Eventually([&] { return server.Last(id, "Exited").has_value(); })) << id;
+  }
+  json ok = *server.Last("wl.0.0.1", "Exited");
+  EXPECT_EQ(ok["exitCode"], 0);
+  EXPECT_EQ(ok["results"], R"({"metrics": {"accuracy": 0.81}})");
+  EXPECT_FALSE(ok.contains("resultsError"));
+  // A private directory of the task, outside its working directory.
+  fs::path dir = (fs::absolute(work_) / "tasks/wl.0.0.1/results").lexically_normal();
+  auto logs = server.With([](FakeServer& s) { return s.logs_at_exit_["wl.0.0.1"]; });
+  EXPECT_EQ(logs["wl.0.0.1.stdout"], dir.string() + "\n");
+  EXPECT_EQ(fs::status(dir).permissions() & fs::perms::all, fs::perms::owner_all);
+
+  json big = *server.Last("wl.0.1.1", "Exited");
+  EXPECT_FALSE(big.contains("results"));
+  EXPECT_NE(big.value("resultsError", "").find("300000 bytes, more than the 262144 allowed"), std::string::npos)
+      << big.dump();
+  json none = *server.Last("wl.0.2.1", "Exited");
+  EXPECT_FALSE(none.contains("results"));
+  EXPECT_FALSE(none.contains("resultsError"));
+  EXPECT_EQ((*server.Last("wl.0.3.1", "Exited"))["results"], "{\"acc\": 0.7}\n");
+  // Heartbeats repeat the status with its results until the task leaves the assignment.
+  clock_.Advance(seconds(5));
+  ASSERT_TRUE(Eventually([&] { return server.With([](FakeServer& s) { return !s.heartbeats_.empty(); }); }));
+  json tasks = server.With([](FakeServer& s) { return s.heartbeats_.front()["tasks"]; });
+  bool carried = false;
+  for (const auto& t : tasks) carried |= t["taskId"] == "wl.0.0.1" && t.value("results", "") == ok["results"];
+  EXPECT_TRUE(carried) << tasks.dump();
+}
+
 TEST_F(AgentTest, LogsOfARunningTaskGoEverySecondAndResendAfterA409) {
   FakeServer& server = Serve();
   StartAgent(Options(server.url()));

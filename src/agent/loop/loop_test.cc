@@ -267,6 +267,16 @@ TEST(ProtocolTest, CarriesTheNetworkClass) {
   EXPECT_EQ(a->tasks.at(1).network, "");
 }
 
+// An Evaluation's results file name (from spec.resultsPath) reaches the agent; none: "".
+TEST(ProtocolTest, CarriesTheResultsFile) {
+  auto a = ParseAssignment(nlohmann::json::parse(R"({"version": 2, "tasks": [
+    {"taskId": "a.0.0.1", "action": "run", "command": ["true"], "resultsFile": "mmlu.json"},
+    {"taskId": "b.0.0.1", "action": "run", "command": ["true"]}]})"));
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->tasks.at(0).results_file, "mmlu.json");
+  EXPECT_EQ(a->tasks.at(1).results_file, "");
+}
+
 TEST(ProtocolTest, SignalsByNameOrNumber) {
   EXPECT_EQ(*ParseSignal("SIGTERM"), SIGTERM);
   EXPECT_EQ(*ParseSignal("USR1"), SIGUSR1);
@@ -285,8 +295,17 @@ TEST(ProtocolTest, StatusAndLogChunkJson) {
   EXPECT_EQ(j["exitCode"], 3);
   EXPECT_EQ(j["finishedAt"], "2026-01-01T00:00:00.000Z");
   EXPECT_EQ(*ParseTaskStatus(j),
-            (TaskStatus{s.task_id, s.phase, 0, {}, {}, 3, 0, false, false, "exited 3", {}, {}, {}, ""}));
+            (TaskStatus{s.task_id, s.phase, 0, {}, {}, 3, 0, false, false, "exited 3", {}, {}, {}, "", {}, ""}));
   EXPECT_FALSE(ToJson(Phase("r", ReportedPhase::kRunning)).contains("exitCode"));
+  EXPECT_FALSE(j.contains("results"));
+  // The results file rides with the Exited status, or why it was not taken.
+  s.results = R"({"metrics": {"accuracy": 0.81}})";
+  EXPECT_EQ(ToJson(s)["results"], *s.results);
+  EXPECT_EQ(ParseTaskStatus(ToJson(s))->results, s.results);
+  s.results.reset();
+  s.results_error = "results.json is 300000 bytes, more than the 262144 allowed";
+  EXPECT_EQ(ToJson(s)["resultsError"], s.results_error);
+  EXPECT_EQ(ParseTaskStatus(ToJson(s))->results_error, s.results_error);
 
   LogChunk c{"n", "t", LogStream::kStderr, 5, std::string("hi\n\0x", 5)};
   nlohmann::json lj = ToJson(c);

@@ -107,6 +107,8 @@ json ToJson(const TaskStatus& s) {
   if (s.ready) j["ready"] = *s.ready;
   if (s.live) j["live"] = *s.live;
   if (!s.probe_message.empty()) j["probeMessage"] = s.probe_message;
+  if (s.results) j["results"] = *s.results;
+  if (!s.results_error.empty()) j["resultsError"] = s.results_error;
   return j;
 }
 
@@ -273,6 +275,7 @@ Result<AssignedTask> ParseAssignedTask(const json& t) {
   a.stop_signal = *sig;
   a.readiness = ProbeOf(t, "readiness");
   a.liveness = ProbeOf(t, "liveness");
+  a.results_file = t.value("resultsFile", "");
   return a;
 }
 
@@ -313,6 +316,8 @@ Result<TaskStatus> ParseTaskStatus(const json& j) {
     if (j.contains("ready")) s.ready = j.at("ready").get<bool>();
     if (j.contains("live")) s.live = j.at("live").get<bool>();
     s.probe_message = j.value("probeMessage", "");
+    if (j.contains("results")) s.results = j.at("results").get<std::string>();
+    s.results_error = j.value("resultsError", "");
     return s;
   } catch (const json::exception& e) {
     return InvalidArgument(std::string("task status: ") + e.what());

@@ -44,6 +44,9 @@ struct TaskStatus {
   std::optional<bool> ready;
   std::optional<bool> live;
   std::string probe_message;  // the last failed attempt ("readiness: GET …: HTTP 503"); "" once all pass
+  // Exited only: what the task wrote to its results file (results.h), or why it was not taken.
+  std::optional<std::string> results;
+  std::string results_error;
   bool operator==(const TaskStatus&) const = default;
 
   bool final() const { return phase == ReportedPhase::kExited || phase == ReportedPhase::kLost; }
@@ -116,6 +119,7 @@ struct AssignedTask {
   Duration grace = std::chrono::seconds(30);
   int stop_signal = 15;  // SIGTERM
   std::optional<AssignedProbe> readiness, liveness;  // "probes": {"readiness": …, "liveness": …}
+  std::string results_file;  // "resultsFile": the results file name to read first (Evaluation)
 };
 
 // GET /api/v1/agent/assignments: the full set of tasks the node should run, with its version.

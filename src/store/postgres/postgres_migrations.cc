@@ -12,6 +12,10 @@
 // - The meta table takes future store-level rows such as a lease and a fencing token (HA).
 // - abacus_version_conflict() raises SQLSTATE AB001: the pipelined fast path of a group commit
 //   turns a failed version check into an error, so that the COMMIT sent behind it never runs.
+// - leader_lease.expires_at is a TIMESTAMPTZ judged by the database server's clock (one clock for
+//   every Abacus server); SQLite keeps microseconds of its store clock. abacus_check_fence()
+//   raises SQLSTATE AB002 for the same reason as AB001, and locks the lease row FOR SHARE so
+//   that a takeover (an UPDATE of that row) waits until the fenced transaction has finished.
 #include "store/postgres/postgres_store.h"
 
 namespace abacus {
@@ -60,6 +64,26 @@ CREATE TABLE journal_heads (
 CREATE FUNCTION abacus_version_conflict() RETURNS BIGINT LANGUAGE plpgsql AS $fn$
 BEGIN
   RAISE EXCEPTION 'version conflict' USING ERRCODE = 'AB001';
+END
+$fn$;
+)sql"},
+    {2, "leader_lease", R"sql(
+CREATE TABLE leader_lease (
+  name       TEXT COLLATE "C" PRIMARY KEY,
+  holder     TEXT NOT NULL,
+  address    TEXT NOT NULL,
+  token      BIGINT NOT NULL,
+  expires_at TIMESTAMPTZ NOT NULL
+);
+CREATE FUNCTION abacus_check_fence(lease TEXT, expected BIGINT) RETURNS BIGINT LANGUAGE plpgsql AS $fn$
+DECLARE
+  current BIGINT;
+BEGIN
+  SELECT token INTO current FROM leader_lease WHERE name = lease FOR SHARE;
+  IF current IS DISTINCT FROM expected THEN
+    RAISE EXCEPTION 'fenced: lease token % is no longer current', expected USING ERRCODE = 'AB002';
+  END IF;
+  RETURN current;
 END
 $fn$;
 )sql"},

@@ -76,6 +76,10 @@ constexpr char kJournal[] =
     "SELECT seq, time_us, json FROM journal WHERE stream = $1 AND seq > $2 ORDER BY seq"
     " LIMIT $3";
 constexpr char kGetMeta[] = "SELECT value FROM meta WHERE key = $1";
+// A fenced batch's first statement. The fast path raises AB002 on a stale token (the COMMIT
+// behind it is skipped); the careful path reads the token and says which one is current.
+constexpr char kCheckFenceOrFail[] = "SELECT abacus_check_fence($1, $2)";
+constexpr char kLeaseTokenForShare[] = "SELECT token FROM leader_lease WHERE name = $1 FOR SHARE";
 
 constexpr char kKinds[] = "SELECT DISTINCT kind FROM objects ORDER BY kind";
 constexpr char kStreams[] = "SELECT DISTINCT stream FROM journal ORDER BY stream";
@@ -200,6 +204,11 @@ Result<PostgresStore::Reader> PostgresStore::BorrowReader() {
   return Reader(this, std::move(conn).value());
 }
 
+Result<PgResult> PostgresStore::RunOnReader(const char* sql, const PgParams& params) {
+  ABACUS_ASSIGN_OR_RETURN(Reader db, BorrowReader());
+  return db->Read(sql, params);
+}
+
 Status PostgresStore::Migrate(std::span<const Migration> migrations) {
   ABACUS_RETURN_IF_ERROR(CheckMigrations(migrations));
   PgConnection& db = *writer_;
@@ -321,6 +330,9 @@ PostgresStore::FastPath PostgresStore::TryPipelinedGroup(
   std::vector<PgQuery> queries;
   queries.push_back(PgQuery{"BEGIN", {}, false});
   for (size_t i : members) {
+    if (const auto& fence = batches[i]->fence()) {
+      queries.push_back(PgQuery{kCheckFenceOrFail, PgParams().Add(fence->name).Add(fence->token)});
+    }
     for (const WriteOp& op : batches[i]->ops()) queries.push_back(OpQuery(op, now_us, true));
   }
   queries.push_back(PgQuery{"COMMIT", {}, false});
@@ -335,6 +347,7 @@ PostgresStore::FastPath PostgresStore::TryPipelinedGroup(
   }
   size_t next = 1;  // results[0] is BEGIN's
   for (size_t i : members) {
+    if (batches[i]->fence()) ++next;  // the fence check's result
     const auto& ops = batches[i]->ops();
     staged[i].assigned.assign(ops.size(), 0);
     for (size_t k = 0; k < ops.size(); ++k, ++next) {
@@ -347,7 +360,13 @@ PostgresStore::FastPath PostgresStore::TryPipelinedGroup(
   return FastPath::kCommitted;
 }
 
+Status PostgresStore::CheckBatchFence(const LeaseFence& fence) {
+  ABACUS_ASSIGN_OR_RETURN(PgResult r, writer_->Query(kLeaseTokenForShare, PgParams().Add(fence.name)));
+  return CheckFence(fence, r.rows() > 0 ? std::optional<int64_t>(r.Int(0, 0)) : std::nullopt);
+}
+
 Status PostgresStore::ApplyBatch(const WriteBatch& batch, int64_t now_us, CommitResult& result) {
+  if (batch.fence()) ABACUS_RETURN_IF_ERROR(CheckBatchFence(*batch.fence()));
   result.assigned.assign(batch.size(), 0);
   for (size_t i = 0; i < batch.size(); ++i) {
     ABACUS_RETURN_IF_ERROR(ApplyOp(batch.ops()[i], now_us, result.assigned[i]));

@@ -23,6 +23,8 @@
 namespace abacus {
 
 class PgConnection;
+class PgParams;
+class PgResult;
 
 struct PostgresStoreOptions {
   const Clock* clock = nullptr;  // SystemClock when null; must outlive the store
@@ -49,6 +51,11 @@ class PostgresStore final : public Store, public StoreCopyAccess {
   Result<std::vector<JournalRecord>> Journal(std::string_view stream, int64_t after_seq,
                                              size_t limit) override;
   Result<std::optional<std::string>> GetMeta(std::string_view key) override;
+  // The lease lives in `leader_lease`; expiry follows the database server's clock
+  // (postgres_lease.cc). Runs on a read connection: each call is one idempotent statement.
+  Result<LeaseState> TryAcquireLease(std::string_view name, std::string_view holder, std::string_view address,
+                                     Duration ttl) override;
+  Status ReleaseLease(std::string_view name, std::string_view holder) override;
   std::string Describe() const override { return describe_; }
   StoreCopyAccess* copy_access() override { return this; }
 
@@ -73,6 +80,8 @@ class PostgresStore final : public Store, public StoreCopyAccess {
   // A read connection borrowed from the pool; returned on destruction.
   class Reader;
   Result<Reader> BorrowReader();
+  // Runs one statement on a borrowed read connection (PgConnection::Read).
+  Result<PgResult> RunOnReader(const char* sql, const PgParams& params);
 
   Status Migrate(std::span<const Migration> migrations);
   Status ApplyBatch(const WriteBatch& batch, int64_t now_us, CommitResult& result);
@@ -87,6 +96,8 @@ class PostgresStore final : public Store, public StoreCopyAccess {
                              const std::vector<size_t>& members, int64_t now_us,
                              std::vector<CommitResult>& staged, Status& lost);
   Status Conflict(const std::string& kind, const std::string& key, int64_t expected);
+  // On the writer inside the transaction: locks the lease row FOR SHARE and checks `fence`.
+  Status CheckBatchFence(const LeaseFence& fence);
   // Runs `body` in one transaction on the writer connection.
   Status InWriteTransaction(const std::function<Status()>& body);
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <set>
 #include <string>
 #include <thread>
@@ -220,6 +221,98 @@ TEST(PostgresStoreTest, TwoStoresCommittingAtOnceKeepJournalsDenseAndSeqsUnique)
   for (const EventRecord& e : *events) seqs.insert(e.seq);
   EXPECT_EQ(seqs.size(), 600u);
   EXPECT_EQ(*seqs.rbegin(), 600);  // no gaps either: nothing was rolled back
+}
+
+// Fencing in a real race between two servers: A commits fenced batches from four threads while
+// B takes the lease over. The takeover (an UPDATE of the lease row) waits for A's transactions
+// holding the row FOR SHARE, and A's later ones see the new token: every commit A had
+// acknowledged is ordered before the takeover, so what B counts right after taking the lease
+// never grows, and A's commits from then on are refused as fenced.
+TEST(PostgresStoreTest, ATakeoverOrdersAfterFencedCommitsInFlightAndRefusesLaterOnes) {
+  PgTestDatabase db;
+  ABACUS_REQUIRE_PG_DATABASE(db);
+  auto a = OpenStore(db.url());
+  auto b = OpenStore(db.url());
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto held = (*a)->TryAcquireLease("scheduler", "a", "http://a", std::chrono::seconds(60));
+  ASSERT_TRUE(held.ok() && held->held && held->token == 1) << held.status().ToString();
+  GroupCommitter committer(**a);
+  std::atomic<bool> stop{false};
+  std::atomic<int> acked{0}, fenced{0}, other{0};
+  std::vector<std::thread> writers;
+  for (int t = 0; t < 4; ++t) {
+    writers.emplace_back([&] {
+      while (!stop) {
+        Status s = committer.Submit(
+            WriteBatch().AppendJournal("a", "{}", SystemClock::Get().Now()).Fence({"scheduler", 1}));
+        if (s.ok()) {
+          ++acked;
+        } else if (s.code() == StatusCode::kFailedPrecondition) {
+          ++fenced;
+        } else {
+          ++other;
+        }
+      }
+    });
+  }
+  auto wait_for = [](const std::function<bool()>& cond) {
+    for (int i = 0; i < 3000 && !cond(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return cond();
+  };
+  ASSERT_TRUE(wait_for([&] { return acked >= 50; }));
+  // A's lease lapses; B takes it over while A keeps committing.
+  ASSERT_TRUE((*a)->TryAcquireLease("scheduler", "a", "http://a", std::chrono::milliseconds(1)).ok());
+  LeaseState took;
+  ASSERT_TRUE(wait_for([&] {
+    auto r = (*b)->TryAcquireLease("scheduler", "b", "http://b", std::chrono::seconds(60));
+    if (r.ok()) took = *r;
+    return took.held;
+  }));
+  EXPECT_EQ(took.token, 2);
+  const size_t at_takeover = (*b)->Journal("a")->size();
+  EXPECT_TRUE(wait_for([&] { return fenced >= 20; }));
+  stop = true;
+  for (auto& t : writers) t.join();
+  EXPECT_EQ(other.load(), 0);
+  EXPECT_EQ((*b)->Journal("a")->size(), at_takeover);         // nothing of A's landed after it
+  EXPECT_EQ(static_cast<size_t>(acked.load()), at_takeover);  // and every acknowledged one is there
+}
+
+// The fence's row lock: a fenced transaction that has checked its token holds the lease row FOR
+// SHARE, so a takeover (an UPDATE of the row) waits until that transaction ends. Without the lock
+// a deposed leader's check could pass just before the takeover and its COMMIT land after it.
+TEST(PostgresStoreTest, ATakeoverWaitsForAFencedTransactionThatCheckedItsToken) {
+  PgTestDatabase db;
+  ABACUS_REQUIRE_PG_DATABASE(db);
+  auto a = OpenStore(db.url());
+  auto b = OpenStore(db.url());
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE((*a)->TryAcquireLease("scheduler", "a", "", std::chrono::milliseconds(1)).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));  // a's lease has lapsed, token 1 still
+  auto fenced = PgConnection::Open(db.url(), "a-writer");
+  ASSERT_TRUE(fenced.ok());
+  ASSERT_TRUE((*fenced)->Exec("BEGIN").ok());
+  ASSERT_TRUE((*fenced)->Query("SELECT abacus_check_fence('scheduler', 1)").ok());
+  std::atomic<bool> returned{false};
+  Result<LeaseState> took = LeaseState{};
+  std::thread takeover([&] {
+    took = (*b)->TryAcquireLease("scheduler", "b", "", std::chrono::seconds(60));
+    returned = true;
+  });
+  bool waiting = false;
+  for (int i = 0; i < 1000 && !waiting && !returned; ++i) {
+    waiting = QueryOne(db.url(),
+                       "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database()"
+                       " AND wait_event_type = 'Lock'") == "1";
+    if (!waiting) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(waiting);
+  EXPECT_FALSE(returned.load());  // the takeover waits for the fenced transaction
+  ASSERT_TRUE((*fenced)->Exec("COMMIT").ok());
+  takeover.join();
+  ASSERT_TRUE(took.ok()) << took.status().ToString();
+  EXPECT_TRUE(took->held);
+  EXPECT_EQ(took->token, 2);
 }
 
 TEST(PostgresStoreTest, ReconnectsAfterTheServerDropsItsConnections) {

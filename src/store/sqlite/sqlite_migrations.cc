@@ -38,6 +38,17 @@ CREATE TABLE journal (
   PRIMARY KEY (stream, seq)
 );
 )sql"},
+    // HA: the scheduling lease and its fencing token (store/lease.h). Expiry in microseconds of
+    // the store clock.
+    {2, "leader_lease", R"sql(
+CREATE TABLE leader_lease (
+  name       TEXT    PRIMARY KEY,
+  holder     TEXT    NOT NULL,
+  address    TEXT    NOT NULL,
+  token      INTEGER NOT NULL,
+  expires_us INTEGER NOT NULL
+);
+)sql"},
 };
 
 }  // namespace

@@ -252,6 +252,7 @@ Status SqliteStore::ApplyOp(const WriteOp& op, int64_t now_us, int64_t& assigned
 }
 
 Status SqliteStore::ApplyBatch(const WriteBatch& batch, int64_t now_us, CommitResult& result) {
+  if (batch.fence()) ABACUS_RETURN_IF_ERROR(CheckBatchFence(*batch.fence()));
   result.assigned.assign(batch.size(), 0);
   for (size_t i = 0; i < batch.size(); ++i) {
     ABACUS_RETURN_IF_ERROR(ApplyOp(batch.ops()[i], now_us, result.assigned[i]));

@@ -49,6 +49,9 @@ class SqliteStore final : public Store, public StoreCopyAccess {
   Result<std::vector<JournalRecord>> Journal(std::string_view stream, int64_t after_seq,
                                              size_t limit) override;
   Result<std::optional<std::string>> GetMeta(std::string_view key) override;
+  Result<LeaseState> TryAcquireLease(std::string_view name, std::string_view holder, std::string_view address,
+                                     Duration ttl) override;
+  Status ReleaseLease(std::string_view name, std::string_view holder) override;
   std::string Describe() const override { return "sqlite://" + path_; }
   StoreCopyAccess* copy_access() override { return this; }
 
@@ -77,6 +80,11 @@ class SqliteStore final : public Store, public StoreCopyAccess {
   Status RunWriter(const char* sql);
   // Explains a failed conditional put/delete: Aborted with the version found.
   Status Conflict(const std::string& kind, const std::string& key, int64_t expected);
+  // sqlite_lease.cc, on the writer inside a transaction: the stored lease row `name`, writing
+  // one, and checking a batch's fence.
+  Result<std::optional<LeaseRow>> ReadLease(std::string_view name);
+  Status WriteLease(std::string_view name, const LeaseRow& row);
+  Status CheckBatchFence(const LeaseFence& fence);
 
   std::string path_;
   const Clock& clock_;

@@ -15,16 +15,24 @@ function describe(node, d) {
   return `${node.name} device ${d.device.index} ${shortFlavor(d.device.flavor)}: ${d.state}${d.simulated ? ', simulated' : ''}; held by ${who}`;
 }
 
+// A cluster's location and network domain, as its Cluster document declares them.
+function where(clusters, name) {
+  const c = (clusters || []).find((x) => x.name === name);
+  if (!c) return '';
+  return [c.location, c.networkDomain].filter(Boolean).join(' · ');
+}
+
 export function Ledger() {
   const [flavor, setFlavor] = useState('');
   const [picked, setPicked] = useState(null);
   const { data, error, at } = usePoll(async () => {
-    const [nodes, workloads, flavors] = await Promise.all([
+    const [nodes, workloads, flavors, clusters] = await Promise.all([
       get('/api/v1/nodes'),
       get('/api/v1/workloads?limit=5000'),
       get('/api/v1/flavors'),
+      get('/api/v1/clusters'),
     ]);
-    return { nodes: nodes.items, workloads: workloads.items, flavors: flavors.items };
+    return { nodes: nodes.items, workloads: workloads.items, flavors: flavors.items, clusters: clusters.items };
   });
   const tree = data ? ledgerTree(data.nodes, data.workloads, flavor) : [];
   const counts = stateCounts(tree);
@@ -55,7 +63,10 @@ export function Ledger() {
         <div class="heatmap" data-testid="heatmap">
           {tree.map((c) => (
             <section class="cluster" aria-label={`cluster ${c.cluster}`}>
-              <h2>cluster {c.cluster}</h2>
+              <h2>
+                cluster {c.cluster}
+                <span class="cluster-where" data-testid={`cluster-where-${c.cluster}`}>{where(data.clusters, c.cluster)}</span>
+              </h2>
               {c.pools.map((p) => (
                 <section class="pool" aria-label={`pool ${p.pool}`}>
                   <h3>pool {p.pool}</h3>
