@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 
+#include "store/group_txn.h"
 #include "store/postgres/pg_conn.h"
 
 namespace abacus {
@@ -378,38 +379,35 @@ void PostgresStore::CommitGroup(std::span<const WriteBatch* const> batches,
                                 std::span<CommitResult* const> results,
                                 std::span<Status> statuses) {
   // 1) Validate outside the lock; only well-formed, non-empty batches enter the transaction.
-  std::vector<size_t> members;
-  members.reserve(batches.size());
-  for (size_t i = 0; i < batches.size(); ++i) {
-    statuses[i] = ValidateBatch(*batches[i]);
-    if (!statuses[i].ok()) continue;
-    if (!batches[i]->empty()) {
-      members.push_back(i);
-    } else if (i < results.size() && results[i] != nullptr) {
-      results[i]->assigned.clear();
-    }
-  }
+  std::vector<size_t> members = SelectGroupMembers(batches, results, statuses);
   if (members.empty()) return;
 
   std::lock_guard lock(write_mu_);
   PgConnection& db = *writer_;
   const int64_t now_us = ToMicros(clock_.Now());
-  std::vector<CommitResult> staged(batches.size());
-
-  auto fail_group = [&](const Status& error) {
-    if (db.InTransaction()) (void)db.Exec("ROLLBACK");
-    for (size_t i : members) {
-      if (statuses[i].ok()) statuses[i] = error;
+  GroupTxn txn;
+  txn.exec = [&db](TxnStatement st) {
+    switch (st) {
+      case TxnStatement::kBegin: return db.Exec("BEGIN");
+      case TxnStatement::kSavepoint: return db.Exec("SAVEPOINT batch");
+      case TxnStatement::kRollbackToSavepoint: return db.Exec("ROLLBACK TO SAVEPOINT batch");
+      case TxnStatement::kReleaseSavepoint: return db.Exec("RELEASE SAVEPOINT batch");
+      case TxnStatement::kCommit: return db.Exec("COMMIT");
+      case TxnStatement::kRollback: break;
     }
+    return db.Exec("ROLLBACK");
   };
+  txn.in_transaction = [&db] { return db.InTransaction(); };
+  txn.apply = [this, now_us](const WriteBatch& b, CommitResult& r) { return ApplyBatch(b, now_us, r); };
 
-  if (Status s = db.EnsureConnected(); !s.ok()) return fail_group(s);
+  if (Status s = db.EnsureConnected(); !s.ok()) return FailGroup(txn, members, statuses, s);
 
   // 2a) The fast path: BEGIN, every statement of the group and COMMIT, pipelined (one round
   //     trip per 256 statements). If any statement fails — a version conflict, an SQL error —
   //     the server skips the rest, COMMIT included: roll back and take the careful path, which
   //     isolates the failing batches. If the connection was lost, whether COMMIT ran is unknown:
   //     the group fails with Unavailable (never acknowledged, never redone).
+  std::vector<CommitResult> staged(batches.size());
   Status lost;
   switch (TryPipelinedGroup(batches, members, now_us, staged, lost)) {
     case FastPath::kCommitted:
@@ -419,40 +417,17 @@ void PostgresStore::CommitGroup(std::span<const WriteBatch* const> batches,
       }
       return;
     case FastPath::kUnknown:
-      return fail_group(lost);
+      return FailGroup(txn, members, statuses, lost);
     case FastPath::kRedo:
       ++redone_groups_;
       break;
   }
   if (db.InTransaction()) (void)db.Exec("ROLLBACK");
-  if (Status s = db.EnsureConnected(); !s.ok()) return fail_group(s);
+  if (Status s = db.EnsureConnected(); !s.ok()) return FailGroup(txn, members, statuses, s);
 
   // 2b) One statement at a time, one savepoint per batch (with several members) so that a
   //     failing batch (a conflict, or an SQL error that aborts the transaction) rolls back alone.
-  if (Status s = db.Exec("BEGIN"); !s.ok()) return fail_group(s);
-  const bool savepoints = members.size() > 1;
-  for (size_t i : members) {
-    if (savepoints) {
-      if (Status s = db.Exec("SAVEPOINT batch"); !s.ok()) return fail_group(s);
-    }
-    Status applied = ApplyBatch(*batches[i], now_us, staged[i]);
-    if (!applied.ok()) {
-      statuses[i] = applied;
-      if (!savepoints || !db.InTransaction()) return fail_group(applied);
-      if (Status s = db.Exec("ROLLBACK TO SAVEPOINT batch"); !s.ok()) return fail_group(s);
-    }
-    if (savepoints) {
-      if (Status s = db.Exec("RELEASE SAVEPOINT batch"); !s.ok()) return fail_group(s);
-    }
-  }
-
-  // 3) The durable commit; only now does any member learn it succeeded.
-  if (Status s = db.Exec("COMMIT"); !s.ok()) return fail_group(s);
-  for (size_t i : members) {
-    if (statuses[i].ok() && i < results.size() && results[i] != nullptr) {
-      *results[i] = std::move(staged[i]);
-    }
-  }
+  RunGroupTransaction(txn, batches, results, statuses, members);
 }
 
 Result<std::optional<ObjectRecord>> PostgresStore::Get(std::string_view kind,

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "store/group_txn.h"
 #include "store/sqlite/sqlite_db.h"
 
 namespace abacus {
@@ -263,60 +264,26 @@ Status SqliteStore::ApplyBatch(const WriteBatch& batch, int64_t now_us, CommitRe
 void SqliteStore::CommitGroup(std::span<const WriteBatch* const> batches,
                               std::span<CommitResult* const> results,
                               std::span<Status> statuses) {
-  // 1) Validate outside the lock; only well-formed, non-empty batches enter the transaction.
-  std::vector<size_t> members;
-  members.reserve(batches.size());
-  for (size_t i = 0; i < batches.size(); ++i) {
-    statuses[i] = ValidateBatch(*batches[i]);
-    if (!statuses[i].ok()) continue;
-    if (!batches[i]->empty()) {
-      members.push_back(i);
-    } else if (i < results.size() && results[i] != nullptr) {
-      results[i]->assigned.clear();
-    }
-  }
+  // Validate outside the lock; only well-formed, non-empty batches enter the transaction.
+  std::vector<size_t> members = SelectGroupMembers(batches, results, statuses);
   if (members.empty()) return;
-
   std::lock_guard lock(write_mu_);
-  SqliteConnection& db = *writer_;
   const int64_t now_us = ToMicros(clock_.Now());
-  std::vector<CommitResult> staged(batches.size());
-
-  // Fails every member not already failed on its own, and leaves no transaction open.
-  auto fail_group = [&](const Status& error) {
-    if (db.InTransaction()) (void)RunWriter(kRollback);
-    for (size_t i : members) {
-      if (statuses[i].ok()) statuses[i] = error;
+  GroupTxn txn;
+  txn.exec = [this](TxnStatement st) {
+    switch (st) {
+      case TxnStatement::kBegin: return RunWriter(kBegin);
+      case TxnStatement::kSavepoint: return RunWriter(kSavepoint);
+      case TxnStatement::kRollbackToSavepoint: return RunWriter(kRollbackTo);
+      case TxnStatement::kReleaseSavepoint: return RunWriter(kRelease);
+      case TxnStatement::kCommit: return RunWriter(kCommit);
+      case TxnStatement::kRollback: break;
     }
+    return RunWriter(kRollback);
   };
-
-  // 2) One transaction for the group; with several members, one savepoint per batch so that a
-  //    failing batch rolls back alone.
-  if (Status s = RunWriter(kBegin); !s.ok()) return fail_group(s);
-  const bool savepoints = members.size() > 1;
-  for (size_t i : members) {
-    if (savepoints) {
-      if (Status s = RunWriter(kSavepoint); !s.ok()) return fail_group(s);
-    }
-    Status applied = ApplyBatch(*batches[i], now_us, staged[i]);
-    if (!applied.ok()) {
-      statuses[i] = applied;
-      // An I/O error or a full disk may have rolled the whole transaction back already.
-      if (!savepoints || !db.InTransaction()) return fail_group(applied);
-      if (Status s = RunWriter(kRollbackTo); !s.ok()) return fail_group(s);
-    }
-    if (savepoints) {
-      if (Status s = RunWriter(kRelease); !s.ok()) return fail_group(s);
-    }
-  }
-
-  // 3) The durable commit; only now does any member learn it succeeded.
-  if (Status s = RunWriter(kCommit); !s.ok()) return fail_group(s);
-  for (size_t i : members) {
-    if (statuses[i].ok() && i < results.size() && results[i] != nullptr) {
-      *results[i] = std::move(staged[i]);
-    }
-  }
+  txn.in_transaction = [this] { return writer_->InTransaction(); };
+  txn.apply = [this, now_us](const WriteBatch& b, CommitResult& r) { return ApplyBatch(b, now_us, r); };
+  RunGroupTransaction(txn, batches, results, statuses, members);
 }
 
 Result<std::optional<ObjectRecord>> SqliteStore::Get(std::string_view kind,
