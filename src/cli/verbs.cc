@@ -172,7 +172,8 @@ void ClusterTable(const json& items, std::ostream& out) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& c : items) {
     std::string devices;
-    for (const auto& [flavor, d] : c.value("devices", json::object()).items()) {
+    const json devs = c.value("devices", json::object());  // held: items() of a temporary dangles
+    for (const auto& [flavor, d] : devs.items()) {
       char used[32];
       std::snprintf(used, sizeof used, "%.1f", d.value("allocatedMilli", 0) / 1000.0);
       devices += (devices.empty() ? "" : ", ") + flavor + " " + used + "/" + std::to_string(d.value("total", 0));

@@ -98,6 +98,34 @@ TEST_F(CliTest, ApplySubmitGetExplainCancel) {
   EXPECT_NE(twice.err.find("Cancelled -> Cancelled"), std::string::npos) << twice.err;
 }
 
+TEST_F(CliTest, ClustersAndTemporaryQuotaDecisions) {
+  ASSERT_EQ(Run({"apply", "-f", SourcePath("examples/org.yaml")}).code, 0);
+  // The example experiment asks 2 A100s for 4 h; nlp approves up to 1 at once: while it waits
+  // (no node yet) its request waits for an admin.
+  ASSERT_EQ(Run({"submit", "-f", SourcePath("examples/workloads/experiment.yaml")}).code, 0);
+  ASSERT_TRUE(WaitFor([&] {
+    auto r = Run({"get", "workloads", "ablation-notebook", "-o", "json"});
+    if (r.code != 0) return false;
+    json quota = json::parse(r.out).value("controllerState", json::object()).value("quota", json::object());
+    return quota.value("status", "") == "Pending";
+  }));
+  auto approved = Run({"approve", "ablation-notebook"});
+  ASSERT_EQ(approved.code, 0) << approved.err;
+  EXPECT_NE(approved.out.find("approved"), std::string::npos) << approved.out;
+  auto again = Run({"reject", "ablation-notebook"});
+  EXPECT_EQ(again.code, 1);
+  EXPECT_NE(again.err.find("already approved"), std::string::npos) << again.err;
+  // A node in cluster dc1 (declared in examples/org.yaml): listed with its location.
+  json node = {{"name", "a100-x"}, {"cluster", "dc1"}, {"pool", "general"}, {"cpu", "64"}, {"memory", "256Gi"},
+               {"devices", {{{"index", 0}, {"flavor", "gpu/nvidia/A100-80G"}, {"memory", "80Gi"}}}}};
+  ASSERT_EQ(server_->Client().Post("/api/v1/nodes", node.dump(), "application/json").status, 201);
+  auto clusters = Run({"get", "clusters"});
+  ASSERT_EQ(clusters.code, 0) << clusters.err;
+  EXPECT_EQ(clusters.out.rfind("NAME ", 0), 0u) << clusters.out;
+  EXPECT_NE(clusters.out.find("cn-hangzhou-b"), std::string::npos) << clusters.out;
+  EXPECT_NE(clusters.out.find("gpu/nvidia/A100-80G"), std::string::npos) << clusters.out;
+}
+
 TEST_F(CliTest, ExitCodesAndConfigResolution) {
   // 2: usage.
   EXPECT_EQ(Run({"get", "gizmos"}).code, 2);
