@@ -16,6 +16,7 @@
 #include "common/status.h"
 #include "server/ha_forward.h"
 #include "server/ha_lease_keeper.h"
+#include "server/http_server.h"
 
 namespace httplib {
 class Server;
@@ -23,14 +24,9 @@ class Server;
 
 namespace abacus::server {
 
-struct FollowerOptions {
-  std::string host = "127.0.0.1";
-  int port = 8420;
-  size_t max_body_bytes = 8 << 20;
-  int threads = 96;
-  std::string tls_cert_file, tls_key_file;
-  int keep_alive_seconds = 5;  // as the leader's API (HttpOptions)
-};
+// The follower listens as the leader's API would (host, port, body limit, threads, TLS, keep-alive
+// of HttpOptions); rate limits and the role do not apply to it.
+using FollowerOptions = HttpOptions;
 
 class FollowerServer {
  public:

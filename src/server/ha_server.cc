@@ -107,13 +107,7 @@ void HaNode::RetireFollower() {
 }
 
 Status HaNode::StartFollower() {
-  FollowerOptions fo;
-  fo.host = host_;
-  fo.port = port_;
-  fo.max_body_bytes = options_.max_body_bytes;
-  fo.threads = options_.http_threads;
-  fo.tls_cert_file = options_.tls_cert_file;
-  fo.tls_key_file = options_.tls_key_file;
+  FollowerOptions fo = HttpOptionsFor(options_, host_, port_);
   follower_ = std::make_unique<FollowerServer>([this] { return FollowerView(); }, forwarder_, fo);
   ABACUS_RETURN_IF_ERROR(port_ == 0 ? follower_->Bind() : BindWithRetry(*follower_));
   port_ = follower_->port();
@@ -129,15 +123,7 @@ void HaNode::StopFollower() {
 }
 
 HttpOptions HaNode::LeaderHttpOptions() const {
-  HttpOptions ho;
-  ho.host = host_;
-  ho.port = port_;
-  ho.max_body_bytes = options_.max_body_bytes;
-  ho.threads = options_.http_threads;
-  ho.tls_cert_file = options_.tls_cert_file;
-  ho.tls_key_file = options_.tls_key_file;
-  ho.rate_limit = options_.rate_limit;
-  ho.rate_burst = options_.rate_burst;
+  HttpOptions ho = HttpOptionsFor(options_, host_, port_);
   ho.role = "leader";
   return ho;
 }

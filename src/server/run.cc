@@ -31,6 +31,19 @@ Result<std::pair<std::string, int>> ParseListen(const std::string& listen) {
   return std::make_pair(host, port);
 }
 
+HttpOptions HttpOptionsFor(const RunOptions& options, const std::string& host, int port) {
+  HttpOptions ho;
+  ho.host = host;
+  ho.port = port;
+  ho.max_body_bytes = options.max_body_bytes;
+  ho.threads = options.http_threads;
+  ho.tls_cert_file = options.tls_cert_file;
+  ho.tls_key_file = options.tls_key_file;
+  ho.rate_limit = options.rate_limit;
+  ho.rate_burst = options.rate_burst;
+  return ho;
+}
+
 sigset_t BlockShutdownSignals() {
   // Blocked in every thread (threads started later inherit the mask); one thread sigwaits.
   sigset_t signals;
@@ -61,15 +74,7 @@ int RunServer(const RunOptions& options) {
     std::cerr << "abacus: cannot start: " << cp.status().ToString() << "\n";
     return 1;
   }
-  HttpOptions ho;
-  ho.host = addr->first;
-  ho.port = addr->second;
-  ho.max_body_bytes = options.max_body_bytes;
-  ho.threads = options.http_threads;
-  ho.tls_cert_file = options.tls_cert_file;
-  ho.tls_key_file = options.tls_key_file;
-  ho.rate_limit = options.rate_limit;
-  ho.rate_burst = options.rate_burst;
+  HttpOptions ho = HttpOptionsFor(options, addr->first, addr->second);
   HttpServer http(**cp, ho);
   Status bound = http.Bind();
   if (!bound.ok()) {

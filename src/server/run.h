@@ -9,6 +9,7 @@
 
 #include "common/status.h"
 #include "server/control_plane.h"
+#include "server/http_server.h"
 
 namespace abacus::server {
 
@@ -43,6 +44,8 @@ Result<std::pair<std::string, int>> ParseListen(const std::string& listen);
 // exit code: 0 after a clean shutdown, 1 when the server could not start. With `ha`, runs
 // RunHaServer (server/ha_server.h); on_ready and on_stopping are not called then.
 int RunServer(const RunOptions& options);
+// Returns the HTTP options of `options` (body limit, threads, TLS, rate limits) on host:port.
+HttpOptions HttpOptionsFor(const RunOptions& options, const std::string& host, int port);
 // Blocks SIGTERM and SIGINT in the calling thread (and the threads it starts later) and ignores
 // SIGPIPE; returns the set for the thread that sigwaits on it.
 sigset_t BlockShutdownSignals();

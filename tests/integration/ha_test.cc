@@ -65,17 +65,7 @@ class HaAgent {
                                      "--no-real-devices", "--no-cgroups", "--heartbeat", "1",
                                      "--cpus",      "64",           "--memory",     "512Gi",
                                      "--fake-devices", "gpu:nvidia:A100-80G:8:80Gi"};
-    pid_ = fork();
-    if (pid_ == 0) {
-      int devnull = open("/dev/null", O_WRONLY);
-      dup2(devnull, 1);
-      dup2(devnull, 2);
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
+    pid_ = SpawnChild(std::move(args), /*silence_stderr=*/true);
   }
   ~HaAgent() {
     kill(pid_, SIGTERM);

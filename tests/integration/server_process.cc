@@ -45,6 +45,21 @@ bool WaitFor(const std::function<bool()>& cond, std::chrono::milliseconds limit)
   return cond();
 }
 
+pid_t SpawnChild(std::vector<std::string> args, bool silence_stderr) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    if (silence_stderr) dup2(devnull, 2);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
 ServerProcess::ServerProcess(std::string data_dir, std::vector<std::string> extra_args)
     : data_(std::move(data_dir)), extra_(std::move(extra_args)) {
   Start();
@@ -64,16 +79,7 @@ void ServerProcess::Start() {
     args.insert(args.end(), {"--config", ""});
   }
   args.insert(args.end(), extra_.begin(), extra_.end());
-  pid_ = fork();
-  if (pid_ == 0) {
-    int devnull = open("/dev/null", O_WRONLY);
-    dup2(devnull, 1);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
+  pid_ = SpawnChild(std::move(args), /*silence_stderr=*/false);
   if (!WaitFor([&] { return std::filesystem::exists(url_file); }, std::chrono::seconds(30))) {
     throw std::runtime_error("server did not start");
   }
@@ -124,17 +130,7 @@ void AgentProcess::Start() {
     args.push_back(devices_);
   }
   args.insert(args.end(), extra_.begin(), extra_.end());
-  pid_ = fork();
-  if (pid_ == 0) {
-    int devnull = open("/dev/null", O_WRONLY);
-    dup2(devnull, 1);
-    dup2(devnull, 2);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
+  pid_ = SpawnChild(std::move(args), /*silence_stderr=*/true);
   auto api = server_.Client();
   if (!WaitFor([&] {
         auto r = api.Get("/api/v1/nodes/" + name_);

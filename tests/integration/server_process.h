@@ -73,6 +73,9 @@ class AgentProcess {
 
 // Polls `cond` every 20 ms for up to `limit`; returns whether it became true.
 bool WaitFor(const std::function<bool()>& cond, std::chrono::milliseconds limit = std::chrono::seconds(20));
+// Starts `args` (argv[0] a path) as a child with stdout (and stderr when `silence_stderr`) sent
+// to /dev/null; returns its pid.
+pid_t SpawnChild(std::vector<std::string> args, bool silence_stderr);
 
 // Runs the abacus binary with `args` and `env` (NAME=VALUE) added; returns exit code and stdout.
 struct CliResult {
