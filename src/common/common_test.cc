@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <set>
+#include <thread>
+#include <vector>
+
 #include "common/clock.h"
 #include "common/diagnostic.h"
 #include "common/ids.h"
@@ -61,6 +65,34 @@ TEST(IdsTest, SequentialIdsAreDeterministicAndRandomIdsDiffer) {
   std::string a = rnd.Next("wl"), b = rnd.Next("wl");
   EXPECT_NE(a, b);
   EXPECT_EQ(a.size(), 13u);
+}
+
+TEST(IdsTest, TimeOrderedIdsGrowInIssueOrderAndNeverRepeat) {
+  TimeOrderedIdGenerator gen;
+  std::vector<std::vector<std::string>> per_thread(4);
+  std::vector<std::thread> threads;
+  for (auto& out : per_thread) {
+    threads.emplace_back([&gen, &out] {
+      for (int i = 0; i < 50000; ++i) out.push_back(gen.Next("wl"));
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::set<std::string> all;
+  for (const auto& out : per_thread) {
+    for (size_t i = 0; i < out.size(); ++i) {
+      ASSERT_EQ(out[i].size(), 13u) << out[i];
+      ASSERT_EQ(out[i].rfind("wl-", 0), 0u) << out[i];
+      ASSERT_TRUE(IsValidName(out[i])) << out[i];
+      if (i > 0) {
+        ASSERT_LT(out[i - 1], out[i]);  // each caller sees them grow
+      }
+      all.insert(out[i]);
+    }
+  }
+  EXPECT_EQ(all.size(), 200000u);
+  // Another generator (a restart) in the same second starts elsewhere in the second's range.
+  TimeOrderedIdGenerator other;
+  EXPECT_EQ(all.count(other.Next("wl")), 0u);
 }
 
 TEST(IdsTest, NamesFollowTheDnsLikeRule) {

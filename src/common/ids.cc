@@ -1,5 +1,7 @@
 #include "common/ids.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <random>
 
@@ -19,6 +21,43 @@ std::string RandomIdGenerator::Next(std::string_view prefix) {
     id += kAlphabet[bits % 36];
     bits /= 36;
   }
+  return id;
+}
+
+std::string TimeOrderedIdGenerator::Next(std::string_view prefix) {
+  static constexpr char kAlphabet[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+  constexpr int64_t kEpoch = 1577836800;  // 2020-01-01T00:00:00Z
+  constexpr uint32_t kCounterSpace = 36 * 36 * 36 * 36;
+  thread_local std::mt19937_64 engine([] {
+    std::random_device rd;
+    std::seed_seq seq{rd(), rd(), rd(), rd()};
+    return std::mt19937_64(seq);
+  }());
+  int64_t second = 0;
+  uint32_t counter = 0;
+  {
+    const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                            std::chrono::system_clock::now().time_since_epoch()).count() - kEpoch;
+    std::lock_guard lock(mu_);
+    if (now > second_) {
+      second_ = now;
+      counter_ = static_cast<uint32_t>(engine() % (kCounterSpace / 2));
+    } else if (counter_ + 1 >= kCounterSpace) {
+      ++second_;  // this second's ids are spent: borrow the next one (ids keep growing)
+      counter_ = static_cast<uint32_t>(engine() % (kCounterSpace / 2));
+    } else {
+      ++counter_;  // the clock may step back: ids still grow
+    }
+    second = second_;
+    counter = counter_;
+  }
+  char suffix[10];
+  uint64_t s = static_cast<uint64_t>(std::max<int64_t>(second, 0));
+  for (int i = 5; i >= 0; --i, s /= 36) suffix[i] = kAlphabet[s % 36];
+  for (int i = 9; i >= 6; --i, counter /= 36) suffix[i] = kAlphabet[counter % 36];
+  std::string id(prefix);
+  id += '-';
+  id.append(suffix, sizeof suffix);
   return id;
 }
 

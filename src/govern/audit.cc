@@ -267,7 +267,8 @@ Result<std::unique_ptr<AuditLog>> AuditLog::Open(Store& store, const Clock& cloc
   return std::unique_ptr<AuditLog>(new AuditLog(store, clock, std::move(head)));
 }
 
-Result<std::vector<AuditEntry>> AuditLog::CommitMany(WriteBatch batch, std::vector<AuditRecord> records) {
+Result<std::vector<AuditEntry>> AuditLog::CommitMany(WriteBatch batch, std::vector<AuditRecord> records,
+                                                     CommitResult* batch_result) {
   std::lock_guard lock(commit_mu_);
   AuditChain next(clock_, chain_.head());
   std::vector<AuditEntry> entries;
@@ -278,7 +279,8 @@ Result<std::vector<AuditEntry>> AuditLog::CommitMany(WriteBatch batch, std::vect
     batch.AppendJournal(std::string(kStream), AuditEntryToJson(entries.back()).dump(), entries.back().time);
   }
   if (entries.empty()) {
-    if (!batch.empty()) ABACUS_RETURN_IF_ERROR(store_.Commit(batch));
+    if (batch_result != nullptr) batch_result->assigned.clear();
+    if (!batch.empty()) ABACUS_RETURN_IF_ERROR(store_.Commit(batch, batch_result));
     return entries;
   }
   batch.PutMeta(std::string(kHeadMeta), HeadText(next.head()));
@@ -292,6 +294,10 @@ Result<std::vector<AuditEntry>> AuditLog::CommitMany(WriteBatch batch, std::vect
       return Internal("audit entry " + std::to_string(entries[i].seq) + " was stored as journal seq " +
                       std::to_string(journal_seq) + ": the audit stream was written outside AuditLog");
     }
+  }
+  if (batch_result != nullptr) {
+    result.assigned.resize(first_op);
+    *batch_result = std::move(result);
   }
   return entries;
 }

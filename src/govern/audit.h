@@ -24,6 +24,7 @@
 namespace abacus {
 class Store;
 class WriteBatch;
+struct CommitResult;
 }  // namespace abacus
 
 namespace abacus::govern {
@@ -136,8 +137,10 @@ class AuditLog {
   // Commit with an empty batch: records a decision on its own.
   Result<AuditEntry> Append(AuditRecord record);
   // Seals `records` one after another, adds them all (and the new head) to `batch` and commits
-  // once: a group commit of several entries. All or none, like Commit.
-  Result<std::vector<AuditEntry>> CommitMany(WriteBatch batch, std::vector<AuditRecord> records);
+  // once: a group commit of several entries. All or none, like Commit. When `result` is set, it
+  // gets what the commit assigned to `batch`'s own ops (the first batch.size() of them).
+  Result<std::vector<AuditEntry>> CommitMany(WriteBatch batch, std::vector<AuditRecord> records,
+                                             CommitResult* result = nullptr);
 
   // Returns entries with seq > after_seq, at most `limit` (0: all), in seq order; Internal when
   // a stored entry is unreadable.

@@ -26,6 +26,7 @@ class Buckets {
     }
     key_[id] = key;
     if (key >= 0) {
+      if (key > hi_used_) hi_used_ = key;
       pos_[id] = static_cast<int32_t>(items_[key].size());
       items_[key].push_back(id);
     } else {
@@ -41,7 +42,7 @@ class Buckets {
   template <typename F>
   bool Visit(int32_t lo, int32_t hi, bool ascending, F&& visit) const {
     if (lo < 0) lo = 0;
-    if (hi > max_key()) hi = max_key();
+    if (hi > hi_used_) hi = hi_used_;  // keys above were never used: nothing to visit there
     if (ascending) {
       for (int32_t k = lo; k <= hi; ++k) {
         for (int32_t id : items_[k]) {
@@ -62,6 +63,7 @@ class Buckets {
   std::vector<std::vector<int32_t>> items_;
   std::vector<int32_t> key_;
   std::vector<int32_t> pos_;
+  int32_t hi_used_ = -1;  // the largest key ever set (Visit skips the empty keys above it)
 };
 
 }  // namespace abacus::sched

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/log.h"
+#include "common/thread_name.h"
 #include "control/controller.h"
 #include "sched/explain.h"
 #include "server/governance.h"
@@ -119,7 +120,10 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptio
                   cp->ledger_.nodes().size(), cp->ledger_.workloads().size(), cp->ledger_.active_count());
   cp->committer_ = std::make_unique<GroupCommitter>(*cp->store_);
   cp->governance_store_->Attach(cp->committer_.get());  // audit entries share the group commits
-  cp->loop_thread_ = std::thread([p = cp.get()] { p->Loop(); });
+  cp->loop_thread_ = std::thread([p = cp.get()] {
+    NameThisThread("abacus-loop");
+    p->Loop();
+  });
   cp->ready_ = true;
   return cp;
 }
@@ -198,8 +202,23 @@ Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_
                       EventJson(WorkloadState::kPending, "submitted to queue " + r.spec.queue).dump(), now);
     records.push_back(std::move(r));
   }
+  // The request's audit entry (ids and states, as the answer lists them) commits with the
+  // workloads: one commit to wait for, not two.
+  json summary = json::array();
+  for (const auto& r : records) summary.push_back({{"id", r.id}, {"state", "Pending"}});
   CommitResult result;
-  ABACUS_RETURN_IF_ERROR(Commit(batch, &result));
+  if (auto entry = RequestAuditRecord(summary.dump())) {
+    auto start = std::chrono::steady_clock::now();
+    Status st = governance_->CommitAudited(batch, std::move(*entry), &result);
+    metrics_.commit_seconds.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    if (!st.ok()) {
+      metrics_.commit_failures.fetch_add(1);
+      return st;
+    }
+    NoteRequestAudited();
+  } else {
+    ABACUS_RETURN_IF_ERROR(Commit(batch, &result));
+  }
   std::vector<json> out;
   for (size_t i = 0; i < records.size(); ++i) {
     records[i].version = result.assigned[i * 2];
@@ -636,6 +655,7 @@ void ControlPlane::RunCycle() {
       before.push_back(*r);
       (void)Transition(r->state, WorkloadState::kAdmitted);
       Ledger::ApplyAdmission(snapshot, a, *r);
+      ledger_.NoteHolder(*r);
       for (auto& p : r->placements) p.version = InitialVersion(*r, UnitOf(*r, p));
       std::vector<std::pair<std::string, json>> controller_events = fill_slots(*r);
       r->admitted_at = now;
@@ -708,18 +728,33 @@ void ControlPlane::RunCycle() {
       }
       changed.push_back(r->id);
     }
-    auto& reasons = ledger_.pending_reasons();
-    auto& ledger_reasons = ledger_.ledger_reasons();
-    if (full) {
-      reasons.clear();
-      ledger_reasons.clear();
-    } else {
+    if (!full) {
       // Parked workloads keep the reason of the cycle that last tried them.
+      auto& reasons = ledger_.pending_reasons();
+      auto& ledger_reasons = ledger_.ledger_reasons();
       for (const auto& id : index.workload_ids) reasons.erase(id);
       for (const auto& [id, why] : index.unschedulable) ledger_reasons.erase(id);
+      for (auto& pr : result.pending) reasons[pr.workload_id] = std::move(pr);
+      for (auto& [id, why] : index.unschedulable) ledger_reasons[id] = why;
     }
-    for (auto& pr : result.pending) reasons[pr.workload_id] = std::move(pr);
+  }
+  if (full) {
+    // Every waiting workload gets its reason anew: the maps are built outside the lock and
+    // swapped in, and the old ones freed after it (with tens of thousands waiting, filling them
+    // under the lock stalled every submission for milliseconds).
+    std::unordered_map<std::string, sched::PendingReason> reasons;
+    std::unordered_map<std::string, std::string> ledger_reasons;
+    reasons.reserve(result.pending.size());
+    for (auto& pr : result.pending) {
+      std::string id = pr.workload_id;
+      reasons.insert_or_assign(std::move(id), std::move(pr));
+    }
     for (auto& [id, why] : index.unschedulable) ledger_reasons[id] = why;
+    {
+      std::unique_lock lock(state_mu_);
+      ledger_.pending_reasons().swap(reasons);
+      ledger_.ledger_reasons().swap(ledger_reasons);
+    }
   }
   // 4. Commit; on failure roll back in memory.
   bool committed = false;

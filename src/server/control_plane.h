@@ -48,7 +48,7 @@ struct ControlPlaneOptions {
   std::string data_dir = ".abacus";
   std::string store_url;                   // empty: sqlite://DATA/abacus.db
   const Clock* clock = nullptr;            // SystemClock when null
-  IdGenerator* ids = nullptr;              // RandomIdGenerator when null
+  IdGenerator* ids = nullptr;              // TimeOrderedIdGenerator when null
   Duration cycle_interval = std::chrono::seconds(1);        // timer cycle
   Duration min_cycle_gap = std::chrono::milliseconds(5);    // coalescing window
   Duration heartbeat_interval = std::chrono::seconds(5);    // told to agents at registration
@@ -278,7 +278,7 @@ class ControlPlane {
 
   ControlPlaneOptions options_;
   const Clock& clock_;
-  RandomIdGenerator default_ids_;
+  TimeOrderedIdGenerator default_ids_;
   IdGenerator& ids_;
   std::unique_ptr<Store> store_;
   std::unique_ptr<GroupCommitter> committer_;

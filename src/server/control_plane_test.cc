@@ -114,6 +114,34 @@ TEST_F(ControlPlaneTest, ParkedWorkloadWaitsUntilCapacityFreesThenIsAdmitted) {
   EXPECT_EQ(State(next), "Admitted");
 }
 
+// Incremental cycles read the workloads holding quota from an index (Ledger::NoteHolder, loads,
+// full scans) rather than scanning the ledger: one admitted in an earlier cycle, or loaded at a
+// restart, still counts against the quota of the fresh ones.
+TEST_F(ControlPlaneTest, IncrementalCyclesCountEveryHolderAcrossCyclesAndRestarts) {
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  std::string first = Submit("first", 1);
+  ASSERT_EQ(State(first), "Admitted");
+  std::string second = Submit("second", 1);
+  ASSERT_EQ(State(second), "Admitted");
+  std::string third = Submit("third", 1);  // the queue's 2 GPUs are held by the two above
+  EXPECT_EQ(State(third), "Pending");
+  cp_.reset();
+  Open();
+  cp_->WaitForCycle();
+  std::string fourth = Submit("fourth", 1);
+  EXPECT_EQ(State(fourth), "Pending");
+  EXPECT_EQ(State(third), "Pending");
+  EXPECT_EQ(State(first), "Admitted");
+  EXPECT_EQ(State(second), "Admitted");
+  // One finishes: exactly one of the waiting ones takes its place.
+  Report("gpu-a", first + ".0.0.1", {{"phase", "Exited"}, {"exitCode", 0}});
+  cp_->WaitForCycle();
+  EXPECT_EQ(State(first), "Succeeded");
+  EXPECT_EQ(State(third), "Admitted");
+  Submit("fifth", 1);
+  EXPECT_EQ(State(fourth), "Pending");
+}
+
 TEST_F(ControlPlaneTest, UsageIsMeteredFromAdmissionToReleaseAndPricedOverTime) {
   ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
   std::string id = Submit("ft", 2);

@@ -7,6 +7,7 @@
 
 #include "common/duration_parse.h"
 #include "common/log.h"
+#include "common/thread_name.h"
 #include "govern/admission.h"
 #include "tenancy/tenancy_codec.h"
 #include "tenancy/yaml_json.h"
@@ -183,7 +184,10 @@ Result<std::unique_ptr<Governance>> Governance::Open(Store& store, const Clock& 
   ABACUS_RETURN_IF_ERROR(g->registry_.LoadFrom(store));
   ABACUS_RETURN_IF_ERROR(g->LoadPolicies());
   ABACUS_ASSIGN_OR_RETURN(g->audit_, govern::AuditLog::Open(store, clock));
-  g->writer_ = std::thread([p = g.get()] { p->Writer(); });
+  g->writer_ = std::thread([p = g.get()] {
+    NameThisThread("abacus-audit");
+    p->Writer();
+  });
   return g;
 }
 
@@ -585,7 +589,15 @@ void MakeUtf8(std::string& s) {
 
 }  // namespace
 
-uint64_t Governance::EnqueueAudit(govern::AuditRecord record) {
+struct Governance::AuditWaiter {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;  // GUARDED_BY(mu)
+  Status status;      // GUARDED_BY(mu)
+};
+
+uint64_t Governance::Enqueue(AuditItem item) {
+  govern::AuditRecord& record = item.record;
   for (std::string* f : {&record.actor, &record.action, &record.object_kind, &record.object_name, &record.tenant,
                          &record.before, &record.after, &record.result, &record.request_id}) {
     MakeUtf8(*f);
@@ -598,11 +610,23 @@ uint64_t Governance::EnqueueAudit(govern::AuditRecord record) {
       ++audit_failures_;
       return 0;
     }
-    audit_queue_.push_back(std::move(record));
+    audit_queue_.push_back(std::move(item));
     ticket = ++audit_enqueued_;
   }
   audit_cv_.notify_one();
   return ticket;
+}
+
+uint64_t Governance::EnqueueAudit(govern::AuditRecord record) { return Enqueue(AuditItem{std::move(record)}); }
+
+Status Governance::CommitAudited(const WriteBatch& batch, govern::AuditRecord record, CommitResult* result) {
+  AuditWaiter waiter;
+  if (Enqueue(AuditItem{std::move(record), &batch, result, &waiter}) == 0) {
+    return Unavailable("the audit log is closed: the server is shutting down");
+  }
+  std::unique_lock lock(waiter.mu);
+  waiter.cv.wait(lock, [&] { return waiter.done; });
+  return waiter.status;
 }
 
 Status Governance::WaitAudit(uint64_t ticket) {
@@ -641,34 +665,86 @@ int64_t Governance::audit_failures() const {
   return audit_failures_;
 }
 
+std::vector<Status> Governance::CommitItems(std::vector<AuditItem>& items) {
+  // One commit for everything: the callers' batches in order, then every entry (sealed in the
+  // same order). A batch that fails fails this commit: then each item goes alone, so that only
+  // that batch (and its entry) fails.
+  std::lock_guard io(audit_io_mu_);
+  WriteBatch all;
+  std::vector<size_t> offsets(items.size(), 0);
+  std::vector<govern::AuditRecord> records;
+  records.reserve(items.size());
+  size_t with_batch = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    offsets[i] = all.size();
+    if (items[i].batch != nullptr) {
+      all.Append(*items[i].batch);
+      ++with_batch;
+    }
+    records.push_back(items[i].record);
+  }
+  CommitResult result;
+  auto committed = audit_->CommitMany(std::move(all), std::move(records), &result);
+  const StatusCode code = committed.ok() ? StatusCode::kOk : committed.status().code();
+  const bool batch_error = code == StatusCode::kAborted || code == StatusCode::kInvalidArgument;
+  if (committed.ok() || !batch_error || with_batch == 0 || items.size() == 1) {
+    std::vector<Status> statuses(items.size(), committed.ok() ? Status::OK() : committed.status());
+    if (committed.ok()) {
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (items[i].result == nullptr || items[i].batch == nullptr) continue;
+        auto from = result.assigned.begin() + static_cast<std::ptrdiff_t>(offsets[i]);
+        items[i].result->assigned.assign(from, from + static_cast<std::ptrdiff_t>(items[i].batch->size()));
+      }
+    }
+    return statuses;
+  }
+  std::vector<Status> statuses;
+  statuses.reserve(items.size());
+  for (auto& item : items) {
+    CommitResult own;
+    auto alone = audit_->CommitMany(item.batch != nullptr ? *item.batch : WriteBatch(), {item.record}, &own);
+    statuses.push_back(alone.ok() ? Status::OK() : alone.status());
+    if (alone.ok() && item.result != nullptr) *item.result = std::move(own);
+  }
+  return statuses;
+}
+
 void Governance::Writer() {
   auto next_flush = std::chrono::steady_clock::now() + options_.last_used_flush;
   std::unique_lock lock(audit_mu_);
   while (true) {
     audit_cv_.wait_until(lock, next_flush, [&] { return stopping_ || !audit_queue_.empty(); });
     if (!audit_queue_.empty()) {
-      std::vector<govern::AuditRecord> records;
-      while (!audit_queue_.empty() && records.size() < options_.audit_group) {
-        records.push_back(std::move(audit_queue_.front()));
+      std::vector<AuditItem> items;
+      while (!audit_queue_.empty() && items.size() < options_.audit_group) {
+        items.push_back(std::move(audit_queue_.front()));
         audit_queue_.pop_front();
       }
       const uint64_t first = audit_done_ + 1;
-      const size_t n = records.size();
       lock.unlock();
-      Status st;
-      {
-        std::lock_guard io(audit_io_mu_);
-        auto committed = audit_->CommitMany(WriteBatch(), std::move(records));
-        if (!committed.ok()) st = committed.status();
+      std::vector<Status> statuses = CommitItems(items);
+      // Callers of CommitAudited learn their own outcome; a refused batch is the caller's answer,
+      // not a lost entry.
+      int64_t lost = 0;
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (AuditWaiter* w = items[i].waiter) {
+          std::lock_guard wl(w->mu);
+          w->status = statuses[i];
+          w->done = true;
+          w->cv.notify_one();
+        } else if (!statuses[i].ok()) {
+          ++lost;
+          ABACUS_LOG_ERROR("audit: entry {} {} {} not written: {}", items[i].record.actor, items[i].record.action,
+                           items[i].record.object_name, statuses[i].ToString());
+        }
       }
       lock.lock();
-      if (!st.ok()) {
-        ABACUS_LOG_ERROR("audit: {} entries not written: {}", n, st.ToString());
-        audit_failures_ += static_cast<int64_t>(n);
-        for (uint64_t t = first; t < first + n; ++t) audit_errors_[t] = st;
-        while (audit_errors_.size() > 4096) audit_errors_.erase(audit_errors_.begin());
+      audit_failures_ += lost;
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (items[i].waiter == nullptr && !statuses[i].ok()) audit_errors_[first + i] = statuses[i];
       }
-      audit_done_ += n;
+      while (audit_errors_.size() > 4096) audit_errors_.erase(audit_errors_.begin());
+      audit_done_ += items.size();
       audit_done_cv_.notify_all();
       continue;
     }

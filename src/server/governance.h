@@ -194,6 +194,12 @@ class Governance {
   // ---- audit
   // Queues `record` for the chain; returns a ticket for WaitAudit. Never blocks on the store.
   uint64_t EnqueueAudit(govern::AuditRecord record);
+  // Commits `batch` and the entry of `record` in one transaction, so that a request waits for
+  // one commit, not two: the writer joins the batches of concurrent callers (and queued entries)
+  // into one commit, and commits them one by one when that fails, so that a conflicting batch
+  // fails alone. Returns the batch's status as Store::Commit would (the entry is written only
+  // with the batch); fills `result` (the batch's own ops) when OK. Blocks until committed.
+  Status CommitAudited(const WriteBatch& batch, govern::AuditRecord record, CommitResult* result);
   // Waits until the entry of `ticket` committed (or failed, or options.audit_wait passed).
   Status WaitAudit(uint64_t ticket);
   // A decision of the scheduler or a controller that touches a user's work (admit, preempt,
@@ -215,7 +221,18 @@ class Governance {
  private:
   friend class GovernanceApply;
   Governance(Store& store, const Clock& clock, TokenAuthorizer& bootstrap, Options options);
+  // One entry waiting for the writer; `batch` (CommitAudited) is committed with it.
+  struct AuditWaiter;
+  struct AuditItem {
+    govern::AuditRecord record;
+    const WriteBatch* batch = nullptr;  // CommitAudited's, owned by the caller
+    CommitResult* result = nullptr;
+    AuditWaiter* waiter = nullptr;      // CommitAudited's caller; null: a ticket (WaitAudit)
+  };
   void Writer();
+  // Commits `items` (the writer thread); returns a status per item.
+  std::vector<Status> CommitItems(std::vector<AuditItem>& items);
+  uint64_t Enqueue(AuditItem item);
   // Persists the tokens whose last-used time changed.
   void FlushLastUsed();
   Status LoadPolicies();
@@ -243,7 +260,7 @@ class Governance {
   mutable std::mutex audit_mu_;
   std::condition_variable audit_cv_;       // the writer waits for work
   std::condition_variable audit_done_cv_;  // requests wait for their entry
-  std::deque<govern::AuditRecord> audit_queue_;  // GUARDED_BY(audit_mu_)
+  std::deque<AuditItem> audit_queue_;            // GUARDED_BY(audit_mu_)
   uint64_t audit_enqueued_ = 0;                  // GUARDED_BY(audit_mu_): tickets handed out
   uint64_t audit_done_ = 0;                      // GUARDED_BY(audit_mu_): tickets finished
   std::map<uint64_t, Status> audit_errors_;      // GUARDED_BY(audit_mu_): failed tickets (recent)
@@ -258,5 +275,11 @@ class Governance {
 void NoteRequestObject(const std::string& kind, const std::string& name, const std::string& tenant);
 // The id of the HTTP request this thread serves; "" outside a request (governance_api.cc).
 std::string CurrentRequestId();
+// The audit entry the mutating request this thread serves gets when it succeeds with `after` as
+// the summary of its answer, for a handler that commits its change and its entry together
+// (Governance::CommitAudited); nullopt outside an audited request (governance_api.cc).
+std::optional<govern::AuditRecord> RequestAuditRecord(std::string after);
+// Tells the request's post-routing handler that its entry is committed already.
+void NoteRequestAudited();
 
 }  // namespace abacus::server

@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <thread>
 
 #include "workload/documents.h"
 
@@ -267,6 +269,62 @@ TEST_F(GovernanceTest, QuotaChangesJoinTheChain) {
   EXPECT_EQ(changes[1].tenant, "t1");
   EXPECT_NE(changes[1].before.find("\"8\""), std::string::npos) << changes[1].before;
   EXPECT_NE(changes[1].after.find("\"16\""), std::string::npos) << changes[1].after;
+  auto report = gov_->VerifyAudit();
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->ok) << report->reason;
+}
+
+// A request's change and its audit entry commit together (CommitAudited): the writer joins
+// concurrent callers into one commit, and a caller whose batch conflicts fails alone — its entry
+// is not written, the others' are, and the chain stays whole.
+TEST_F(GovernanceTest, CommitAuditedWritesEachBatchWithItsEntryAndAConflictFailsAlone) {
+  ASSERT_TRUE(store_->Commit(WriteBatch().Put("thing", "taken", "{}", 0)).ok());
+  constexpr int kRounds = 20, kCallers = 8;
+  std::set<std::string> committed_ids;
+  for (int round = 0; round < kRounds; ++round) {
+    std::vector<std::thread> callers;
+    std::vector<Status> statuses(kCallers);
+    std::vector<CommitResult> results(kCallers);
+    for (int c = 0; c < kCallers; ++c) {
+      callers.emplace_back([&, c] {
+        // Caller 0 of each round asks for a key that exists: its batch conflicts.
+        std::string key = c == 0 ? "taken" : "k-" + std::to_string(round) + "-" + std::to_string(c);
+        WriteBatch batch;
+        batch.Put("thing", key, "{\"n\":" + std::to_string(c) + "}", 0);
+        batch.AppendEvent("thing", key, "Created", "{}", clock_.Now());
+        govern::AuditRecord r;
+        r.actor = "user admin";
+        r.action = "create";
+        r.object_kind = "thing";
+        r.object_name = key;
+        r.result = "ok";
+        r.request_id = "req-" + std::to_string(round) + "-" + std::to_string(c);
+        statuses[c] = gov_->CommitAudited(batch, r, &results[c]);
+      });
+      if (c % 3 == 0) gov_->AppendDecision("scheduler", "admit", "workload", "w", "t1", "", "");
+    }
+    for (auto& t : callers) t.join();
+    EXPECT_EQ(statuses[0].code(), StatusCode::kAborted) << statuses[0].ToString();
+    for (int c = 1; c < kCallers; ++c) {
+      ASSERT_TRUE(statuses[c].ok()) << statuses[c].ToString();
+      ASSERT_EQ(results[c].assigned.size(), 2u);  // the caller's own ops only
+      EXPECT_EQ(results[c].assigned[0], 1);       // the new object's version
+      committed_ids.insert("req-" + std::to_string(round) + "-" + std::to_string(c));
+    }
+  }
+  gov_->FlushAudit();
+  auto entries = gov_->ReadAudit({});
+  ASSERT_TRUE(entries.ok());
+  std::set<std::string> audited;
+  for (const auto& e : *entries) {
+    if (e.record.action == "create") {
+      EXPECT_TRUE(audited.insert(e.record.request_id).second) << "twice: " << e.record.request_id;
+    }
+  }
+  EXPECT_EQ(audited, committed_ids);  // every committed batch has its entry; no failed one has
+  auto things = store_->List("thing");
+  ASSERT_TRUE(things.ok());
+  EXPECT_EQ(things->size(), 1u + kRounds * (kCallers - 1));
   auto report = gov_->VerifyAudit();
   ASSERT_TRUE(report.ok());
   EXPECT_TRUE(report->ok) << report->reason;

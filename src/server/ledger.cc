@@ -181,10 +181,11 @@ void Ledger::PutWorkload(WorkloadRecord record) {
   if (it == workloads_.end()) {
     by_name_.emplace(record.spec.name, record.id);
     std::string id = record.id;
-    workloads_.emplace(std::move(id), std::move(record));
+    it = workloads_.emplace(std::move(id), std::move(record)).first;
   } else {
     it->second = std::move(record);
   }
+  if (it->second.holds_quota()) holders_.insert(&it->second);
 }
 
 WorkloadRecord* Ledger::FindWorkload(std::string_view id) {
@@ -358,13 +359,32 @@ sched::Snapshot Ledger::BuildSnapshot(Time now, SnapshotIndex& index, const std:
   }
   std::vector<const WorkloadRecord*> active;
   std::map<std::string, std::vector<const WorkloadRecord*>, std::less<>> waiting_by_queue;
-  for (const auto& [id, r] : workloads_) {
-    if (r.holds_quota()) {
-      active.push_back(&r);
-    } else if (r.waiting() && per_queue_limit > 0) {
-      waiting_by_queue[r.spec.queue].push_back(&r);
-    } else if (r.waiting() && (fresh == nullptr || fresh->count(id) != 0 || strict_queues.count(r.spec.queue) != 0)) {
-      active.push_back(&r);
+  if (fresh != nullptr && per_queue_limit == 0 && strict_queues.empty()) {
+    // An incremental cycle: the holders from the index and the fresh ones, without visiting the
+    // (many) other waiting and finished workloads.
+    for (auto it = holders_.begin(); it != holders_.end();) {
+      if ((*it)->holds_quota()) {
+        active.push_back(*it);
+        ++it;
+      } else {
+        it = holders_.erase(it);
+      }
+    }
+    for (const auto& id : *fresh) {
+      auto it = workloads_.find(id);
+      if (it != workloads_.end() && it->second.waiting()) active.push_back(&it->second);
+    }
+  } else {
+    holders_.clear();
+    for (const auto& [id, r] : workloads_) {
+      if (r.holds_quota()) {
+        active.push_back(&r);
+        holders_.insert(&r);
+      } else if (r.waiting() && per_queue_limit > 0) {
+        waiting_by_queue[r.spec.queue].push_back(&r);
+      } else if (r.waiting() && (fresh == nullptr || fresh->count(id) != 0 || strict_queues.count(r.spec.queue) != 0)) {
+        active.push_back(&r);
+      }
     }
   }
   // A bounded cycle takes the first `per_queue_limit` of each queue in queue order (priority,

@@ -82,6 +82,10 @@ class Ledger {
   static PlacementRecord ToPlacement(const sched::Snapshot& snapshot, const sched::TaskPlacement& p);
   static void ApplyAdmission(const sched::Snapshot& snapshot, const sched::Admission& a,
                              WorkloadRecord& record);
+  // Tells the ledger that `record` (one of its own) now holds quota: an admission. Incremental
+  // snapshots read the holders from an index instead of scanning every workload; the index
+  // learns of holders here, on PutWorkload and on every full scan.
+  void NoteHolder(const WorkloadRecord& record) { holders_.insert(&record); }
 
   // Pending reasons of the last cycle, by workload id.
   std::unordered_map<std::string, sched::PendingReason>& pending_reasons() { return pending_reasons_; }
@@ -110,6 +114,9 @@ class Ledger {
   uint64_t generation_ = 1;
   std::map<std::string, NodeRecord, std::less<>> nodes_;
   std::unordered_map<std::string, WorkloadRecord> workloads_;
+  // Every workload that may hold quota (a superset: BuildSnapshot drops those that no longer do).
+  // Records never leave workloads_, so the pointers stay valid.
+  std::unordered_set<const WorkloadRecord*> holders_;
   std::multimap<std::string, std::string, std::less<>> by_name_;  // name → id
   std::unordered_map<std::string, sched::PendingReason> pending_reasons_;
   std::unordered_map<std::string, std::string> ledger_reasons_;

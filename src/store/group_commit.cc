@@ -3,11 +3,16 @@
 #include <algorithm>
 #include <vector>
 
+#include "common/thread_name.h"
+
 namespace abacus {
 
 GroupCommitter::GroupCommitter(Store& store, GroupCommitOptions options)
     : store_(store), options_(options) {
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    NameThisThread("abacus-commit");
+    Run();
+  });
 }
 
 GroupCommitter::~GroupCommitter() { Shutdown(); }

@@ -45,6 +45,12 @@ WriteBatch& WriteBatch::Fence(LeaseFence fence) {
   return *this;
 }
 
+WriteBatch& WriteBatch::Append(const WriteBatch& other) {
+  ops_.insert(ops_.end(), other.ops_.begin(), other.ops_.end());
+  if (other.fence_) fence_ = other.fence_;
+  return *this;
+}
+
 namespace {
 
 Status Malformed(size_t index, std::string_view what) {

@@ -111,6 +111,8 @@ class WriteBatch {
   // commits (checked in the committing transaction); otherwise the whole batch fails with
   // FailedPrecondition "fenced: ...". See store/lease.h.
   WriteBatch& Fence(LeaseFence fence);
+  // Appends a copy of `other`'s ops after this batch's (and takes its fence, if it has one).
+  WriteBatch& Append(const WriteBatch& other);
 
   const std::vector<WriteOp>& ops() const { return ops_; }
   const std::optional<LeaseFence>& fence() const { return fence_; }

@@ -4,29 +4,38 @@
 namespace abacus {
 namespace {
 
+// Writes `j` into `n`, a node of the tree being built: children are created through the parent
+// (operator[] on a map or at a sequence's end), so that every node shares the root's memory
+// and no per-child memory is merged in (yaml-cpp's merge dominated the cost of JSON input).
 template <typename Json>
-YAML::Node Convert(const Json& j) {
+void Fill(YAML::Node n, const Json& j) {
   switch (j.type()) {
     case nlohmann::json::value_t::null:
-    case nlohmann::json::value_t::discarded: return YAML::Node(YAML::NodeType::Null);
-    case nlohmann::json::value_t::object: {
-      YAML::Node n(YAML::NodeType::Map);
-      for (auto it = j.begin(); it != j.end(); ++it) n[it.key()] = Convert(it.value());
-      return n;
-    }
+    case nlohmann::json::value_t::discarded: n = YAML::Node(YAML::NodeType::Null); return;
+    case nlohmann::json::value_t::object:
+      n = YAML::Node(YAML::NodeType::Map);
+      for (auto it = j.begin(); it != j.end(); ++it) Fill(n[it.key()], it.value());
+      return;
     case nlohmann::json::value_t::array: {
-      YAML::Node n(YAML::NodeType::Sequence);
-      for (const auto& item : j) n.push_back(Convert(item));
-      return n;
+      n = YAML::Node(YAML::NodeType::Sequence);
+      size_t i = 0;
+      for (const auto& item : j) Fill(n[i++], item);
+      return;
     }
-    case nlohmann::json::value_t::string: return YAML::Node(j.template get<std::string>());
-    case nlohmann::json::value_t::boolean: return YAML::Node(j.template get<bool>() ? "true" : "false");
+    case nlohmann::json::value_t::string: n = j.template get_ref<const std::string&>(); return;
+    case nlohmann::json::value_t::boolean: n = j.template get<bool>() ? "true" : "false"; return;
     case nlohmann::json::value_t::number_integer:
     case nlohmann::json::value_t::number_unsigned:
     case nlohmann::json::value_t::number_float:
-    case nlohmann::json::value_t::binary: return YAML::Node(j.dump());
+    case nlohmann::json::value_t::binary: n = j.dump(); return;
   }
-  return YAML::Node();
+}
+
+template <typename Json>
+YAML::Node Convert(const Json& j) {
+  YAML::Node root(YAML::NodeType::Null);  // a node of its own, so that Fill's copy writes into it
+  Fill(root, j);
+  return root;
 }
 
 // True when a plain scalar `s` would read back as something other than a string under YAML's
@@ -101,6 +110,30 @@ std::string EmitYaml(const nlohmann::ordered_json& j) {
   return std::string(out.c_str()) + "\n";
 }
 
-nlohmann::json ToPlainJson(const nlohmann::ordered_json& j) { return nlohmann::json::parse(j.dump()); }
+nlohmann::json ToPlainJson(const nlohmann::ordered_json& j) {
+  // A copy node by node (a dump and parse cost 3% of a submission's CPU).
+  switch (j.type()) {
+    case nlohmann::json::value_t::object: {
+      nlohmann::json out = nlohmann::json::object();
+      for (auto it = j.begin(); it != j.end(); ++it) out[it.key()] = ToPlainJson(it.value());
+      return out;
+    }
+    case nlohmann::json::value_t::array: {
+      nlohmann::json out = nlohmann::json::array();
+      out.get_ref<nlohmann::json::array_t&>().reserve(j.size());
+      for (const auto& item : j) out.push_back(ToPlainJson(item));
+      return out;
+    }
+    case nlohmann::json::value_t::string: return j.get_ref<const std::string&>();
+    case nlohmann::json::value_t::boolean: return j.get<bool>();
+    case nlohmann::json::value_t::number_integer: return j.get<int64_t>();
+    case nlohmann::json::value_t::number_unsigned: return j.get<uint64_t>();
+    case nlohmann::json::value_t::number_float: return j.get<double>();
+    case nlohmann::json::value_t::binary: return nlohmann::json::binary(j.get_binary());
+    case nlohmann::json::value_t::null:
+    case nlohmann::json::value_t::discarded: break;
+  }
+  return nullptr;
+}
 
 }  // namespace abacus

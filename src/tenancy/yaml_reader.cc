@@ -49,13 +49,23 @@ MapReader::MapReader(SpecContext& ctx, const YAML::Node& node, std::string path,
     return;
   }
   valid_ = true;
+  entries_.reserve(node.size());
   for (const auto& kv : node) {
     std::string key = kv.first.IsScalar() ? kv.first.Scalar() : SpecContext::Describe(kv.first);
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       ctx_.Error(SpecContext::LineOf(kv.first), Path(key),
                  "unknown field '" + key + "'; allowed: " + JoinNames(allowed));
     }
+    if (kv.first.IsScalar()) entries_.emplace_back(std::move(key), kv.second);
   }
+}
+
+const YAML::Node* MapReader::Find(std::string_view key) const {
+  // The first entry of a key, as yaml-cpp's lookup finds it.
+  for (const auto& [k, v] : entries_) {
+    if (k == key) return &v;
+  }
+  return nullptr;
 }
 
 std::string MapReader::Path(std::string_view key) const {
@@ -63,18 +73,14 @@ std::string MapReader::Path(std::string_view key) const {
 }
 
 bool MapReader::Has(std::string_view key) const {
-  if (!valid_) return false;
-  YAML::Node v = node_[std::string(key)];
-  return v.IsDefined() && !v.IsNull();
+  const YAML::Node* v = valid_ ? Find(key) : nullptr;
+  return v != nullptr && v->IsDefined() && !v->IsNull();
 }
 
 int MapReader::LineOf(std::string_view key) const {
-  if (valid_) {
-    YAML::Node v = node_[std::string(key)];
-    if (v.IsDefined()) {
-      int line = SpecContext::LineOf(v);
-      if (line > 0) return line;
-    }
+  if (const YAML::Node* v = valid_ ? Find(key) : nullptr; v != nullptr && v->IsDefined()) {
+    int line = SpecContext::LineOf(*v);
+    if (line > 0) return line;
   }
   return line_;
 }
@@ -85,14 +91,13 @@ void MapReader::Error(std::string_view key, std::string message) {
 
 std::optional<YAML::Node> MapReader::Value(std::string_view key, Presence presence) {
   if (!valid_) return std::nullopt;
-  const YAML::Node& map = node_;  // const access never inserts the key
-  YAML::Node v = map[std::string(key)];
-  if (!v.IsDefined() || v.IsNull()) {
+  const YAML::Node* v = Find(key);
+  if (v == nullptr || !v->IsDefined() || v->IsNull()) {
     if (presence == Presence::kRequired) ctx_.Error(line_, Path(key), "required field is missing");
     return std::nullopt;
   }
-  ctx_.RecordLine(Path(key), SpecContext::LineOf(v));
-  return v;
+  ctx_.RecordLine(Path(key), SpecContext::LineOf(*v));
+  return *v;
 }
 
 std::optional<std::string> MapReader::String(std::string_view key, Presence presence) {

@@ -116,8 +116,13 @@ class MapReader {
   std::optional<YAML::Node> List(std::string_view key, Presence presence = Presence::kOptional);
 
  private:
+  // The entry of `key` (keys in document order, read once in the constructor: yaml-cpp's own
+  // lookup converts every key it passes to a string); null when absent.
+  const YAML::Node* Find(std::string_view key) const;
+
   SpecContext& ctx_;
   YAML::Node node_;
+  std::vector<std::pair<std::string, YAML::Node>> entries_;
   std::string path_;
   int line_ = 0;
   bool valid_ = false;

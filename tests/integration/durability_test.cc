@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "server_process.h"
@@ -93,6 +94,23 @@ TEST(DurabilityTest, Kill9MidStreamLosesNoAcknowledgedSubmission) {
   }
   // Unacknowledged submissions may or may not have committed, but never twice.
   for (const auto& [name, n] : seen) EXPECT_EQ(n, 1) << name;
+  // Each acknowledged submission's audit entry committed in its own transaction: every one is in
+  // the chain after the kill, and the chain verifies.
+  auto verify = api.Get("/api/v1/audit?verify=1");
+  ASSERT_EQ(verify.status, 200) << verify.text;
+  EXPECT_TRUE(verify.body["ok"].get<bool>()) << verify.text;
+  auto audit = api.Get("/api/v1/audit");
+  ASSERT_EQ(audit.status, 200);
+  std::set<std::string> audited;
+  std::istringstream lines(audit.text);
+  for (std::string line; std::getline(lines, line);) {
+    json e = json::parse(line, nullptr, false);
+    if (!e.is_object() || e.value("action", "") != "create") continue;
+    json after = json::parse(e.value("after", ""), nullptr, false);
+    if (!after.is_array()) continue;
+    for (const auto& item : after) audited.insert(item.value("id", ""));
+  }
+  for (const auto& [name, id] : acked) EXPECT_EQ(audited.count(id), 1u) << name << " (" << id << ") has no audit entry";
   // 16 cores, 1 core each: exactly 16 hold capacity (assumed decisions that were not committed
   // before the kill are simply made again).
   ASSERT_TRUE(WaitFor([&] { return CountState(AllWorkloads(api), "Admitted") == 16; }));

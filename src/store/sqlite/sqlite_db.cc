@@ -106,6 +106,22 @@ SqliteConnection::~SqliteConnection() {
   sqlite3_close_v2(db_);
 }
 
+void SqliteConnection::OnWalCommit(std::function<void(int)>* on_commit) {
+  sqlite3_wal_hook(
+      db_,
+      [](void* arg, sqlite3*, const char*, int frames) {
+        (*static_cast<std::function<void(int)>*>(arg))(frames);
+        return SQLITE_OK;
+      },
+      on_commit);
+}
+
+Status SqliteConnection::CheckpointPassive(int& frames, int& copied) {
+  int rc = sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, &frames, &copied);
+  if (rc != SQLITE_OK && rc != SQLITE_BUSY) return Error(rc, "checkpointing the WAL");
+  return Status::OK();
+}
+
 Status SqliteConnection::Exec(std::string_view sql) {
   std::string text(sql);
   char* err = nullptr;

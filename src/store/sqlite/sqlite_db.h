@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -67,6 +68,14 @@ class SqliteConnection {
   int64_t Changes() const;
   // Returns whether a transaction is open.
   bool InTransaction() const;
+
+  // Calls `on_commit(frames in the WAL)` after every commit of this connection (sqlite3_wal_hook;
+  // replaces automatic checkpoints, which `PRAGMA wal_autocheckpoint = 0` turns off). `on_commit`
+  // must outlive the connection and be cheap: it runs inside the commit.
+  void OnWalCommit(std::function<void(int)>* on_commit);
+  // Copies what the WAL holds into the database without waiting for readers or writers
+  // (SQLITE_CHECKPOINT_PASSIVE); `frames` and `copied` tell how far it got.
+  Status CheckpointPassive(int& frames, int& copied);
 
   // Returns the Status for SQLite result code `rc` during `what`, naming the path and
   // SQLite's message.

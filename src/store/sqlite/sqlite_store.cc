@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "common/log.h"
+#include "common/thread_name.h"
 #include "store/group_txn.h"
 #include "store/sqlite/sqlite_db.h"
 
@@ -84,10 +86,34 @@ SqliteStore::SqliteStore(std::string path, const Clock& clock)
     : path_(std::move(path)), clock_(clock) {}
 
 SqliteStore::~SqliteStore() {
-  // The read connection goes first so that closing the writer, the last connection,
+  if (checkpointer_.joinable()) {
+    {
+      std::lock_guard lock(checkpoint_mu_);
+      checkpoint_stop_ = true;
+    }
+    checkpoint_cv_.notify_one();
+    checkpointer_.join();
+  }
+  // The other connections go first so that closing the writer, the last connection,
   // checkpoints the WAL into the database file.
+  checkpoint_conn_.reset();
   own_reader_.reset();
   writer_.reset();
+}
+
+void SqliteStore::Checkpointer() {
+  std::unique_lock lock(checkpoint_mu_);
+  while (true) {
+    checkpoint_cv_.wait(lock, [&] { return checkpoint_due_ || checkpoint_stop_; });
+    if (checkpoint_stop_) return;
+    checkpoint_due_ = false;
+    lock.unlock();
+    int frames = 0, copied = 0;
+    if (Status st = checkpoint_conn_->CheckpointPassive(frames, copied); !st.ok()) {
+      ABACUS_LOG_WARN("{}", st.ToString());
+    }
+    lock.lock();
+  }
 }
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
@@ -124,6 +150,28 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
                                                    options.busy_timeout_ms));
     store->read_mu_ = &store->own_read_mu_;
     store->reader_ = store->own_reader_.get();
+    // Checkpoints leave the commit path (see Checkpointer).
+    ABACUS_ASSIGN_OR_RETURN(store->checkpoint_conn_,
+                            SqliteConnection::Open(path, /*read_only=*/false, options.busy_timeout_ms));
+    // A connection learns that the file is in WAL mode when it first reads it; until then a
+    // checkpoint through it does nothing.
+    ABACUS_RETURN_IF_ERROR(store->checkpoint_conn_->Exec("PRAGMA journal_mode = WAL"));
+    ABACUS_RETURN_IF_ERROR(db.Exec("PRAGMA wal_autocheckpoint = 0"));
+    SqliteStore* self = store.get();
+    store->on_wal_commit_ = [self](int frames) {
+      if (frames < kCheckpointFrames) return;
+      {
+        std::lock_guard lock(self->checkpoint_mu_);
+        if (self->checkpoint_due_) return;
+        self->checkpoint_due_ = true;
+      }
+      self->checkpoint_cv_.notify_one();
+    };
+    db.OnWalCommit(&store->on_wal_commit_);
+    store->checkpointer_ = std::thread([self] {
+      NameThisThread("abacus-ckpt");
+      self->Checkpointer();
+    });
   }
   return store;
 }

@@ -3,11 +3,13 @@
 // mutex) and one read connection, so reads never wait for a commit in progress.
 #pragma once
 
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
 #include <string>
+#include <thread>
 
 #include "store/migration.h"
 #include "store/store.h"
@@ -97,6 +99,19 @@ class SqliteStore final : public Store, public StoreCopyAccess {
   std::unique_ptr<SqliteConnection> own_reader_;  // GUARDED_BY(own_read_mu_)
   std::mutex* read_mu_ = nullptr;
   SqliteConnection* reader_ = nullptr;  // GUARDED_BY(*read_mu_)
+
+  // Checkpoints run on a thread of their own (a file only), so that no commit waits while the
+  // WAL is copied into the database and the file synced: the writer's commits tell it how long
+  // the WAL has grown (on_wal_commit_), and it checkpoints every kCheckpointFrames frames.
+  void Checkpointer();
+  static constexpr int kCheckpointFrames = 1000;  // SQLite's own automatic threshold
+  std::function<void(int)> on_wal_commit_;
+  std::unique_ptr<SqliteConnection> checkpoint_conn_;  // used by the checkpointer only
+  std::mutex checkpoint_mu_;
+  std::condition_variable checkpoint_cv_;
+  bool checkpoint_due_ = false;   // GUARDED_BY(checkpoint_mu_)
+  bool checkpoint_stop_ = false;  // GUARDED_BY(checkpoint_mu_)
+  std::thread checkpointer_;
 };
 
 }  // namespace abacus
