@@ -185,7 +185,9 @@ Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_
   if (!diags.empty()) return diags.ToStatus();
   if (parsed.documents.empty()) return InvalidArgument(filename + ": no workload documents");
   ABACUS_RETURN_IF_ERROR(governance_->CheckSubmit(caller, parsed.documents));  // roles, admission policies
-  if (committer_->queued() > options_.max_queued_commits) {
+  // Submissions wait at the audit writer (CommitAudited), other writes at the committer.
+  if (committer_->queued() > options_.max_queued_commits ||
+      governance_->audit_queued() > options_.max_queued_commits) {
     metrics_.rejected_busy.fetch_add(1);
     return ResourceExhausted("server busy: too many writes waiting for the store; retry");
   }

@@ -660,6 +660,11 @@ void Governance::FlushAudit() {
   audit_done_cv_.wait(lock, [&] { return audit_done_ >= target; });
 }
 
+size_t Governance::audit_queued() const {
+  std::lock_guard lock(audit_mu_);
+  return audit_queue_.size();
+}
+
 int64_t Governance::audit_failures() const {
   std::lock_guard lock(audit_mu_);
   return audit_failures_;

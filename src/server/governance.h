@@ -212,6 +212,8 @@ class Governance {
   Result<std::vector<govern::AuditEntry>> ReadAudit(const AuditQuery& q) const;
   Result<govern::AuditVerifyReport> VerifyAudit() const;
   int64_t audit_failures() const;
+  // Returns how many entries (with their batches, for CommitAudited) wait for the writer.
+  size_t audit_queued() const;
 
   // ---- rate limits (per token)
   void SetRateLimit(double rate, double burst);
