@@ -96,7 +96,9 @@ std::optional<YAML::Node> MapReader::Value(std::string_view key, Presence presen
     if (presence == Presence::kRequired) ctx_.Error(line_, Path(key), "required field is missing");
     return std::nullopt;
   }
-  ctx_.RecordLine(Path(key), SpecContext::LineOf(*v));
+  // Nodes built from JSON carry no line: nothing to record (SourceLocation::LineOf treats a
+  // missing field like line 0), and no path string to build for every field of every document.
+  if (int line = SpecContext::LineOf(*v); line > 0) ctx_.RecordLine(Path(key), line);
   return *v;
 }
 
