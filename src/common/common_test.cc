@@ -90,9 +90,18 @@ TEST(IdsTest, TimeOrderedIdsGrowInIssueOrderAndNeverRepeat) {
     }
   }
   EXPECT_EQ(all.size(), 200000u);
-  // Another generator (a restart) in the same second starts elsewhere in the second's range.
+  // Another generator (a restart) resumed from the largest id issued continues after it, even
+  // within the same second, and ignores ids of another form.
   TimeOrderedIdGenerator other;
-  EXPECT_EQ(all.count(other.Next("wl")), 0u);
+  other.Resume("wl-not-ours");
+  other.Resume(*all.rbegin());
+  std::string next = other.Next("wl");
+  EXPECT_GT(next, *all.rbegin());
+  EXPECT_EQ(all.count(next), 0u);
+  // A clock behind the ids (an HA takeover on a server whose clock lags) still issues larger ones.
+  TimeOrderedIdGenerator behind;
+  behind.Resume("wl-zzzzzz0000");
+  EXPECT_EQ(behind.Next("wl"), "wl-zzzzzz0001");
 }
 
 TEST(IdsTest, NamesFollowTheDnsLikeRule) {

@@ -61,6 +61,28 @@ std::string TimeOrderedIdGenerator::Next(std::string_view prefix) {
   return id;
 }
 
+void TimeOrderedIdGenerator::Resume(std::string_view last_id) {
+  auto dash = last_id.rfind('-');
+  if (dash == std::string_view::npos || last_id.size() - dash - 1 != 10) return;
+  int64_t second = 0;
+  uint32_t counter = 0;
+  for (size_t i = dash + 1; i < last_id.size(); ++i) {
+    char c = last_id[i];
+    int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'z' ? c - 'a' + 10 : -1;
+    if (digit < 0) return;
+    if (i < dash + 7) {
+      second = second * 36 + digit;
+    } else {
+      counter = counter * 36 + static_cast<uint32_t>(digit);
+    }
+  }
+  std::lock_guard lock(mu_);
+  if (second > second_ || (second == second_ && counter > counter_)) {
+    second_ = second;
+    counter_ = counter;
+  }
+}
+
 std::string SequentialIdGenerator::Next(std::string_view prefix) {
   char buf[24];
   std::snprintf(buf, sizeof(buf), "%06llu",

@@ -14,6 +14,9 @@ class IdGenerator {
   virtual ~IdGenerator() = default;
   // Returns a new id "<prefix>-<suffix>"; never the same twice from one generator.
   virtual std::string Next(std::string_view prefix) = 0;
+  // Tells the generator the largest id issued before it existed (a restart, an HA takeover),
+  // so that a generator whose ids are ordered issues only larger ones. The default ignores it.
+  virtual void Resume(std::string_view /*last_id*/) {}
 };
 
 // 10 random base-36 characters (~51 bits) from a per-thread CSPRNG-seeded engine.
@@ -26,12 +29,14 @@ class RandomIdGenerator final : public IdGenerator {
 // 69 years), then 4 for a counter that starts each second at a random offset in its lower half
 // (at least 839,808 ids a second; beyond that the generator borrows the next second). A store
 // keyed by these ids appends at the end of its index instead of touching a random page per
-// insert. Unique from one generator; another generator (a restart, an HA takeover) picks its own
-// offset, so that even within the same second a collision is unlikely (and a store that refuses
-// existing keys refuses it). Thread-safe.
+// insert. Unique from one generator; a generator that Resumes after the largest id issued before
+// it (the server does, from its ledger) only issues larger ones, whatever its clock says.
+// Thread-safe.
 class TimeOrderedIdGenerator final : public IdGenerator {
  public:
   std::string Next(std::string_view prefix) override;
+  // Ids of another form (a RandomIdGenerator's, older servers') are ignored.
+  void Resume(std::string_view last_id) override;
 
  private:
   std::mutex mu_;

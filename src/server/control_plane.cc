@@ -103,6 +103,12 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptio
   cp->governance_store_ = std::make_unique<CommittedStore>(*cp->store_);
   ABACUS_ASSIGN_OR_RETURN(cp->governance_, Governance::Open(*cp->governance_store_, cp->clock_, *cp->tokens_));
   ABACUS_RETURN_IF_ERROR(cp->ledger_.Load(*cp->store_));
+  {
+    // New workload ids come after every stored one, whatever this server's clock says.
+    std::string last;
+    for (const auto& [id, r] : cp->ledger_.workloads()) last = std::max(last, id);
+    if (!last.empty()) cp->ids_.Resume(last);
+  }
   // Agents: node credentials, and the assignments as they were (same task ids: nothing starts
   // twice); every agent node gets a full timeout from now to call again.
   cp->board_ = std::make_unique<AssignmentBoard>(static_cast<uint64_t>(ToMicros(cp->clock_.Now())));
