@@ -39,6 +39,9 @@ struct SnapshotIndex {
 class Ledger {
  public:
   Ledger();
+  // Not copyable: the holders index points into this ledger's own records.
+  Ledger(const Ledger&) = delete;
+  Ledger& operator=(const Ledger&) = delete;
 
   // ---- loading
   // Rebuilds everything from `store`. Records that cannot be decoded are logged and skipped.
