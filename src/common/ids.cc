@@ -6,14 +6,24 @@
 #include <random>
 
 namespace abacus {
+namespace {
 
-std::string RandomIdGenerator::Next(std::string_view prefix) {
-  static constexpr char kAlphabet[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+constexpr char kAlphabet[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+
+// The calling thread's engine, seeded once from the system's random source.
+std::mt19937_64& Engine() {
   thread_local std::mt19937_64 engine([] {
     std::random_device rd;
     std::seed_seq seq{rd(), rd(), rd(), rd()};
     return std::mt19937_64(seq);
   }());
+  return engine;
+}
+
+}  // namespace
+
+std::string RandomIdGenerator::Next(std::string_view prefix) {
+  std::mt19937_64& engine = Engine();
   std::string id(prefix);
   id += '-';
   uint64_t bits = engine();
@@ -25,14 +35,9 @@ std::string RandomIdGenerator::Next(std::string_view prefix) {
 }
 
 std::string TimeOrderedIdGenerator::Next(std::string_view prefix) {
-  static constexpr char kAlphabet[] = "0123456789abcdefghijklmnopqrstuvwxyz";
   constexpr int64_t kEpoch = 1577836800;  // 2020-01-01T00:00:00Z
   constexpr uint32_t kCounterSpace = 36 * 36 * 36 * 36;
-  thread_local std::mt19937_64 engine([] {
-    std::random_device rd;
-    std::seed_seq seq{rd(), rd(), rd(), rd()};
-    return std::mt19937_64(seq);
-  }());
+  std::mt19937_64& engine = Engine();
   int64_t second = 0;
   uint32_t counter = 0;
   {

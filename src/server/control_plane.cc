@@ -83,16 +83,18 @@ ControlPlane::ControlPlane(const ControlPlaneOptions& options)
       clock_(options.clock != nullptr ? *options.clock : SystemClock::Get()),
       ids_(options.ids != nullptr ? *options.ids : default_ids_) {}
 
+Result<std::string> PrepareDataDir(const std::string& data_dir, const std::string& store_url) {
+  std::error_code ec;
+  std::filesystem::create_directories(data_dir, ec);
+  if (ec) return Unavailable("cannot create data directory " + data_dir + ": " + ec.message());
+  std::filesystem::permissions(data_dir, std::filesystem::perms::owner_all, std::filesystem::perm_options::replace,
+                               ec);
+  return store_url.empty() ? "sqlite://" + std::filesystem::absolute(data_dir).string() + "/abacus.db" : store_url;
+}
+
 Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptions& options) {
   std::unique_ptr<ControlPlane> cp(new ControlPlane(options));
-  std::error_code ec;
-  std::filesystem::create_directories(options.data_dir, ec);
-  if (ec) return Unavailable("cannot create data directory " + options.data_dir + ": " + ec.message());
-  std::filesystem::permissions(options.data_dir, std::filesystem::perms::owner_all,
-                               std::filesystem::perm_options::replace, ec);
-  std::string url = options.store_url.empty()
-                        ? "sqlite://" + std::filesystem::absolute(options.data_dir).string() + "/abacus.db"
-                        : options.store_url;
+  ABACUS_ASSIGN_OR_RETURN(std::string url, PrepareDataDir(options.data_dir, options.store_url));
   StoreOptions so;
   so.clock = &cp->clock_;
   ABACUS_ASSIGN_OR_RETURN(cp->store_, OpenStore(url, so));
@@ -162,9 +164,9 @@ void ControlPlane::Shutdown() {
   });
 }
 
-Status ControlPlane::Commit(const WriteBatch& batch, CommitResult* result) {
+Status ControlPlane::Commit(const WriteBatch& batch, CommitResult* result, std::optional<govern::AuditRecord> entry) {
   auto start = std::chrono::steady_clock::now();
-  Status st = committer_->Submit(batch, result);
+  Status st = entry ? governance_->CommitAudited(batch, std::move(*entry), result) : committer_->Submit(batch, result);
   metrics_.commit_seconds.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   if (!st.ok()) metrics_.commit_failures.fetch_add(1);
   return st;
@@ -215,18 +217,10 @@ Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_
   json summary = json::array();
   for (const auto& r : records) summary.push_back({{"id", r.id}, {"state", "Pending"}});
   CommitResult result;
-  if (auto entry = RequestAuditRecord(summary.dump())) {
-    auto start = std::chrono::steady_clock::now();
-    Status st = governance_->CommitAudited(batch, std::move(*entry), &result);
-    metrics_.commit_seconds.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    if (!st.ok()) {
-      metrics_.commit_failures.fetch_add(1);
-      return st;
-    }
-    NoteRequestAudited();
-  } else {
-    ABACUS_RETURN_IF_ERROR(Commit(batch, &result));
-  }
+  std::optional<govern::AuditRecord> entry = RequestAuditRecord(summary.dump());
+  const bool audited = entry.has_value();
+  ABACUS_RETURN_IF_ERROR(Commit(batch, &result, std::move(entry)));
+  if (audited) NoteRequestAudited();
   std::vector<json> out;
   for (size_t i = 0; i < records.size(); ++i) {
     records[i].version = result.assigned[i * 2];

@@ -68,6 +68,10 @@ struct WorkloadFilter {
   std::function<bool(const Workload&)> visible;  // the caller's view (governance); null: all
 };
 
+// Creates `data_dir` (mode 0700) and returns the store URL a server uses: `store_url`, or the
+// SQLite file abacus.db in the data folder when it is empty.
+Result<std::string> PrepareDataDir(const std::string& data_dir, const std::string& store_url);
+
 class ControlPlane {
  public:
   // Opens the store, rebuilds the ledger, loads or creates the tokens, and starts the
@@ -268,7 +272,9 @@ class ControlPlane {
   void Publish(const WorkloadRecord& r);
   void TouchNode(const std::string& node);
   // Commits `batch` through the committer, timing it; fills versions.
-  Status Commit(const WriteBatch& batch, CommitResult* result);
+  // Commits `batch` through the group committer, or with `entry` through the audit writer (one
+  // transaction for both: Governance::CommitAudited); times it for the metrics.
+  Status Commit(const WriteBatch& batch, CommitResult* result, std::optional<govern::AuditRecord> entry = std::nullopt);
   // Returns a copy of the record by id or name from the ledger or the inbox.
   std::optional<WorkloadRecord> FindRecord(const std::string& id_or_name) const;
   nlohmann::json View(const WorkloadRecord& r) const;  // requires state_mu_ held (shared)

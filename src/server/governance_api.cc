@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <cmath>
+#include <random>
 #include <set>
 #include <string_view>
 #include <vector>
@@ -269,11 +270,9 @@ void FinishRecord(ControlPlane& cp, const httplib::Request& req, const httplib::
     return;
   }
   if (!body.is_object()) return;
-  if (ctx.action == "create" && body.contains("items")) {
-    json items = json::array();
-    for (const auto& i : body["items"]) items.push_back({{"id", i.value("id", "")}, {"state", i.value("state", "")}});
-    r.after = Truncate(items.dump());
-  } else if (ctx.action == "apply" && body.contains("items")) {
+  // (A successful `create` never gets here: its entry is committed with the workloads,
+  // ControlPlane::Submit.)
+  if (ctx.action == "apply" && body.contains("items")) {
     r.after = Truncate(body["items"].dump());
   } else if (ctx.action == "node-put" && body.contains("name")) {
     r.object_name = body.value("name", "");
@@ -374,9 +373,8 @@ Result<json> VisibleConfig(const std::string& kind, Result<json> item) {
 // correlation id, not a secret; RAND_bytes per request cost 2% of a submission's CPU).
 std::string NewRequestId() {
   thread_local uint64_t state = [] {
-    uint64_t seed = 0;
-    for (char c : govern::RandomHex(8)) seed = seed * 16 + static_cast<uint64_t>(c <= '9' ? c - '0' : c - 'a' + 10);
-    return seed;
+    std::random_device rd;
+    return (static_cast<uint64_t>(rd()) << 32) ^ rd();
   }();
   // splitmix64: a bijection of the counter, so ids of one thread never repeat.
   uint64_t z = (state += 0x9e3779b97f4a7c15ULL);

@@ -206,14 +206,7 @@ Status HaNode::Start() {
   host_ = addr.first;
   port_ = addr.second;
   scheme_ = options_.tls_cert_file.empty() ? "http" : "https";
-  std::error_code ec;
-  std::filesystem::create_directories(options_.data_dir, ec);
-  if (ec) return Unavailable("cannot create data directory " + options_.data_dir + ": " + ec.message());
-  std::filesystem::permissions(options_.data_dir, std::filesystem::perms::owner_all,
-                               std::filesystem::perm_options::replace, ec);
-  std::string url = options_.store_url.empty()
-                        ? "sqlite://" + std::filesystem::absolute(options_.data_dir).string() + "/abacus.db"
-                        : options_.store_url;
+  ABACUS_ASSIGN_OR_RETURN(std::string url, PrepareDataDir(options_.data_dir, options_.store_url));
   if (!url.starts_with("postgres")) {
     ABACUS_LOG_WARN("HA on {}: servers can share it only on this machine; use PostgreSQL", url);
   }
