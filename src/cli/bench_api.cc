@@ -15,6 +15,7 @@
 #include "cli/client.h"
 #include "cli/output.h"
 #include "cli/verbs.h"
+#include "common/thread_name.h"
 #include "server/http_server.h"
 
 namespace abacus::cli {
@@ -78,6 +79,7 @@ Row RunOne(const ClientConfig& cfg, int clients, double seconds, bool yaml) {
   int run = run_id.fetch_add(1);
   for (int c = 0; c < clients; ++c) {
     threads.emplace_back([&, c] {
+      NameThisThread("abacus-bench");
       ApiClient api(cfg);
       api.Get("/healthz");  // connect before the clock starts (keep-alive afterwards)
       {
@@ -95,7 +97,11 @@ Row RunOne(const ClientConfig& cfg, int clients, double seconds, bool yaml) {
         if (r.status == 201) {
           lat[c].push_back(ms);
         } else {
-          errors.fetch_add(1);
+          // The first few failures say why (a refused write, a lost connection).
+          if (errors.fetch_add(1) < 3) {
+            std::lock_guard lock(start_mu);
+            std::cerr << "bench: request failed after " << ms << " ms: " << r.ErrorText() << "\n";
+          }
         }
       }
     });

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "net/http_transport.h"
 #include "server/auth.h"
 
 namespace abacus::cli {
@@ -85,33 +86,43 @@ std::string ApiResponse::ErrorText() const {
 }
 
 struct ApiClient::Impl {
-  explicit Impl(const std::string& server) : client(server) {}
-  httplib::Client client;
+  std::unique_ptr<httplib::ClientImpl> client;  // null when the server URL is invalid
+  std::string url_error;
 };
 
-ApiClient::ApiClient(ClientConfig config) : config_(std::move(config)), impl_(new Impl(config_.server)) {
-  impl_->client.set_connection_timeout(5, 0);
-  impl_->client.set_read_timeout(60, 0);
-  impl_->client.set_write_timeout(60, 0);
-  impl_->client.set_keep_alive(true);
-  impl_->client.set_tcp_nodelay(true);
-  if (!config_.token.empty()) impl_->client.set_bearer_token_auth(config_.token.c_str());
+ApiClient::ApiClient(ClientConfig config) : config_(std::move(config)), impl_(new Impl) {
+  auto made = net::MakeClient(config_.server);
+  if (!made.ok()) {
+    impl_->url_error = made.status().message();
+    return;
+  }
+  httplib::ClientImpl& c = **made;
+  c.set_connection_timeout(5, 0);
+  c.set_read_timeout(60, 0);
+  c.set_write_timeout(60, 0);
+  c.set_keep_alive(true);
+  c.set_tcp_nodelay(true);
+  if (!config_.token.empty()) c.set_bearer_token_auth(config_.token.c_str());
   // HTTPS: trust the CA in $ABACUS_CA_CERT (a private CA or a self-signed server certificate),
   // else the system's.
-  if (const char* ca = std::getenv("ABACUS_CA_CERT"); ca != nullptr && *ca != '\0') {
-    impl_->client.set_ca_cert_path(ca);
-  }
-  impl_->client.enable_server_certificate_verification(true);
+  if (const char* ca = std::getenv("ABACUS_CA_CERT"); ca != nullptr && *ca != '\0') c.set_ca_cert_path(ca);
+  c.enable_server_certificate_verification(true);
+  impl_->client = std::move(*made);
 }
 
 ApiClient::~ApiClient() { delete impl_; }
 
 ApiResponse ApiClient::Do(const std::string& method, const std::string& path, const std::string& body,
                           const std::string& content_type) {
-  httplib::Result r = method == "GET"      ? impl_->client.Get(path.c_str())
-                      : method == "DELETE" ? impl_->client.Delete(path.c_str())
-                                           : impl_->client.Post(path.c_str(), body, content_type.c_str());
   ApiResponse out;
+  if (!impl_->client) {
+    out.error = impl_->url_error;
+    return out;
+  }
+  httplib::ClientImpl& c = *impl_->client;
+  httplib::Result r = method == "GET"      ? c.Get(path)
+                      : method == "DELETE" ? c.Delete(path)
+                                           : c.Post(path, body, content_type);
   if (!r) {
     out.error = httplib::to_string(r.error()) + " (" + config_.server + ")";
     return out;

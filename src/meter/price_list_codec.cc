@@ -28,7 +28,7 @@ std::vector<UnitPrice> DecodeUnitPrices(MapReader& spec, std::string_view key,
   std::vector<UnitPrice> out;
   auto node = spec.Value(key);
   if (!node) return out;
-  std::vector<std::pair<YAML::Node, std::string>> items;
+  std::vector<std::pair<SpecNode, std::string>> items;
   if (node->IsSequence()) {
     for (size_t i = 0; i < node->size(); ++i) {
       items.emplace_back((*node)[i], spec.Path(key) + "[" + std::to_string(i) + "]");
@@ -102,7 +102,7 @@ nlohmann::ordered_json EncodeUnitPrices(const std::vector<UnitPrice>& prices, co
 
 }  // namespace
 
-std::optional<PriceList> DecodePriceList(const YAML::Node& doc, SpecContext& ctx) {
+std::optional<PriceList> DecodePriceList(const SpecNode& doc, SpecContext& ctx) {
   int before = ctx.errors();
   MapReader r(ctx, doc, "", {"kind", "name", "metadata", "spec", "description"});
   PriceList pl;
@@ -131,7 +131,7 @@ std::optional<PriceList> DecodePriceList(const YAML::Node& doc, SpecContext& ctx
 }
 
 std::optional<PriceList> DecodePriceListJson(const nlohmann::json& doc, SpecContext& ctx) {
-  return DecodePriceList(JsonToYaml(doc), ctx);
+  return DecodePriceList(SpecNode(doc), ctx);
 }
 
 nlohmann::ordered_json EncodePriceList(const PriceList& prices) {
@@ -157,7 +157,7 @@ nlohmann::ordered_json EncodePriceList(const PriceList& prices) {
 }
 
 void RegisterPriceListKind() {
-  RegisterExtensionKind("PriceList", [](const YAML::Node& doc, SpecContext& ctx) -> std::optional<nlohmann::json> {
+  RegisterExtensionKind("PriceList", [](const SpecNode& doc, SpecContext& ctx) -> std::optional<nlohmann::json> {
     auto p = DecodePriceList(doc, ctx);
     if (!p) return std::nullopt;
     return nlohmann::json(EncodePriceList(*p));

@@ -24,7 +24,7 @@
 namespace abacus::meter {
 
 // Reads one PriceList document; nullopt when it had any problem (each reported to `ctx`).
-std::optional<PriceList> DecodePriceList(const YAML::Node& doc, SpecContext& ctx);
+std::optional<PriceList> DecodePriceList(const SpecNode& doc, SpecContext& ctx);
 // Reads a PriceList from its JSON form (REST body); nullopt with problems in `ctx`.
 std::optional<PriceList> DecodePriceListJson(const nlohmann::json& doc, SpecContext& ctx);
 // Returns the canonical JSON form (kind first); DecodePriceList reads it back unchanged.

@@ -53,7 +53,7 @@ ParsedDocuments ParseBody(std::string_view body, bool json_body, const std::stri
     if (items[i].is_object() && items[i].contains("kind") && items[i]["kind"].is_string()) {
       if (ExtensionDecoder decode = FindExtensionKind(items[i]["kind"].get<std::string>())) {
         SpecContext ctx(filename, &out.diagnostics);
-        if (auto j = decode(JsonToYaml(items[i]), ctx)) {
+        if (auto j = decode(SpecNode(items[i]), ctx)) {
           std::string name = j->value("name", "");
           out.extensions.push_back(
               {items[i]["kind"].get<std::string>(), std::move(name), std::move(*j), SourceLocation{filename, 0, {}}});

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/log.h"
+#include "net/http_transport.h"
 
 namespace abacus::server {
 
@@ -26,15 +27,13 @@ void SendError(httplib::Response& res, int status, const char* code, const std::
   res.set_content(json({{"error", err}}).dump(), "application/json");
 }
 
-std::unique_ptr<httplib::Server> MakeServer(const FollowerOptions& o) {
-  if (o.tls_cert_file.empty() && o.tls_key_file.empty()) return std::make_unique<httplib::Server>();
-  return std::make_unique<httplib::SSLServer>(o.tls_cert_file.c_str(), o.tls_key_file.c_str());
-}
-
 }  // namespace
 
 FollowerServer::FollowerServer(std::function<LeaseView()> view, Forwarder& forwarder, FollowerOptions options)
-    : view_(std::move(view)), forwarder_(forwarder), options_(std::move(options)), svr_(MakeServer(options_)) {
+    : view_(std::move(view)),
+      forwarder_(forwarder),
+      options_(std::move(options)),
+      svr_(net::MakeServer(options_.tls_cert_file, options_.tls_key_file)) {
   Routes();
 }
 
@@ -48,6 +47,7 @@ Status FollowerServer::Bind() {
     return Unavailable("cannot listen on " + options_.host + ":" + std::to_string(options_.port) +
                        " (address in use or not local?)");
   }
+  if (!net::WidenListenBacklog(*svr_)) ABACUS_LOG_WARN("listen backlog left at httplib's 5");
   return Status::OK();
 }
 

@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 
+#include "net/http_transport.h"
+
 namespace abacus::server {
 
 namespace {
@@ -37,7 +39,7 @@ Forwarder::Forwarder(ForwarderOptions options) : options_(options) {}
 
 Forwarder::~Forwarder() = default;
 
-std::unique_ptr<httplib::Client> Forwarder::Borrow(const std::string& url) {
+std::unique_ptr<httplib::ClientImpl> Forwarder::Borrow(const std::string& url) {
   {
     std::lock_guard lock(mu_);
     if (pool_url_ != url) {
@@ -51,7 +53,9 @@ std::unique_ptr<httplib::Client> Forwarder::Borrow(const std::string& url) {
       if (now - idle.since < options_.max_idle) return std::move(idle.client);
     }
   }
-  auto c = std::make_unique<httplib::Client>(url);
+  auto made = net::MakeClient(url);
+  if (!made.ok()) return nullptr;
+  std::unique_ptr<httplib::ClientImpl> c = std::move(*made);
   c->set_keep_alive(true);
   c->set_tcp_nodelay(true);
   c->set_url_encode(false);  // the target is forwarded as the client sent it
@@ -64,7 +68,7 @@ std::unique_ptr<httplib::Client> Forwarder::Borrow(const std::string& url) {
   return c;
 }
 
-void Forwarder::GiveBack(const std::string& url, std::unique_ptr<httplib::Client> client) {
+void Forwarder::GiveBack(const std::string& url, std::unique_ptr<httplib::ClientImpl> client) {
   std::lock_guard lock(mu_);
   if (pool_url_ == url && idle_.size() < 64) idle_.push_back({std::move(client), std::chrono::steady_clock::now()});
 }
@@ -82,7 +86,8 @@ Status Forwarder::Forward(const std::string& leader_url, const httplib::Request&
   // a fresh one. A connection that could not be opened carried nothing: any request is retried.
   const bool idempotent = req.method == "GET" || req.method == "HEAD";
   for (int attempt = 0; attempt < 3; ++attempt) {
-    std::unique_ptr<httplib::Client> c = Borrow(leader_url);
+    std::unique_ptr<httplib::ClientImpl> c = Borrow(leader_url);
+    if (c == nullptr) return Unavailable("the leader's URL '" + leader_url + "' is not an http(s) URL");
     const bool reused = c->is_socket_open() > 0;
     httplib::Result r = c->send(out);
     if (!r) {

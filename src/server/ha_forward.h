@@ -14,7 +14,7 @@
 #include "common/status.h"
 
 namespace httplib {
-class Client;
+class ClientImpl;
 struct Request;
 struct Response;
 }  // namespace httplib
@@ -44,14 +44,14 @@ class Forwarder {
   Status Forward(const std::string& leader_url, const httplib::Request& req, httplib::Response& res);
 
  private:
-  std::unique_ptr<httplib::Client> Borrow(const std::string& url);
-  void GiveBack(const std::string& url, std::unique_ptr<httplib::Client> client);
+  std::unique_ptr<httplib::ClientImpl> Borrow(const std::string& url);
+  void GiveBack(const std::string& url, std::unique_ptr<httplib::ClientImpl> client);
 
   const ForwarderOptions options_;
   std::mutex mu_;
   std::string pool_url_;                                // GUARDED_BY(mu_): the leader the pool is for
   struct Idle {
-    std::unique_ptr<httplib::Client> client;
+    std::unique_ptr<httplib::ClientImpl> client;
     std::chrono::steady_clock::time_point since;
   };
   std::vector<Idle> idle_;  // GUARDED_BY(mu_)

@@ -28,14 +28,14 @@ inline constexpr std::string_view kFlavorKind = "Flavor";
 inline constexpr std::string_view kPoolKind = "Pool";
 inline constexpr std::string_view kClusterKind = "Cluster";
 
-std::optional<Tenant> DecodeTenant(const YAML::Node& doc, SpecContext& ctx);
-std::optional<Project> DecodeProject(const YAML::Node& doc, SpecContext& ctx);
-std::optional<Cohort> DecodeCohort(const YAML::Node& doc, SpecContext& ctx);
-std::optional<Queue> DecodeQueue(const YAML::Node& doc, SpecContext& ctx);
-std::optional<PriorityClass> DecodePriorityClass(const YAML::Node& doc, SpecContext& ctx);
-std::optional<FlavorConfig> DecodeFlavorConfig(const YAML::Node& doc, SpecContext& ctx);
-std::optional<PoolConfig> DecodePoolConfig(const YAML::Node& doc, SpecContext& ctx);
-std::optional<ClusterConfig> DecodeClusterConfig(const YAML::Node& doc, SpecContext& ctx);
+std::optional<Tenant> DecodeTenant(const SpecNode& doc, SpecContext& ctx);
+std::optional<Project> DecodeProject(const SpecNode& doc, SpecContext& ctx);
+std::optional<Cohort> DecodeCohort(const SpecNode& doc, SpecContext& ctx);
+std::optional<Queue> DecodeQueue(const SpecNode& doc, SpecContext& ctx);
+std::optional<PriorityClass> DecodePriorityClass(const SpecNode& doc, SpecContext& ctx);
+std::optional<FlavorConfig> DecodeFlavorConfig(const SpecNode& doc, SpecContext& ctx);
+std::optional<PoolConfig> DecodePoolConfig(const SpecNode& doc, SpecContext& ctx);
+std::optional<ClusterConfig> DecodeClusterConfig(const SpecNode& doc, SpecContext& ctx);
 
 // Reads the list of quota entries under `key` of `r`:
 //   - {resource: gpu/nvidia/A100-80G, nominal: 16, borrowingLimit: 8, lendingLimit: 4}

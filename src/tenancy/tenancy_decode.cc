@@ -83,7 +83,7 @@ std::optional<std::vector<Quota>> DecodeQuotas(MapReader& r, std::string_view ke
   return quotas;
 }
 
-std::optional<Tenant> DecodeTenant(const YAML::Node& doc, SpecContext& ctx) {
+std::optional<Tenant> DecodeTenant(const SpecNode& doc, SpecContext& ctx) {
   int before = ctx.errors();
   MapReader r(ctx, doc, "", {"kind", "name", "displayName", "pools", "labels", "temporaryQuotaAutoApprove"});
   Tenant t;
@@ -108,7 +108,7 @@ std::optional<Tenant> DecodeTenant(const YAML::Node& doc, SpecContext& ctx) {
   return Done(ctx, before, std::move(t));
 }
 
-std::optional<Project> DecodeProject(const YAML::Node& doc, SpecContext& ctx) {
+std::optional<Project> DecodeProject(const SpecNode& doc, SpecContext& ctx) {
   int before = ctx.errors();
   MapReader r(ctx, doc, "", {"kind", "name", "tenant", "description", "labels"});
   Project p;
@@ -119,7 +119,7 @@ std::optional<Project> DecodeProject(const YAML::Node& doc, SpecContext& ctx) {
   return Done(ctx, before, std::move(p));
 }
 
-std::optional<Cohort> DecodeCohort(const YAML::Node& doc, SpecContext& ctx) {
+std::optional<Cohort> DecodeCohort(const SpecNode& doc, SpecContext& ctx) {
   int before = ctx.errors();
   MapReader r(ctx, doc, "", {"kind", "name", "parent", "quotas", "description"});
   Cohort c;
@@ -131,7 +131,7 @@ std::optional<Cohort> DecodeCohort(const YAML::Node& doc, SpecContext& ctx) {
   return Done(ctx, before, std::move(c));
 }
 
-std::optional<Queue> DecodeQueue(const YAML::Node& doc, SpecContext& ctx) {
+std::optional<Queue> DecodeQueue(const SpecNode& doc, SpecContext& ctx) {
   int before = ctx.errors();
   MapReader r(ctx, doc, "",
               {"kind", "name", "tenant", "cohort", "weight", "queueingStrategy", "quotas",
@@ -165,7 +165,7 @@ std::optional<Queue> DecodeQueue(const YAML::Node& doc, SpecContext& ctx) {
   return Done(ctx, before, std::move(q));
 }
 
-std::optional<PriorityClass> DecodePriorityClass(const YAML::Node& doc, SpecContext& ctx) {
+std::optional<PriorityClass> DecodePriorityClass(const SpecNode& doc, SpecContext& ctx) {
   int before = ctx.errors();
   MapReader r(ctx, doc, "",
               {"kind", "name", "value", "preemptible", "canPreempt", "borrowedOnly", "maxQueueWait",
@@ -193,7 +193,7 @@ std::optional<PriorityClass> DecodePriorityClass(const YAML::Node& doc, SpecCont
   return Done(ctx, before, std::move(pc));
 }
 
-std::optional<FlavorConfig> DecodeFlavorConfig(const YAML::Node& doc, SpecContext& ctx) {
+std::optional<FlavorConfig> DecodeFlavorConfig(const SpecNode& doc, SpecContext& ctx) {
   int before = ctx.errors();
   MapReader r(ctx, doc, "", {"kind", "name", "weight", "description"});
   FlavorConfig f;
@@ -203,7 +203,7 @@ std::optional<FlavorConfig> DecodeFlavorConfig(const YAML::Node& doc, SpecContex
   return Done(ctx, before, std::move(f));
 }
 
-std::optional<PoolConfig> DecodePoolConfig(const YAML::Node& doc, SpecContext& ctx) {
+std::optional<PoolConfig> DecodePoolConfig(const SpecNode& doc, SpecContext& ctx) {
   int before = ctx.errors();
   MapReader r(ctx, doc, "", {"kind", "name", "cluster", "purpose", "tenants", "description"});
   PoolConfig p;
@@ -215,7 +215,7 @@ std::optional<PoolConfig> DecodePoolConfig(const YAML::Node& doc, SpecContext& c
   return Done(ctx, before, std::move(p));
 }
 
-std::optional<ClusterConfig> DecodeClusterConfig(const YAML::Node& doc, SpecContext& ctx) {
+std::optional<ClusterConfig> DecodeClusterConfig(const SpecNode& doc, SpecContext& ctx) {
   int before = ctx.errors();
   MapReader r(ctx, doc, "", {"kind", "name", "location", "networkDomain", "labels", "description"});
   ClusterConfig c;

@@ -78,7 +78,8 @@ quotas:
   ASSERT_TRUE(again) << diags.ToString();
   EXPECT_EQ(*again, *q);
   SpecContext ctx("", &diags);
-  auto from_json = DecodeQueue(JsonToYaml(ToPlainJson(EncodeQueue(*q))), ctx);
+  const nlohmann::json plain = ToPlainJson(EncodeQueue(*q));
+  auto from_json = DecodeQueue(SpecNode(plain), ctx);
   ASSERT_TRUE(from_json) << diags.ToString();
   EXPECT_EQ(*from_json, *q);
 }

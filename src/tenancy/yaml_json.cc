@@ -4,40 +4,6 @@
 namespace abacus {
 namespace {
 
-// Writes `j` into `n`, a node of the tree being built: children are created through the parent
-// (operator[] on a map or at a sequence's end), so that every node shares the root's memory
-// and no per-child memory is merged in (yaml-cpp's merge dominated the cost of JSON input).
-template <typename Json>
-void Fill(YAML::Node n, const Json& j) {
-  switch (j.type()) {
-    case nlohmann::json::value_t::null:
-    case nlohmann::json::value_t::discarded: n = YAML::Node(YAML::NodeType::Null); return;
-    case nlohmann::json::value_t::object:
-      n = YAML::Node(YAML::NodeType::Map);
-      for (auto it = j.begin(); it != j.end(); ++it) Fill(n[it.key()], it.value());
-      return;
-    case nlohmann::json::value_t::array: {
-      n = YAML::Node(YAML::NodeType::Sequence);
-      size_t i = 0;
-      for (const auto& item : j) Fill(n[i++], item);
-      return;
-    }
-    case nlohmann::json::value_t::string: n = j.template get_ref<const std::string&>(); return;
-    case nlohmann::json::value_t::boolean: n = j.template get<bool>() ? "true" : "false"; return;
-    case nlohmann::json::value_t::number_integer:
-    case nlohmann::json::value_t::number_unsigned:
-    case nlohmann::json::value_t::number_float:
-    case nlohmann::json::value_t::binary: n = j.dump(); return;
-  }
-}
-
-template <typename Json>
-YAML::Node Convert(const Json& j) {
-  YAML::Node root(YAML::NodeType::Null);  // a node of its own, so that Fill's copy writes into it
-  Fill(root, j);
-  return root;
-}
-
 // True when a plain scalar `s` would read back as something other than a string under YAML's
 // core schema (null, a boolean or a number).
 bool NeedsQuotes(const std::string& s) {
@@ -100,9 +66,6 @@ void Emit(YAML::Emitter& out, const nlohmann::ordered_json& j) {
 }
 
 }  // namespace
-
-YAML::Node JsonToYaml(const nlohmann::ordered_json& j) { return Convert(j); }
-YAML::Node JsonToYaml(const nlohmann::json& j) { return Convert(j); }
 
 std::string EmitYaml(const nlohmann::ordered_json& j) {
   YAML::Emitter out;

@@ -1,6 +1,6 @@
-// Conversions between nlohmann JSON and yaml-cpp nodes, so each spec kind needs one encoder
-// (to JSON) and one decoder (from YAML): JSON input is decoded through JsonToYaml, YAML output
-// is emitted from the JSON encoding.
+// YAML output of the JSON encodings, so each spec kind needs one encoder (to JSON) and one
+// decoder (reading YAML or JSON through SpecNode, spec_node.h): YAML output is emitted from
+// the JSON encoding.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -9,10 +9,6 @@
 #include <string>
 
 namespace abacus {
-
-// Returns `j` as a YAML node (numbers and booleans become plain scalars; null stays null).
-YAML::Node JsonToYaml(const nlohmann::ordered_json& j);
-YAML::Node JsonToYaml(const nlohmann::json& j);
 
 // Returns `j` as YAML text in block style, keys in the JSON object's order.
 std::string EmitYaml(const nlohmann::ordered_json& j);

@@ -16,19 +16,11 @@ void SpecContext::RecordLine(const std::string& field, int line) {
   if (lines_ != nullptr) (*lines_)[field] = line;
 }
 
-int SpecContext::LineOf(const YAML::Node& node) {
-  int line = node.Mark().line;
-  return line < 0 ? 0 : line + 1;
-}
-
-std::string SpecContext::Describe(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map: return "a mapping";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined: return "nothing";
-    case YAML::NodeType::Scalar: return "'" + node.Scalar() + "'";
-  }
+std::string SpecContext::Describe(const SpecNode& node) {
+  if (node.IsMap()) return "a mapping";
+  if (node.IsSequence()) return "a list";
+  if (node.IsScalar()) return "'" + node.Scalar() + "'";
+  if (!node.IsDefined() || node.IsNull()) return "nothing";
   return "something else";
 }
 
@@ -41,26 +33,27 @@ std::string JoinNames(const std::vector<std::string_view>& names) {
   return out;
 }
 
-MapReader::MapReader(SpecContext& ctx, const YAML::Node& node, std::string path,
+MapReader::MapReader(SpecContext& ctx, const SpecNode& node, std::string path,
                      std::vector<std::string_view> allowed)
-    : ctx_(ctx), node_(node), path_(std::move(path)), line_(SpecContext::LineOf(node)) {
+    : ctx_(ctx), path_(std::move(path)), line_(SpecContext::LineOf(node)) {
   if (!node.IsMap()) {
     ctx_.Error(line_, path_, "expected a mapping, got " + SpecContext::Describe(node));
     return;
   }
   valid_ = true;
-  entries_.reserve(node.size());
-  for (const auto& kv : node) {
+  std::vector<std::pair<SpecNode, SpecNode>> entries = node.Entries();
+  entries_.reserve(entries.size());
+  for (auto& kv : entries) {
     std::string key = kv.first.IsScalar() ? kv.first.Scalar() : SpecContext::Describe(kv.first);
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       ctx_.Error(SpecContext::LineOf(kv.first), Path(key),
                  "unknown field '" + key + "'; allowed: " + JoinNames(allowed));
     }
-    if (kv.first.IsScalar()) entries_.emplace_back(std::move(key), kv.second);
+    if (kv.first.IsScalar()) entries_.emplace_back(std::move(key), std::move(kv.second));
   }
 }
 
-const YAML::Node* MapReader::Find(std::string_view key) const {
+const SpecNode* MapReader::Find(std::string_view key) const {
   // The first entry of a key, as yaml-cpp's lookup finds it.
   for (const auto& [k, v] : entries_) {
     if (k == key) return &v;
@@ -73,12 +66,12 @@ std::string MapReader::Path(std::string_view key) const {
 }
 
 bool MapReader::Has(std::string_view key) const {
-  const YAML::Node* v = valid_ ? Find(key) : nullptr;
+  const SpecNode* v = valid_ ? Find(key) : nullptr;
   return v != nullptr && v->IsDefined() && !v->IsNull();
 }
 
 int MapReader::LineOf(std::string_view key) const {
-  if (const YAML::Node* v = valid_ ? Find(key) : nullptr; v != nullptr && v->IsDefined()) {
+  if (const SpecNode* v = valid_ ? Find(key) : nullptr; v != nullptr && v->IsDefined()) {
     int line = SpecContext::LineOf(*v);
     if (line > 0) return line;
   }
@@ -89,9 +82,9 @@ void MapReader::Error(std::string_view key, std::string message) {
   ctx_.Error(LineOf(key), Path(key), std::move(message));
 }
 
-std::optional<YAML::Node> MapReader::Value(std::string_view key, Presence presence) {
+std::optional<SpecNode> MapReader::Value(std::string_view key, Presence presence) {
   if (!valid_) return std::nullopt;
-  const YAML::Node* v = Find(key);
+  const SpecNode* v = Find(key);
   if (v == nullptr || !v->IsDefined() || v->IsNull()) {
     if (presence == Presence::kRequired) ctx_.Error(line_, Path(key), "required field is missing");
     return std::nullopt;
@@ -116,11 +109,12 @@ std::optional<int64_t> MapReader::Int(std::string_view key, Presence presence, i
                                       int64_t max) {
   auto v = Value(key, presence);
   if (!v) return std::nullopt;
-  long long n = 0;
-  if (!v->IsScalar() || !YAML::convert<long long>::decode(*v, n)) {
+  std::optional<long long> parsed = v->AsInt();
+  if (!parsed) {
     Error(key, "expected an integer, got " + SpecContext::Describe(*v));
     return std::nullopt;
   }
+  long long n = *parsed;
   if (n < min) {
     Error(key, "must be at least " + std::to_string(min) + ", got " + std::to_string(n));
     return std::nullopt;
@@ -135,11 +129,8 @@ std::optional<int64_t> MapReader::Int(std::string_view key, Presence presence, i
 std::optional<bool> MapReader::Bool(std::string_view key, Presence presence) {
   auto v = Value(key, presence);
   if (!v) return std::nullopt;
-  bool b = false;
-  if (!v->IsScalar() || !YAML::convert<bool>::decode(*v, b)) {
-    Error(key, "expected true or false, got " + SpecContext::Describe(*v));
-    return std::nullopt;
-  }
+  std::optional<bool> b = v->AsBool();
+  if (!b) Error(key, "expected true or false, got " + SpecContext::Describe(*v));
   return b;
 }
 
@@ -187,7 +178,7 @@ std::optional<std::map<std::string, std::string>> MapReader::StringMap(std::stri
   }
   std::map<std::string, std::string> out;
   bool ok = true;
-  for (const auto& kv : *v) {
+  for (const auto& kv : v->Entries()) {
     if (!kv.first.IsScalar() || !(kv.second.IsScalar() || kv.second.IsNull())) {
       ctx_.Error(SpecContext::LineOf(kv.first), Path(key),
                  "expected string values, got " + SpecContext::Describe(kv.second) + " for '" +
@@ -208,7 +199,7 @@ std::optional<std::vector<std::string>> MapReader::StringList(std::string_view k
   std::vector<std::string> out;
   bool ok = true;
   for (size_t i = 0; i < v->size(); ++i) {
-    YAML::Node item = (*v)[i];
+    SpecNode item = (*v)[i];
     if (!item.IsScalar()) {
       ctx_.Error(SpecContext::LineOf(item) > 0 ? SpecContext::LineOf(item) : LineOf(key),
                  Path(key) + "[" + std::to_string(i) + "]",
@@ -243,7 +234,7 @@ std::optional<MapReader> MapReader::Map(std::string_view key, std::vector<std::s
   return r;
 }
 
-std::optional<YAML::Node> MapReader::List(std::string_view key, Presence presence) {
+std::optional<SpecNode> MapReader::List(std::string_view key, Presence presence) {
   auto v = Value(key, presence);
   if (!v) return std::nullopt;
   if (!v->IsSequence()) {

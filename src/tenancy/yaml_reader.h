@@ -1,7 +1,7 @@
 // Reading spec documents from YAML with every problem reported at once, as
 // "FILE:LINE: field: message" with dotted field paths ("spec.taskGroups[1].replicas").
-// Shared by the tenancy and workload codecs. A JSON document is read by converting it to a
-// YAML node first (see yaml_json.h); such nodes have no line numbers (line 0).
+// Shared by the tenancy and workload codecs. A document is a SpecNode: YAML as parsed, or JSON
+// read in place (spec_node.h); JSON nodes have no line numbers (line 0).
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -18,6 +18,7 @@
 #include "common/clock.h"
 #include "common/diagnostic.h"
 #include "model/quantity.h"
+#include "tenancy/spec_node.h"
 
 namespace abacus {
 
@@ -40,9 +41,9 @@ class SpecContext {
   const std::string& file() const { return file_; }
 
   // Returns the 1-based line of `node`, 0 for nodes built in memory.
-  static int LineOf(const YAML::Node& node);
+  static int LineOf(const SpecNode& node) { return node.Line(); }
   // Describes what `node` is, for "expected X, got Y" messages: "'abc'", "a list", "a mapping".
-  static std::string Describe(const YAML::Node& node);
+  static std::string Describe(const SpecNode& node);
 
  private:
   std::string file_;
@@ -53,13 +54,13 @@ class SpecContext {
 
 enum class Presence : uint8_t { kOptional, kRequired };
 
-// Reads one YAML mapping. On construction it reports a node that is not a mapping and every
+// Reads one mapping. On construction it reports a node that is not a mapping and every
 // key that is not in `allowed` ("unknown field 'x'; allowed: a, b"). Accessors return nullopt
 // when the field is absent (or null) or invalid, reporting the latter and missing required
 // fields.
 class MapReader {
  public:
-  MapReader(SpecContext& ctx, const YAML::Node& node, std::string path,
+  MapReader(SpecContext& ctx, const SpecNode& node, std::string path,
             std::vector<std::string_view> allowed);
 
   // False when the node was not a mapping (already reported).
@@ -78,7 +79,7 @@ class MapReader {
   void Error(std::string_view key, std::string message);
 
   // Returns the value node; reports a missing required field.
-  std::optional<YAML::Node> Value(std::string_view key, Presence presence = Presence::kOptional);
+  std::optional<SpecNode> Value(std::string_view key, Presence presence = Presence::kOptional);
   std::optional<std::string> String(std::string_view key, Presence presence = Presence::kOptional);
   // Reads an integer in [min, max] ("must be at least MIN, got V").
   std::optional<int64_t> Int(std::string_view key, Presence presence = Presence::kOptional,
@@ -113,16 +114,15 @@ class MapReader {
   std::optional<MapReader> Map(std::string_view key, std::vector<std::string_view> allowed,
                                Presence presence = Presence::kOptional);
   // Returns the list node under `key` (reports a value that is not a list).
-  std::optional<YAML::Node> List(std::string_view key, Presence presence = Presence::kOptional);
+  std::optional<SpecNode> List(std::string_view key, Presence presence = Presence::kOptional);
 
  private:
   // The entry of `key` (keys in document order, read once in the constructor: yaml-cpp's own
   // lookup converts every key it passes to a string); null when absent.
-  const YAML::Node* Find(std::string_view key) const;
+  const SpecNode* Find(std::string_view key) const;
 
   SpecContext& ctx_;
-  YAML::Node node_;
-  std::vector<std::pair<std::string, YAML::Node>> entries_;
+  std::vector<std::pair<std::string, SpecNode>> entries_;
   std::string path_;
   int line_ = 0;
   bool valid_ = false;

@@ -36,12 +36,12 @@ std::optional<SpecObject> Wrap(std::optional<T> v) {
 }
 
 // Decodes one document by its kind; nullopt when it had problems (reported to ctx).
-std::optional<SpecObject> DecodeObject(const YAML::Node& doc, SpecContext& ctx) {
+std::optional<SpecObject> DecodeObject(const SpecNode& doc, SpecContext& ctx) {
   if (!doc.IsMap()) {
     ctx.Error(SpecContext::LineOf(doc), "", "expected a mapping with a kind, got " + SpecContext::Describe(doc));
     return std::nullopt;
   }
-  const YAML::Node kind_node = doc["kind"];
+  const SpecNode kind_node = doc["kind"];
   if (!kind_node.IsDefined() || kind_node.IsNull()) {
     ctx.Error(SpecContext::LineOf(doc), "kind",
               "required field is missing; known kinds: " + JoinNames(KnownKinds()));
@@ -174,7 +174,7 @@ ParsedDocuments ParseDocuments(std::string_view text, const std::string& filenam
 Result<SpecObject> SpecObjectFromJson(const nlohmann::json& j) {
   Diagnostics diags;
   SpecContext ctx("", &diags);
-  auto object = DecodeObject(JsonToYaml(j), ctx);
+  auto object = DecodeObject(SpecNode(j), ctx);
   if (!object) return diags.ToStatus();
   return std::move(*object);
 }

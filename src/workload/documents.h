@@ -49,7 +49,7 @@ struct ExtensionDocument {
 
 // Decodes one document of an extension kind: reports problems to `ctx` and returns the canonical
 // JSON (with "kind" and "name"), or nullopt.
-using ExtensionDecoder = std::function<std::optional<nlohmann::json>(const YAML::Node&, SpecContext&)>;
+using ExtensionDecoder = std::function<std::optional<nlohmann::json>(const SpecNode&, SpecContext&)>;
 // Makes ParseDocuments hand documents of `kind` to `decode` (into ParsedDocuments::extensions)
 // instead of calling the kind unsupported. Thread-safe; a later registration replaces one.
 void RegisterExtensionKind(const std::string& kind, ExtensionDecoder decode);

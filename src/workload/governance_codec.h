@@ -18,12 +18,12 @@ namespace abacus {
 // True when `kind` is "AdmissionPolicy" or "User".
 bool IsGovernanceKind(std::string_view kind);
 // True when `doc` is a mapping whose `kind` is a governance kind.
-bool IsGovernanceDocument(const YAML::Node& doc);
+bool IsGovernanceDocument(const SpecNode& doc);
 
-std::optional<AdmissionPolicy> DecodeAdmissionPolicy(const YAML::Node& doc, SpecContext& ctx);
-std::optional<UserSpec> DecodeUserSpec(const YAML::Node& doc, SpecContext& ctx);
+std::optional<AdmissionPolicy> DecodeAdmissionPolicy(const SpecNode& doc, SpecContext& ctx);
+std::optional<UserSpec> DecodeUserSpec(const SpecNode& doc, SpecContext& ctx);
 // Decodes a document whose kind is a governance kind (see IsGovernanceKind).
-std::optional<GovernanceObject> DecodeGovernanceObject(const YAML::Node& doc, SpecContext& ctx);
+std::optional<GovernanceObject> DecodeGovernanceObject(const SpecNode& doc, SpecContext& ctx);
 
 nlohmann::ordered_json EncodeAdmissionPolicy(const AdmissionPolicy& p);
 nlohmann::ordered_json EncodeUserSpec(const UserSpec& u);

@@ -102,13 +102,13 @@ RoleBinding DecodeBinding(MapReader& r) {
 
 bool IsGovernanceKind(std::string_view kind) { return kind == kAdmissionPolicyKind || kind == kUserKind; }
 
-bool IsGovernanceDocument(const YAML::Node& doc) {
+bool IsGovernanceDocument(const SpecNode& doc) {
   if (!doc.IsMap()) return false;
-  const YAML::Node kind = doc["kind"];
+  const SpecNode kind = doc["kind"];
   return kind.IsDefined() && kind.IsScalar() && IsGovernanceKind(kind.Scalar());
 }
 
-std::optional<AdmissionPolicy> DecodeAdmissionPolicy(const YAML::Node& doc, SpecContext& ctx) {
+std::optional<AdmissionPolicy> DecodeAdmissionPolicy(const SpecNode& doc, SpecContext& ctx) {
   int before = ctx.errors();
   MapReader r(ctx, doc, "", {"kind", "name", "tenants", "spec"});
   if (!r.valid()) return std::nullopt;
@@ -126,7 +126,7 @@ std::optional<AdmissionPolicy> DecodeAdmissionPolicy(const YAML::Node& doc, Spec
   return p;
 }
 
-std::optional<UserSpec> DecodeUserSpec(const YAML::Node& doc, SpecContext& ctx) {
+std::optional<UserSpec> DecodeUserSpec(const SpecNode& doc, SpecContext& ctx) {
   int before = ctx.errors();
   MapReader r(ctx, doc, "", {"kind", "name", "displayName", "email", "roles", "disabled"});
   if (!r.valid()) return std::nullopt;
@@ -164,7 +164,7 @@ std::optional<UserSpec> DecodeUserSpec(const YAML::Node& doc, SpecContext& ctx) 
   return u;
 }
 
-std::optional<GovernanceObject> DecodeGovernanceObject(const YAML::Node& doc, SpecContext& ctx) {
+std::optional<GovernanceObject> DecodeGovernanceObject(const SpecNode& doc, SpecContext& ctx) {
   std::string kind;
   if (IsGovernanceDocument(doc)) kind = doc["kind"].Scalar();
   if (kind == kAdmissionPolicyKind) {
@@ -182,7 +182,7 @@ std::optional<GovernanceObject> DecodeGovernanceObject(const YAML::Node& doc, Sp
 Result<GovernanceObject> GovernanceObjectFromJson(const nlohmann::json& j) {
   Diagnostics diags;
   SpecContext ctx("", &diags);
-  auto o = DecodeGovernanceObject(JsonToYaml(j), ctx);
+  auto o = DecodeGovernanceObject(SpecNode(j), ctx);
   if (!o) return diags.ToStatus();
   return std::move(*o);
 }

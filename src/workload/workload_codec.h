@@ -18,7 +18,7 @@
 namespace abacus {
 
 // Decodes a workload document whose `kind` is one of the five workload kinds.
-std::optional<Workload> DecodeWorkload(const YAML::Node& doc, SpecContext& ctx);
+std::optional<Workload> DecodeWorkload(const SpecNode& doc, SpecContext& ctx);
 // Returns the canonical JSON form, keys in document order.
 nlohmann::ordered_json EncodeWorkload(const Workload& w);
 

@@ -33,7 +33,7 @@ std::optional<AcceleratorRequest> DecodeAccelerators(MapReader& resources) {
   return a;
 }
 
-std::optional<Toleration> DecodeToleration(SpecContext& ctx, const YAML::Node& node,
+std::optional<Toleration> DecodeToleration(SpecContext& ctx, const SpecNode& node,
                                            const std::string& path) {
   MapReader r(ctx, node, path, {"key", "operator", "value", "effect"});
   if (!r.valid()) return std::nullopt;
@@ -57,7 +57,7 @@ std::optional<Toleration> DecodeToleration(SpecContext& ctx, const YAML::Node& n
   return t;
 }
 
-std::optional<TaskGroup> DecodeTaskGroup(SpecContext& ctx, const YAML::Node& node,
+std::optional<TaskGroup> DecodeTaskGroup(SpecContext& ctx, const SpecNode& node,
                                          const std::string& path) {
   MapReader r(ctx, node, path,
               {"name", "replicas", "resources", "topology", "nodeSelector", "tolerations", "runtime"});
@@ -97,7 +97,7 @@ std::optional<TaskGroup> DecodeTaskGroup(SpecContext& ctx, const YAML::Node& nod
   return g;
 }
 
-std::optional<DataMount> DecodeMount(SpecContext& ctx, const YAML::Node& node,
+std::optional<DataMount> DecodeMount(SpecContext& ctx, const SpecNode& node,
                                      const std::string& path) {
   MapReader r(ctx, node, path, {"path", "mountPath", "readOnly"});
   if (!r.valid()) return std::nullopt;
@@ -132,7 +132,7 @@ void DecodeCommonSpec(MapReader& spec, WorkloadKind kind, WorkloadSpec& s) {
       if (!g) continue;
       for (size_t j = 0; j < s.task_groups.size(); ++j) {
         if (!g->name.empty() && s.task_groups[j].name == g->name) {
-          const YAML::Node item = (*list)[i];
+          const SpecNode item = (*list)[i];
           int line = SpecContext::LineOf(item["name"]);
           spec.ctx().Error(line, path + ".name",
                            "duplicate task group name '" + g->name + "' (first at " +
@@ -156,7 +156,7 @@ void DecodeCommonSpec(MapReader& spec, WorkloadKind kind, WorkloadSpec& s) {
 
 }  // namespace
 
-std::optional<Workload> DecodeWorkload(const YAML::Node& doc, SpecContext& ctx) {
+std::optional<Workload> DecodeWorkload(const SpecNode& doc, SpecContext& ctx) {
   int before = ctx.errors();
   MapReader r(ctx, doc, "", {"kind", "name", "project", "queue", "priorityClass", "labels", "spec"});
   if (!r.valid()) return std::nullopt;
@@ -186,7 +186,7 @@ std::optional<Workload> DecodeWorkload(const YAML::Node& doc, SpecContext& ctx) 
 Result<Workload> WorkloadFromJson(const nlohmann::json& j) {
   Diagnostics diags;
   SpecContext ctx("", &diags);
-  auto w = DecodeWorkload(JsonToYaml(j), ctx);
+  auto w = DecodeWorkload(SpecNode(j), ctx);
   if (!w) return diags.ToStatus();
   return *w;
 }

@@ -4,6 +4,7 @@
 #include <httplib.h>
 
 #include "common/log.h"
+#include "net/http_transport.h"
 
 namespace abacus::agent {
 
@@ -86,8 +87,8 @@ std::string AgentClient::NodeToken() const {
   return node_token_;
 }
 
-std::unique_ptr<httplib::Client> AgentClient::Borrow(const std::string& url) {
-  std::unique_ptr<httplib::Client> c;
+std::unique_ptr<httplib::ClientImpl> AgentClient::Borrow(const std::string& url) {
+  std::unique_ptr<httplib::ClientImpl> c;
   std::lock_guard lock(mu_);
   // Connections to servers the agent has moved away from are closed here.
   std::erase_if(idle_, [&](const auto& idle) { return idle.first != url; });
@@ -95,7 +96,9 @@ std::unique_ptr<httplib::Client> AgentClient::Borrow(const std::string& url) {
     c = std::move(idle_.back().second);
     idle_.pop_back();
   } else {
-    c = std::make_unique<httplib::Client>(url);
+    auto made = net::MakeClient(url);
+    if (!made.ok()) return nullptr;
+    c = std::move(*made);
     c->set_keep_alive(true);
     c->set_tcp_nodelay(true);
     c->set_connection_timeout(options_.connect_timeout);
@@ -108,7 +111,7 @@ std::unique_ptr<httplib::Client> AgentClient::Borrow(const std::string& url) {
   return c;
 }
 
-void AgentClient::GiveBack(const std::string& url, std::unique_ptr<httplib::Client> c) {
+void AgentClient::GiveBack(const std::string& url, std::unique_ptr<httplib::ClientImpl> c) {
   std::lock_guard lock(mu_);
   busy_.erase(c.get());
   if (!cancelled_ && url == servers_.current()) idle_.emplace_back(url, std::move(c));
@@ -117,7 +120,7 @@ void AgentClient::GiveBack(const std::string& url, std::unique_ptr<httplib::Clie
 void AgentClient::Cancel() {
   cancelled_ = true;
   std::lock_guard lock(mu_);
-  for (httplib::Client* c : busy_) c->stop();
+  for (httplib::ClientImpl* c : busy_) c->stop();
   idle_.clear();
 }
 
@@ -134,7 +137,8 @@ Result<AgentClient::Reply> AgentClient::Call(const std::string& method, const st
   while (true) {
     if (cancelled_) return Unavailable("agent client cancelled");
     const std::string url = server();
-    std::unique_ptr<httplib::Client> c = Borrow(url);
+    std::unique_ptr<httplib::ClientImpl> c = Borrow(url);
+    if (c == nullptr) return InvalidArgument("server URL '" + url + "' is not an http(s) URL");
     bool reused = c->is_socket_open() > 0;
     c->set_read_timeout(read_timeout);
     httplib::Result r = method == "GET" ? c->Get(path, params, headers)

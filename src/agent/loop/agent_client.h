@@ -24,7 +24,7 @@
 #include "common/status.h"
 
 namespace httplib {
-class Client;
+class ClientImpl;
 }
 
 namespace abacus::agent {
@@ -70,8 +70,8 @@ class AgentClient {
                      const std::string& token, std::chrono::milliseconds read_timeout,
                      bool conflict_is_answer = false);
   std::string NodeToken() const;
-  std::unique_ptr<httplib::Client> Borrow(const std::string& url);
-  void GiveBack(const std::string& url, std::unique_ptr<httplib::Client> client);
+  std::unique_ptr<httplib::ClientImpl> Borrow(const std::string& url);
+  void GiveBack(const std::string& url, std::unique_ptr<httplib::ClientImpl> client);
   // Moves on from `url` after a failed call (see ServerList::Failed).
   void Failed(const std::string& url, const std::string& leader);
 
@@ -81,8 +81,8 @@ class AgentClient {
   std::string node_token_;                               // GUARDED_BY(mu_)
   ServerList servers_;                                   // GUARDED_BY(mu_)
   // Kept-alive connections, with the server each one talks to.
-  std::vector<std::pair<std::string, std::unique_ptr<httplib::Client>>> idle_;  // GUARDED_BY(mu_)
-  std::set<httplib::Client*> busy_;                      // GUARDED_BY(mu_)
+  std::vector<std::pair<std::string, std::unique_ptr<httplib::ClientImpl>>> idle_;  // GUARDED_BY(mu_)
+  std::set<httplib::ClientImpl*> busy_;                      // GUARDED_BY(mu_)
 };
 
 // Returns the Status for an HTTP error answer: the code by HTTP status, the message from the
