@@ -113,7 +113,7 @@ ApiClient::ApiClient(ClientConfig config) : config_(std::move(config)), impl_(ne
 ApiClient::~ApiClient() { delete impl_; }
 
 ApiResponse ApiClient::Do(const std::string& method, const std::string& path, const std::string& body,
-                          const std::string& content_type) {
+                          const std::string& content_type, bool parse_success) {
   ApiResponse out;
   if (!impl_->client) {
     out.error = impl_->url_error;
@@ -129,6 +129,7 @@ ApiResponse ApiClient::Do(const std::string& method, const std::string& path, co
   }
   out.status = r->status;
   out.text = r->body;
+  if (!parse_success && out.ok()) return out;
   out.body = nlohmann::json::parse(r->body, nullptr, false);
   if (out.body.is_discarded()) out.body = nullptr;
   return out;
@@ -139,6 +140,9 @@ ApiResponse ApiClient::Post(const std::string& path, const std::string& body, co
   return Do("POST", path, body, content_type);
 }
 ApiResponse ApiClient::Delete(const std::string& path) { return Do("DELETE", path, "", ""); }
+ApiResponse ApiClient::PostUnparsed(const std::string& path, const std::string& body, const std::string& content_type) {
+  return Do("POST", path, body, content_type, /*parse_success=*/false);
+}
 
 std::string UrlEncode(const std::string& s) {
   static const char* hex = "0123456789ABCDEF";

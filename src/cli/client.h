@@ -49,11 +49,14 @@ class ApiClient {
   ApiResponse Get(const std::string& path);
   ApiResponse Post(const std::string& path, const std::string& body, const std::string& content_type);
   ApiResponse Delete(const std::string& path);
+  // Post for load generators: a successful answer's body is kept as text, not parsed (an error
+  // answer is parsed, for ErrorText).
+  ApiResponse PostUnparsed(const std::string& path, const std::string& body, const std::string& content_type);
   const ClientConfig& config() const { return config_; }
 
  private:
   ApiResponse Do(const std::string& method, const std::string& path, const std::string& body,
-                 const std::string& content_type);
+                 const std::string& content_type, bool parse_success = true);
   ClientConfig config_;
   struct Impl;
   Impl* impl_;

@@ -276,7 +276,7 @@ Result<std::vector<AuditEntry>> AuditLog::CommitMany(WriteBatch batch, std::vect
   const size_t first_op = batch.size();
   for (auto& r : records) {
     entries.push_back(next.Append(std::move(r)));
-    batch.AppendJournal(std::string(kStream), AuditEntryToJson(entries.back()).dump(), entries.back().time);
+    batch.AppendJournalJson(std::string(kStream), AuditEntryToJson(entries.back()), entries.back().time);
   }
   if (entries.empty()) {
     if (batch_result != nullptr) batch_result->assigned.clear();
@@ -305,7 +305,7 @@ Result<std::vector<AuditEntry>> AuditLog::CommitMany(WriteBatch batch, std::vect
 Result<AuditEntry> AuditLog::Commit(WriteBatch batch, AuditRecord record) {
   std::lock_guard lock(commit_mu_);
   AuditEntry e = chain_.Seal(std::move(record));
-  batch.AppendJournal(std::string(kStream), AuditEntryToJson(e).dump(), e.time);
+  batch.AppendJournalJson(std::string(kStream), AuditEntryToJson(e), e.time);
   batch.PutMeta(std::string(kHeadMeta), HeadText({e.seq, e.hash}));
   CommitResult result;
   ABACUS_RETURN_IF_ERROR(store_.Commit(batch, &result));

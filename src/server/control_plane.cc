@@ -185,9 +185,11 @@ Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_
     }
   }
   {
-    std::shared_lock lock(state_mu_);
+    // The configuration as it is now, without the state lock: a submission never waits for the
+    // scheduling loop (which holds that lock while it takes in submissions and decides).
+    std::shared_ptr<const TenancyConfig> config = ledger_.ConfigSnapshot();
     for (const Document& d : parsed.documents) {
-      if (const Workload* w = d.workload()) CheckWorkloadReferences(*w, d.source, ledger_.config(), diags);
+      if (const Workload* w = d.workload()) CheckWorkloadReferences(*w, d.source, *config, diags);
     }
   }
   if (!diags.empty()) return diags.ToStatus();
@@ -207,9 +209,9 @@ Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_
     r.id = ids_.Next("wl");
     r.spec = std::move(std::get<Workload>(d.object));
     r.submitted = now;
-    batch.Put(kWorkloadKind, r.id, ToJson(r).dump(), 0);
-    batch.AppendEvent(kWorkloadKind, r.id, "Submitted",
-                      EventJson(WorkloadState::kPending, "submitted to queue " + r.spec.queue).dump(), now);
+    batch.PutJson(kWorkloadKind, r.id, ToJson(r), 0);
+    batch.AppendEventJson(kWorkloadKind, r.id, "Submitted",
+                          EventJson(WorkloadState::kPending, "submitted to queue " + r.spec.queue), now);
     records.push_back(std::move(r));
   }
   // The request's audit entry (ids and states, as the answer lists them) commits with the
@@ -322,8 +324,8 @@ Status ControlPlane::CommitTransition(WorkloadRecord& r, WorkloadState to, const
   if (IsTerminal(to)) next.finished_at = now;
   if (!details.contains("message") && !next.message.empty()) details["message"] = next.message;
   WriteBatch batch;
-  batch.Put(kWorkloadKind, next.id, ToJson(next).dump(), next.version);
-  batch.AppendEvent(kWorkloadKind, next.id, event, EventJson(to, "", std::move(details)).dump(), now);
+  batch.PutJson(kWorkloadKind, next.id, ToJson(next), next.version);
+  batch.AppendEventJson(kWorkloadKind, next.id, event, EventJson(to, "", std::move(details)), now);
   StageUsage(&r, next, batch, now);
   CommitResult result;
   if (Status st = Commit(batch, &result); !st.ok()) {
@@ -414,9 +416,9 @@ Result<json> ControlPlane::Scale(const std::string& id_or_name, int32_t replicas
     }
     Time now = clock_.Now();
     WriteBatch batch;
-    batch.Put(kWorkloadKind, next.id, ToJson(next).dump(), next.version);
-    batch.AppendEvent(kWorkloadKind, next.id, elastic ? "ScaleRequested" : "Scaled", EventJson(next.state, what).dump(),
-                      now);
+    batch.PutJson(kWorkloadKind, next.id, ToJson(next), next.version);
+    batch.AppendEventJson(kWorkloadKind, next.id, elastic ? "ScaleRequested" : "Scaled", EventJson(next.state, what),
+                          now);
     StageUsage(found, next, batch, now);
     CommitResult result;
     if (Status st = Commit(batch, &result); !st.ok()) {
@@ -636,7 +638,7 @@ void ControlPlane::RunCycle() {
       return events;
     };
     auto append_events = [&](const WorkloadRecord& r, const std::vector<std::pair<std::string, json>>& events) {
-      for (const auto& [type, details] : events) batch.AppendEvent(kWorkloadKind, r.id, type, details.dump(), now);
+      for (const auto& [type, details] : events) batch.AppendEventJson(kWorkloadKind, r.id, type, details, now);
     };
     for (const sched::Admission& a : result.admissions) {
       if (auto slice = ParseSliceId(index.workload_ids[a.workload])) {
@@ -667,7 +669,7 @@ void ControlPlane::RunCycle() {
       for (const auto& p : r->placements) nodes.insert(p.node);
       json where = json::array();
       for (const auto& n : nodes) where.push_back(n);
-      batch.Put(kWorkloadKind, r->id, ToJson(*r).dump(), r->version);
+      batch.PutJson(kWorkloadKind, r->id, ToJson(*r), r->version);
       batch.AppendEvent(kWorkloadKind, r->id, "Admitted",
                         EventJson(WorkloadState::kAdmitted, a.borrowing ? "admitted on borrowed quota" : "admitted",
                                   {{"flavors", r->group_flavors}, {"borrowing", a.borrowing}})
@@ -687,7 +689,7 @@ void ControlPlane::RunCycle() {
     for (const auto& [id, at] : grown) {
       WorkloadRecord* r = ledger_.FindWorkload(id);
       append_events(*r, fill_slots(*r));
-      batch.Put(kWorkloadKind, r->id, ToJson(*r).dump(), r->version);
+      batch.PutJson(kWorkloadKind, r->id, ToJson(*r), r->version);
       StageUsage(&before[at], *r, batch, now);
       changed.push_back(r->id);
     }
@@ -700,7 +702,7 @@ void ControlPlane::RunCycle() {
       metrics_.labeled.CountPreemption(std::string(sched::PreemptionReasonName(p.reason)));
       r->preempted_at = now;
       r->message = "preempted for " + p.preemptor_id + " (" + std::string(sched::PreemptionReasonName(p.reason)) + ")";
-      batch.Put(kWorkloadKind, r->id, ToJson(*r).dump(), r->version);
+      batch.PutJson(kWorkloadKind, r->id, ToJson(*r), r->version);
       batch.AppendEvent(kWorkloadKind, r->id, "Preempted",
                         EventJson(WorkloadState::kPreempting, r->message,
                                   {{"preemptor", p.preemptor_id},

@@ -481,9 +481,9 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
     std::vector<std::pair<std::string, json>> events;
     bool decided = RunController(w, events, batch, now);
     if (touched.count(id) == 0 && !decided) continue;
-    batch.Put(kWorkloadKind, w.id, ToJson(w).dump(), w.version);
+    batch.PutJson(kWorkloadKind, w.id, ToJson(w), w.version);
     StageUsage(ledger_.FindWorkload(id), w, batch, now);
-    for (auto& [type, details] : events) batch.AppendEvent(kWorkloadKind, w.id, type, details.dump(), now);
+    for (auto& [type, details] : events) batch.AppendEventJson(kWorkloadKind, w.id, type, details, now);
     changed.push_back(id);
   }
   if (changed.empty()) return;

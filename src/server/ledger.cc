@@ -131,8 +131,17 @@ Status Ledger::Load(Store& store) {
 void Ledger::RebuildConfig() {
   TenancyConfig c;
   for (const auto& [key, obj] : config_objects_) AddToConfig(c, obj);
-  config_ = std::move(c);
+  auto next = std::make_shared<const TenancyConfig>(std::move(c));
+  {
+    std::lock_guard lock(config_mu_);
+    config_ = std::move(next);
+  }
   ++generation_;
+}
+
+std::shared_ptr<const TenancyConfig> Ledger::ConfigSnapshot() const {
+  std::lock_guard lock(config_mu_);
+  return config_;
 }
 
 void Ledger::PutConfig(const SpecObject& object) {
@@ -251,7 +260,7 @@ std::optional<sched::WorkloadInfo> Ledger::ToWorkloadInfo(const WorkloadRecord& 
   w.queue = q->second;
   w.submitted = r.submitted;
   w.gang = spec.spec.gang;
-  if (const PriorityClass* pc = config_.FindPriorityClass(spec.priority_class)) {
+  if (const PriorityClass* pc = config_->FindPriorityClass(spec.priority_class)) {
     w.priority = pc->value;
     w.preemptible = pc->preemptible;
     w.can_preempt = pc->can_preempt;
@@ -353,7 +362,7 @@ sched::Snapshot Ledger::BuildSnapshot(Time now, SnapshotIndex& index, const std:
     for (const auto& id : *fresh) {
       auto it = workloads_.find(id);
       if (it == workloads_.end()) continue;
-      const Queue* q = config_.FindQueue(it->second.spec.queue);
+      const Queue* q = config_->FindQueue(it->second.spec.queue);
       if (q != nullptr && q->queueing_strategy == QueueingStrategy::kStrictFifo) strict_queues.insert(q->name);
     }
   }
@@ -391,7 +400,7 @@ sched::Snapshot Ledger::BuildSnapshot(Time now, SnapshotIndex& index, const std:
   // then submission) — the rest could only be admitted after them — and the fresh ones.
   for (auto& [queue, list] : waiting_by_queue) {
     auto priority = [&](const WorkloadRecord* r) {
-      const PriorityClass* pc = config_.FindPriorityClass(r->spec.priority_class);
+      const PriorityClass* pc = config_->FindPriorityClass(r->spec.priority_class);
       return pc != nullptr ? pc->value : 0;
     };
     auto before = [&](const WorkloadRecord* a, const WorkloadRecord* b) {
@@ -462,10 +471,10 @@ void Ledger::RebuildBase() {
     for (const auto& [name, n] : nodes_) {
       for (const auto& d : n.node.devices) add(d.flavor);
     }
-    for (const Queue* q : config_.queues()) {
+    for (const Queue* q : config_->queues()) {
       for (const auto& quota : q->quotas) add(quota.resource.flavor);
     }
-    for (const FlavorConfig* f : config_.flavors()) add(f->flavor);
+    for (const FlavorConfig* f : config_->flavors()) add(f->flavor);
     flavors_generation_ = generation_;
   }
   // 2. Nodes, with device index → position per node.
@@ -511,17 +520,17 @@ void Ledger::RebuildBase() {
   }
   // 3. Cohorts and queues.
   std::map<std::string, int> cohort_index;
-  for (const Cohort* c : config_.cohorts()) {
+  for (const Cohort* c : config_->cohorts()) {
     cohort_index[c->name] = static_cast<int>(cohort_index.size());
   }
-  for (const Cohort* c : config_.cohorts()) {
+  for (const Cohort* c : config_->cohorts()) {
     sched::CohortInfo ci;
     ci.name = c->name;
     if (!c->parent.empty() && cohort_index.count(c->parent)) ci.parent = cohort_index[c->parent];
     for (const auto& q : c->quotas) ci.quotas.push_back(ToQuotaInfo(q));
     s.cohorts.push_back(std::move(ci));
   }
-  for (const Queue* q : config_.queues()) {
+  for (const Queue* q : config_->queues()) {
     sched::QueueInfo qi;
     qi.name = q->name;
     qi.tenant = q->tenant;
@@ -530,15 +539,15 @@ void Ledger::RebuildBase() {
     qi.strategy = q->queueing_strategy == QueueingStrategy::kStrictFifo ? sched::QueueingStrategy::kStrictFifo
                                                                         : sched::QueueingStrategy::kBestEffortFifo;
     for (const auto& quota : q->quotas) qi.quotas.push_back(ToQuotaInfo(quota));
-    if (const Tenant* t = config_.FindTenant(q->tenant)) qi.allowed_pools = t->pools;
+    if (const Tenant* t = config_->FindTenant(q->tenant)) qi.allowed_pools = t->pools;
     qi.allowed_clusters = q->clusters;
     qi.preferred_clusters = q->preferred_clusters;
     queue_index[q->name] = static_cast<int>(s.queues.size());
     s.queues.push_back(std::move(qi));
   }
-  for (const FlavorConfig* f : config_.flavors()) s.flavor_weight_milli[f->flavor.Intern()] = f->weight_milli;
-  for (const PoolConfig* p : config_.pools()) s.pool_tenants[p->name] = p->tenants;
-  for (const ClusterConfig* c : config_.clusters()) s.clusters.push_back({c->name, c->labels});
+  for (const FlavorConfig* f : config_->flavors()) s.flavor_weight_milli[f->flavor.Intern()] = f->weight_milli;
+  for (const PoolConfig* p : config_->pools()) s.pool_tenants[p->name] = p->tenants;
+  for (const ClusterConfig* c : config_->clusters()) s.clusters.push_back({c->name, c->labels});
 }
 
 void Ledger::ApplyAdmission(const sched::Snapshot& snapshot, const sched::Admission& a, WorkloadRecord& record) {

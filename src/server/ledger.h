@@ -8,6 +8,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -50,7 +51,12 @@ class Ledger {
   // ---- configuration
   // Adds or replaces a tenancy object and rebuilds the configuration.
   void PutConfig(const SpecObject& object);
-  const TenancyConfig& config() const { return config_; }
+  // The configuration; read under the control plane's state lock.
+  const TenancyConfig& config() const { return *config_; }
+  // The current configuration, safe to read from any thread without the state lock (it is
+  // replaced whole, never changed in place): submissions check references against it without
+  // waiting for the scheduling loop.
+  std::shared_ptr<const TenancyConfig> ConfigSnapshot() const;
   // Returns a configuration with `objects` added or replacing same-named ones (not applied).
   TenancyConfig MergedConfig(const std::vector<const SpecObject*>& objects) const;
   // Tenancy objects in the order first added (replacements keep their place).
@@ -113,7 +119,8 @@ class Ledger {
                                                     std::string& why, int32_t slice_unit = -1) const;
 
   std::vector<std::pair<std::string, SpecObject>> config_objects_;  // key "kind/name"
-  TenancyConfig config_;
+  std::shared_ptr<const TenancyConfig> config_ = std::make_shared<const TenancyConfig>();  // GUARDED_BY(config_mu_) for writes
+  mutable std::mutex config_mu_;  // guards the pointer for ConfigSnapshot's readers
   uint64_t generation_ = 1;
   std::map<std::string, NodeRecord, std::less<>> nodes_;
   std::unordered_map<std::string, WorkloadRecord> workloads_;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <memory>
 #include <optional>
 #include <span>
@@ -65,6 +66,7 @@ struct PutOp {
   std::string json;
   // nullopt: unconditional. 0: the object must not exist. n > 0: it must be at version n.
   std::optional<int64_t> expected_version;
+  bool json_checked = false;  // written from a JSON value (PutJson): JSON by construction
 };
 struct DeleteOp {
   std::string kind;
@@ -79,11 +81,13 @@ struct EventOp {
   std::string type;
   std::string json;
   int64_t time_us = 0;
+  bool json_checked = false;  // written from a JSON value (AppendEventJson)
 };
 struct JournalOp {
   std::string stream;
   std::string json;
   int64_t time_us = 0;
+  bool json_checked = false;  // written from a JSON value (AppendJournalJson)
 };
 struct MetaOp {
   std::string key;
@@ -97,6 +101,13 @@ class WriteBatch {
   // Sets (kind, key) to `json`; see PutOp for `expected_version`.
   WriteBatch& Put(std::string kind, std::string key, std::string json,
                   std::optional<int64_t> expected_version = std::nullopt);
+  // Put, AppendEvent and AppendJournal of a JSON value (serialized here): such documents are
+  // JSON by construction, so ValidateBatch does not parse them again on the commit path.
+  WriteBatch& PutJson(std::string kind, std::string key, const nlohmann::json& doc,
+                      std::optional<int64_t> expected_version = std::nullopt);
+  WriteBatch& AppendEventJson(std::string object_kind, std::string object_key, std::string type,
+                              const nlohmann::json& doc, Time time);
+  WriteBatch& AppendJournalJson(std::string stream, const nlohmann::json& doc, Time time);
   // Removes (kind, key); see DeleteOp for `expected_version`.
   WriteBatch& Delete(std::string kind, std::string key,
                      std::optional<int64_t> expected_version = std::nullopt);

@@ -2,6 +2,7 @@
 // PostgresStore (a fresh database on a throwaway server, see postgres/pg_test_server.h) and
 // InMemoryStore; then GroupCommitter over each of them.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <set>
@@ -215,6 +216,39 @@ TYPED_TEST(StoreTest, MalformedBatchesAreRejected) {
             StatusCode::kInvalidArgument);
   EXPECT_FALSE(store.Get("queue", "ok")->has_value());
   EXPECT_TRUE(store.Commit(WriteBatch()).ok());  // an empty batch commits nothing
+}
+
+TYPED_TEST(StoreTest, JsonValuesAreStoredAsTheirTextWithoutAParseOnTheCommitPath) {
+  Store& store = this->store();
+  const Time now = this->clock_.Now();
+  const nlohmann::json doc = {{"name", "q"}, {"weight", 3}, {"labels", {{"team", "ml"}}}};
+  WriteBatch batch;
+  batch.PutJson("queue", "q", doc, 0)
+      .AppendEventJson("queue", "q", "Created", {{"by", "test"}}, now)
+      .AppendJournalJson("usage", {{"gpuSeconds", 12}}, now);
+  for (const WriteOp& op : batch.ops()) {
+    std::visit([](const auto& o) {
+      if constexpr (requires { o.json_checked; }) {
+        EXPECT_TRUE(o.json_checked);
+      }
+    }, op);
+  }
+  ASSERT_TRUE(store.Commit(batch).ok());
+  auto got = store.Get("queue", "q");
+  ASSERT_TRUE(got.ok() && got->has_value());
+  EXPECT_EQ((*got)->json, doc.dump());
+  auto events = store.Events("queue", "q", 0, 10);
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->size(), 1u);
+  EXPECT_EQ(events->front().json, R"({"by":"test"})");
+  auto journal = store.Journal("usage", 0, 10);
+  ASSERT_TRUE(journal.ok());
+  ASSERT_EQ(journal->size(), 1u);
+  EXPECT_EQ(journal->front().json, R"({"gpuSeconds":12})");
+  // Text documents are still checked, even next to JSON values.
+  EXPECT_EQ(store.Commit(WriteBatch().PutJson("queue", "r", doc).Put("queue", "s", "{nope")).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_FALSE(store.Get("queue", "r")->has_value());
 }
 
 TYPED_TEST(StoreTest, EventsComeBackInOrderPerObject) {
