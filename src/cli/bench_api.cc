@@ -15,7 +15,9 @@
 #include "cli/client.h"
 #include "cli/output.h"
 #include "cli/verbs.h"
+#include "cli/wire_client.h"
 #include "common/thread_name.h"
+#include "net/http_transport.h"
 #include "server/http_server.h"
 
 namespace abacus::cli {
@@ -30,6 +32,7 @@ struct BenchApiOptions {
   std::string data;
   std::string store;  // in-process server's store URL; empty: SQLite in the data folder
   std::string body = "json";  // json: what `abacus submit` sends; yaml: raw spec files
+  std::string client = "wire";  // wire: the lean load generator; cli: the CLI's own client
 };
 
 constexpr char kBenchOrg[] = R"(kind: Tenant
@@ -66,7 +69,48 @@ struct Row {
   double seconds = 0, rate = 0, p50_ms = 0, p99_ms = 0, max_ms = 0;
 };
 
-Row RunOne(const ClientConfig& cfg, int clients, double seconds, bool yaml) {
+// One client's connection: the lean load generator or the CLI's client. Returns the status of
+// one submission (0 when unanswered) and says why it failed.
+class BenchConnection {
+ public:
+  BenchConnection(const ClientConfig& cfg, bool wire) {
+    if (wire) {
+      auto url = net::ParseServerUrl(cfg.server);
+      if (url.ok() && !url->tls) {
+        host_ = url->host + ":" + std::to_string(url->port);
+        token_ = cfg.token;
+        wire_ = std::make_unique<WireClient>(url->host, url->port);
+        return;
+      }
+    }
+    api_ = std::make_unique<ApiClient>(cfg);  // HTTPS, or --client cli
+  }
+  // Opens the connection before the clock starts.
+  void Warm() {
+    if (wire_) {
+      wire_->RoundTrip(WireClient::Request("GET", "/healthz", host_, "", "", ""));
+    } else {
+      api_->Get("/healthz");
+    }
+  }
+  int Submit(const std::string& body, const std::string& type, std::string* why) {
+    if (wire_) {
+      WireAnswer a = wire_->RoundTrip(WireClient::Request("POST", "/api/v1/workloads", host_, token_, type, body));
+      if (a.status != 201) *why = a.status == 0 ? a.error : "HTTP " + std::to_string(a.status) + ": " + a.body;
+      return a.status;
+    }
+    ApiResponse r = api_->PostUnparsed("/api/v1/workloads", body, type);
+    if (r.status != 201) *why = r.ErrorText();
+    return r.status;
+  }
+
+ private:
+  std::unique_ptr<WireClient> wire_;
+  std::unique_ptr<ApiClient> api_;
+  std::string host_, token_;
+};
+
+Row RunOne(const ClientConfig& cfg, int clients, double seconds, bool yaml, bool wire) {
   std::vector<std::vector<double>> lat(clients);
   std::atomic<int64_t> errors{0};
   std::atomic<bool> go{false};
@@ -80,8 +124,8 @@ Row RunOne(const ClientConfig& cfg, int clients, double seconds, bool yaml) {
   for (int c = 0; c < clients; ++c) {
     threads.emplace_back([&, c] {
       NameThisThread("abacus-bench");
-      ApiClient api(cfg);
-      api.Get("/healthz");  // connect before the clock starts (keep-alive afterwards)
+      BenchConnection conn(cfg, wire);
+      conn.Warm();  // connect before the clock starts (keep-alive afterwards)
       {
         std::unique_lock lock(start_mu);
         ready.fetch_add(1);
@@ -91,17 +135,17 @@ Row RunOne(const ClientConfig& cfg, int clients, double seconds, bool yaml) {
       int64_t n = 0;
       while (std::chrono::steady_clock::now() < deadline) {
         auto start = std::chrono::steady_clock::now();
-        // The answer is only counted (not parsed): the load generator stays out of the way.
-        ApiResponse r = yaml ? api.PostUnparsed("/api/v1/workloads", Body(run * 1000 + c, n++), "application/yaml")
-                             : api.PostUnparsed("/api/v1/workloads", JsonBody(run * 1000 + c, n++), "application/json");
+        std::string why;
+        int status = yaml ? conn.Submit(Body(run * 1000 + c, n++), "application/yaml", &why)
+                          : conn.Submit(JsonBody(run * 1000 + c, n++), "application/json", &why);
         double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-        if (r.status == 201) {
+        if (status == 201) {
           lat[c].push_back(ms);
         } else {
           // The first few failures say why (a refused write, a lost connection).
           if (errors.fetch_add(1) < 3) {
             std::lock_guard lock(start_mu);
-            std::cerr << "bench: request failed after " << ms << " ms: " << r.ErrorText() << "\n";
+            std::cerr << "bench: request failed after " << ms << " ms: " << why << "\n";
           }
         }
       }
@@ -191,7 +235,7 @@ int RunBenchApi(const BenchApiOptions& o) {
     }
   }
   std::vector<Row> rows;
-  for (int c : counts) rows.push_back(RunOne(cfg, c, o.seconds, o.body == "yaml"));
+  for (int c : counts) rows.push_back(RunOne(cfg, c, o.seconds, o.body == "yaml", o.client == "wire"));
   if (http) {
     http->Stop();
     serve.join();
@@ -237,6 +281,11 @@ void AddBenchApiCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--body", o->body, "request bodies: json (what `abacus submit` sends) or yaml")
       ->capture_default_str()
       ->check(CLI::IsMember({"json", "yaml"}));
+  cmd->add_option("--client", o->client,
+                  "wire: a minimal HTTP/1.1 load generator (one write per request, answers counted, not "
+                  "parsed); cli: the client every abacus verb uses. HTTPS servers always get cli")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"wire", "cli"}));
   cmd->add_option("--data", o->data, "data folder of the in-process server (removed afterwards)");
   cmd->add_option("--store", o->store,
                   "store of the in-process server, e.g. postgres://abacus@127.0.0.1:5432/bench (an empty "

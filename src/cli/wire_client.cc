@@ -1,0 +1,154 @@
+#include "cli/wire_client.h"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <strings.h>
+
+namespace abacus::cli {
+namespace {
+
+// The value of header `name` (case-insensitive) in `head`, or empty.
+std::string_view HeaderValue(std::string_view head, std::string_view name) {
+  size_t pos = head.find("\r\n");
+  while (pos != std::string_view::npos && pos + 2 < head.size()) {
+    size_t start = pos + 2;
+    size_t end = head.find("\r\n", start);
+    std::string_view line = head.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    size_t colon = line.find(':');
+    if (colon == name.size() && strncasecmp(line.data(), name.data(), name.size()) == 0) {
+      std::string_view v = line.substr(colon + 1);
+      while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+      while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+      return v;
+    }
+    pos = end;
+  }
+  return {};
+}
+
+}  // namespace
+
+WireClient::~WireClient() { Close(); }
+
+void WireClient::Close() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  buf_.clear();
+}
+
+std::string WireClient::Request(const std::string& method, const std::string& path, const std::string& host,
+                                const std::string& token, const std::string& content_type, const std::string& body) {
+  std::string r = method + " " + path + " HTTP/1.1\r\nHost: " + host + "\r\n";
+  if (!token.empty()) r += "Authorization: Bearer " + token + "\r\n";
+  if (!content_type.empty()) r += "Content-Type: " + content_type + "\r\n";
+  r += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+  r += body;
+  return r;
+}
+
+bool WireClient::Connect(std::string& error) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (int rc = ::getaddrinfo(host_.c_str(), std::to_string(port_).c_str(), &hints, &found); rc != 0) {
+    error = "cannot resolve " + host_ + ": " + gai_strerror(rc);
+    return false;
+  }
+  for (addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) {
+    int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+    if (fd < 0) continue;
+    if (::connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+      int one = 1;
+      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+      fd_ = fd;
+      break;
+    }
+    error = std::string("cannot connect to ") + host_ + ":" + std::to_string(port_) + ": " + std::strerror(errno);
+    ::close(fd);
+  }
+  ::freeaddrinfo(found);
+  return fd_ >= 0;
+}
+
+bool WireClient::Fill(size_t need, std::string& error) {
+  char chunk[16384];
+  while (buf_.size() < need) {
+    ssize_t n = ::recv(fd_, chunk, sizeof(chunk), 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      error = n == 0 ? "the server closed the connection" : std::string("read: ") + std::strerror(errno);
+      return false;
+    }
+    buf_.append(chunk, static_cast<size_t>(n));
+  }
+  return true;
+}
+
+WireAnswer WireClient::RoundTrip(const std::string& request) {
+  WireAnswer a;
+  if (fd_ < 0 && !Connect(a.error)) return a;
+  for (size_t sent = 0; sent < request.size();) {
+    ssize_t n = ::send(fd_, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      a.error = std::string("write: ") + std::strerror(errno);
+      Close();
+      return a;
+    }
+    sent += static_cast<size_t>(n);
+  }
+  // Head: up to the blank line.
+  size_t end = std::string::npos;
+  while ((end = buf_.find("\r\n\r\n")) == std::string::npos) {
+    if (buf_.size() > (64 << 10)) {
+      a.error = "answer head larger than 64 KiB";
+      Close();
+      return a;
+    }
+    if (!Fill(buf_.size() + 1, a.error)) {
+      Close();
+      return a;
+    }
+  }
+  std::string_view head(buf_.data(), end);
+  int status = 0;
+  if (head.size() < 12 || !head.starts_with("HTTP/1.") ||
+      std::from_chars(head.data() + 9, head.data() + 12, status).ec != std::errc()) {
+    a.error = "not an HTTP answer: " + std::string(head.substr(0, 40));
+    Close();
+    return a;
+  }
+  if (!HeaderValue(head, "Transfer-Encoding").empty()) {
+    a.error = "chunked answers are not supported by the load generator";
+    Close();
+    return a;
+  }
+  size_t length = 0;
+  std::string_view cl = HeaderValue(head, "Content-Length");
+  if (!cl.empty() && std::from_chars(cl.data(), cl.data() + cl.size(), length).ec != std::errc()) {
+    a.error = "bad Content-Length '" + std::string(cl) + "'";
+    Close();
+    return a;
+  }
+  const bool close = strncasecmp(std::string(HeaderValue(head, "Connection")).c_str(), "close", 5) == 0;
+  const size_t total = end + 4 + length;
+  if (!Fill(total, a.error)) {
+    Close();
+    return a;
+  }
+  a.status = status;
+  a.body = buf_.substr(end + 4, length);
+  buf_.erase(0, total);
+  if (close) Close();
+  return a;
+}
+
+}  // namespace abacus::cli

@@ -1,0 +1,48 @@
+// WireClient: the load generator's HTTP/1.1 client for `abacus bench api`. It sends a prepared
+// request in one write on a kept-alive connection and reads one answer (status line, headers,
+// a Content-Length body), doing no more work per request than a load generator should (as wrk
+// or hey do): the server under test, not the client, should own the two cores. Plain HTTP only;
+// `abacus bench api --client cli` measures with the CLI's own client instead.
+//
+//   WireClient c("127.0.0.1", 8420);
+//   std::string req = WireClient::Request("POST", "/api/v1/workloads", host, token, type, body);
+//   WireAnswer a = c.RoundTrip(req);   // a.status 201, or 0 with a.error
+#pragma once
+
+#include <string>
+
+namespace abacus::cli {
+
+struct WireAnswer {
+  int status = 0;     // 0: no answer (see error)
+  std::string body;
+  std::string error;  // what went wrong when status is 0
+};
+
+class WireClient {
+ public:
+  WireClient(std::string host, int port) : host_(std::move(host)), port_(port) {}
+  ~WireClient();
+  WireClient(const WireClient&) = delete;
+  WireClient& operator=(const WireClient&) = delete;
+
+  // Returns the bytes of one request with a bearer token and a body.
+  static std::string Request(const std::string& method, const std::string& path, const std::string& host,
+                             const std::string& token, const std::string& content_type, const std::string& body);
+  // Sends `request` (connecting first when needed) and reads the answer. A connection the server
+  // closed is reopened once for the next request.
+  WireAnswer RoundTrip(const std::string& request);
+
+ private:
+  bool Connect(std::string& error);
+  void Close();
+  // Reads until `buf_` holds `n` bytes past `from`; false on close or error.
+  bool Fill(size_t need, std::string& error);
+
+  std::string host_;
+  int port_;
+  int fd_ = -1;
+  std::string buf_;  // received, not yet consumed
+};
+
+}  // namespace abacus::cli
