@@ -100,13 +100,7 @@ ApiClient::ApiClient(ClientConfig config) : config_(std::move(config)), impl_(ne
   c.set_connection_timeout(5, 0);
   c.set_read_timeout(60, 0);
   c.set_write_timeout(60, 0);
-  c.set_keep_alive(true);
-  c.set_tcp_nodelay(true);
   if (!config_.token.empty()) c.set_bearer_token_auth(config_.token.c_str());
-  // HTTPS: trust the CA in $ABACUS_CA_CERT (a private CA or a self-signed server certificate),
-  // else the system's.
-  if (const char* ca = std::getenv("ABACUS_CA_CERT"); ca != nullptr && *ca != '\0') c.set_ca_cert_path(ca);
-  c.enable_server_certificate_verification(true);
   impl_->client = std::move(*made);
 }
 

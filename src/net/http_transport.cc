@@ -3,6 +3,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "common/log.h"
 #include "net/socket_stream.h"
 
 namespace abacus::net {
@@ -27,6 +32,15 @@ struct ListenSocket : httplib::Server {
 std::unique_ptr<httplib::Server> MakeServer(const std::string& tls_cert_file, const std::string& tls_key_file) {
   if (tls_cert_file.empty() && tls_key_file.empty()) return std::make_unique<BufferedServer>();
   return std::make_unique<httplib::SSLServer>(tls_cert_file.c_str(), tls_key_file.c_str());
+}
+
+Result<int> BindServer(httplib::Server& svr, const std::string& host, int port) {
+  int bound = port == 0 ? svr.bind_to_any_port(host) : (svr.bind_to_port(host, port) ? port : -1);
+  if (bound <= 0) {
+    return Unavailable("cannot listen on " + host + ":" + std::to_string(port) + " (address in use or not local?)");
+  }
+  if (!WidenListenBacklog(svr)) ABACUS_LOG_WARN("listen backlog left at httplib's 5: {}", std::strerror(errno));
+  return bound;
 }
 
 bool WidenListenBacklog(httplib::Server& svr, int backlog) {
@@ -109,8 +123,17 @@ Result<ServerUrl> ParseServerUrl(const std::string& url) {
 
 Result<std::unique_ptr<httplib::ClientImpl>> MakeClient(const std::string& url) {
   ABACUS_ASSIGN_OR_RETURN(ServerUrl u, ParseServerUrl(url));
-  if (u.tls) return std::unique_ptr<httplib::ClientImpl>(std::make_unique<httplib::SSLClient>(u.host, u.port));
-  return std::unique_ptr<httplib::ClientImpl>(std::make_unique<BufferedClient>(u.host, u.port));
+  std::unique_ptr<httplib::ClientImpl> c;
+  if (u.tls) {
+    c = std::make_unique<httplib::SSLClient>(u.host, u.port);
+  } else {
+    c = std::make_unique<BufferedClient>(u.host, u.port);
+  }
+  c->set_keep_alive(true);
+  c->set_tcp_nodelay(true);
+  if (const char* ca = std::getenv("ABACUS_CA_CERT"); ca != nullptr && *ca != '\0') c->set_ca_cert_path(ca);
+  c->enable_server_certificate_verification(true);
+  return c;
 }
 
 }  // namespace abacus::net

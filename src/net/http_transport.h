@@ -37,6 +37,10 @@ class BufferedClient : public httplib::ClientImpl {
 // with the PEM certificate and key (check is_valid()).
 std::unique_ptr<httplib::Server> MakeServer(const std::string& tls_cert_file, const std::string& tls_key_file);
 
+// Binds `svr` to host:port (any free port when `port` is 0) and widens its listen backlog.
+// Returns the port; Unavailable when the address cannot be bound.
+Result<int> BindServer(httplib::Server& svr, const std::string& host, int port);
+
 // Raises the listen backlog of `svr`, bound and not yet serving, to `backlog` (the kernel caps
 // it at net.core.somaxconn). httplib listens with a backlog of 5: a burst of connections (64
 // clients at once, agents reconnecting after a restart) overflowed it, and each dropped SYN
@@ -53,7 +57,10 @@ struct ServerUrl {
 // Parses "http://HOST[:PORT][/...]" or "https://...". InvalidArgument names what is wrong.
 Result<ServerUrl> ParseServerUrl(const std::string& url);
 
-// A client for `url`: BufferedClient for http://, httplib's SSLClient for https://.
+// A client for `url`: BufferedClient for http://, httplib's SSLClient for https://. Every
+// Abacus client is set up alike here: kept-alive connections, no Nagle delay, and for HTTPS the
+// CA in $ABACUS_CA_CERT (a private CA or a self-signed server certificate), else the system's,
+// with the server's certificate verified. Callers set their own timeouts and credentials.
 Result<std::unique_ptr<httplib::ClientImpl>> MakeClient(const std::string& url);
 
 }  // namespace abacus::net

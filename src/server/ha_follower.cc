@@ -41,13 +41,7 @@ FollowerServer::~FollowerServer() { Stop(); }
 
 Status FollowerServer::Bind() {
   if (!svr_->is_valid()) return InvalidArgument("TLS: cannot load the certificate or the key");
-  port_ = options_.port == 0 ? svr_->bind_to_any_port(options_.host)
-                             : (svr_->bind_to_port(options_.host, options_.port) ? options_.port : -1);
-  if (port_ <= 0) {
-    return Unavailable("cannot listen on " + options_.host + ":" + std::to_string(options_.port) +
-                       " (address in use or not local?)");
-  }
-  if (!net::WidenListenBacklog(*svr_)) ABACUS_LOG_WARN("listen backlog left at httplib's 5");
+  ABACUS_ASSIGN_OR_RETURN(port_, net::BindServer(*svr_, options_.host, options_.port));
   return Status::OK();
 }
 

@@ -3,8 +3,6 @@
 #include <httplib.h>
 #include <strings.h>
 
-#include <cstdlib>
-
 #include "net/http_transport.h"
 
 namespace abacus::server {
@@ -56,15 +54,10 @@ std::unique_ptr<httplib::ClientImpl> Forwarder::Borrow(const std::string& url) {
   auto made = net::MakeClient(url);
   if (!made.ok()) return nullptr;
   std::unique_ptr<httplib::ClientImpl> c = std::move(*made);
-  c->set_keep_alive(true);
-  c->set_tcp_nodelay(true);
   c->set_url_encode(false);  // the target is forwarded as the client sent it
   c->set_connection_timeout(options_.connect_timeout);
   c->set_read_timeout(options_.read_timeout);
   c->set_write_timeout(options_.read_timeout);
-  // An HTTPS leader: the CA in $ABACUS_CA_CERT, else the system's.
-  if (const char* ca = std::getenv("ABACUS_CA_CERT"); ca != nullptr && *ca != '\0') c->set_ca_cert_path(ca);
-  c->enable_server_certificate_verification(true);
   return c;
 }
 

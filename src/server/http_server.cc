@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 
 #include "common/log.h"
 #include "common/thread_name.h"
@@ -135,16 +134,7 @@ Status HttpServer::Bind() {
   if (options_.tls_cert_file.empty() != options_.tls_key_file.empty()) {
     return InvalidArgument("TLS needs both --tls-cert and --tls-key");
   }
-  if (options_.port == 0) {
-    port_ = svr_->bind_to_any_port(options_.host);
-  } else {
-    port_ = svr_->bind_to_port(options_.host, options_.port) ? options_.port : -1;
-  }
-  if (port_ <= 0) {
-    return Unavailable("cannot listen on " + options_.host + ":" + std::to_string(options_.port) +
-                       " (address in use or not local?)");
-  }
-  if (!net::WidenListenBacklog(*svr_)) ABACUS_LOG_WARN("listen backlog left at httplib's 5: {}", std::strerror(errno));
+  ABACUS_ASSIGN_OR_RETURN(port_, net::BindServer(*svr_, options_.host, options_.port));
   return Status::OK();
 }
 

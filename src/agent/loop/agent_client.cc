@@ -1,6 +1,5 @@
 #include "agent/loop/agent_client.h"
 
-#include <cstdlib>
 #include <httplib.h>
 
 #include "common/log.h"
@@ -99,13 +98,8 @@ std::unique_ptr<httplib::ClientImpl> AgentClient::Borrow(const std::string& url)
     auto made = net::MakeClient(url);
     if (!made.ok()) return nullptr;
     c = std::move(*made);
-    c->set_keep_alive(true);
-    c->set_tcp_nodelay(true);
     c->set_connection_timeout(options_.connect_timeout);
     c->set_write_timeout(options_.request_timeout);
-    // HTTPS servers: the CA in $ABACUS_CA_CERT, else the system's.
-    if (const char* ca = std::getenv("ABACUS_CA_CERT"); ca != nullptr && *ca != '\0') c->set_ca_cert_path(ca);
-    c->enable_server_certificate_verification(true);
   }
   busy_.insert(c.get());
   return c;
