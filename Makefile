@@ -55,6 +55,7 @@ bench: build
 	  $(BUILD_DIR)/bench/abacus_store_bench /tmp/abacus-store-bench 3 "$$(scripts/pg-test.sh createdb $(BUILD_DIR)/pg-bench store)"; \
 	  scripts/pg-test.sh stop $(BUILD_DIR)/pg-bench
 	@$(BUILD_DIR)/bench/abacus_meter_bench
+	@$(BUILD_DIR)/bench/abacus_submit_bench
 	@$(BUILD_DIR)/abacus bench api --clients 1,8,64 --seconds 5
 	@scripts/pg-test.sh start $(BUILD_DIR)/pg-bench --tcp --durable >/dev/null && \
 	  $(BUILD_DIR)/abacus bench api --clients 1,8,64 --seconds 5 --store "$$(scripts/pg-test.sh createdb $(BUILD_DIR)/pg-bench api)"; \

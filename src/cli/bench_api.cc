@@ -5,6 +5,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -16,6 +17,7 @@
 #include "cli/output.h"
 #include "cli/verbs.h"
 #include "cli/wire_client.h"
+#include "common/cpu_steal.h"
 #include "common/thread_name.h"
 #include "net/http_transport.h"
 #include "server/http_server.h"
@@ -67,6 +69,7 @@ struct Row {
   int clients = 0;
   int64_t ok = 0, errors = 0;
   double seconds = 0, rate = 0, p50_ms = 0, p99_ms = 0, max_ms = 0;
+  std::optional<double> stolen_pct;  // the hypervisor's share of this machine's CPU meanwhile
 };
 
 // One client's connection: the lean load generator or the CLI's client. Returns the status of
@@ -159,9 +162,12 @@ Row RunOne(const ClientConfig& cfg, int clients, double seconds, bool yaml, bool
     start = std::chrono::steady_clock::now();
     go = true;
   }
+  std::optional<CpuTimes> cpu_before = ReadCpuTimes();
   start_cv.notify_all();
   for (auto& t : threads) t.join();
+  std::optional<CpuTimes> cpu_after = ReadCpuTimes();
   Row row;
+  if (cpu_before && cpu_after) row.stolen_pct = StolenPercent(*cpu_before, *cpu_after);
   row.clients = clients;
   row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::vector<double> all;
@@ -246,7 +252,8 @@ int RunBenchApi(const BenchApiOptions& o) {
     json out = json::array();
     for (const auto& r : rows) {
       out.push_back({{"clients", r.clients}, {"acknowledged", r.ok}, {"errors", r.errors}, {"seconds", r.seconds},
-                     {"submissions_per_sec", r.rate}, {"p50_ms", r.p50_ms}, {"p99_ms", r.p99_ms}, {"max_ms", r.max_ms}});
+                     {"submissions_per_sec", r.rate}, {"p50_ms", r.p50_ms}, {"p99_ms", r.p99_ms}, {"max_ms", r.max_ms},
+                     {"stolen_pct", r.stolen_pct ? json(*r.stolen_pct) : json(nullptr)}});
     }
     std::cout << json{{"benchmark", "api"}, {"server", o.server.empty() ? "in-process" : cfg.server}, {"runs", out}}.dump(2)
               << "\n";
@@ -259,9 +266,21 @@ int RunBenchApi(const BenchApiOptions& o) {
     std::snprintf(buf[1], 32, "%.2f", r.p50_ms);
     std::snprintf(buf[2], 32, "%.2f", r.p99_ms);
     std::snprintf(buf[3], 32, "%.1f", r.max_ms);
-    table.push_back({std::to_string(r.clients), std::to_string(r.ok), std::to_string(r.errors), buf[0], buf[1], buf[2], buf[3]});
+    std::snprintf(buf[4], 32, "%.0f", r.stolen_pct.value_or(0));
+    table.push_back({std::to_string(r.clients), std::to_string(r.ok), std::to_string(r.errors), buf[0], buf[1], buf[2],
+                     buf[3], r.stolen_pct ? buf[4] : "-"});
   }
-  PrintTable(std::cout, {"CLIENTS", "ACKNOWLEDGED", "ERRORS", "SUBMISSIONS/S", "P50 MS", "P99 MS", "MAX MS"}, table);
+  PrintTable(std::cout, {"CLIENTS", "ACKNOWLEDGED", "ERRORS", "SUBMISSIONS/S", "P50 MS", "P99 MS", "MAX MS", "STOLEN %"},
+             table);
+  // A shared VM's host can take a share of its CPU: numbers from such a row are the host's.
+  std::cout.flush();
+  for (const auto& r : rows) {
+    if (r.stolen_pct && *r.stolen_pct >= 5) {
+      std::cerr << "note: the hypervisor took " << static_cast<int>(*r.stolen_pct + 0.5)
+                << "% of this machine's CPU during the " << r.clients
+                << "-client row (steal time, /proc/stat): its numbers are lower than the code's own\n";
+    }
+  }
   return kExitOk;
 }
 
@@ -272,7 +291,9 @@ void AddBenchApiCommand(CLI::App& app, int* exit_code) {
   auto o = std::make_shared<BenchApiOptions>();
   CLI::App* cmd = bench->add_subcommand(
       "api", "Durable workload submissions per second and p50/p99 latency over loopback HTTP, at several client "
-             "counts. Without --server it runs an in-process server on a temporary data folder (SQLite, FULL sync).\n"
+             "counts. Without --server it runs an in-process server on a temporary data folder (SQLite, FULL sync). "
+             "STOLEN % is the share of this machine's CPU its hypervisor gave to other guests during the row "
+             "(steal time): on a shared VM, compare rows and builds only at similar values.\n"
              "Example: abacus bench api --clients 1,8,64 --seconds 5");
   cmd->add_option("--clients", o->clients, "comma-separated client counts")->capture_default_str();
   cmd->add_option("--seconds", o->seconds, "seconds per client count")->capture_default_str();

@@ -173,7 +173,7 @@ AuditHead AuditChain::head() const {
 
 nlohmann::json AuditEntryToJson(const AuditEntry& e) {
   const AuditRecord& r = e.record;
-  nlohmann::ordered_json j;
+  nlohmann::json j;  // stored and exported as is: keys in std::map order
   j["seq"] = e.seq;
   j["time"] = FormatTime(e.time);
   j["timeUs"] = ToMicros(e.time);
@@ -187,7 +187,7 @@ nlohmann::json AuditEntryToJson(const AuditEntry& e) {
   j["requestId"] = r.request_id;
   j["prevHash"] = e.prev_hash;
   j["hash"] = e.hash;
-  return nlohmann::json(j);
+  return j;
 }
 
 Result<AuditEntry> AuditEntryFromJson(const nlohmann::json& j) {

@@ -34,6 +34,21 @@ std::string Sha256Hex(std::string_view data) {
   return Hex(md, len);
 }
 
+std::string BearerSha256Hex(std::string_view token) {
+  struct Last {
+    std::string token;
+    std::string hash;
+    ~Last() { OPENSSL_cleanse(token.data(), token.size()); }
+  };
+  thread_local Last last;
+  if (last.hash.empty() || token != last.token) {
+    OPENSSL_cleanse(last.token.data(), last.token.size());
+    last.token.assign(token);
+    last.hash = Sha256Hex(token);
+  }
+  return last.hash;
+}
+
 std::string RandomHex(size_t bytes) {
   std::vector<unsigned char> buf(bytes);
   if (RAND_bytes(buf.data(), static_cast<int>(buf.size())) != 1) {

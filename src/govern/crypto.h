@@ -9,6 +9,9 @@ namespace abacus::govern {
 
 // Returns the lower-case hex SHA-256 (64 characters) of `data`.
 std::string Sha256Hex(std::string_view data);
+// Sha256Hex of a bearer token, remembering the last token this thread hashed: an HTTP worker
+// serves one kept-alive connection, whose every request carries the same token.
+std::string BearerSha256Hex(std::string_view token);
 // Returns `bytes` bytes from OpenSSL's CSPRNG as lower-case hex. Aborts when the CSPRNG fails
 // (a process that cannot make secrets must not hand out guessable ones).
 std::string RandomHex(size_t bytes);

@@ -222,7 +222,7 @@ std::vector<TokenRecord> TokenRegistry::Tokens(std::optional<std::string_view> o
 
 Result<Principal> TokenRegistry::Authenticate(std::string_view bearer) {
   if (bearer.empty()) return Unauthenticated("missing bearer token (Authorization: Bearer TOKEN)");
-  const std::string hash = Sha256Hex(bearer);
+  const std::string hash = BearerSha256Hex(bearer);
   Time now = clock_.Now();
   std::lock_guard lock(mu_);
   // 1) Compare against every stored hash in constant time, without stopping at a match.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <thread>
 
 #include "govern/crypto.h"
 #include "store/store.h"
@@ -31,6 +32,17 @@ TEST(CryptoTest, Sha256KnownAnswerRandomnessAndCompare) {
   EXPECT_TRUE(ConstantTimeEqual("abc", "abc"));
   EXPECT_FALSE(ConstantTimeEqual("abc", "abd"));
   EXPECT_FALSE(ConstantTimeEqual("abc", "abcd"));
+}
+
+// The per-thread memo of the last bearer token never answers for another token.
+TEST(CryptoTest, BearerHashIsTheTokensOwnWhateverCameBefore) {
+  for (const char* token : {"abc", "abc", "abd", "", "abc", "a-much-longer-token-of-64-characters-0123456789abcdef0123456789"}) {
+    EXPECT_EQ(BearerSha256Hex(token), Sha256Hex(token)) << token;
+  }
+  std::string other_thread;
+  std::thread([&] { other_thread = BearerSha256Hex("abd"); }).join();
+  EXPECT_EQ(other_thread, Sha256Hex("abd"));
+  EXPECT_EQ(BearerSha256Hex("abc"), Sha256Hex("abc"));
 }
 
 TEST(TokenRegistryTest, IssuedTokenAuthenticatesAndIsStoredOnlyAsHash) {

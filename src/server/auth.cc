@@ -1,8 +1,6 @@
 #include "server/auth.h"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
-#include <openssl/rand.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,20 +11,10 @@
 #include <sstream>
 
 #include "common/log.h"
+#include "govern/crypto.h"
 
 namespace abacus::server {
 namespace {
-
-std::string Hex(const unsigned char* data, size_t n) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  out.reserve(n * 2);
-  for (size_t i = 0; i < n; ++i) {
-    out += digits[data[i] >> 4];
-    out += digits[data[i] & 15];
-  }
-  return out;
-}
 
 std::string ReadTrimmed(const std::string& path) {
   std::ifstream in(path);
@@ -38,31 +26,11 @@ std::string ReadTrimmed(const std::string& path) {
   return s;
 }
 
-// Constant-time comparison of two equal-length hex strings.
-bool SameHash(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
-}
-
 }  // namespace
 
-std::string NewToken() {
-  unsigned char bytes[32];
-  if (RAND_bytes(bytes, sizeof(bytes)) != 1) {
-    ABACUS_LOG_ERROR("RAND_bytes failed");
-    std::abort();
-  }
-  return Hex(bytes, sizeof(bytes));
-}
+std::string NewToken() { return govern::RandomHex(32); }
 
-std::string HashToken(std::string_view token) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(token.data(), token.size(), md, &len, EVP_sha256(), nullptr);
-  return Hex(md, len);
-}
+std::string HashToken(std::string_view token) { return govern::Sha256Hex(token); }
 
 Status WritePrivateFile(const std::string& path, const std::string& content) {
   std::string tmp = path + ".tmp";
@@ -101,7 +69,7 @@ Result<std::unique_ptr<TokenAuthorizer>> TokenAuthorizer::Open(Store& store, con
     ABACUS_ASSIGN_OR_RETURN(auto stored, store.GetMeta(s.meta));
     std::string on_disk = ReadTrimmed(path);
     std::string hash;
-    if (stored && !on_disk.empty() && SameHash(HashToken(on_disk), *stored)) {
+    if (stored && !on_disk.empty() && govern::ConstantTimeEqual(HashToken(on_disk), *stored)) {
       hash = *stored;
     } else if (stored && on_disk.empty()) {
       // The file was removed after first start: keep the stored token (it may be in use).
@@ -121,9 +89,9 @@ Result<std::unique_ptr<TokenAuthorizer>> TokenAuthorizer::Open(Store& store, con
 
 Result<Principal> TokenAuthorizer::Authenticate(std::string_view bearer_token) const {
   if (bearer_token.empty()) return Unauthenticated("missing bearer token (Authorization: Bearer TOKEN)");
-  std::string hash = HashToken(bearer_token);
+  std::string hash = govern::BearerSha256Hex(bearer_token);
   for (const auto& [h, who] : by_hash_) {
-    if (SameHash(h, hash)) return who;
+    if (govern::ConstantTimeEqual(h, hash)) return who;
   }
   {
     std::lock_guard lock(nodes_mu_);

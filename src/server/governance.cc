@@ -8,6 +8,7 @@
 #include "common/duration_parse.h"
 #include "common/log.h"
 #include "common/thread_name.h"
+#include "common/wake_slot.h"
 #include "govern/admission.h"
 #include "tenancy/tenancy_codec.h"
 #include "tenancy/yaml_json.h"
@@ -589,11 +590,16 @@ void MakeUtf8(std::string& s) {
 
 }  // namespace
 
+// A CommitAudited caller waiting for its entry's commit; one per thread, reused call after
+// call. The writer sets `status`, then wakes `slot`.
 struct Governance::AuditWaiter {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;  // GUARDED_BY(mu)
-  Status status;      // GUARDED_BY(mu)
+  WakeSlot& slot = WakeSlot::ForThisThread();
+  Status status;
+
+  static AuditWaiter& ForThisThread() {
+    thread_local AuditWaiter waiter;
+    return waiter;
+  }
 };
 
 uint64_t Governance::Enqueue(AuditItem item) {
@@ -611,6 +617,7 @@ uint64_t Governance::Enqueue(AuditItem item) {
       return 0;
     }
     audit_queue_.push_back(std::move(item));
+    audit_queue_size_.store(audit_queue_.size(), std::memory_order_relaxed);
     ticket = ++audit_enqueued_;
   }
   audit_cv_.notify_one();
@@ -620,13 +627,13 @@ uint64_t Governance::Enqueue(AuditItem item) {
 uint64_t Governance::EnqueueAudit(govern::AuditRecord record) { return Enqueue(AuditItem{std::move(record)}); }
 
 Status Governance::CommitAudited(const WriteBatch& batch, govern::AuditRecord record, CommitResult* result) {
-  AuditWaiter waiter;
+  AuditWaiter& waiter = AuditWaiter::ForThisThread();
+  waiter.slot.Arm();
   if (Enqueue(AuditItem{std::move(record), &batch, result, &waiter}) == 0) {
     return Unavailable("the audit log is closed: the server is shutting down");
   }
-  std::unique_lock lock(waiter.mu);
-  waiter.cv.wait(lock, [&] { return waiter.done; });
-  return waiter.status;
+  waiter.slot.Wait();
+  return std::move(waiter.status);
 }
 
 Status Governance::WaitAudit(uint64_t ticket) {
@@ -660,10 +667,7 @@ void Governance::FlushAudit() {
   audit_done_cv_.wait(lock, [&] { return audit_done_ >= target; });
 }
 
-size_t Governance::audit_queued() const {
-  std::lock_guard lock(audit_mu_);
-  return audit_queue_.size();
-}
+size_t Governance::audit_queued() const { return audit_queue_size_.load(std::memory_order_relaxed); }
 
 int64_t Governance::audit_failures() const {
   std::lock_guard lock(audit_mu_);
@@ -725,6 +729,7 @@ void Governance::Writer() {
         items.push_back(std::move(audit_queue_.front()));
         audit_queue_.pop_front();
       }
+      audit_queue_size_.store(audit_queue_.size(), std::memory_order_relaxed);
       const uint64_t first = audit_done_ + 1;
       lock.unlock();
       std::vector<Status> statuses = CommitItems(items);
@@ -733,10 +738,8 @@ void Governance::Writer() {
       int64_t lost = 0;
       for (size_t i = 0; i < items.size(); ++i) {
         if (AuditWaiter* w = items[i].waiter) {
-          std::lock_guard wl(w->mu);
           w->status = statuses[i];
-          w->done = true;
-          w->cv.notify_one();
+          w->slot.Wake();
         } else if (!statuses[i].ok()) {
           ++lost;
           ABACUS_LOG_ERROR("audit: entry {} {} {} not written: {}", items[i].record.actor, items[i].record.action,

@@ -10,6 +10,7 @@
 // tenancy documents). The HTTP layer (governance_api.cc) calls the rest.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -263,6 +264,7 @@ class Governance {
   std::condition_variable audit_cv_;       // the writer waits for work
   std::condition_variable audit_done_cv_;  // requests wait for their entry
   std::deque<AuditItem> audit_queue_;            // GUARDED_BY(audit_mu_)
+  std::atomic<size_t> audit_queue_size_{0};      // audit_queue_.size(), read without the lock
   uint64_t audit_enqueued_ = 0;                  // GUARDED_BY(audit_mu_): tickets handed out
   uint64_t audit_done_ = 0;                      // GUARDED_BY(audit_mu_): tickets finished
   std::map<uint64_t, Status> audit_errors_;      // GUARDED_BY(audit_mu_): failed tickets (recent)

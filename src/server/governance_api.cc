@@ -381,9 +381,9 @@ std::string NewRequestId() {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   z ^= z >> 31;
-  char buf[21];
-  std::snprintf(buf, sizeof buf, "req-%016llx", static_cast<unsigned long long>(z));
-  return buf;
+  std::string id = "req-0000000000000000";
+  for (size_t i = id.size(); i > 4; --i, z >>= 4) id[i - 1] = "0123456789abcdef"[z & 15];
+  return id;
 }
 
 void InstallGovernance(httplib::Server& s, ControlPlane& cp, double rate_limit, double rate_burst) {

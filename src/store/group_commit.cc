@@ -4,8 +4,21 @@
 #include <vector>
 
 #include "common/thread_name.h"
+#include "common/wake_slot.h"
 
 namespace abacus {
+
+struct GroupCommitter::Pending {
+  const WriteBatch* batch = nullptr;
+  CommitResult* result = nullptr;
+  Status status;
+  WakeSlot& slot = WakeSlot::ForThisThread();
+
+  static Pending& ForThisThread() {
+    thread_local Pending pending;
+    return pending;
+  }
+};
 
 GroupCommitter::GroupCommitter(Store& store, GroupCommitOptions options)
     : store_(store), options_(options) {
@@ -18,16 +31,19 @@ GroupCommitter::GroupCommitter(Store& store, GroupCommitOptions options)
 GroupCommitter::~GroupCommitter() { Shutdown(); }
 
 Status GroupCommitter::Submit(const WriteBatch& batch, CommitResult* result) {
-  Pending pending{&batch, result, Status::OK(), {}, {}, false};
+  Pending& pending = Pending::ForThisThread();
+  pending.batch = &batch;
+  pending.result = result;
+  pending.slot.Arm();
   {
     std::lock_guard lock(mu_);
     if (stopping_) return Unavailable("store " + store_.Describe() + " is shutting down");
     queue_.push_back(&pending);
+    queued_.store(queue_.size(), std::memory_order_relaxed);
   }
   work_cv_.notify_one();
-  std::unique_lock lock(pending.mu);
-  pending.cv.wait(lock, [&] { return pending.done; });
-  return pending.status;
+  pending.slot.Wait();
+  return std::move(pending.status);
 }
 
 void GroupCommitter::Shutdown() {
@@ -44,10 +60,7 @@ bool GroupCommitter::accepting() const {
   return !stopping_;
 }
 
-size_t GroupCommitter::queued() const {
-  std::lock_guard lock(mu_);
-  return queue_.size();
-}
+size_t GroupCommitter::queued() const { return queued_.load(std::memory_order_relaxed); }
 
 GroupCommitStats GroupCommitter::stats() const {
   std::lock_guard lock(mu_);
@@ -69,6 +82,7 @@ void GroupCommitter::Run() {
       size_t n = std::min(queue_.size(), max_group);
       group.assign(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
       queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
+      queued_.store(queue_.size(), std::memory_order_relaxed);
       stats_.groups += 1;
       stats_.batches += static_cast<int64_t>(n);
       stats_.max_group = std::max(stats_.max_group, static_cast<int64_t>(n));
@@ -82,14 +96,11 @@ void GroupCommitter::Run() {
     }
     statuses.assign(group.size(), Status::OK());
     store_.CommitGroup(batches, results, statuses);
-    // 3) Wake each submitter with its own status. Notifying under the submitter's mutex keeps
-    //    `pending` alive until we are done with it.
+    // 3) Wake each submitter with its own status.
     for (size_t i = 0; i < group.size(); ++i) {
       Pending* p = group[i];
-      std::lock_guard lock(p->mu);
       p->status = std::move(statuses[i]);
-      p->done = true;
-      p->cv.notify_one();
+      p->slot.Wake();
     }
   }
 }

@@ -9,6 +9,7 @@
 // still commit. Submit is safe from any number of threads.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -54,15 +55,9 @@ class GroupCommitter {
   GroupCommitStats stats() const;
 
  private:
-  // One Submit call waiting for its result; lives on the submitter's stack.
-  struct Pending {
-    const WriteBatch* batch;
-    CommitResult* result;
-    Status status;
-    std::mutex mu;
-    std::condition_variable cv;
-    bool done = false;  // GUARDED_BY(mu)
-  };
+  // One Submit call waiting for its result: one per thread, reused call after call. The
+  // committer sets `status`, then wakes `slot`.
+  struct Pending;
 
   void Run();
 
@@ -71,6 +66,7 @@ class GroupCommitter {
   mutable std::mutex mu_;
   std::condition_variable work_cv_;
   std::deque<Pending*> queue_;  // GUARDED_BY(mu_)
+  std::atomic<size_t> queued_{0};  // queue_.size(), read without the lock
   bool stopping_ = false;       // GUARDED_BY(mu_)
   GroupCommitStats stats_;      // GUARDED_BY(mu_)
   std::thread thread_;

@@ -6,12 +6,14 @@
 namespace abacus {
 namespace {
 
-using Json = nlohmann::ordered_json;
-
+// Each encoder builds either JSON flavour: ordered_json keeps the field order for YAML and
+// `-o json`; plain json (keys sorted) is what the store keeps, built without a copy.
+template <class Json>
 Json EncodeRestartPolicy(const RestartPolicy& rp) {
   return Json{{"maxRetries", rp.max_retries}, {"backoffSeconds", rp.backoff_seconds}};
 }
 
+template <class Json>
 Json EncodeTaskGroup(const TaskGroup& g) {
   Json j;
   j["name"] = g.name;
@@ -50,6 +52,7 @@ Json EncodeTaskGroup(const TaskGroup& g) {
   return j;
 }
 
+template <class Json>
 Json EncodeProbe(const Probe& p) {
   Json j;
   switch (p.type) {
@@ -65,14 +68,16 @@ Json EncodeProbe(const Probe& p) {
   return j;
 }
 
+template <class Json>
 void EncodeTraining(const TrainingSpec& t, Json& spec) {
   if (t.checkpoint) {
     spec["checkpoint"] = Json{{"signal", t.checkpoint->signal}, {"graceSeconds", t.checkpoint->grace_seconds}};
   }
-  spec["restartPolicy"] = EncodeRestartPolicy(t.restart_policy);
+  spec["restartPolicy"] = EncodeRestartPolicy<Json>(t.restart_policy);
   if (t.max_runtime) spec["maxRuntime"] = FormatDurationSpec(*t.max_runtime);
 }
 
+template <class Json>
 void EncodeInference(const InferenceSpec& s, Json& spec) {
   spec["replicas"] = s.replicas;
   spec["minReplicas"] = s.min_replicas;
@@ -85,8 +90,8 @@ void EncodeInference(const InferenceSpec& s, Json& spec) {
   }
   if (s.probes.readiness || s.probes.liveness) {
     Json p;
-    if (s.probes.readiness) p["readiness"] = EncodeProbe(*s.probes.readiness);
-    if (s.probes.liveness) p["liveness"] = EncodeProbe(*s.probes.liveness);
+    if (s.probes.readiness) p["readiness"] = EncodeProbe<Json>(*s.probes.readiness);
+    if (s.probes.liveness) p["liveness"] = EncodeProbe<Json>(*s.probes.liveness);
     spec["probes"] = std::move(p);
   }
   if (const auto& a = s.autoscaling) {
@@ -106,6 +111,7 @@ void EncodeInference(const InferenceSpec& s, Json& spec) {
   }
 }
 
+template <class Json>
 void EncodeExperiment(const ExperimentSpec& e, Json& spec) {
   if (e.ttl) spec["ttl"] = FormatDurationSpec(*e.ttl);
   if (const auto& i = e.idle) {
@@ -120,6 +126,7 @@ void EncodeExperiment(const ExperimentSpec& e, Json& spec) {
   }
 }
 
+template <class Json>
 void EncodeEvaluation(const EvaluationSpec& e, Json& spec) {
   spec["model"] = e.model;
   spec["modelVersion"] = e.model_version;
@@ -129,15 +136,15 @@ void EncodeEvaluation(const EvaluationSpec& e, Json& spec) {
   if (!e.baseline_version.empty()) spec["baselineVersion"] = e.baseline_version;
 }
 
+template <class Json>
 void EncodeBatch(const BatchSpec& b, Json& spec) {
   spec["tasks"] = b.tasks;
   spec["parallelism"] = b.parallelism;
-  spec["restartPolicy"] = EncodeRestartPolicy(b.restart_policy);
+  spec["restartPolicy"] = EncodeRestartPolicy<Json>(b.restart_policy);
 }
 
-}  // namespace
-
-Json EncodeWorkload(const Workload& w) {
+template <class Json>
+Json EncodeWorkloadAs(const Workload& w) {
   Json j;
   j["kind"] = WorkloadKindName(w.kind());
   j["name"] = w.name;
@@ -150,7 +157,7 @@ Json EncodeWorkload(const Workload& w) {
   if (!w.spec.command.empty()) spec["command"] = w.spec.command;
   if (!w.spec.env.empty()) spec["env"] = w.spec.env;
   Json groups = Json::array();
-  for (const auto& g : w.spec.task_groups) groups.push_back(EncodeTaskGroup(g));
+  for (const auto& g : w.spec.task_groups) groups.push_back(EncodeTaskGroup<Json>(g));
   spec["taskGroups"] = std::move(groups);
   spec["gang"] = w.spec.gang;
   if (w.spec.max_queue_wait) spec["maxQueueWait"] = FormatDurationSpec(*w.spec.max_queue_wait);
@@ -179,7 +186,11 @@ Json EncodeWorkload(const Workload& w) {
   return j;
 }
 
-nlohmann::json ToJson(const Workload& w) { return ToPlainJson(EncodeWorkload(w)); }
+}  // namespace
+
+nlohmann::ordered_json EncodeWorkload(const Workload& w) { return EncodeWorkloadAs<nlohmann::ordered_json>(w); }
+
+nlohmann::json ToJson(const Workload& w) { return EncodeWorkloadAs<nlohmann::json>(w); }
 
 std::string ToYaml(const Workload& w) { return EmitYaml(EncodeWorkload(w)); }
 

@@ -145,5 +145,28 @@ TEST_F(CliTest, ExitCodesAndConfigResolution) {
   EXPECT_EQ(from_file.code, 0) << from_file.err;
 }
 
+// `bench api` against its own in-process server: every row is measured (submissions
+// acknowledged, none refused, latencies in order) and says how much CPU the hypervisor took.
+TEST_F(CliTest, BenchApiMeasuresDurableSubmissionsAndReportsStolenCpu) {
+  auto r = Run({"bench", "api", "--clients", "1,2", "--seconds", "0.3", "-o", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  json out = json::parse(r.out);
+  EXPECT_EQ(out["server"], "in-process");
+  ASSERT_EQ(out["runs"].size(), 2u) << r.out;
+  for (const auto& row : out["runs"]) {
+    EXPECT_GT(row["acknowledged"].get<int64_t>(), 0) << row.dump();
+    EXPECT_EQ(row["errors"], 0) << row.dump();
+    EXPECT_GT(row["p50_ms"].get<double>(), 0) << row.dump();
+    EXPECT_GE(row["p99_ms"].get<double>(), row["p50_ms"].get<double>()) << row.dump();
+    EXPECT_GE(row["max_ms"].get<double>(), row["p99_ms"].get<double>()) << row.dump();
+    ASSERT_TRUE(row["stolen_pct"].is_number()) << row.dump();
+    EXPECT_GE(row["stolen_pct"].get<double>(), 0);
+    EXPECT_LE(row["stolen_pct"].get<double>(), 100);
+  }
+  auto table = Run({"bench", "api", "--clients", "1", "--seconds", "0.2"});
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("STOLEN %"), std::string::npos) << table.out;
+}
+
 }  // namespace
 }  // namespace abacus::testing
