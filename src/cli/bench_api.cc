@@ -17,6 +17,7 @@
 #include "cli/output.h"
 #include "cli/verbs.h"
 #include "cli/wire_client.h"
+#include "cli/wire_load.h"
 #include "common/cpu_steal.h"
 #include "common/thread_name.h"
 #include "net/http_transport.h"
@@ -72,48 +73,78 @@ struct Row {
   std::optional<double> stolen_pct;  // the hypervisor's share of this machine's CPU meanwhile
 };
 
-// One client's connection: the lean load generator or the CLI's client. Returns the status of
-// one submission (0 when unanswered) and says why it failed.
+// One client's connection through the CLI's client (--client cli, and HTTPS servers). Returns
+// the status of one submission (0 when unanswered) and says why it failed.
 class BenchConnection {
  public:
-  BenchConnection(const ClientConfig& cfg, bool wire) {
-    if (wire) {
-      auto url = net::ParseServerUrl(cfg.server);
-      if (url.ok() && !url->tls) {
-        host_ = url->host + ":" + std::to_string(url->port);
-        token_ = cfg.token;
-        wire_ = std::make_unique<WireClient>(url->host, url->port);
-        return;
-      }
-    }
-    api_ = std::make_unique<ApiClient>(cfg);  // HTTPS, or --client cli
-  }
+  explicit BenchConnection(const ClientConfig& cfg) : api_(std::make_unique<ApiClient>(cfg)) {}
   // Opens the connection before the clock starts.
-  void Warm() {
-    if (wire_) {
-      wire_->RoundTrip(WireClient::Request("GET", "/healthz", host_, "", "", ""));
-    } else {
-      api_->Get("/healthz");
-    }
-  }
+  void Warm() { api_->Get("/healthz"); }
   int Submit(const std::string& body, const std::string& type, std::string* why) {
-    if (wire_) {
-      WireAnswer a = wire_->RoundTrip(WireClient::Request("POST", "/api/v1/workloads", host_, token_, type, body));
-      if (a.status != 201) *why = a.status == 0 ? a.error : "HTTP " + std::to_string(a.status) + ": " + a.body;
-      return a.status;
-    }
     ApiResponse r = api_->PostUnparsed("/api/v1/workloads", body, type);
     if (r.status != 201) *why = r.ErrorText();
     return r.status;
   }
 
  private:
-  std::unique_ptr<WireClient> wire_;
   std::unique_ptr<ApiClient> api_;
-  std::string host_, token_;
 };
 
+// Fills the row's counts and percentiles from the latencies of its acknowledged submissions.
+void Summarize(std::vector<double> all, int64_t errors, double seconds, Row& row) {
+  std::sort(all.begin(), all.end());
+  row.seconds = seconds;
+  row.ok = static_cast<int64_t>(all.size());
+  row.errors = errors;
+  row.rate = static_cast<double>(row.ok) / row.seconds;
+  if (!all.empty()) {
+    row.p50_ms = all[all.size() / 2];
+    row.p99_ms = all[std::min(all.size() - 1, all.size() * 99 / 100)];
+    row.max_ms = all.back();
+  }
+}
+
+// The request bodies of one row: client `c`'s n-th submission, unique across rows.
+std::string RowBody(int run, int c, int64_t n, bool yaml) {
+  return yaml ? Body(run * 1000 + c, n) : JsonBody(run * 1000 + c, n);
+}
+
+// --client wire: `clients` kept-alive connections driven by one thread (WireLoad).
+Row RunWire(const net::ServerUrl& url, const std::string& token, int clients, double seconds, bool yaml, int run) {
+  Row row;
+  row.clients = clients;
+  const std::string host = url.host + ":" + std::to_string(url.port);
+  std::vector<int> fds;
+  std::string connect_error;
+  for (int c = 0; c < clients; ++c) {
+    WireClient client(url.host, url.port);
+    WireAnswer warm = client.RoundTrip(WireClient::Request("GET", "/healthz", host, "", "", ""));
+    if (warm.status == 0 && connect_error.empty()) connect_error = warm.error;
+    fds.push_back(client.ReleaseFd());
+  }
+  if (!connect_error.empty()) std::cerr << "bench: " << connect_error << "\n";
+  const std::string type = yaml ? "application/yaml" : "application/json";
+  WireLoad load(std::move(fds), [&](int c, int64_t n) {
+    return WireClient::Request("POST", "/api/v1/workloads", host, token, type, RowBody(run, c, n, yaml));
+  });
+  std::optional<CpuTimes> cpu_before = ReadCpuTimes();
+  auto start = std::chrono::steady_clock::now();
+  WireLoadResult result = load.Run(std::chrono::duration<double>(seconds));
+  double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::optional<CpuTimes> cpu_after = ReadCpuTimes();
+  if (cpu_before && cpu_after) row.stolen_pct = StolenPercent(*cpu_before, *cpu_after);
+  for (const auto& why : result.first_errors) std::cerr << "bench: request failed: " << why << "\n";
+  Summarize(std::move(result.latencies_ms), result.errors, elapsed, row);
+  return row;
+}
+
 Row RunOne(const ClientConfig& cfg, int clients, double seconds, bool yaml, bool wire) {
+  static std::atomic<int> run_id{0};
+  int run = run_id.fetch_add(1);
+  if (wire) {
+    auto url = net::ParseServerUrl(cfg.server);
+    if (url.ok() && !url->tls) return RunWire(*url, cfg.token, clients, seconds, yaml, run);
+  }
   std::vector<std::vector<double>> lat(clients);
   std::atomic<int64_t> errors{0};
   std::atomic<bool> go{false};
@@ -122,12 +153,10 @@ Row RunOne(const ClientConfig& cfg, int clients, double seconds, bool yaml, bool
   std::condition_variable start_cv;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds + 0.2);
   std::vector<std::thread> threads;
-  static std::atomic<int> run_id{0};
-  int run = run_id.fetch_add(1);
   for (int c = 0; c < clients; ++c) {
     threads.emplace_back([&, c] {
       NameThisThread("abacus-bench");
-      BenchConnection conn(cfg, wire);
+      BenchConnection conn(cfg);
       conn.Warm();  // connect before the clock starts (keep-alive afterwards)
       {
         std::unique_lock lock(start_mu);
@@ -139,8 +168,7 @@ Row RunOne(const ClientConfig& cfg, int clients, double seconds, bool yaml, bool
       while (std::chrono::steady_clock::now() < deadline) {
         auto start = std::chrono::steady_clock::now();
         std::string why;
-        int status = yaml ? conn.Submit(Body(run * 1000 + c, n++), "application/yaml", &why)
-                          : conn.Submit(JsonBody(run * 1000 + c, n++), "application/json", &why);
+        int status = conn.Submit(RowBody(run, c, n++, yaml), yaml ? "application/yaml" : "application/json", &why);
         double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
         if (status == 201) {
           lat[c].push_back(ms);
@@ -167,20 +195,12 @@ Row RunOne(const ClientConfig& cfg, int clients, double seconds, bool yaml, bool
   for (auto& t : threads) t.join();
   std::optional<CpuTimes> cpu_after = ReadCpuTimes();
   Row row;
-  if (cpu_before && cpu_after) row.stolen_pct = StolenPercent(*cpu_before, *cpu_after);
   row.clients = clients;
-  row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (cpu_before && cpu_after) row.stolen_pct = StolenPercent(*cpu_before, *cpu_after);
   std::vector<double> all;
   for (auto& l : lat) all.insert(all.end(), l.begin(), l.end());
-  std::sort(all.begin(), all.end());
-  row.ok = static_cast<int64_t>(all.size());
-  row.errors = errors.load();
-  row.rate = static_cast<double>(row.ok) / row.seconds;
-  if (!all.empty()) {
-    row.p50_ms = all[all.size() / 2];
-    row.p99_ms = all[std::min(all.size() - 1, all.size() * 99 / 100)];
-    row.max_ms = all.back();
-  }
+  Summarize(std::move(all), errors.load(), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+            row);
   return row;
 }
 
@@ -303,8 +323,9 @@ void AddBenchApiCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str()
       ->check(CLI::IsMember({"json", "yaml"}));
   cmd->add_option("--client", o->client,
-                  "wire: a minimal HTTP/1.1 load generator (one write per request, answers counted, not "
-                  "parsed); cli: the client every abacus verb uses. HTTPS servers always get cli")
+                  "wire: a minimal HTTP/1.1 load generator, as wrk: one thread drives every client's kept-alive "
+                  "connection with epoll, one write per request, answers counted, not parsed; cli: a thread per "
+                  "client with the client every abacus verb uses. HTTPS servers always get cli")
       ->capture_default_str()
       ->check(CLI::IsMember({"wire", "cli"}));
   cmd->add_option("--data", o->data, "data folder of the in-process server (removed afterwards)");

@@ -92,6 +92,43 @@ bool WireClient::Fill(size_t need, std::string& error) {
   return true;
 }
 
+WireAnswerHead ParseWireAnswerHead(std::string_view buf) {
+  WireAnswerHead h;
+  size_t end = buf.find("\r\n\r\n");
+  if (end == std::string_view::npos) {
+    if (buf.size() > (64 << 10)) h.error = "answer head larger than 64 KiB";
+    return h;
+  }
+  std::string_view head = buf.substr(0, end);
+  if (head.size() < 12 || !head.starts_with("HTTP/1.") ||
+      std::from_chars(head.data() + 9, head.data() + 12, h.status).ec != std::errc()) {
+    h.error = "not an HTTP answer: " + std::string(head.substr(0, 40));
+    return h;
+  }
+  if (!HeaderValue(head, "Transfer-Encoding").empty()) {
+    h.error = "chunked answers are not supported by the load generator";
+    return h;
+  }
+  size_t length = 0;
+  std::string_view cl = HeaderValue(head, "Content-Length");
+  if (!cl.empty() && std::from_chars(cl.data(), cl.data() + cl.size(), length).ec != std::errc()) {
+    h.error = "bad Content-Length '" + std::string(cl) + "'";
+    return h;
+  }
+  h.close = strncasecmp(std::string(HeaderValue(head, "Connection")).c_str(), "close", 5) == 0;
+  h.head_size = end + 4;
+  h.total = h.head_size + length;
+  h.complete = true;
+  return h;
+}
+
+int WireClient::ReleaseFd() {
+  int fd = fd_;
+  fd_ = -1;
+  buf_.clear();
+  return fd;
+}
+
 WireAnswer WireClient::RoundTrip(const std::string& request) {
   WireAnswer a;
   if (fd_ < 0 && !Connect(a.error)) return a;
@@ -105,49 +142,22 @@ WireAnswer WireClient::RoundTrip(const std::string& request) {
     }
     sent += static_cast<size_t>(n);
   }
-  // Head: up to the blank line.
-  size_t end = std::string::npos;
-  while ((end = buf_.find("\r\n\r\n")) == std::string::npos) {
-    if (buf_.size() > (64 << 10)) {
-      a.error = "answer head larger than 64 KiB";
-      Close();
-      return a;
-    }
-    if (!Fill(buf_.size() + 1, a.error)) {
+  WireAnswerHead h;
+  while (!(h = ParseWireAnswerHead(buf_)).complete) {
+    if (!h.error.empty() || !Fill(buf_.size() + 1, a.error)) {
+      if (a.error.empty()) a.error = h.error;
       Close();
       return a;
     }
   }
-  std::string_view head(buf_.data(), end);
-  int status = 0;
-  if (head.size() < 12 || !head.starts_with("HTTP/1.") ||
-      std::from_chars(head.data() + 9, head.data() + 12, status).ec != std::errc()) {
-    a.error = "not an HTTP answer: " + std::string(head.substr(0, 40));
+  if (!Fill(h.total, a.error)) {
     Close();
     return a;
   }
-  if (!HeaderValue(head, "Transfer-Encoding").empty()) {
-    a.error = "chunked answers are not supported by the load generator";
-    Close();
-    return a;
-  }
-  size_t length = 0;
-  std::string_view cl = HeaderValue(head, "Content-Length");
-  if (!cl.empty() && std::from_chars(cl.data(), cl.data() + cl.size(), length).ec != std::errc()) {
-    a.error = "bad Content-Length '" + std::string(cl) + "'";
-    Close();
-    return a;
-  }
-  const bool close = strncasecmp(std::string(HeaderValue(head, "Connection")).c_str(), "close", 5) == 0;
-  const size_t total = end + 4 + length;
-  if (!Fill(total, a.error)) {
-    Close();
-    return a;
-  }
-  a.status = status;
-  a.body = buf_.substr(end + 4, length);
-  buf_.erase(0, total);
-  if (close) Close();
+  a.status = h.status;
+  a.body = buf_.substr(h.head_size, h.total - h.head_size);
+  buf_.erase(0, h.total);
+  if (h.close) Close();
   return a;
 }
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace abacus::cli {
 
@@ -18,6 +19,19 @@ struct WireAnswer {
   std::string body;
   std::string error;  // what went wrong when status is 0
 };
+
+// What the head of an answer at the start of `buf` says.
+struct WireAnswerHead {
+  bool complete = false;  // false: read more (or see error)
+  int status = 0;
+  size_t head_size = 0;   // through the blank line
+  size_t total = 0;       // head and body
+  bool close = false;     // Connection: close
+  std::string error;      // a malformed or unsupported answer (then complete is false)
+};
+// Parses the answer head at the start of `buf`: incomplete until the blank line arrived; an
+// error for a head over 64 KiB, a non-HTTP answer, a bad Content-Length or a chunked body.
+WireAnswerHead ParseWireAnswerHead(std::string_view buf);
 
 class WireClient {
  public:
@@ -32,6 +46,8 @@ class WireClient {
   // Sends `request` (connecting first when needed) and reads the answer. A connection the server
   // closed is reopened once for the next request.
   WireAnswer RoundTrip(const std::string& request);
+  // Hands the open connection over (−1 when none): the caller closes it.
+  int ReleaseFd();
 
  private:
   bool Connect(std::string& error);

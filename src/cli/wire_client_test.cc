@@ -5,7 +5,7 @@
 #include <set>
 #include <thread>
 
-#include "net/http_transport.h"
+#include "net/loopback_server_test_util.h"
 
 namespace abacus::cli {
 namespace {
@@ -20,22 +20,16 @@ class WireClientTest : public ::testing::Test {
       res.set_content(req.get_header_value("Authorization") + "|" + std::to_string(req.remote_port) + "|" + req.body,
                       "text/plain");
     });
-    port_ = svr_.bind_to_any_port("127.0.0.1");
+    port_ = served_.Start();
     ASSERT_GT(port_, 0);
-    thread_ = std::thread([this] { svr_.listen_after_bind(); });
-    while (!svr_.is_running()) std::this_thread::sleep_for(1ms);
-  }
-  void TearDown() override {
-    svr_.stop();
-    thread_.join();
   }
   std::string Echo(const std::string& body) const {
     return WireClient::Request("POST", "/echo", "127.0.0.1:" + std::to_string(port_), "t0k", "text/plain", body);
   }
 
-  net::BufferedServer svr_;
+  net::LoopbackServer served_;
+  net::BufferedServer& svr_ = served_.server();
   int port_ = 0;
-  std::thread thread_;
 };
 
 TEST_F(WireClientTest, AnswersComeBackOnOneKeptAliveConnection) {
@@ -68,9 +62,7 @@ TEST_F(WireClientTest, AConnectionTheServerClosedIsReopened) {
 }
 
 TEST_F(WireClientTest, AnUnreachableServerIsAnError) {
-  svr_.stop();
-  thread_.join();
-  thread_ = std::thread([] {});
+  served_.Stop();
   WireClient client("127.0.0.1", port_);
   WireAnswer a = client.RoundTrip(Echo("x"));
   EXPECT_EQ(a.status, 0);

@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "net/loopback_server_test_util.h"
 #include "net/socket_stream.h"
 
 namespace abacus::net {
@@ -160,15 +161,8 @@ class ServedTest : public ::testing::Test {
     });
     svr_.set_keep_alive_timeout(1);
     svr_.set_keep_alive_max_count(1000);  // httplib's default (5) would end each connection early
-    port_ = svr_.bind_to_any_port("127.0.0.1");
+    port_ = served_.Start();
     ASSERT_GT(port_, 0);
-    ASSERT_TRUE(WidenListenBacklog(svr_));
-    thread_ = std::thread([this] { svr_.listen_after_bind(); });
-    while (!svr_.is_running()) std::this_thread::sleep_for(1ms);
-  }
-  void TearDown() override {
-    svr_.stop();
-    if (thread_.joinable()) thread_.join();
   }
   // A raw TCP connection to the server.
   int Connect() const {
@@ -199,9 +193,9 @@ class ServedTest : public ::testing::Test {
     return got;
   }
 
-  BufferedServer svr_;
+  LoopbackServer served_;
+  BufferedServer& svr_ = served_.server();
   int port_ = 0;
-  std::thread thread_;
 };
 
 TEST_F(ServedTest, AClientKeepsOneConnectionForManyRequests) {
@@ -260,8 +254,7 @@ TEST_F(ServedTest, StopReturnsWhileConnectionsIdle) {
   for (int i = 0; i < 8; ++i) fds.push_back(Connect());
   BufferedClient client("127.0.0.1", port_);
   ASSERT_TRUE(client.Get("/hello"));
-  svr_.stop();
-  thread_.join();  // returns: idle connections notice the stop within their next poll
+  served_.Stop();  // returns: idle connections notice the stop within their next poll
   for (int fd : fds) ::close(fd);
 }
 
