@@ -43,10 +43,15 @@ Result<int> BindServer(httplib::Server& svr, const std::string& host, int port) 
   return bound;
 }
 
-bool WidenListenBacklog(httplib::Server& svr, int backlog) {
+int ListenSocketOf(httplib::Server& svr) {
   socket_t sock = (svr.*ListenSocket::kSock).load();
+  return sock == INVALID_SOCKET ? -1 : static_cast<int>(sock);
+}
+
+bool WidenListenBacklog(httplib::Server& svr, int backlog) {
+  int sock = ListenSocketOf(svr);
   // listen() on a listening socket only changes its backlog.
-  return sock != INVALID_SOCKET && ::listen(sock, backlog) == 0;
+  return sock >= 0 && ::listen(sock, backlog) == 0;
 }
 
 bool BufferedServer::process_and_close_socket(socket_t sock) {

@@ -46,6 +46,8 @@ Result<int> BindServer(httplib::Server& svr, const std::string& host, int port);
 // clients at once, agents reconnecting after a restart) overflowed it, and each dropped SYN
 // waited out a retransmit of 1 s, then 3 s. Returns false when the socket refused.
 bool WidenListenBacklog(httplib::Server& svr, int backlog = 1024);
+// Returns the server's listening socket: −1 before it is bound and after it stopped.
+int ListenSocketOf(httplib::Server& svr);
 
 // Where an http:// or https:// server URL points.
 struct ServerUrl {

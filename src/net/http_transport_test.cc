@@ -258,16 +258,10 @@ TEST_F(ServedTest, StopReturnsWhileConnectionsIdle) {
   for (int fd : fds) ::close(fd);
 }
 
-// Reaches Server::svr_sock_ (protected) through a derived class.
-struct ListenSocketAccess : httplib::Server {
-  static constexpr auto kSock = &ListenSocketAccess::svr_sock_;
-};
-
 TEST_F(ServedTest, TheListenBacklogIsWidened) {
-  using Access = ListenSocketAccess;
   tcp_info info{};
   socklen_t len = sizeof(info);
-  ASSERT_EQ(::getsockopt((svr_.*Access::kSock).load(), IPPROTO_TCP, TCP_INFO, &info, &len), 0);
+  ASSERT_EQ(::getsockopt(ListenSocketOf(svr_), IPPROTO_TCP, TCP_INFO, &info, &len), 0);
   // For a listening socket Linux reports the backlog in tcpi_sacked (capped by somaxconn).
   EXPECT_GT(info.tcpi_sacked, 5u);
 }

@@ -18,12 +18,12 @@ class LoopbackServer {
   LoopbackServer& operator=(const LoopbackServer&) = delete;
 
   BufferedServer& server() { return svr_; }
-  // Binds a free port (listen backlog widened, as the real server does) and serves; returns
-  // the port, or 0 when binding failed.
+  // Binds a free port as the real server does (BindServer: listen backlog widened) and serves;
+  // returns the port, or 0 when binding failed.
   int Start() {
-    port_ = svr_.bind_to_any_port("127.0.0.1");
-    if (port_ <= 0) return 0;
-    WidenListenBacklog(svr_);
+    Result<int> bound = BindServer(svr_, "127.0.0.1", 0);
+    if (!bound.ok()) return 0;
+    port_ = *bound;
     thread_ = std::thread([this] { svr_.listen_after_bind(); });
     while (!svr_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     return port_;
