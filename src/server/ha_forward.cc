@@ -37,7 +37,7 @@ Forwarder::Forwarder(ForwarderOptions options) : options_(options) {}
 
 Forwarder::~Forwarder() = default;
 
-std::unique_ptr<httplib::ClientImpl> Forwarder::Borrow(const std::string& url) {
+Result<std::unique_ptr<httplib::ClientImpl>> Forwarder::Borrow(const std::string& url) {
   {
     std::lock_guard lock(mu_);
     if (pool_url_ != url) {
@@ -51,9 +51,7 @@ std::unique_ptr<httplib::ClientImpl> Forwarder::Borrow(const std::string& url) {
       if (now - idle.since < options_.max_idle) return std::move(idle.client);
     }
   }
-  auto made = net::MakeClient(url);
-  if (!made.ok()) return nullptr;
-  std::unique_ptr<httplib::ClientImpl> c = std::move(*made);
+  ABACUS_ASSIGN_OR_RETURN(std::unique_ptr<httplib::ClientImpl> c, net::MakeClient(url));
   c->set_url_encode(false);  // the target is forwarded as the client sent it
   c->set_connection_timeout(options_.connect_timeout);
   c->set_read_timeout(options_.read_timeout);
@@ -79,8 +77,9 @@ Status Forwarder::Forward(const std::string& leader_url, const httplib::Request&
   // a fresh one. A connection that could not be opened carried nothing: any request is retried.
   const bool idempotent = req.method == "GET" || req.method == "HEAD";
   for (int attempt = 0; attempt < 3; ++attempt) {
-    std::unique_ptr<httplib::ClientImpl> c = Borrow(leader_url);
-    if (c == nullptr) return Unavailable("the leader's URL '" + leader_url + "' is not an http(s) URL");
+    auto borrowed = Borrow(leader_url);
+    if (!borrowed.ok()) return Unavailable("cannot forward to the leader: " + borrowed.status().message());
+    std::unique_ptr<httplib::ClientImpl> c = std::move(*borrowed);
     const bool reused = c->is_socket_open() > 0;
     httplib::Result r = c->send(out);
     if (!r) {

@@ -44,7 +44,9 @@ class Forwarder {
   Status Forward(const std::string& leader_url, const httplib::Request& req, httplib::Response& res);
 
  private:
-  std::unique_ptr<httplib::ClientImpl> Borrow(const std::string& url);
+  // Returns an idle pooled connection to `url` or a new one; net::MakeClient's InvalidArgument
+  // (naming the URL and the expected form) when `url` is not http(s)://HOST:PORT.
+  Result<std::unique_ptr<httplib::ClientImpl>> Borrow(const std::string& url);
   void GiveBack(const std::string& url, std::unique_ptr<httplib::ClientImpl> client);
 
   const ForwarderOptions options_;

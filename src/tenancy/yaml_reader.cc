@@ -35,7 +35,7 @@ std::string JoinNames(const std::vector<std::string_view>& names) {
 
 MapReader::MapReader(SpecContext& ctx, const SpecNode& node, std::string path,
                      std::vector<std::string_view> allowed)
-    : ctx_(ctx), path_(std::move(path)), line_(SpecContext::LineOf(node)) {
+    : ctx_(ctx), path_(std::move(path)), line_(node.Line()) {
   if (!node.IsMap()) {
     ctx_.Error(line_, path_, "expected a mapping, got " + SpecContext::Describe(node));
     return;
@@ -46,7 +46,7 @@ MapReader::MapReader(SpecContext& ctx, const SpecNode& node, std::string path,
   for (auto& kv : entries) {
     std::string key = kv.first.IsScalar() ? kv.first.Scalar() : SpecContext::Describe(kv.first);
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-      ctx_.Error(SpecContext::LineOf(kv.first), Path(key),
+      ctx_.Error(kv.first.Line(), Path(key),
                  "unknown field '" + key + "'; allowed: " + JoinNames(allowed));
     }
     if (kv.first.IsScalar()) entries_.emplace_back(std::move(key), std::move(kv.second));
@@ -72,7 +72,7 @@ bool MapReader::Has(std::string_view key) const {
 
 int MapReader::LineOf(std::string_view key) const {
   if (const SpecNode* v = valid_ ? Find(key) : nullptr; v != nullptr && v->IsDefined()) {
-    int line = SpecContext::LineOf(*v);
+    int line = v->Line();
     if (line > 0) return line;
   }
   return line_;
@@ -91,7 +91,7 @@ std::optional<SpecNode> MapReader::Value(std::string_view key, Presence presence
   }
   // Nodes built from JSON carry no line: nothing to record (SourceLocation::LineOf treats a
   // missing field like line 0), and no path string to build for every field of every document.
-  if (int line = SpecContext::LineOf(*v); line > 0) ctx_.RecordLine(Path(key), line);
+  if (int line = v->Line(); line > 0) ctx_.RecordLine(Path(key), line);
   return *v;
 }
 
@@ -180,7 +180,7 @@ std::optional<std::map<std::string, std::string>> MapReader::StringMap(std::stri
   bool ok = true;
   for (const auto& kv : v->Entries()) {
     if (!kv.first.IsScalar() || !(kv.second.IsScalar() || kv.second.IsNull())) {
-      ctx_.Error(SpecContext::LineOf(kv.first), Path(key),
+      ctx_.Error(kv.first.Line(), Path(key),
                  "expected string values, got " + SpecContext::Describe(kv.second) + " for '" +
                      (kv.first.IsScalar() ? kv.first.Scalar() : std::string("?")) + "'");
       ok = false;
@@ -201,7 +201,7 @@ std::optional<std::vector<std::string>> MapReader::StringList(std::string_view k
   for (size_t i = 0; i < v->size(); ++i) {
     SpecNode item = (*v)[i];
     if (!item.IsScalar()) {
-      ctx_.Error(SpecContext::LineOf(item) > 0 ? SpecContext::LineOf(item) : LineOf(key),
+      ctx_.Error(item.Line() > 0 ? item.Line() : LineOf(key),
                  Path(key) + "[" + std::to_string(i) + "]",
                  "expected a string, got " + SpecContext::Describe(item));
       ok = false;

@@ -40,8 +40,6 @@ class SpecContext {
   int errors() const { return errors_; }
   const std::string& file() const { return file_; }
 
-  // Returns the 1-based line of `node`, 0 for nodes built in memory.
-  static int LineOf(const SpecNode& node) { return node.Line(); }
   // Describes what `node` is, for "expected X, got Y" messages: "'abc'", "a list", "a mapping".
   static std::string Describe(const SpecNode& node);
 

@@ -38,17 +38,17 @@ std::optional<SpecObject> Wrap(std::optional<T> v) {
 // Decodes one document by its kind; nullopt when it had problems (reported to ctx).
 std::optional<SpecObject> DecodeObject(const SpecNode& doc, SpecContext& ctx) {
   if (!doc.IsMap()) {
-    ctx.Error(SpecContext::LineOf(doc), "", "expected a mapping with a kind, got " + SpecContext::Describe(doc));
+    ctx.Error(doc.Line(), "", "expected a mapping with a kind, got " + SpecContext::Describe(doc));
     return std::nullopt;
   }
   const SpecNode kind_node = doc["kind"];
   if (!kind_node.IsDefined() || kind_node.IsNull()) {
-    ctx.Error(SpecContext::LineOf(doc), "kind",
+    ctx.Error(doc.Line(), "kind",
               "required field is missing; known kinds: " + JoinNames(KnownKinds()));
     return std::nullopt;
   }
   if (!kind_node.IsScalar()) {
-    ctx.Error(SpecContext::LineOf(kind_node), "kind", "expected a string, got " + SpecContext::Describe(kind_node));
+    ctx.Error(kind_node.Line(), "kind", "expected a string, got " + SpecContext::Describe(kind_node));
     return std::nullopt;
   }
   const std::string kind = kind_node.Scalar();
@@ -62,15 +62,15 @@ std::optional<SpecObject> DecodeObject(const SpecNode& doc, SpecContext& ctx) {
   if (kind == kPoolKind) return Wrap(DecodePoolConfig(doc, ctx));
   if (kind == kClusterKind) return Wrap(DecodeClusterConfig(doc, ctx));
   if (IsGovernanceKind(kind)) {
-    ctx.Error(SpecContext::LineOf(kind_node), "kind",
+    ctx.Error(kind_node.Line(), "kind",
               "kind " + kind + " is a governance object: read it with ParseDocuments or GovernanceObjectFromJson");
     return std::nullopt;
   }
   const auto& reserved = ReservedKinds();
   if (std::find(reserved.begin(), reserved.end(), kind) != reserved.end()) {
-    ctx.Error(SpecContext::LineOf(kind_node), "kind", "kind " + kind + " is not supported yet");
+    ctx.Error(kind_node.Line(), "kind", "kind " + kind + " is not supported yet");
   } else {
-    ctx.Error(SpecContext::LineOf(kind_node), "kind",
+    ctx.Error(kind_node.Line(), "kind",
               "unknown kind '" + kind + "'; known kinds: " + JoinNames(KnownKinds()));
   }
   return std::nullopt;
@@ -149,7 +149,7 @@ ParsedDocuments ParseDocuments(std::string_view text, const std::string& filenam
     if (doc.IsNull()) continue;
     Document d;
     d.source.file = filename;
-    d.source.line = SpecContext::LineOf(doc);
+    d.source.line = SpecNode(doc).Line();
     SpecContext ctx(filename, &out.diagnostics, &d.source.fields);
     if (IsGovernanceDocument(doc)) {
       if (auto g = DecodeGovernanceObject(doc, ctx)) out.governance.push_back({std::move(*g), std::move(d.source)});

@@ -175,7 +175,7 @@ std::optional<GovernanceObject> DecodeGovernanceObject(const SpecNode& doc, Spec
     if (auto u = DecodeUserSpec(doc, ctx)) return GovernanceObject(std::move(*u));
     return std::nullopt;
   }
-  ctx.Error(SpecContext::LineOf(doc), "kind", "expected AdmissionPolicy or User");
+  ctx.Error(doc.Line(), "kind", "expected AdmissionPolicy or User");
   return std::nullopt;
 }
 

@@ -133,7 +133,7 @@ void DecodeCommonSpec(MapReader& spec, WorkloadKind kind, WorkloadSpec& s) {
       for (size_t j = 0; j < s.task_groups.size(); ++j) {
         if (!g->name.empty() && s.task_groups[j].name == g->name) {
           const SpecNode item = (*list)[i];
-          int line = SpecContext::LineOf(item["name"]);
+          int line = item["name"].Line();
           spec.ctx().Error(line, path + ".name",
                            "duplicate task group name '" + g->name + "' (first at " +
                                spec.Path("taskGroups") + "[" + std::to_string(j) + "])");

@@ -86,7 +86,7 @@ std::string AgentClient::NodeToken() const {
   return node_token_;
 }
 
-std::unique_ptr<httplib::ClientImpl> AgentClient::Borrow(const std::string& url) {
+Result<std::unique_ptr<httplib::ClientImpl>> AgentClient::Borrow(const std::string& url) {
   std::unique_ptr<httplib::ClientImpl> c;
   std::lock_guard lock(mu_);
   // Connections to servers the agent has moved away from are closed here.
@@ -95,9 +95,7 @@ std::unique_ptr<httplib::ClientImpl> AgentClient::Borrow(const std::string& url)
     c = std::move(idle_.back().second);
     idle_.pop_back();
   } else {
-    auto made = net::MakeClient(url);
-    if (!made.ok()) return nullptr;
-    c = std::move(*made);
+    ABACUS_ASSIGN_OR_RETURN(c, net::MakeClient(url));
     c->set_connection_timeout(options_.connect_timeout);
     c->set_write_timeout(options_.request_timeout);
   }
@@ -131,8 +129,9 @@ Result<AgentClient::Reply> AgentClient::Call(const std::string& method, const st
   while (true) {
     if (cancelled_) return Unavailable("agent client cancelled");
     const std::string url = server();
-    std::unique_ptr<httplib::ClientImpl> c = Borrow(url);
-    if (c == nullptr) return InvalidArgument("server URL '" + url + "' is not an http(s) URL");
+    auto borrowed = Borrow(url);
+    if (!borrowed.ok()) return borrowed.status();
+    std::unique_ptr<httplib::ClientImpl> c = std::move(*borrowed);
     bool reused = c->is_socket_open() > 0;
     c->set_read_timeout(read_timeout);
     httplib::Result r = method == "GET" ? c->Get(path, params, headers)

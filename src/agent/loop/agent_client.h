@@ -70,7 +70,9 @@ class AgentClient {
                      const std::string& token, std::chrono::milliseconds read_timeout,
                      bool conflict_is_answer = false);
   std::string NodeToken() const;
-  std::unique_ptr<httplib::ClientImpl> Borrow(const std::string& url);
+  // Returns an idle pooled connection to `url` or a new one; net::MakeClient's InvalidArgument
+  // (naming the URL and the expected form) when `url` is not http(s)://HOST:PORT.
+  Result<std::unique_ptr<httplib::ClientImpl>> Borrow(const std::string& url);
   void GiveBack(const std::string& url, std::unique_ptr<httplib::ClientImpl> client);
   // Moves on from `url` after a failed call (see ServerList::Failed).
   void Failed(const std::string& url, const std::string& leader);

@@ -795,6 +795,12 @@ TEST(AgentClientTest, MapsAnswersToStatuses) {
 
   AgentClient dead({"127.0.0.1:" + std::to_string(FreePort())});
   EXPECT_EQ(dead.Register(kJoinToken, r).status().code(), StatusCode::kUnavailable);
+  // A URL no client can be made for says which URL and what was expected.
+  AgentClient bad({"http://127.0.0.1:99999"});
+  Status refused = bad.Register(kJoinToken, r).status();
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument) << refused.ToString();
+  EXPECT_NE(refused.message().find("http://127.0.0.1:99999"), std::string::npos) << refused.ToString();
+  EXPECT_NE(refused.message().find("expected http://HOST:PORT"), std::string::npos) << refused.ToString();
   EXPECT_EQ(StatusFromHttp(503, "").code(), StatusCode::kUnavailable);
   EXPECT_EQ(StatusFromHttp(400, R"({"error": {"code": "bad", "message": "no name"}})"),
             InvalidArgument("no name"));
