@@ -173,6 +173,13 @@ Harness* MakeHarness() {
   server::HttpOptions ho;
   ho.max_body_bytes = 64 * 1024;
   h->http = std::make_unique<server::HttpServer>(*h->cp, ho);
+  // At exit the server's threads must stop before the static objects they read are destroyed:
+  // the loop read a function-local static the exit handlers had freed (ASan, heap-use-after-free
+  // in FindDefaultPriorityClass). A handler registered now runs before the destructors of every
+  // static constructed so far, and a scheduling cycle has constructed those the loop reads.
+  h->cp->WaitForCycle();
+  static server::ControlPlane* s_cp = h->cp.get();
+  std::atexit([] { s_cp->Shutdown(); });
   return h;
 }
 
