@@ -11,7 +11,9 @@
 //
 // Each thread owns one slot for its whole life (ForThisThread), so a waker's futex call that
 // lands after the woken thread has returned finds the slot still there: at worst that thread's
-// next Wait wakes once early and sleeps again.
+// next Wait wakes once early and sleeps again. The slot is trivially destructible, so it stays
+// usable while its thread exits. The answer itself can live on the waiter's stack: the waker
+// writes it before Wake and touches it no more.
 #pragma once
 
 #include <atomic>

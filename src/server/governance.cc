@@ -590,16 +590,11 @@ void MakeUtf8(std::string& s) {
 
 }  // namespace
 
-// A CommitAudited caller waiting for its entry's commit; one per thread, reused call after
-// call. The writer sets `status`, then wakes `slot`.
+// A CommitAudited caller waiting for its entry's commit, on the caller's stack. The writer
+// sets `status`, then wakes `slot` (the caller thread's own) and touches the waiter no more.
 struct Governance::AuditWaiter {
   WakeSlot& slot = WakeSlot::ForThisThread();
   Status status;
-
-  static AuditWaiter& ForThisThread() {
-    thread_local AuditWaiter waiter;
-    return waiter;
-  }
 };
 
 uint64_t Governance::Enqueue(AuditItem item) {
@@ -627,13 +622,13 @@ uint64_t Governance::Enqueue(AuditItem item) {
 uint64_t Governance::EnqueueAudit(govern::AuditRecord record) { return Enqueue(AuditItem{std::move(record)}); }
 
 Status Governance::CommitAudited(const WriteBatch& batch, govern::AuditRecord record, CommitResult* result) {
-  AuditWaiter& waiter = AuditWaiter::ForThisThread();
+  AuditWaiter waiter;
   waiter.slot.Arm();
   if (Enqueue(AuditItem{std::move(record), &batch, result, &waiter}) == 0) {
     return Unavailable("the audit log is closed: the server is shutting down");
   }
   waiter.slot.Wait();
-  return std::move(waiter.status);
+  return waiter.status;
 }
 
 Status Governance::WaitAudit(uint64_t ticket) {

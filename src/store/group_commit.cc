@@ -13,11 +13,6 @@ struct GroupCommitter::Pending {
   CommitResult* result = nullptr;
   Status status;
   WakeSlot& slot = WakeSlot::ForThisThread();
-
-  static Pending& ForThisThread() {
-    thread_local Pending pending;
-    return pending;
-  }
 };
 
 GroupCommitter::GroupCommitter(Store& store, GroupCommitOptions options)
@@ -31,7 +26,9 @@ GroupCommitter::GroupCommitter(Store& store, GroupCommitOptions options)
 GroupCommitter::~GroupCommitter() { Shutdown(); }
 
 Status GroupCommitter::Submit(const WriteBatch& batch, CommitResult* result) {
-  Pending& pending = Pending::ForThisThread();
+  // On the submitter's stack: the committer is done with it once it wakes the slot (only the
+  // slot, which is the thread's own, may still see the committer's futex call).
+  Pending pending;
   pending.batch = &batch;
   pending.result = result;
   pending.slot.Arm();
@@ -43,7 +40,7 @@ Status GroupCommitter::Submit(const WriteBatch& batch, CommitResult* result) {
   }
   work_cv_.notify_one();
   pending.slot.Wait();
-  return std::move(pending.status);
+  return pending.status;
 }
 
 void GroupCommitter::Shutdown() {

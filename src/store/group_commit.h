@@ -55,8 +55,8 @@ class GroupCommitter {
   GroupCommitStats stats() const;
 
  private:
-  // One Submit call waiting for its result: one per thread, reused call after call. The
-  // committer sets `status`, then wakes `slot`.
+  // One Submit call waiting for its result, on the submitter's stack. The committer sets
+  // `status`, then wakes the submitter's WakeSlot.
   struct Pending;
 
   void Run();
