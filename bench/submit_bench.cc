@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
   record.submitted = FromMicros(1'796'305'715'685'211);
 
   size_t sink = 0;
-  std::optional<CpuTimes> cpu_before = ReadCpuTimes();
+  StealMeter steal;
   double parse = BestNs(rounds, kPerRound, [&](int i) {
     nlohmann::json j = nlohmann::json::parse(bodies[static_cast<size_t>(i) % bodies.size()]);
     sink += j.size();
@@ -94,9 +94,8 @@ int main(int argc, char** argv) {
   std::printf("%-44s %10.0f\n", "parse and decode it into a workload", decode);
   std::printf("%-44s %10.0f\n", "encode the workload record for the store", encode);
   std::printf("%-44s %10.0f\n", "seal the audit entry and encode it", seal);
-  if (std::optional<CpuTimes> cpu_after = ReadCpuTimes(); cpu_before && cpu_after) {
-    std::printf("(the hypervisor took %.0f%% of this machine's CPU meanwhile: steal time)\n",
-                StolenPercent(*cpu_before, *cpu_after));
+  if (std::optional<double> stolen = steal.Percent()) {
+    std::printf("(the hypervisor took %.0f%% of this machine's CPU meanwhile: steal time)\n", *stolen);
   }
   return sink == 0 ? 1 : 0;
 }

@@ -127,12 +127,11 @@ Row RunWire(const net::ServerUrl& url, const std::string& token, int clients, do
   WireLoad load(std::move(fds), [&](int c, int64_t n) {
     return WireClient::Request("POST", "/api/v1/workloads", host, token, type, RowBody(run, c, n, yaml));
   });
-  std::optional<CpuTimes> cpu_before = ReadCpuTimes();
+  StealMeter steal;
   auto start = std::chrono::steady_clock::now();
   WireLoadResult result = load.Run(std::chrono::duration<double>(seconds));
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::optional<CpuTimes> cpu_after = ReadCpuTimes();
-  if (cpu_before && cpu_after) row.stolen_pct = StolenPercent(*cpu_before, *cpu_after);
+  row.stolen_pct = steal.Percent();
   for (const auto& why : result.first_errors) std::cerr << "bench: request failed: " << why << "\n";
   Summarize(std::move(result.latencies_ms), result.errors, elapsed, row);
   return row;
@@ -190,13 +189,12 @@ Row RunOne(const ClientConfig& cfg, int clients, double seconds, bool yaml, bool
     start = std::chrono::steady_clock::now();
     go = true;
   }
-  std::optional<CpuTimes> cpu_before = ReadCpuTimes();
+  StealMeter steal;
   start_cv.notify_all();
   for (auto& t : threads) t.join();
-  std::optional<CpuTimes> cpu_after = ReadCpuTimes();
   Row row;
   row.clients = clients;
-  if (cpu_before && cpu_after) row.stolen_pct = StolenPercent(*cpu_before, *cpu_after);
+  row.stolen_pct = steal.Percent();
   std::vector<double> all;
   for (auto& l : lat) all.insert(all.end(), l.begin(), l.end());
   Summarize(std::move(all), errors.load(), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),

@@ -23,4 +23,19 @@ std::optional<CpuTimes> ReadCpuTimes();
 // (0 when no time passed).
 double StolenPercent(const CpuTimes& before, const CpuTimes& after);
 
+// Measures the stolen share of the CPU from its construction on.
+class StealMeter {
+ public:
+  StealMeter() : start_(ReadCpuTimes()) {}
+  // Returns the percentage stolen since construction; nullopt where /proc/stat is unreadable.
+  std::optional<double> Percent() const {
+    std::optional<CpuTimes> now = ReadCpuTimes();
+    if (!start_ || !now) return std::nullopt;
+    return StolenPercent(*start_, *now);
+  }
+
+ private:
+  std::optional<CpuTimes> start_;
+};
+
 }  // namespace abacus

@@ -28,10 +28,6 @@ std::string ReadTrimmed(const std::string& path) {
 
 }  // namespace
 
-std::string NewToken() { return govern::RandomHex(32); }
-
-std::string HashToken(std::string_view token) { return govern::Sha256Hex(token); }
-
 Status WritePrivateFile(const std::string& path, const std::string& content) {
   std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -69,15 +65,15 @@ Result<std::unique_ptr<TokenAuthorizer>> TokenAuthorizer::Open(Store& store, con
     ABACUS_ASSIGN_OR_RETURN(auto stored, store.GetMeta(s.meta));
     std::string on_disk = ReadTrimmed(path);
     std::string hash;
-    if (stored && !on_disk.empty() && govern::ConstantTimeEqual(HashToken(on_disk), *stored)) {
+    if (stored && !on_disk.empty() && govern::ConstantTimeEqual(govern::Sha256Hex(on_disk), *stored)) {
       hash = *stored;
     } else if (stored && on_disk.empty()) {
       // The file was removed after first start: keep the stored token (it may be in use).
       ABACUS_LOG_WARN("{} is missing; the {} token stays valid (delete token meta to rotate)", path, s.who.name);
       hash = *stored;
     } else {
-      std::string token = NewToken();
-      hash = HashToken(token);
+      std::string token = govern::RandomHex(32);
+      hash = govern::Sha256Hex(token);
       ABACUS_RETURN_IF_ERROR(store.Commit(WriteBatch().PutMeta(s.meta, hash)));
       ABACUS_RETURN_IF_ERROR(WritePrivateFile(path, token + "\n"));
       ABACUS_LOG_INFO("wrote {} (mode 0600)", path);

@@ -35,11 +35,6 @@ class Authorizer {
   virtual Status Authorize(const Principal& who, const AccessRequest& what) const = 0;
 };
 
-// Returns 64 hex characters of fresh randomness (256 bits) from OpenSSL's CSPRNG.
-std::string NewToken();
-// Returns the lower-case hex SHA-256 of `token`.
-std::string HashToken(std::string_view token);
-
 // Tokens from the store's meta table ("token.admin.sha256", "token.join.sha256"): the admin
 // token may do everything; the join token only /api/v1/agent/ routes.
 class TokenAuthorizer final : public Authorizer {

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "common/log.h"
+#include "govern/crypto.h"
 #include "server/control_plane.h"
 #include "server/desired_tasks.h"
 #include "server/evaluation_archive.h"
@@ -118,8 +119,8 @@ Result<json> ControlPlane::RegisterAgent(const json& request) {
   }
   return RunOnLoop([this, node, reported]() -> Result<json> {
     Time now = clock_.Now();
-    std::string token = NewToken();
-    node->credential_sha256 = HashToken(token);
+    std::string token = govern::RandomHex(32);  // 256 bits
+    node->credential_sha256 = govern::Sha256Hex(token);
     node->node.last_heartbeat = now;
     const NodeRecord* before = ledger_.FindNode(node->node.name);
     std::string event = before == nullptr ? "Registered" : "Reregistered";
