@@ -10,6 +10,7 @@
 #include "cli/client.h"
 #include "cli/output.h"
 #include "cli/verbs.h"
+#include "store/data_folder_lock.h"
 #include "store/store.h"
 #include "store/store_copy.h"
 
@@ -43,6 +44,16 @@ int RunMigrate(const MigrateOptions& o) {
       std::cerr << "error: --from: no SQLite database at " << path << "\n";
       return kExitUsage;
     }
+  }
+  // The target's data folder is ours while we write it: no server may run on it (issue 20).
+  std::unique_ptr<DataFolderLock> target_lock;
+  if (std::string folder = SqliteDataFolder(o.to); !folder.empty() && std::filesystem::is_directory(folder)) {
+    auto lock = DataFolderLock::Acquire(folder, "admin migrate");
+    if (!lock.ok()) {
+      std::cerr << "error: --to: " << lock.status().message() << "\n";
+      return kExitRefused;
+    }
+    target_lock = std::move(*lock);
   }
   auto from = OpenStore(o.from);
   if (!from.ok()) {

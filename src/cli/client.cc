@@ -107,16 +107,18 @@ ApiClient::ApiClient(ClientConfig config) : config_(std::move(config)), impl_(ne
 ApiClient::~ApiClient() { delete impl_; }
 
 ApiResponse ApiClient::Do(const std::string& method, const std::string& path, const std::string& body,
-                          const std::string& content_type, bool parse_success) {
+                          const std::string& content_type, bool parse_success, const std::string& idempotency_key) {
   ApiResponse out;
   if (!impl_->client) {
     out.error = impl_->url_error;
     return out;
   }
   httplib::ClientImpl& c = *impl_->client;
+  httplib::Headers headers;
+  if (!idempotency_key.empty()) headers.emplace("Idempotency-Key", idempotency_key);
   httplib::Result r = method == "GET"      ? c.Get(path)
                       : method == "DELETE" ? c.Delete(path)
-                                           : c.Post(path, body, content_type);
+                                           : c.Post(path, headers, body, content_type);
   if (!r) {
     out.error = httplib::to_string(r.error()) + " (" + config_.server + ")";
     return out;
@@ -134,6 +136,12 @@ ApiResponse ApiClient::Post(const std::string& path, const std::string& body, co
   return Do("POST", path, body, content_type);
 }
 ApiResponse ApiClient::Delete(const std::string& path) { return Do("DELETE", path, "", ""); }
+ApiResponse ApiClient::PostIdempotent(const std::string& path, const std::string& body, const std::string& content_type,
+                                      const std::string& key) {
+  ApiResponse r = Do("POST", path, body, content_type, true, key);
+  if (r.status == 0 && impl_->client) r = Do("POST", path, body, content_type, true, key);  // the answer was lost
+  return r;
+}
 ApiResponse ApiClient::PostUnparsed(const std::string& path, const std::string& body, const std::string& content_type) {
   return Do("POST", path, body, content_type, /*parse_success=*/false);
 }

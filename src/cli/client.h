@@ -49,6 +49,11 @@ class ApiClient {
   ApiResponse Get(const std::string& path);
   ApiResponse Post(const std::string& path, const std::string& body, const std::string& content_type);
   ApiResponse Delete(const std::string& path);
+  // Post with an `Idempotency-Key: key` header; when no answer arrives (connection reset,
+  // timeout) sends the same request once more: the server answers a repeat with the first
+  // answer, so the retry never submits twice.
+  ApiResponse PostIdempotent(const std::string& path, const std::string& body, const std::string& content_type,
+                             const std::string& key);
   // Post for load generators: a successful answer's body is kept as text, not parsed (an error
   // answer is parsed, for ErrorText).
   ApiResponse PostUnparsed(const std::string& path, const std::string& body, const std::string& content_type);
@@ -56,7 +61,7 @@ class ApiClient {
 
  private:
   ApiResponse Do(const std::string& method, const std::string& path, const std::string& body,
-                 const std::string& content_type, bool parse_success = true);
+                 const std::string& content_type, bool parse_success = true, const std::string& idempotency_key = "");
   ClientConfig config_;
   struct Impl;
   Impl* impl_;

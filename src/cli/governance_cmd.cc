@@ -47,7 +47,12 @@ int RunAudit(const AuditOptions& o) {
     if (o.output == "json" || o.output == "jsonl") {
       std::cout << r.body.dump() << "\n";
     } else if (r.body.value("ok", false)) {
-      std::cout << "audit chain OK: " << r.body.value("entries", 0) << " entries verified\n";
+      std::cout << "audit chain OK: " << r.body.value("entries", 0) << " entries verified";
+      if (r.body.value("anchors", 0) > 0) {
+        std::cout << ", matching " << r.body.value("anchors", 0) << " signed anchors (newest: seq "
+                  << r.body.value("anchoredSeq", 0) << ")";
+      }
+      std::cout << "\n";
     } else {
       std::cout << "audit chain BROKEN after " << r.body.value("entries", 0)
                 << " entries: " << r.body.value("reason", std::string()) << "\n";
@@ -218,7 +223,7 @@ void AddGovernanceCommands(CLI::App& app, int* exit_code) {
         "The audit log: every mutating request and scheduling decision, hash-chained.\n"
         "Examples: abacus audit --since 24h\n"
         "          abacus audit -o jsonl > audit.jsonl     (export, one JSON object per line)\n"
-        "          abacus audit --verify                   (exit 1 when an entry was edited or removed)");
+        "          abacus audit --verify                   (exit 1 when an entry was edited or removed, or the chain no longer matches its signed anchors)");
     cmd->add_flag("--verify", o->verify, "check the hash chain on the server and report the first bad entry");
     cmd->add_option("--since", o->since, "entries from this RFC 3339 time, or this long ago (24h, 7d)");
     cmd->add_option("-o,--output", o->output, "table, jsonl (json is the same)")

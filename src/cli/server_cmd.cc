@@ -136,6 +136,12 @@ void AddServerCommands(CLI::App& app, int* exit_code) {
                   "lease schedules, the others forward to it and take over when it dies (docs/operations.md)");
     cmd->add_option("--advertise", ro->advertise,
                     "with --ha: this server's URL for the other servers and the agents (default: http(s)://LISTEN)");
+    cmd->add_option("--audit-key", ro->audit_key_file,
+                    "file holding the key that signs audit anchors (created mode 0600; default DATA/audit.key); keep it "
+                    "where whoever can write the database cannot read it");
+    cmd->add_option("--audit-anchor", ro->audit_anchor_file,
+                    "append-only file the signed audit chain heads go to (default DATA/audit.anchors); `abacus audit "
+                    "--verify` checks the chain against it (docs/governance.md)");
     auto rate = std::make_shared<std::string>("200:400");
     cmd->add_option("--rate-limit", *rate,
                     "requests a second per token, RATE[:BURST] (token bucket, 429 with Retry-After beyond); 0: none")

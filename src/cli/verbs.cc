@@ -12,6 +12,7 @@
 
 #include "cli/client.h"
 #include "cli/output.h"
+#include "govern/crypto.h"
 #include "workload/documents.h"
 
 namespace abacus::cli {
@@ -260,7 +261,9 @@ int RunApplyOrSubmit(const Common& c, const std::vector<std::string>& files, boo
         type = "application/json";
       }
     }
-    ApiResponse r = api.Post(path, body, type);
+    // A submission carries an Idempotency-Key: a retry after a lost answer submits nothing twice.
+    ApiResponse r = submit ? api.PostIdempotent(path, body, type, "abacus-cli-" + govern::RandomHex(16))
+                           : api.Post(path, body, type);
     if (!r.ok()) {
       std::cerr << r.ErrorText() << "\n";
       if (r.status == 0) return kExitUnreachable;

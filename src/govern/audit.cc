@@ -276,7 +276,8 @@ Result<std::vector<AuditEntry>> AuditLog::CommitMany(WriteBatch batch, std::vect
   const size_t first_op = batch.size();
   for (auto& r : records) {
     entries.push_back(next.Append(std::move(r)));
-    batch.AppendJournalJson(std::string(kStream), AuditEntryToJson(entries.back()), entries.back().time);
+    batch.AppendJournalJsonAt(std::string(kStream), AuditEntryToJson(entries.back()), entries.back().time,
+                              entries.back().seq);
   }
   if (entries.empty()) {
     if (batch_result != nullptr) batch_result->assigned.clear();
@@ -285,7 +286,7 @@ Result<std::vector<AuditEntry>> AuditLog::CommitMany(WriteBatch batch, std::vect
   }
   batch.PutMeta(std::string(kHeadMeta), HeadText(next.head()));
   CommitResult result;
-  ABACUS_RETURN_IF_ERROR(store_.Commit(batch, &result));
+  if (Status st = store_.Commit(batch, &result); !st.ok()) return ExplainFailedCommit(st);
   for (size_t i = 0; i < entries.size(); ++i) {
     ABACUS_RETURN_IF_ERROR(chain_.Advance(entries[i]));
     size_t op = first_op + i;
@@ -305,10 +306,10 @@ Result<std::vector<AuditEntry>> AuditLog::CommitMany(WriteBatch batch, std::vect
 Result<AuditEntry> AuditLog::Commit(WriteBatch batch, AuditRecord record) {
   std::lock_guard lock(commit_mu_);
   AuditEntry e = chain_.Seal(std::move(record));
-  batch.AppendJournalJson(std::string(kStream), AuditEntryToJson(e), e.time);
+  batch.AppendJournalJsonAt(std::string(kStream), AuditEntryToJson(e), e.time, e.seq);
   batch.PutMeta(std::string(kHeadMeta), HeadText({e.seq, e.hash}));
   CommitResult result;
-  ABACUS_RETURN_IF_ERROR(store_.Commit(batch, &result));
+  if (Status st = store_.Commit(batch, &result); !st.ok()) return ExplainFailedCommit(st);
   // The journal op is the second-to-last op of the batch; its seq must be the entry's.
   int64_t journal_seq = result.assigned.size() >= 2 ? result.assigned[result.assigned.size() - 2] : -1;
   ABACUS_RETURN_IF_ERROR(chain_.Advance(e));
@@ -317,6 +318,25 @@ Result<AuditEntry> AuditLog::Commit(WriteBatch batch, AuditRecord record) {
                     std::to_string(journal_seq) + ": the audit stream was written outside AuditLog");
   }
   return e;
+}
+
+Status AuditLog::ExplainFailedCommit(const Status& failed) const {
+  if (failed.code() != StatusCode::kAborted) return failed;
+  // Refused: a version conflict of the caller's own batch, or the audit stream's seq. The
+  // stream is in step when its newest entry is the chain's head.
+  const AuditHead head = chain_.head();
+  auto tail = store_.Journal(kStream, head.seq > 0 ? head.seq - 1 : 0, 2);
+  if (tail.ok()) {
+    const bool in_step = head.seq == 0 ? tail->empty() : tail->size() == 1 && (*tail)[0].seq == head.seq;
+    if (in_step) return failed;
+  }
+  std::string found = !tail.ok()           ? "unreadable"
+                      : tail->empty()      ? "missing entry " + std::to_string(head.seq)
+                                           : "at seq " + std::to_string(tail->back().seq) + "+";
+  return Internal("the store's audit stream is out of step with this server's audit log (head seq " +
+                  std::to_string(head.seq) + ", stream " + found +
+                  "): nothing of this request was stored. Another server may be writing to the same store, or an "
+                  "audit entry was deleted; see `abacus audit --verify`");
 }
 
 Result<AuditEntry> AuditLog::Append(AuditRecord record) { return Commit(WriteBatch(), std::move(record)); }

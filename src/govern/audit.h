@@ -76,6 +76,8 @@ struct AuditVerifyReport {
   int64_t checked = 0;   // entries read
   int64_t first_bad_seq = 0;  // 0 when ok; otherwise the first seq (or position) that fails
   std::string reason;    // why, e.g. "seq 7: hash does not match its content (entry edited)"
+  int64_t anchors = 0;       // anchors checked outside the store (govern/audit_anchor.h)
+  int64_t anchored_seq = 0;  // the newest anchor's seq
 };
 
 // Checks `entries` in order: seq starts at `first_seq` (1 for a whole log) and grows by one,
@@ -132,7 +134,9 @@ class AuditLog {
 
   // Seals `record`, adds it (and the new head) to `batch`, commits `batch` and advances the
   // chain. Returns the entry, or the commit's error (then neither the batch nor the entry is
-  // written, and the chain stays where it was).
+  // written, and the chain stays where it was). The entry must be stored as journal seq =
+  // entry seq, checked inside the commit: when the stream was written by someone else (a second
+  // server, a deleted row) nothing is written and the error is Internal naming the audit stream.
   Result<AuditEntry> Commit(WriteBatch batch, AuditRecord record);
   // Commit with an empty batch: records a decision on its own.
   Result<AuditEntry> Append(AuditRecord record);
@@ -151,6 +155,10 @@ class AuditLog {
   AuditHead head() const { return chain_.head(); }
 
  private:
+  // Returns `failed`, or Internal naming the audit stream when a refused commit was refused
+  // because the store's audit stream no longer ends at the chain's head.
+  Status ExplainFailedCommit(const Status& failed) const;
+
   AuditLog(Store& store, const Clock& clock, AuditHead head)
       : store_(store), clock_(clock), chain_(clock, std::move(head)) {}
 

@@ -297,6 +297,46 @@ TEST_F(SqliteAuditTest, DetectsDeletedNewestRows) {
   EXPECT_NE(r.reason.find("newest entries removed"), std::string::npos) << r.reason;
 }
 
+// Issue 20: a stream that no longer ends at the running log's head (its newest row deleted)
+// refused every write with an error after committing it. Now nothing is stored.
+TEST_F(SqliteAuditTest, ARunningLogWhoseNewestRowWasDeletedStoresNothing) {
+  auto store = OpenStore("sqlite://" + path_, {&clock_});
+  ASSERT_TRUE(store.ok());
+  auto log = AuditLog::Open(**store, clock_);
+  ASSERT_TRUE(log.ok());
+  Sql("DELETE FROM journal WHERE stream = 'audit' AND seq = 4");
+  WriteBatch change;
+  change.Put("workload", "wl-1", R"({"id":"wl-1"})");
+  auto e = (*log)->Commit(std::move(change), Rec("create", "nlp/llm/w5"));
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().code(), StatusCode::kInternal);
+  EXPECT_NE(e.status().message().find("out of step"), std::string::npos) << e.status().ToString();
+  EXPECT_FALSE((*store)->Get("workload", "wl-1")->has_value());
+  EXPECT_EQ((*store)->Journal("audit")->size(), 3u);
+  EXPECT_EQ((*log)->head().seq, 4);
+  auto many = (*log)->CommitMany(WriteBatch().Put("workload", "wl-2", "{}"), {Rec("create", "a"), Rec("create", "b")});
+  EXPECT_EQ(many.status().code(), StatusCode::kInternal);
+  EXPECT_FALSE((*store)->Get("workload", "wl-2")->has_value());
+}
+
+// Two logs on one store (two servers on one data folder): the second one's writes fail whole.
+TEST_F(SqliteAuditTest, ASecondWriterOnTheSameStoreStoresNothing) {
+  auto a_store = OpenStore("sqlite://" + path_, {&clock_});
+  auto b_store = OpenStore("sqlite://" + path_, {&clock_});
+  ASSERT_TRUE(a_store.ok() && b_store.ok());
+  auto a = AuditLog::Open(**a_store, clock_);
+  auto b = AuditLog::Open(**b_store, clock_);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE((*a)->Commit(WriteBatch().Put("workload", "wl-a", "{}"), Rec("create", "a")).ok());
+  auto refused = (*b)->Commit(WriteBatch().Put("workload", "wl-b", "{}"), Rec("create", "b"));
+  EXPECT_EQ(refused.status().code(), StatusCode::kInternal) << refused.status().ToString();
+  EXPECT_FALSE((*a_store)->Get("workload", "wl-b")->has_value());
+  // A refused batch of the caller's own (a version conflict) keeps its own error.
+  auto conflict = (*a)->Commit(WriteBatch().Put("workload", "wl-a", "{}", 9), Rec("create", "a"));
+  EXPECT_EQ(conflict.status().code(), StatusCode::kAborted) << conflict.status().ToString();
+  EXPECT_TRUE(VerifyNow().ok);
+}
+
 TEST(AuditLogTest, CommitManySealsSeveralEntriesInOneCommit) {
   ManualClock clock;
   auto store = OpenStore("memory://", {&clock});

@@ -2,6 +2,7 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/rand.h>
 
 #include <cstdio>
@@ -29,6 +30,17 @@ std::string Sha256Hex(std::string_view data) {
   unsigned int len = 0;
   if (EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr) != 1) {
     std::fprintf(stderr, "abacus: EVP_Digest(SHA-256) failed\n");
+    std::abort();
+  }
+  return Hex(md, len);
+}
+
+std::string HmacSha256Hex(std::string_view key, std::string_view data) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(data.data()),
+           data.size(), md, &len) == nullptr) {
+    std::fprintf(stderr, "abacus: HMAC(SHA-256) failed\n");
     std::abort();
   }
   return Hex(md, len);

@@ -9,9 +9,11 @@
 #include "common/log.h"
 #include "common/thread_name.h"
 #include "control/controller.h"
+#include "govern/crypto.h"
 #include "sched/explain.h"
 #include "server/governance.h"
 #include "server/units.h"
+#include "store/data_folder_lock.h"
 #include "store/fenced_store.h"
 #include "tenancy/priority_class.h"
 #include "tenancy/tenancy_codec.h"
@@ -95,6 +97,10 @@ Result<std::string> PrepareDataDir(const std::string& data_dir, const std::strin
 Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptions& options) {
   std::unique_ptr<ControlPlane> cp(new ControlPlane(options));
   ABACUS_ASSIGN_OR_RETURN(std::string url, PrepareDataDir(options.data_dir, options.store_url));
+  if (options.lock_data_dir && !options.fence) {
+    // One server per data folder (issue 20, point 11); under HA the lease decides instead.
+    ABACUS_ASSIGN_OR_RETURN(cp->data_lock_, DataFolderLock::Acquire(options.data_dir, "server"));
+  }
   StoreOptions so;
   so.clock = &cp->clock_;
   ABACUS_ASSIGN_OR_RETURN(cp->store_, OpenStore(url, so));
@@ -103,7 +109,12 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptio
   cp->tokens_ = auth.get();
   cp->authorizer_ = std::move(auth);
   cp->governance_store_ = std::make_unique<CommittedStore>(*cp->store_);
-  ABACUS_ASSIGN_OR_RETURN(cp->governance_, Governance::Open(*cp->governance_store_, cp->clock_, *cp->tokens_));
+  Governance::Options go;
+  const std::filesystem::path data(options.data_dir);
+  go.audit_key_file = options.audit_key_file.empty() ? (data / "audit.key").string() : options.audit_key_file;
+  go.audit_anchor_file =
+      options.audit_anchor_file.empty() ? (data / "audit.anchors").string() : options.audit_anchor_file;
+  ABACUS_ASSIGN_OR_RETURN(cp->governance_, Governance::Open(*cp->governance_store_, cp->clock_, *cp->tokens_, go));
   ABACUS_RETURN_IF_ERROR(cp->ledger_.Load(*cp->store_));
   {
     // New workload ids come after every stored one, whatever this server's clock says.
@@ -166,7 +177,12 @@ void ControlPlane::Shutdown() {
 
 Status ControlPlane::Commit(const WriteBatch& batch, CommitResult* result, std::optional<govern::AuditRecord> entry) {
   auto start = std::chrono::steady_clock::now();
+  // A request's change commits with the request's audit entry (issue 20: both or neither).
+  std::shared_ptr<PendingRequestAudit> pending = entry ? nullptr : CurrentRequestAudit();
+  if (!entry) entry = ClaimRequestAudit(pending.get(), batch);
+  if (!entry) pending.reset();
   Status st = entry ? governance_->CommitAudited(batch, std::move(*entry), result) : committer_->Submit(batch, result);
+  SettleRequestAudit(pending.get(), st.ok());
   metrics_.commit_seconds.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   if (!st.ok()) metrics_.commit_failures.fetch_add(1);
   return st;
@@ -175,7 +191,17 @@ Status ControlPlane::Commit(const WriteBatch& batch, CommitResult* result, std::
 // ---------------------------------------------------------------- writes
 
 Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_body, const std::string& filename,
-                                               const govern::Principal* caller) {
+                                               const govern::Principal* caller, const std::string& idempotency_key) {
+  // A repeat of a keyed request returns the first answer (issue 20): nothing is submitted twice.
+  const std::string idem_user = caller != nullptr ? caller->name : "";
+  std::string idem_sha;
+  IdempotencyLookup idem;
+  if (!idempotency_key.empty()) {
+    ABACUS_RETURN_IF_ERROR(ValidateIdempotencyKey(idempotency_key));
+    idem_sha = govern::Sha256Hex(body);
+    ABACUS_ASSIGN_OR_RETURN(idem, LookupIdempotencyKey(*store_, idem_user, idempotency_key, idem_sha, clock_.Now()));
+    if (idem.replay) return std::move(*idem.replay);
+  }
   ParsedDocuments parsed = ParseBody(body, json_body, filename);
   Diagnostics& diags = parsed.diagnostics;
   for (const Document& d : parsed.documents) {
@@ -221,17 +247,26 @@ Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_
   CommitResult result;
   std::optional<govern::AuditRecord> entry = RequestAuditRecord(summary.dump());
   const bool audited = entry.has_value();
-  ABACUS_RETURN_IF_ERROR(Commit(batch, &result, std::move(entry)));
-  if (audited) NoteRequestAudited();
   std::vector<json> out;
   for (size_t i = 0; i < records.size(); ++i) {
-    records[i].version = result.assigned[i * 2];
     out.push_back({{"id", records[i].id},
                    {"name", records[i].spec.name},
                    {"kind", WorkloadKindName(records[i].spec.kind())},
                    {"queue", records[i].spec.queue},
                    {"state", "Pending"}});
   }
+  if (!idempotency_key.empty()) {
+    StageIdempotencyKey(batch, idem_user, idempotency_key, idem_sha, out, now, options_.idempotency_ttl, idem.version);
+  }
+  if (Status st = Commit(batch, &result, std::move(entry)); !st.ok()) {
+    // A concurrent request with the same key committed first: its answer is this one's.
+    if (idempotency_key.empty() || st.code() != StatusCode::kAborted) return st;
+    ABACUS_ASSIGN_OR_RETURN(idem, LookupIdempotencyKey(*store_, idem_user, idempotency_key, idem_sha, clock_.Now()));
+    if (!idem.replay) return st;
+    return std::move(*idem.replay);
+  }
+  if (audited) NoteRequestAudited();
+  for (size_t i = 0; i < records.size(); ++i) records[i].version = result.assigned[i * 2];
   metrics_.submitted.fetch_add(static_cast<int64_t>(records.size()));
   {
     std::lock_guard lock(loop_mu_);
@@ -248,7 +283,10 @@ Result<json> ControlPlane::RunOnLoop(std::function<Result<json>()> fn) {
   {
     std::lock_guard lock(loop_mu_);
     if (stopping_) return Unavailable("server is shutting down");
-    commands_.push_back([promise, fn = std::move(fn)] { promise->set_value(fn()); });
+    commands_.push_back([promise, fn = std::move(fn), audit = CurrentRequestAudit()] {
+      CarryRequestAudit carry(audit);  // the request's entry commits with the command's change
+      promise->set_value(fn());
+    });
     ++submitted_seq_;
   }
   loop_cv_.notify_one();
@@ -511,6 +549,12 @@ void ControlPlane::Loop() {
     ProcessTaskReports(reports);
     CheckNodeLiveness();
     TickControllers();
+    if (clock_.Now() - idempotency_purged_ >= std::chrono::hours(1)) {
+      idempotency_purged_ = clock_.Now();
+      if (auto purged = PurgeExpiredIdempotencyKeys(*store_, idempotency_purged_); !purged.ok()) {
+        ABACUS_LOG_WARN("expired idempotency keys not purged: {}", purged.status().ToString());
+      }
+    }
     if (stop) {
       // Answer commands queued after the last drain.
       std::deque<std::function<void()>> rest;

@@ -37,8 +37,10 @@
 #include "server/auth.h"
 #include "server/committed_store.h"
 #include "server/governance.h"
+#include "server/idempotency.h"
 #include "server/ledger.h"
 #include "server/metrics.h"
+#include "store/data_folder_lock.h"
 #include "store/group_commit.h"
 #include "store/store.h"
 
@@ -59,6 +61,14 @@ struct ControlPlaneOptions {
   // server holds the lease this one's writes are refused. nullopt: a single server.
   std::optional<LeaseFence> fence;
   sched::SchedulerConfig scheduler;
+  // Without a fence (a single server), Open locks the data folder for the control plane's life
+  // (store/data_folder_lock.h): a second server on the same folder is refused.
+  bool lock_data_dir = true;
+  // Audit anchors (govern/audit_anchor.h): the key (created mode 0600 when missing) and the
+  // append-only file the signed heads go to. Empty: DATA/audit.key and DATA/audit.anchors.
+  std::string audit_key_file;
+  std::string audit_anchor_file;
+  Duration idempotency_ttl = kIdempotencyTtl;  // how long a submission's Idempotency-Key is kept
 };
 
 // Query filters of GET /api/v1/workloads.
@@ -93,9 +103,11 @@ class ControlPlane {
   // Submits every workload document of `body` (YAML, or JSON when `json_body`); all or none.
   // InvalidArgument carries one "FILE:LINE: field: message" line per problem.
   // `caller`: the HTTP caller, authorized per workload (null: a trusted in-process caller);
-  // admission policies apply to every caller.
+  // admission policies apply to every caller. With an `idempotency_key` (server/idempotency.h),
+  // a repeat of the same body by the same user returns the first answer and submits nothing.
   Result<std::vector<nlohmann::json>> Submit(std::string_view body, bool json_body, const std::string& filename,
-                                             const govern::Principal* caller = nullptr);
+                                             const govern::Principal* caller = nullptr,
+                                             const std::string& idempotency_key = "");
   // Applies tenancy documents (tenants, projects, cohorts, queues, priority classes, flavors,
   // pools); returns [{kind, name, action}].
   // Also User and AdmissionPolicy documents (governance), in the same commit. `caller`: the
@@ -286,6 +298,8 @@ class ControlPlane {
   const Clock& clock_;
   TimeOrderedIdGenerator default_ids_;
   IdGenerator& ids_;
+  Time idempotency_purged_{};  // loop thread: when expired Idempotency-Keys were last purged
+  std::unique_ptr<DataFolderLock> data_lock_;  // outlives store_: released after the store closes
   std::unique_ptr<Store> store_;
   std::unique_ptr<GroupCommitter> committer_;
   std::unique_ptr<Authorizer> authorizer_;

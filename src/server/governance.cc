@@ -185,6 +185,11 @@ Result<std::unique_ptr<Governance>> Governance::Open(Store& store, const Clock& 
   ABACUS_RETURN_IF_ERROR(g->registry_.LoadFrom(store));
   ABACUS_RETURN_IF_ERROR(g->LoadPolicies());
   ABACUS_ASSIGN_OR_RETURN(g->audit_, govern::AuditLog::Open(store, clock));
+  if (!options.audit_anchor_file.empty()) {
+    ABACUS_ASSIGN_OR_RETURN(g->audit_key_, govern::LoadOrCreateAuditKey(options.audit_key_file));
+    ABACUS_ASSIGN_OR_RETURN(g->anchors_, govern::AuditAnchorWriter::Open(options.audit_anchor_file, g->audit_key_));
+    g->MaybeAnchor(true);  // the head as this server found it
+  }
   g->writer_ = std::thread([p = g.get()] {
     NameThisThread("abacus-audit");
     p->Writer();
@@ -267,11 +272,11 @@ Result<json> Governance::IssueToken(const govern::Principal& who, std::string us
   ABACUS_ASSIGN_OR_RETURN(auto issued, registry_.IssueToken(user, std::move(description), ttl));
   WriteBatch batch;
   govern::StagePutToken(batch, issued.record);
-  if (Status st = store_.Commit(batch); !st.ok()) {
+  NoteRequestObject("token", issued.record.id, "");
+  if (Status st = CommitRequestChange(batch); !st.ok()) {
     registry_.RemoveToken(issued.record.id);
     return st;
   }
-  NoteRequestObject("token", issued.record.id, "");
   json j = TokenJson(issued.record, clock_.Now());
   j["token"] = issued.secret;
   return j;
@@ -299,7 +304,7 @@ Result<json> Governance::RevokeToken(const govern::Principal& who, const std::st
   ABACUS_ASSIGN_OR_RETURN(auto revoked, registry_.Revoke(id));
   WriteBatch batch;
   govern::StagePutToken(batch, revoked);
-  if (Status st = store_.Commit(batch); !st.ok()) {
+  if (Status st = CommitRequestChange(batch); !st.ok()) {
     registry_.RemoveToken(id);
     (void)registry_.AddToken(*found);
     return st;
@@ -343,7 +348,7 @@ Result<json> Governance::DeleteUser(const govern::Principal& who, const std::str
   for (const auto& t : registry_.Tokens(name)) {
     if (!t.agent) govern::StagePutToken(batch, t);
   }
-  if (Status st = store_.Commit(batch); !st.ok()) {
+  if (Status st = CommitRequestChange(batch); !st.ok()) {
     (void)registry_.PutUser(*u);
     for (const auto& t : before) {
       registry_.RemoveToken(t.id);
@@ -408,7 +413,7 @@ Result<json> Governance::DeletePolicy(const govern::Principal& who, const std::s
   if (!p || !MaySeePolicy(who, *p)) return NotFound(missing);
   NoteRequestObject("policy", name, p->tenants.size() == 1 ? p->tenants[0] : "");
   for (const auto& r : PolicyResources(*p)) ABACUS_RETURN_IF_ERROR(govern::Authorize(who, Action::kPolicyChange, r));
-  ABACUS_RETURN_IF_ERROR(store_.Commit(WriteBatch().Delete(std::string(kPolicyStoreKind), name)));
+  ABACUS_RETURN_IF_ERROR(CommitRequestChange(WriteBatch().Delete(std::string(kPolicyStoreKind), name)));
   std::lock_guard lock(policies_mu_);
   policies_.erase(name);
   return json{{"name", name}, {"deleted", true}};
@@ -749,11 +754,15 @@ void Governance::Writer() {
       while (audit_errors_.size() > 4096) audit_errors_.erase(audit_errors_.begin());
       audit_done_ += items.size();
       audit_done_cv_.notify_all();
+      lock.unlock();
+      MaybeAnchor(false);
+      lock.lock();
       continue;
     }
     if (stopping_ || std::chrono::steady_clock::now() >= next_flush) {
       lock.unlock();
       FlushLastUsed();
+      MaybeAnchor(stopping_);  // at shutdown, the final head
       lock.lock();
       next_flush = std::chrono::steady_clock::now() + options_.last_used_flush;
       if (stopping_ && audit_queue_.empty()) break;
@@ -761,8 +770,20 @@ void Governance::Writer() {
   }
 }
 
+Status Governance::CommitRequestChange(const WriteBatch& batch) {
+  std::shared_ptr<PendingRequestAudit> pending = CurrentRequestAudit();
+  std::optional<govern::AuditRecord> entry = ClaimRequestAudit(pending.get(), batch);
+  if (!entry) return store_.Commit(batch);
+  Status st = CommitAudited(batch, std::move(*entry), nullptr);
+  SettleRequestAudit(pending.get(), st.ok());
+  return st;
+}
+
 void Governance::FlushLastUsed() {
-  std::lock_guard lock(token_store_mu_);
+  // Not while a token request holds the lock: it may be waiting for this (the audit writer's)
+  // thread to commit its change with its entry. The times are flushed next period.
+  std::unique_lock lock(token_store_mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return;
   std::vector<govern::TokenRecord> dirty = registry_.TakeDirtyTokens();
   if (dirty.empty()) return;
   WriteBatch batch;
@@ -789,9 +810,38 @@ Result<std::vector<govern::AuditEntry>> Governance::ReadAudit(const AuditQuery& 
   return entries;
 }
 
+void Governance::MaybeAnchor(bool force) {
+  if (!anchors_) return;
+  std::lock_guard io(audit_io_mu_);  // Verify never sees an anchor newer than the entries it read
+  const govern::AuditHead head = audit_->head();
+  if (head.seq == anchored_seq_) return;
+  const auto now = std::chrono::steady_clock::now();
+  const bool due = force || anchored_seq_ < 0 || head.seq - anchored_seq_ >= options_.anchor_every_entries ||
+                   now - anchored_at_ >= options_.anchor_every;
+  if (!due) return;
+  if (Status st = anchors_->Publish(head, clock_.Now()); !st.ok()) {
+    ABACUS_LOG_ERROR("audit anchor for seq {} not written: {}", head.seq, st.ToString());
+    return;
+  }
+  anchored_seq_ = head.seq;
+  anchored_at_ = now;
+}
+
 Result<govern::AuditVerifyReport> Governance::VerifyAudit() const {
   std::lock_guard io(audit_io_mu_);
-  return audit_->Verify();
+  ABACUS_ASSIGN_OR_RETURN(govern::AuditVerifyReport report, audit_->Verify());
+  if (!report.ok || !anchors_) return report;
+  // The chain is whole as the store holds it; the anchors say whether it is the chain that was.
+  ABACUS_ASSIGN_OR_RETURN(auto entries, audit_->Read());
+  ABACUS_ASSIGN_OR_RETURN(auto anchored, govern::CheckAuditAnchors(options_.audit_anchor_file, audit_key_, entries));
+  report.anchors = anchored.anchors;
+  report.anchored_seq = anchored.anchored_seq;
+  if (!anchored.ok) {
+    report.ok = false;
+    report.first_bad_seq = anchored.first_bad_seq;
+    report.reason = anchored.reason;
+  }
+  return report;
 }
 
 // ---- rate limits

@@ -29,6 +29,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "govern/audit.h"
+#include "govern/audit_anchor.h"
 #include "govern/authorize.h"
 #include "govern/identity.h"
 #include "server/auth.h"
@@ -133,6 +134,13 @@ class Governance {
     Duration last_used_flush = std::chrono::seconds(10);  // how often last-used times are persisted
     Duration audit_wait = std::chrono::seconds(10);       // how long a request waits for its entry
     size_t audit_group = 512;                             // entries per commit at most
+    // Audit anchors (govern/audit_anchor.h): the signed head is appended to `audit_anchor_file`
+    // at start, every `anchor_every_entries` entries or `anchor_every` while the chain grows,
+    // and at shutdown; the key lives in `audit_key_file` (created mode 0600). Empty: no anchors.
+    std::string audit_key_file;
+    std::string audit_anchor_file;
+    int64_t anchor_every_entries = 100;
+    Duration anchor_every = std::chrono::seconds(10);
   };
 
   // Loads users, tokens and policies from `store` and resumes the audit chain; `bootstrap`
@@ -238,7 +246,13 @@ class Governance {
   uint64_t Enqueue(AuditItem item);
   // Persists the tokens whose last-used time changed.
   void FlushLastUsed();
+  // Appends an anchor for the chain's head when it moved `anchor_every_entries` entries, or at
+  // all and `anchor_every` passed, since the last one; with `force`, whenever it moved.
+  void MaybeAnchor(bool force);
   Status LoadPolicies();
+  // Commits a request's change to governance state with the request's audit entry (both or
+  // neither); a plain commit outside a request.
+  Status CommitRequestChange(const WriteBatch& batch);
 
   Store& store_;
   const Clock& clock_;
@@ -249,6 +263,10 @@ class Governance {
   // background flush never writes back a record older than a revocation.
   std::mutex token_store_mu_;
   std::unique_ptr<govern::AuditLog> audit_;
+  std::string audit_key_;                                   // set when anchoring
+  std::unique_ptr<govern::AuditAnchorWriter> anchors_;      // null: no anchors
+  int64_t anchored_seq_ = -1;                               // GUARDED_BY(audit_io_mu_)
+  std::chrono::steady_clock::time_point anchored_at_{};     // GUARDED_BY(audit_io_mu_)
   // Held while the writer commits and while Verify reads, so that Verify never sees a head
   // newer than the entries it read.
   mutable std::mutex audit_io_mu_;
@@ -285,5 +303,36 @@ std::string CurrentRequestId();
 std::optional<govern::AuditRecord> RequestAuditRecord(std::string after);
 // Tells the request's post-routing handler that its entry is committed already.
 void NoteRequestAudited();
+
+// The audit entry of a mutating request, waiting for the commit of the request's change: the
+// first commit made for the request (on the HTTP thread, or on the loop thread it was carried
+// to) claims it and commits it with the change, so that the change and its entry are stored
+// together or not at all (issue 20). governance_api.cc.
+struct PendingRequestAudit {
+  govern::AuditRecord record;       // as the request knew it when taken
+  std::atomic<bool> claimed{false};    // a commit carries it now
+  std::atomic<bool> committed{false};  // … and that commit succeeded
+};
+// Returns the pending entry of the request this thread serves or carries; null outside an
+// audited request.
+std::shared_ptr<PendingRequestAudit> CurrentRequestAudit();
+// Makes `pending` the entry this thread carries until the guard ends (the loop thread runs a
+// request's command).
+class CarryRequestAudit {
+ public:
+  explicit CarryRequestAudit(std::shared_ptr<PendingRequestAudit> pending);
+  ~CarryRequestAudit();
+  CarryRequestAudit(const CarryRequestAudit&) = delete;
+  CarryRequestAudit& operator=(const CarryRequestAudit&) = delete;
+
+ private:
+  std::shared_ptr<PendingRequestAudit> previous_;
+};
+// Claims `pending` (when not null and not claimed) for a commit of `batch`: returns its record,
+// "after" summarizing what the batch writes; nullopt when there is nothing to claim.
+std::optional<govern::AuditRecord> ClaimRequestAudit(PendingRequestAudit* pending, const WriteBatch& batch);
+// Settles a claim: a committed entry is done; a failed commit frees it for a later commit or
+// for the post-routing handler (which records the refused request).
+void SettleRequestAudit(PendingRequestAudit* pending, bool committed);
 
 }  // namespace abacus::server

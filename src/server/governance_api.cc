@@ -37,6 +37,7 @@ struct RequestContext {
   std::string before;
   std::string workload_id;  // a workload route: read again for the "after" summary
   bool audited = false;     // the handler committed the entry with its change (CommitAudited)
+  std::shared_ptr<PendingRequestAudit> pending;  // claimed by the commit of the change, if any
 };
 
 thread_local RequestContext t_request;
@@ -340,6 +341,61 @@ void NoteRequestAudited() {
   if (t_request.active) t_request.audited = true;
 }
 
+namespace {
+
+thread_local std::shared_ptr<PendingRequestAudit> t_carried_audit;
+
+// What a batch writes, for the "after" of the entry committed with it.
+std::string BatchSummary(const WriteBatch& batch) {
+  json out = json::array();
+  for (const WriteOp& op : batch.ops()) {
+    if (const auto* put = std::get_if<PutOp>(&op)) {
+      out.push_back("put " + put->kind + "/" + put->key);
+    } else if (const auto* del = std::get_if<DeleteOp>(&op)) {
+      out.push_back("delete " + del->kind + "/" + del->key);
+    } else if (const auto* event = std::get_if<EventOp>(&op)) {
+      out.push_back("event " + event->object_kind + "/" + event->object_key + " " + event->type);
+    }
+  }
+  return Truncate(out.dump());
+}
+
+}  // namespace
+
+std::shared_ptr<PendingRequestAudit> CurrentRequestAudit() {
+  RequestContext& ctx = t_request;
+  if (!ctx.active) return t_carried_audit;
+  if (!ctx.audit || ctx.audited || ctx.caller.principal.name.empty()) return nullptr;
+  if (!ctx.pending) ctx.pending = std::make_shared<PendingRequestAudit>();
+  // What the request knows now (its object is noted while it is served); fixed once claimed.
+  if (!ctx.pending->claimed.load()) ctx.pending->record = ContextRecord(ctx);
+  return ctx.pending;
+}
+
+CarryRequestAudit::CarryRequestAudit(std::shared_ptr<PendingRequestAudit> pending)
+    : previous_(std::exchange(t_carried_audit, std::move(pending))) {}
+
+CarryRequestAudit::~CarryRequestAudit() { t_carried_audit = std::move(previous_); }
+
+std::optional<govern::AuditRecord> ClaimRequestAudit(PendingRequestAudit* pending, const WriteBatch& batch) {
+  if (pending == nullptr || batch.empty() || pending->committed.load() || pending->claimed.exchange(true)) {
+    return std::nullopt;
+  }
+  govern::AuditRecord r = pending->record;
+  r.after = BatchSummary(batch);
+  r.result = "ok";
+  return r;
+}
+
+void SettleRequestAudit(PendingRequestAudit* pending, bool committed) {
+  if (pending == nullptr) return;
+  if (committed) {
+    pending->committed = true;
+  } else {
+    pending->claimed = false;
+  }
+}
+
 const govern::Principal& RequestPrincipal() {
   static const govern::Principal kNobody = govern::Principal::User("anonymous", {});
   return t_request.active ? t_request.caller.principal : kNobody;
@@ -445,6 +501,7 @@ void InstallGovernance(httplib::Server& s, ControlPlane& cp, double rate_limit, 
     // Unauthenticated and throttled requests are not recorded (anyone could flood the chain).
     if (!ctx.audit || res.status == 401 || res.status == 429 || ctx.caller.principal.name.empty()) return;
     if (ctx.audited) return;  // committed with the change itself (CommitAudited)
+    if (ctx.pending && ctx.pending->committed.load()) return;  // claimed by the change's commit
     govern::AuditRecord r = ContextRecord(ctx);
     FinishRecord(cp, req, res, ctx, r);
     Governance& gov = cp.governance();
@@ -504,7 +561,8 @@ void AddGovernanceRoutes(httplib::Server& s, ControlPlane& cp) {
       }
       auto report = gov.VerifyAudit();
       if (!report.ok()) return SendStatus(res, report.status());
-      json out = {{"ok", report->ok}, {"entries", report->checked}, {"reason", report->reason}};
+      json out = {{"ok", report->ok}, {"entries", report->checked}, {"reason", report->reason},
+                  {"anchors", report->anchors}, {"anchoredSeq", report->anchored_seq}};
       if (!report->ok) out["firstBadSeq"] = report->first_bad_seq;
       return Send(res, out);
     }

@@ -136,6 +136,8 @@ void HaNode::BecomeLeader(int64_t token) {
   cpo.heartbeat_interval = std::chrono::seconds(options_.heartbeat_seconds);
   cpo.node_timeout = std::chrono::seconds(options_.node_timeout_seconds);
   cpo.fence = LeaseFence{kLeaseName, token};
+  cpo.audit_key_file = options_.audit_key_file;
+  cpo.audit_anchor_file = options_.audit_anchor_file;
   auto cp = ControlPlane::Open(cpo);  // the follower keeps answering meanwhile (503: taking over)
   if (!cp.ok()) {
     ABACUS_LOG_ERROR("HA: cannot take over: {}; leaving the lease to others for a while", cp.status().ToString());

@@ -206,7 +206,8 @@ void HttpServer::Routes() {
   // ---- workloads
   s.Post("/api/v1/workloads", [this](const httplib::Request& req, httplib::Response& res) {
     auto start = std::chrono::steady_clock::now();
-    auto r = cp_.Submit(req.body, IsJsonBody(req), Param(req, "filename", "request"), &RequestPrincipal());
+    auto r = cp_.Submit(req.body, IsJsonBody(req), Param(req, "filename", "request"), &RequestPrincipal(),
+                        req.get_header_value("Idempotency-Key"));
     if (!r.ok()) {
       SendStatus(res, r.status());
     } else {

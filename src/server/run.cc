@@ -69,6 +69,8 @@ int RunServer(const RunOptions& options) {
   cpo.store_url = options.store_url;
   cpo.heartbeat_interval = std::chrono::seconds(options.heartbeat_seconds);
   cpo.node_timeout = std::chrono::seconds(options.node_timeout_seconds);
+  cpo.audit_key_file = options.audit_key_file;
+  cpo.audit_anchor_file = options.audit_anchor_file;
   auto cp = ControlPlane::Open(cpo);
   if (!cp.ok()) {
     std::cerr << "abacus: cannot start: " << cp.status().ToString() << "\n";

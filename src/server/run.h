@@ -24,6 +24,8 @@ struct RunOptions {
   int node_timeout_seconds = 30;  // a silent agent node becomes NotReady, its tasks fail over
   double rate_limit = 200;        // requests a second per token (0: none), see HttpOptions
   double rate_burst = 400;
+  // Audit anchors: key file and append-only anchor file; empty: DATA/audit.key, DATA/audit.anchors.
+  std::string audit_key_file, audit_anchor_file;
   // HA (docs/operations.md "HA pair with PostgreSQL"): several servers share the store; the one
   // holding the scheduling lease runs the ledger, the loop and the API, the others forward to it.
   bool ha = false;

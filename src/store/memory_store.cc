@@ -89,6 +89,10 @@ Status InMemoryStore::ApplyOp(const WriteOp& op, int64_t now_us, int64_t& assign
   } else if (const auto* entry = std::get_if<JournalOp>(&op)) {
     std::vector<JournalRecord>& stream = journal_[entry->stream];
     int64_t seq = stream.empty() ? 1 : stream.back().seq + 1;
+    if (entry->expected_seq && *entry->expected_seq != seq) {
+      if (stream.empty()) journal_.erase(entry->stream);
+      return JournalSeqConflict(*entry, seq);
+    }
     stream.push_back(JournalRecord{entry->stream, seq, entry->time_us, entry->json});
     assigned = seq;
     undo.push_back(Undo{Undo::Kind::kJournal, {}, {}, entry->stream, {}});

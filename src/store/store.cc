@@ -35,6 +35,17 @@ WriteBatch& WriteBatch::AppendJournalJson(std::string stream, const nlohmann::js
   return *this;
 }
 
+WriteBatch& WriteBatch::AppendJournalJsonAt(std::string stream, const nlohmann::json& doc, Time time,
+                                            int64_t seq) {
+  ops_.emplace_back(JournalOp{std::move(stream), doc.dump(), ToMicros(time), true, seq});
+  return *this;
+}
+
+Status JournalSeqConflict(const JournalOp& op, int64_t assigned) {
+  return Aborted("journal " + op.stream + ": entry expected as seq " + std::to_string(op.expected_seq.value_or(0)) +
+                 " would be seq " + std::to_string(assigned) + " (the stream was written by someone else)");
+}
+
 WriteBatch& WriteBatch::Delete(std::string kind, std::string key,
                                std::optional<int64_t> expected_version) {
   ops_.emplace_back(DeleteOp{std::move(kind), std::move(key), expected_version});
@@ -101,6 +112,9 @@ Status ValidateOp(size_t index, const WriteOp& op) {
     if (!event->json_checked && !IsJson(event->json)) return Malformed(index, "event document is not valid JSON");
   } else if (const auto* entry = std::get_if<JournalOp>(&op)) {
     if (entry->stream.empty()) return Malformed(index, "journal entry needs a stream");
+    if (entry->expected_seq && *entry->expected_seq <= 0) {
+      return Malformed(index, "journal entry's expected seq must be >= 1");
+    }
     if (!entry->json_checked && !IsJson(entry->json)) {
       return Malformed(index, "journal entry for '" + entry->stream + "' is not valid JSON");
     }

@@ -88,6 +88,9 @@ struct JournalOp {
   std::string json;
   int64_t time_us = 0;
   bool json_checked = false;  // written from a JSON value (AppendJournalJson)
+  // nullopt: the next seq of the stream, whatever it is. n > 0: the entry must get seq n;
+  // otherwise the whole batch fails with Aborted (the stream was written by someone else).
+  std::optional<int64_t> expected_seq = std::nullopt;
 };
 struct MetaOp {
   std::string key;
@@ -108,6 +111,9 @@ class WriteBatch {
   WriteBatch& AppendEventJson(std::string object_kind, std::string object_key, std::string type,
                               const nlohmann::json& doc, Time time);
   WriteBatch& AppendJournalJson(std::string stream, const nlohmann::json& doc, Time time);
+  // AppendJournalJson that must be stored as seq `seq` of `stream`, or the whole batch fails
+  // with Aborted (see JournalOp::expected_seq).
+  WriteBatch& AppendJournalJsonAt(std::string stream, const nlohmann::json& doc, Time time, int64_t seq);
   // Removes (kind, key); see DeleteOp for `expected_version`.
   WriteBatch& Delete(std::string kind, std::string key,
                      std::optional<int64_t> expected_version = std::nullopt);
@@ -140,6 +146,10 @@ class WriteBatch {
 struct CommitResult {
   std::vector<int64_t> assigned;
 };
+
+// Returns the Aborted status a backend answers when journal op `op` (with an expected seq)
+// would be stored as seq `assigned`.
+Status JournalSeqConflict(const JournalOp& op, int64_t assigned);
 
 // Returns OK when every op of `batch` is well formed: non-empty kind/key/stream/type, and
 // documents that are valid JSON. InvalidArgument naming the op otherwise.

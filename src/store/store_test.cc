@@ -285,6 +285,44 @@ TYPED_TEST(StoreTest, EventsComeBackInOrderPerObject) {
   EXPECT_EQ(store.Events("workload", "w2")->size(), 4u);
 }
 
+// An entry that must get a given seq (the audit chain's) commits with its batch only when the
+// stream is where the writer believes; otherwise nothing of the batch is stored.
+TYPED_TEST(StoreTest, JournalEntryAtAnExpectedSeqCommitsOnlyInStep) {
+  Store& store = this->store();
+  const Time now = this->clock_.Now();
+  ASSERT_TRUE(store.Commit(WriteBatch().AppendJournalJsonAt("audit", {{"a", 1}}, now, 1)).ok());
+  CommitResult result;
+  ASSERT_TRUE(store.Commit(WriteBatch().Put("queue", "q1", "{}").AppendJournalJsonAt("audit", {{"a", 2}}, now, 2),
+                           &result)
+                  .ok());
+  EXPECT_EQ(result.assigned[1], 2);
+  // A writer one entry behind (a second server, a deleted row): refused, nothing stored.
+  Status behind = store.Commit(WriteBatch().Put("queue", "q2", "{}").AppendJournalJsonAt("audit", {{"a", 9}}, now, 2));
+  EXPECT_EQ(behind.code(), StatusCode::kAborted) << behind.ToString();
+  EXPECT_FALSE(store.Get("queue", "q2")->has_value());
+  Status ahead = store.Commit(WriteBatch().Put("queue", "q3", "{}").AppendJournalJsonAt("audit", {{"a", 9}}, now, 5));
+  EXPECT_EQ(ahead.code(), StatusCode::kAborted) << ahead.ToString();
+  EXPECT_FALSE(store.Get("queue", "q3")->has_value());
+  // In a group, only the refused batch fails; the stream's numbering is untouched by it.
+  WriteBatch bad = WriteBatch().Put("queue", "q4", "{}").AppendJournalJsonAt("audit", {{"a", 9}}, now, 7);
+  WriteBatch good = WriteBatch().Put("queue", "q5", "{}").AppendJournalJsonAt("audit", {{"a", 3}}, now, 3);
+  const WriteBatch* batches[] = {&bad, &good};
+  CommitResult* results[] = {nullptr, nullptr};
+  Status statuses[2];
+  store.CommitGroup(batches, results, statuses);
+  EXPECT_EQ(statuses[0].code(), StatusCode::kAborted) << statuses[0].ToString();
+  EXPECT_TRUE(statuses[1].ok()) << statuses[1].ToString();
+  EXPECT_FALSE(store.Get("queue", "q4")->has_value());
+  EXPECT_TRUE(store.Get("queue", "q5")->has_value());
+  auto audit = store.Journal("audit");
+  ASSERT_TRUE(audit.ok());
+  ASSERT_EQ(audit->size(), 3u);
+  EXPECT_EQ((*audit)[2].seq, 3);
+  EXPECT_EQ((*audit)[2].json, R"({"a":3})");
+  EXPECT_EQ(store.Commit(WriteBatch().AppendJournalJsonAt("audit", {{"a", 0}}, now, 0)).code(),
+            StatusCode::kInvalidArgument);
+}
+
 TYPED_TEST(StoreTest, JournalStreamsNumberTheirEntriesDensely) {
   Store& store = this->store();
   for (int i = 1; i <= 3; ++i) {

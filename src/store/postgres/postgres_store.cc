@@ -61,6 +61,21 @@ constexpr char kAppendJournal[] =
     " RETURNING last_seq)"
     " INSERT INTO journal (stream, seq, time_us, json) SELECT $1, last_seq, $2, $3 FROM head"
     " RETURNING seq";
+// kAppendJournal for an entry that must get seq $4: no row otherwise (the batch then fails and
+// rolls back the head row's update); the OrFail form raises AB001 instead (pipelined path).
+constexpr char kAppendJournalAt[] =
+    "WITH head AS (INSERT INTO journal_heads (stream, last_seq) VALUES ($1, 1)"
+    " ON CONFLICT (stream) DO UPDATE SET last_seq = journal_heads.last_seq + 1"
+    " RETURNING last_seq)"
+    " INSERT INTO journal (stream, seq, time_us, json) SELECT $1, last_seq, $2, $3 FROM head"
+    " WHERE last_seq = $4 RETURNING seq";
+constexpr char kAppendJournalAtOrFail[] =
+    "WITH head AS (INSERT INTO journal_heads (stream, last_seq) VALUES ($1, 1)"
+    " ON CONFLICT (stream) DO UPDATE SET last_seq = journal_heads.last_seq + 1"
+    " RETURNING last_seq)"
+    " INSERT INTO journal (stream, seq, time_us, json)"
+    " SELECT $1, CASE WHEN last_seq = $4 THEN last_seq ELSE abacus_version_conflict() END, $2, $3 FROM head"
+    " RETURNING seq";
 constexpr char kPutMeta[] =
     "INSERT INTO meta (key, value) VALUES ($1, $2)"
     " ON CONFLICT (key) DO UPDATE SET value = excluded.value";
@@ -269,8 +284,9 @@ PgQuery OpQuery(const WriteOp& op, int64_t now_us, bool or_fail = false) {
     q.params.Add(event->object_kind).Add(event->object_key).Add(event->time_us).Add(event->type);
     q.params.Add(event->json);
   } else if (const auto* entry = std::get_if<JournalOp>(&op)) {
-    q.sql = kAppendJournal;
+    q.sql = !entry->expected_seq ? kAppendJournal : or_fail ? kAppendJournalAtOrFail : kAppendJournalAt;
     q.params.Add(entry->stream).Add(entry->time_us).Add(entry->json);
+    if (entry->expected_seq) q.params.Add(*entry->expected_seq);
   } else if (const auto* meta = std::get_if<MetaOp>(&op)) {
     q.sql = kPutMeta;
     q.params.Add(meta->key).Add(meta->value);
@@ -305,6 +321,10 @@ Status PostgresStore::ApplyOp(const WriteOp& op, int64_t now_us, int64_t& assign
   }
   if (const auto* del = std::get_if<DeleteOp>(&op)) {
     return Conflict(del->kind, del->key, *del->expected_version);
+  }
+  if (const auto* entry = std::get_if<JournalOp>(&op); entry != nullptr && entry->expected_seq) {
+    return Aborted("journal " + entry->stream + ": entry expected as seq " + std::to_string(*entry->expected_seq) +
+                   " cannot get it (the stream was written by someone else)");
   }
   return Internal("appending an event or journal entry returned no seq (is the schema intact?)");
 }

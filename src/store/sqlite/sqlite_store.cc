@@ -275,7 +275,10 @@ Status SqliteStore::ApplyOp(const WriteOp& op, int64_t now_us, int64_t& assigned
     ABACUS_ASSIGN_OR_RETURN(bool row, q.Step());
     if (!row) return Internal("appending a journal entry returned no seq");
     assigned = q.ColumnInt(0);
-    return q.Run();
+    ABACUS_RETURN_IF_ERROR(q.Run());
+    // The batch fails and its transaction (or savepoint) rolls the insert back.
+    if (entry->expected_seq && *entry->expected_seq != assigned) return JournalSeqConflict(*entry, assigned);
+    return Status::OK();
   }
   if (const auto* meta = std::get_if<MetaOp>(&op)) {
     ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, db.Query(kPutMeta));

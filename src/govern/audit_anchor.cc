@@ -1,0 +1,166 @@
+#include "govern/audit_anchor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "govern/crypto.h"
+
+namespace abacus::govern {
+namespace {
+
+std::string AnchorBytes(int64_t seq, const std::string& hash, int64_t time_us) {
+  return "abacus-audit-anchor-v1\n" + std::to_string(seq) + "\n" + hash + "\n" + std::to_string(time_us) + "\n";
+}
+
+bool IsHex(const std::string& s) {
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+Status WriteAll(int fd, const std::string& text, const std::string& path) {
+  size_t off = 0;
+  while (off < text.size()) {
+    ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Unavailable("cannot write " + path + ": " + std::strerror(errno));
+    }
+    off += static_cast<size_t>(n);
+  }
+  return Status::OK();
+}
+
+AuditAnchorReport Broken(AuditAnchorReport r, int64_t seq, std::string reason) {
+  r.ok = false;
+  r.first_bad_seq = seq;
+  r.reason = std::move(reason);
+  return r;
+}
+
+}  // namespace
+
+Result<std::string> LoadOrCreateAuditKey(const std::string& path) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd >= 0) {
+    std::string key = RandomHex(32);
+    Status wrote = WriteAll(fd, key + "\n", path);
+    if (wrote.ok() && ::fsync(fd) != 0) wrote = Unavailable("cannot sync " + path + ": " + std::strerror(errno));
+    ::close(fd);
+    if (!wrote.ok()) return wrote;
+    return key;
+  }
+  if (errno != EEXIST) return Unavailable("cannot create audit key " + path + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return Unavailable("cannot read audit key " + path + ": " + std::strerror(errno));
+  if ((st.st_mode & 077) != 0) {
+    std::ostringstream mode;
+    mode << std::oct << (st.st_mode & 0777);
+    return InvalidArgument("audit key " + path + " is open to others (mode " + mode.str() + "): chmod 600 it");
+  }
+  std::ifstream in(path);
+  std::string key;
+  std::getline(in, key);
+  if (key.size() != 64 || !IsHex(key)) {
+    return InvalidArgument("audit key " + path + ": expected 64 lower-case hex characters (32 bytes)");
+  }
+  return key;
+}
+
+std::string FormatAuditAnchor(const AuditHead& head, Time time, const std::string& key) {
+  const int64_t time_us = ToMicros(time);
+  nlohmann::json j = {{"seq", head.seq},
+                      {"hash", head.hash},
+                      {"time", FormatTime(time)},
+                      {"timeUs", time_us},
+                      {"mac", HmacSha256Hex(key, AnchorBytes(head.seq, head.hash, time_us))}};
+  return j.dump() + "\n";
+}
+
+Result<std::unique_ptr<AuditAnchorWriter>> AuditAnchorWriter::Open(const std::string& path, std::string key) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return Unavailable("cannot open audit anchor file " + path + ": " + std::strerror(errno));
+  return std::unique_ptr<AuditAnchorWriter>(new AuditAnchorWriter(fd, path, std::move(key)));
+}
+
+AuditAnchorWriter::~AuditAnchorWriter() { ::close(fd_); }
+
+Status AuditAnchorWriter::Publish(const AuditHead& head, Time time) {
+  ABACUS_RETURN_IF_ERROR(WriteAll(fd_, FormatAuditAnchor(head, time, key_), path_));
+  if (::fdatasync(fd_) != 0) return Unavailable("cannot sync " + path_ + ": " + std::strerror(errno));
+  return Status::OK();
+}
+
+Result<AuditAnchorReport> CheckAuditAnchors(const std::string& path, const std::string& key,
+                                            const std::vector<AuditEntry>& entries) {
+  AuditAnchorReport report;
+  std::ifstream in(path);
+  if (!in) {
+    if (errno == ENOENT) {
+      return Broken(report, 0, "the audit anchor file " + path + " is missing (the server writes it at start: deleted?)");
+    }
+    return Unavailable("cannot read audit anchor file " + path + ": " + std::strerror(errno));
+  }
+  // 1) Every anchor: well formed, signed with the key.
+  std::vector<AuditAnchor> anchors;
+  std::string line;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.empty()) continue;
+    const std::string where = path + ":" + std::to_string(line_no);
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object() || !j.contains("seq") || !j["seq"].is_number_integer() || !j.contains("hash") ||
+        !j["hash"].is_string() || !j.contains("timeUs") || !j["timeUs"].is_number_integer() || !j.contains("mac") ||
+        !j["mac"].is_string()) {
+      return Broken(report, 0, where + ": not an anchor line (the anchor file was edited)");
+    }
+    AuditAnchor a{j["seq"].get<int64_t>(), j["hash"].get<std::string>(), FromMicros(j["timeUs"].get<int64_t>()),
+                  j["mac"].get<std::string>()};
+    if (!ConstantTimeEqual(a.mac, HmacSha256Hex(key, AnchorBytes(a.seq, a.hash, ToMicros(a.time))))) {
+      return Broken(report, a.seq,
+                    where + ": anchor for seq " + std::to_string(a.seq) +
+                        " is not signed with this server's audit key (the anchor file was forged, or the key replaced)");
+    }
+    anchors.push_back(std::move(a));
+    ++report.anchors;
+    report.anchored_seq = std::max(report.anchored_seq, anchors.back().seq);
+  }
+  // 2) The chain against each anchor: long enough, and the same hash at the anchored seq.
+  const int64_t last = entries.empty() ? 0 : entries.back().seq;
+  for (const AuditAnchor& a : anchors) {
+    if (a.seq > last) {
+      return Broken(report, last + 1,
+                    "the chain ends at seq " + std::to_string(last) + " but seq " + std::to_string(a.seq) +
+                        " was anchored at " + FormatTime(a.time) + " (entries deleted, or the log replaced)");
+    }
+    if (a.seq == 0) continue;
+    const AuditEntry* e = nullptr;
+    if (a.seq >= 1 && static_cast<size_t>(a.seq) <= entries.size() && entries[a.seq - 1].seq == a.seq) {
+      e = &entries[a.seq - 1];
+    } else {
+      for (const AuditEntry& x : entries) {
+        if (x.seq == a.seq) e = &x;
+      }
+    }
+    if (e == nullptr) {
+      return Broken(report, a.seq, "seq " + std::to_string(a.seq) + " was anchored but is missing from the chain");
+    }
+    if (e->hash != a.hash) {
+      return Broken(report, a.seq,
+                    "seq " + std::to_string(a.seq) + ": hash differs from the one anchored at " + FormatTime(a.time) +
+                        " (the chain was rewritten)");
+    }
+  }
+  return report;
+}
+
+}  // namespace abacus::govern

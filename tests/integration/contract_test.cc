@@ -1,0 +1,215 @@
+// Issue 20's contract with real server processes: an error answer means nothing was stored, a
+// retried submission (same Idempotency-Key) never doubles work, one server per data folder, and
+// an audit chain anchored outside the store.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "govern/audit.h"
+#include "server_process.h"
+
+namespace abacus::testing {
+namespace {
+
+using nlohmann::json;
+
+std::string Job(const std::string& name) {
+  return "kind: BatchJob\nname: " + name +
+         "\nproject: acme/ml\nqueue: train\nspec:\n  command: [\"true\"]\n  taskGroups:\n"
+         "    - name: main\n      resources: {cpu: 1, memory: 1Gi}\n  tasks: 1\n  parallelism: 1\n";
+}
+
+// Runs SQL on the data folder's database from outside the server (as an operator, or an
+// attacker with file access, could).
+void Sql(const std::string& db_path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+  sqlite3_busy_timeout(db, 10000);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(db);
+}
+
+// Runs the abacus binary (killed after 30 s: a second server that did start is a failure, not
+// a hang); returns the exit code and what it wrote to stderr.
+CliResult RunBounded(const std::string& args) {
+  TempDir tmp;
+  std::string err = tmp.path() + "/err";
+  int status = std::system(("HOME=" + tmp.path() + " timeout 30 " ABACUS_BINARY " " + args + " > /dev/null 2> " + err).c_str());
+  CliResult r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = ReadFile(err);
+  return r;
+}
+
+class ContractTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_ = std::make_unique<ServerProcess>(dir_.path());
+    ASSERT_EQ(server_->Client().Post("/api/v1/apply", kAcmeOrg, "application/yaml").status, 200);
+  }
+  std::string Db() const { return dir_.path() + "/abacus.db"; }
+  json Verify() { return server_->Client().Get("/api/v1/audit?verify=1").body; }
+
+  TempDir dir_;
+  std::unique_ptr<ServerProcess> server_;
+};
+
+// Point 11: a second server, `abacus up` or `admin migrate` into the folder is refused, naming
+// the holder's pid; once the first server stopped, the folder is free again.
+TEST_F(ContractTest, OneServerPerDataFolder) {
+  std::string lock = ReadFile(dir_.path() + "/abacus.lock");
+  ASSERT_EQ(lock.rfind("pid ", 0), 0u) << lock;
+  std::string pid = lock.substr(4, lock.find(' ', 4) - 4);
+  const std::string in_use = "data folder " + dir_.path() + " is in use by abacus pid " + pid + " (server)";
+
+  CliResult second = RunBounded("server --config '' --data " + dir_.path() + " --listen 127.0.0.1:0");
+  EXPECT_EQ(second.code, 1) << second.err;
+  EXPECT_NE(second.err.find(in_use), std::string::npos) << second.err;
+  CliResult up = RunBounded("up --no-agent --no-config --data " + dir_.path() + " --listen 127.0.0.1:0");
+  EXPECT_NE(up.code, 0) << up.err;
+  EXPECT_NE(up.err.find(in_use), std::string::npos) << up.err;
+  CliResult migrate = RunBounded("admin migrate --from sqlite://" + Db() + " --to sqlite://" + Db() + ".copy");
+  EXPECT_EQ(migrate.code, 1) << migrate.err;
+  EXPECT_NE(migrate.err.find(in_use), std::string::npos) << migrate.err;
+  // The first server still serves, alone.
+  EXPECT_EQ(server_->Client().Post("/api/v1/workloads", Job("still-mine"), "application/yaml").status, 201);
+
+  ASSERT_EQ(server_->Terminate(), 0);
+  server_->Start();  // the lock went with the process
+  EXPECT_EQ(server_->Client().Get("/api/v1/workloads/still-mine").status, 200);
+}
+
+// "An error answer means nothing was stored": the audit stream and its head disagree (the
+// newest audit row deleted under the running server). Before the fix the submission answered
+// 500 and was committed anyway (it appeared after a restart), and cancel answered 200.
+TEST_F(ContractTest, AnAuditFailureAnswersAnErrorAndStoresNothing) {
+  auto api = server_->Client();
+  ASSERT_EQ(api.Post("/api/v1/workloads", Job("kept"), "application/yaml").status, 201);
+  Sql(Db(), "DELETE FROM journal WHERE stream = 'audit' AND seq = (SELECT MAX(seq) FROM journal WHERE stream = 'audit')");
+
+  auto submitted = api.Post("/api/v1/workloads", Job("ghost"), "application/yaml");
+  EXPECT_EQ(submitted.status, 500) << submitted.text;
+  EXPECT_NE(submitted.text.find("nothing of this request was stored"), std::string::npos) << submitted.text;
+  auto cancelled = api.Post("/api/v1/workloads/kept/cancel", "{}", "application/json");
+  EXPECT_EQ(cancelled.status, 500) << cancelled.text;
+  auto applied = api.Post("/api/v1/apply", "kind: Queue\nname: extra\ntenant: acme\nquotas:\n  - {resource: cpu, nominal: 1}\n",
+                          "application/yaml");
+  EXPECT_EQ(applied.status, 500) << applied.text;
+  // The running server changed nothing …
+  EXPECT_EQ(api.Get("/api/v1/workloads/ghost").status, 404);
+  EXPECT_EQ(api.Get("/api/v1/workloads/kept").body.value("state", ""), "Pending");
+  EXPECT_EQ(api.Get("/api/v1/queues/extra").status, 404);
+  // … and neither did the store: a restart shows the same.
+  ASSERT_EQ(server_->Terminate(), 0);
+  server_->Start();
+  api = server_->Client();
+  EXPECT_EQ(api.Get("/api/v1/workloads/ghost").status, 404);
+  EXPECT_EQ(api.Get("/api/v1/workloads/kept").body.value("state", ""), "Pending");
+  EXPECT_EQ(api.Get("/api/v1/queues/extra").status, 404);
+}
+
+// Point 2: a retry with the same key returns the first answer, also after a restart; the same
+// key with another body is refused; keys are per user.
+TEST_F(ContractTest, ASubmissionRetriedWithItsIdempotencyKeyIsStoredOnce) {
+  auto api = server_->Client();
+  auto first = api.PostIdempotent("/api/v1/workloads", Job("once"), "application/yaml", "key-1");
+  ASSERT_EQ(first.status, 201) << first.text;
+  auto again = api.PostIdempotent("/api/v1/workloads", Job("once"), "application/yaml", "key-1");
+  ASSERT_EQ(again.status, 201) << again.text;
+  EXPECT_EQ(again.body["items"][0]["id"], first.body["items"][0]["id"]);
+  auto other = api.PostIdempotent("/api/v1/workloads", Job("twice"), "application/yaml", "key-1");
+  EXPECT_EQ(other.status, 409) << other.text;
+  EXPECT_NE(other.text.find("different request body"), std::string::npos) << other.text;
+  EXPECT_EQ(api.PostIdempotent("/api/v1/workloads", Job("bad"), "application/yaml", "has space").status, 400);
+
+  ASSERT_EQ(server_->Terminate(), 0);
+  server_->Start();
+  api = server_->Client();
+  auto after_restart = api.PostIdempotent("/api/v1/workloads", Job("once"), "application/yaml", "key-1");
+  ASSERT_EQ(after_restart.status, 201) << after_restart.text;
+  EXPECT_EQ(after_restart.body["items"][0]["id"], first.body["items"][0]["id"]);
+  auto list = api.Get("/api/v1/workloads?name=once");
+  ASSERT_EQ(list.status, 200);
+  EXPECT_EQ(list.body["items"].size(), 1u) << list.text;
+
+  // The CLI sends a key of its own: two runs of one file are two submissions, as before.
+  TempDir tmp;
+  std::ofstream(tmp.path() + "/job.yaml") << Job("by-cli");
+  std::vector<std::string> conn = {"--server", server_->url(), "--token", server_->token()};
+  for (int i = 0; i < 2; ++i) {
+    std::vector<std::string> args = {"submit", "-f", tmp.path() + "/job.yaml"};
+    args.insert(args.end(), conn.begin(), conn.end());
+    CliResult r = RunCli(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+  }
+  EXPECT_EQ(api.Get("/api/v1/workloads?name=by-cli").body["items"].size(), 2u);
+}
+
+// Point 21: with every row rewritten and re-hashed and the head forged, or every row and the
+// head deleted, the chain alone verifies; the signed anchors outside the store do not.
+TEST_F(ContractTest, AuditAnchorsDetectAFullRewriteAndADeleteAll) {
+  auto api = server_->Client();
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(api.Post("/api/v1/workloads", Job("w" + std::to_string(i)), "application/yaml").status, 201);
+  }
+  json ok = Verify();
+  ASSERT_TRUE(ok.value("ok", false)) << ok.dump();
+  EXPECT_GE(ok.value("anchors", 0), 1) << ok.dump();
+  ASSERT_EQ(server_->Terminate(), 0);  // the shutdown anchors the final head
+
+  // Rewrite: every entry's actor changed, the chain re-hashed, the head forged.
+  {
+    std::vector<govern::AuditEntry> entries;
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(Db().c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* q = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT json FROM journal WHERE stream = 'audit' ORDER BY seq", -1, &q, nullptr),
+              SQLITE_OK);
+    while (sqlite3_step(q) == SQLITE_ROW) {
+      auto e = govern::AuditEntryFromJson(json::parse(reinterpret_cast<const char*>(sqlite3_column_text(q, 0))));
+      ASSERT_TRUE(e.ok());
+      entries.push_back(*e);
+    }
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    ASSERT_GE(entries.size(), 4u);
+    std::string prev = govern::GenesisHash();
+    std::string sql = "BEGIN;";
+    for (auto& e : entries) {
+      e.record.actor = "user eve";
+      e.prev_hash = prev;
+      e.hash = govern::ComputeAuditHash(e);
+      prev = e.hash;
+      std::string text = govern::AuditEntryToJson(e).dump();
+      std::string quoted;
+      for (char c : text) quoted += c == '\'' ? std::string("''") : std::string(1, c);
+      sql += "UPDATE journal SET json = '" + quoted + "' WHERE stream = 'audit' AND seq = " + std::to_string(e.seq) + ";";
+    }
+    sql += "UPDATE meta SET value = '" + std::to_string(entries.back().seq) + ":" + prev + "' WHERE key = 'audit.head';";
+    Sql(Db(), sql + "COMMIT;");
+  }
+  server_->Start();
+  json rewritten = Verify();
+  EXPECT_FALSE(rewritten.value("ok", true)) << rewritten.dump();
+  EXPECT_NE(rewritten.value("reason", "").find("rewritten"), std::string::npos) << rewritten.dump();
+  std::vector<std::string> args = {"audit", "--verify", "--server", server_->url(), "--token", server_->token()};
+  CliResult cli = RunCli(args);
+  EXPECT_EQ(cli.code, 1) << cli.out << cli.err;
+  EXPECT_NE(cli.out.find("BROKEN"), std::string::npos) << cli.out;
+
+  // Delete every entry and the head.
+  ASSERT_EQ(server_->Terminate(), 0);
+  Sql(Db(), "DELETE FROM journal WHERE stream = 'audit'; DELETE FROM meta WHERE key = 'audit.head';");
+  server_->Start();
+  json emptied = Verify();
+  EXPECT_FALSE(emptied.value("ok", true)) << emptied.dump();
+  EXPECT_NE(emptied.value("reason", "").find("entries deleted"), std::string::npos) << emptied.dump();
+}
+
+}  // namespace
+}  // namespace abacus::testing
