@@ -330,11 +330,11 @@ Status AuditLog::ExplainFailedCommit(const Status& failed) const {
     const bool in_step = head.seq == 0 ? tail->empty() : tail->size() == 1 && (*tail)[0].seq == head.seq;
     if (in_step) return failed;
   }
-  std::string found = !tail.ok()           ? "unreadable"
-                      : tail->empty()      ? "missing entry " + std::to_string(head.seq)
-                                           : "at seq " + std::to_string(tail->back().seq) + "+";
+  std::string found = !tail.ok()      ? "the stream is unreadable"
+                      : tail->empty() ? "the stream ends before it"
+                                      : "the stream holds entries past it";
   return Internal("the store's audit stream is out of step with this server's audit log (head seq " +
-                  std::to_string(head.seq) + ", stream " + found +
+                  std::to_string(head.seq) + ", " + found +
                   "): nothing of this request was stored. Another server may be writing to the same store, or an "
                   "audit entry was deleted; see `abacus audit --verify`");
 }

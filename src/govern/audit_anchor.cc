@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -102,13 +104,12 @@ Status AuditAnchorWriter::Publish(const AuditHead& head, Time time) {
 Result<AuditAnchorReport> CheckAuditAnchors(const std::string& path, const std::string& key,
                                             const std::vector<AuditEntry>& entries) {
   AuditAnchorReport report;
-  std::ifstream in(path);
-  if (!in) {
-    if (errno == ENOENT) {
-      return Broken(report, 0, "the audit anchor file " + path + " is missing (the server writes it at start: deleted?)");
-    }
-    return Unavailable("cannot read audit anchor file " + path + ": " + std::strerror(errno));
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    return Broken(report, 0, "the audit anchor file " + path + " is missing (the server writes it at start: deleted?)");
   }
+  std::ifstream in(path);
+  if (!in) return Unavailable("cannot read audit anchor file " + path + ": " + std::strerror(errno));
   // 1) Every anchor: well formed, signed with the key.
   std::vector<AuditAnchor> anchors;
   std::string line;

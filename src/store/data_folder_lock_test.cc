@@ -1,6 +1,7 @@
 #include "store/data_folder_lock.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 

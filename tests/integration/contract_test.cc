@@ -3,6 +3,7 @@
 // an audit chain anchored outside the store.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
 
 #include <cstdlib>
 #include <filesystem>
