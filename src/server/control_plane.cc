@@ -101,6 +101,11 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptio
     // One server per data folder (issue 20, point 11); under HA the lease decides instead.
     ABACUS_ASSIGN_OR_RETURN(cp->data_lock_, DataFolderLock::Acquire(options.data_dir, "server"));
   }
+  if (options.lock_data_dir && (url.starts_with("postgres://") || url.starts_with("postgresql://"))) {
+    // One database, one writer: exclusive without --ha, shared by HA leaders (the lease decides
+    // among them).
+    ABACUS_ASSIGN_OR_RETURN(cp->pg_lock_, LockPostgresWriters(url, options.fence.has_value()));
+  }
   StoreOptions so;
   so.clock = &cp->clock_;
   ABACUS_ASSIGN_OR_RETURN(cp->store_, OpenStore(url, so));

@@ -62,7 +62,8 @@ struct ControlPlaneOptions {
   std::optional<LeaseFence> fence;
   sched::SchedulerConfig scheduler;
   // Without a fence (a single server), Open locks the data folder for the control plane's life
-  // (store/data_folder_lock.h): a second server on the same folder is refused.
+  // (store/data_folder_lock.h): a second server on the same folder is refused. On PostgreSQL it
+  // also takes the database's writer lock: exclusive without a fence, shared with one (HA).
   bool lock_data_dir = true;
   // Audit anchors (govern/audit_anchor.h): the key (created mode 0600 when missing) and the
   // append-only file the signed heads go to. Empty: DATA/audit.key and DATA/audit.anchors.
@@ -300,6 +301,7 @@ class ControlPlane {
   IdGenerator& ids_;
   Time idempotency_purged_{};  // loop thread: when expired Idempotency-Keys were last purged
   std::unique_ptr<DataFolderLock> data_lock_;  // outlives store_: released after the store closes
+  PostgresWriterLock pg_lock_;                 // a PostgreSQL store's single-writer lock
   std::unique_ptr<Store> store_;
   std::unique_ptr<GroupCommitter> committer_;
   std::unique_ptr<Authorizer> authorizer_;

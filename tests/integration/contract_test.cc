@@ -11,6 +11,7 @@
 
 #include "govern/audit.h"
 #include "server_process.h"
+#include "store/postgres/pg_test_server.h"
 
 namespace abacus::testing {
 namespace {
@@ -83,6 +84,21 @@ TEST_F(ContractTest, OneServerPerDataFolder) {
   ASSERT_EQ(server_->Terminate(), 0);
   server_->Start();  // the lock went with the process
   EXPECT_EQ(server_->Client().Get("/api/v1/workloads/still-mine").status, 200);
+}
+
+// Point 11 on PostgreSQL: two servers without --ha on one database (different data folders)
+// both ran; now the second is refused by the database's writer lock.
+TEST(ContractPostgresTest, OneServerWithoutHaPerDatabase) {
+  testing_util::PgTestDatabase db;
+  ABACUS_REQUIRE_PG_DATABASE(db);
+  TempDir a_dir, b_dir;
+  ServerProcess a(a_dir.path(), {"--store", db.url()});
+  CliResult b = RunBounded("server --config '' --data " + b_dir.path() + " --listen 127.0.0.1:0 --store '" + db.url() + "'");
+  EXPECT_EQ(b.code, 1) << b.err;
+  EXPECT_NE(b.err.find("the PostgreSQL store is in use by another Abacus server"), std::string::npos) << b.err;
+  ASSERT_EQ(a.Terminate(), 0);
+  ServerProcess again(b_dir.path(), {"--store", db.url()});  // the lock went with the first
+  EXPECT_EQ(again.Client().Get("/readyz").status, 200);
 }
 
 // "An error answer means nothing was stored": the audit stream and its head disagree (the
