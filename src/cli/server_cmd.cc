@@ -119,7 +119,14 @@ void AddServerCommands(CLI::App& app, int* exit_code) {
         ->capture_default_str();
     cmd->add_option("--store", *store, "store URL: sqlite://PATH (default DATA/abacus.db), postgres://USER@HOST:PORT/DB (docs/store.md)");
     cmd->add_option("--max-body", ro->max_body_bytes, "largest request body in bytes (else 413)")->capture_default_str();
-    cmd->add_option("--http-threads", ro->http_threads, "HTTP worker threads (one per open connection)")
+    cmd->add_option("--http-threads", ro->http_threads, "HTTP worker threads (each runs one request at a time)")
+        ->capture_default_str();
+    cmd->add_option("--header-timeout", ro->header_timeout_seconds,
+                    "seconds a request's head may take to arrive (else 408 and close)")
+        ->check(CLI::Range(1, 3600))
+        ->capture_default_str();
+    cmd->add_option("--max-connections-per-client", ro->max_connections_per_client,
+                    "open connections one client address may hold (else 503 and close); 0: no limit")
         ->capture_default_str();
     cmd->add_option("--tls-cert", ro->tls_cert_file, "PEM certificate (chain): serve HTTPS (with --tls-key)")
         ->check(CLI::ExistingFile);

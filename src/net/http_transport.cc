@@ -1,8 +1,10 @@
 #include "net/http_transport.h"
 
+#include <netdb.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -27,17 +29,91 @@ struct ListenSocket : httplib::Server {
   static constexpr auto kSock = &ListenSocket::svr_sock_;
 };
 
+// A request the front framed, read from memory, with the answer written to the connection:
+// httplib's parser sees exactly the bytes the front validated and nothing after them.
+class FramedStream final : public httplib::Stream {
+ public:
+  FramedStream(int fd, const std::string& request, StreamTimeouts timeouts) : out_(fd, timeouts), in_(request) {}
+
+  bool is_readable() const override { return pos_ < in_.size(); }
+  bool is_writable() const override { return out_.is_writable(); }
+  ssize_t read(char* ptr, size_t size) override {
+    size_t n = std::min(size, in_.size() - pos_);
+    std::memcpy(ptr, in_.data() + pos_, n);
+    pos_ += n;
+    return static_cast<ssize_t>(n);
+  }
+  ssize_t write(const char* ptr, size_t size) override {
+    if (!head_seen_) {
+      // httplib writes the status line and headers in one piece, first.
+      head_seen_ = true;
+      std::string_view head(ptr, size);
+      head = head.substr(0, head.find("\r\n\r\n"));
+      closes_ = head.find("\r\nConnection: close") != std::string_view::npos;
+    }
+    return out_.write(ptr, size);
+  }
+  void get_remote_ip_and_port(std::string& ip, int& port) const override { out_.get_remote_ip_and_port(ip, port); }
+  void get_local_ip_and_port(std::string& ip, int& port) const override { out_.get_local_ip_and_port(ip, port); }
+  // Never used for I/O; below FD_SETSIZE, which httplib's select() build checks.
+  socket_t socket() const override { return 0; }
+
+  bool Flush() { return out_.Flush(); }
+  // True when the answer said Connection: close.
+  bool closes() const { return closes_; }
+
+ private:
+  SocketStream out_;
+  const std::string& in_;
+  size_t pos_ = 0;
+  bool head_seen_ = false, closes_ = false;
+};
+
+// Binds nothing itself: SO_REUSEADDR lets a restarted server bind past TIME_WAIT, and unlike
+// httplib's SO_REUSEPORT never lets a second server share a listening port.
+void ExclusiveSocketOptions(socket_t sock) {
+  int yes = 1;
+  ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+}
+
+// True when host:port is held by another socket (a bind of our own fails with EADDRINUSE).
+bool AddressInUse(const std::string& host, int port) {
+  addrinfo hints{}, *res = nullptr;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV | AI_PASSIVE;
+  if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res) != 0) return false;
+  bool in_use = false;
+  for (addrinfo* rp = res; rp != nullptr && !in_use; rp = rp->ai_next) {
+    int sock = ::socket(rp->ai_family, rp->ai_socktype | SOCK_CLOEXEC, rp->ai_protocol);
+    if (sock < 0) continue;
+    ExclusiveSocketOptions(sock);
+    in_use = ::bind(sock, rp->ai_addr, rp->ai_addrlen) != 0 && errno == EADDRINUSE;
+    ::close(sock);
+  }
+  ::freeaddrinfo(res);
+  return in_use;
+}
+
 }  // namespace
 
 std::unique_ptr<httplib::Server> MakeServer(const std::string& tls_cert_file, const std::string& tls_key_file) {
-  if (tls_cert_file.empty() && tls_key_file.empty()) return std::make_unique<BufferedServer>();
-  return std::make_unique<httplib::SSLServer>(tls_cert_file.c_str(), tls_key_file.c_str());
+  std::unique_ptr<httplib::Server> svr;
+  if (tls_cert_file.empty() && tls_key_file.empty()) {
+    svr = std::make_unique<BufferedServer>();
+  } else {
+    svr = std::make_unique<httplib::SSLServer>(tls_cert_file.c_str(), tls_key_file.c_str());
+  }
+  svr->set_socket_options(ExclusiveSocketOptions);
+  return svr;
 }
 
 Result<int> BindServer(httplib::Server& svr, const std::string& host, int port) {
+  svr.set_socket_options(ExclusiveSocketOptions);
   int bound = port == 0 ? svr.bind_to_any_port(host) : (svr.bind_to_port(host, port) ? port : -1);
   if (bound <= 0) {
-    return Unavailable("cannot listen on " + host + ":" + std::to_string(port) + " (address in use or not local?)");
+    std::string address = (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
+    if (port != 0 && AddressInUse(host, port)) return Unavailable("address " + address + " is in use");
+    return Unavailable("cannot listen on " + address + " (not a local address?)");
   }
   if (!WidenListenBacklog(svr)) ABACUS_LOG_WARN("listen backlog left at httplib's 5: {}", std::strerror(errno));
   return bound;
@@ -52,6 +128,70 @@ bool WidenListenBacklog(httplib::Server& svr, int backlog) {
   int sock = ListenSocketOf(svr);
   // listen() on a listening socket only changes its backlog.
   return sock >= 0 && ::listen(sock, backlog) == 0;
+}
+
+bool BufferedServer::Serve() {
+  FrontOptions options;
+  {
+    std::lock_guard<std::mutex> lock(front_mu_);
+    if (stop_requested_.load() || front_) return false;
+    options = front_options_;
+    options.limits.max_body = payload_max_length_;
+    options.idle_timeout = std::chrono::seconds(keep_alive_timeout_sec_);
+    front_ = std::make_unique<HttpFront>(options, [this](int fd, const std::string& request, bool closing) {
+      return RunRequest(fd, request, closing);
+    });
+  }
+  int sock = ListenSocketOf(*this);
+  if (sock < 0) return false;
+  auto close_listener = [this] {
+    socket_t mine = svr_sock_.exchange(INVALID_SOCKET);
+    if (mine != INVALID_SOCKET) ::close(mine);
+  };
+  serving_.store(true);
+  bool ok = front_->Run(sock, close_listener);
+  serving_.store(false);
+  close_listener();
+  return ok;
+}
+
+void BufferedServer::StopServing() {
+  std::lock_guard<std::mutex> lock(front_mu_);
+  stop_requested_.store(true);
+  if (front_) front_->Stop();
+}
+
+bool BufferedServer::RunRequest(int fd, const std::string& request, bool closing) {
+  FramedStream strm(fd, request, {Timeout(read_timeout_sec_, read_timeout_usec_), Timeout(write_timeout_sec_, write_timeout_usec_)});
+  bool closed = false;
+  bool ret = process_request(strm, closing, closed, nullptr);
+  if (!strm.Flush()) ret = false;  // head and body in one send
+  return ret && !closed && !strm.closes();
+}
+
+bool ServeBound(httplib::Server& svr) {
+  if (auto* b = dynamic_cast<BufferedServer*>(&svr)) return b->Serve();
+  return svr.listen_after_bind();
+}
+
+void StopServer(httplib::Server& svr) {
+  if (auto* b = dynamic_cast<BufferedServer*>(&svr)) return b->StopServing();
+  svr.stop();
+}
+
+bool IsServing(httplib::Server& svr) {
+  if (auto* b = dynamic_cast<BufferedServer*>(&svr)) return b->serving();
+  return svr.is_running();
+}
+
+void SetFrontOptions(httplib::Server& svr, FrontOptions options) {
+  if (auto* b = dynamic_cast<BufferedServer*>(&svr)) b->set_front_options(std::move(options));
+}
+
+std::string FrontMetrics(httplib::Server& svr) {
+  auto* b = dynamic_cast<BufferedServer*>(&svr);
+  const FrontCounters* c = b != nullptr ? b->counters() : nullptr;
+  return c != nullptr ? RenderFrontMetrics(*c) : std::string();
 }
 
 bool BufferedServer::process_and_close_socket(socket_t sock) {

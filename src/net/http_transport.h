@@ -6,23 +6,65 @@
 //   net::BufferedClient client("127.0.0.1", 8420);         // an httplib::ClientImpl
 //
 // Plain TCP only: HTTPS keeps httplib's SSLServer and SSLClient.
+//
+// BufferedServer serves through net::HttpFront (net/http_front.h): one epoll thread owns every
+// connection and frames requests strictly; httplib parses, routes and answers only complete,
+// validated requests on the front's workers. Serve it with ServeBound, not listen_after_bind.
 #pragma once
 
 #include <httplib.h>
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "common/status.h"
+#include "net/http_front.h"
 
 namespace abacus::net {
 
 class BufferedServer : public httplib::Server {
+ public:
+  // The front's limits and timeouts. Its body limit and idle timeout are taken from
+  // set_payload_max_length and set_keep_alive_timeout when Serve starts.
+  void set_front_options(FrontOptions options) { front_options_ = std::move(options); }
+  // Serves the bound socket through the front until StopServing; false when it could not.
+  bool Serve();
+  // Ends Serve (before or during it); requests in flight finish. Thread-safe.
+  void StopServing();
+  // True while Serve runs.
+  bool serving() const { return serving_.load(); }
+  // The front's counters (zero before Serve).
+  const FrontCounters* counters() const { return front_ ? &front_->counters() : nullptr; }
+
+  // Runs one complete request (`request`, as ForwardedRequest builds it) through httplib's
+  // processing and writes the answer to `fd`; returns whether the connection may carry another.
+  bool RunRequest(int fd, const std::string& request, bool closing);
+
  private:
-  // Serves requests on `sock` until the peer closes, the keep-alive timeout or count runs out,
-  // an error, or stop(); then closes it.
+  // httplib's own loop (listen_after_bind) still lands here: one connection served on one
+  // thread until it closes.
   bool process_and_close_socket(socket_t sock) override;
+
+  FrontOptions front_options_;
+  std::mutex front_mu_;
+  std::unique_ptr<HttpFront> front_;
+  std::atomic<bool> stop_requested_{false};
+  std::atomic<bool> serving_{false};
 };
+
+// Serves `svr` (bound with BindServer) until StopServer: a BufferedServer through its front,
+// an SSLServer with httplib's listen_after_bind. Returns false when serving could not start.
+bool ServeBound(httplib::Server& svr);
+// Stops what ServeBound serves; thread-safe, and a stop before ServeBound started is kept.
+void StopServer(httplib::Server& svr);
+// True while ServeBound serves `svr`.
+bool IsServing(httplib::Server& svr);
+// Sets the front's options when `svr` is a BufferedServer (HTTPS has no front).
+void SetFrontOptions(httplib::Server& svr, FrontOptions options);
+// The front's counters in Prometheus text form; empty for HTTPS or before Serve.
+std::string FrontMetrics(httplib::Server& svr);
 
 class BufferedClient : public httplib::ClientImpl {
  public:
@@ -37,8 +79,10 @@ class BufferedClient : public httplib::ClientImpl {
 // with the PEM certificate and key (check is_valid()).
 std::unique_ptr<httplib::Server> MakeServer(const std::string& tls_cert_file, const std::string& tls_key_file);
 
-// Binds `svr` to host:port (any free port when `port` is 0) and widens its listen backlog.
-// Returns the port; Unavailable when the address cannot be bound.
+// Binds `svr` to host:port (any free port when `port` is 0) and widens its listen backlog. The
+// address is bound exclusively (SO_REUSEADDR, never SO_REUSEPORT): a second server on it fails.
+// Returns the port; Unavailable "address HOST:PORT is in use" when another socket holds it,
+// else Unavailable naming the address.
 Result<int> BindServer(httplib::Server& svr, const std::string& host, int port);
 
 // Raises the listen backlog of `svr`, bound and not yet serving, to `backlog` (the kernel caps

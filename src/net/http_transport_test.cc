@@ -166,31 +166,9 @@ class ServedTest : public ::testing::Test {
   }
   // A raw TCP connection to the server.
   int Connect() const {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port_));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    int fd = ConnectLoopback(port_);
+    EXPECT_GE(fd, 0);
     return fd;
-  }
-  // Reads from `fd` until `count` occurrences of `marker` have arrived or the peer closes.
-  static std::string ReadUntil(int fd, const std::string& marker, int count) {
-    std::string got;
-    char buf[4096];
-    auto seen = [&] {
-      int n = 0;
-      for (size_t at = got.find(marker); at != std::string::npos; at = got.find(marker, at + 1)) ++n;
-      return n;
-    };
-    while (seen() < count) {
-      pollfd pfd{fd, POLLIN, 0};
-      if (::poll(&pfd, 1, 5000) <= 0) break;
-      ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
-      if (n <= 0) break;
-      got.append(buf, static_cast<size_t>(n));
-    }
-    return got;
   }
 
   LoopbackServer served_;

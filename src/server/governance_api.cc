@@ -11,6 +11,7 @@
 #include "common/duration_parse.h"
 #include "common/log.h"
 #include "govern/crypto.h"
+#include "net/http_framing.h"
 #include "server/control_plane.h"
 #include "server/governance.h"
 #include "server/http_server.h"
@@ -49,7 +50,8 @@ std::string Lower(std::string s) {
 
 void SendError(httplib::Response& res, int status, std::string_view code, const std::string& message) {
   res.status = status;
-  res.set_content(json({{"error", {{"code", code}, {"message", message}}}}).dump(-1, ' ', false, json::error_handler_t::replace),
+  res.set_content(json({{"error", {{"code", code}, {"message", net::CapAnswerText(message)}}}})
+                      .dump(-1, ' ', false, json::error_handler_t::replace),
                   "application/json");
 }
 

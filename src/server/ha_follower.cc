@@ -45,12 +45,12 @@ Status FollowerServer::Bind() {
   return Status::OK();
 }
 
-void FollowerServer::Serve() { svr_->listen_after_bind(); }
+void FollowerServer::Serve() { net::ServeBound(*svr_); }
 
-bool FollowerServer::serving() const { return svr_->is_running(); }
+bool FollowerServer::serving() const { return net::IsServing(*svr_); }
 
 void FollowerServer::Stop() {
-  if (svr_) svr_->stop();
+  if (svr_) net::StopServer(*svr_);
 }
 
 std::string FollowerServer::Leader() const {
@@ -66,6 +66,9 @@ void FollowerServer::Routes() {
   s.set_keep_alive_timeout(options_.keep_alive_seconds);
   s.set_keep_alive_max_count(1'000'000);  // httplib's default (5) makes busy clients reconnect
   s.set_tcp_nodelay(true);
+  net::FrontOptions front;
+  front.threads = threads;
+  net::SetFrontOptions(s, front);
 
   s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content(json({{"status", "ok"}, {"role", "follower"}}).dump(), "application/json");

@@ -1,11 +1,13 @@
 // HttpServer::ServeRaw: one HTTP request served from bytes in memory, without a socket, through
-// the same cpp-httplib request processing (parsing, limits, pre-routing, routes, post-routing,
-// error handlers) that Serve runs on each connection. Used by the HTTP fuzz target.
+// the front's framing (net/http_framing.h) and then the same cpp-httplib request processing
+// (parsing, pre-routing, routes, post-routing, error handlers) that a worker runs for each
+// request the front hands it. Used by the HTTP fuzz target.
 #include <httplib.h>
 
 #include <algorithm>
 #include <cstring>
 
+#include "net/http_framing.h"
 #include "server/http_server.h"
 
 namespace abacus::server {
@@ -55,7 +57,27 @@ struct ProcessRequest : httplib::Server {
 }  // namespace
 
 std::string HttpServer::ServeRaw(std::string_view request) {
-  MemoryStream stream(request);
+  // The front's framing first (net/http_framing.h), as a connection's bytes get it.
+  net::FrameLimits limits;
+  limits.max_body = options_.max_body_bytes;
+  net::RequestHeadParser head(limits);
+  net::FrameState st = head.Parse(request);
+  if (st == net::FrameState::kError) return net::ErrorAnswer(head.error().status, head.error().message);
+  if (st == net::FrameState::kNeedMore) return net::ErrorAnswer(400, "incomplete request head");
+  std::string_view rest = request.substr(head.head().head_bytes);
+  std::string body;
+  if (head.head().body == net::RequestHead::Body::kLength) {
+    if (rest.size() < head.head().content_length) return net::ErrorAnswer(400, "incomplete request body");
+    body = rest.substr(0, head.head().content_length);
+  } else if (head.head().body == net::RequestHead::Body::kChunked) {
+    net::ChunkedDecoder chunked(limits.max_body);
+    size_t consumed = 0;
+    st = chunked.Feed(rest, consumed, body);
+    if (st == net::FrameState::kError) return net::ErrorAnswer(chunked.error().status, chunked.error().message);
+    if (st == net::FrameState::kNeedMore) return net::ErrorAnswer(400, "incomplete chunked body");
+  }
+  std::string forwarded = net::ForwardedRequest(head.head(), body);
+  MemoryStream stream(forwarded);
   bool closed = false;
   (svr_.get()->*ProcessRequest::kFn)(stream, /*close_connection=*/true, closed, nullptr);
   return stream.output();

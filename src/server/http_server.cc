@@ -7,6 +7,7 @@
 
 #include "common/log.h"
 #include "common/thread_name.h"
+#include "net/http_framing.h"
 #include "net/http_transport.h"
 #include "server/evaluations_api.h"
 #include "server/governance_api.h"
@@ -35,7 +36,9 @@ std::string_view CodeForHttp(int status) {
   }
 }
 
-void SendError(httplib::Response& res, int status, std::string_view code, const std::string& message) {
+void SendError(httplib::Response& res, int status, std::string_view code, const std::string& raw_message) {
+  // Messages may quote request input (a YAML error's context line): never sent back whole.
+  const std::string message = net::CapAnswerText(raw_message);
   json err = {{"code", code}, {"message", message}};
   if (message.find('\n') != std::string::npos) {
     json details = json::array();
@@ -138,13 +141,13 @@ Status HttpServer::Bind() {
   return Status::OK();
 }
 
-void HttpServer::Serve() { svr_->listen_after_bind(); }
+void HttpServer::Serve() { net::ServeBound(*svr_); }
 
-bool HttpServer::serving() const { return svr_->is_running(); }
+bool HttpServer::serving() const { return net::IsServing(*svr_); }
 
 void HttpServer::Stop() {
   cp_.WakePollers();  // long polls answer now instead of holding the shutdown
-  if (svr_) svr_->stop();
+  if (svr_) net::StopServer(*svr_);
 }
 
 void HttpServer::Routes() {
@@ -157,6 +160,12 @@ void HttpServer::Routes() {
   s.set_keep_alive_timeout(options_.keep_alive_seconds);
   s.set_keep_alive_max_count(1'000'000);
   s.set_tcp_nodelay(true);
+  net::FrontOptions front;
+  front.threads = static_cast<size_t>(std::max(1, threads));
+  front.header_timeout = std::chrono::seconds(options_.header_timeout_seconds);
+  front.body_timeout = std::chrono::seconds(options_.body_timeout_seconds);
+  front.max_connections_per_client = options_.max_connections_per_client;
+  net::SetFrontOptions(s, front);
 
   // Errors that httplib produces itself (404 no route, 413, 400 bad request) get the JSON form.
   s.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
@@ -200,7 +209,7 @@ void HttpServer::Routes() {
     }
   });
   s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(cp_.RenderMetrics(), "text/plain; version=0.0.4");
+    res.set_content(cp_.RenderMetrics() + net::FrontMetrics(*svr_), "text/plain; version=0.0.4");
   });
 
   // ---- workloads

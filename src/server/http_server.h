@@ -25,6 +25,13 @@ struct HttpOptions {
   int read_timeout_seconds = 30;
   int write_timeout_seconds = 30;
   int keep_alive_seconds = 5;
+  // The front door (net/http_front.h, docs/operations.md): a request's head must arrive within
+  // header_timeout_seconds of its first byte and its body within body_timeout_seconds of the
+  // head (else 408 and close); one source address may hold max_connections_per_client open
+  // connections (else 503 and close). Plain HTTP only.
+  int header_timeout_seconds = 10;
+  int body_timeout_seconds = 30;
+  size_t max_connections_per_client = 512;
   // TLS: PEM certificate (chain) and private key; both empty: plain HTTP.
   std::string tls_cert_file;
   std::string tls_key_file;  // idle keep-alive connections close after this (and at shutdown)

@@ -19,6 +19,9 @@ struct RunOptions {
   std::string store_url;                  // empty: sqlite://DATA/abacus.db
   size_t max_body_bytes = 8 << 20;
   int http_threads = 96;
+  // The front door (HttpOptions): a request head's deadline, open connections per client.
+  int header_timeout_seconds = 10;
+  size_t max_connections_per_client = 512;
   std::string tls_cert_file, tls_key_file;  // both set: HTTPS
   int heartbeat_seconds = 5;      // told to agents
   int node_timeout_seconds = 30;  // a silent agent node becomes NotReady, its tasks fail over

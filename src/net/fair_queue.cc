@@ -1,0 +1,40 @@
+#include "net/fair_queue.h"
+
+namespace abacus::net {
+
+void FairQueue::Push(const std::string& client, std::function<void()> task) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto& q = queued_[client];
+    if (q.empty()) turns_.push_back(client);
+    q.push_back(std::move(task));
+  }
+  cv_.notify_one();
+}
+
+bool FairQueue::Pop(std::function<void()>& task) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return closed_ || !turns_.empty(); });
+  if (turns_.empty()) return false;
+  std::string client = std::move(turns_.front());
+  turns_.pop_front();
+  auto it = queued_.find(client);
+  task = std::move(it->second.front());
+  it->second.pop_front();
+  if (it->second.empty()) {
+    queued_.erase(it);
+  } else {
+    turns_.push_back(std::move(client));  // its next task waits for everyone else's turn
+  }
+  return true;
+}
+
+void FairQueue::Close() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+  }
+  cv_.notify_all();
+}
+
+}  // namespace abacus::net

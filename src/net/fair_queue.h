@@ -1,0 +1,39 @@
+// FairQueue: the front's hand-off of complete requests to the worker pool, served in turns by
+// client (source address): a client with 200 requests queued gets one worker turn, then every
+// other client with a request waiting gets one, so a flood from one address cannot push a health
+// probe or a well-behaved client to the back of a long line.
+//
+//   FairQueue q;
+//   q.Push("10.0.0.7", [] { ... });        // front thread
+//   std::function<void()> task;
+//   while (q.Pop(task)) task();           // each worker
+//   q.Close();                             // workers' Pop returns false once the queue is empty
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace abacus::net {
+
+class FairQueue {
+ public:
+  // Queues `task` behind `client`'s earlier tasks.
+  void Push(const std::string& client, std::function<void()> task);
+  // Waits for the next task in client turn order; false once closed and empty.
+  bool Pop(std::function<void()>& task);
+  // Wakes every Pop; tasks still queued are handed out first.
+  void Close();
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::unordered_map<std::string, std::deque<std::function<void()>>> queued_;  // by client
+  std::deque<std::string> turns_;  // clients with queued tasks, next turn first
+  bool closed_ = false;
+};
+
+}  // namespace abacus::net

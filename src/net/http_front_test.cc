@@ -1,0 +1,246 @@
+// The front door against abusive clients, over real loopback sockets: framing refusals close
+// the connection, slow and idle connections are cut without holding a worker, limits hold.
+#include "net/http_front.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "net/loopback_server_test_util.h"
+
+namespace abacus::net {
+namespace {
+
+using namespace std::chrono_literals;
+
+class FrontTest : public ::testing::Test {
+ protected:
+  // Serves /hello and /echo with `options` (one worker unless set) and a body limit of 1 MiB.
+  void Serve(FrontOptions options = OneWorker()) {
+    svr_.Get("/hello", [this](const httplib::Request&, httplib::Response& res) {
+      hellos_.fetch_add(1);
+      res.set_content("hello", "text/plain");
+    });
+    svr_.Post("/echo", [](const httplib::Request& req, httplib::Response& res) { res.set_content(req.body, "text/plain"); });
+    svr_.set_payload_max_length(1 << 20);
+    svr_.set_keep_alive_timeout(5);
+    svr_.set_front_options(options);
+    port_ = served_.Start();
+    ASSERT_GT(port_, 0);
+  }
+  static FrontOptions OneWorker() {
+    FrontOptions o;
+    o.threads = 1;
+    return o;
+  }
+  int Connect(const char* source = nullptr) const { return ConnectLoopback(port_, source); }
+  static void Send(int fd, const std::string& bytes) {
+    ASSERT_EQ(::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL), static_cast<ssize_t>(bytes.size()));
+  }
+  // Sends `request` on a new connection; returns the answer and whether the server then closed.
+  std::pair<std::string, bool> Exchange(const std::string& request) {
+    int fd = Connect();
+    Send(fd, request);
+    bool closed = false;
+    std::string got = ReadUntil(fd, "\r\n\r\n", 1, &closed);
+    if (!closed) closed = PeerCloses(fd);
+    ::close(fd);
+    return {got, closed};
+  }
+
+  LoopbackServer served_;
+  BufferedServer& svr_ = served_.server();
+  int port_ = 0;
+  std::atomic<int> hellos_{0};
+};
+
+TEST_F(FrontTest, BothLengthAndChunkedIsRefusedAndTheSmuggledRequestNeverRuns) {
+  Serve();
+  // The classic smuggle: by Content-Length the body is "0\r\n\r\nGET /hello ...", by chunked the
+  // body ends at "0" and "GET /hello" is a second request.
+  std::string smuggle =
+      "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 35\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "0\r\n\r\nGET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
+  auto [answer, closed] = Exchange(smuggle);
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 400")) << answer;
+  EXPECT_NE(answer.find("both Content-Length and Transfer-Encoding"), std::string::npos) << answer;
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(hellos_.load(), 0);
+}
+
+TEST_F(FrontTest, ABrokenRequestClosesTheConnectionAndLeftoverBytesAreNotParsed) {
+  Serve();
+  const std::string next = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
+  for (std::string broken : {"GET /\r\n" + next,                                              // HTTP/0.9
+                             "BREW /pot HTTP/1.1\r\nHost: x\r\n\r\n" + next,                   // unknown method
+                             "GET /hello HTTP/1.1\r\nHost x\r\n\r\n" + next,                   // no colon
+                             "POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n" + next}) {
+    auto [answer, closed] = Exchange(broken);
+    EXPECT_TRUE(answer.starts_with("HTTP/1.1 4") || answer.starts_with("HTTP/1.1 501")) << answer;
+    EXPECT_NE(answer.find("Connection: close"), std::string::npos) << answer;
+    EXPECT_TRUE(closed) << broken.substr(0, 30);
+  }
+  EXPECT_EQ(hellos_.load(), 0);
+}
+
+TEST_F(FrontTest, DeclaredLengthsAreJudgedBeforeAnyBodyIsRead) {
+  Serve();
+  auto [huge, huge_closed] = Exchange("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000000000\r\n\r\n" +
+                                      std::string(1024, 'x'));
+  EXPECT_TRUE(huge.starts_with("HTTP/1.1 413")) << huge;
+  EXPECT_TRUE(huge_closed);
+  auto [negative, negative_closed] = Exchange("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\nxxxxx");
+  EXPECT_TRUE(negative.starts_with("HTTP/1.1 400")) << negative;
+  EXPECT_TRUE(negative_closed);
+}
+
+TEST_F(FrontTest, TooManyHeadersGet431) {
+  Serve();
+  std::string req = "GET /hello HTTP/1.1\r\n";
+  for (int i = 0; i < 10000; ++i) req += "X-" + std::to_string(i) + ": v\r\n";
+  req += "\r\n";
+  int fd = Connect();
+  ::send(fd, req.data(), req.size(), MSG_NOSIGNAL);  // may fail part-way: the server closes early
+  std::string answer = ReadUntil(fd, "\r\n\r\n", 1);
+  ::close(fd);
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 431")) << answer;
+  EXPECT_EQ(hellos_.load(), 0);
+}
+
+TEST_F(FrontTest, AChunkedBodyPastTheLimitIsRefusedWhileItIsStillBeingSent) {
+  Serve();
+  int fd = Connect();
+  Send(fd, "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n");
+  const std::string chunk = "10000\r\n" + std::string(0x10000, 'a') + "\r\n";  // 64 KiB
+  const size_t total = 100u << 20;  // what the client means to send: 100 MiB
+  size_t sent = 0;
+  std::string answer;
+  while (sent < total && answer.empty()) {
+    ssize_t n = ::send(fd, chunk.data(), chunk.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) sent += static_cast<size_t>(n);
+    pollfd pfd{fd, POLLIN, 0};
+    if (n <= 0 || ::poll(&pfd, 1, 0) == 1) answer = ReadUntil(fd, "\r\n\r\n", 1, nullptr, 1s);
+    if (n < 0 && errno != EAGAIN) break;
+  }
+  ::close(fd);
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 413")) << answer;
+  EXPECT_LT(sent, total / 4) << "the 413 came only after " << sent << " bytes";
+  std::printf("[ figures ] chunked body refused after %zu of %zu bytes sent\n", sent, total);
+}
+
+TEST_F(FrontTest, ASlowlorisHeadIsCutAtTheHeaderTimeoutWhileOthersAreServed) {
+  FrontOptions o = OneWorker();
+  o.header_timeout = 500ms;
+  Serve(o);
+  std::vector<int> slow;
+  for (int i = 0; i < 20; ++i) {
+    slow.push_back(Connect());
+    Send(slow.back(), "GET /hello HTTP/1.1\r\n");  // and never the rest
+  }
+  BufferedClient client("127.0.0.1", port_);
+  auto r = client.Get("/hello");  // the only worker is free: slow heads hold none
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  for (int fd : slow) {
+    std::string answer = ReadUntil(fd, "\r\n\r\n", 1);
+    EXPECT_TRUE(answer.starts_with("HTTP/1.1 408")) << answer;
+    EXPECT_TRUE(PeerCloses(fd));
+    ::close(fd);
+  }
+  EXPECT_EQ(svr_.counters()->cut_head_timeout.load(), 20u);
+}
+
+TEST_F(FrontTest, ASlowBodyIsCutAtTheBodyTimeout) {
+  FrontOptions o = OneWorker();
+  o.body_timeout = 500ms;
+  Serve(o);
+  int fd = Connect();
+  Send(fd, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nonly a part");
+  std::string answer = ReadUntil(fd, "\r\n\r\n", 1);
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 408")) << answer;
+  EXPECT_TRUE(PeerCloses(fd));
+  ::close(fd);
+}
+
+TEST_F(FrontTest, IdleConnectionsHoldNoWorker) {
+  Serve();  // one worker
+  std::vector<int> idle;
+  for (int i = 0; i < 300; ++i) {
+    idle.push_back(Connect("127.0.0.2"));
+    ASSERT_GE(idle.back(), 0);
+  }
+  for (int i = 0; i < 20; ++i) {
+    BufferedClient client("127.0.0.1", port_);
+    auto r = client.Get("/hello");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+  }
+  for (int fd : idle) ::close(fd);
+}
+
+TEST_F(FrontTest, OneClientsConnectionsAreLimited) {
+  FrontOptions o = OneWorker();
+  o.max_connections_per_client = 3;
+  Serve(o);
+  std::vector<int> mine;
+  for (int i = 0; i < 3; ++i) mine.push_back(Connect("127.0.0.3"));
+  int fourth = Connect("127.0.0.3");
+  ASSERT_GE(fourth, 0);
+  std::string answer = ReadUntil(fourth, "\r\n\r\n", 1);
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 503")) << answer;
+  EXPECT_NE(answer.find("too many connections from 127.0.0.3 (limit 3)"), std::string::npos) << answer;
+  EXPECT_TRUE(PeerCloses(fourth));
+  ::close(fourth);
+  // Another address is not affected, and a closed connection frees its place.
+  BufferedClient other("127.0.0.1", port_);
+  ASSERT_TRUE(other.Get("/hello"));
+  ::close(mine.back());
+  mine.pop_back();
+  bool served = false;
+  for (int i = 0; i < 100 && !served; ++i) {
+    int fd = Connect("127.0.0.3");
+    Send(fd, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+    served = ReadUntil(fd, "hello", 1).starts_with("HTTP/1.1 200");
+    ::close(fd);
+    if (!served) std::this_thread::sleep_for(10ms);  // until the front has seen the close
+  }
+  EXPECT_TRUE(served);
+  for (int fd : mine) ::close(fd);
+}
+
+TEST_F(FrontTest, AChunkedRequestWithinTheLimitIsServed) {
+  Serve();
+  int fd = Connect();
+  Send(fd, "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n");
+  std::string answer = ReadUntil(fd, "hello world", 1);
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 200")) << answer;
+  // The connection carries another request.
+  Send(fd, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_TRUE(ReadUntil(fd, "hello", 1).starts_with("HTTP/1.1 200"));
+  ::close(fd);
+}
+
+TEST_F(FrontTest, StopFinishesTheRequestInFlight) {
+  std::atomic<bool> entered{false};
+  svr_.Get("/slow", [&](const httplib::Request&, httplib::Response& res) {
+    entered = true;
+    std::this_thread::sleep_for(300ms);
+    res.set_content("done", "text/plain");
+  });
+  Serve();
+  int fd = Connect();
+  Send(fd, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");
+  while (!entered) std::this_thread::sleep_for(1ms);
+  std::thread stopper([&] { served_.Stop(); });
+  std::string answer = ReadUntil(fd, "done", 1);
+  stopper.join();
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 200")) << answer;
+  EXPECT_TRUE(PeerCloses(fd));  // and then the connection ends
+  ::close(fd);
+}
+
+}  // namespace
+}  // namespace abacus::net
