@@ -1,5 +1,6 @@
 #include "control/evaluation.h"
 
+#include "common/nesting.h"
 #include "control/completion.h"
 
 namespace abacus::control {
@@ -44,7 +45,11 @@ Decisions ReconcileEvaluation(const WorkloadView& w, Time now) {
 }
 
 Result<std::map<std::string, double>> ParseResultMetrics(std::string_view text) {
-  json j = json::parse(text.begin(), text.end(), nullptr, false);
+  JsonTextProblem problem;  // a task writes this file: nesting and duplicate keys are bounded
+  json j = ParseJsonChecked(text, &problem);
+  if (!problem.message.empty()) {
+    return InvalidArgument("results: line " + std::to_string(problem.line) + ": " + problem.message);
+  }
   if (j.is_discarded()) return InvalidArgument("results are not valid JSON");
   if (!j.is_object()) return InvalidArgument("results must be a JSON object of metrics");
   if (j.contains("metrics") && j["metrics"].is_object()) j = j["metrics"];

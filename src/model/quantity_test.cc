@@ -1,4 +1,5 @@
 #include "model/quantity.h"
+#include "model/quantity_limit.h"
 
 #include <gtest/gtest.h>
 
@@ -91,6 +92,23 @@ TEST(QuantityTest, ComparesByValueNotSpelling) {
   EXPECT_EQ(*Quantity::Parse("1Gi"), *Quantity::Parse("1024Mi"));
   EXPECT_LT(*Quantity::Parse("1G"), *Quantity::Parse("1Gi"));
   EXPECT_GT(*Quantity::Parse("1"), *Quantity::Parse("999m"));
+}
+
+TEST(QuantityTest, LimitsPerUnit) {
+  auto check = [](const char* text, QuantityUnit unit) { return CheckQuantityLimit(*Quantity::Parse(text), unit); };
+  EXPECT_TRUE(check("10M", QuantityUnit::kCpu).ok());
+  EXPECT_TRUE(check("1Pi", QuantityUnit::kMemory).ok());
+  EXPECT_TRUE(check("1M", QuantityUnit::kDevices).ok());
+  Status cpu = check("9223372036854775807m", QuantityUnit::kCpu);
+  EXPECT_EQ(cpu.code(), StatusCode::kOutOfRange);
+  EXPECT_EQ(cpu.message(), "must be at most 10M (the limit for cpu), got 9223372036854775807m");
+  EXPECT_EQ(check("1025Ti", QuantityUnit::kMemory).message(),
+            "must be at most 1Pi (the limit for memory), got 1025Ti");
+  EXPECT_FALSE(check("1000001", QuantityUnit::kDevices).ok());
+  EXPECT_FALSE(check("-2G", QuantityUnit::kCount).ok());
+  // Sums of many values at their limits stay inside int64 milli-units.
+  EXPECT_LT(QuantityLimit(QuantityUnit::kMemory).milli(), INT64_MAX / 8);
+  EXPECT_LT(QuantityLimit(QuantityUnit::kCpu).milli(), INT64_MAX / 100'000'000);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/log.h"
+#include "common/nesting.h"
 #include "common/thread_name.h"
 #include "control/controller.h"
 #include "govern/crypto.h"
@@ -30,7 +31,12 @@ using nlohmann::json;
 ParsedDocuments ParseBody(std::string_view body, bool json_body, const std::string& filename) {
   if (!json_body) return ParseDocuments(body, filename);
   ParsedDocuments out;
-  json j = json::parse(body, nullptr, false);
+  JsonTextProblem problem;  // nesting past the limit, a duplicate key
+  json j = ParseJsonChecked(body, &problem);
+  if (!problem.message.empty()) {
+    out.diagnostics.Add(filename, problem.line, "", problem.message);
+    return out;
+  }
   if (j.is_discarded()) {
     out.diagnostics.Add(filename, 0, "", "request body is not valid JSON");
     return out;
@@ -324,11 +330,13 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
     std::vector<const SpecObject*> objects;
     for (const Document& d : *docs) objects.push_back(&d.object);
     Diagnostics diags;
-    TenancyConfig merged = ledger_.MergedConfig(objects);
+    // The configuration after this apply, built without the state lock (this loop thread is the
+    // only writer) and swapped in below: reads wait for no more than the swap.
+    Ledger::ConfigPlan plan = ledger_.PlanConfig(objects);
     // Report duplicates inside the request and reference problems of the merged config.
     TenancyConfig request_only;
     AddToTenancyConfig(*docs, request_only, diags);
-    merged.CheckReferences(diags);
+    plan.config->CheckReferences(diags);
     if (!diags.empty()) return diags.ToStatus();
     WriteBatch batch;
     json out = json::array();
@@ -337,10 +345,8 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
       std::string name = d.name();
       std::string doc = abacus::ToJson(d.object).dump();
       std::string action = "created";
-      for (const auto& [key, existing] : ledger_.config_objects()) {
-        if (key == kind + "/" + name) {
-          action = abacus::ToJson(existing).dump() == doc ? "unchanged" : "configured";
-        }
+      if (const SpecObject* existing = ledger_.FindConfigObject(kind + "/" + name)) {
+        action = abacus::ToJson(*existing).dump() == doc ? "unchanged" : "configured";
       }
       if (action != "unchanged") batch.Put(kind, name, doc);  // audited per request (governance_api.cc)
       out.push_back({{"kind", d.kind()}, {"name", name}, {"action", action}});
@@ -353,7 +359,7 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
     {
       std::unique_lock lock(state_mu_);
       for (auto& p : prices) price_lists_[p.name] = std::move(p);
-      for (const Document& d : *docs) ledger_.PutConfig(d.object);
+      ledger_.InstallConfig(plan);
     }
     dirty_ = true;
     return out;
@@ -1198,15 +1204,19 @@ json ControlPlane::ListConfig(const std::string& kind) const {
     }
     return {{"items", items}};
   }
+  std::map<std::string, json> projects_of;  // tenant → its project names, built once
+  if (kind == "tenant") {
+    for (const Project* p : ledger_.config().projects()) {
+      auto [it, added] = projects_of.try_emplace(p->tenant, json::array());
+      it->second.push_back(p->name);
+    }
+  }
   for (const auto& [key, obj] : ledger_.config_objects()) {
     if (StoreKindOf(obj) != kind) continue;
     json j = abacus::ToJson(obj);
     if (kind == "tenant") {
-      json projects = json::array();
-      for (const Project* p : ledger_.config().projects()) {
-        if (p->tenant == std::get<Tenant>(obj).name) projects.push_back(p->name);
-      }
-      j["projects"] = projects;
+      auto it = projects_of.find(std::get<Tenant>(obj).name);
+      j["projects"] = it == projects_of.end() ? json::array() : std::move(it->second);
     }
     items.push_back(std::move(j));
   }

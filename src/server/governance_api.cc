@@ -10,9 +10,11 @@
 
 #include "common/duration_parse.h"
 #include "common/log.h"
+#include "common/nesting.h"
 #include "govern/crypto.h"
 #include "net/http_framing.h"
 #include "server/control_plane.h"
+#include "server/error_detail.h"
 #include "server/governance.h"
 #include "server/http_server.h"
 #include "workload/utf8.h"
@@ -55,7 +57,8 @@ void SendError(httplib::Response& res, int status, std::string_view code, const 
                   "application/json");
 }
 
-void SendStatus(httplib::Response& res, const Status& st) {
+void SendStatus(httplib::Response& res, const Status& given) {
+  Status st = ForCaller(given);  // no store detail for non-admins (error_detail.h)
   SendError(res, HttpStatusOf(st.code()), StatusCodeName(st.code()), st.message());
 }
 
@@ -516,7 +519,9 @@ void InstallGovernance(httplib::Server& s, ControlPlane& cp, double rate_limit, 
 void AddGovernanceRoutes(httplib::Server& s, ControlPlane& cp) {
   // ---- tokens
   s.Post("/api/v1/tokens", [&cp](const httplib::Request& req, httplib::Response& res) {
-    json body = req.body.empty() ? json::object() : json::parse(req.body, nullptr, false);
+    auto parsed = ParseJsonBody(req.body.empty() ? "{}" : req.body);
+    if (!parsed.ok()) return SendStatus(res, parsed.status());
+    json body = std::move(*parsed);
     if (!body.is_object()) return SendError(res, 400, "invalid_argument", "body: expected {\"user\", \"description\", \"expires\"}");
     auto ttl = ParseTtl(body);
     if (!ttl.ok()) return SendStatus(res, ttl.status());

@@ -6,9 +6,11 @@
 #include <chrono>
 
 #include "common/log.h"
+#include "common/nesting.h"
 #include "common/thread_name.h"
 #include "net/http_framing.h"
 #include "net/http_transport.h"
+#include "server/error_detail.h"
 #include "server/evaluations_api.h"
 #include "server/governance_api.h"
 #include "server/ui_routes.h"
@@ -56,7 +58,8 @@ void SendError(httplib::Response& res, int status, std::string_view code, const 
   res.set_content(json({{"error", err}}).dump(-1, ' ', false, json::error_handler_t::replace), kJson);
 }
 
-void SendStatus(httplib::Response& res, const Status& st) {
+void SendStatus(httplib::Response& res, const Status& given) {
+  Status st = ForCaller(given);  // no store detail for non-admins (error_detail.h)
   SendError(res, HttpStatusOf(st.code()), StatusCodeName(st.code()), st.message());
 }
 
@@ -250,19 +253,25 @@ void HttpServer::Routes() {
   });
   s.Post(R"(/api/v1/workloads/([^/]+)/cancel)", [this](const httplib::Request& req, httplib::Response& res) {
     std::string reason = Param(req, "reason");
-    json body = json::parse(req.body.empty() ? "{}" : req.body, nullptr, false);
+    auto parsed = ParseJsonBody(req.body.empty() ? "{}" : req.body);
+    if (!parsed.ok()) return SendStatus(res, parsed.status());
+    json body = std::move(*parsed);
     if (body.is_object() && body.contains("reason") && body["reason"].is_string()) reason = body["reason"];
     Send(res, cp_.Cancel(req.matches[1], reason));
   });
   s.Post(R"(/api/v1/workloads/([^/]+)/scale)", [this](const httplib::Request& req, httplib::Response& res) {
-    json body = json::parse(req.body, nullptr, false);
+    auto parsed = ParseJsonBody(req.body);
+    if (!parsed.ok()) return SendStatus(res, parsed.status());
+    json body = std::move(*parsed);
     if (!body.is_object() || !body.contains("replicas") || !body["replicas"].is_number_integer()) {
       return SendError(res, 400, "invalid_argument", "body: expected {\"replicas\": N}");
     }
     Send(res, cp_.Scale(req.matches[1], body["replicas"].get<int32_t>()));
   });
   s.Post(R"(/api/v1/workloads/([^/]+)/quota)", [this](const httplib::Request& req, httplib::Response& res) {
-    json body = json::parse(req.body, nullptr, false);
+    auto parsed = ParseJsonBody(req.body);
+    if (!parsed.ok()) return SendStatus(res, parsed.status());
+    json body = std::move(*parsed);
     if (!body.is_object() || !body.contains("approve") || !body["approve"].is_boolean()) {
       return SendError(res, 400, "invalid_argument", "body: expected {\"approve\": true} or {\"approve\": false}");
     }
@@ -270,7 +279,9 @@ void HttpServer::Routes() {
     Send(res, cp_.DecideTemporaryQuota(req.matches[1], body["approve"].get<bool>(), who.name.empty() ? "admin" : who.name));
   });
   s.Post(R"(/api/v1/workloads/([^/]+)/metrics)", [this](const httplib::Request& req, httplib::Response& res) {
-    json body = json::parse(req.body, nullptr, false);
+    auto parsed = ParseJsonBody(req.body);
+    if (!parsed.ok()) return SendStatus(res, parsed.status());
+    json body = std::move(*parsed);
     if (body.is_discarded()) return SendError(res, 400, "invalid_argument", "request body is not valid JSON");
     Send(res, cp_.ReportMetrics(req.matches[1], body));
   });
@@ -348,7 +359,9 @@ void HttpServer::Routes() {
     Send(res, cp_.GetNode(req.matches[1]));
   });
   s.Post("/api/v1/nodes", [this](const httplib::Request& req, httplib::Response& res) {
-    json body = json::parse(req.body, nullptr, false);
+    auto parsed = ParseJsonBody(req.body);
+    if (!parsed.ok()) return SendStatus(res, parsed.status());
+    json body = std::move(*parsed);
     if (body.is_discarded()) return SendError(res, 400, "invalid_argument", "request body is not valid JSON");
     Send(res, cp_.PutNode(body), 201);
   });
@@ -384,7 +397,9 @@ void HttpServer::Routes() {
   // ---- agents (docs/agent-protocol.md): the join token registers, a node credential does the rest
   // for its own node only.
   s.Post("/api/v1/agent/register", [this](const httplib::Request& req, httplib::Response& res) {
-    json body = json::parse(req.body, nullptr, false);
+    auto parsed = ParseJsonBody(req.body);
+    if (!parsed.ok()) return SendStatus(res, parsed.status());
+    json body = std::move(*parsed);
     if (!body.is_object()) return SendError(res, 400, "invalid_argument", "request body: expected a JSON object");
     Send(res, cp_.RegisterAgent(body));
   });
@@ -403,7 +418,9 @@ void HttpServer::Routes() {
   };
   auto agent_post = [node_of](auto call) {
     return [node_of, call](const httplib::Request& req, httplib::Response& res) {
-      json body = json::parse(req.body, nullptr, false);
+      auto parsed = ParseJsonBody(req.body);
+      if (!parsed.ok()) return SendStatus(res, parsed.status());
+      json body = std::move(*parsed);
       if (!body.is_object()) return SendError(res, 400, "invalid_argument", "request body: expected a JSON object");
       std::string node = node_of(req, res, body.value("node", ""));
       if (node.empty()) return;
@@ -415,7 +432,9 @@ void HttpServer::Routes() {
   s.Post("/api/v1/agent/heartbeat",
          agent_post([this](const std::string& n, const json& b) { return cp_.AgentHeartbeat(n, b); }));
   s.Post("/api/v1/agent/logs", [this, node_of](const httplib::Request& req, httplib::Response& res) {
-    json body = json::parse(req.body, nullptr, false);
+    auto parsed = ParseJsonBody(req.body);
+    if (!parsed.ok()) return SendStatus(res, parsed.status());
+    json body = std::move(*parsed);
     if (!body.is_object()) return SendError(res, 400, "invalid_argument", "request body: expected a JSON object");
     std::string node = node_of(req, res, body.value("node", ""));
     if (node.empty()) return;

@@ -129,6 +129,8 @@ Status Ledger::Load(Store& store) {
 }
 
 void Ledger::RebuildConfig() {
+  config_index_.clear();
+  for (size_t i = 0; i < config_objects_.size(); ++i) config_index_[config_objects_[i].first] = i;
   TenancyConfig c;
   for (const auto& [key, obj] : config_objects_) AddToConfig(c, obj);
   auto next = std::make_shared<const TenancyConfig>(std::move(c));
@@ -147,31 +149,52 @@ std::shared_ptr<const TenancyConfig> Ledger::ConfigSnapshot() const {
 void Ledger::PutConfig(const SpecObject& object) {
   KindName k = KeyOf(object);
   std::string key = k.store_kind + "/" + k.name;
-  auto it = std::find_if(config_objects_.begin(), config_objects_.end(),
-                         [&](const auto& e) { return e.first == key; });
-  if (it != config_objects_.end()) {
-    it->second = object;
+  if (auto it = config_index_.find(key); it != config_index_.end()) {
+    config_objects_[it->second].second = object;
   } else {
     config_objects_.emplace_back(key, object);
   }
   RebuildConfig();
 }
 
-TenancyConfig Ledger::MergedConfig(const std::vector<const SpecObject*>& objects) const {
-  auto merged = config_objects_;
+Ledger::ConfigPlan Ledger::PlanConfig(const std::vector<const SpecObject*>& objects) const {
+  ConfigPlan plan;
+  plan.objects.reserve(config_objects_.size() + objects.size());
+  plan.objects = config_objects_;
+  plan.index = config_index_;
   for (const SpecObject* o : objects) {
     KindName k = KeyOf(*o);
     std::string key = k.store_kind + "/" + k.name;
-    auto it = std::find_if(merged.begin(), merged.end(), [&](const auto& e) { return e.first == key; });
-    if (it != merged.end()) {
-      it->second = *o;
+    auto [it, added] = plan.index.try_emplace(key, plan.objects.size());
+    if (added) {
+      plan.objects.emplace_back(std::move(key), *o);
     } else {
-      merged.emplace_back(key, *o);
+      plan.objects[it->second].second = *o;
     }
   }
   TenancyConfig c;
-  for (const auto& [key, obj] : merged) AddToConfig(c, obj);
-  return c;
+  for (const auto& [key, obj] : plan.objects) AddToConfig(c, obj);
+  plan.config = std::make_shared<const TenancyConfig>(std::move(c));
+  return plan;
+}
+
+void Ledger::InstallConfig(ConfigPlan& plan) {
+  config_objects_.swap(plan.objects);
+  config_index_.swap(plan.index);
+  {
+    std::lock_guard lock(config_mu_);
+    config_.swap(plan.config);
+  }
+  ++generation_;
+}
+
+const SpecObject* Ledger::FindConfigObject(const std::string& key) const {
+  auto it = config_index_.find(key);
+  return it == config_index_.end() ? nullptr : &config_objects_[it->second].second;
+}
+
+TenancyConfig Ledger::MergedConfig(const std::vector<const SpecObject*>& objects) const {
+  return *PlanConfig(objects).config;
 }
 
 void Ledger::PutNode(NodeRecord node) {

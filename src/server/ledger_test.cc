@@ -35,6 +35,36 @@ TEST(LedgerTest, AConfigSnapshotStaysAsTakenWhileTheConfigurationIsReplaced) {
   EXPECT_EQ(&ledger.config(), after.get());
 }
 
+// Issue 21: an apply plans the next configuration without changing the ledger, then swaps it
+// in; replaced objects keep their place, new ones come last, and the plan holds the old one.
+TEST(LedgerTest, APlannedConfigurationChangesNothingUntilInstalled) {
+  Ledger ledger;
+  Configure(ledger, "kind: Tenant\nname: t\n---\n" + QueueYaml("q1"));
+  ParsedDocuments docs = ParseDocuments(
+      "kind: Queue\nname: q1\ntenant: t\nquotas:\n  - {resource: cpu, nominal: 8}\n---\n" + QueueYaml("q2"), "a.yaml");
+  ASSERT_TRUE(docs.diagnostics.empty()) << docs.diagnostics.ToString();
+  std::vector<const SpecObject*> objects;
+  for (const auto& d : docs.documents) objects.push_back(&d.object);
+  const uint64_t generation = ledger.generation();
+  std::shared_ptr<const TenancyConfig> before = ledger.ConfigSnapshot();
+
+  Ledger::ConfigPlan plan = ledger.PlanConfig(objects);
+  EXPECT_EQ(ledger.generation(), generation);
+  EXPECT_EQ(ledger.ConfigSnapshot(), before);
+  EXPECT_EQ(ledger.FindConfigObject("queue/q2"), nullptr);
+  ASSERT_NE(plan.config->FindQueue("q2"), nullptr);
+  EXPECT_EQ(plan.config->FindQueue("q1")->quotas[0].nominal.milli(), 8000);
+
+  ledger.InstallConfig(plan);
+  EXPECT_GT(ledger.generation(), generation);
+  EXPECT_EQ(plan.config, before);  // the plan now holds the previous configuration
+  ASSERT_EQ(ledger.config_objects().size(), 3u);
+  EXPECT_EQ(ledger.config_objects()[1].first, "queue/q1");  // replaced in place
+  EXPECT_EQ(ledger.config_objects()[2].first, "queue/q2");
+  ASSERT_NE(ledger.FindConfigObject("queue/q2"), nullptr);
+  EXPECT_EQ(ledger.config().FindQueue("q1")->quotas[0].nominal.milli(), 8000);
+}
+
 TEST(LedgerTest, SnapshotsCanBeReadWhileTheConfigurationChanges) {
   Ledger ledger;
   Configure(ledger, "kind: Tenant\nname: t\n---\n" + QueueYaml("q0"));

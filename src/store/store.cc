@@ -184,9 +184,20 @@ Status ParseSqliteQuery(std::string_view query, SqliteStoreOptions& options) {
                                std::string(value) + "'");
       }
       options.busy_timeout_ms = ms;
+    } else if (name == "max_pages") {
+      int64_t pages = 0;
+      try {
+        size_t used = 0;
+        pages = std::stoll(std::string(value), &used);
+        if (used != value.size() || pages < 0) throw std::invalid_argument("bad");
+      } catch (const std::exception&) {
+        return InvalidArgument("store url: max_pages must be a non-negative integer, not '" + std::string(value) +
+                               "'");
+      }
+      options.max_pages = pages;
     } else {
       return InvalidArgument("store url: unknown option '" + std::string(name) +
-                             "' (known: synchronous, busy_timeout_ms)");
+                             "' (known: synchronous, busy_timeout_ms, max_pages)");
     }
   }
   return Status::OK();

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "store/storage_full.h"
 #include "store/group_commit.h"
 #include "store/memory_store.h"
 #include "store/postgres/pg_test_server.h"
@@ -653,6 +654,32 @@ TEST(OpenStoreTest, ParsesUrls) {
   Status unknown = OpenStore("mysql://root:hunter2@db/x").status();
   EXPECT_EQ(unknown.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(unknown.message().find("hunter2"), std::string::npos) << unknown.message();
+}
+
+// Issue 21: a full disk is StorageFullError (HTTP 503), not ResourceExhausted ("retry", 429). The
+// database is capped with max_pages, as a full file system would stop it.
+TEST(OpenStoreTest, FullDatabaseIsStorageFull) {
+  ScratchDir dir;
+  std::string path = dir.File("full.db");
+  EXPECT_EQ(OpenStore("sqlite://" + path + "?max_pages=x").status().code(), StatusCode::kInvalidArgument);
+  auto store = OpenStore("sqlite://" + path + "?max_pages=64");
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  const std::string value = "{\"pad\":\"" + std::string(16 * 1024, 'x') + "\"}";
+  Status st;
+  int written = 0;
+  for (; written < 1000 && st.ok(); ++written) {
+    WriteBatch batch;
+    batch.Put("obj", "k" + std::to_string(written), value, 0);
+    st = (*store)->Commit(batch);
+  }
+  ASSERT_FALSE(st.ok()) << "64 pages held " << written << " values of 16 KiB";
+  EXPECT_TRUE(IsStorageFull(st)) << st.ToString();
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable);  // 503, not 429 "retry"
+  EXPECT_NE(st.message().find(path), std::string::npos);  // the detail, for the log and admins
+  // What was stored before stays readable, and the failed batch left nothing behind.
+  auto count = (*store)->Count("obj");
+  ASSERT_TRUE(count.ok());
+  EXPECT_EQ(*count, written - 1);
 }
 
 }  // namespace

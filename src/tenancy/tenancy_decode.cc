@@ -2,6 +2,7 @@
 #include <set>
 
 #include "common/ids.h"
+#include "tenancy/quantity_field.h"
 #include "tenancy/tenancy_codec.h"
 
 namespace abacus {
@@ -55,9 +56,10 @@ std::optional<std::vector<Quota>> DecodeQuotas(MapReader& r, std::string_view ke
     if (!e.valid()) continue;
     Quota q;
     auto res = e.Parsed<QuotaResource>("resource", P::kRequired, QuotaResource::Parse);
-    auto nominal = e.Qty("nominal", P::kRequired);
-    auto borrow = e.Qty("borrowingLimit");
-    auto lend = e.Qty("lendingLimit");
+    QuantityUnit unit = res ? QuotaUnit(*res) : QuantityUnit::kMemory;  // unknown: the loosest limit
+    auto nominal = BoundedQty(e, "nominal", unit, P::kRequired);
+    auto borrow = BoundedQty(e, "borrowingLimit", unit);
+    auto lend = BoundedQty(e, "lendingLimit", unit);
     if (res) {
       for (size_t j = 0; j < quotas.size(); ++j) {
         if (quotas[j].resource == *res) {
@@ -97,7 +99,7 @@ std::optional<Tenant> DecodeTenant(const SpecNode& doc, SpecContext& ctx) {
       MapReader e(ctx, (*list)[i], path, {"resource", "amount"});
       if (!e.valid()) continue;
       auto res = e.Parsed<QuotaResource>("resource", P::kRequired, QuotaResource::Parse);
-      auto amount = e.Qty("amount", P::kRequired);
+      auto amount = BoundedQty(e, "amount", res ? QuotaUnit(*res) : QuantityUnit::kMemory, P::kRequired);
       if (!res || !amount) continue;
       for (const auto& prior : t.temporary_quota_auto_approve) {
         if (prior.resource == *res) e.Error("resource", "duplicate auto-approve limit for '" + res->Name() + "'");

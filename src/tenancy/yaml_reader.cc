@@ -1,11 +1,34 @@
 #include "tenancy/yaml_reader.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "common/duration_parse.h"
 #include "common/ids.h"
 
 namespace abacus {
+
+namespace {
+
+// Finds keys given twice in one mapping (YAML keeps both entries, and lookups the first):
+// each repeat is an error "duplicate key 'k'; first at line N" at the repeat's line.
+class DuplicateKeys {
+ public:
+  explicit DuplicateKeys(size_t expected) { first_lines_.reserve(expected); }
+  // Records `key` at `line`; when it was seen before, reports it at `path` and returns true.
+  bool Report(SpecContext& ctx, const std::string& path, const std::string& key, int line) {
+    auto [it, added] = first_lines_.try_emplace(key, line);
+    if (added) return false;
+    std::string first = it->second > 0 ? "; first at line " + std::to_string(it->second) : "";
+    ctx.Error(line, path, "duplicate key '" + key + "'" + first);
+    return true;
+  }
+
+ private:
+  std::unordered_map<std::string, int> first_lines_;
+};
+
+}  // namespace
 
 void SpecContext::Error(int line, std::string field, std::string message) {
   ++errors_;
@@ -43,15 +66,19 @@ MapReader::MapReader(SpecContext& ctx, const SpecNode& node, std::string path,
   valid_ = true;
   std::vector<std::pair<SpecNode, SpecNode>> entries = node.Entries();
   entries_.reserve(entries.size());
+  DuplicateKeys duplicates(entries.size());
   for (auto& kv : entries) {
     std::string key = kv.first.IsScalar() ? kv.first.Scalar() : SpecContext::Describe(kv.first);
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       ctx_.Error(kv.first.Line(), Path(key),
                  "unknown field '" + key + "'; allowed: " + JoinNames(allowed));
     }
-    if (kv.first.IsScalar()) entries_.emplace_back(std::move(key), std::move(kv.second));
+    if (!kv.first.IsScalar()) continue;
+    if (duplicates.Report(ctx_, Path(key), key, kv.first.Line())) continue;  // the first value counts
+    entries_.emplace_back(std::move(key), std::move(kv.second));
   }
 }
+
 
 const SpecNode* MapReader::Find(std::string_view key) const {
   // The first entry of a key, as yaml-cpp's lookup finds it.
@@ -178,11 +205,17 @@ std::optional<std::map<std::string, std::string>> MapReader::StringMap(std::stri
   }
   std::map<std::string, std::string> out;
   bool ok = true;
-  for (const auto& kv : v->Entries()) {
+  std::vector<std::pair<SpecNode, SpecNode>> entries = v->Entries();
+  DuplicateKeys duplicates(entries.size());
+  for (const auto& kv : entries) {
     if (!kv.first.IsScalar() || !(kv.second.IsScalar() || kv.second.IsNull())) {
       ctx_.Error(kv.first.Line(), Path(key),
                  "expected string values, got " + SpecContext::Describe(kv.second) + " for '" +
                      (kv.first.IsScalar() ? kv.first.Scalar() : std::string("?")) + "'");
+      ok = false;
+      continue;
+    }
+    if (duplicates.Report(ctx_, Path(key) + "." + kv.first.Scalar(), kv.first.Scalar(), kv.first.Line())) {
       ok = false;
       continue;
     }

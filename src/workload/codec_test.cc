@@ -131,6 +131,22 @@ TEST(WorkloadCodecTest, MalformedInputsReportExactMessagesAndLines) {
        "w.yaml:6: spec.command: required field is missing (without an image the command is what runs)\n"},
       {"YAML syntax error", "kind: TrainingJob\nname: [unclosed\n",
        "w.yaml:3: YAML syntax error: end of sequence flow not found\n"},
+      // Issue 21: quantities have upper bounds, duplicate keys are errors, nesting is bounded.
+      {"cpu past its limit", std::string(kHead) + group + "      resources: {cpu: 9223372036854775807m, memory: 1Gi}\n",
+       "w.yaml:9: spec.taskGroups[0].resources.cpu: must be at most 10M (the limit for cpu), got "
+       "9223372036854775807m\n"},
+      {"memory past its limit", std::string(kHead) + group + "      resources: {cpu: 1, memory: 2Pi}\n",
+       "w.yaml:9: spec.taskGroups[0].resources.memory: must be at most 1Pi (the limit for memory), got 2Pi\n"},
+      {"device memory past its limit",
+       std::string(kHead) + group + "      resources: {cpu: 1, memory: 1Gi, accelerators: {flavor: gpu/*, memory: 8000Ti}}\n",
+       "w.yaml:9: spec.taskGroups[0].resources.accelerators.memory: must be at most 1Pi (the limit for memory), "
+       "got 8000Ti\n"},
+      {"duplicate key", std::string(kHead) + group + "      resources: {cpu: 1, memory: 1Gi}\nname: u\n",
+       "w.yaml:10: name: duplicate key 'name'; first at line 2\n"},
+      {"duplicate label", std::string(kHead) + group + "      resources: {cpu: 1, memory: 1Gi}\nlabels:\n  a: x\n  a: y\n",
+       "w.yaml:12: labels.a: duplicate key 'a'; first at line 11\n"},
+      {"nesting past the limit", std::string(kHead) + "  env: " + std::string(70, '[') + std::string(70, ']') + "\n",
+       "w.yaml:7: nesting deeper than 64 levels (the limit)\n"},
   };
   ASSERT_GE(rows.size(), 15u);
   for (const auto& row : rows) {

@@ -4,6 +4,7 @@
 #include <map>
 #include <mutex>
 
+#include "common/nesting.h"
 #include "tenancy/tenancy_codec.h"
 #include "tenancy/yaml_json.h"
 #include "workload/governance_codec.h"
@@ -132,6 +133,10 @@ ParsedDocuments ParseDocuments(std::string_view text, const std::string& filenam
   if (auto bad = FindInvalidUtf8(text)) {
     int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + *bad, '\n'));
     out.diagnostics.Add(filename, line, "", "text is not valid UTF-8 (byte " + std::to_string(*bad) + ")");
+    return out;
+  }
+  if (int line = FindYamlNestingOverflow(text)) {
+    out.diagnostics.Add(filename, line, "", NestingMessage());
     return out;
   }
   if (auto line = FindYamlLoadAllLoop(text)) {

@@ -1,6 +1,7 @@
 // The kind-specific parts of a workload's spec.
 #include <array>
 
+#include "tenancy/quantity_field.h"
 #include "tenancy/tenancy_codec.h"
 #include "workload/kind_decode.h"
 
@@ -160,8 +161,10 @@ ExperimentSpec DecodeExperiment(MapReader& spec) {
   }
   if (auto r = spec.Map("temporaryQuota", {"resource", "amount", "expires"})) {
     TemporaryQuota tq;
-    if (auto v = r->Parsed<QuotaResource>("resource", P::kRequired, QuotaResource::Parse)) tq.resource = *v;
-    if (auto v = r->Qty("amount", P::kRequired, /*positive=*/true)) tq.amount = *v;
+    auto resource = r->Parsed<QuotaResource>("resource", P::kRequired, QuotaResource::Parse);
+    if (resource) tq.resource = *resource;
+    QuantityUnit unit = resource ? QuotaUnit(*resource) : QuantityUnit::kMemory;  // unknown: the loosest
+    if (auto v = BoundedQty(*r, "amount", unit, P::kRequired, /*positive=*/true)) tq.amount = *v;
     if (auto v = r->Dur("expires", P::kRequired)) {
       if (v->count() == 0) r->Error("expires", "must be positive");
       tq.expires = *v;

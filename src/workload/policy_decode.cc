@@ -2,6 +2,7 @@
 #include <set>
 
 #include "common/ids.h"
+#include "tenancy/quantity_field.h"
 #include "tenancy/tenancy_codec.h"
 #include "tenancy/yaml_json.h"
 #include "workload/governance_codec.h"
@@ -84,9 +85,9 @@ void DecodeMounts(MapReader& spec, AdmissionPolicy& p) {
 void DecodeMaxResources(MapReader& spec, AdmissionPolicy& p) {
   auto r = spec.Map("maxResources", {"cpu", "memory", "devices"});
   if (!r) return;
-  p.max_resources.cpu = r->Qty("cpu", P::kOptional, /*positive=*/true);
-  p.max_resources.memory = r->Qty("memory", P::kOptional, /*positive=*/true);
-  p.max_resources.devices = r->Qty("devices");
+  p.max_resources.cpu = BoundedQty(*r, "cpu", QuantityUnit::kCpu, P::kOptional, /*positive=*/true);
+  p.max_resources.memory = BoundedQty(*r, "memory", QuantityUnit::kMemory, P::kOptional, /*positive=*/true);
+  p.max_resources.devices = BoundedQty(*r, "devices", QuantityUnit::kDevices);
 }
 
 RoleBinding DecodeBinding(MapReader& r) {

@@ -1,6 +1,8 @@
 // YAML → Workload: the fields every kind shares and the task groups (see workload_codec.h).
 #include <algorithm>
 
+#include "common/nesting.h"
+#include "tenancy/quantity_field.h"
 #include "tenancy/tenant.h"
 #include "tenancy/yaml_json.h"
 #include "workload/kind_decode.h"
@@ -29,7 +31,7 @@ std::optional<AcceleratorRequest> DecodeAccelerators(MapReader& resources) {
       r->Error("share", "share is allowed only with count 1 (count is " + std::to_string(a.count) + ")");
     }
   }
-  a.memory = r->Qty("memory", P::kOptional, /*positive=*/true);
+  a.memory = BoundedQty(*r, "memory", QuantityUnit::kMemory, P::kOptional, /*positive=*/true);
   return a;
 }
 
@@ -66,8 +68,10 @@ std::optional<TaskGroup> DecodeTaskGroup(SpecContext& ctx, const SpecNode& node,
   if (auto v = r.Name("name", P::kRequired)) g.name = *v;
   if (auto v = r.Int("replicas", P::kOptional, 1, 100'000)) g.replicas = static_cast<int32_t>(*v);
   if (auto res = r.Map("resources", {"cpu", "memory", "accelerators"}, P::kRequired)) {
-    if (auto q = res->Qty("cpu", P::kRequired, /*positive=*/true)) g.resources.cpu = *q;
-    if (auto q = res->Qty("memory", P::kRequired, /*positive=*/true)) g.resources.memory = *q;
+    if (auto q = BoundedQty(*res, "cpu", QuantityUnit::kCpu, P::kRequired, /*positive=*/true)) g.resources.cpu = *q;
+    if (auto q = BoundedQty(*res, "memory", QuantityUnit::kMemory, P::kRequired, /*positive=*/true)) {
+      g.resources.memory = *q;
+    }
     g.resources.accelerators = DecodeAccelerators(*res);
   }
   if (auto t = r.Parsed<TopologyPolicy>("topology", P::kOptional, ParseTopologyPolicy)) {
@@ -196,6 +200,10 @@ Result<Workload> WorkloadFromYaml(std::string_view text, const std::string& file
   if (auto bad = FindInvalidUtf8(text)) {
     int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + *bad, '\n'));
     diags.Add(filename, line, "", "text is not valid UTF-8 (byte " + std::to_string(*bad) + ")");
+    return diags.ToStatus();
+  }
+  if (int line = FindYamlNestingOverflow(text)) {
+    diags.Add(filename, line, "", NestingMessage());
     return diags.ToStatus();
   }
   YAML::Node doc;

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "store/storage_full.h"
+
 namespace abacus {
 
 PgParams& PgParams::Add(std::string_view text) {
@@ -79,6 +81,8 @@ Status PgConnection::Error(const pg_result* result, std::string_view what) const
   std::string sqlstate = state ? state : "";
   std::string text = "PostgreSQL " + name_ + ": " + std::string(what) + ": " + message;
   if (!sqlstate.empty()) text += " (SQLSTATE " + sqlstate + ")";
+  // Class 53: 53100 disk_full (and 53200 out of memory, 53300 too many connections: unavailable).
+  if (sqlstate == "53100") return StorageFullError(std::move(text));
   if (PQstatus(conn_) == CONNECTION_BAD || sqlstate.starts_with("08") ||
       sqlstate.starts_with("57P") || sqlstate.starts_with("53")) {
     return Unavailable(std::move(text));

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "store/storage_full.h"
+
 namespace abacus {
 
 namespace {
@@ -18,7 +20,7 @@ StatusCode CodeFor(int rc) {
     case SQLITE_PROTOCOL:
       return StatusCode::kUnavailable;
     case SQLITE_FULL:
-      return StatusCode::kResourceExhausted;
+      return StatusCode::kResourceExhausted;  // Error() makes it StorageFullError
     case SQLITE_CONSTRAINT:
       return StatusCode::kAborted;
     case SQLITE_READONLY:
@@ -156,6 +158,7 @@ Status SqliteConnection::Error(int rc, std::string_view what) const {
     msg += detail;
     msg += ")";
   }
+  if ((rc & 0xff) == SQLITE_FULL) return StorageFullError(std::move(msg));  // not "retry" (429)
   return Status(CodeFor(rc), std::move(msg));
 }
 

@@ -138,6 +138,9 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
                                      ? "PRAGMA synchronous = FULL"
                                      : "PRAGMA synchronous = NORMAL"));
   ABACUS_RETURN_IF_ERROR(db.Exec("PRAGMA foreign_keys = ON"));
+  if (options.max_pages > 0) {
+    ABACUS_RETURN_IF_ERROR(db.Exec("PRAGMA max_page_count = " + std::to_string(options.max_pages)));
+  }
   ABACUS_RETURN_IF_ERROR(
       store->Migrate(options.migrations.empty() ? SqliteMigrations() : options.migrations));
 

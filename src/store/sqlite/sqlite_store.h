@@ -29,6 +29,9 @@ struct SqliteStoreOptions {
   const Clock* clock = nullptr;  // SystemClock when null; must outlive the store
   SqliteSynchronous synchronous = SqliteSynchronous::kFull;
   int busy_timeout_ms = 5000;  // how long to wait for another process holding the lock
+  // A cap on the database's size in pages (PRAGMA max_page_count; pages are 4 KiB): past it a
+  // write fails as on a full disk (StorageFullError). 0: no cap but the disk's.
+  int64_t max_pages = 0;
   std::span<const Migration> migrations;  // empty: SqliteMigrations(); tests pass their own
 };
 
