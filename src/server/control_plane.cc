@@ -121,6 +121,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptio
   ABACUS_RETURN_IF_ERROR(cp->LoadPriceLists());
   ABACUS_RETURN_IF_ERROR(cp->ReconcileUsage());
   for (const auto& [id, r] : cp->ledger_.workloads()) {
+    if (!IsTerminal(r.state)) cp->active_names_[r.spec.project + "/" + r.spec.name] = id;
     if (r.state == WorkloadState::kPreempting) cp->preempting_.insert(id);
     if (!r.waiting() && !r.placements.empty()) cp->Publish(r);
   }
@@ -221,7 +222,11 @@ Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_
   CommitResult result;
   std::optional<govern::AuditRecord> entry = RequestAuditRecord(summary.dump());
   const bool audited = entry.has_value();
-  ABACUS_RETURN_IF_ERROR(Commit(batch, &result, std::move(entry)));
+  ABACUS_RETURN_IF_ERROR(ClaimNames(records));  // one active workload per name and project
+  if (Status st = Commit(batch, &result, std::move(entry)); !st.ok()) {
+    ReleaseNames(records);
+    return st;
+  }
   if (audited) NoteRequestAudited();
   std::vector<json> out;
   for (size_t i = 0; i < records.size(); ++i) {
