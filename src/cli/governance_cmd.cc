@@ -136,6 +136,16 @@ int RunTokenRevoke(const TokenOptions& o) {
   return kExitOk;
 }
 
+// ---------------------------------------------------------------- node reset
+
+int RunNodeReset(const TokenOptions& o) {
+  ApiClient api(ResolveClientConfig(o.c.server, o.c.token));
+  ApiResponse r = api.Post("/api/v1/nodes/" + UrlEncode(o.id) + "/reset", "{}", "application/json");
+  if (!r.ok()) return Fail(r);
+  std::cout << r.body.value("message", "node " + o.id + " reset") << "\n";
+  return kExitOk;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- get users, get policies
@@ -264,6 +274,20 @@ void AddGovernanceCommands(CLI::App& app, int* exit_code) {
     cmd->add_option("ID", o->id, "token id")->required();
     AddConnection(cmd, &o->c);
     cmd->callback([=] { *exit_code = RunTokenRevoke(*o); });
+  }
+  CLI::App* node = app.add_subcommand("node", "Agent nodes: reset the credential of a node whose machine was replaced.");
+  node->require_subcommand(1);
+  {
+    auto o = std::make_shared<TokenOptions>();
+    CLI::App* cmd = node->add_subcommand(
+        "reset",
+        "Revoke an agent node's credential (admins; audited as node-reset). A registered node is registered again "
+        "only with its own credential, which a restarted agent keeps in its work folder; after a reset the next "
+        "agent to register under the name with the join token is accepted (a replaced machine, a lost work folder).\n"
+        "Example: abacus node reset gpu-07");
+    cmd->add_option("NAME", o->id, "node name")->required();
+    AddConnection(cmd, &o->c);
+    cmd->callback([=] { *exit_code = RunNodeReset(*o); });
   }
 }
 

@@ -153,6 +153,18 @@ void AddServerCommands(CLI::App& app, int* exit_code) {
     cmd->add_option("--rate-limit", *rate,
                     "requests a second per token, RATE[:BURST] (token bucket, 429 with Retry-After beyond); 0: none")
         ->capture_default_str();
+    auto tenant_rate = std::make_shared<std::string>("1000:2000");
+    cmd->add_option("--tenant-rate-limit", *tenant_rate,
+                    "requests a second per tenant, all its users together, RATE[:BURST]; 0: none "
+                    "(--rate-limit holds per token and per user)")
+        ->capture_default_str();
+    cmd->add_option("--max-tokens-per-user", ro->max_tokens_per_user,
+                    "active API tokens one user may hold (409 beyond; revoke one first); 0: no cap")
+        ->capture_default_str();
+    cmd->add_option("--max-task-log-bytes", ro->max_task_log_bytes,
+                    "stored output of one task per stream (DATA/logs); beyond it shipped output is dropped; 0: no bound")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
     cmd->callback([=] {
       Status loaded = config->Apply();
       if (!loaded.ok()) {
@@ -167,6 +179,12 @@ void AddServerCommands(CLI::App& app, int* exit_code) {
       ro->store_url = *store;
       if (!ParseRateLimit(*rate, ro->rate_limit, ro->rate_burst)) {
         std::cerr << "error: --rate-limit: expected RATE[:BURST] with non-negative numbers, got '" << *rate << "'\n";
+        *exit_code = 2;
+        return;
+      }
+      if (!ParseRateLimit(*tenant_rate, ro->tenant_rate_limit, ro->tenant_rate_burst)) {
+        std::cerr << "error: --tenant-rate-limit: expected RATE[:BURST] with non-negative numbers, got '" << *tenant_rate
+                  << "'\n";
         *exit_code = 2;
         return;
       }

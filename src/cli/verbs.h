@@ -23,7 +23,8 @@ void AddBenchE2eCommand(CLI::App& app, int* exit_code);
 void AddReportCommand(CLI::App& app, int* exit_code);
 // Registers `abacus agent` (agent_cmd.cc).
 void AddAgentCommand(CLI::App& app, int* exit_code);
-// Registers `abacus audit` and `abacus token create|list|revoke` (governance_cmd.cc).
+// Registers `abacus audit`, `abacus token create|list|revoke` and `abacus node reset`
+// (governance_cmd.cc).
 void AddGovernanceCommands(CLI::App& app, int* exit_code);
 // The tables of `abacus get users` and `abacus get policies` (governance_cmd.cc): one row per
 // item of GET /api/v1/users and /api/v1/policies.

@@ -143,6 +143,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptio
   ABACUS_RETURN_IF_ERROR(cp->LoadPriceLists());
   ABACUS_RETURN_IF_ERROR(cp->ReconcileUsage());
   for (const auto& [id, r] : cp->ledger_.workloads()) {
+    if (!IsTerminal(r.state)) cp->active_names_[r.spec.project + "/" + r.spec.name] = id;
     if (r.state == WorkloadState::kPreempting) cp->preempting_.insert(id);
     if (!r.waiting() && !r.placements.empty()) cp->Publish(r);
   }
@@ -258,6 +259,7 @@ Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_
   CommitResult result;
   std::optional<govern::AuditRecord> entry = RequestAuditRecord(summary.dump());
   const bool audited = entry.has_value();
+  ABACUS_RETURN_IF_ERROR(ClaimNames(records));  // one active workload per name and project
   std::vector<json> out;
   for (size_t i = 0; i < records.size(); ++i) {
     out.push_back({{"id", records[i].id},
@@ -270,6 +272,7 @@ Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_
     StageIdempotencyKey(batch, idem_user, idempotency_key, idem_sha, out, now, options_.idempotency_ttl, idem.version);
   }
   if (Status st = Commit(batch, &result, std::move(entry)); !st.ok()) {
+    ReleaseNames(records);
     // A concurrent request with the same key committed first: its answer is this one's.
     if (idempotency_key.empty() || st.code() != StatusCode::kAborted) return st;
     ABACUS_ASSIGN_OR_RETURN(idem, LookupIdempotencyKey(*store_, idem_user, idempotency_key, idem_sha, clock_.Now()));

@@ -57,6 +57,8 @@ struct ControlPlaneOptions {
   Duration node_timeout = std::chrono::seconds(30);         // silent agent node → NotReady
   size_t bounded_cycle_per_queue = 256;  // waiting workloads per queue retried when capacity frees
   size_t max_queued_commits = 4096;        // beyond: ResourceExhausted (HTTP 429)
+  // Stored output of one task per stream (DATA/logs); beyond it shipped output is dropped. 0: none.
+  int64_t max_task_log_bytes = int64_t{64} << 20;
   // HA: every commit carries this lease fence (store/fenced_store.h), so that once another
   // server holds the lease this one's writes are refused. nullopt: a single server.
   std::optional<LeaseFence> fence;
@@ -131,6 +133,12 @@ class ControlPlane {
   Result<nlohmann::json> PutNode(const nlohmann::json& body);
 
   // ---- reads
+  // The id of the workload a WORKLOAD argument names, looking only at those `visible` accepts
+  // (null: all): an id, else the one active workload of that name, else (none active) the latest
+  // of that name when all of them are of one project. NotFound when none is visible;
+  // FailedPrecondition listing the ids when the name is ambiguous (workload_names.cc).
+  Result<std::string> ResolveWorkload(const std::string& id_or_name,
+                                      const std::function<bool(const Workload&)>& visible) const;
   Result<nlohmann::json> GetWorkload(const std::string& id_or_name) const;
   nlohmann::json ListWorkloads(const WorkloadFilter& filter) const;
   Result<nlohmann::json> Explain(const std::string& id_or_name) const;
@@ -141,8 +149,14 @@ class ControlPlane {
                               const std::string& stream = "stdout", int64_t tail_bytes = 1 << 20) const;
 
   // ---- agents (docs/agent-protocol.md); `node` is the node of the caller's credential.
-  // Registers or re-registers a node run by an agent; returns its credential.
+  // Registers or re-registers a node run by an agent; returns its credential. A node registered
+  // by an agent is registered again only with its credential (`"credential"` in the request):
+  // FailedPrecondition otherwise (docs/agent-protocol.md).
   Result<nlohmann::json> RegisterAgent(const nlohmann::json& request);
+  // Revokes an agent node's credential (POST /api/v1/nodes/{name}/reset, admins): a replaced
+  // machine may then register under its name with the join token. NotFound; FailedPrecondition
+  // for a node no agent runs.
+  Result<nlohmann::json> ResetNode(const std::string& name);
   // Queues task status reports for the loop; answers at once (agents re-report until the task
   // leaves their assignment, so nothing is lost if the server stops before the commit).
   Result<nlohmann::json> AgentStatus(const std::string& node, const nlohmann::json& body);
@@ -288,6 +302,14 @@ class ControlPlane {
   // Commits `batch` through the group committer, or with `entry` through the audit writer (one
   // transaction for both: Governance::CommitAudited); times it for the metrics.
   Status Commit(const WriteBatch& batch, CommitResult* result, std::optional<govern::AuditRecord> entry = std::nullopt);
+  // Claims "project/name" of each of `records` as an active workload name (workload_names.cc):
+  // AlreadyExists naming the active workload that holds one, or when two share one; nothing
+  // claimed then. ReleaseNames undoes the claims of a submission that did not commit.
+  Status ClaimNames(const std::vector<WorkloadRecord>& records);
+  void ReleaseNames(const std::vector<WorkloadRecord>& records);
+  // Whether workload `id` (a claimed name's) is not finished: in the ledger and not terminal, or
+  // not in the ledger yet (inbox, or committed on its way there).
+  bool IsActiveWorkload(const std::string& id) const;
   // Returns a copy of the record by id or name from the ledger or the inbox.
   std::optional<WorkloadRecord> FindRecord(const std::string& id_or_name) const;
   nlohmann::json View(const WorkloadRecord& r) const;  // requires state_mu_ held (shared)
@@ -321,6 +343,10 @@ class ControlPlane {
   std::map<std::string, std::map<int, std::deque<std::pair<Time, double>>>> samples_;  // GUARDED_BY(seen_mu_)
   std::map<std::string, meter::PriceList> price_lists_;  // GUARDED_BY(state_mu_); written by the loop
   mutable std::mutex logs_mu_;  // serializes appends to task log files
+  // "project/name" → id of the workload that claimed it at submit; a claim whose workload
+  // finished is dropped when the name is claimed again (workload_names.cc).
+  std::mutex names_mu_;
+  std::unordered_map<std::string, std::string> active_names_;  // GUARDED_BY(names_mu_)
   mutable ServerMetrics metrics_;
   std::atomic<bool> ready_{false};
 

@@ -12,6 +12,7 @@
 #include "server/desired_tasks.h"
 #include "server/evaluation_archive.h"
 #include "server/task_ids.h"
+#include "server/task_logs.h"
 
 namespace abacus::server {
 namespace {
@@ -100,6 +101,13 @@ json WithNodeUniqueIndexes(json devices) {
 
 Result<json> ControlPlane::RegisterAgent(const json& request) {
   json body = request;
+  // The node's own credential, when it registers again (never stored, never in the node record).
+  std::string presented;
+  if (body.is_object() && body.contains("credential")) {
+    if (!body["credential"].is_string()) return InvalidArgument("credential: expected the node credential (a string)");
+    presented = body["credential"].get<std::string>();
+    body.erase("credential");
+  }
   if (body.is_object() && body.contains("devices")) body["devices"] = WithNodeUniqueIndexes(body["devices"]);
   auto rec = NodeRecordFromJson(body);
   if (!rec.ok()) return rec.status();
@@ -117,12 +125,22 @@ Result<json> ControlPlane::RegisterAgent(const json& request) {
     tr.message = t.value("message", tr.phase == "Lost" ? "agent restarted while the task ran" : "");
     reported.push_back(std::move(tr));
   }
-  return RunOnLoop([this, node, reported]() -> Result<json> {
+  return RunOnLoop([this, node, reported, presented]() -> Result<json> {
     Time now = clock_.Now();
+    const NodeRecord* before = ledger_.FindNode(node->node.name);
+    // A registered agent node is taken over only by proving to be it: its credential. (The join
+    // token alone would hand its assignments — commands, env, project — to any machine.)
+    if (before != nullptr && before->agent && !before->credential_sha256.empty() &&
+        (presented.empty() || !govern::ConstantTimeEqual(govern::Sha256Hex(presented), before->credential_sha256))) {
+      return FailedPrecondition("node " + node->node.name + " is already registered by an agent" +
+                                (presented.empty() ? "" : " and the credential sent is not its own") +
+                                ": registering it again needs its node credential (a restarted agent sends the one "
+                                "kept in its work folder); if the machine was replaced, an admin runs `abacus node "
+                                "reset " + node->node.name + "` first");
+    }
     std::string token = govern::RandomHex(32);  // 256 bits
     node->credential_sha256 = govern::Sha256Hex(token);
     node->node.last_heartbeat = now;
-    const NodeRecord* before = ledger_.FindNode(node->node.name);
     std::string event = before == nullptr ? "Registered" : "Reregistered";
     ABACUS_RETURN_IF_ERROR(CommitNode(*node, event,
                                       {{"agent", true},
@@ -149,6 +167,25 @@ Result<json> ControlPlane::RegisterAgent(const json& request) {
                 {"nodeToken", token},
                 {"heartbeatSeconds", std::chrono::duration_cast<std::chrono::seconds>(options_.heartbeat_interval).count()},
                 {"nodeTimeoutSeconds", std::chrono::duration_cast<std::chrono::seconds>(options_.node_timeout).count()}};
+  });
+}
+
+Result<json> ControlPlane::ResetNode(const std::string& name) {
+  return RunOnLoop([this, name]() -> Result<json> {
+    const NodeRecord* cur = ledger_.FindNode(name);
+    if (cur == nullptr) return NotFound("node '" + name + "' not found");
+    if (!cur->agent) return FailedPrecondition("node " + name + " is not run by an agent: it has no credential to reset");
+    NodeRecord next = *cur;
+    next.credential_sha256.clear();
+    ABACUS_RETURN_IF_ERROR(CommitNode(next, "CredentialReset",
+                                      {{"message", "credential revoked by an admin: the next registration of " + name +
+                                                       " with the join token is accepted"}}));
+    if (tokens_ != nullptr) tokens_->SetNodeCredential(name, "");
+    ABACUS_LOG_WARN("node {}: credential reset by an admin; the next registration under its name is accepted", name);
+    return json{{"node", name},
+                {"reset", true},
+                {"message", "node " + name + "'s credential is revoked; an agent may now register as " + name +
+                                " with the join token"}};
   });
 }
 
@@ -333,23 +370,30 @@ Result<json> ControlPlane::AgentLogs(const std::string& node, const json& body) 
   ABACUS_ASSIGN_OR_RETURN(std::string data, DecodeBase64(body.value("dataBase64", "")));
   if (data.size() > (1u << 20)) return InvalidArgument("dataBase64: at most 1 MiB per call");
   {
+    // Only a task assigned to this node, of the workload's current attempt, and a run of that
+    // unit it ran (a unit's earlier runs on the same node may still ship their last output).
     std::shared_lock lock(state_mu_);
     const WorkloadRecord* r = ledger_.FindWorkload(ref.workload_id);
-    bool owns = false;
-    if (r != nullptr) {
-      for (const auto& p : r->placements) owns |= p.group == ref.group && p.replica == ref.replica && p.node == node;
+    bool assigned = false;
+    if (r != nullptr && ref.attempt == r->attempt()) {
+      for (const auto& p : r->placements) {
+        assigned |= p.group == ref.group && p.replica == ref.replica && p.node == node && ref.run <= p.run;
+      }
     }
-    // A task of an earlier attempt may still ship its last output; only a stranger is refused.
-    if (r == nullptr) return NotFound("task " + task_id + ": unknown workload");
-    if (!owns && ref.attempt == r->attempt()) return PermissionDenied("task " + task_id + " does not run on " + node);
+    if (!assigned) {
+      return PermissionDenied("task " + task_id + " is not assigned to node " + node +
+                              ": a node writes only the logs of the tasks it runs, for the attempt it runs");
+    }
   }
-  std::filesystem::path dir = std::filesystem::path(options_.data_dir) / "logs";
-  std::filesystem::path file = dir / (task_id + "." + stream);
+  ABACUS_ASSIGN_OR_RETURN(std::filesystem::path file, TaskLogPath(options_.data_dir, ref, stream));
+  const int64_t limit = options_.max_task_log_bytes;
   std::lock_guard lock(logs_mu_);
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
+  std::filesystem::create_directories(file.parent_path(), ec);
   int64_t size = 0;
   if (std::filesystem::exists(file, ec)) size = static_cast<int64_t>(std::filesystem::file_size(file, ec));
+  // Past the bound the output is taken and dropped, so that the agent moves on.
+  if (limit > 0 && size >= limit) return json{{"ok", true}, {"size", size}, {"truncated", true}};
   if (offset > size) {
     return json{{"conflict", true},
                 {"size", size},
@@ -357,13 +401,21 @@ Result<json> ControlPlane::AgentLogs(const std::string& node, const json& body) 
                                 "; resend from " + std::to_string(size)}};
   }
   size_t skip = static_cast<size_t>(size - offset);
+  bool truncated = false;
   if (skip < data.size()) {
+    size_t n = data.size() - skip;
+    if (limit > 0 && static_cast<int64_t>(n) > limit - size) {
+      n = static_cast<size_t>(limit - size);
+      truncated = true;
+    }
     std::ofstream out(file, std::ios::binary | std::ios::app);
-    out.write(data.data() + skip, static_cast<std::streamsize>(data.size() - skip));
-    if (!out) return Unavailable("cannot write " + file.string());
-    size += static_cast<int64_t>(data.size() - skip);
+    out.write(data.data() + skip, static_cast<std::streamsize>(n));
+    if (!out) return Unavailable("cannot write the log of task " + task_id);
+    size += static_cast<int64_t>(n);
   }
-  return json{{"ok", true}, {"size", size}};
+  json answer = {{"ok", true}, {"size", size}};
+  if (truncated) answer["truncated"] = true;
+  return answer;
 }
 
 Result<json> ControlPlane::Logs(const std::string& id_or_name, const std::string& task, const std::string& stream,
@@ -371,42 +423,46 @@ Result<json> ControlPlane::Logs(const std::string& id_or_name, const std::string
   if (stream != "stdout" && stream != "stderr") return InvalidArgument("stream: expected stdout or stderr");
   auto rec = FindRecord(id_or_name);
   if (!rec) return NotFound("workload '" + id_or_name + "' not found");
-  std::string task_id = task;
-  if (task_id.empty() || ParseTaskId(task_id).ok() == false) {
-    int32_t group = 0, replica = 0;
-    if (!task_id.empty()) {
-      if (std::sscanf(task_id.c_str(), "%d.%d", &group, &replica) != 2) {
-        return InvalidArgument("task: expected a task id or GROUP.REPLICA, got '" + task + "'");
-      }
-    } else if (!rec->placements.empty()) {
+  // The task is parsed as a task of this workload; the file name is built from its parts only.
+  ABACUS_ASSIGN_OR_RETURN(LogTaskQuery query, ParseLogTaskQuery(task, rec->id));
+  auto has_output = [&](const TaskRef& ref) {
+    std::error_code ec;
+    auto out = TaskLogPath(options_.data_dir, ref, "stdout");
+    auto err = TaskLogPath(options_.data_dir, ref, "stderr");
+    return (out.ok() && std::filesystem::exists(*out, ec)) || (err.ok() && std::filesystem::exists(*err, ec));
+  };
+  TaskRef ref;
+  if (query.exact) {
+    ref = *query.exact;
+  } else {
+    int32_t group = query.group, replica = query.replica;
+    if (!query.has_unit && !rec->placements.empty()) {
       group = rec->placements[0].group;
       replica = rec->placements[0].replica;
     }
     // The current run when it left output, else the latest attempt that did.
-    task_id.clear();
+    bool found = false;
     for (const auto& p : rec->placements) {
       if (p.group != group || p.replica != replica) continue;
-      std::string id = TaskIdOf(*rec, p);
-      std::error_code ec;
-      if (std::filesystem::exists(std::filesystem::path(options_.data_dir) / "logs" / (id + ".stdout"), ec) ||
-          std::filesystem::exists(std::filesystem::path(options_.data_dir) / "logs" / (id + ".stderr"), ec)) {
-        task_id = id;
+      TaskRef current{rec->id, p.group, p.replica, rec->attempt(), p.run};
+      if (has_output(current)) {
+        ref = current;
+        found = true;
       }
     }
-    for (int32_t attempt = rec->attempt(); attempt >= 1 && task_id.empty(); --attempt) {
-      std::string id = FormatTaskId({rec->id, group, replica, attempt});
-      std::error_code ec;
-      if (std::filesystem::exists(std::filesystem::path(options_.data_dir) / "logs" / (id + ".stdout"), ec) ||
-          std::filesystem::exists(std::filesystem::path(options_.data_dir) / "logs" / (id + ".stderr"), ec)) {
-        task_id = id;
+    for (int32_t attempt = rec->attempt(); attempt >= 1 && !found; --attempt) {
+      TaskRef earlier{rec->id, group, replica, attempt, 0};
+      if (has_output(earlier)) {
+        ref = earlier;
+        found = true;
       }
     }
-    if (task_id.empty()) {
+    if (!found) {
       return NotFound("no logs: no task of workload " + rec->id + " has written output yet (it is " +
                       std::string(WorkloadStateName(rec->state)) + ")");
     }
   }
-  std::filesystem::path file = std::filesystem::path(options_.data_dir) / "logs" / (task_id + "." + stream);
+  ABACUS_ASSIGN_OR_RETURN(std::filesystem::path file, TaskLogPath(options_.data_dir, ref, stream));
   std::string content;
   {
     std::lock_guard lock(logs_mu_);
@@ -420,7 +476,7 @@ Result<json> ControlPlane::Logs(const std::string& id_or_name, const std::string
       in.read(content.data(), static_cast<std::streamsize>(content.size()));
     }
   }
-  return json{{"workload", rec->id}, {"taskId", task_id}, {"stream", stream}, {"content", content}};
+  return json{{"workload", rec->id}, {"taskId", FormatTaskId(ref)}, {"stream", stream}, {"content", content}};
 }
 
 // ---------------------------------------------------------------- what reports mean

@@ -162,7 +162,8 @@ TEST_F(ControlPlaneTest, UsageIsMeteredFromAdmissionToReleaseAndPricedOverTime) 
 }
 
 TEST_F(ControlPlaneTest, RestartKeepsOneOpenIntervalPerHeldAllocation) {
-  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  auto registered = cp_->RegisterAgent(AgentNode("gpu-a", 2));
+  ASSERT_TRUE(registered.ok());
   std::string id = Submit("long", 1);
   ASSERT_EQ(State(id), "Admitted");
   clock_.Advance(1h);
@@ -170,7 +171,9 @@ TEST_F(ControlPlaneTest, RestartKeepsOneOpenIntervalPerHeldAllocation) {
   Open();
   EXPECT_EQ(State(id), "Admitted");
   clock_.Advance(1h);
-  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  json again = AgentNode("gpu-a", 2);
+  again["credential"] = (*registered)["nodeToken"];  // the agent proves it is the node
+  ASSERT_TRUE(cp_->RegisterAgent(again).ok());
   Report("gpu-a", id + ".0.0.1", {{"phase", "Exited"}, {"exitCode", 0}});
   json usage = Usage("workload");
   ASSERT_EQ(usage["rows"].size(), 1u) << usage.dump();
@@ -858,6 +861,27 @@ TEST_F(ControlPlaneTest, ExitedReplicaRestartsInPlaceAsANewRun) {
   EXPECT_EQ(tasks[id + ".0.0.1.1"]["run"], 1);
   EXPECT_EQ(State(id), "Running");
   EXPECT_EQ((*cp_->GetWorkload(id))["requeues"], 0);
+}
+
+// Issue 20 point 4: the join token alone cannot take over a registered agent node; its
+// credential can; an admin's reset lets another machine register under the name.
+TEST_F(ControlPlaneTest, ARegisteredNodeRegistersAgainOnlyWithItsCredential) {
+  auto first = cp_->RegisterAgent(AgentNode("gpu-a", 2));
+  ASSERT_TRUE(first.ok());
+  auto stolen = cp_->RegisterAgent(AgentNode("gpu-a", 2));
+  EXPECT_EQ(stolen.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(stolen.status().message().find("abacus node reset gpu-a"), std::string::npos) << stolen.status().message();
+  json wrong = AgentNode("gpu-a", 2);
+  wrong["credential"] = "not-it";
+  EXPECT_EQ(cp_->RegisterAgent(wrong).status().code(), StatusCode::kFailedPrecondition);
+  json own = AgentNode("gpu-a", 2);
+  own["credential"] = (*first)["nodeToken"];
+  auto again = cp_->RegisterAgent(own);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_FALSE((*cp_->GetNode("gpu-a")).contains("credential"));
+  EXPECT_EQ(cp_->ResetNode("nowhere").status().code(), StatusCode::kNotFound);
+  ASSERT_TRUE(cp_->ResetNode("gpu-a").ok());
+  EXPECT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "server/governance.h"
+#include "server/queue_fields.h"
 
 #include <algorithm>
 #include <cmath>
@@ -269,6 +270,17 @@ Result<json> Governance::IssueToken(const govern::Principal& who, std::string us
     return NotFound("user " + user + " not found (users come from `kind: User` documents: abacus apply -f)");
   }
   std::lock_guard lock(token_store_mu_);
+  if (size_t cap = max_tokens_per_user_.load(); cap > 0) {
+    size_t active = 0;
+    Time now = clock_.Now();
+    for (const auto& t : registry_.Tokens()) active += !t.agent && t.owner == user && t.ActiveAt(now) ? 1 : 0;
+    if (active >= cap) {
+      return FailedPrecondition("user " + user + " already holds " + std::to_string(active) +
+                                " active tokens, the most one user may hold (abacus server --max-tokens-per-user " +
+                                std::to_string(cap) + "): revoke one first (abacus token list --user " + user +
+                                "; abacus token revoke ID)");
+    }
+  }
   ABACUS_ASSIGN_OR_RETURN(auto issued, registry_.IssueToken(user, std::move(description), ttl));
   WriteBatch batch;
   govern::StagePutToken(batch, issued.record);
@@ -517,6 +529,17 @@ Result<std::shared_ptr<const GovernanceApply>> Governance::PlanApply(const gover
               Resource r = Resource::ForTenantObject("queue", q.name, q.tenant);
               ABACUS_RETURN_IF_ERROR(check(d.source, Action::kApplyConfig, r));
               const Queue* old = config.FindQueue(q.name);
+              // Field by field: what the queue may take from the cluster is the platform's.
+              if (who != nullptr && !who->HasRole(Role::kAdmin)) {
+                if (auto fields = ChangedPlatformQueueFields(old, q); !fields.empty()) {
+                  Status denied = PermissionDenied(
+                      who->ToString() + " may not change " + Join(fields, ", ") + " of queue " + q.name +
+                      ": quotas, borrowing and lending limits, weight and cohort are the platform's (admins only); a "
+                      "tenant-admin changes description, queueingStrategy, clusters and preferredClusters");
+                  std::string where = d.source.ToString();
+                  return where.empty() ? denied : denied.WithContext(where);
+                }
+              }
               bool quota_changed = old == nullptr ? !q.quotas.empty()
                                                   : old->quotas != q.quotas || old->cohort != q.cohort ||
                                                         old->weight_milli != q.weight_milli;
@@ -851,14 +874,47 @@ void Governance::SetRateLimit(double rate, double burst) {
   limiter_ = rate > 0 ? std::make_shared<RateLimiter>(rate, burst) : nullptr;
 }
 
-double Governance::Throttle(const Caller& caller) {
-  std::shared_ptr<RateLimiter> limiter;
+void Governance::SetTenantRateLimit(double rate, double burst) {
+  std::lock_guard lock(limiter_mu_);
+  tenant_limiter_ = rate > 0 ? std::make_shared<RateLimiter>(rate, burst) : nullptr;
+}
+
+double Governance::Throttle(const Caller& caller, std::string* which) {
+  std::shared_ptr<RateLimiter> limiter, tenants;
   {
     std::lock_guard lock(limiter_mu_);
     limiter = limiter_;
+    tenants = tenant_limiter_;
   }
-  if (!limiter) return 0;
-  return limiter->Take(caller.RateKey(), std::chrono::steady_clock::now());
+  auto now = std::chrono::steady_clock::now();
+  auto refused = [&](double wait, std::string what) {
+    if (which != nullptr) *which = std::move(what);
+    return wait;
+  };
+  if (limiter) {
+    if (double wait = limiter->Take(caller.RateKey(), now); wait > 0) return refused(wait, caller.Actor());
+  }
+  // A user's tokens share one bucket of the same size, and the users of a tenant another.
+  if (caller.via != Caller::Via::kApiToken || caller.principal.kind != govern::Principal::Kind::kUser) return 0;
+  const std::string& user = caller.principal.name;
+  if (limiter) {
+    if (double wait = limiter->Take("user:" + user, now); wait > 0) {
+      return refused(wait, "user " + user + " (all its tokens together)");
+    }
+  }
+  if (tenants) {
+    std::set<std::string> scoped;
+    for (const auto& b : caller.principal.roles) {
+      if (!b.tenant.empty()) scoped.insert(b.tenant);
+      if (!b.project.empty()) scoped.insert(b.project.substr(0, b.project.find('/')));
+    }
+    for (const auto& t : scoped) {
+      if (double wait = tenants->Take("tenant:" + t, now); wait > 0) {
+        return refused(wait, "tenant " + t + " (all its users together)");
+      }
+    }
+  }
+  return 0;
 }
 
 }  // namespace abacus::server

@@ -224,10 +224,17 @@ class Governance {
   // Returns how many entries (with their batches, for CommitAudited) wait for the writer.
   size_t audit_queued() const;
 
-  // ---- rate limits (per token)
+  // ---- rate limits (per token and per user) and token caps
+  // `rate` requests a second (bursts of `burst`) for each token and for each user, all its tokens
+  // together (so that minting tokens does not multiply it); 0: none.
   void SetRateLimit(double rate, double burst);
-  // 0 when the caller may go ahead, else the seconds until it may.
-  double Throttle(const Caller& caller);
+  // Requests a second for each tenant, all the users whose roles are scoped to it together; 0: none.
+  void SetTenantRateLimit(double rate, double burst);
+  // Active API tokens one user may hold; IssueToken answers FailedPrecondition beyond. 0: no cap.
+  void SetMaxTokensPerUser(size_t n) { max_tokens_per_user_.store(n); }
+  // 0 when the caller may go ahead, else the seconds until it may; `which` (optional) names the
+  // exhausted bucket ("token tok-…", "user alice (all its tokens)", "tenant nlp (all its users)").
+  double Throttle(const Caller& caller, std::string* which = nullptr);
 
  private:
   friend class GovernanceApply;
@@ -276,6 +283,8 @@ class Governance {
 
   mutable std::mutex limiter_mu_;
   std::shared_ptr<RateLimiter> limiter_;  // GUARDED_BY(limiter_mu_); null: unlimited
+  std::shared_ptr<RateLimiter> tenant_limiter_;  // GUARDED_BY(limiter_mu_); null: unlimited
+  std::atomic<size_t> max_tokens_per_user_{0};
 
   // The audit writer.
   mutable std::mutex audit_mu_;

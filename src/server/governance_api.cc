@@ -131,13 +131,19 @@ Resource ConfigResource(const std::string& kind, const json& item) {
   return Resource::ForCluster(kind, name);
 }
 
-// The workload route `id`: read (and remember for the audit entry) the workload, then check
-// `action` on it. A workload the caller may not see is 404, exactly like a missing one.
+// The workload route `id`: resolve the id or name among the workloads the caller may see (the
+// handler then acts on that id, RequestWorkloadId), read (and remember for the audit entry) the
+// workload, then check `action` on it. A workload the caller may not see is 404, exactly like a
+// missing one; an ambiguous name is 409 listing the ids.
 Status AuthorizeWorkload(ControlPlane& cp, RequestContext& ctx, const std::string& id, Action action) {
   const govern::Principal& who = ctx.caller.principal;
   bool everything = SeesEverything(who);
+  std::function<bool(const Workload&)> visible;
+  if (!everything) visible = [&who](const Workload& w) { return govern::MaySee(who, Resource::ForWorkload(w)); };
+  ABACUS_ASSIGN_OR_RETURN(std::string resolved, cp.ResolveWorkload(id, visible));
+  ctx.workload_id = resolved;
   if (everything && !ctx.audit) return Status::OK();
-  auto w = cp.GetWorkload(id);
+  auto w = cp.GetWorkload(resolved);
   if (!w.ok()) return Status::OK();  // the handler answers 404
   std::string name = w->value("name", "");
   std::string project = w->value("project", "");
@@ -219,6 +225,10 @@ Status AuthorizeRoute(ControlPlane& cp, const httplib::Request& req, RequestCont
     if (!IsMutating(m)) return govern::Authorize(who, Action::kRead, Resource::ForCluster("node", ""));
     ctx.action = "node-put";
     ctx.object_kind = "node";
+    if (top == "nodes" && seg.size() == 3 && seg[2] == "reset") {  // abacus node reset NAME
+      ctx.action = "node-reset";
+      ctx.object_name = seg[1];
+    }
     return govern::Authorize(who, Action::kApplyConfig, Resource::ForCluster("node", ""));
   }
   // Archived evaluation results: the handler keeps those of the workloads the caller may see.
@@ -315,6 +325,10 @@ void NoteRequestObject(const std::string& kind, const std::string& name, const s
 }
 
 std::string CurrentRequestId() { return t_request.active ? t_request.request_id : ""; }
+
+std::string RequestWorkloadId(const std::string& from_path) {
+  return t_request.active && !t_request.workload_id.empty() ? t_request.workload_id : from_path;
+}
 
 namespace {
 
@@ -480,11 +494,12 @@ void InstallGovernance(httplib::Server& s, ControlPlane& cp, double rate_limit, 
       return refuse(caller.status());
     }
     ctx.caller = std::move(*caller);
-    if (double wait = cp.governance().Throttle(ctx.caller); wait > 0) {
+    std::string bucket;
+    if (double wait = cp.governance().Throttle(ctx.caller, &bucket); wait > 0) {
       cp.metrics().rejected_busy.fetch_add(1);
       int seconds = std::max(1, static_cast<int>(std::ceil(wait)));
       res.set_header("Retry-After", std::to_string(seconds));
-      return refuse(ResourceExhausted("rate limit exceeded for " + ctx.caller.Actor() + ": retry after " +
+      return refuse(ResourceExhausted("rate limit exceeded for " + bucket + ": retry after " +
                                       std::to_string(seconds) + "s"));
     }
     ctx.audit = IsMutating(req.method);

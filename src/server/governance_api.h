@@ -36,6 +36,10 @@ void AddGovernanceRoutes(httplib::Server& s, ControlPlane& cp);
 
 // The principal of the request this thread serves; outside a request, a principal without roles.
 const govern::Principal& RequestPrincipal();
+// The workload id that the pre-routing handler resolved a workload route's WORKLOAD (id or
+// name) to among what the caller may see; `from_path` outside such a request. Handlers act on it,
+// so that what was authorized is what is changed.
+std::string RequestWorkloadId(const std::string& from_path);
 // The filter GET /api/v1/workloads applies for the caller (null: every workload is visible).
 std::function<bool(const Workload&)> RequestWorkloadFilter();
 // Keeps the items of a config list (`kind`: "tenant", "project", "queue", "cohort", …) that the

@@ -118,8 +118,14 @@ TEST_F(GovernanceTest, ApplyChecksRolesPerDocument) {
   auto tia = govern::Principal::User("tia", {Bind(Role::kTenantAdmin, "t1")});
   auto max = govern::Principal::User("max", {Bind(Role::kMember, "", "t1/p1")});
   ASSERT_TRUE(Apply(&admin, "kind: Tenant\nname: t1\n---\nkind: Tenant\nname: t2\n").ok());
-  // A tenant-admin changes its own tenant's queues and quotas, not another's, not tenants.
-  EXPECT_TRUE(Apply(&tia, kQueue).ok());
+  // A tenant-admin changes its own tenant's queues (not their quotas: the platform's), not
+  // another's, not tenants.
+  EXPECT_TRUE(Apply(&tia, "kind: Queue\nname: q1\ntenant: t1\n").ok());
+  Status quota = Apply(&tia, kQueue);
+  EXPECT_EQ(quota.code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(quota.message().find("quotas[cpu].nominal (none → 8)"), std::string::npos) << quota.message();
+  EXPECT_TRUE(Apply(&admin, kQueue).ok());
+  EXPECT_TRUE(Apply(&tia, std::string(kQueue) + "description: ours\n").ok());
   Status other = Apply(&tia, "kind: Queue\nname: q2\ntenant: t2\n");
   EXPECT_EQ(other.code(), StatusCode::kPermissionDenied);
   EXPECT_NE(other.message().find("t.yaml:1"), std::string::npos) << other.message();
@@ -127,7 +133,8 @@ TEST_F(GovernanceTest, ApplyChecksRolesPerDocument) {
   EXPECT_EQ(Apply(&tia, "kind: Cohort\nname: c\n").code(), StatusCode::kPermissionDenied);
   // Moving a queue to another tenant needs the right over the tenant it leaves.
   auto tib = govern::Principal::User("tib", {Bind(Role::kTenantAdmin, "t2")});
-  EXPECT_EQ(Apply(&tib, "kind: Queue\nname: q1\ntenant: t2\n").code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(Apply(&tib, std::string(kQueue).replace(std::string(kQueue).find("t1"), 2, "t2")).code(),
+            StatusCode::kPermissionDenied);
   // A member changes no configuration.
   Status member = Apply(&max, kQueue);
   EXPECT_EQ(member.code(), StatusCode::kPermissionDenied);
@@ -247,13 +254,13 @@ TEST_F(GovernanceTest, DecisionsJoinTheChain) {
 // A quota change is a decision that touches a user's work: it joins the chain with the queue's
 // quotas before and after, and who made it; a queue applied again unchanged is not one.
 TEST_F(GovernanceTest, QuotaChangesJoinTheChain) {
-  auto tia = govern::Principal::User("tia", {Bind(Role::kTenantAdmin, "t1")});
+  auto ann = govern::Principal::User("ann", {Bind(Role::kAdmin)});
   ASSERT_TRUE(Apply(nullptr, "kind: Tenant\nname: t1\n").ok());
-  ASSERT_TRUE(Apply(&tia, kQueue).ok());
-  ASSERT_TRUE(Apply(&tia, kQueue).ok());  // unchanged
+  ASSERT_TRUE(Apply(&ann, kQueue).ok());
+  ASSERT_TRUE(Apply(&ann, kQueue).ok());  // unchanged
   std::string bigger = kQueue;
   bigger.replace(bigger.find("nominal: 8"), 10, "nominal: 16");
-  ASSERT_TRUE(Apply(&tia, bigger).ok());
+  ASSERT_TRUE(Apply(&ann, bigger).ok());
   gov_->FlushAudit();
   auto entries = gov_->ReadAudit({});
   ASSERT_TRUE(entries.ok());
@@ -263,7 +270,7 @@ TEST_F(GovernanceTest, QuotaChangesJoinTheChain) {
   }
   ASSERT_EQ(changes.size(), 2u);  // created with quotas, then raised
   EXPECT_EQ(changes[0].before, "");
-  EXPECT_EQ(changes[1].actor, "user tia");
+  EXPECT_EQ(changes[1].actor, "user ann");
   EXPECT_EQ(changes[1].object_kind, "queue");
   EXPECT_EQ(changes[1].object_name, "q1");
   EXPECT_EQ(changes[1].tenant, "t1");

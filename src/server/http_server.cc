@@ -196,6 +196,8 @@ void HttpServer::Routes() {
   // Auth: everything but /healthz needs a bearer token; governance authenticates, rate-limits
   // and authorizes each request, and audits each mutating one (governance_api.cc).
   InstallGovernance(s, cp_, options_.rate_limit, options_.rate_burst);
+  cp_.governance().SetTenantRateLimit(options_.tenant_rate_limit, options_.tenant_rate_burst);
+  cp_.governance().SetMaxTokensPerUser(options_.max_tokens_per_user);
   AddUiRoutes(s);  // the dashboard under /ui/ (docs/ui.md)
   s.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
     json body = {{"status", "ok"}};
@@ -246,10 +248,10 @@ void HttpServer::Routes() {
     SendJson(res, 200, cp_.ListWorkloads(f));
   });
   s.Get(R"(/api/v1/workloads/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp_.GetWorkload(req.matches[1]));
+    Send(res, cp_.GetWorkload(RequestWorkloadId(req.matches[1])));
   });
   s.Delete(R"(/api/v1/workloads/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp_.Cancel(req.matches[1], Param(req, "reason")));
+    Send(res, cp_.Cancel(RequestWorkloadId(req.matches[1]), Param(req, "reason")));
   });
   s.Post(R"(/api/v1/workloads/([^/]+)/cancel)", [this](const httplib::Request& req, httplib::Response& res) {
     std::string reason = Param(req, "reason");
@@ -257,7 +259,7 @@ void HttpServer::Routes() {
     if (!parsed.ok()) return SendStatus(res, parsed.status());
     json body = std::move(*parsed);
     if (body.is_object() && body.contains("reason") && body["reason"].is_string()) reason = body["reason"];
-    Send(res, cp_.Cancel(req.matches[1], reason));
+    Send(res, cp_.Cancel(RequestWorkloadId(req.matches[1]), reason));
   });
   s.Post(R"(/api/v1/workloads/([^/]+)/scale)", [this](const httplib::Request& req, httplib::Response& res) {
     auto parsed = ParseJsonBody(req.body);
@@ -266,7 +268,7 @@ void HttpServer::Routes() {
     if (!body.is_object() || !body.contains("replicas") || !body["replicas"].is_number_integer()) {
       return SendError(res, 400, "invalid_argument", "body: expected {\"replicas\": N}");
     }
-    Send(res, cp_.Scale(req.matches[1], body["replicas"].get<int32_t>()));
+    Send(res, cp_.Scale(RequestWorkloadId(req.matches[1]), body["replicas"].get<int32_t>()));
   });
   s.Post(R"(/api/v1/workloads/([^/]+)/quota)", [this](const httplib::Request& req, httplib::Response& res) {
     auto parsed = ParseJsonBody(req.body);
@@ -276,20 +278,20 @@ void HttpServer::Routes() {
       return SendError(res, 400, "invalid_argument", "body: expected {\"approve\": true} or {\"approve\": false}");
     }
     const govern::Principal& who = RequestPrincipal();
-    Send(res, cp_.DecideTemporaryQuota(req.matches[1], body["approve"].get<bool>(), who.name.empty() ? "admin" : who.name));
+    Send(res, cp_.DecideTemporaryQuota(RequestWorkloadId(req.matches[1]), body["approve"].get<bool>(), who.name.empty() ? "admin" : who.name));
   });
   s.Post(R"(/api/v1/workloads/([^/]+)/metrics)", [this](const httplib::Request& req, httplib::Response& res) {
     auto parsed = ParseJsonBody(req.body);
     if (!parsed.ok()) return SendStatus(res, parsed.status());
     json body = std::move(*parsed);
     if (body.is_discarded()) return SendError(res, 400, "invalid_argument", "request body is not valid JSON");
-    Send(res, cp_.ReportMetrics(req.matches[1], body));
+    Send(res, cp_.ReportMetrics(RequestWorkloadId(req.matches[1]), body));
   });
   s.Get(R"(/api/v1/workloads/([^/]+)/explain)", [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp_.Explain(req.matches[1]));
+    Send(res, cp_.Explain(RequestWorkloadId(req.matches[1])));
   });
   s.Get(R"(/api/v1/workloads/([^/]+)/events)", [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp_.Events(req.matches[1]));
+    Send(res, cp_.Events(RequestWorkloadId(req.matches[1])));
   });
   s.Get(R"(/api/v1/workloads/([^/]+)/logs)", [this](const httplib::Request& req, httplib::Response& res) {
     int64_t tail = 1 << 20;
@@ -300,7 +302,7 @@ void HttpServer::Routes() {
         return SendError(res, 400, "invalid_argument", "tail: expected a number of bytes");
       }
     }
-    Send(res, cp_.Logs(req.matches[1], Param(req, "task"), Param(req, "stream", "stdout"), tail));
+    Send(res, cp_.Logs(RequestWorkloadId(req.matches[1]), Param(req, "task"), Param(req, "stream", "stdout"), tail));
   });
 
   // ---- evaluations: archived results, versions side by side (evaluations_api.h)
@@ -364,6 +366,9 @@ void HttpServer::Routes() {
     json body = std::move(*parsed);
     if (body.is_discarded()) return SendError(res, 400, "invalid_argument", "request body is not valid JSON");
     Send(res, cp_.PutNode(body), 201);
+  });
+  s.Post(R"(/api/v1/nodes/([^/]+)/reset)", [this](const httplib::Request& req, httplib::Response& res) {
+    Send(res, cp_.ResetNode(req.matches[1]));
   });
   s.Get("/api/v1/devices", [this](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, cp_.ListDevices()); });
 

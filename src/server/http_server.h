@@ -39,6 +39,12 @@ struct HttpOptions {
   // rate_burst (0: twice the rate). 0: no limit (in-process servers); `abacus server`: 200/400.
   double rate_limit = 0;
   double rate_burst = 0;
+  // The same limit holds per user (all its tokens together); this one per tenant (all the users
+  // whose roles are scoped to it together). 0: none.
+  double tenant_rate_limit = 0;
+  double tenant_rate_burst = 0;
+  // Active API tokens one user may hold (POST /api/v1/tokens answers 409 beyond). 0: no cap.
+  size_t max_tokens_per_user = 0;
   // HA: this server's role, reported by /readyz ("leader"); empty: a single server.
   std::string role;
 };

@@ -245,6 +245,15 @@ const WorkloadRecord* Ledger::Resolve(std::string_view id_or_name) const {
   return best;
 }
 
+std::vector<const WorkloadRecord*> Ledger::Named(std::string_view name) const {
+  std::vector<const WorkloadRecord*> out;
+  auto [lo, hi] = by_name_.equal_range(name);
+  for (auto it = lo; it != hi; ++it) {
+    if (const WorkloadRecord* r = FindWorkload(it->second)) out.push_back(r);
+  }
+  return out;
+}
+
 size_t Ledger::active_count() const {
   size_t n = 0;
   for (const auto& [id, r] : workloads_) n += IsTerminal(r.state) ? 0 : 1;

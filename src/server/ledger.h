@@ -91,6 +91,8 @@ class Ledger {
   const WorkloadRecord* FindWorkload(std::string_view id) const;
   // Finds by id, else by name (the most recently submitted of that name).
   const WorkloadRecord* Resolve(std::string_view id_or_name) const;
+  // The workloads named `name`, of every project and state.
+  std::vector<const WorkloadRecord*> Named(std::string_view name) const;
   const std::unordered_map<std::string, WorkloadRecord>& workloads() const { return workloads_; }
   size_t active_count() const;
 

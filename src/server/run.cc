@@ -43,6 +43,9 @@ HttpOptions HttpOptionsFor(const RunOptions& options, const std::string& host, i
   ho.tls_key_file = options.tls_key_file;
   ho.rate_limit = options.rate_limit;
   ho.rate_burst = options.rate_burst;
+  ho.tenant_rate_limit = options.tenant_rate_limit;
+  ho.tenant_rate_burst = options.tenant_rate_burst;
+  ho.max_tokens_per_user = options.max_tokens_per_user;
   return ho;
 }
 
@@ -73,6 +76,7 @@ int RunServer(const RunOptions& options) {
   cpo.node_timeout = std::chrono::seconds(options.node_timeout_seconds);
   cpo.audit_key_file = options.audit_key_file;
   cpo.audit_anchor_file = options.audit_anchor_file;
+  cpo.max_task_log_bytes = options.max_task_log_bytes;
   auto cp = ControlPlane::Open(cpo);
   if (!cp.ok()) {
     std::cerr << "abacus: cannot start: " << cp.status().ToString() << "\n";

@@ -29,6 +29,10 @@ struct RunOptions {
   double rate_burst = 400;
   // Audit anchors: key file and append-only anchor file; empty: DATA/audit.key, DATA/audit.anchors.
   std::string audit_key_file, audit_anchor_file;
+  double tenant_rate_limit = 1000;  // requests a second per tenant, all its users together (0: none)
+  double tenant_rate_burst = 2000;
+  size_t max_tokens_per_user = 20;  // active API tokens per user (0: no cap)
+  int64_t max_task_log_bytes = int64_t{64} << 20;  // stored output per task and stream (0: no bound)
   // HA (docs/operations.md "HA pair with PostgreSQL"): several servers share the store; the one
   // holding the scheduling lease runs the ledger, the loop and the API, the others forward to it.
   bool ha = false;

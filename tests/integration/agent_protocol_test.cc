@@ -95,8 +95,14 @@ TEST_F(AgentProtocolTest, CredentialsAreScopedToTheirNode) {
   ASSERT_EQ(n.status, 200);
   EXPECT_TRUE(n.body.value("agent", false));
   EXPECT_FALSE(n.body.contains("credentialSha256"));
-  // Re-registration issues a new credential and revokes the old one.
-  std::string again = Register("gpu-a");
+  // The join token alone cannot register a registered node again (it would read its
+  // assignments); with the node's credential, re-registration issues a new credential and revokes
+  // the old one.
+  auto refused = join.Post("/api/v1/agent/register", Registration("gpu-a").dump(), "application/json");
+  EXPECT_EQ(refused.status, 409) << refused.text;
+  json with_credential = Registration("gpu-a");
+  with_credential["credential"] = token;
+  std::string again = Register("gpu-a", with_credential);
   EXPECT_NE(again, token);
   EXPECT_EQ(node.Get("/api/v1/agent/assignments?node=gpu-a").status, 401);
   // A simulated node cannot replace an agent node.
@@ -249,8 +255,11 @@ TEST_F(AgentProtocolTest, SilentNodeBecomesNotReadyAndItsTasksAreRequeued) {
   auto events = server_->Client().Get("/api/v1/workloads/" + id + "/events").body["items"];
   EXPECT_EQ(events.back()["details"]["reason"], "NodeLost");
   EXPECT_EQ(StateOf(id), "Requeued");  // nowhere else to go
-  // The agent comes back: the node is Ready and the workload runs again as attempt 2.
-  cli::ApiClient back({server_->url(), Register("gpu-a")});
+  // The agent comes back (with its credential): the node is Ready and the workload runs again as
+  // attempt 2.
+  json back_registration = Registration("gpu-a");
+  back_registration["credential"] = node.config().token;
+  cli::ApiClient back({server_->url(), Register("gpu-a", back_registration)});
   json a;
   ASSERT_TRUE(WaitFor([&] {
     a = Assignments(back, "gpu-a");

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "agent/discover/diff.h"
+#include "agent/loop/node_credential.h"
 #include "agent/loop/pid_file.h"
 #include "agent/runtime/container.h"
 #include "agent/runtime/network.h"
@@ -205,6 +206,9 @@ bool Agent::RegisterOnce() {
     std::lock_guard lock(mu_);
     ++counters_.register_attempts;
   }
+  // Registering again proves this is the node: its credential, kept across restarts.
+  if (credential_.empty()) credential_ = LoadNodeCredential(options_.work_dir, options_.name);
+  request.credential = credential_;
   auto answer = poll_client_.Register(options_.join_token, request);
   if (!answer.ok()) {
     std::lock_guard lock(mu_);
@@ -216,6 +220,10 @@ bool Agent::RegisterOnce() {
   }
   poll_client_.SetNodeToken(answer->node_token);
   client_.SetNodeToken(answer->node_token);
+  credential_ = answer->node_token;
+  if (Status kept = StoreNodeCredential(options_.work_dir, options_.name, credential_); !kept.ok()) {
+    ABACUS_LOG_WARN("agent: {}; after a restart this node registers again only once an admin resets it", kept.ToString());
+  }
   table_.MarkSent(request.tasks);
   {
     std::lock_guard lock(mu_);

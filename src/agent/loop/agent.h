@@ -185,6 +185,7 @@ class Agent {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   Registration reg_;                                  // GUARDED_BY(mu_)
+  std::string credential_;  // control thread only: the node credential last issued (node_credential.h)
   Discovery discovery_;                               // GUARDED_BY(mu_)
   int inventory_generation_ = 0;                      // GUARDED_BY(mu_); counts device-list changes
   int inventory_sent_ = 0;                            // GUARDED_BY(mu_); the last one the server has

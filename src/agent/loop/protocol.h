@@ -76,6 +76,7 @@ struct RegisterRequest {
   std::vector<Device> devices;
   std::string agent_version;
   std::vector<TaskStatus> tasks;  // what this agent still knows of (orphans as Lost)
+  std::string credential;         // its node credential when it registered before (proves it is that node)
 };
 
 struct RegisterAnswer {

@@ -1,0 +1,106 @@
+// Workload names (docs/api.md, "WORKLOAD arguments"): a name resolves only among the workloads
+// the caller may see, never to a guess across projects, and one project holds at most one active
+// workload of a name (a second submission is refused with 409 naming the first, as kubectl
+// does; finished ones do not count).
+#include <algorithm>
+#include <set>
+
+#include "server/control_plane.h"
+
+namespace abacus::server {
+
+Result<std::string> ControlPlane::ResolveWorkload(const std::string& id_or_name,
+                                                  const std::function<bool(const Workload&)>& visible) const {
+  auto shown = [&](const WorkloadRecord& r) { return !visible || visible(r.spec); };
+  const std::string missing = "workload '" + id_or_name + "' not found";
+  std::vector<WorkloadRecord> named;  // copies: the locks are let go before deciding
+  {
+    std::shared_lock lock(state_mu_);
+    if (const WorkloadRecord* r = ledger_.FindWorkload(id_or_name)) {
+      if (!shown(*r)) return NotFound(missing);
+      return r->id;
+    }
+    for (const WorkloadRecord* r : ledger_.Named(id_or_name)) {
+      if (shown(*r)) named.push_back(*r);
+    }
+  }
+  {
+    std::lock_guard lock(loop_mu_);
+    for (const auto& r : inbox_) {
+      if (r.id == id_or_name) {
+        if (!shown(r)) return NotFound(missing);
+        return r.id;
+      }
+      bool known = std::any_of(named.begin(), named.end(), [&](const WorkloadRecord& n) { return n.id == r.id; });
+      if (r.spec.name == id_or_name && !known && shown(r)) named.push_back(r);
+    }
+  }
+  if (named.empty()) return NotFound(missing);
+  auto ambiguous = [&](const std::vector<const WorkloadRecord*>& rows, const std::string& what) {
+    std::string ids;
+    for (const WorkloadRecord* r : rows) {
+      ids += (ids.empty() ? "" : ", ") + r->id + " (" + r->spec.project + ", " + std::string(WorkloadStateName(r->state)) + ")";
+    }
+    return FailedPrecondition("workload name '" + id_or_name + "' is ambiguous: " + what + ": " + ids +
+                              "; name the workload by its id");
+  };
+  std::vector<const WorkloadRecord*> active, all;
+  for (const auto& r : named) {
+    all.push_back(&r);
+    if (!IsTerminal(r.state)) active.push_back(&r);
+  }
+  if (active.size() == 1) return active[0]->id;
+  if (active.size() > 1) return ambiguous(active, std::to_string(active.size()) + " active workloads have it");
+  // None active: the latest run of that name, when they are all of one project.
+  std::set<std::string> projects;
+  for (const WorkloadRecord* r : all) projects.insert(r->spec.project);
+  if (projects.size() > 1) {
+    return ambiguous(all, "finished workloads of " + std::to_string(projects.size()) + " projects have it");
+  }
+  const WorkloadRecord* latest = *std::max_element(all.begin(), all.end(), [](const WorkloadRecord* a, const WorkloadRecord* b) {
+    return a->submitted != b->submitted ? a->submitted < b->submitted : a->id < b->id;
+  });
+  return latest->id;
+}
+
+bool ControlPlane::IsActiveWorkload(const std::string& id) const {
+  // Not in the ledger: in the inbox, or committed and on its way there (workloads are never
+  // removed from the ledger), so active either way.
+  std::shared_lock lock(state_mu_);
+  const WorkloadRecord* r = ledger_.FindWorkload(id);
+  return r == nullptr || !IsTerminal(r->state);
+}
+
+Status ControlPlane::ClaimNames(const std::vector<WorkloadRecord>& records) {
+  std::map<std::string, std::string> wanted;  // key → id
+  for (const auto& r : records) {
+    std::string key = r.spec.project + "/" + r.spec.name;
+    if (!wanted.emplace(key, r.id).second) {
+      return AlreadyExists("workload " + key + " is named twice in this submission: names are unique among a "
+                           "project's active workloads");
+    }
+  }
+  std::lock_guard lock(names_mu_);
+  for (const auto& [key, id] : wanted) {
+    auto it = active_names_.find(key);
+    if (it == active_names_.end()) continue;
+    if (IsActiveWorkload(it->second)) {
+      return AlreadyExists("workload " + key + " already exists and is active: " + it->second +
+                           " (one active workload per name and project; cancel it, wait for it to finish, or choose "
+                           "another name)");
+    }
+    active_names_.erase(it);  // it finished: the name is free
+  }
+  for (const auto& [key, id] : wanted) active_names_[key] = id;
+  return Status::OK();
+}
+
+void ControlPlane::ReleaseNames(const std::vector<WorkloadRecord>& records) {
+  std::lock_guard lock(names_mu_);
+  for (const auto& r : records) {
+    auto it = active_names_.find(r.spec.project + "/" + r.spec.name);
+    if (it != active_names_.end() && it->second == r.id) active_names_.erase(it);
+  }
+}
+
+}  // namespace abacus::server
