@@ -56,6 +56,7 @@ std::string_view PendingCodeName(PendingCode c) {
     case PendingCode::kBlockedByStrictFifo: return "BlockedByStrictFIFO";
     case PendingCode::kReservedForGang: return "ReservedForGang";
     case PendingCode::kInvalid: return "NeverFits";
+    case PendingCode::kHeldForPreemptor: return "HeldForPreemptor";
   }
   return "?";
 }
@@ -63,8 +64,25 @@ std::string_view PendingCodeName(PendingCode c) {
 std::string DescribeQuota(const QuotaDetail& d, const std::string& queue) {
   std::string out = "needs " + Amount(d.resource, d.needed) + "; queue " + queue + " uses " +
                     Num(d.resource, d.used) + " of nominal " + Num(d.resource, d.nominal);
-  if (d.borrowing_limit) out += " (borrowing limit " + Num(d.resource, *d.borrowing_limit) + ")";
-  out += "; cohort can lend " + Num(d.resource, d.borrowable);
+  // What stops it: the queue's borrowing limit, having no cohort, or what the cohort can lend.
+  const int64_t would_borrow = d.used + d.needed - d.nominal;
+  if (d.borrowing_limit && would_borrow > *d.borrowing_limit) {
+    out += "; borrowing limit " + Num(d.resource, *d.borrowing_limit) + " reached (it would borrow " +
+           Num(d.resource, would_borrow) + ")";
+  } else if (!d.in_cohort) {
+    out += "; the queue is in no cohort, so it cannot borrow";
+  } else {
+    out += "; cohort can lend " + Num(d.resource, d.borrowable);
+    if (d.own_idle > 0) out += " (" + Num(d.resource, d.own_idle) + " of it the queue's own unused nominal)";
+    if (d.borrowing_limit) out += ", borrowing limit " + Num(d.resource, *d.borrowing_limit);
+    if (d.borrowable < d.needed && !d.lending_limited.empty()) {
+      out += "; lending limits keep quota back: ";
+      for (size_t i = 0; i < d.lending_limited.size() && i < 3; ++i) {
+        const auto& [name, limit, nominal] = d.lending_limited[i];
+        out += (i ? ", " : "") + name + " lends at most " + Num(d.resource, limit) + " of nominal " + Num(d.resource, nominal);
+      }
+    }
+  }
   if (!d.limiting_cohort.empty()) {
     out += "; but cohort " + d.limiting_cohort + " reached its borrowing limit " +
            Num(d.resource, d.cohort_borrowing_limit) + " (its queues borrow " + Num(d.resource, d.cohort_borrowed) + ")";

@@ -53,7 +53,9 @@ enum class PendingCode : uint8_t {
   kBlockedByStrictFifo, // a StrictFIFO queue's head is stuck
   kReservedForGang,     // capacity held for a gang workload ahead
   kInvalid,             // the request can never fit (bigger than any node)
+  kHeldForPreemptor,    // it was preempted to reclaim capacity; that capacity waits for its preemptor
 };
+inline constexpr PendingCode kLastPendingCode = PendingCode::kHeldForPreemptor;
 std::string_view PendingCodeName(PendingCode c);
 
 struct PendingReason {

@@ -516,6 +516,15 @@ bool Placer::PlaceAll(const WorkloadInfo& w, WorkloadIndex self, const std::vect
   return true;
 }
 
+int64_t Placer::CpuCloseness(NodeIndex n, const TaskRequest& t) const {
+  // 1,000,000 less the shortfalls in millionths of the request: higher is closer.
+  auto short_part = [](int64_t want, int64_t free) -> int64_t {
+    if (want <= 0 || free >= want) return 0;
+    return static_cast<int64_t>(static_cast<double>(want - std::max<int64_t>(0, free)) * 1e6 / static_cast<double>(want));
+  };
+  return 2'000'000 - short_part(t.cpu_milli, state_.cpu_free(n)) - short_part(t.memory_bytes, state_.memory_free(n));
+}
+
 PlacementDetail Placer::Explain(const WorkloadInfo& w, int32_t group, FlavorId flavor,
                                 const std::vector<WorkloadIndex>& reserved_by, WorkloadIndex self) {
   PlacementDetail d;
@@ -538,9 +547,10 @@ PlacementDetail Placer::Explain(const WorkloadInfo& w, int32_t group, FlavorId f
       continue;
     }
     ++d.filtered[static_cast<size_t>(r)];
-    // Closest candidate: passes the static filters and has the most of the flavor free.
-    if (r >= FilterReason::kCpu && r != FilterReason::kReserved) {
-      int64_t score = TaskUsesDevices(t, flavor) ? state_.whole_free(n, flavor) * 1000 : state_.cpu_free(n) / 1000;
+    // Closest candidate: passes the static filters, has the flavor, and has the most of it free;
+    // CPU-only work: the smallest shortfall of cpu and memory, each relative to the request.
+    if (r >= FilterReason::kCpu && r != FilterReason::kReserved && r != FilterReason::kNoDevice) {
+      int64_t score = TaskUsesDevices(t, flavor) ? state_.whole_free(n, flavor) * 1000 : CpuCloseness(n, t);
       if (t.share_milli > 0) {
         score = 0;
         for (size_t i = 0; i < state_.nodes()[n].devices.size(); ++i) {

@@ -48,6 +48,8 @@ class Placer {
              const std::vector<WorkloadIndex>& reserved_by, std::vector<TaskPlacement>* out,
              PlacementDetail* why);
 
+  // How close node `n` comes to holding CPU-only task `t` (higher: closer; for explain).
+  int64_t CpuCloseness(NodeIndex n, const TaskRequest& t) const;
   // Scans every node for one task of `group` (O(nodes)): how many fit and which is closest.
   PlacementDetail Explain(const WorkloadInfo& w, int32_t group, FlavorId flavor,
                           const std::vector<WorkloadIndex>& reserved_by, WorkloadIndex self);

@@ -32,6 +32,15 @@ bool Fits(PreemptionContext& ctx, WorkloadIndex preemptor, const std::vector<Fla
   return true;
 }
 
+// The highest priority a victim in queue `q` may have for a preemptor of priority `prio` in queue
+// `own`: in its own queue strictly lower; in another queue of the cohort tree (reclaim) any
+// priority while the preemptor stays within its nominal quota, unless its queue asks for strictly
+// lower (reclaimWithinNominal: LowerPriority); strictly lower when the preemptor would borrow.
+int32_t ReclaimLimit(const PreemptionContext& ctx, QueueIndex own, QueueIndex q, int32_t prio, bool preemptor_borrows) {
+  if (q == own || preemptor_borrows) return prio - 1;
+  return ctx.quota.queue(own).reclaim_lower_priority_only ? prio - 1 : INT32_MAX;
+}
+
 }  // namespace
 
 VictimSearchResult FindVictims(PreemptionContext& ctx, WorkloadIndex preemptor,
@@ -93,7 +102,7 @@ VictimSearchResult FindVictims(PreemptionContext& ctx, WorkloadIndex preemptor,
     // Whole-queue checks first: other queues give up only borrowed capacity, and a queue whose
     // lowest preemptible priority is too high has no candidate at all.
     bool same = q == pw.queue;
-    int32_t limit = same ? prio - 1 : (preemptor_borrows ? prio - 1 : prio);
+    int32_t limit = ReclaimLimit(ctx, pw.queue, q, prio, preemptor_borrows);
     if (ctx.min_preemptible_priority[q] > limit) continue;  // counted below if nothing is found
     bool queue_borrowing = false;  // regular work above nominal on something the preemptor needs
     for (ResourceKey r : needed_keys) queue_borrowing |= ctx.quota.IsOverNominal(q, r);
@@ -105,6 +114,7 @@ VictimSearchResult FindVictims(PreemptionContext& ctx, WorkloadIndex preemptor,
     for (WorkloadIndex v : ctx.running[q]) {
       if (ctx.excluded[v]) continue;
       const WorkloadInfo& vw = ctx.workloads[v];
+      if (!vw.admitted) continue;  // admitted in this very cycle: one cycle never admits and preempts it
       if (!vw.preemptible) {
         ++nonpreemptible;
         continue;
@@ -131,7 +141,7 @@ VictimSearchResult FindVictims(PreemptionContext& ctx, WorkloadIndex preemptor,
     constexpr size_t kMaxCountScan = 2048;
     for (QueueIndex q : ctx.quota.TreeQueues(pw.queue)) {
       if (tree_running > kMaxCountScan) break;
-      int32_t limit = q == pw.queue ? prio - 1 : (preemptor_borrows ? prio - 1 : prio);
+      int32_t limit = ReclaimLimit(ctx, pw.queue, q, prio, preemptor_borrows);
       for (WorkloadIndex v : ctx.running[q]) {
         if (ctx.excluded[v]) continue;
         if (!holds_needed(v)) continue;
@@ -146,6 +156,18 @@ VictimSearchResult FindVictims(PreemptionContext& ctx, WorkloadIndex preemptor,
     if (nonpreemptible > 0) out.why_not += " (" + std::to_string(nonpreemptible) + " non-preemptible";
     if (higher > 0) out.why_not += std::string(nonpreemptible > 0 ? ", " : " (") + std::to_string(higher) + " of equal or higher priority";
     if (nonpreemptible > 0 || higher > 0) out.why_not += ")";
+    // Name the priority rule that applied to other queues' borrowers (docs/scheduler.md).
+    if (ctx.quota.TreeQueues(pw.queue).size() > 1) {
+      if (preemptor_borrows) {
+        out.why_not += "; it would borrow, so it may preempt only lower priority";
+      } else if (ctx.quota.queue(pw.queue).reclaim_lower_priority_only) {
+        out.why_not += "; queue " + ctx.quota.queue(pw.queue).name +
+                       " reclaims its lent nominal quota only from lower priority (reclaimWithinNominal: LowerPriority)";
+      } else {
+        out.why_not += "; its lent nominal quota is reclaimed from borrowers of any priority, but no borrower "
+                       "that is not already stopping holds what it needs";
+      }
+    }
     return out;
   }
   // 2. Borrowed capacity first, then lowest priority, then newest.

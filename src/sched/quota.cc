@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/check.h"
+#include "model/quantity.h"
 
 namespace abacus::sched {
 
@@ -90,6 +91,31 @@ bool QuotaState::IsBorrowing(QueueIndex q, ResourceKey r) const {
   return usage_[q].Get(r) - best_effort_[q].Get(r) > nominal(q, r);
 }
 
+int64_t QuotaState::MostEver(QueueIndex q, ResourceKey r, std::string* how) const {
+  if (!Limits(q, r)) return INT64_MAX;
+  const QuotaInfo* e = Entry(q, r);
+  const int64_t n = e ? e->nominal : 0;
+  auto num = [&](int64_t v) {
+    return r.type == ResourceType::kDeviceMilli ? FormatDeviceMilli(v) : r.type == ResourceType::kCpu ? Quantity::FromMilli(v).ToString() : FormatBytes(v);
+  };
+  CohortIndex root = root_of_queue_[q];
+  if (root == kNone) {
+    *how = "nominal " + num(n) + ", no cohort to borrow from";
+    return n;
+  }
+  // Others' lendable nominal quota: the pool less this queue's own part.
+  const int64_t own_lendable = e ? e->nominal - Guaranteed(*e) : 0;
+  const int64_t others = pool_size_[root].Get(r) - own_lendable;
+  int64_t borrow = others;
+  std::string which = "the " + num(others) + " other queues of its cohort can lend";
+  if (e && e->borrowing_limit && *e->borrowing_limit < borrow) {
+    borrow = *e->borrowing_limit;
+    which = "borrowing limit " + num(borrow);
+  }
+  *how = "nominal " + num(n) + " + " + which;
+  return n + borrow;
+}
+
 QuotaDetail QuotaState::Detail(QueueIndex q, ResourceKey r, int64_t needed, CohortIndex limiting_cohort) const {
   QuotaDetail d;
   if (limiting_cohort != kNone) {
@@ -105,6 +131,20 @@ QuotaDetail QuotaState::Detail(QueueIndex q, ResourceKey r, int64_t needed, Coho
   d.used = used(q, r);
   if (const QuotaInfo* e = Entry(q, r); e != nullptr) d.borrowing_limit = e->borrowing_limit;
   d.borrowable = root_of_queue_[q] == kNone ? 0 : PoolFree(q, r);
+  d.in_cohort = root_of_queue_[q] != kNone;
+  if (const QuotaInfo* e = Entry(q, r); e != nullptr && d.in_cohort) {
+    const int64_t g = Guaranteed(*e);
+    const int64_t lendable = e->nominal - g;
+    const int64_t pool_use = PoolUse(q, r, usage_[q].Get(r), best_effort_[q].Get(r));
+    d.own_idle = std::min(d.borrowable, std::max<int64_t>(0, lendable - pool_use));
+  }
+  for (QueueIndex p : TreeQueues(q)) {
+    if (p == q || !d.in_cohort) continue;
+    const QuotaInfo* pe = Entry(p, r);
+    if (pe != nullptr && pe->lending_limit && *pe->lending_limit < pe->nominal) {
+      d.lending_limited.emplace_back(queues_[p].name, *pe->lending_limit, pe->nominal);
+    }
+  }
   for (QueueIndex p : TreeQueues(q)) {
     if (p == q) continue;
     int64_t over = usage_[p].Get(r) - nominal(p, r);

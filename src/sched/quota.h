@@ -34,6 +34,11 @@ struct QuotaDetail {
   std::string limiting_cohort;
   int64_t cohort_borrowing_limit = 0;
   int64_t cohort_borrowed = 0;  // what the cohort's subtree borrows now
+  // Of `borrowable`, the part that is the queue's own unused lendable nominal quota.
+  int64_t own_idle = 0;
+  // Queues of the cohort tree whose lending limit keeps nominal quota back: name, lending limit, nominal.
+  std::vector<std::tuple<std::string, int64_t, int64_t>> lending_limited;
+  bool in_cohort = false;
 };
 
 struct QuotaCheck {
@@ -65,6 +70,8 @@ class QuotaState {
   bool Limits(QueueIndex q, ResourceKey r) const;
   // Returns the resources queue `q` limits with their nominal amounts, in listed order.
   const std::vector<QuotaInfo>& quotas(QueueIndex q) const { return queues_[q].quotas; }
+  // Returns queue `q` as given.
+  const QueueInfo& queue(QueueIndex q) const { return queues_[q]; }
   int64_t used(QueueIndex q, ResourceKey r) const { return usage_[q].Get(r); }
   const ResourceVector& usage(QueueIndex q) const { return usage_[q]; }
   int64_t nominal(QueueIndex q, ResourceKey r) const;
@@ -73,6 +80,11 @@ class QuotaState {
   // Returns the numbers behind a decision on `r` for queue `q` asking `needed`.
   QuotaDetail Detail(QueueIndex q, ResourceKey r, int64_t needed,
                      CohortIndex limiting_cohort = kNone) const;
+  // Returns the most of `r` queue `q` could ever hold with nothing else running: its nominal quota
+  // plus what it may borrow (capped by its borrowing limit and by what the other queues of its
+  // cohort tree can lend at most); `how` says which ("nominal 16 + borrowing limit 8").
+  // INT64_MAX when `r` is not limited for `q`.
+  int64_t MostEver(QueueIndex q, ResourceKey r, std::string* how) const;
   // Returns the root cohort of `q`, or kNone.
   CohortIndex Root(QueueIndex q) const { return root_of_queue_[q]; }
   // Queues sharing `q`'s cohort tree (q included).

@@ -1,6 +1,7 @@
 #include "sched/scheduler.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <queue>
 #include <unordered_map>
@@ -105,6 +106,11 @@ class Cycle {
   PendingReason& Pend(WorkloadIndex w, PendingCode code, std::string message);
   PlacementDetail ExplainPlacement(WorkloadIndex w, const Option& o);
   void FillPositions();
+  std::vector<WorkloadIndex> Claimants();
+  std::string NeverAdmissible(const WorkloadInfo& wl, const std::vector<Option>& options) const;
+  std::string NeverPlaceable(const WorkloadInfo& wl, const std::vector<FlavorId>& flavors) const;
+  bool HeldForPreemptor(WorkloadIndex w);
+  std::string StoppingVictims(const std::vector<WorkloadIndex>& victims) const;
 
   const Snapshot& s_;
   const SchedulerConfig& c_;
@@ -125,6 +131,10 @@ class Cycle {
   std::unique_ptr<Sorter> sorter_;                   // fair share across queues
   std::unordered_map<std::string, PlacementDetail> explain_cache_;
   std::vector<int32_t> pending_slot_;
+  // Preemptor claims: per workload, the preemptor it yields to (kNone: none), and what became of
+  // each claimant tried first (-1 not tried, 0 left pending, 1 admitted).
+  std::vector<WorkloadIndex> yields_to_;
+  std::vector<int8_t> claim_outcome_;
   // Failed victim searches, remembered until their cohort tree changes: a request at least as
   // large with no higher priority from the same queue would fail the same way.
   struct FailedSearch {
@@ -424,7 +434,14 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
         continue;
       }
       if (vr.victims.empty()) {
-        Pend(w, PendingCode::kWaitingForPreemption, "waiting for preempted workloads that are already stopping");
+        // Name what it waits for: its own victims still stopping (else any stopping in the tree).
+        std::vector<WorkloadIndex> mine;
+        for (WorkloadIndex v : leaving_[TreeOf(wl.queue)]) {
+          if (s_.workloads[v].yields_to == wl.id) mine.push_back(v);
+        }
+        Pend(w, PendingCode::kWaitingForPreemption,
+             mine.empty() ? "waiting for " + StoppingVictims(leaving_[TreeOf(wl.queue)]) + ", already stopping"
+                          : "waiting for " + StoppingVictims(mine));
         return false;
       }
       ++tree_epoch_[TreeOf(wl.queue)];
@@ -439,9 +456,11 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
         result_.preemptions.push_back({v.workload, vw.id, wl.id, reason, vw.grace_seconds});
         ++result_.stats.preempted;
       }
-      Pend(w, PendingCode::kWaitingForPreemption,
-           "waiting for " + std::to_string(vr.victims.size()) + " preempted workload(s) to stop, first " +
-               s_.workloads[vr.victims[0].workload].id);
+      {
+        std::vector<WorkloadIndex> victims;
+        for (const auto& v : vr.victims) victims.push_back(v.workload);
+        Pend(w, PendingCode::kWaitingForPreemption, "waiting for " + StoppingVictims(victims));
+      }
       // Keep what it waits for: nobody backfills into the space being freed.
       for (const auto& v : vr.victims) {
         for (const auto& p : s_.workloads[v.workload].placements) {
@@ -462,7 +481,7 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
   if (placement_opt != nullptr) {
     PlacementDetail d = ExplainPlacement(w, *placement_opt);
     std::string flavor = d.flavor == kCpuFlavorId ? "cpu" : Flavor::FromId(d.flavor).name();
-    std::string msg = "quota allows it but no room: " + DescribePlacement(d);
+    std::string msg = "quota allows it, but no node has room for it now";
     // A whole-device task bigger than every node of its flavor can never run: say so.
     const TaskRequest& t = wl.groups[placement_opt->placement.group].task;
     PendingCode code = PendingCode::kPlacement;
@@ -479,6 +498,12 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
               " on one node, the largest node has " + std::to_string(largest);
       }
     }
+    if (code == PendingCode::kPlacement) {
+      if (std::string never = NeverPlaceable(wl, placement_opt->flavors); !never.empty()) {
+        code = PendingCode::kInvalid;
+        msg = "never fits: " + never;
+      }
+    }
     if (code == PendingCode::kPlacement && !result_.reservations.empty()) {
       // Would it fit if no node were held for a gang? Then the reservation is the reason.
       std::vector<WorkloadIndex> unreserved(reserved_by_.size(), kNone);
@@ -488,7 +513,7 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
         std::string holder;
         for (const auto& res : result_.reservations) holder += (holder.empty() ? "" : ", ") + res.workload_id;
         code = PendingCode::kReservedForGang;
-        msg = "room exists only on nodes held for gang workload(s) " + holder + " ahead of it; " + DescribePlacement(d);
+        msg = "room exists only on nodes held for gang workload(s) " + holder + " ahead of it";
       }
     }
     PendingReason& r = Pend(w, code, msg);
@@ -501,7 +526,12 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
     return false;
   }
   const Option& first = options.front();
-  std::string msg = "quota: ";
+  if (std::string never = NeverAdmissible(wl, options); !never.empty()) {
+    PendingReason& r = Pend(w, PendingCode::kInvalid, "never fits: " + never);
+    if (tried_preemption) r.preemption = why_not;
+    return false;
+  }
+  std::string msg;
   std::optional<QuotaDetail> detail;
   if (first.quota.shortage) {
     detail = quota_.Detail(wl.queue, *first.quota.shortage, first.quota.needed, first.quota.limiting_cohort);
@@ -516,6 +546,179 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
   r.quota = detail;
   if (tried_preemption) r.preemption = why_not;
   return false;
+}
+
+std::string Cycle::StoppingVictims(const std::vector<WorkloadIndex>& victims) const {
+  std::string out = std::to_string(victims.size()) + " preempted workload(s) to stop: ";
+  for (size_t i = 0; i < victims.size() && i < kAheadIds; ++i) {
+    const WorkloadInfo& v = s_.workloads[victims[i]];
+    out += (i ? ", " : "") + v.name + (v.name != v.id ? " (" + v.id + ")" : "");
+    // Its checkpoint grace: set by the caller while it stops, else it starts now.
+    Time end = v.evicting ? v.stop_deadline : s_.now + std::chrono::seconds(v.grace_seconds);
+    if (v.evicting && ToMicros(v.stop_deadline) == 0) continue;
+    out += end > s_.now ? ", grace ends in " + FormatDuration(end - s_.now) : ", grace over";
+  }
+  if (victims.size() > kAheadIds) out += ", …";
+  return out;
+}
+
+std::string Cycle::NeverAdmissible(const WorkloadInfo& wl, const std::vector<Option>& options) const {
+  // Best-effort work runs only on borrowed capacity: a queue in no cohort has none to lend it.
+  if (wl.borrowed_only && quota_.Root(wl.queue) == kNone) {
+    return "its priority class is best-effort (runs only on capacity borrowed from a cohort) and queue " +
+           s_.queues[wl.queue].name + " is in no cohort; submit it with another priority class or put the queue in a cohort";
+  }
+  // Every flavor choice asks more of something than the queue could ever hold.
+  std::string first;
+  for (const Option& o : options) {
+    std::string why;
+    o.usage.ForEach([&](ResourceKey r, int64_t amount) {
+      if (!why.empty() || r.type == ResourceType::kDeviceMemory) return;
+      std::string how;
+      int64_t most = quota_.MostEver(wl.queue, r, &how);
+      if (amount <= most) return;
+      const std::string name = r.type == ResourceType::kDeviceMilli ? Flavor::FromId(r.flavor).name()
+                               : r.type == ResourceType::kCpu      ? "cpu"
+                                                                   : "memory";
+      auto num = [&](int64_t v) {
+        return r.type == ResourceType::kDeviceMilli ? FormatDeviceMilli(v)
+               : r.type == ResourceType::kCpu       ? std::to_string(v / 1000)
+                                                    : FormatBytes(v);
+      };
+      why = "needs " + num(amount) + " " + name + ", at most " + num(most) + " can ever be free to queue " +
+            s_.queues[wl.queue].name + " (" + how + ")";
+    });
+    if (why.empty()) return "";
+    if (first.empty()) first = why;
+  }
+  return first;
+}
+
+std::string Cycle::NeverPlaceable(const WorkloadInfo& wl, const std::vector<FlavorId>& flavors) const {
+  for (size_t g = 0; g < wl.groups.size(); ++g) {
+    const TaskRequest& t = wl.groups[g].task;
+    const FlavorId f = g < flavors.size() ? flavors[g] : kCpuFlavorId;
+    // 1. More devices of the flavor than the whole cluster has.
+    if (t.needs_devices() && f != kCpuFlavorId) {
+      const int64_t need = t.device_milli() * wl.groups[g].replicas;
+      const int64_t total = cluster_.total_milli(f);
+      if (need > total) {
+        return "needs " + FormatDeviceMilli(need) + " " + Flavor::FromId(f).name() + ", the cluster has " +
+               FormatDeviceMilli(total) + " in all";
+      }
+    }
+    // 2. A constraint no node meets (node state aside: a node comes back).
+    std::array<int32_t, static_cast<size_t>(FilterReason::kCount)> ruled{};
+    bool any = false;
+    for (NodeIndex n = 0; n < cluster_.num_nodes() && !any; ++n) {
+      FilterReason r = placer_.StaticFilter(n, wl.queue, t, f);
+      if (r == FilterReason::kCount || r == FilterReason::kNotReady) {
+        bool has = !t.needs_devices() || f == kCpuFlavorId;
+        for (const auto& d : s_.nodes[n].devices) has |= d.flavor == f;
+        any = has;
+        if (!has) ++ruled[static_cast<size_t>(FilterReason::kNoDevice)];
+      } else {
+        ++ruled[static_cast<size_t>(r)];
+      }
+    }
+    if (any || s_.nodes.empty()) continue;
+    if (ruled[static_cast<size_t>(FilterReason::kRuntime)] > 0) {
+      // Name the versions there are: "no node has cuda>=12.4: 2 have 12.2".
+      for (const auto& req : t.runtime) {
+        std::map<std::string, int32_t> have;
+        for (const NodeInfo& node : s_.nodes) {
+          bool has = !t.needs_devices() || f == kCpuFlavorId;
+          for (const auto& d : node.devices) has |= d.flavor == f;
+          if (!has) continue;  // only nodes with its flavor tell what there is
+          const std::vector<int64_t>* v = nullptr;
+          if (auto fr = node.flavor_runtime_versions.find(f); fr != node.flavor_runtime_versions.end()) {
+            if (auto it = fr->second.find(req.name); it != fr->second.end()) v = &it->second;
+          }
+          if (v == nullptr) {
+            if (auto it = node.runtime_versions.find(req.name); it != node.runtime_versions.end()) v = &it->second;
+          }
+          std::string text = "none";
+          if (v != nullptr) {
+            text.clear();
+            for (size_t i = 0; i < v->size(); ++i) text += (i ? "." : "") + std::to_string((*v)[i]);
+          }
+          ++have[text];
+        }
+        std::string list;
+        for (const auto& [text, count] : have) {
+          const std::string verb = count == 1 ? " has " : " have ";
+          list += (list.empty() ? "" : ", ") + std::to_string(count) + verb + (text == "none" ? "no " + req.name : text);
+        }
+        return "no node has " + req.text + ": " + list;
+      }
+    }
+    std::string parts;
+    for (size_t i = 0; i < ruled.size(); ++i) {
+      if (ruled[i] == 0) continue;
+      parts += (parts.empty() ? "" : ", ") + std::to_string(ruled[i]) + " by " +
+               std::string(FilterReasonName(static_cast<FilterReason>(i)));
+      if (static_cast<FilterReason>(i) == FilterReason::kSelector) {
+        std::string sel;
+        for (const auto& [k, v] : t.node_selector) sel += (sel.empty() ? "" : ",") + k + "=" + v;
+        parts += " (" + sel + ")";
+      }
+    }
+    return "no node can ever host task group " + wl.groups[g].name + ": all " + std::to_string(s_.nodes.size()) +
+           " ruled out, " + parts;
+  }
+  return "";
+}
+
+std::vector<WorkloadIndex> Cycle::Claimants() {
+  // Victims name their preemptor by id; only pending preemptors can claim anything.
+  yields_to_.assign(s_.workloads.size(), kNone);
+  claim_outcome_.assign(s_.workloads.size(), -1);
+  std::unordered_map<std::string_view, WorkloadIndex> pending_by_id;
+  std::vector<WorkloadIndex> claimants;
+  bool any = false;
+  for (WorkloadIndex i = 0; i < static_cast<WorkloadIndex>(s_.workloads.size()); ++i) {
+    const WorkloadInfo& w = s_.workloads[i];
+    any |= !w.yields_to.empty();
+    // A gang holding nodes keeps them: it is tried before anyone could take them.
+    if (w.holding && !w.admitted && w.gang && c_.enable_gang_reservation) claimants.push_back(i);
+  }
+  for (WorkloadIndex i = 0; any && i < static_cast<WorkloadIndex>(s_.workloads.size()); ++i) {
+    if (!s_.workloads[i].admitted) pending_by_id.emplace(s_.workloads[i].id, i);
+  }
+  for (WorkloadIndex i = 0; any && i < static_cast<WorkloadIndex>(s_.workloads.size()); ++i) {
+    const WorkloadInfo& w = s_.workloads[i];
+    if (w.yields_to.empty()) continue;
+    auto it = pending_by_id.find(w.yields_to);
+    if (it == pending_by_id.end() || it->second == i) continue;  // started or gone: the claim is over
+    yields_to_[i] = it->second;
+    claimants.push_back(it->second);
+  }
+  std::sort(claimants.begin(), claimants.end());
+  claimants.erase(std::unique(claimants.begin(), claimants.end()), claimants.end());
+  std::stable_sort(claimants.begin(), claimants.end(), [&](WorkloadIndex a, WorkloadIndex b) {
+    return BeforeInQueue(s_.workloads[a], eff_prio_[a], s_.workloads[b], eff_prio_[b]);
+  });
+  return claimants;
+}
+
+bool Cycle::HeldForPreemptor(WorkloadIndex w) {
+  WorkloadIndex p = yields_to_.empty() ? kNone : yields_to_[w];
+  if (p == kNone || claim_outcome_[p] == 1) return false;  // no claim, or its preemptor started
+  const WorkloadInfo& wl = s_.workloads[w];
+  const WorkloadInfo& pw = s_.workloads[p];
+  const std::string by = pw.name + (pw.name != pw.id ? " (" + pw.id + ")" : "");
+  if (wl.yield_count >= kChurnLimit) {
+    Pend(w, PendingCode::kHeldForPreemptor,
+         "preempted " + std::to_string(wl.yield_count) + " times in a row for " + by +
+             ", which reclaimed the capacity; to stop the churn it waits until " + by + " has started");
+    return true;
+  }
+  const bool preemptor_waits = pending_slot_[p] >= 0 &&
+                               result_.pending[pending_slot_[p]].code == PendingCode::kWaitingForPreemption;
+  if (!preemptor_waits) return false;  // its preemptor cannot use the capacity now: the claim lapses
+  Pend(w, PendingCode::kHeldForPreemptor,
+       "the capacity it gave back is held for " + by + ", which reclaimed it and waits for its other victims to stop");
+  return true;
 }
 
 void Cycle::FillPositions() {
@@ -558,13 +761,18 @@ CycleResult Cycle::Run() {
     WorkloadIndex w = pending_[q][next[q]];
     heap.push({eff_prio_[w], Share(q), s_.workloads[w].submitted, q});
   };
+  // 0. Capacity freed by a preemption goes to its preemptor: preemptors that victims yield to
+  //    are tried first, before anyone else competes for what the victims gave back.
+  for (WorkloadIndex w : Claimants()) claim_outcome_[w] = Attempt(w, true) ? 1 : 0;
   for (QueueIndex q = 0; q < static_cast<QueueIndex>(s_.queues.size()); ++q) push(q);
   while (!heap.empty()) {
     QueueIndex q = heap.top().queue;
     heap.pop();
     WorkloadIndex w = pending_[q][next[q]++];
     auto start = measure_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-    bool ok = Attempt(w, !head_failed[q]);
+    bool ok = !claim_outcome_.empty() && claim_outcome_[w] >= 0 ? claim_outcome_[w] == 1
+              : HeldForPreemptor(w)                               ? false
+                                                                  : Attempt(w, !head_failed[q]);
     if (measure_) {
       result_.stats.decision_ns.push_back(
           std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
@@ -575,7 +783,9 @@ CycleResult Cycle::Run() {
         // The head blocks the rest of a StrictFIFO queue.
         for (size_t i = next[q]; i < pending_[q].size(); ++i) {
           Pend(pending_[q][i], PendingCode::kBlockedByStrictFifo,
-               "StrictFIFO queue " + s_.queues[q].name + " is blocked behind " + s_.workloads[w].id);
+               "StrictFIFO queue " + s_.queues[q].name + " is blocked behind its head " + s_.workloads[w].name +
+                   (s_.workloads[w].name != s_.workloads[w].id ? " (" + s_.workloads[w].id + ")" : "") +
+                   ", which cannot be admitted now; nothing behind it starts first");
         }
         next[q] = pending_[q].size();
         continue;

@@ -21,6 +21,9 @@ using QueueIndex = int32_t;
 using CohortIndex = int32_t;
 using WorkloadIndex = int32_t;
 inline constexpr int32_t kNone = -1;
+// Preempted this many times in a row for the same preemptor, a workload stops competing with it
+// (the churn guard): it waits until that preemptor has started.
+inline constexpr int32_t kChurnLimit = 2;
 
 // ---------------------------------------------------------------- cluster
 
@@ -81,6 +84,9 @@ struct QueueInfo {
   std::vector<std::string> allowed_pools;      // from the tenant; empty = any pool
   std::vector<std::string> allowed_clusters;   // its work runs only there; empty = any cluster
   std::vector<std::string> preferred_clusters; // ranked first when they have room
+  // Taking back its own lent nominal quota may preempt borrowers of any priority (false), or only
+  // of strictly lower priority (true: the queue's reclaimWithinNominal is LowerPriority).
+  bool reclaim_lower_priority_only = false;
 };
 
 // Labels under this prefix name data: on a cluster, data it holds locally; on a workload, data it
@@ -167,6 +173,17 @@ struct WorkloadInfo {
   // Admitted workloads (running or starting): where they are and what quota they use.
   bool admitted = false;
   bool evicting = false;            // preemption issued, capacity not yet freed
+  // Preemptor claims (docs/scheduler.md, "Reclaimed capacity goes to the preemptor"): set by the
+  // caller on a workload preempted for `yields_to` until that preemptor is admitted or leaves. The
+  // preemptor is tried first in every cycle; this workload is not admitted while the preemptor
+  // still waits for victims to stop. `yield_count` counts the preemptions in a row for that same
+  // preemptor; from kChurnLimit on it waits until the preemptor has started, whatever else happens.
+  std::string yields_to;
+  int32_t yield_count = 0;
+  Time stop_deadline{};             // evicting: when its checkpoint grace ends (epoch: unknown)
+  // A pending gang that held nodes (a Reservation) in the last cycle that tried it: callers keep it
+  // in every cycle, and it is tried first, so its hold persists until it is admitted or leaves.
+  bool holding = false;
   std::vector<FlavorId> group_flavors;  // chosen accelerator flavor per group (kCpuFlavorId: none)
   std::vector<TaskPlacement> placements;
   Time admitted_at{};

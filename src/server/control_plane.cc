@@ -11,6 +11,7 @@
 #include "common/thread_name.h"
 #include "control/controller.h"
 #include "govern/crypto.h"
+#include "sched/claims.h"
 #include "sched/explain.h"
 #include "server/governance.h"
 #include "server/units.h"
@@ -682,6 +683,12 @@ void ControlPlane::RunCycle() {
                                                    bounded ? options_.bounded_cycle_per_queue : 0);
   // 2. Decide.
   sched::CycleResult result = sched::Schedule(snapshot, options_.scheduler);
+  {
+    // Gang holds persist: the gangs holding nodes now are in every following snapshot.
+    std::unordered_set<std::string> holding;
+    for (const auto& res : result.reservations) holding.insert(res.workload_id);
+    ledger_.SetHolding(std::move(holding));
+  }
   // 3. Assume the decisions in memory, remembering what to restore.
   std::vector<WorkloadRecord> before;
   WriteBatch batch;
@@ -744,6 +751,23 @@ void ControlPlane::RunCycle() {
       metrics_.decision_seconds.Observe(Seconds(now - r->submitted));
       metrics_.labeled.ObserveWait(r->spec.queue, Seconds(now - r->submitted));
     }
+    // A preemptor that started (a workload or a unit of one) no longer claims what its victims
+    // gave back (sched/claims.h).
+    for (const sched::Admission& a : result.admissions) {
+      for (const auto& victim_id : ledger_.ClaimsOf(index.workload_ids[a.workload])) {
+        WorkloadRecord* v = ledger_.FindWorkload(victim_id);
+        // One write per record per cycle: a victim written already this cycle keeps its claim
+        // until the next admission of its preemptor's clears it (the scheduler ignores a claim
+        // whose preemptor is not waiting).
+        if (v == nullptr || std::any_of(before.begin(), before.end(), [&](const WorkloadRecord& b) { return b.id == v->id; })) {
+          continue;
+        }
+        before.push_back(*v);
+        v->yields_to.clear();
+        v->yield_count = 0;
+        batch.PutJson(kWorkloadKind, v->id, ToJson(*v), v->version);  // not published: nothing to run
+      }
+    }
     for (const auto& [id, at] : grown) {
       WorkloadRecord* r = ledger_.FindWorkload(id);
       append_events(*r, fill_slots(*r));
@@ -760,7 +784,21 @@ void ControlPlane::RunCycle() {
       metrics_.labeled.CountPreemption(std::string(sched::PreemptionReasonName(p.reason)));
       r->preempted_at = now;
       r->message = "preempted for " + p.preemptor_id + " (" + std::string(sched::PreemptionReasonName(p.reason)) + ")";
+      // What it frees is claimed by its preemptor (sched/claims.h); count repeats for the guard.
+      r->yield_count = sched::YieldCountAfter(r->yields_to, r->yield_count, p.preemptor_id);
+      r->yields_to = p.preemptor_id;
+      ledger_.PutClaim(*r);
       batch.PutJson(kWorkloadKind, r->id, ToJson(*r), r->version);
+      if (r->yield_count >= sched::kChurnLimit) {
+        batch.AppendEvent(kWorkloadKind, r->id, "PreemptionChurnStopped",
+                          EventJson(WorkloadState::kPreempting,
+                                    "preempted " + std::to_string(r->yield_count) + " times in a row for " +
+                                        p.preemptor_id + " without it starting; from now on it waits until " +
+                                        p.preemptor_id + " has started",
+                                    {{"preemptor", p.preemptor_id}, {"count", r->yield_count}})
+                              .dump(),
+                          now);
+      }
       batch.AppendEvent(kWorkloadKind, r->id, "Preempted",
                         EventJson(WorkloadState::kPreempting, r->message,
                                   {{"preemptor", p.preemptor_id},
@@ -789,6 +827,16 @@ void ControlPlane::RunCycle() {
                             now);
       }
       changed.push_back(r->id);
+    }
+    // What can never run says so once, as an event the user sees in `abacus events`/describe
+    // (explain carries the same reason).
+    for (const sched::PendingReason& pr : result.pending) {
+      if (pr.code != sched::PendingCode::kInvalid) continue;
+      auto prev = ledger_.pending_reasons().find(pr.workload_id);
+      if (prev != ledger_.pending_reasons().end() && prev->second.code == sched::PendingCode::kInvalid) continue;
+      const WorkloadRecord* r = ledger_.FindWorkload(pr.workload_id);
+      if (r == nullptr) continue;
+      batch.AppendEvent(kWorkloadKind, r->id, "NeverFits", EventJson(r->state, pr.message).dump(), now);
     }
     if (!full) {
       // Parked workloads keep the reason of the cycle that last tried them.
@@ -987,7 +1035,11 @@ Result<json> ControlPlane::Explain(const std::string& id_or_name) const {
   if (r.waiting()) {
     auto it = ledger_.pending_reasons().find(r.id);
     if (it != ledger_.pending_reasons().end()) {
-      const sched::PendingReason& pr = it->second;
+      // Waited: as of now, not as of the cycle that gave the reason.
+      sched::PendingReason pr = it->second;
+      const Duration waited_before = pr.waited;
+      pr.waited = std::max(Duration(0), clock_.Now() - r.submitted);
+      if (pr.overrun.count() > 0) pr.overrun += pr.waited - waited_before;
       j["reason"] = {{"code", sched::PendingCodeName(pr.code)},
                      {"message", pr.message},
                      {"position", pr.position},
@@ -1032,7 +1084,8 @@ Result<json> ControlPlane::Explain(const std::string& id_or_name) const {
       text += "\n";
     }
     if (r.state == WorkloadState::kAdmitted) {
-      text += "Tasks start when the node's agent runs them (agents: issue 6); simulated nodes run nothing.";
+      text += "Admitted: its tasks start when the agents of these nodes run them (nodes without an agent are "
+              "simulated and run nothing).";
     }
     if (!r.message.empty()) text += "\n" + r.message;
   } else {

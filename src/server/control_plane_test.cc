@@ -886,3 +886,49 @@ TEST_F(ControlPlaneTest, ARegisteredNodeRegistersAgainOnlyWithItsCredential) {
 
 }  // namespace
 }  // namespace abacus::server
+
+namespace abacus::server {
+namespace {
+
+// Issue 20.12: a parked gang's node holds persist across the incremental cycles that later
+// submissions run (before, those cycles left the gang out, so nothing was held: a 1-GPU job of
+// equal priority took a held node while explain still said the nodes were held).
+TEST_F(ControlPlaneTest, AParkedGangKeepsItsNodeHoldsAcrossIncrementalCycles) {
+  ASSERT_TRUE(cp_->Apply(testing_org::AcmeOrg("wide", 16), false, "wide.yaml").ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 4)).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-b", 4)).ok());
+  cp_->WaitForCycle();
+  auto submit = [&](const std::string& name, int replicas, int gpus) {
+    std::string yaml = "kind: TrainingJob\nname: " + name +
+                       "\nproject: acme/ml\nqueue: wide\nspec:\n  command: [\"true\"]\n  taskGroups:\n    - name: w\n"
+                       "      replicas: " + std::to_string(replicas) +
+                       "\n      resources: {cpu: 1, memory: 1Gi, accelerators: {flavor: gpu/nvidia/A100-80G, count: " +
+                       std::to_string(gpus) + "}}\n";
+    auto r = cp_->Submit(yaml, false, name + ".yaml");
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    cp_->WaitForCycle();
+    return r.ok() ? (*r)[0]["id"].get<std::string>() : "";
+  };
+  std::string filler = submit("filler", 1, 1);
+  ASSERT_EQ(State(filler), "Admitted");
+  const std::string filler_node = (*cp_->GetWorkload(filler))["placements"][0]["node"];
+  // 2 × 4 GPUs: 7 of 8 free, so the gang waits and holds both nodes.
+  std::string gang = submit("gang", 2, 4);
+  ASSERT_EQ(State(gang), "Pending");
+  json reason = (*cp_->GetWorkload(gang))["pendingReason"];
+  EXPECT_NE(reason.value("message", "").find("holding 2 node(s)"), std::string::npos) << reason.dump();
+  // A later 1-GPU job of equal priority, in an incremental cycle: the held nodes stay held.
+  std::string small = submit("small", 1, 1);
+  EXPECT_EQ(State(small), "Pending") << (*cp_->GetWorkload(small)).dump();
+  EXPECT_EQ((*cp_->GetWorkload(small))["pendingReason"].value("code", ""), "ReservedForGang")
+      << (*cp_->GetWorkload(small)).dump();
+  EXPECT_NE((*cp_->GetWorkload(gang))["pendingReason"].value("message", "").find("holding 2 node(s)"), std::string::npos);
+  // The filler ends: the gang starts on what it held.
+  Report(filler_node, filler + ".0.0.1", {{"phase", "Exited"}, {"exitCode", 0}});
+  cp_->WaitForCycle();
+  EXPECT_EQ(State(gang), "Admitted");
+  EXPECT_EQ(State(small), "Pending");
+}
+
+}  // namespace
+}  // namespace abacus::server

@@ -218,6 +218,18 @@ void Ledger::PutWorkload(WorkloadRecord record) {
     it->second = std::move(record);
   }
   if (it->second.holds_quota()) holders_.insert(&it->second);
+  if (!it->second.yields_to.empty()) claims_[it->second.yields_to].insert(it->second.id);
+}
+
+std::vector<std::string> Ledger::ClaimsOf(const std::string& preemptor) const {
+  std::vector<std::string> out;
+  auto it = claims_.find(preemptor);
+  if (it == claims_.end()) return out;
+  for (const auto& id : it->second) {
+    const WorkloadRecord* r = FindWorkload(id);
+    if (r != nullptr && r->yields_to == preemptor) out.push_back(id);
+  }
+  return out;
 }
 
 WorkloadRecord* Ledger::FindWorkload(std::string_view id) {
@@ -346,9 +358,14 @@ std::optional<sched::WorkloadInfo> Ledger::ToWorkloadInfo(const WorkloadRecord& 
     for (const auto& c : g.runtime) t.runtime.push_back(ToRequirement(c));
     w.groups.push_back(std::move(gr));
   }
+  if (!slice) {
+    w.yields_to = r.yields_to;
+    w.yield_count = r.yield_count;
+  }
   if (r.holds_quota() && !slice) {
     w.admitted = true;
     w.evicting = r.state == WorkloadState::kPreempting;
+    if (w.evicting) w.stop_deadline = r.preempted_at + std::chrono::seconds(w.grace_seconds);
     w.admitted_at = r.admitted_at;
     for (const auto& f : r.group_flavors) {
       auto fl = Flavor::Parse(f);
@@ -449,6 +466,23 @@ sched::Snapshot Ledger::BuildSnapshot(Time now, SnapshotIndex& index, const std:
       }
     }
   }
+  // A victim's preemptor claims what it gave back (sched/claims.h): whenever a workload that
+  // yields to a waiting preemptor is in the cycle, so is the preemptor (it is tried first).
+  // A gang holding nodes is in every cycle too, so that its hold persists (sched types.h).
+  if (!holding_.empty() ||
+      std::any_of(active.begin(), active.end(), [](const WorkloadRecord* r) { return !r->yields_to.empty(); })) {
+    std::unordered_set<const WorkloadRecord*> in(active.begin(), active.end());
+    const size_t n = active.size();
+    for (size_t i = 0; i < n; ++i) {
+      if (active[i]->yields_to.empty()) continue;
+      const WorkloadRecord* p = FindWorkload(active[i]->yields_to);
+      if (p != nullptr && p->waiting() && in.insert(p).second) active.push_back(p);
+    }
+    for (const auto& id : holding_) {
+      const WorkloadRecord* g = FindWorkload(id);
+      if (g != nullptr && g->waiting() && in.insert(g).second) active.push_back(g);
+    }
+  }
   std::sort(active.begin(), active.end(), [](const WorkloadRecord* a, const WorkloadRecord* b) {
     return a->submitted != b->submitted ? a->submitted < b->submitted : a->id < b->id;
   });
@@ -469,6 +503,7 @@ sched::Snapshot Ledger::BuildSnapshot(Time now, SnapshotIndex& index, const std:
       if (ToMicros(g.until) != 0 && g.until <= now) continue;
       w->quota_grant.Add(QuotaKey(g.resource), LedgerAmount(g.resource, g.amount));
     }
+    w->holding = holding_.count(r->id) != 0;
     index.workload_ids.push_back(r->id);
     s.workloads.push_back(std::move(*w));
     // Units an elastic workload lacks (scale-up, a replica lost with its node) wait as slices.
@@ -574,6 +609,7 @@ void Ledger::RebuildBase() {
     if (const Tenant* t = config_->FindTenant(q->tenant)) qi.allowed_pools = t->pools;
     qi.allowed_clusters = q->clusters;
     qi.preferred_clusters = q->preferred_clusters;
+    qi.reclaim_lower_priority_only = q->reclaim_within_nominal == ReclaimWithinNominal::kLowerPriority;
     queue_index[q->name] = static_cast<int>(s.queues.size());
     s.queues.push_back(std::move(qi));
   }

@@ -114,6 +114,14 @@ class Ledger {
   // learns of holders here, on PutWorkload and on every full scan.
   void NoteHolder(const WorkloadRecord& record) { holders_.insert(&record); }
 
+  // Sets the gangs that hold nodes after a cycle (its reservations): they are in every snapshot
+  // until a cycle leaves them without a hold (admitted, or gone).
+  void SetHolding(std::unordered_set<std::string> ids) { holding_ = std::move(ids); }
+  // Notes that `record` (one of its own) yields to record.yields_to.
+  void PutClaim(const WorkloadRecord& record) { claims_[record.yields_to].insert(record.id); }
+  // Workloads whose preemptor claim names `preemptor` (their yields_to), by id.
+  std::vector<std::string> ClaimsOf(const std::string& preemptor) const;
+
   // Pending reasons of the last cycle, by workload id.
   std::unordered_map<std::string, sched::PendingReason>& pending_reasons() { return pending_reasons_; }
   const std::unordered_map<std::string, sched::PendingReason>& pending_reasons() const {
@@ -147,6 +155,9 @@ class Ledger {
   // Records never leave workloads_, so the pointers stay valid.
   std::unordered_set<const WorkloadRecord*> holders_;
   std::multimap<std::string, std::string, std::less<>> by_name_;  // name → id
+  std::unordered_set<std::string> holding_;  // gangs holding nodes (SetHolding)
+  // Preemptor id → victims that yield to it (a superset: read through ClaimsOf).
+  std::unordered_map<std::string, std::unordered_set<std::string>> claims_;
   std::unordered_map<std::string, sched::PendingReason> pending_reasons_;
   std::unordered_map<std::string, std::string> ledger_reasons_;
   // Flavor universe of the current generation (node devices, quotas, flavor configs).

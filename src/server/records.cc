@@ -87,6 +87,8 @@ json ToJson(const WorkloadRecord& r) {
   if (!r.next_env.empty()) j["nextEnv"] = r.next_env;
   if (!r.controller_state.is_null()) j["controllerState"] = r.controller_state;
   if (ToMicros(r.first_admitted_at) != 0) j["firstAdmittedUs"] = ToMicros(r.first_admitted_at);
+  if (!r.yields_to.empty()) j["yieldsTo"] = r.yields_to;
+  if (r.yield_count != 0) j["yieldCount"] = r.yield_count;
   for (const auto& g : r.quota_grants) {
     json gj = {{"resource", g.resource.Name()}, {"amount", g.amount.ToString()}};
     if (ToMicros(g.until) != 0) gj["untilUs"] = ToMicros(g.until);
@@ -130,6 +132,8 @@ Result<WorkloadRecord> WorkloadRecordFromJson(const json& j) {
     if (j.contains("nextEnv")) r.next_env = j.at("nextEnv").get<std::map<std::string, std::string>>();
     if (j.contains("controllerState")) r.controller_state = j.at("controllerState");
     r.first_admitted_at = FromMicros(TimeField(j, "firstAdmittedUs"));
+    r.yields_to = j.value("yieldsTo", "");
+    r.yield_count = j.value("yieldCount", 0);
     for (const auto& g : j.value("quotaGrants", json::array())) {
       auto res = QuotaResource::Parse(g.at("resource").get<std::string>());
       if (!res.ok()) return res.status().WithContext("workload record " + r.id + " quotaGrants");

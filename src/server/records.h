@@ -107,6 +107,10 @@ struct WorkloadRecord {
   std::map<std::string, std::string> next_env;  // env of the current attempt's tasks (ABACUS_RESUME, …)
   nlohmann::json controller_state;  // src/control's state for this workload (null: none)
   Time first_admitted_at{};    // the first admission (queue wait), kept across requeues
+  // Preemptor claim (sched/claims.h): the workload this one was last preempted for, until that
+  // preemptor is admitted; and how many times in a row it was preempted for it.
+  std::string yields_to;
+  int32_t yield_count = 0;
   std::vector<QuotaGrantRecord> quota_grants;         // GrantQuota decisions in force
   std::optional<QuotaDecisionRecord> quota_decision;  // POST …/quota, once answered
   int64_t version = 0;  // store version; not part of the document

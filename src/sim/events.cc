@@ -145,6 +145,7 @@ Status TenancyToSnapshot(const TenancyConfig& config, sched::Snapshot* snapshot)
     if (const Tenant* t = config.FindTenant(q->tenant)) qi.allowed_pools = t->pools;
     qi.allowed_clusters = q->clusters;
     qi.preferred_clusters = q->preferred_clusters;
+    qi.reclaim_lower_priority_only = q->reclaim_within_nominal == ReclaimWithinNominal::kLowerPriority;
     snapshot->queues.push_back(std::move(qi));
   }
   for (const FlavorConfig* f : config.flavors()) snapshot->flavor_weight_milli[f->flavor.Intern()] = f->weight_milli;

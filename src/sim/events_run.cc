@@ -164,6 +164,7 @@ class Driver {
   std::vector<int32_t> nominate_;              // preemptors whose victims all stopped at this instant
   std::vector<uint8_t> in_tail_;
   std::unordered_map<int32_t, Claim> claims_;  // by preemptor
+  std::vector<int32_t> holding_;               // gangs holding nodes after the last cycle that tried them
   std::map<int32_t, int32_t> preemptible_;     // priority → admitted, not evicting, preemptible workloads
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   bool full_ = false, freed_ = false;
@@ -413,6 +414,8 @@ std::vector<int32_t> Driver::Tail(CycleKind kind) {
       for (int32_t j : nominate_) add(j);
       break;
   }
+  // Gangs holding nodes are in every cycle, so that their holds persist (sched types.h, holding).
+  for (int32_t j : holding_) add(j);
   for (int32_t j : tail) in_tail_[j] = 0;
   return tail;
 }
@@ -443,6 +446,15 @@ void Driver::RunCycle(CycleKind kind, std::vector<int32_t> tail, int64_t t) {
     started.emplace_back(tail[a.workload - admitted], std::move(snap_.workloads[a.workload]));
   }
   snap_.workloads.resize(admitted);
+  // Every holder is in every cycle (Tail): this cycle's reservations are the holds from now on.
+  for (int32_t j : holding_) proto_[j].holding = false;
+  holding_.clear();
+  for (const sched::Reservation& res : cr.reservations) {
+    auto it = job_of_.find(res.workload_id);
+    if (it == job_of_.end()) continue;
+    proto_[it->second].holding = true;
+    holding_.push_back(it->second);
+  }
   for (size_t i = 0; i < started.size(); ++i) Admit(started[i].first, std::move(started[i].second), cr.admissions[i], t);
   for (const sched::Preemption& p : cr.preemptions) Preempt(p, t);
 }

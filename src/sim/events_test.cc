@@ -251,8 +251,8 @@ workloads:
 // The incremental cycles (fresh arrivals only, bounded after a completion, full after a
 // requeue) decide what one full cycle per instant decides, on a trace with three queues, four
 // priorities (in-queue preemption, preemptor claims) and best-effort work that can never run.
-// Not gangs: a parked gang is not in a fresh-only cycle, so it holds no nodes against the
-// arrivals there — as in the server (docs/simulator.md §5).
+// Not gangs: a full cycle per instant tries a parked gang with the others in its queue's order,
+// while incremental cycles try a gang holding nodes first (its hold persists, issue 20.12).
 TEST(EventSim, IncrementalCyclesDecideLikeFullCycles) {
   std::string yaml = "nodes:\n";
   for (int n = 0; n < 6; ++n) {
@@ -290,6 +290,33 @@ TEST(EventSim, IncrementalCyclesDecideLikeFullCycles) {
   EXPECT_GT(started, 60);
   EXPECT_EQ(a.total.pending_at_end, b.total.pending_at_end);
   EXPECT_EQ(a.unplaced.size(), b.unplaced.size());
+}
+
+// Issue 20.15: openb's best-effort pods in a queue without a cohort (the simulator's own queue
+// when no config is given) can never run — best-effort runs only on borrowed capacity — and say
+// so; before, the reason was a false quota shortage ("queue default uses 0 of nominal 16").
+TEST(EventSim, OpenbBestEffortPodsWithoutACohortSayWhyTheyNeverRun) {
+  std::vector<TraceNode> nodes = {{"n1", 16000, 65536, 2, "T4"}};
+  TracePod be;
+  be.name = "be-pod";
+  be.cpu_milli = 4000;
+  be.memory_mib = 1024;
+  be.qos = TraceQos::kBE;
+  be.creation_time = 0;
+  be.deletion_time = 100;
+  TracePod ls = be;
+  ls.name = "ls-pod";
+  ls.qos = TraceQos::kLS;
+  auto in = BuildOpenbEventInput(nodes, {be, ls}, nullptr, "default");
+  ASSERT_TRUE(in.ok()) << in.status().ToString();
+  EventSimResult r = RunEventSim(*in, {});
+  EXPECT_TRUE(Job(r, "ls-pod").first_start_s.has_value());
+  ASSERT_EQ(r.unplaced.size(), 1u);
+  EXPECT_EQ(r.unplaced[0].workload, "be-pod");
+  EXPECT_EQ(r.unplaced[0].code, "NeverFits");
+  EXPECT_NE(r.unplaced[0].reason.find("best-effort"), std::string::npos) << r.unplaced[0].reason;
+  EXPECT_NE(r.unplaced[0].reason.find("queue default is in no cohort"), std::string::npos) << r.unplaced[0].reason;
+  EXPECT_EQ(r.unplaced[0].reason.find("uses 0 of nominal"), std::string::npos) << r.unplaced[0].reason;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "common/duration_parse.h"
 #include "model/quantity.h"
 #include "model/version.h"
+#include "sched/claims.h"
 #include "sched/cluster_state.h"
 #include "sched/invariants.h"
 
@@ -271,7 +272,7 @@ Result<std::vector<ScenarioTaskPlace>> ParsePlaces(std::string_view text) {
 }
 
 Result<PendingCode> ParsePendingCode(std::string_view text) {
-  for (int c = 0; c <= static_cast<int>(PendingCode::kInvalid); ++c) {
+  for (int c = 0; c <= static_cast<int>(sched::kLastPendingCode); ++c) {
     std::string_view name = sched::PendingCodeName(static_cast<PendingCode>(c));
     if (name.size() == text.size() &&
         std::equal(name.begin(), name.end(), text.begin(), [](char a, char b) { return std::tolower(a) == std::tolower(b); })) {
@@ -647,6 +648,12 @@ void Parser::OnQueue(int line, const std::vector<Token>& t) {
       } else {
         Error(line, "strategy: expected StrictFIFO or BestEffortFIFO, got '" + v + "'");
       }
+    } else if (k == "reclaim") {
+      if (v == "Any" || v == "LowerPriority") {
+        q.reclaim_lower_priority_only = v == "LowerPriority";
+      } else {
+        Error(line, "reclaim: expected Any or LowerPriority, got '" + v + "'");
+      }
     } else if (k == "pools") {
       q.allowed_pools = Split(v, ',');
     } else if (k.rfind("quota.", 0) == 0 || k.rfind("borrow.", 0) == 0 || k.rfind("lend.", 0) == 0) {
@@ -666,7 +673,7 @@ void Parser::OnQueue(int line, const std::vector<Token>& t) {
       }
     } else {
       Error(line, "queue: unknown field '" + k +
-                      "' (expected tenant, cohort, weight, strategy, pools, quota.R, borrow.R, lend.R)");
+                      "' (expected tenant, cohort, weight, strategy, reclaim, pools, quota.R, borrow.R, lend.R)");
     }
   }
   queues_[q.name] = static_cast<int32_t>(sc_.cluster.queues.size());
@@ -1360,7 +1367,8 @@ void ScenarioRunner::RunCycle(const ScenarioStep& step) {
     w.placements = a.placements;
     w.admitted_at = state_.now;
   }
-  for (const auto& p : last_.preemptions) state_.workloads[p.victim].evicting = true;
+  for (const auto& p : last_.preemptions) sched::NotePreemption(&state_.workloads[p.victim], p, state_.now);
+  for (const auto& a : last_.admissions) sched::EndClaims(&state_.workloads, a.workload_id);
 }
 
 void ScenarioRunner::Stop(const ScenarioStep& step, bool requeue) {

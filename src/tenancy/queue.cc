@@ -42,6 +42,16 @@ Result<QueueingStrategy> ParseQueueingStrategy(std::string_view text) {
                          "' (expected StrictFIFO or BestEffortFIFO)");
 }
 
+std::string_view ReclaimWithinNominalName(ReclaimWithinNominal r) {
+  return r == ReclaimWithinNominal::kLowerPriority ? "LowerPriority" : "Any";
+}
+
+Result<ReclaimWithinNominal> ParseReclaimWithinNominal(std::string_view text) {
+  if (text == "Any") return ReclaimWithinNominal::kAny;
+  if (text == "LowerPriority") return ReclaimWithinNominal::kLowerPriority;
+  return InvalidArgument("unknown reclaimWithinNominal '" + std::string(text) + "' (expected Any or LowerPriority)");
+}
+
 const Quota* Queue::FindQuota(const QuotaResource& r) const {
   for (const auto& q : quotas) {
     if (q.resource == r) return &q;

@@ -54,6 +54,14 @@ enum class QueueingStrategy : uint8_t {
 std::string_view QueueingStrategyName(QueueingStrategy s);
 Result<QueueingStrategy> ParseQueueingStrategy(std::string_view text);
 
+// Whom a queue may preempt to take back its own nominal quota lent to other queues of its cohort:
+// borrowers of any priority (the default: nominal quota is guaranteed), or only of strictly lower
+// priority. Kueue's reclaimWithinCohort (Any / LowerPriority) is the analogue.
+enum class ReclaimWithinNominal : uint8_t { kAny, kLowerPriority };
+// Returns "Any" or "LowerPriority".
+std::string_view ReclaimWithinNominalName(ReclaimWithinNominal r);
+Result<ReclaimWithinNominal> ParseReclaimWithinNominal(std::string_view text);
+
 struct Queue {
   std::string name;
   std::string tenant;
@@ -64,6 +72,7 @@ struct Queue {
   std::string description;
   std::vector<std::string> clusters;            // its work runs only there; empty = any cluster
   std::vector<std::string> preferred_clusters;  // tried first when they have room
+  ReclaimWithinNominal reclaim_within_nominal = ReclaimWithinNominal::kAny;
 
   // Returns the quota entry for `r`, or nullptr.
   const Quota* FindQuota(const QuotaResource& r) const;

@@ -137,7 +137,7 @@ std::optional<Queue> DecodeQueue(const SpecNode& doc, SpecContext& ctx) {
   int before = ctx.errors();
   MapReader r(ctx, doc, "",
               {"kind", "name", "tenant", "cohort", "weight", "queueingStrategy", "quotas",
-               "description", "clusters", "preferredClusters"});
+               "description", "clusters", "preferredClusters", "reclaimWithinNominal"});
   Queue q;
   if (auto v = r.Name("name", P::kRequired)) q.name = *v;
   if (auto v = r.Name("tenant", P::kRequired)) q.tenant = *v;
@@ -150,6 +150,9 @@ std::optional<Queue> DecodeQueue(const SpecNode& doc, SpecContext& ctx) {
   if (auto v = r.String("description")) q.description = *v;
   if (auto v = DecodeNameList(r, "clusters")) q.clusters = *v;
   if (auto v = DecodeNameList(r, "preferredClusters")) q.preferred_clusters = *v;
+  if (auto v = r.Parsed<ReclaimWithinNominal>("reclaimWithinNominal", P::kOptional, ParseReclaimWithinNominal)) {
+    q.reclaim_within_nominal = *v;
+  }
   for (size_t i = 0; i < q.preferred_clusters.size() && !q.clusters.empty(); ++i) {
     if (std::find(q.clusters.begin(), q.clusters.end(), q.preferred_clusters[i]) == q.clusters.end()) {
       r.Error("preferredClusters", "preferred cluster '" + q.preferred_clusters[i] +

@@ -77,6 +77,9 @@ Json EncodeQueue(const Queue& q) {
   PutIf(j, "description", q.description);
   PutListIf(j, "clusters", q.clusters);
   PutListIf(j, "preferredClusters", q.preferred_clusters);
+  if (q.reclaim_within_nominal != ReclaimWithinNominal::kAny) {
+    j["reclaimWithinNominal"] = ReclaimWithinNominalName(q.reclaim_within_nominal);
+  }
   return j;
 }
 

@@ -1,0 +1,24 @@
+// Preemptor claims, the one rule every driver (server, simulator, scenario runner) applies to its
+// own copy of the workloads: capacity freed by a preemption goes to the preemptor; its victims
+// wait behind it (docs/scheduler.md, "Reclaimed capacity goes to the preemptor").
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sched/types.h"
+
+namespace abacus::sched {
+
+// Returns the victim's yield count after one more preemption for `preemptor`, given the claim it
+// held before (`yields_to`, `count`): one more when the preemptor is the same, else 1.
+int32_t YieldCountAfter(std::string_view yields_to, int32_t count, std::string_view preemptor);
+
+// Applies preemption `p` to its victim: evicting, stopping by now + grace, yielding to its preemptor.
+void NotePreemption(WorkloadInfo* victim, const Preemption& p, Time now);
+
+// Ends every claim of `preemptor` (admitted, or gone) on `workloads`.
+void EndClaims(std::vector<WorkloadInfo>* workloads, std::string_view preemptor);
+
+}  // namespace abacus::sched
