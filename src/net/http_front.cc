@@ -179,6 +179,7 @@ void HttpFront::Loop(int listen_fd) {
         [[maybe_unused]] auto r = ::read(wake_fd_, &count, sizeof(count));
       } else if (auto it = conns_.find(fd); it != conns_.end() && it->second->phase != Conn::Phase::kWorker) {
         OnReadable(*it->second);
+        Rearm(fd);
       }
     }
     TakeReturned();
@@ -242,16 +243,19 @@ void HttpFront::AcceptAll(int listen_fd) {
   }
 }
 
-void HttpFront::Watch(int fd, bool readable) {
-  // Out of the set while a worker has it: not even a hang-up may reach the front meanwhile.
-  if (!readable) {
-    ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
-    return;
-  }
+void HttpFront::Watch(int fd, bool add) {
+  // One-shot: after each event the descriptor is disarmed until Watch re-arms it, so a
+  // connection a worker holds reports nothing (not even a hang-up) to the front meanwhile, and
+  // handing it to a worker costs no system call.
   epoll_event ev{};
-  ev.events = EPOLLIN | EPOLLRDHUP;
+  ev.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
   ev.data.fd = fd;
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
+  ::epoll_ctl(epoll_fd_, add ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &ev);
+}
+
+void HttpFront::Rearm(int fd) {
+  auto it = conns_.find(fd);
+  if (it != conns_.end() && it->second->phase != Conn::Phase::kWorker) Watch(fd, false);
 }
 
 void HttpFront::OnReadable(Conn& c) {
@@ -319,8 +323,7 @@ void HttpFront::Dispatch(Conn& c) {
   std::string request = ForwardedRequest(c.head.head(), c.body);
   std::string().swap(c.body);
   c.head.Reset();
-  c.phase = Conn::Phase::kWorker;
-  Watch(c.fd, false);
+  c.phase = Conn::Phase::kWorker;  // its descriptor stays disarmed (one-shot) until it returns
   ++in_workers_;
   counters_.requests.fetch_add(1);
   int fd = c.fd;
@@ -355,7 +358,6 @@ void HttpFront::TakeReturned() {
       Close(fd);
       continue;
     }
-    Watch(fd, true);
     if (c.in.empty()) {
       c.phase = Conn::Phase::kIdle;
       c.deadline = Clock::now() + options_.idle_timeout;
@@ -365,6 +367,7 @@ void HttpFront::TakeReturned() {
       c.deadline = Clock::now() + options_.header_timeout;
       Advance(c);
     }
+    Rearm(fd);
   }
 }
 
@@ -411,10 +414,8 @@ void HttpFront::Close(int fd) {
   auto pc = per_client_.find(it->second->client);
   if (pc != per_client_.end() && --pc->second == 0) per_client_.erase(pc);
   counters_.open.fetch_sub(1);
-  bool watched = it->second->phase != Conn::Phase::kWorker;
   conns_.erase(it);
-  if (watched) ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
-  ::close(fd);
+  ::close(fd);  // leaves the epoll set with it (never dup'ed)
 }
 
 void HttpFront::WorkerMain() {

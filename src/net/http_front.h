@@ -95,7 +95,8 @@ class HttpFront {
   void Refuse(Conn& c, int status, const std::string& message);
   void Sweep(std::chrono::steady_clock::time_point now);
   void Close(int fd);
-  void Watch(int fd, bool readable);
+  void Watch(int fd, bool add);
+  void Rearm(int fd);
   void WorkerMain();
 
   FrontOptions options_;
