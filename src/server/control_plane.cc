@@ -13,6 +13,7 @@
 #include "govern/crypto.h"
 #include "sched/claims.h"
 #include "sched/explain.h"
+#include "server/config_batch.h"
 #include "server/governance.h"
 #include "server/units.h"
 #include "store/data_folder_lock.h"
@@ -334,24 +335,29 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
     std::vector<const SpecObject*> objects;
     for (const Document& d : *docs) objects.push_back(&d.object);
     Diagnostics diags;
-    // The configuration after this apply, built without the state lock (this loop thread is the
-    // only writer) and swapped in below: reads wait for no more than the swap.
-    Ledger::ConfigPlan plan = ledger_.PlanConfig(objects);
+    // The configuration after this apply, checked without the state lock (this loop thread is
+    // the only writer); the lock is taken only to put the objects in, once (config_batch.h).
+    TenancyConfig merged = ledger_.MergedConfig(objects);
     // Report duplicates inside the request and reference problems of the merged config.
     TenancyConfig request_only;
     AddToTenancyConfig(*docs, request_only, diags);
-    plan.config->CheckReferences(diags);
+    merged.CheckReferences(diags);
     if (!diags.empty()) return diags.ToStatus();
+    std::unordered_map<std::string, const SpecObject*> held;  // "kind/name" → what the ledger holds
+    held.reserve(ledger_.config_objects().size());
+    for (const auto& [key, existing] : ledger_.config_objects()) held.emplace(key, &existing);
     WriteBatch batch;
     json out = json::array();
+    std::vector<const SpecObject*> changed;  // unchanged objects are not put again
     for (const Document& d : *docs) {
       std::string kind = StoreKindOf(d.object);
       std::string name = d.name();
       std::string doc = abacus::ToJson(d.object).dump();
       std::string action = "created";
-      if (const SpecObject* existing = ledger_.FindConfigObject(kind + "/" + name)) {
-        action = abacus::ToJson(*existing).dump() == doc ? "unchanged" : "configured";
+      if (auto it = held.find(kind + "/" + name); it != held.end()) {
+        action = abacus::ToJson(*it->second).dump() == doc ? "unchanged" : "configured";
       }
+      if (action != "unchanged") changed.push_back(&d.object);
       if (action != "unchanged") batch.Put(kind, name, doc);  // audited per request (governance_api.cc)
       out.push_back({{"kind", d.kind()}, {"name", name}, {"action", action}});
     }
@@ -363,7 +369,7 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
     {
       std::unique_lock lock(state_mu_);
       for (auto& p : prices) price_lists_[p.name] = std::move(p);
-      ledger_.InstallConfig(plan);
+      PutConfigs(ledger_, changed);
     }
     dirty_ = true;
     return out;

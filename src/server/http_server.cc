@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "common/log.h"
 #include "common/nesting.h"
@@ -82,6 +83,18 @@ bool IsJsonBody(const httplib::Request& req) {
   if (ct.find("yaml") != std::string::npos) return false;
   size_t i = req.body.find_first_not_of(" \t\r\n");
   return i != std::string::npos && (req.body[i] == '{' || req.body[i] == '[');
+}
+
+// The request's JSON body, read with the limits every route shares (nesting depth before
+// parsing, duplicate keys: ParseJsonBody); a refused body is answered 400 here and nullopt
+// returned. An empty body reads as `if_empty`.
+std::optional<json> JsonBodyOr400(const httplib::Request& req, httplib::Response& res, std::string_view if_empty = "") {
+  auto parsed = ParseJsonBody(req.body.empty() && !if_empty.empty() ? if_empty : std::string_view(req.body));
+  if (!parsed.ok()) {
+    SendStatus(res, parsed.status());
+    return std::nullopt;
+  }
+  return std::move(*parsed);
 }
 
 std::string Param(const httplib::Request& req, const char* name, std::string fallback = "") {
@@ -255,25 +268,25 @@ void HttpServer::Routes() {
   });
   s.Post(R"(/api/v1/workloads/([^/]+)/cancel)", [this](const httplib::Request& req, httplib::Response& res) {
     std::string reason = Param(req, "reason");
-    auto parsed = ParseJsonBody(req.body.empty() ? "{}" : req.body);
-    if (!parsed.ok()) return SendStatus(res, parsed.status());
-    json body = std::move(*parsed);
+    std::optional<json> parsed = JsonBodyOr400(req, res, "{}");
+    if (!parsed) return;
+    json& body = *parsed;
     if (body.is_object() && body.contains("reason") && body["reason"].is_string()) reason = body["reason"];
     Send(res, cp_.Cancel(RequestWorkloadId(req.matches[1]), reason));
   });
   s.Post(R"(/api/v1/workloads/([^/]+)/scale)", [this](const httplib::Request& req, httplib::Response& res) {
-    auto parsed = ParseJsonBody(req.body);
-    if (!parsed.ok()) return SendStatus(res, parsed.status());
-    json body = std::move(*parsed);
+    std::optional<json> parsed = JsonBodyOr400(req, res);
+    if (!parsed) return;
+    json& body = *parsed;
     if (!body.is_object() || !body.contains("replicas") || !body["replicas"].is_number_integer()) {
       return SendError(res, 400, "invalid_argument", "body: expected {\"replicas\": N}");
     }
     Send(res, cp_.Scale(RequestWorkloadId(req.matches[1]), body["replicas"].get<int32_t>()));
   });
   s.Post(R"(/api/v1/workloads/([^/]+)/quota)", [this](const httplib::Request& req, httplib::Response& res) {
-    auto parsed = ParseJsonBody(req.body);
-    if (!parsed.ok()) return SendStatus(res, parsed.status());
-    json body = std::move(*parsed);
+    std::optional<json> parsed = JsonBodyOr400(req, res);
+    if (!parsed) return;
+    json& body = *parsed;
     if (!body.is_object() || !body.contains("approve") || !body["approve"].is_boolean()) {
       return SendError(res, 400, "invalid_argument", "body: expected {\"approve\": true} or {\"approve\": false}");
     }
@@ -281,9 +294,9 @@ void HttpServer::Routes() {
     Send(res, cp_.DecideTemporaryQuota(RequestWorkloadId(req.matches[1]), body["approve"].get<bool>(), who.name.empty() ? "admin" : who.name));
   });
   s.Post(R"(/api/v1/workloads/([^/]+)/metrics)", [this](const httplib::Request& req, httplib::Response& res) {
-    auto parsed = ParseJsonBody(req.body);
-    if (!parsed.ok()) return SendStatus(res, parsed.status());
-    json body = std::move(*parsed);
+    std::optional<json> parsed = JsonBodyOr400(req, res);
+    if (!parsed) return;
+    json& body = *parsed;
     if (body.is_discarded()) return SendError(res, 400, "invalid_argument", "request body is not valid JSON");
     Send(res, cp_.ReportMetrics(RequestWorkloadId(req.matches[1]), body));
   });
@@ -361,9 +374,9 @@ void HttpServer::Routes() {
     Send(res, cp_.GetNode(req.matches[1]));
   });
   s.Post("/api/v1/nodes", [this](const httplib::Request& req, httplib::Response& res) {
-    auto parsed = ParseJsonBody(req.body);
-    if (!parsed.ok()) return SendStatus(res, parsed.status());
-    json body = std::move(*parsed);
+    std::optional<json> parsed = JsonBodyOr400(req, res);
+    if (!parsed) return;
+    json& body = *parsed;
     if (body.is_discarded()) return SendError(res, 400, "invalid_argument", "request body is not valid JSON");
     Send(res, cp_.PutNode(body), 201);
   });
@@ -402,9 +415,9 @@ void HttpServer::Routes() {
   // ---- agents (docs/agent-protocol.md): the join token registers, a node credential does the rest
   // for its own node only.
   s.Post("/api/v1/agent/register", [this](const httplib::Request& req, httplib::Response& res) {
-    auto parsed = ParseJsonBody(req.body);
-    if (!parsed.ok()) return SendStatus(res, parsed.status());
-    json body = std::move(*parsed);
+    std::optional<json> parsed = JsonBodyOr400(req, res);
+    if (!parsed) return;
+    json& body = *parsed;
     if (!body.is_object()) return SendError(res, 400, "invalid_argument", "request body: expected a JSON object");
     Send(res, cp_.RegisterAgent(body));
   });
@@ -423,9 +436,9 @@ void HttpServer::Routes() {
   };
   auto agent_post = [node_of](auto call) {
     return [node_of, call](const httplib::Request& req, httplib::Response& res) {
-      auto parsed = ParseJsonBody(req.body);
-      if (!parsed.ok()) return SendStatus(res, parsed.status());
-      json body = std::move(*parsed);
+      std::optional<json> parsed = JsonBodyOr400(req, res);
+      if (!parsed) return;
+      json& body = *parsed;
       if (!body.is_object()) return SendError(res, 400, "invalid_argument", "request body: expected a JSON object");
       std::string node = node_of(req, res, body.value("node", ""));
       if (node.empty()) return;
@@ -437,9 +450,9 @@ void HttpServer::Routes() {
   s.Post("/api/v1/agent/heartbeat",
          agent_post([this](const std::string& n, const json& b) { return cp_.AgentHeartbeat(n, b); }));
   s.Post("/api/v1/agent/logs", [this, node_of](const httplib::Request& req, httplib::Response& res) {
-    auto parsed = ParseJsonBody(req.body);
-    if (!parsed.ok()) return SendStatus(res, parsed.status());
-    json body = std::move(*parsed);
+    std::optional<json> parsed = JsonBodyOr400(req, res);
+    if (!parsed) return;
+    json& body = *parsed;
     if (!body.is_object()) return SendError(res, 400, "invalid_argument", "request body: expected a JSON object");
     std::string node = node_of(req, res, body.value("node", ""));
     if (node.empty()) return;

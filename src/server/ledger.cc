@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 
 #include "common/log.h"
 #include "model/version.h"
+#include "server/config_batch.h"
 #include "server/governance.h"
 #include "server/units.h"
 #include "tenancy/priority_class.h"
@@ -33,6 +35,14 @@ KindName KeyOf(const SpecObject& o) {
       },
       o);
 }
+
+// PutConfigs' state for the PutConfig calls it makes on this thread: the key index that replaces
+// the scan of config_objects_, and how many calls are left before the one rebuild.
+struct ConfigBatch {
+  std::unordered_map<std::string, size_t> index;
+  size_t left = 0;
+};
+thread_local ConfigBatch* t_config_batch = nullptr;
 
 void AddToConfig(TenancyConfig& c, const SpecObject& o) {
   Status st = std::visit(
@@ -129,8 +139,6 @@ Status Ledger::Load(Store& store) {
 }
 
 void Ledger::RebuildConfig() {
-  config_index_.clear();
-  for (size_t i = 0; i < config_objects_.size(); ++i) config_index_[config_objects_[i].first] = i;
   TenancyConfig c;
   for (const auto& [key, obj] : config_objects_) AddToConfig(c, obj);
   auto next = std::make_shared<const TenancyConfig>(std::move(c));
@@ -149,52 +157,56 @@ std::shared_ptr<const TenancyConfig> Ledger::ConfigSnapshot() const {
 void Ledger::PutConfig(const SpecObject& object) {
   KindName k = KeyOf(object);
   std::string key = k.store_kind + "/" + k.name;
-  if (auto it = config_index_.find(key); it != config_index_.end()) {
-    config_objects_[it->second].second = object;
+  if (ConfigBatch* batch = t_config_batch) {  // PutConfigs: indexed, one rebuild at the end
+    auto [it, added] = batch->index.try_emplace(key, config_objects_.size());
+    if (added) {
+      config_objects_.emplace_back(std::move(key), object);
+    } else {
+      config_objects_[it->second].second = object;
+    }
+    if (--batch->left == 0) RebuildConfig();
+    return;
+  }
+  auto it = std::find_if(config_objects_.begin(), config_objects_.end(),
+                         [&](const auto& e) { return e.first == key; });
+  if (it != config_objects_.end()) {
+    it->second = object;
   } else {
     config_objects_.emplace_back(key, object);
   }
   RebuildConfig();
 }
 
-Ledger::ConfigPlan Ledger::PlanConfig(const std::vector<const SpecObject*>& objects) const {
-  ConfigPlan plan;
-  plan.objects.reserve(config_objects_.size() + objects.size());
-  plan.objects = config_objects_;
-  plan.index = config_index_;
-  for (const SpecObject* o : objects) {
-    KindName k = KeyOf(*o);
-    std::string key = k.store_kind + "/" + k.name;
-    auto [it, added] = plan.index.try_emplace(key, plan.objects.size());
-    if (added) {
-      plan.objects.emplace_back(std::move(key), *o);
-    } else {
-      plan.objects[it->second].second = *o;
-    }
-  }
-  TenancyConfig c;
-  for (const auto& [key, obj] : plan.objects) AddToConfig(c, obj);
-  plan.config = std::make_shared<const TenancyConfig>(std::move(c));
-  return plan;
-}
-
-void Ledger::InstallConfig(ConfigPlan& plan) {
-  config_objects_.swap(plan.objects);
-  config_index_.swap(plan.index);
-  {
-    std::lock_guard lock(config_mu_);
-    config_.swap(plan.config);
-  }
-  ++generation_;
-}
-
-const SpecObject* Ledger::FindConfigObject(const std::string& key) const {
-  auto it = config_index_.find(key);
-  return it == config_index_.end() ? nullptr : &config_objects_[it->second].second;
+void PutConfigs(Ledger& ledger, const std::vector<const SpecObject*>& objects) {
+  if (objects.empty()) return;
+  ConfigBatch batch;
+  batch.left = objects.size();
+  const auto& held = ledger.config_objects();
+  batch.index.reserve(held.size() + objects.size());
+  for (size_t i = 0; i < held.size(); ++i) batch.index.emplace(held[i].first, i);
+  t_config_batch = &batch;
+  for (const SpecObject* o : objects) ledger.PutConfig(*o);
+  t_config_batch = nullptr;
 }
 
 TenancyConfig Ledger::MergedConfig(const std::vector<const SpecObject*>& objects) const {
-  return *PlanConfig(objects).config;
+  auto merged = config_objects_;
+  std::unordered_map<std::string, size_t> index;  // key → position in `merged`
+  index.reserve(merged.size() + objects.size());
+  for (size_t i = 0; i < merged.size(); ++i) index.emplace(merged[i].first, i);
+  for (const SpecObject* o : objects) {
+    KindName k = KeyOf(*o);
+    std::string key = k.store_kind + "/" + k.name;
+    auto [it, added] = index.try_emplace(key, merged.size());
+    if (added) {
+      merged.emplace_back(std::move(key), *o);
+    } else {
+      merged[it->second].second = *o;
+    }
+  }
+  TenancyConfig c;
+  for (const auto& [key, obj] : merged) AddToConfig(c, obj);
+  return c;
 }
 
 void Ledger::PutNode(NodeRecord node) {

@@ -59,22 +59,6 @@ class Ledger {
   std::shared_ptr<const TenancyConfig> ConfigSnapshot() const;
   // Returns a configuration with `objects` added or replacing same-named ones (not applied).
   TenancyConfig MergedConfig(const std::vector<const SpecObject*>& objects) const;
-  // A configuration computed without the state lock: every tenancy object after an apply (in
-  // config_objects() order), their index by "kind/name", and the TenancyConfig built from them.
-  struct ConfigPlan {
-    std::vector<std::pair<std::string, SpecObject>> objects;
-    std::unordered_map<std::string, size_t> index;
-    std::shared_ptr<const TenancyConfig> config;
-  };
-  // Returns the configuration with `objects` added or replacing same-named ones, linear in the
-  // objects held and given; changes nothing. Call on the writer (loop) thread.
-  ConfigPlan PlanConfig(const std::vector<const SpecObject*>& objects) const;
-  // Makes `plan` (from PlanConfig, no configuration change since) the configuration by swaps
-  // only, so the state lock is held for no longer than that; `plan` then holds the previous
-  // configuration, for the caller to free after the lock.
-  void InstallConfig(ConfigPlan& plan);
-  // The tenancy object stored as "kind/name" (store kind: "queue/q1"), or nullptr.
-  const SpecObject* FindConfigObject(const std::string& key) const;
   // Tenancy objects in the order first added (replacements keep their place).
   const std::vector<std::pair<std::string, SpecObject>>& config_objects() const { return config_objects_; }
   // Bumped whenever configuration or nodes change.
@@ -145,7 +129,6 @@ class Ledger {
                                                     std::string& why, int32_t slice_unit = -1) const;
 
   std::vector<std::pair<std::string, SpecObject>> config_objects_;  // key "kind/name"
-  std::unordered_map<std::string, size_t> config_index_;             // key → position above
   std::shared_ptr<const TenancyConfig> config_ = std::make_shared<const TenancyConfig>();  // GUARDED_BY(config_mu_) for writes
   mutable std::mutex config_mu_;  // guards the pointer for ConfigSnapshot's readers
   uint64_t generation_ = 1;

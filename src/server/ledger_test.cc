@@ -5,6 +5,7 @@
 #include <atomic>
 #include <thread>
 
+#include "server/config_batch.h"
 #include "workload/documents.h"
 
 namespace abacus::server {
@@ -35,34 +36,37 @@ TEST(LedgerTest, AConfigSnapshotStaysAsTakenWhileTheConfigurationIsReplaced) {
   EXPECT_EQ(&ledger.config(), after.get());
 }
 
-// Issue 21: an apply plans the next configuration without changing the ledger, then swaps it
-// in; replaced objects keep their place, new ones come last, and the plan holds the old one.
-TEST(LedgerTest, APlannedConfigurationChangesNothingUntilInstalled) {
+// Issue 21: an apply puts its objects in at once (PutConfigs): replaced objects keep their place,
+// new ones come last, and the configuration is rebuilt once, as one new snapshot.
+TEST(LedgerTest, PutConfigsReplacesInPlaceAndRebuildsOnce) {
   Ledger ledger;
   Configure(ledger, "kind: Tenant\nname: t\n---\n" + QueueYaml("q1"));
   ParsedDocuments docs = ParseDocuments(
-      "kind: Queue\nname: q1\ntenant: t\nquotas:\n  - {resource: cpu, nominal: 8}\n---\n" + QueueYaml("q2"), "a.yaml");
+      "kind: Queue\nname: q1\ntenant: t\nquotas:\n  - {resource: cpu, nominal: 8}\n---\n" + QueueYaml("q2") +
+          "---\n" + QueueYaml("q3"),
+      "a.yaml");
   ASSERT_TRUE(docs.diagnostics.empty()) << docs.diagnostics.ToString();
   std::vector<const SpecObject*> objects;
   for (const auto& d : docs.documents) objects.push_back(&d.object);
   const uint64_t generation = ledger.generation();
   std::shared_ptr<const TenancyConfig> before = ledger.ConfigSnapshot();
-
-  Ledger::ConfigPlan plan = ledger.PlanConfig(objects);
-  EXPECT_EQ(ledger.generation(), generation);
+  TenancyConfig merged = ledger.MergedConfig(objects);  // changes nothing
   EXPECT_EQ(ledger.ConfigSnapshot(), before);
-  EXPECT_EQ(ledger.FindConfigObject("queue/q2"), nullptr);
-  ASSERT_NE(plan.config->FindQueue("q2"), nullptr);
-  EXPECT_EQ(plan.config->FindQueue("q1")->quotas[0].nominal.milli(), 8000);
+  ASSERT_NE(merged.FindQueue("q3"), nullptr);
 
-  ledger.InstallConfig(plan);
-  EXPECT_GT(ledger.generation(), generation);
-  EXPECT_EQ(plan.config, before);  // the plan now holds the previous configuration
-  ASSERT_EQ(ledger.config_objects().size(), 3u);
+  PutConfigs(ledger, objects);
+  EXPECT_EQ(ledger.generation(), generation + 1);  // one rebuild for three objects
+  EXPECT_EQ(before->FindQueue("q2"), nullptr);     // the old snapshot is untouched
+  ASSERT_EQ(ledger.config_objects().size(), 4u);
   EXPECT_EQ(ledger.config_objects()[1].first, "queue/q1");  // replaced in place
   EXPECT_EQ(ledger.config_objects()[2].first, "queue/q2");
-  ASSERT_NE(ledger.FindConfigObject("queue/q2"), nullptr);
+  EXPECT_EQ(ledger.config_objects()[3].first, "queue/q3");
   EXPECT_EQ(ledger.config().FindQueue("q1")->quotas[0].nominal.milli(), 8000);
+  EXPECT_NE(ledger.ConfigSnapshot()->FindQueue("q3"), nullptr);
+  // Afterwards PutConfig works alone again.
+  Configure(ledger, QueueYaml("q4"));
+  EXPECT_EQ(ledger.generation(), generation + 2);
+  EXPECT_EQ(ledger.config_objects().size(), 5u);
 }
 
 TEST(LedgerTest, SnapshotsCanBeReadWhileTheConfigurationChanges) {

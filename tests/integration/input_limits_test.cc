@@ -128,7 +128,7 @@ TEST_F(InputLimitsTest, DeepNestingIsRefusedOnEveryBodyRoute) {
   ASSERT_EQ(api.Post("/api/v1/apply", kAcmeOrg, "application/yaml").status, 200);
   constexpr char kJob[] =
       "kind: InferenceService\nname: svc\nproject: acme/ml\nqueue: train\nspec:\n  command: [serve]\n"
-      "  replicas: 1\n  resources: {cpu: 1, memory: 1Gi}\n";
+      "  taskGroups: [{name: s, resources: {cpu: 1, memory: 1Gi}}]\n";
   ASSERT_EQ(api.Post("/api/v1/workloads", kJob, "application/yaml").status, 201);
 
   const std::string deep_json = "{\"name\": " + Repeat("[", 100000) + Repeat("]", 100000) + "}";
