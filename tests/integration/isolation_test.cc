@@ -456,7 +456,7 @@ TEST_F(IsolationTest, EveryRoleIsConfinedOnEveryRouteAndParameter) {
       {"GET", "/api/v1/queues/q2", ""},
       {"GET", "/api/v1/projects/t2/p3", ""},
       {"GET", "/api/v1/tenants/t2", ""},
-      {"GET", "/api/v1/evaluations?model=" + other, ""},
+      {"GET", "/api/v1/evaluations?model=only-theirs", ""},
       {"POST", "/api/v1/workloads/" + other + "/cancel", "{}"},
       {"POST", "/api/v1/workloads/only-theirs/cancel", "{}"},
       {"DELETE", "/api/v1/workloads/only-theirs", ""},
