@@ -313,8 +313,9 @@ TEST_F(GovernanceTest, EveryRouteForEveryRole) {
       {"GET", "/api/v1/audit?verify=1", "", "ADDDDD"},
       {"POST", "/api/v1/agent/status", R"({"node": "gpu-m", "tasks": []})", "DDDDDA"},
       {"POST", "/api/v1/agent/heartbeat", R"({"node": "gpu-m"})", "DDDDDA"},
+      // (the node too is refused: task x.0.0.1 is not assigned to it; issue 20 point 3)
       {"POST", "/api/v1/agent/logs", R"({"node": "gpu-m", "taskId": "x.0.0.1", "stream": "stdout", "offset": 0, "data": ""})",
-       "DDDDDA"},
+       "DDDDDD"},
       {"GET", "/api/v1/agent/assignments?node=gpu-m&waitMs=0", "", "DDDDDA"},
   };
   // ApiClient owns its connection through a raw pointer: kept in place, never copied or moved.
