@@ -14,7 +14,8 @@ const PLAIN = {
   WaitingForPreemption: 'Room is being made for it: preempted workloads are stopping.',
   BlockedByStrictFIFO: 'Its queue admits strictly in order and the workload at the head is stuck.',
   ReservedForGang: 'Capacity is held for a gang workload ahead of it.',
-  NeverFits: 'It can never fit as asked: it is bigger than any node or quota allows.',
+  NeverFits: 'It can never run as asked, whatever else finishes: the reason names the limit it exceeds.',
+  HeldForPreemptor: 'It was preempted to give capacity back; that capacity goes first to the workload that reclaimed it.',
 };
 
 function Explain({ name }) {
