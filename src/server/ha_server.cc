@@ -135,6 +135,7 @@ void HaNode::BecomeLeader(int64_t token) {
   cpo.store_url = options_.store_url;
   cpo.heartbeat_interval = std::chrono::seconds(options_.heartbeat_seconds);
   cpo.node_timeout = std::chrono::seconds(options_.node_timeout_seconds);
+  cpo.fencing = options_.fencing;
   cpo.fence = LeaseFence{kLeaseName, token};
   auto cp = ControlPlane::Open(cpo);  // the follower keeps answering meanwhile (503: taking over)
   if (!cp.ok()) {

@@ -69,6 +69,7 @@ int RunServer(const RunOptions& options) {
   cpo.store_url = options.store_url;
   cpo.heartbeat_interval = std::chrono::seconds(options.heartbeat_seconds);
   cpo.node_timeout = std::chrono::seconds(options.node_timeout_seconds);
+  cpo.fencing = options.fencing;
   auto cp = ControlPlane::Open(cpo);
   if (!cp.ok()) {
     std::cerr << "abacus: cannot start: " << cp.status().ToString() << "\n";

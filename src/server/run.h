@@ -22,6 +22,7 @@ struct RunOptions {
   std::string tls_cert_file, tls_key_file;  // both set: HTTPS
   int heartbeat_seconds = 5;      // told to agents
   int node_timeout_seconds = 30;  // a silent agent node becomes NotReady, its tasks fail over
+  FencingPolicy fencing;          // … once node timeout + the task's fencing grace have passed
   double rate_limit = 200;        // requests a second per token (0: none), see HttpOptions
   double rate_burst = 400;
   // HA (docs/operations.md "HA pair with PostgreSQL"): several servers share the store; the one
