@@ -47,6 +47,10 @@ Data Generate(int workloads) {
     }
   }
   for (int f = 0; f < 4; ++f) d.inventory.push_back({"east", "default", kFlavors[f], kNodes / 4, kNodes * 2, kNodes * 2});
+  // Every node existed the whole month (meter/capacity.h): one span per node.
+  for (int n = 0; n < kNodes; ++n) {
+    d.capacity.push_back({"node-" + std::to_string(n), kFlavors[n % 4], 8, kMonth, std::nullopt, NodeCondition::kUp});
+  }
   d.prices.name = "bench";
   d.prices.devices = {{kFlavors[0], 2'500'000, Time{}}, {kFlavors[0], 2'000'000, kMonth + hours(24 * 15)},
                       {kFlavors[1], 4'000'000, Time{}}, {"gpu/*", 800'000, Time{}}, {"npu/*", 1'500'000, Time{}}};

@@ -138,6 +138,12 @@ void AddServerCommands(CLI::App& app, int* exit_code) {
                     "seconds of agent silence after which a node is NotReady and its tasks are requeued")
         ->check(CLI::Range(1, 86400))
         ->capture_default_str();
+    auto fencing = std::make_shared<std::string>("TrainingJob=30s");
+    cmd->add_option("--fencing-grace", *fencing,
+                    "KIND=DURATION,…: how long a cut-off agent's tasks of each kind may take to stop after the node "
+                    "timeout before the server runs them elsewhere (other kinds 10s; a checkpoint's graceSeconds "
+                    "wins; docs/agent-protocol.md)")
+        ->capture_default_str();
     cmd->add_flag("--ha", ro->ha,
                   "high availability: share --store (PostgreSQL) with other servers; the one holding the scheduling "
                   "lease schedules, the others forward to it and take over when it dies (docs/operations.md)");
@@ -177,6 +183,13 @@ void AddServerCommands(CLI::App& app, int* exit_code) {
         return;
       }
       ro->store_url = *store;
+      auto fence = server::ParseFencingGrace(*fencing);
+      if (!fence.ok()) {
+        std::cerr << "error: --fencing-grace: " << fence.status().message() << "\n";
+        *exit_code = kExitUsage;
+        return;
+      }
+      ro->fencing = *fence;
       if (!ParseRateLimit(*rate, ro->rate_limit, ro->rate_burst)) {
         std::cerr << "error: --rate-limit: expected RATE[:BURST] with non-negative numbers, got '" << *rate << "'\n";
         *exit_code = 2;

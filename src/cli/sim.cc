@@ -9,6 +9,7 @@
 #include <iostream>
 #include <memory>
 
+#include "common/duration_parse.h"
 #include "sim/events.h"
 #include "sim/events_report.h"
 #include "sim/openb_trace.h"
@@ -104,6 +105,7 @@ int RunPacking(const PackingOptionsCli& o) {
   sim::PackingOptions po;
   po.arrival = o.arrival;
   po.typical_coverage = o.coverage;
+  const size_t node_count = nodes->rows.size();  // counted before the rows move into the experiment
   auto x = sim::PackingExperiment::Create(std::move(nodes->rows), pods->rows, po);
   if (!x.ok()) {
     std::cerr << "abacus sim packing: " << x.status().message() << "\n";
@@ -138,7 +140,7 @@ int RunPacking(const PackingOptionsCli& o) {
   } else if (o.output == "csv") {
     std::cout << sim::PackingCsv(results);
   } else {
-    std::cout << nodes->rows.size() << " nodes, " << x->total_gpu_milli() / 1000 << " GPUs; " << pods->rows.size()
+    std::cout << node_count << " nodes, " << x->total_gpu_milli() / 1000 << " GPUs; " << pods->rows.size()
               << " pods in " << x->distribution().size() << " typical shapes; arrival " << o.arrival << "\n";
     std::cout << sim::PackingTable(results);
     std::cout << "peak RSS " << static_cast<int64_t>(PeakRssMb()) << " MB\n";
@@ -158,6 +160,7 @@ struct EventsOptionsCli {
   bool quiet = false;
   bool workloads = false;
   bool full_cycles = false;
+  std::string until;  // empty: the trace's last arrival or departure
 };
 
 int RunEvents(const EventsOptionsCli& o) {
@@ -179,6 +182,14 @@ int RunEvents(const EventsOptionsCli& o) {
     return 2;
   }
   sim::EventSimOptions so;
+  if (!o.until.empty()) {
+    auto until = ParseDurationSpec(o.until);
+    if (!until.ok()) {
+      std::cerr << "abacus sim events: --until: " << until.status().message() << "\n";
+      return 2;
+    }
+    so.until_s = std::chrono::duration_cast<std::chrono::seconds>(*until).count();
+  }
   so.config.policy = *policy;
   so.incremental = !o.full_cycles;
   Progress progress(o.quiet);
@@ -254,6 +265,9 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   e->add_option("-o,--output", eo->output, "table, json or csv")->capture_default_str()->check(CLI::IsMember({"table", "json", "csv"}));
   e->add_option("--plot", eo->plot, "write an SVG chart (utilization and queue length over time)");
   e->add_flag("--skip-bad-rows", eo->skip_bad_rows, "skip malformed trace rows (counted) instead of stopping");
+  e->add_option("--until", eo->until,
+                "the horizon, from the trace's start (e.g. 86400s, 7d): later events are not replayed and what runs "
+                "then counts up to it (default: the trace's last arrival or departure)");
   e->add_flag("--workloads", eo->workloads, "with -o json: each workload's first start, finish and nodes");
   e->add_flag("--full-cycles", eo->full_cycles,
               "one full cycle over every waiting workload at each instant instead of the server's incremental cycles "

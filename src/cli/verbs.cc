@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -91,6 +92,21 @@ void WorkloadTable(const json& items, std::ostream& out) {
   PrintTable(out, {"ID", "NAME", "KIND", "QUEUE", "STATE", "AGE", "REASON/PLACEMENT"}, rows);
 }
 
+// "4s ago", "41s ago (late)" from the server's heartbeatAgeSeconds; "-" for nodes without an agent.
+std::string HeartbeatCell(const json& n) {
+  if (!n.contains("heartbeatAgeSeconds")) return "-";
+  std::string cell = std::to_string(n.value("heartbeatAgeSeconds", int64_t{0})) + "s ago";
+  return n.value("heartbeatLate", false) ? cell + " (late)" : cell;
+}
+
+// The node's state; "NotReady (35s)" with how long, by the server's clock.
+std::string NodeStateCell(const json& n) {
+  std::string state = Str(n, "state");
+  if (!n.contains("notReadySinceUs") || !n.contains("lastHeartbeatUs")) return state;
+  const int64_t now = n.value("lastHeartbeatUs", int64_t{0}) + n.value("heartbeatAgeSeconds", int64_t{0}) * 1'000'000;
+  return state + " (" + std::to_string(std::max<int64_t>(0, now - n.value("notReadySinceUs", now)) / 1'000'000) + "s)";
+}
+
 void NodeTable(const json& items, std::ostream& out) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& n : items) {
@@ -102,14 +118,15 @@ void NodeTable(const json& items, std::ostream& out) {
     }
     std::string devs;
     for (const auto& [f, c] : flavors) devs += (devs.empty() ? "" : " ") + std::to_string(c) + "x " + f;
-    rows.push_back({Str(n, "name"), Str(n, "pool"), Str(n, "state"),
+    rows.push_back({Str(n, "name"), Str(n, "pool"), NodeStateCell(n),
                     Cores(n.value("allocatedCpuMilli", int64_t{0})) + "/" + Cores(n.value("cpuMilli", int64_t{0})),
                     Bytes(n.value("allocatedMemoryBytes", int64_t{0})) + "/" + Bytes(n.value("memoryBytes", int64_t{0})),
                     devs.empty() ? "-" : devs,
                     total == 0 ? "-" : Devices(n.value("freeDeviceMilli", int64_t{0})) + "/" + Devices(total),
-                    n.value("simulated", false) ? "yes" : "no"});
+                    n.value("simulated", false) ? "yes" : "no", HeartbeatCell(n)});
   }
-  PrintTable(out, {"NAME", "POOL", "STATE", "CPU(USED/ALL)", "MEMORY(USED/ALL)", "DEVICES", "FREE", "SIMULATED"}, rows);
+  PrintTable(out, {"NAME", "POOL", "STATE", "CPU(USED/ALL)", "MEMORY(USED/ALL)", "DEVICES", "FREE", "SIMULATED", "HEARTBEAT"},
+             rows);
 }
 
 void DeviceTable(const json& items, std::ostream& out) {

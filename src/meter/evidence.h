@@ -11,6 +11,7 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "meter/capacity.h"
 #include "meter/price_list.h"
 #include "meter/report_inputs.h"
 #include "meter/usage.h"
@@ -34,6 +35,7 @@ struct AuditEntrySummary {
   std::string action;
   std::string object_kind;
   std::string object_name;
+  std::string result = "ok";  // "ok", or "<status>: <message>" for a refused request (no effect)
 };
 
 // What verifying the audit chain found.
@@ -48,7 +50,8 @@ struct EvidenceInput {
   std::string title = "Abacus evidence report";
   ReportWindow window;
   Time generated_at{};
-  std::span<const InventoryRow> inventory;
+  std::span<const InventoryRow> inventory;     // what exists now
+  std::span<const CapacitySpan> capacity;      // what existed when (capacity.h): the capacity
   std::span<const QueueQuota> quotas;
   std::span<const UsageInterval> intervals;
   std::span<const WorkloadSummary> workloads;
@@ -70,7 +73,8 @@ Result<EvidenceFormat> ParseEvidenceFormat(std::string_view text);
 std::string RenderEvidence(const EvidenceInput& input, EvidenceFormat format);
 // True when an audit entry is a manual intervention: a person ("user …") acting with one of
 // cancel, override, quota-change, cordon, uncordon, drain, delete, scale, suspend, resume,
-// requeue, preempt, priority-change, or applying a queue or cohort (a quota change).
+// requeue, preempt, priority-change, or applying a queue or cohort (a quota change), whose
+// result is "ok": a refused request (a 404 or 409 cancel) changed nothing and is not counted.
 bool IsManualIntervention(const AuditEntrySummary& entry);
 
 }  // namespace abacus::meter

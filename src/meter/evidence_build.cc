@@ -97,9 +97,11 @@ EvidenceSection InterventionSection(const EvidenceInput& in) {
     t.rows.push_back({key.first, key.second, std::to_string(n)});
     total += n;
   }
-  s.text = std::to_string(total) + " manual interventions by " + std::to_string(people.size()) +
-           " people (audit entries by a user that cancel, override, change quota or priority, "
-           "cordon, drain, scale, suspend, resume, requeue, preempt or delete).";
+  s.text = std::to_string(total) + (total == 1 ? " manual intervention by " : " manual interventions by ") +
+           std::to_string(people.size()) + (people.size() == 1 ? " person" : " people") +
+           " (audit entries by a user that cancel, override, change quota or priority, "
+           "cordon, drain, scale, suspend, resume, requeue, preempt or delete, that took effect; refused requests "
+           "are not counted).";
   s.charts.push_back(ChartOf(t, "Interventions by action", "entries", {"action", "objectKind"}, "count"));
   s.tables.push_back(std::move(t));
   s.tables.push_back(std::move(recent));
@@ -156,7 +158,7 @@ std::vector<std::pair<std::string, std::string>> Summary(const EvidenceInput& in
 }  // namespace
 
 bool IsManualIntervention(const AuditEntrySummary& entry) {
-  if (!entry.actor.starts_with("user ")) return false;
+  if (!entry.actor.starts_with("user ") || entry.result != "ok") return false;
   if (std::find(kManualActions.begin(), kManualActions.end(), entry.action) != kManualActions.end()) return true;
   return entry.action == "apply" && (entry.object_kind == "queue" || entry.object_kind == "Queue" ||
                                      entry.object_kind == "cohort" || entry.object_kind == "Cohort");

@@ -163,21 +163,28 @@ EvidenceSection UtilizationSection(const EvidenceInput& in) {
     r.measured.idle += u.idle;
     r.measured.busy += u.busy;
   }
+  // Capacity is what existed in the window (capacity.h), not today's inventory × the window.
+  const std::map<std::string, FlavorCapacity> existed = CapacityByFlavor(in.capacity, in.window);
+  for (const auto& [flavor, c] : existed) rows[flavor];
   Table t;
   t.columns = {{"flavor", false},          {"devices", true},      {"capacityDeviceHours", true},
                {"allocatedDeviceHours", true}, {"allocationPercent", true}, {"measuredDeviceHours", true},
-               {"meanUtilizationPercent", true}, {"idleDeviceHours", true}};
-  const ResourceTime window_us = WindowMicros(in.window);
+               {"meanUtilizationPercent", true}, {"idleDeviceHours", true}, {"downDeviceHours", true},
+               {"drainedDeviceHours", true}};
   for (const auto& [flavor, r] : rows) {
-    ResourceTime capacity = static_cast<ResourceTime>(r.devices) * 1000 * window_us;
+    auto it = existed.find(flavor);
+    const FlavorCapacity c = it == existed.end() ? FlavorCapacity{} : it->second;
+    const ResourceTime capacity = c.total;
     std::string mean = r.measured.measured > 0
                            ? FormatPercent(r.measured.busy / static_cast<double>(r.measured.measured))
                            : "";
     t.rows.push_back({flavor, std::to_string(r.devices), FormatMilliHours(capacity), FormatMilliHours(r.allocated),
                       Percent(r.allocated, capacity), FormatMilliHours(r.measured.measured), mean,
-                      FormatMilliHours(r.measured.idle)});
+                      FormatMilliHours(r.measured.idle), FormatMilliHours(c.down), FormatMilliHours(c.drained)});
   }
-  s.text = "Allocation is device-hours held by tasks over the inventory's capacity for the window; "
+  s.text = "Capacity is the device-hours that existed in the window: each node's devices from its "
+           "registration on, with the time its node was down (NotReady) or drained (cordoned, draining) "
+           "also shown apart. Allocation is device-hours held by tasks over that capacity; "
            "mean utilization is measured by the agents over the allocated devices, and idle is "
            "allocated time measured below " + FormatPercent(in.idle_threshold) + "%.";
   s.charts.push_back(ChartOf(t, "Allocation by flavor", "%", {"flavor"}, "allocationPercent"));

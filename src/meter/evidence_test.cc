@@ -13,6 +13,9 @@ class EvidenceTest : public ::testing::Test {
  protected:
   EvidenceTest() {
     d_.inventory = {{"east", "default", kA100, 2, 8, 8}, {"east", "default", kT4, 1, 4, 3}};
+    // Both nodes existed through the whole window.
+    d_.capacity = {{"gpu-1", kA100, 8, T(1, 0), std::nullopt, NodeCondition::kUp},
+                   {"gpu-2", kT4, 4, T(1, 0), std::nullopt, NodeCondition::kUp}};
     d_.quotas = {{"nlp-train", "nlp", "research", kA100, 4000, std::nullopt},
                  {"vision-exp", "vision", "research", kA100, 4000, std::nullopt}};
     d_.intervals = ScenarioIntervals();
@@ -98,6 +101,54 @@ TEST_F(EvidenceTest, JsonHasSummarySectionsAndAuditStatus) {
   EXPECT_EQ(j["window"]["from"], "2026-03-01T00:00:00.000Z");
 }
 
+// Issue 20.17: refused cancels are not interventions, and one person is "1 person".
+TEST_F(EvidenceTest, InterventionsCountOnlyChangesThatTookEffect) {
+  std::vector<AuditEntrySummary> audit = {{T(1, 14), "user alice", "cancel", "workload", "notebook"},
+                                          {T(1, 15), "user alice", "cancel", "workload", "gone", "404: not found"},
+                                          {T(1, 15), "user bob", "cancel", "workload", "done", "409: finished"}};
+  in_.audit = audit;
+  std::string md = RenderEvidence(in_, EvidenceFormat::kMarkdown);
+  EXPECT_NE(md.find("- **Manual interventions**: 1\n"), std::string::npos);
+  EXPECT_NE(md.find("1 manual intervention by 1 person ("), std::string::npos);
+  EXPECT_EQ(md.find("by 1 people"), std::string::npos);
+}
+
+// Issue 20.16: capacity is the integral of what existed. A node registered 15 minutes before the
+// end of a 48 h window brings 15 minutes of capacity (it showed 48 h), and the 5 minutes it was
+// NotReady are shown apart.
+TEST_F(EvidenceTest, CapacityIsTheIntegralOfWhatExisted) {
+  const Time registered = T(2, 23) + std::chrono::minutes(45);
+  std::vector<NodeChange> changes = {{registered, "Ready", {{kA100, 8}}},
+                                     {registered + std::chrono::minutes(10), "NotReady", {{kA100, 8}}}};
+  std::vector<CapacitySpan> spans = NodeCapacitySpans("gpu-1", changes);
+  ASSERT_EQ(spans.size(), 2u);
+  in_.capacity = spans;
+  in_.intervals = {};
+  std::string md = RenderEvidence(in_, EvidenceFormat::kMarkdown);
+  // 8 devices × 15 min = 2 device-hours, of which 8 × 5 min down.
+  EXPECT_NE(md.find("| gpu/nvidia/A100-80G | 8 | 2.000 | 0.000 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 0.667 | 0.000 |"), std::string::npos) << md;
+  // No span for the T4 node: no capacity, whatever the inventory says today.
+  EXPECT_NE(md.find("| gpu/nvidia/T4 | 4 | 0.000 |"), std::string::npos) << md;
+}
+
+TEST(CapacityTest, SpansFollowTheNodesStatesUntilItIsRemoved) {
+  const Time t0 = FromMicros(1'000'000'000);
+  std::vector<NodeChange> changes = {{t0, "Ready", {{"gpu/nvidia/T4", 2}, {"npu/huawei/Ascend910B", 1}}},
+                                     {t0 + std::chrono::hours(1), "Cordoned", {{"gpu/nvidia/T4", 2}}},
+                                     {t0 + std::chrono::hours(2), "Removed", {}}};
+  std::vector<CapacitySpan> spans = NodeCapacitySpans("n", changes);
+  ASSERT_EQ(spans.size(), 3u);
+  EXPECT_EQ(spans[2].condition, NodeCondition::kDrained);
+  EXPECT_EQ(spans[2].to, t0 + std::chrono::hours(2));
+  // A window reaching before the registration and after the removal: 2 T4 for 2 h, the NPU 1 h.
+  auto c = CapacityByFlavor(spans, ReportWindow{t0 - std::chrono::hours(24), t0 + std::chrono::hours(24)});
+  EXPECT_EQ(c["gpu/nvidia/T4"].total, ResourceTime{2} * 1000 * 2 * kMicrosPerHour);
+  EXPECT_EQ(c["gpu/nvidia/T4"].drained, ResourceTime{2} * 1000 * kMicrosPerHour);
+  EXPECT_EQ(c["npu/huawei/Ascend910B"].total, ResourceTime{1000} * kMicrosPerHour);
+  EXPECT_EQ(c["gpu/nvidia/T4"].available(), ResourceTime{2} * 1000 * kMicrosPerHour);
+}
+
 TEST_F(EvidenceTest, ABrokenChainIsSaidPlainly) {
   in_.audit_chain = {true, false, 7, "seq 7: hash does not match its content (entry edited)"};
   std::string md = RenderEvidence(in_, EvidenceFormat::kMarkdown);
@@ -110,6 +161,9 @@ TEST(EvidenceRulesTest, ManualInterventionsArePeopleActingOnWork) {
   EXPECT_FALSE(IsManualIntervention({Time{}, "user bob", "apply", "Tenant", "t"}));
   EXPECT_FALSE(IsManualIntervention({Time{}, "scheduler", "preempt", "workload", "x"}));
   EXPECT_FALSE(IsManualIntervention({Time{}, "user carol", "create", "workload", "x"}));
+  // Issue 20.17: a refused request changed nothing (a 404 cancel, a 409 cancel of a finished job).
+  EXPECT_FALSE(IsManualIntervention({Time{}, "user alice", "cancel", "workload", "x", "404: workload x not found"}));
+  EXPECT_FALSE(IsManualIntervention({Time{}, "user alice", "cancel", "workload", "x", "409: already Succeeded"}));
   EXPECT_EQ(ParseEvidenceFormat("md").value(), EvidenceFormat::kMarkdown);
   EXPECT_EQ(ParseEvidenceFormat("html").value(), EvidenceFormat::kHtml);
   EXPECT_FALSE(ParseEvidenceFormat("pdf").ok());

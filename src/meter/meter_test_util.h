@@ -95,6 +95,7 @@ inline ReportWindow ScenarioWindow() { return ReportWindow{T(1, 0), T(3, 0), T(3
 // Owns everything an EvidenceInput points at (the evidence test and the meter bench).
 struct EvidenceData {
   std::vector<InventoryRow> inventory;
+  std::vector<CapacitySpan> capacity;
   std::vector<QueueQuota> quotas;
   std::vector<UsageInterval> intervals;
   std::vector<WorkloadSummary> workloads;
@@ -110,6 +111,7 @@ struct EvidenceData {
     in.window = window;
     in.generated_at = window.to;
     in.inventory = inventory;
+    in.capacity = capacity;
     in.quotas = quotas;
     in.intervals = intervals;
     in.workloads = workloads;

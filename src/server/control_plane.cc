@@ -15,6 +15,8 @@
 #include "sched/explain.h"
 #include "server/config_batch.h"
 #include "server/governance.h"
+#include "server/node_history.h"
+#include "server/node_liveness.h"
 #include "server/units.h"
 #include "store/data_folder_lock.h"
 #include "store/fenced_store.h"
@@ -509,9 +511,9 @@ Result<json> ControlPlane::PutNode(const json& body) {
     bool existed = old != nullptr;
     WriteBatch batch;
     batch.Put(kNodeKind, node->node.name, ToJson(*node).dump());
-    batch.AppendEvent(kNodeKind, node->node.name, existed ? "Updated" : "Registered",
-                      json({{"simulated", node->simulated}, {"devices", node->node.devices.size()}}).dump(),
-                      clock_.Now());
+    json details = {{"simulated", node->simulated}, {"devices", node->node.devices.size()}};
+    AddNodeState(*node, details);  // capacity reports read the node's life back (node_history.h)
+    batch.AppendEvent(kNodeKind, node->node.name, existed ? "Updated" : "Registered", details.dump(), clock_.Now());
     CommitResult result;
     ABACUS_RETURN_IF_ERROR(Commit(batch, &result));
     node->version = result.assigned[0];
@@ -1115,6 +1117,12 @@ Result<json> ControlPlane::Events(const std::string& id_or_name) const {
 }
 
 json ControlPlane::ListNodes() const {
+  std::unordered_map<std::string, Time> seen;  // the agents' last requests (node_liveness.h)
+  {
+    std::lock_guard seen_lock(seen_mu_);
+    seen = last_seen_;
+  }
+  const Time now = clock_.Now();
   std::shared_lock lock(state_mu_);
   auto usage = ledger_.DeviceUsage();
   std::map<std::string, std::pair<int64_t, int64_t>> cpu_mem;
@@ -1140,6 +1148,9 @@ json ControlPlane::ListNodes() const {
     j["allocatedCpuMilli"] = cpu_mem[name].first;
     j["allocatedMemoryBytes"] = cpu_mem[name].second;
     j["freeDeviceMilli"] = free_milli;
+    auto heard = seen.find(name);
+    AddLiveness(j, heard == seen.end() ? std::nullopt : std::optional<Time>(heard->second), now,
+                options_.heartbeat_interval);
     items.push_back(std::move(j));
   }
   return {{"items", items}};

@@ -38,6 +38,7 @@
 #include "server/committed_store.h"
 #include "server/governance.h"
 #include "server/idempotency.h"
+#include "server/fencing.h"
 #include "server/ledger.h"
 #include "server/metrics.h"
 #include "store/data_folder_lock.h"
@@ -55,6 +56,9 @@ struct ControlPlaneOptions {
   Duration min_cycle_gap = std::chrono::milliseconds(5);    // coalescing window
   Duration heartbeat_interval = std::chrono::seconds(5);    // told to agents at registration
   Duration node_timeout = std::chrono::seconds(30);         // silent agent node → NotReady
+  // A NotReady node's tasks are placed elsewhere only after node_timeout + this grace (its agent
+  // fences them meanwhile; server/fencing.h).
+  FencingPolicy fencing;
   size_t bounded_cycle_per_queue = 256;  // waiting workloads per queue retried when capacity frees
   size_t max_queued_commits = 4096;        // beyond: ResourceExhausted (HTTP 429)
   // Stored output of one task per stream (DATA/logs); beyond it shipped output is dropped. 0: none.
@@ -271,8 +275,11 @@ class ControlPlane {
 
   // Reconciles every workload with tasks on agents once a second (time-based rules).
   void TickControllers();
-  // Marks agent nodes silent past node_timeout NotReady and fails over their tasks; loop only.
+  // Marks agent nodes silent past node_timeout NotReady and fails over their tasks once each
+  // task's fencing grace has passed too; loop only.
   void CheckNodeLiveness();
+  // Reports Lost the tasks of NotReady agent nodes whose fencing grace ended by `now`; loop only.
+  void FailOverFencedTasks(Time now);
   // Reports Lost every unfinished task on `node` that `keep` does not accept; loop only.
   void FailOverNodeTasks(const std::string& node, const std::string& why, const std::string& lost_reason,
                          const std::function<bool(const WorkloadRecord&, const PlacementRecord&)>& keep);

@@ -11,6 +11,7 @@
 #include "server/control_plane.h"
 #include "server/desired_tasks.h"
 #include "server/evaluation_archive.h"
+#include "server/node_history.h"
 #include "server/task_ids.h"
 #include "server/task_logs.h"
 
@@ -55,13 +56,14 @@ std::map<std::string, std::map<int, double>> ControlPlane::DeviceUtilization() c
 
 void ControlPlane::WakePollers() { board_->Shutdown(); }
 
-void ControlPlane::Publish(const WorkloadRecord& r) { board_->Publish(r.id, DesiredTasks(r, ledger_)); }
+void ControlPlane::Publish(const WorkloadRecord& r) { board_->Publish(r.id, DesiredTasks(r, ledger_, options_.fencing)); }
 
 Status ControlPlane::CommitNode(NodeRecord node, const std::string& event, json details) {
   WriteBatch batch;
   json doc = ToJson(node);
   if (!node.credential_sha256.empty()) doc["credentialSha256"] = node.credential_sha256;
   batch.Put(kNodeKind, node.node.name, doc.dump());
+  AddNodeState(node, details);  // capacity reports read the node's life back (node_history.h)
   batch.AppendEvent(kNodeKind, node.node.name, event, details.dump(), clock_.Now());
   CommitResult result;
   ABACUS_RETURN_IF_ERROR(Commit(batch, &result));
@@ -231,6 +233,8 @@ Result<json> ControlPlane::AgentStatus(const std::string& node, const json& body
     r.oom_killed = t.value("oomKilled", false);
     r.stopped = t.value("stopped", false);
     r.message = t.value("message", "");
+    // A task its agent fenced while cut off (server/fencing.h) is lost with its node.
+    if (r.phase == "Lost" && t.value("lostReason", "") == "NodeLost") r.lost_reason = "NodeLost";
     if (t.contains("ready") && t["ready"].is_boolean()) r.ready = t["ready"].get<bool>();
     if (t.contains("live") && t["live"].is_boolean()) r.live = t["live"].get<bool>();
     r.started_at = ParseTimeField(t, "startedAt", now);
@@ -325,6 +329,7 @@ Result<json> ControlPlane::AgentHeartbeat(const std::string& node, const json& b
       }
       bool back = next.node.state != NodeState::kReady;
       next.node.state = NodeState::kReady;
+      next.not_ready_since = Time{};
       next.node.last_heartbeat = clock_.Now();
       if (back) details["state"] = "Ready";
       ABACUS_RETURN_IF_ERROR(CommitNode(next, "DevicesChanged", details));
@@ -637,15 +642,35 @@ void ControlPlane::CheckNodeLiveness() {
   for (const auto& name : silent) {
     NodeRecord next = *ledger_.FindNode(name);
     next.node.state = NodeState::kNotReady;
+    next.not_ready_since = now;
     std::string why = "node " + name + " silent for more than " +
                       std::to_string(std::chrono::duration_cast<std::chrono::seconds>(options_.node_timeout).count()) + "s";
-    Status st = CommitNode(next, "NotReady", {{"message", why}});
+    Status st = CommitNode(next, "NotReady", {{"message", why}, {"notReadySinceUs", ToMicros(now)}});
     if (!st.ok()) {
       ABACUS_LOG_ERROR("node {}: cannot mark NotReady: {}", name, st.ToString());
       continue;
     }
-    ABACUS_LOG_WARN("{}: NotReady, failing over its tasks", why);
-    FailOverNodeTasks(name, why, "NodeLost", [](const WorkloadRecord&, const PlacementRecord&) { return false; });
+    ABACUS_LOG_WARN("{}: NotReady; its tasks move once their fencing grace has passed", why);
+  }
+  FailOverFencedTasks(now);
+}
+
+void ControlPlane::FailOverFencedTasks(Time now) {
+  // The agent of a NotReady node stops its tasks itself after node_timeout without a server,
+  // within each task's fencing grace; only then may the work run elsewhere (server/fencing.h).
+  std::vector<std::pair<std::string, Time>> fenced;
+  for (const auto& [name, rec] : ledger_.nodes()) {
+    if (rec.agent && rec.node.state == NodeState::kNotReady) fenced.emplace_back(name, rec.not_ready_since);
+  }
+  for (const auto& node : fenced) {
+    const std::string& name = node.first;
+    const Time since = node.second;
+    std::string why = "node " + name + " silent for more than " +
+                      std::to_string(std::chrono::duration_cast<std::chrono::seconds>(options_.node_timeout).count()) +
+                      "s; its agent fenced the task";
+    FailOverNodeTasks(name, why, "NodeLost", [&](const WorkloadRecord& r, const PlacementRecord&) {
+      return now < since + options_.fencing.Grace(r);  // still inside the fencing grace: keep
+    });
   }
 }
 

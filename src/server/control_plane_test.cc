@@ -189,13 +189,25 @@ TEST_F(ControlPlaneTest, SilentAgentNodeIsLostOnTheClockAndItsWorkRequeued) {
   clock_.Advance(31s);
   cp_->WaitForCycle();
   cp_->WaitForCycle();
-  EXPECT_EQ((*cp_->GetNode("gpu-a"))["state"], "NotReady");
+  json node = *cp_->GetNode("gpu-a");
+  EXPECT_EQ(node["state"], "NotReady");
+  EXPECT_EQ(node["notReadySinceUs"], ToMicros(clock_.Now()));
+  // Issue 20.9: its agent, cut off as long, is fencing the task (TrainingJob: 30 s by default);
+  // the work stays where it is until then.
+  EXPECT_EQ(State(id), "Running");
+  clock_.Advance(29s);
+  cp_->WaitForCycle();
+  cp_->WaitForCycle();
+  EXPECT_EQ(State(id), "Running");
+  clock_.Advance(2s);  // NotReady + 30 s has passed
+  cp_->WaitForCycle();
+  cp_->WaitForCycle();
   EXPECT_EQ(State(id), "Requeued");
   auto events = (*cp_->Events(id))["items"];
   EXPECT_EQ(events.back()["details"]["reason"], "NodeLost");
-  // Its usage ended with the loss.
+  // Its usage ended with the loss: 31 s silent + 31 s of fencing.
   json usage = Usage("workload");
-  EXPECT_NEAR(usage["rows"][0]["deviceHours"].get<double>(), 31.0 / 3600, 0.0005) << usage.dump();
+  EXPECT_NEAR(usage["rows"][0]["deviceHours"].get<double>(), 62.0 / 3600, 0.0005) << usage.dump();
 }
 
 std::string GangJob(const std::string& name, const std::string& extra) {

@@ -50,7 +50,8 @@ std::map<std::string, std::string> TaskEnvironment(const WorkloadRecord& r, cons
   return env;
 }
 
-std::map<std::string, std::map<std::string, json>> DesiredTasks(const WorkloadRecord& r, const Ledger& ledger) {
+std::map<std::string, std::map<std::string, json>> DesiredTasks(const WorkloadRecord& r, const Ledger& ledger,
+                                                                const FencingPolicy& fencing) {
   std::map<std::string, std::map<std::string, json>> out;
   if (r.waiting()) return out;
   std::string action;
@@ -125,7 +126,9 @@ std::map<std::string, std::map<std::string, json>> DesiredTasks(const WorkloadRe
               {"memoryBytes", p.memory_bytes},
               {"devices", std::move(devices)},
               {"graceSeconds", task_grace},
-              {"stopSignal", task_signal}};
+              {"stopSignal", task_signal},
+              {"fencingSignal", fencing.Signal(r)},
+              {"fencingGraceSeconds", std::chrono::duration_cast<std::chrono::seconds>(fencing.Grace(r)).count()}};
     if (!probes.is_null()) t["probes"] = probes;
     if (!mounts.empty()) t["mounts"] = mounts;
     if (!network.empty()) t["network"] = network;  // the tenant's network class (admission policies)

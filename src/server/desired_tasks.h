@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "server/fencing.h"
 #include "server/ledger.h"
 #include "server/records.h"
 
@@ -19,8 +20,10 @@ inline constexpr int32_t kDefaultStopGraceSeconds = 10;
 //   Preempting: placements not yet ended, action "stop" with the checkpoint signal and grace;
 //   terminal: placements an agent still reports Running/Stopping, action "stop";
 //   waiting: none.
+// Each carries the fencing signal and grace of `fencing` (what the agent does when cut off).
 std::map<std::string, std::map<std::string, nlohmann::json>> DesiredTasks(const WorkloadRecord& r,
-                                                                          const Ledger& ledger);
+                                                                          const Ledger& ledger,
+                                                                          const FencingPolicy& fencing = {});
 
 // Returns true when the placement's task has ended (Exited or Lost).
 bool TaskEnded(const PlacementRecord& p);

@@ -223,6 +223,7 @@ json ToJson(const NodeRecord& n) {
     if (!n.agent_version.empty()) j["agentVersion"] = n.agent_version;
   }
   if (ToMicros(node.last_heartbeat) != 0) j["lastHeartbeatUs"] = ToMicros(node.last_heartbeat);
+  if (ToMicros(n.not_ready_since) != 0) j["notReadySinceUs"] = ToMicros(n.not_ready_since);
   return j;
 }
 
@@ -276,6 +277,7 @@ Result<NodeRecord> NodeRecordFromJson(const json& j) {
     rec.agent_version = j.value("agentVersion", "");
     rec.credential_sha256 = j.value("credentialSha256", "");
     n.last_heartbeat = FromMicros(j.value("lastHeartbeatUs", int64_t{0}));
+    rec.not_ready_since = FromMicros(j.value("notReadySinceUs", int64_t{0}));
     int next_index = 0;
     std::set<int> seen;
     int di = 0;

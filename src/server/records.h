@@ -143,6 +143,7 @@ struct NodeRecord {
   bool agent = false;
   std::string credential_sha256;  // agent nodes
   std::string agent_version;
+  Time not_ready_since{};  // when the server found the agent silent; zero while Ready
   int64_t version = 0;
 };
 

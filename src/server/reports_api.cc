@@ -8,6 +8,7 @@
 #include "meter/price_list_codec.h"
 #include "meter/reports.h"
 #include "server/control_plane.h"
+#include "server/node_history.h"
 
 namespace abacus::server {
 namespace {
@@ -123,6 +124,7 @@ Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind,
   std::vector<meter::WorkloadSummary> workloads;
   std::vector<meter::QueueQuota> quotas;
   std::vector<meter::InventoryRow> inventory;
+  std::map<std::string, std::map<std::string, int64_t>> node_devices;  // for the capacity spans
   std::vector<meter::UtilizationSample> samples;
   Status price_problem;
   const meter::PriceList* prices = nullptr;
@@ -145,6 +147,7 @@ Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind,
     }
     std::map<std::tuple<std::string, std::string, std::string>, meter::InventoryRow> inv;
     for (const auto& [name, n] : ledger_.nodes()) {
+      node_devices[name] = DevicesByFlavor(n);
       std::set<std::string> flavors;
       for (const Device& d : n.node.devices) {
         auto& row = inv[{n.node.cluster, n.node.pool, d.flavor.name()}];
@@ -247,12 +250,14 @@ Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind,
       // Hash-chained entries (govern/audit.h) carry {"object": {kind, name}}.
       json obj = j.contains("object") && j["object"].is_object() ? j["object"] : j;
       audit.push_back({FromMicros(rec.time_us), j.value("actor", "user admin"), j.value("action", ""),
-                       obj.value("kind", ""), obj.value("name", "")});
+                       obj.value("kind", ""), obj.value("name", ""), j.value("result", "ok")});
     }
+    ABACUS_ASSIGN_OR_RETURN(auto capacity, ReadCapacitySpans(*store_, node_devices));
     meter::EvidenceInput in;
     in.window = window;
     in.generated_at = now;
     in.inventory = inventory;
+    in.capacity = capacity;
     in.quotas = quotas;
     in.intervals = intervals;
     in.workloads = workloads;

@@ -77,6 +77,7 @@ int RunServer(const RunOptions& options) {
   cpo.audit_key_file = options.audit_key_file;
   cpo.audit_anchor_file = options.audit_anchor_file;
   cpo.max_task_log_bytes = options.max_task_log_bytes;
+  cpo.fencing = options.fencing;
   auto cp = ControlPlane::Open(cpo);
   if (!cp.ok()) {
     std::cerr << "abacus: cannot start: " << cp.status().ToString() << "\n";

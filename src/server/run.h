@@ -25,6 +25,7 @@ struct RunOptions {
   std::string tls_cert_file, tls_key_file;  // both set: HTTPS
   int heartbeat_seconds = 5;      // told to agents
   int node_timeout_seconds = 30;  // a silent agent node becomes NotReady, its tasks fail over
+  FencingPolicy fencing;          // … once node timeout + the task's fencing grace have passed
   double rate_limit = 200;        // requests a second per token (0: none), see HttpOptions
   double rate_burst = 400;
   // Audit anchors: key file and append-only anchor file; empty: DATA/audit.key, DATA/audit.anchors.

@@ -89,7 +89,15 @@ struct EventSimOptions {
   // applied (a warning says so): with grace 0, two workloads that each outrank the other while
   // waiting (aged priority) and not while running (base priority) would evict each other forever.
   int64_t max_rounds_per_instant = 1000;
+  // The horizon (seconds from trace start): events after it are not replayed, and what runs
+  // then is counted up to it. nullopt: the last arrival or departure in the trace
+  // (TraceHorizon), so runs of one trace compare across policies.
+  std::optional<int64_t> until_s;
 };
+
+// Returns the last arrival or departure (submit + duration) of `input`'s workloads, in seconds
+// from trace start; 0 for an empty trace.
+int64_t TraceHorizon(const EventInput& input);
 
 // How many cycles of each kind ran (docs/simulator.md §5).
 struct CycleCounts {
@@ -129,6 +137,15 @@ struct UtilizationSample {
   int32_t pending = 0, running = 0;
 };
 
+// One pool's capacity and time-weighted allocation over [start_s, end_s].
+struct PoolUtilization {
+  std::string pool;
+  int32_t nodes = 0;
+  int64_t device_milli = 0, cpu_milli = 0;  // capacity (accelerators: GPU and NPU together)
+  double mean_device_pct = 0, mean_cpu_pct = 0;
+  double device_hours = 0;                  // accelerator device-hours allocated
+};
+
 struct UnplacedWorkload {
   std::string workload;
   std::string queue;
@@ -147,7 +164,7 @@ struct JobOutcome {
 };
 
 struct EventSimResult {
-  int64_t start_s = 0, end_s = 0;   // first and last event time
+  int64_t start_s = 0, end_s = 0;   // first event time and the horizon (EventSimOptions::until_s)
   int64_t cycles = 0;               // scheduling cycles run (sched::Schedule calls)
   CycleCounts cycle_kinds;
   double seconds = 0;               // wall time
@@ -157,6 +174,7 @@ struct EventSimResult {
   std::vector<GroupReport> queues;   // in config/trace order
   std::vector<GroupReport> tenants;  // by name
   std::vector<UtilizationSample> timeline;
+  std::vector<PoolUtilization> pools;  // by pool name
   std::vector<UnplacedWorkload> unplaced;
   std::vector<JobOutcome> jobs;      // in input order
   std::vector<std::string> warnings; // e.g. preemptions left out to end a same-instant loop

@@ -105,6 +105,16 @@ nlohmann::ordered_json EventsJson(const EventSimResult& r, bool workloads) {
                    {"npu", static_cast<double>(r.npu_milli) / 1000.0},
                    {"cpu", static_cast<double>(r.cpu_milli) / 1000.0}};
   j["utilization_pct"] = {{"gpu", Round(r.mean_gpu_pct, 1e3)}, {"npu", Round(r.mean_npu_pct, 1e3)}, {"cpu", Round(r.mean_cpu_pct, 1e3)}};
+  j["pools"] = nlohmann::ordered_json::array();
+  for (const auto& p : r.pools) {
+    j["pools"].push_back({{"pool", p.pool},
+                          {"nodes", p.nodes},
+                          {"devices", static_cast<double>(p.device_milli) / 1000.0},
+                          {"cpu", static_cast<double>(p.cpu_milli) / 1000.0},
+                          {"device_pct", Round(p.mean_device_pct, 1e3)},
+                          {"cpu_pct", Round(p.mean_cpu_pct, 1e3)},
+                          {"device_hours", Round(p.device_hours, 1e3)}});
+  }
   j["total"] = GroupJson(r.total);
   j["queues"] = nlohmann::ordered_json::array();
   for (const auto& q : r.queues) j["queues"].push_back(GroupJson(q));
@@ -140,7 +150,7 @@ nlohmann::ordered_json EventsJson(const EventSimResult& r, bool workloads) {
 
 std::string EventsTable(const EventSimResult& r) {
   std::string out;
-  out += "simulated " + Human(static_cast<double>(r.end_s - r.start_s)) + " in " + std::to_string(r.cycles) +
+  out += "simulated " + Human(static_cast<double>(r.end_s - r.start_s)) + " (until t=" + std::to_string(r.end_s) + "s) in " + std::to_string(r.cycles) +
          " scheduling cycles (" + std::to_string(r.cycle_kinds.fresh) + " fresh, " + std::to_string(r.cycle_kinds.bounded) +
          " bounded, " + std::to_string(r.cycle_kinds.full) + " full, " + std::to_string(r.cycle_kinds.nominated) +
          " nominated; " + Fixed(r.seconds, 2) + " s)\n";
@@ -148,6 +158,15 @@ std::string EventsTable(const EventSimResult& r) {
          Fixed(static_cast<double>(r.npu_milli) / 1000.0, 0) + " NPU, " +
          Fixed(static_cast<double>(r.cpu_milli) / 1000.0, 0) + " CPU; mean allocated: GPU " + Fixed(r.mean_gpu_pct, 1) +
          "%, NPU " + Fixed(r.mean_npu_pct, 1) + "%, CPU " + Fixed(r.mean_cpu_pct, 1) + "%\n\n";
+  if (!r.pools.empty()) {
+    std::vector<std::vector<std::string>> prows{{"POOL", "NODES", "DEVICES", "CPU", "DEVICE-ALLOC", "CPU-ALLOC", "DEV-H"}};
+    for (const auto& p : r.pools) {
+      prows.push_back({p.pool, std::to_string(p.nodes), Fixed(static_cast<double>(p.device_milli) / 1000.0, 0),
+                       Fixed(static_cast<double>(p.cpu_milli) / 1000.0, 0), Fixed(p.mean_device_pct, 1) + "%",
+                       Fixed(p.mean_cpu_pct, 1) + "%", Fixed(p.device_hours, 1)});
+    }
+    out += Table(prows) + "\n";
+  }
   std::vector<std::string> header = {"QUEUE", "TENANT", "SUBMIT", "DONE", "RUN", "PEND", "WAIT-MEAN", "P50", "P95",
                                      "P99", "JCT-MEAN", "JCT-P95", "PREEMPTED", "RECLAIMED", "BORROWED", "BORROW-DEV-H",
                                      "DEV-H"};

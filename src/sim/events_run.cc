@@ -1,6 +1,7 @@
 // The event-mode driver (sim/events.h, docs/simulator.md §5): virtual time, the server's
 // incremental cycle kinds over an incrementally kept snapshot, preemptor claims, aging steps.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -95,6 +96,7 @@ struct JobState {
   bool borrowing = false;
   int64_t device_milli = 0;  // accelerator milli held while running
   int64_t cpu_milli = 0, gpu_milli = 0, npu_milli = 0;
+  std::vector<std::array<int64_t, 3>> pool_use;  // {pool, device milli, cpu milli} while running
 };
 
 // Queue order of the server's bounded cycle (Ledger::BuildSnapshot): base priority, then
@@ -173,6 +175,9 @@ class Driver {
   int64_t dropped_ = 0;                // preemptions not applied at the current instant (loop guard)
   int64_t processed_ = 0;
   int64_t used_cpu_ = 0, used_gpu_ = 0, used_npu_ = 0;
+  std::vector<int32_t> node_pool_;                           // node → index into r_.pools
+  std::vector<int64_t> pool_used_device_, pool_used_cpu_;    // allocated now, per pool
+  std::vector<double> pool_device_area_, pool_cpu_area_;     // milli × seconds, per pool
   int32_t pending_count_ = 0, running_count_ = 0;
   std::vector<std::vector<double>> queueing_, completion_;
   std::vector<GroupReport> qrep_;
@@ -203,6 +208,23 @@ Driver::Driver(const EventInput& input, const EventSimOptions& options)
   for (size_t i = 0; i < n; ++i) rank_[by_id[i]] = static_cast<int32_t>(i);
   pending_.resize(snap_.queues.size());
 
+  std::map<std::string, int32_t> pool_index;
+  for (const auto& node : snap_.nodes) pool_index.emplace(node.pool, 0);
+  for (auto& [name, index] : pool_index) {
+    index = static_cast<int32_t>(r_.pools.size());
+    r_.pools.push_back({name, 0, 0, 0, 0, 0, 0});
+  }
+  for (const auto& node : snap_.nodes) {
+    PoolUtilization& pool = r_.pools[pool_index[node.pool]];
+    node_pool_.push_back(pool_index[node.pool]);
+    ++pool.nodes;
+    pool.cpu_milli += node.cpu_milli;
+    for (const auto& d : node.devices) pool.device_milli += d.healthy ? 1000 : 0;
+  }
+  pool_used_device_.assign(r_.pools.size(), 0);
+  pool_used_cpu_.assign(r_.pools.size(), 0);
+  pool_device_area_.assign(r_.pools.size(), 0);
+  pool_cpu_area_.assign(r_.pools.size(), 0);
   for (const auto& node : snap_.nodes) {
     r_.cpu_milli += node.cpu_milli;
     for (const auto& d : node.devices) {
@@ -264,6 +286,11 @@ void Driver::FreeCapacity(int32_t j) {
   used_cpu_ -= st.cpu_milli;
   used_gpu_ -= st.gpu_milli;
   used_npu_ -= st.npu_milli;
+  for (const auto& [pool, device, cpu] : st.pool_use) {
+    pool_used_device_[pool] -= device;
+    pool_used_cpu_[pool] -= cpu;
+  }
+  st.pool_use.clear();
   const int32_t s = st.slot;
   const int32_t last = static_cast<int32_t>(snap_.workloads.size()) - 1;
   if (s != last) {
@@ -476,13 +503,20 @@ void Driver::Admit(int32_t j, sched::WorkloadInfo w, const sched::Admission& a, 
   st.started_s = t;
   st.borrowing = a.borrowing;
   st.cpu_milli = st.gpu_milli = st.npu_milli = st.device_milli = 0;
+  st.pool_use.clear();
   for (const auto& p : a.placements) {
     st.cpu_milli += p.cpu_milli;
+    int64_t device = 0;
     for (const auto& d : p.devices) {
       const FlavorId f = snap_.nodes[p.node].devices[d.device].flavor;
       (Flavor::FromId(f).kind() == DeviceKind::kNpu ? st.npu_milli : st.gpu_milli) += d.milli;
       st.device_milli += d.milli;
+      device += d.milli;
     }
+    const int32_t pool = node_pool_[p.node];
+    st.pool_use.push_back({pool, device, p.cpu_milli});
+    pool_used_device_[pool] += device;
+    pool_used_cpu_[pool] += p.cpu_milli;
   }
   used_cpu_ += st.cpu_milli;
   used_gpu_ += st.gpu_milli;
@@ -538,9 +572,23 @@ EventSimResult Driver::Run() {
   auto last_progress = wall0;
   std::vector<UtilizationSample> samples;
   double gpu_area = 0, npu_area = 0, cpu_area = 0;
-  int64_t last_t = events_.empty() ? 0 : events_.top().t;
+  const int64_t until = o_.until_s ? *o_.until_s : TraceHorizon(in_);
+  int64_t last_t = events_.empty() ? 0 : std::min(events_.top().t, until);
   r_.start_s = last_t;
-  while (!events_.empty()) {
+  // Time-weighted allocation over [last_t, t) of what was allocated before t's events.
+  auto accrue = [&](int64_t t, double gpu, double npu, double cpu, const std::vector<int64_t>& pool_device,
+                    const std::vector<int64_t>& pool_cpu) {
+    const double dt = static_cast<double>(t - last_t);
+    gpu_area += gpu * dt;
+    npu_area += npu * dt;
+    cpu_area += cpu * dt;
+    for (size_t p = 0; p < r_.pools.size(); ++p) {
+      pool_device_area_[p] += static_cast<double>(pool_device[p]) * dt;
+      pool_cpu_area_[p] += static_cast<double>(pool_cpu[p]) * dt;
+    }
+    last_t = t;
+  };
+  while (!events_.empty() && events_.top().t <= until) {
     const int64_t t = events_.top().t;
     if (t != instant_) {
       if (dropped_ > 0) {
@@ -554,6 +602,7 @@ EventSimResult Driver::Run() {
     }
     ++rounds_;
     const double gpu = static_cast<double>(used_gpu_), npu = static_cast<double>(used_npu_), cpu = static_cast<double>(used_cpu_);
+    const std::vector<int64_t> pool_device = pool_used_device_, pool_cpu = pool_used_cpu_;
     const int64_t cycles_before = r_.cycles;
     bool changed = false;  // an instant where only stale events or aging steps that matter to nobody fall is none
     // 1. Apply every event at t.
@@ -617,11 +666,7 @@ EventSimResult Driver::Run() {
       }
     }
     if (!changed && r_.cycles == cycles_before) continue;
-    // Time-weighted utilization over [last_t, t).
-    gpu_area += gpu * static_cast<double>(t - last_t);
-    npu_area += npu * static_cast<double>(t - last_t);
-    cpu_area += cpu * static_cast<double>(t - last_t);
-    last_t = t;
+    accrue(t, gpu, npu, cpu, pool_device, pool_cpu);
     samples.push_back({t, r_.gpu_milli ? 100.0 * static_cast<double>(used_gpu_) / static_cast<double>(r_.gpu_milli) : 0.0,
                        r_.npu_milli ? 100.0 * static_cast<double>(used_npu_) / static_cast<double>(r_.npu_milli) : 0.0,
                        r_.cpu_milli ? 100.0 * static_cast<double>(used_cpu_) / static_cast<double>(r_.cpu_milli) : 0.0,
@@ -640,6 +685,15 @@ EventSimResult Driver::Run() {
       }
     }
   }
+  // What runs at the horizon counts up to it, not beyond.
+  if (until > last_t) {
+    accrue(until, static_cast<double>(used_gpu_), static_cast<double>(used_npu_), static_cast<double>(used_cpu_),
+           pool_used_device_, pool_used_cpu_);
+    samples.push_back({until, r_.gpu_milli ? 100.0 * static_cast<double>(used_gpu_) / static_cast<double>(r_.gpu_milli) : 0.0,
+                       r_.npu_milli ? 100.0 * static_cast<double>(used_npu_) / static_cast<double>(r_.npu_milli) : 0.0,
+                       r_.cpu_milli ? 100.0 * static_cast<double>(used_cpu_) / static_cast<double>(r_.cpu_milli) : 0.0,
+                       pending_count_, running_count_});
+  }
   r_.end_s = last_t;
   if (dropped_ > 0) {
     r_.warnings.push_back("t=" + std::to_string(instant_) + "s: " + std::to_string(dropped_) +
@@ -651,6 +705,12 @@ EventSimResult Driver::Run() {
   r_.mean_gpu_pct = r_.gpu_milli ? 100.0 * gpu_area / span / static_cast<double>(r_.gpu_milli) : 0;
   r_.mean_npu_pct = r_.npu_milli ? 100.0 * npu_area / span / static_cast<double>(r_.npu_milli) : 0;
   r_.mean_cpu_pct = r_.cpu_milli ? 100.0 * cpu_area / span / static_cast<double>(r_.cpu_milli) : 0;
+  for (size_t p = 0; p < r_.pools.size(); ++p) {
+    PoolUtilization& pool = r_.pools[p];
+    if (pool.device_milli > 0) pool.mean_device_pct = 100.0 * pool_device_area_[p] / span / static_cast<double>(pool.device_milli);
+    if (pool.cpu_milli > 0) pool.mean_cpu_pct = 100.0 * pool_cpu_area_[p] / span / static_cast<double>(pool.cpu_milli);
+    pool.device_hours = pool_device_area_[p] / 1000.0 / 3600.0;
+  }
   Summarize();
   // Thin the timeline: keep every k-th sample and the last.
   if (o_.timeline_points > 0 && static_cast<int64_t>(samples.size()) > o_.timeline_points) {
@@ -756,6 +816,12 @@ void Driver::Summarize() {
 }
 
 }  // namespace
+
+int64_t TraceHorizon(const EventInput& input) {
+  int64_t horizon = 0;
+  for (const EventJob& j : input.jobs) horizon = std::max(horizon, j.submit_s + j.duration_s.value_or(0));
+  return horizon;
+}
 
 EventSimResult RunEventSim(const EventInput& input, const EventSimOptions& options) {
   Driver driver(input, options);

@@ -42,8 +42,15 @@ const JobOutcome& Job(const EventSimResult& r, const std::string& id) {
   return none;
 }
 
+// Options that replay until `until_s` (past the trace's last departure: to completion).
+EventSimOptions Until(int64_t until_s) {
+  EventSimOptions o;
+  o.until_s = until_s;
+  return o;
+}
+
 TEST(EventSim, TimesQueueingAndReasons) {
-  EventSimResult r = RunEventSim(Input(kTrace), {});
+  EventSimResult r = RunEventSim(Input(kTrace), Until(150));
   EXPECT_EQ(Job(r, "a").first_start_s, 0);
   EXPECT_EQ(Job(r, "a").finish_s, 100);
   EXPECT_EQ(Job(r, "c").first_start_s, 20);
@@ -127,7 +134,7 @@ workloads:
   Diagnostics diags;
   AddToTenancyConfig(docs.documents, config, diags);
   ASSERT_TRUE(diags.empty()) << diags.ToString();
-  EventSimResult r = RunEventSim(Input(kBorrow, &config), {});
+  EventSimResult r = RunEventSim(Input(kBorrow, &config), Until(1050));
   const GroupReport& q1 = r.queues[0];
   EXPECT_EQ(q1.borrowing_admissions, 2);  // first run and the resumed run both borrow
   EXPECT_EQ(q1.preempted, 1);
@@ -142,7 +149,7 @@ workloads:
   EXPECT_EQ(r.total.completed, 2);
   EXPECT_EQ(r.cycle_kinds.nominated, 1);
   // Without the claim (what the server does today) the victim wins the race at t=100.
-  EventSimOptions no_claims;
+  EventSimOptions no_claims = Until(1050);
   no_claims.preemptor_claims = false;
   EventSimResult race = RunEventSim(Input(kBorrow, &config), no_claims);
   EXPECT_EQ(Job(race, "wide").finish_s, 1000);
@@ -193,7 +200,7 @@ workloads:
      accelerators: {flavor: "gpu/*", count: 1}}
 )";
   TenancyConfig config = Config(kAgingConfig);
-  EventSimResult r = RunEventSim(Input(kAging, &config), {});
+  EventSimResult r = RunEventSim(Input(kAging, &config), Until(200000));
   EXPECT_EQ(Job(r, "late").first_start_s, 10 + 4 * 3600);
   EXPECT_EQ(Job(r, "late").finish_s, 10 + 4 * 3600 + 100);
   EXPECT_EQ(Job(r, "early").preemptions, 1);
@@ -221,7 +228,7 @@ workloads:
   - {name: late, kind: Experiment, tenant: t, queue: q, submit: 10, duration: 100, cpu: 1, memory: 1Gi,
      accelerators: {flavor: "gpu/*", count: 1}}
 )";
-  EventSimOptions o;
+  EventSimOptions o = Until(200000);
   o.max_rounds_per_instant = 50;
   EventSimResult r = RunEventSim(Input(kPingPong), o);
   EXPECT_TRUE(r.warnings.empty()) << r.warnings[0];
@@ -241,7 +248,7 @@ workloads:
      accelerators: {flavor: "gpu/*", count: 2}}
 )";
   EventSimResult r = RunEventSim(Input(kIdle), {});
-  EXPECT_EQ(r.end_s, 0);
+  EXPECT_EQ(r.end_s, 10);  // the horizon: the trace's last departure (0 + 10 s)
   EXPECT_EQ(r.cycles, 1);
   EXPECT_EQ(r.cycle_kinds.aging_steps, 0);
   ASSERT_EQ(r.unplaced.size(), 1u);
@@ -317,6 +324,53 @@ TEST(EventSim, OpenbBestEffortPodsWithoutACohortSayWhyTheyNeverRun) {
   EXPECT_NE(r.unplaced[0].reason.find("best-effort"), std::string::npos) << r.unplaced[0].reason;
   EXPECT_NE(r.unplaced[0].reason.find("queue default is in no cohort"), std::string::npos) << r.unplaced[0].reason;
   EXPECT_EQ(r.unplaced[0].reason.find("uses 0 of nominal"), std::string::npos) << r.unplaced[0].reason;
+}
+
+// Issue 20.19: a run ends at its horizon — by default the trace's last arrival or departure —
+// and what runs then (a service that never ends, a job that started late) counts up to it, so
+// runs of one trace compare across policies; each pool reports its own allocation.
+TEST(EventSim, TheHorizonEndsTheRunAndEachPoolReportsItsAllocation) {
+  constexpr const char* kPools = R"(
+nodes:
+  - {name: n1, pool: train, cpu: 16, memory: 64Gi, devices: ["gpu:nvidia:A100-80G:2:80Gi"]}
+  - {name: n2, pool: serve, cpu: 16, memory: 64Gi, devices: ["gpu:nvidia:A100-80G:2:80Gi"]}
+workloads:
+  - {name: job, kind: BatchJob, queue: q, submit: 0, duration: 100, cpu: 1, memory: 1Gi,
+     accelerators: {flavor: "gpu/*", count: 1}}
+  - {name: svc, kind: BatchJob, queue: q, submit: 0, cpu: 1, memory: 1Gi,
+     accelerators: {flavor: "gpu/*", count: 1}}
+  - {name: late, kind: BatchJob, queue: q, submit: 60, duration: 1000, cpu: 1, memory: 1Gi,
+     accelerators: {flavor: "gpu/*", count: 2}}
+)";
+  EventInput in = Input(kPools);
+  EXPECT_EQ(TraceHorizon(in), 1060);
+  EventSimResult r = RunEventSim(in, {});
+  EXPECT_EQ(r.end_s, 1060);
+  EXPECT_EQ(r.total.completed, 2);       // job, and late (started at 60, ends at the horizon)
+  EXPECT_EQ(r.total.running_at_end, 1);  // svc never ends: counted up to the horizon
+  // Device-hours up to the horizon: job 100 s, svc 1060 s, late 2 × 1000 s.
+  EXPECT_NEAR(r.total.device_hours, (100.0 + 1060.0 + 2000.0) / 3600.0, 1e-9);
+  ASSERT_EQ(r.pools.size(), 2u);
+  EXPECT_EQ(r.pools[0].pool, "serve");
+  EXPECT_EQ(r.pools[1].pool, "train");
+  double pool_hours = 0;
+  for (const auto& p : r.pools) {
+    EXPECT_EQ(p.nodes, 1);
+    EXPECT_EQ(p.device_milli, 2000);
+    pool_hours += p.device_hours;
+    EXPECT_NEAR(p.mean_device_pct, 100.0 * p.device_hours * 3600.0 / 2.0 / 1060.0, 1e-6) << p.pool;
+  }
+  EXPECT_NEAR(pool_hours, r.total.device_hours, 1e-9);
+  EXPECT_NEAR(r.mean_gpu_pct, 100.0 * (100.0 + 1060.0 + 2000.0) / 4.0 / 1060.0, 1e-9);
+  // An earlier horizon: the same run cut at 50 s.
+  EventSimResult cut = RunEventSim(in, Until(50));
+  EXPECT_EQ(cut.end_s, 50);
+  EXPECT_EQ(cut.total.submitted, 2);  // "late" arrives after it
+  EXPECT_EQ(cut.total.completed, 0);
+  EXPECT_NEAR(cut.total.device_hours, 2 * 50.0 / 3600.0, 1e-9);
+  auto json = EventsJson(cut);
+  EXPECT_EQ(json["pools"].size(), 2u);
+  EXPECT_NE(EventsTable(cut).find("POOL"), std::string::npos);
 }
 
 }  // namespace

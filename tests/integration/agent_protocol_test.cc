@@ -38,9 +38,10 @@ json Registration(const std::string& name) {
 class AgentProtocolTest : public ::testing::Test {
  protected:
   void SetUp() override { Start("30"); }
-  void Start(const std::string& node_timeout) {
+  void Start(const std::string& node_timeout, std::vector<std::string> extra = {}) {
     server_.reset();
-    server_ = std::make_unique<ServerProcess>(dir_.path(), std::vector<std::string>{"--node-timeout", node_timeout});
+    extra.insert(extra.begin(), {"--node-timeout", node_timeout});
+    server_ = std::make_unique<ServerProcess>(dir_.path(), extra);
     auto admin = server_->Client();
     ASSERT_EQ(admin.Post("/api/v1/apply", kOrg, "application/yaml").status, 200);
   }
@@ -242,11 +243,15 @@ TEST_F(AgentProtocolTest, ServerRestartKeepsTaskIdsAndCredentials) {
 }
 
 TEST_F(AgentProtocolTest, SilentNodeBecomesNotReadyAndItsTasksAreRequeued) {
-  Start("3");
+  Start("3", {"--fencing-grace", "TrainingJob=1s"});
   cli::ApiClient node({server_->url(), Register("gpu-a")});
   auto sub = server_->Client().Post("/api/v1/workloads", Job("orphan"), "application/yaml");
   std::string id = sub.body["items"][0]["id"];
-  ASSERT_TRUE(WaitFor([&] { return Assignments(node, "gpu-a")["tasks"].size() == 1; }));
+  json assigned;
+  ASSERT_TRUE(WaitFor([&] { return (assigned = Assignments(node, "gpu-a"))["tasks"].size() == 1; }));
+  // How the agent fences the task when cut off (issue 20.9): the kind's grace, SIGTERM.
+  EXPECT_EQ(assigned["tasks"][0]["fencingGraceSeconds"], 1);
+  EXPECT_EQ(assigned["tasks"][0]["fencingSignal"], "SIGTERM");
   Report(node, "gpu-a", {{"taskId", id + ".0.0.1"}, {"phase", "Running"}});
   ASSERT_TRUE(WaitFor([&] { return StateOf(id) == "Running"; }));
   // No call for longer than --node-timeout 3.

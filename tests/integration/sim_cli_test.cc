@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "server_process.h"
 
@@ -47,6 +48,24 @@ TEST(SimCliTest, PackingOnTheOpenbTraceOrdersFgdAheadOfRandom) {
   auto final_alloc = [&](const std::string& policy) { return j["policies"][policy]["curve"].back()["gpu_alloc_pct"].get<double>(); };
   EXPECT_GT(final_alloc("fgd"), final_alloc("random"));
   EXPECT_GT(final_alloc("fgd"), 85.0);
+}
+
+// Issue 20.18: the table's header counts the nodes of the node list (it printed "0 nodes": the
+// list had been moved into the experiment before its size was read).
+TEST(SimCliTest, PackingHeaderCountsTheNodesOfTheNodeList) {
+  TempDir dir;
+  std::string nodes = dir.path() + "/nodes.csv";
+  std::string pods = dir.path() + "/pods.csv";
+  std::ofstream(nodes) <<
+            "sn,cpu_milli,memory_mib,gpu,model\n"
+            "n0,64000,262144,8,V100M16\nn1,64000,262144,8,V100M16\nn2,96000,786432,2,P100\n";
+  std::ofstream(pods) <<
+            "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,"
+            "scheduled_time\n"
+            "p0,4000,8192,1,1000,,LS,Running,0,100,0\np1,2000,4096,1,500,,LS,Running,1,100,1\n";
+  auto r = RunCli({"sim", "packing", "--nodes", nodes, "--pods", pods, "--policy", "bestfit", "--seeds", "1", "-q"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("3 nodes, 18 GPUs; 2 pods"), std::string::npos) << r.out;
 }
 
 TEST(SimCliTest, EventsOnTheOpenbTraceLeaveOnlyBestEffortWaiting) {

@@ -121,6 +121,7 @@ Status Agent::Start() {
   control_ = std::thread([this] { ControlLoop(); });
   status_ = std::thread([this] { StatusLoop(); });
   upkeep_ = std::thread([this] { UpkeepLoop(); });
+  fence_ = std::thread([this] { FenceLoop(); });
   return Status::OK();
 }
 
@@ -132,6 +133,7 @@ void Agent::Shutdown() {
   poll_client_.Cancel();
   cv_.notify_all();
   control_.join();
+  fence_.join();
   probes_.Stop();  // stopping tasks are not probed; their `ready` turns false
   // 2) Stop what runs, each with its own signal and grace; the status thread reaps them,
   //    ships their logs and reports them, then ends.
@@ -209,6 +211,7 @@ bool Agent::RegisterOnce() {
   // Registering again proves this is the node: its credential, kept across restarts.
   if (credential_.empty()) credential_ = LoadNodeCredential(options_.work_dir, options_.name);
   request.credential = credential_;
+  const Time sent = clock_.Now();
   auto answer = poll_client_.Register(options_.join_token, request);
   if (!answer.ok()) {
     std::lock_guard lock(mu_);
@@ -218,6 +221,7 @@ bool Agent::RegisterOnce() {
     }
     return false;
   }
+  NoteContact(sent);
   poll_client_.SetNodeToken(answer->node_token);
   client_.SetNodeToken(answer->node_token);
   credential_ = answer->node_token;
@@ -233,6 +237,7 @@ bool Agent::RegisterOnce() {
     reg_.heartbeat = options_.heartbeat > Duration::zero() ? options_.heartbeat
                                                           : Duration(std::chrono::seconds(answer->heartbeat_seconds));
     reg_.next_heartbeat = clock_.Now() + reg_.heartbeat;
+    reg_.node_timeout = std::chrono::seconds(answer->node_timeout_seconds);
     reg_.version = 0;
     inventory_sent_ = inventory_generation_;  // the registration carried the devices
     ++counters_.registrations;
@@ -276,8 +281,10 @@ void Agent::ControlLoop() {
       node = reg_.node;
       after = reg_.version;
     }
+    const Time sent = clock_.Now();
     auto assignment = poll_client_.Assignments(node, after, options_.long_poll);
     if (stopping_) break;
+    if (assignment.ok()) NoteContact(sent);
     if (!assignment.ok()) {
       const Status& s = assignment.status();
       if (Rejected(s)) {
@@ -471,7 +478,9 @@ Status Agent::SendStatuses() {
   }
   std::vector<TaskStatus> batch = table_.TakeUnsent();
   if (batch.empty()) return Status::OK();
+  const Time sent = clock_.Now();
   auto answer = client_.ReportStatus(node, batch);
+  if (answer.ok()) NoteContact(sent);
   {
     std::lock_guard lock(mu_);
     ++counters_.status_posts;
@@ -576,7 +585,9 @@ void Agent::SendHeartbeat() {
   }
   int inventory_generation = 0;
   HeartbeatRequest hb = BuildHeartbeat(&inventory_generation);
+  const Time sent = clock_.Now();
   Status s = client_.Heartbeat(hb);
+  if (s.ok()) NoteContact(sent);
   std::lock_guard lock(mu_);
   if (s.ok()) {
     ++counters_.heartbeats;
@@ -653,6 +664,43 @@ void Agent::UpkeepLoop() {
       next_discovery = now + options_.rediscover_every;
     }
     CleanUp();
+  }
+}
+
+// ---- fence thread: stop the tasks when cut off from every server ----
+
+void Agent::NoteContact(Time sent) {
+  int64_t us = ToMicros(sent);
+  int64_t cur = last_contact_us_.load();
+  while (us > cur && !last_contact_us_.compare_exchange_weak(cur, us)) {
+  }
+}
+
+void Agent::FenceLoop() {
+  while (!stopping_) {
+    Duration timeout;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait_for(lock, milliseconds(20), [&] { return stopping_.load(); });
+      timeout = options_.fence_after > Duration::zero() ? options_.fence_after : reg_.node_timeout;
+    }
+    const int64_t last = last_contact_us_.load();
+    if (stopping_ || timeout <= Duration::zero() || last == 0) continue;
+    const Duration silent = clock_.Now() - FromMicros(last);
+    if (silent < timeout) {
+      fenced_ = false;  // reachable again: a later cut fences what runs then
+      continue;
+    }
+    if (fenced_) continue;
+    fenced_ = true;
+    const std::string why = "fenced: the agent reached no server for " + FormatDuration(silent) +
+                            " (node timeout " + FormatDuration(timeout) + ")";
+    std::vector<StopOrder> orders = table_.FenceAll(why);
+    ABACUS_LOG_WARN("agent: {}; stopping {} task(s) with their fencing signal and grace", why, orders.size());
+    for (const StopOrder& o : orders) StopTask(o);
+    std::lock_guard lock(mu_);
+    ++counters_.fences;
+    counters_.tasks_fenced += static_cast<int>(orders.size());
   }
 }
 

@@ -12,6 +12,10 @@
 //   upkeep    heartbeats (device health and utilization, every status, task usage), new log
 //             bytes every second, re-discovery on a timer (the full inventory in the next
 //             heartbeat when the device list changed), clean-up of finished tasks.
+//   fence     every 20 ms: when no server answered for the node timeout (counted from the
+//             sending of the last answered request), stops every task with its fencing signal
+//             and grace and reports it Lost once reachable again (docs/agent-protocol.md,
+//             "Fencing"): the server runs that work elsewhere only after timeout + grace.
 //   probes    (ProbeRunner, a few workers, started with the first probed task) the readiness
 //             and liveness probes of running tasks; a change of `ready`/`live` wakes the status
 //             thread like a phase change. The agent never restarts a task for a failed probe.
@@ -74,6 +78,7 @@ struct AgentOptions {
   // benchmarks that run many trivial tasks per core.
   int64_t cpu_milli_override = 0;
   int64_t memory_bytes_override = 0;
+  Duration fence_after{};  // zero: the server's nodeTimeoutSeconds
 };
 
 // What the agent runs on; tests swap parts for fakes.
@@ -95,6 +100,8 @@ struct AgentCounters {
   int backoffs = 0;  // waits before calling the server again
   Duration last_backoff{};
   int probe_attempts = 0;
+  int fences = 0;        // times the agent fenced itself
+  int tasks_fenced = 0;  // tasks it stopped so
 };
 
 class Agent {
@@ -134,6 +141,7 @@ class Agent {
     int generation = 0;  // counts registrations; a rejection only undoes the one it was sent with
     std::string node;
     Duration heartbeat{};
+    Duration node_timeout{};  // from the registration answer: fence after this long cut off
     Time next_heartbeat{};
     int64_t version = 0;  // of the last assignment applied
   };
@@ -141,6 +149,9 @@ class Agent {
   void ControlLoop();
   void StatusLoop();
   void UpkeepLoop();
+  void FenceLoop();
+  // A server answered a request sent at `sent`.
+  void NoteContact(Time sent);
 
   bool RegisterOnce();
   void Apply(const Assignment& assignment);
@@ -198,7 +209,9 @@ class Agent {
   std::atomic<bool> finished_{false};   // every task ended and was reported: the upkeep thread ends
   bool started_ = false;
   bool shut_down_ = false;
-  std::thread control_, status_, upkeep_;
+  std::atomic<int64_t> last_contact_us_{0};  // when the last answered request was sent (clock µs)
+  bool fenced_ = false;                     // fence thread only
+  std::thread control_, status_, upkeep_, fence_;
 };
 
 }  // namespace abacus::agent

@@ -808,3 +808,50 @@ TEST(AgentClientTest, MapsAnswersToStatuses) {
 
 }  // namespace
 }  // namespace abacus::agent
+
+namespace abacus::agent {
+namespace {
+
+// Issue 20.9: cut off from every server for the node timeout, the agent fences its tasks with
+// their fencing signal and grace; once a server answers again it reports them Lost (NodeLost),
+// so the server requeues them instead of counting a failure.
+TEST_F(AgentTest, CutOffForTheNodeTimeoutItFencesItsTasksAndReportsThemLost) {
+  FakeServer& server = Serve();
+  const int port = server.port();
+  AgentOptions o = Options(server.url());
+  o.fence_after = seconds(30);
+  StartAgent(o);
+  const std::string mark = (work_ / "fenced").string();
+  json task = RunTask("wl.0.0.1", {"sh", "-c", "trap 'touch " + mark + "; exit 0' USR1; while true; do sleep 0.05; done"});
+  task["fencingSignal"] = "SIGUSR1";
+  task["fencingGraceSeconds"] = 5;
+  server.Publish(json::array({task}));
+  ASSERT_TRUE(Eventually([&] { return server.Last("wl.0.0.1", "Running").has_value(); }));
+  server_.reset();  // no server any more
+  clock_.Advance(seconds(31));
+  ASSERT_TRUE(Eventually([&] { return agent_->counters().fences == 1; }));
+  EXPECT_EQ(agent_->counters().tasks_fenced, 1);
+  ASSERT_TRUE(Eventually([&] { return fs::exists(mark); })) << "the task did not get its fencing signal";
+  // A server answers again (on the same address): the task is reported Lost, NodeLost.
+  FakeServer& back = Serve(port);
+  auto lost = [&]() -> std::optional<json> {
+    if (auto s = back.Last("wl.0.0.1", "Lost")) return s;
+    return back.With([](FakeServer& s) -> std::optional<json> {
+      for (const auto& r : s.registrations_) {
+        for (const auto& t : r["tasks"]) {
+          if (t["taskId"] == "wl.0.0.1" && t["phase"] == "Lost") return t;
+        }
+      }
+      return std::nullopt;
+    });
+  };
+  ASSERT_TRUE(Eventually([&] {
+    clock_.Advance(seconds(1));  // through the reconnection backoff
+    return lost().has_value();
+  }));
+  EXPECT_EQ((*lost())["lostReason"], "NodeLost");
+  EXPECT_NE((*lost())["message"].get<std::string>().find("fenced"), std::string::npos) << lost()->dump();
+}
+
+}  // namespace
+}  // namespace abacus::agent

@@ -103,6 +103,7 @@ json ToJson(const TaskStatus& s) {
     j["stopped"] = s.stopped;
   }
   if (!s.message.empty()) j["message"] = s.message;
+  if (!s.lost_reason.empty()) j["lostReason"] = s.lost_reason;
   if (!s.warnings.empty()) j["warnings"] = s.warnings;
   if (s.ready) j["ready"] = *s.ready;
   if (s.live) j["live"] = *s.live;
@@ -274,6 +275,11 @@ Result<AssignedTask> ParseAssignedTask(const json& t) {
   auto sig = ParseSignal(t.value("stopSignal", "SIGTERM"));
   if (!sig.ok()) return sig.status().WithContext("task " + a.task_id);
   a.stop_signal = *sig;
+  a.fencing_grace = t.contains("fencingGraceSeconds") ? Duration(std::chrono::seconds(t.value("fencingGraceSeconds", 30)))
+                                                      : a.grace;
+  auto fence_sig = ParseSignal(t.value("fencingSignal", std::string(t.value("stopSignal", "SIGTERM"))));
+  if (!fence_sig.ok()) return fence_sig.status().WithContext("task " + a.task_id + ": fencingSignal");
+  a.fencing_signal = *fence_sig;
   a.readiness = ProbeOf(t, "readiness");
   a.liveness = ProbeOf(t, "liveness");
   a.results_file = t.value("resultsFile", "");
@@ -313,6 +319,7 @@ Result<TaskStatus> ParseTaskStatus(const json& j) {
     s.oom_killed = j.value("oomKilled", false);
     s.stopped = j.value("stopped", false);
     s.message = j.value("message", "");
+    s.lost_reason = j.value("lostReason", "");
     s.warnings = j.value("warnings", std::vector<std::string>{});
     if (j.contains("ready")) s.ready = j.at("ready").get<bool>();
     if (j.contains("live")) s.live = j.at("live").get<bool>();

@@ -47,6 +47,7 @@ struct TaskStatus {
   // Exited only: what the task wrote to its results file (results.h), or why it was not taken.
   std::optional<std::string> results;
   std::string results_error;
+  std::string lost_reason = "";  // Lost only: "NodeLost" when the agent fenced the task (cut off)
   bool operator==(const TaskStatus&) const = default;
 
   bool final() const { return phase == ReportedPhase::kExited || phase == ReportedPhase::kLost; }
@@ -119,6 +120,10 @@ struct AssignedTask {
   std::vector<AssignedDevice> devices;
   Duration grace = std::chrono::seconds(30);
   int stop_signal = 15;  // SIGTERM
+  // What the agent does when cut off from every server for the node timeout ("fencingSignal",
+  // "fencingGraceSeconds"; absent: the stop signal and grace).
+  int fencing_signal = 15;
+  Duration fencing_grace = std::chrono::seconds(30);
   std::optional<AssignedProbe> readiness, liveness;  // "probes": {"readiness": …, "liveness": …}
   std::string results_file;  // "resultsFile": the results file name to read first (Evaluation)
 };

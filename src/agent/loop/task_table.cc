@@ -65,6 +65,8 @@ ReconcilePlan TaskTable::Reconcile(const Assignment& assignment, Duration vanish
       e.assigned = true;
       e.stop_signal = t.stop_signal;
       e.grace = t.grace;
+      e.fencing_signal = t.fencing_signal;
+      e.fencing_grace = t.fencing_grace;
       plan.start.push_back(t);
       continue;
     }
@@ -102,6 +104,11 @@ void TaskTable::Update(const TaskStatus& reported) {
   started_.try_emplace(reported.task_id, kLive);
   Entry& e = entries_[reported.task_id];
   TaskStatus status = WithProbes(reported, e.probes);
+  if (!e.fenced.empty() && status.phase == ReportedPhase::kExited) {
+    status.phase = ReportedPhase::kLost;  // it ended because it was fenced, not by itself
+    status.lost_reason = "NodeLost";
+    status.message = e.fenced;
+  }
   if (e.status) {
     if (*e.status == status) return;
     if (e.status->final() || Rank(status.phase) < Rank(e.status->phase)) return;
@@ -170,6 +177,19 @@ std::vector<StopOrder> TaskTable::StopAll() {
   for (auto& [id, e] : entries_) {
     if (!e.status) continue;
     if (auto order = OrderStopLocked(id, e, e.stop_signal, e.grace)) out.push_back(*order);
+  }
+  return out;
+}
+
+std::vector<StopOrder> TaskTable::FenceAll(const std::string& why) {
+  std::lock_guard lock(mu_);
+  std::vector<StopOrder> out;
+  for (auto& [id, e] : entries_) {
+    if (!e.status) continue;
+    if (auto order = OrderStopLocked(id, e, e.fencing_signal, e.fencing_grace)) {
+      e.fenced = why;
+      out.push_back(*order);
+    }
   }
   return out;
 }

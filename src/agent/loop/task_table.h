@@ -70,6 +70,10 @@ class TaskTable {
   std::vector<TaskStatus> All() const;
   // Stop orders for every task still running (shutdown), each once.
   std::vector<StopOrder> StopAll();
+  // Fencing (no server for the node timeout): stop orders with each task's fencing signal and
+  // grace for every task still running and not yet ordered to stop. Those tasks are reported
+  // Lost (lostReason NodeLost, `why` as message) when they end, so the server requeues them.
+  std::vector<StopOrder> FenceAll(const std::string& why);
   // Removes the tasks that are done (final, sent, out of the assignment) and returns their ids.
   std::vector<std::string> TakeDone();
 
@@ -86,6 +90,9 @@ class TaskTable {
     bool stop_ordered = false;
     int stop_signal = 15;
     Duration grace{};
+    int fencing_signal = 15;
+    Duration fencing_grace{};
+    std::string fenced;  // not empty: fenced, why
     ProbeOutcome probes;
   };
   void SetSent(const std::vector<TaskStatus>& statuses, bool sent);

@@ -1,0 +1,131 @@
+// Fencing of cut-off nodes and the truth about heartbeats (issue 20, points 9 and 20), with real
+// `abacus server` and `abacus agent` processes: an agent that reaches no server for the node
+// timeout stops its tasks itself with their checkpoint signal; the server places the work
+// elsewhere only after node timeout + fencing grace; `describe node` shows the last heartbeat
+// and since when a node is NotReady.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "server_process.h"
+
+namespace abacus::testing {
+namespace {
+
+using nlohmann::json;
+
+// A TrainingJob whose task writes its pid to DIR/pid and, on SIGUSR1 (its checkpoint signal),
+// writes DIR/checkpoint and exits.
+std::string CheckpointingJob(const std::string& name, const std::string& dir) {
+  return "kind: TrainingJob\nname: " + name +
+         "\nproject: acme/ml\nqueue: train\nspec:\n"
+         "  command: [\"sh\", \"-c\", \"echo $$ > " + dir + "/pid; trap 'echo saved > " + dir +
+         "/checkpoint; exit 0' USR1; while true; do sleep 0.1; done\"]\n"
+         "  checkpoint: {signal: SIGUSR1, graceSeconds: 5}\n"
+         "  taskGroups:\n    - name: worker\n      replicas: 1\n      resources:\n"
+         "        cpu: 1\n        memory: 1Gi\n        accelerators: {flavor: \"gpu/nvidia/A100-80G\", count: 1}\n";
+}
+
+bool Alive(pid_t pid) { return ::kill(pid, 0) == 0; }
+
+TEST(FencingTest, AnAgentCutOffFromEveryServerStopsItsTasksWithTheirCheckpointSignal) {
+  TempDir data, marks;
+  ServerProcess server(data.path(), {"--node-timeout", "3", "--heartbeat", "1"});
+  ASSERT_EQ(server.Client().Post("/api/v1/apply", kAcmeOrg, "application/yaml").status, 200);
+  AgentProcess agent(server, "gpu-a", "gpu:nvidia:A100-80G:2:80Gi@cuda=12.4");
+  auto sub = server.Client().Post("/api/v1/workloads", CheckpointingJob("fenced", marks.path()), "application/yaml");
+  ASSERT_EQ(sub.status, 201) << sub.text;
+  std::string id = sub.body["items"][0]["id"];
+  // The assignment told the agent how to fence this task: its checkpoint signal and grace.
+  ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(marks.path() + "/pid"); }));
+  pid_t pid = 0;
+  ASSERT_TRUE(WaitFor([&] { return (pid = std::atoi(ReadFile(marks.path() + "/pid").c_str())) > 0; }));
+  ASSERT_TRUE(Alive(pid));
+  // The server disappears: nothing answers the agent any more.
+  server.Kill9();
+  // After the node timeout the agent fences: the task gets SIGUSR1, saves, and is gone.
+  ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(marks.path() + "/checkpoint"); }))
+      << "the task was not fenced";
+  EXPECT_TRUE(WaitFor([&] { return !Alive(pid); })) << "task " << pid << " still runs";
+}
+
+TEST(FencingTest, TheServerRequeuesACutOffNodesWorkOnlyAfterTimeoutPlusGrace) {
+  TempDir data, marks;
+  ServerProcess server(data.path(), {"--node-timeout", "2", "--heartbeat", "1", "--fencing-grace", "TrainingJob=3s"});
+  ASSERT_EQ(server.Client().Post("/api/v1/apply", kAcmeOrg, "application/yaml").status, 200);
+  auto agent = std::make_unique<AgentProcess>(server, "gpu-a", "gpu:nvidia:A100-80G:2:80Gi@cuda=12.4");
+  // No checkpoint: the kind's fencing grace (3 s) applies.
+  std::string job = CheckpointingJob("requeued", marks.path());
+  job.erase(job.find("  checkpoint:"), job.find("  taskGroups:") - job.find("  checkpoint:"));
+  auto sub = server.Client().Post("/api/v1/workloads", job, "application/yaml");
+  ASSERT_EQ(sub.status, 201) << sub.text;
+  std::string id = sub.body["items"][0]["id"];
+  auto state = [&] { return server.Client().Get("/api/v1/workloads/" + id).body.value("state", ""); };
+  ASSERT_TRUE(WaitFor([&] { return state() == "Running"; }));
+  agent->Kill9();  // silent from now on
+  json node;
+  ASSERT_TRUE(WaitFor([&] {
+    node = server.Client().Get("/api/v1/nodes/gpu-a").body;
+    return node.value("state", "") == "NotReady";
+  }));
+  ASSERT_TRUE(node.contains("notReadySinceUs")) << node.dump();
+  const int64_t not_ready_us = node["notReadySinceUs"];
+  EXPECT_GE(not_ready_us, node.value("lastHeartbeatUs", int64_t{0}) + 2'000'000) << node.dump();
+  // The workload is requeued (NodeLost), and not before NotReady + the 3 s grace.
+  json requeued;
+  ASSERT_TRUE(WaitFor([&] {
+    for (const auto& e : server.Client().Get("/api/v1/workloads/" + id + "/events").body["items"]) {
+      if (e.value("type", "") == "Requeued") requeued = e;
+    }
+    return !requeued.is_null();
+  })) << server.Client().Get("/api/v1/workloads/" + id + "/events").text;
+  EXPECT_EQ(requeued["details"]["reason"], "NodeLost");
+  EXPECT_GE(requeued.value("timeUs", int64_t{0}), not_ready_us + 3'000'000) << requeued.dump();
+  if (std::filesystem::exists(marks.path() + "/pid")) {
+    pid_t pid = std::atoi(ReadFile(marks.path() + "/pid").c_str());
+    if (pid > 0) ::kill(-pid, SIGKILL);  // the killed agent's task (no agent to fence it)
+  }
+}
+
+TEST(FencingTest, DescribeNodeShowsTheLastHeartbeatAndSinceWhenItIsNotReady) {
+  TempDir data;
+  ServerProcess server(data.path(), {"--node-timeout", "4", "--heartbeat", "1"});
+  AgentProcess agent(server, "gpu-a", "gpu:nvidia:A100-80G:1:80Gi");
+  auto get = [&] { return server.Client().Get("/api/v1/nodes/gpu-a").body; };
+  const int64_t registered = get().value("lastHeartbeatUs", int64_t{0});
+  ASSERT_GT(registered, 0);
+  // Heartbeats move it on (it stayed at the registration).
+  ASSERT_TRUE(WaitFor([&] { return get().value("lastHeartbeatUs", int64_t{0}) > registered + 1'500'000; }))
+      << get().dump();
+  agent.Kill9();
+  // Still Ready, but the API says heartbeats stopped…
+  json late;
+  ASSERT_TRUE(WaitFor([&] {
+    late = get();
+    return late.value("heartbeatLate", false);
+  })) << late.dump();
+  EXPECT_GE(late.value("heartbeatAgeSeconds", 0), 2);
+  // … then NotReady, since when.
+  json down;
+  ASSERT_TRUE(WaitFor([&] {
+    down = get();
+    return down.value("state", "") == "NotReady";
+  }));
+  ASSERT_TRUE(down.contains("notReadySince")) << down.dump();
+  EXPECT_GT(down.value("notReadySinceUs", int64_t{0}), down.value("lastHeartbeatUs", int64_t{0}));
+  // The CLI shows both.
+  auto r = RunCli({"describe", "node", "gpu-a", "--server", server.url(), "--token", server.token()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("notReadySince:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("lastHeartbeat:"), std::string::npos) << r.out;
+  auto table = RunCli({"get", "nodes", "--server", server.url(), "--token", server.token()});
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("HEARTBEAT"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("NotReady ("), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("s ago"), std::string::npos) << table.out;
+}
+
+}  // namespace
+}  // namespace abacus::testing
