@@ -116,6 +116,8 @@ ApiResponse ApiClient::Do(const std::string& method, const std::string& path, co
   httplib::ClientImpl& c = *impl_->client;
   httplib::Result r = method == "GET"      ? c.Get(path)
                       : method == "DELETE" ? c.Delete(path)
+                      : method == "PUT"    ? c.Put(path, body, content_type)
+                      : method == "PATCH"  ? c.Patch(path, body, content_type)
                                            : c.Post(path, body, content_type);
   if (!r) {
     out.error = httplib::to_string(r.error()) + " (" + config_.server + ")";
@@ -134,6 +136,12 @@ ApiResponse ApiClient::Post(const std::string& path, const std::string& body, co
   return Do("POST", path, body, content_type);
 }
 ApiResponse ApiClient::Delete(const std::string& path) { return Do("DELETE", path, "", ""); }
+ApiResponse ApiClient::Put(const std::string& path, const std::string& body, const std::string& content_type) {
+  return Do("PUT", path, body, content_type);
+}
+ApiResponse ApiClient::Patch(const std::string& path, const std::string& body, const std::string& content_type) {
+  return Do("PATCH", path, body, content_type);
+}
 ApiResponse ApiClient::PostUnparsed(const std::string& path, const std::string& body, const std::string& content_type) {
   return Do("POST", path, body, content_type, /*parse_success=*/false);
 }

@@ -49,6 +49,8 @@ class ApiClient {
   ApiResponse Get(const std::string& path);
   ApiResponse Post(const std::string& path, const std::string& body, const std::string& content_type);
   ApiResponse Delete(const std::string& path);
+  ApiResponse Put(const std::string& path, const std::string& body, const std::string& content_type);
+  ApiResponse Patch(const std::string& path, const std::string& body, const std::string& content_type);
   // Post for load generators: a successful answer's body is kept as text, not parsed (an error
   // answer is parsed, for ErrorText).
   ApiResponse PostUnparsed(const std::string& path, const std::string& body, const std::string& content_type);
