@@ -118,6 +118,8 @@ ApiResponse ApiClient::Do(const std::string& method, const std::string& path, co
   if (!idempotency_key.empty()) headers.emplace("Idempotency-Key", idempotency_key);
   httplib::Result r = method == "GET"      ? c.Get(path)
                       : method == "DELETE" ? c.Delete(path)
+                      : method == "PUT"    ? c.Put(path, body, content_type)
+                      : method == "PATCH"  ? c.Patch(path, body, content_type)
                                            : c.Post(path, headers, body, content_type);
   if (!r) {
     out.error = httplib::to_string(r.error()) + " (" + config_.server + ")";
@@ -141,6 +143,12 @@ ApiResponse ApiClient::PostIdempotent(const std::string& path, const std::string
   ApiResponse r = Do("POST", path, body, content_type, true, key);
   if (r.status == 0 && impl_->client) r = Do("POST", path, body, content_type, true, key);  // the answer was lost
   return r;
+}
+ApiResponse ApiClient::Put(const std::string& path, const std::string& body, const std::string& content_type) {
+  return Do("PUT", path, body, content_type);
+}
+ApiResponse ApiClient::Patch(const std::string& path, const std::string& body, const std::string& content_type) {
+  return Do("PATCH", path, body, content_type);
 }
 ApiResponse ApiClient::PostUnparsed(const std::string& path, const std::string& body, const std::string& content_type) {
   return Do("POST", path, body, content_type, /*parse_success=*/false);

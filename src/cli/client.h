@@ -54,6 +54,8 @@ class ApiClient {
   // answer, so the retry never submits twice.
   ApiResponse PostIdempotent(const std::string& path, const std::string& body, const std::string& content_type,
                              const std::string& key);
+  ApiResponse Put(const std::string& path, const std::string& body, const std::string& content_type);
+  ApiResponse Patch(const std::string& path, const std::string& body, const std::string& content_type);
   // Post for load generators: a successful answer's body is kept as text, not parsed (an error
   // answer is parsed, for ErrorText).
   ApiResponse PostUnparsed(const std::string& path, const std::string& body, const std::string& content_type);

@@ -37,6 +37,7 @@ int Main(int argc, char** argv) {
   AddReportCommand(app, &exit_code);
   AddGovernanceCommands(app, &exit_code);
   AddAdminCommand(app, &exit_code);
+  AddRolloutCommands(app, &exit_code);
   app.parse_complete_callback([&] {
     Status st = InitLogging(log_level);
     if (!st.ok()) throw CLI::ValidationError("--log-level", st.message());

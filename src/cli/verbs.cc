@@ -146,6 +146,21 @@ std::string Amount(const std::string& resource, int64_t v) {
   return Devices(v);
 }
 
+// "A100-80G 16 from qc" / "A100-80G 16 to qb": the server's borrowedFrom / lentTo of each
+// device resource of queue `q` (`key`), "-" when none.
+std::string Flows(const json& q, const char* key, const char* word) {
+  std::string text;
+  for (const auto& u : q.value("usage", json::array())) {
+    std::string r = u.value("resource", "");
+    if (r == "cpu" || r == "memory") continue;
+    for (const auto& f : u.value(key, json::array())) {
+      text += (text.empty() ? "" : ", ") + r.substr(r.rfind('/') + 1) + " " + Amount(r, f.value("amount", int64_t{0})) +
+              " " + word + " " + f.value("queue", "");
+    }
+  }
+  return text.empty() ? "-" : text;
+}
+
 void QueueTable(const json& items, std::ostream& out) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& q : items) {
@@ -158,9 +173,26 @@ void QueueTable(const json& items, std::ostream& out) {
     }
     rows.push_back({Str(q, "name"), Str(q, "tenant"), Str(q, "cohort"), Str(q, "queueingStrategy"),
                     std::to_string(q.value("pending", 0)), std::to_string(q.value("admitted", 0)),
-                    usage.empty() ? "-" : usage});
+                    usage.empty() ? "-" : usage, Flows(q, "borrowedFrom", "from"), Flows(q, "lentTo", "to")});
   }
-  PrintTable(out, {"NAME", "TENANT", "COHORT", "STRATEGY", "PENDING", "ADMITTED", "DEVICES(USED/NOMINAL)"}, rows);
+  PrintTable(out, {"NAME", "TENANT", "COHORT", "STRATEGY", "PENDING", "ADMITTED", "DEVICES(USED/NOMINAL)", "BORROWED",
+                   "LENT"},
+             rows);
+}
+
+void PoolTable(const json& items, std::ostream& out) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& p : items) {
+    std::string tenants;
+    for (const auto& t : p.value("tenantsAllowed", json::array())) {
+      tenants += (tenants.empty() ? "" : ",") + t.get<std::string>();
+    }
+    bool open = p.value("tenants", json::array()).empty();
+    rows.push_back({Str(p, "name"), Str(p, "cluster", "-"), Str(p, "purpose", "-"),
+                    std::to_string(p.value("nodes", 0)), tenants.empty() ? "-" : tenants + (open ? " (open)" : ""),
+                    p.value("declared", true) ? "yes" : "no (from nodes)"});
+  }
+  PrintTable(out, {"NAME", "CLUSTER", "PURPOSE", "NODES", "TENANTS", "DECLARED"}, rows);
 }
 
 void TenantTable(const json& items, std::ostream& out) {
@@ -228,8 +260,8 @@ std::optional<KindInfo> Kind(const std::string& k) {
       {"flavor", {"flavors", FlavorTable}},          {"projects", {"projects", GenericTable}},
       {"project", {"projects", GenericTable}},       {"cohorts", {"cohorts", GenericTable}},
       {"cohort", {"cohorts", GenericTable}},         {"priorityclasses", {"priorityclasses", GenericTable}},
-      {"priorityclass", {"priorityclasses", GenericTable}}, {"pools", {"pools", GenericTable}},
-      {"pool", {"pools", GenericTable}},
+      {"priorityclass", {"priorityclasses", GenericTable}}, {"pools", {"pools", PoolTable}},
+      {"pool", {"pools", PoolTable}},
       {"clusters", {"clusters", ClusterTable}},     {"cluster", {"clusters", ClusterTable}},
       {"users", {"users", UserTable}},               {"user", {"users", UserTable}},
       {"policies", {"policies", PolicyTable}},       {"policy", {"policies", PolicyTable}},
@@ -276,6 +308,43 @@ int RunApplyOrSubmit(const Common& c, const std::vector<std::string>& files, boo
       if (all_workloads) {
         body = docs.dump();
         type = "application/json";
+      }
+    }
+    if (!submit) {
+      // Workloads in an applied file: each updates the active workload of its name, or is
+      // submitted (rollout_cmd.cc); the configuration documents go to /apply as before.
+      ParsedDocuments parsed = ParseDocuments(text, name);
+      bool has_workloads = std::any_of(parsed.documents.begin(), parsed.documents.end(),
+                                       [](const Document& d) { return d.workload() != nullptr; });
+      if (has_workloads) {
+        if (!parsed.diagnostics.empty()) {
+          std::cerr << "error: " << parsed.diagnostics.ToString();
+          code = kExitRefused;
+          continue;
+        }
+        if (!parsed.governance.empty() || !parsed.extensions.empty()) {
+          std::cerr << "error: " << name << ": apply workloads apart from users, policies and price lists\n";
+          code = kExitRefused;
+          continue;
+        }
+        json config = json::array();
+        for (const Document& d : parsed.documents) {
+          if (d.workload() == nullptr) config.push_back(json(EncodeSpecObject(d.object)));
+        }
+        body = config.dump();
+        type = "application/json";
+        for (const Document& d : parsed.documents) {
+          if (d.workload() == nullptr) continue;
+          std::string error;
+          json item = ApplyWorkloadDocument(api, json(EncodeSpecObject(d.object)), &error);
+          if (item.is_null()) {
+            std::cerr << error << "\n";
+            code = kExitRefused;
+          } else {
+            all.push_back(item);
+          }
+        }
+        if (config.empty()) continue;
       }
     }
     // A submission carries an Idempotency-Key: a retry after a lost answer submits nothing twice.
@@ -487,7 +556,9 @@ void AddClientVerbs(CLI::App& app, int* exit_code) {
     auto c = std::make_shared<Common>();
     auto files = std::make_shared<std::vector<std::string>>();
     CLI::App* cmd = app.add_subcommand("apply", "Create or update tenants, projects, cohorts, queues, priority "
-                                                "classes, flavors and pools from multi-document YAML.\n"
+                                                "classes, flavors and pools from multi-document YAML;\n"
+                                                "a workload updates the active one of its name in its project "
+                                                "(its mutable fields, the server's diff printed), else is submitted.\n"
                                                 "Example: abacus apply -f examples/org.yaml");
     cmd->add_option("-f,--file", *files, "YAML file(s); - reads stdin")->required();
     AddConnectionFlags(cmd, c.get());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <string>
 #include <nlohmann/json_fwd.hpp>
 
 namespace CLI {
@@ -10,6 +11,8 @@ class App;
 }
 
 namespace abacus::cli {
+
+class ApiClient;
 
 // Registers the client verbs on `app`; their callbacks store the exit code in `*exit_code`.
 void AddClientVerbs(CLI::App& app, int* exit_code);
@@ -36,5 +39,12 @@ void PolicyTable(const nlohmann::json& items, std::ostream& out);
 int PrintEvaluations(const nlohmann::json& body, std::ostream& out, std::ostream& err);
 // Registers `abacus admin migrate` (admin_cmd.cc).
 void AddAdminCommand(CLI::App& app, int* exit_code);
+// Registers `abacus rollout` (NAME --version, status, history, undo) and `abacus set image`
+// (rollout_cmd.cc).
+void AddRolloutCommands(CLI::App& app, int* exit_code);
+// `abacus apply` of one workload document `doc` (canonical JSON): updates the active workload of
+// its name in its project (PUT), else submits it. Returns {kind, name, id, action, diff}; null
+// with the server's answer in `*error` when refused (rollout_cmd.cc).
+nlohmann::json ApplyWorkloadDocument(ApiClient& api, const nlohmann::json& doc, std::string* error);
 
 }  // namespace abacus::cli

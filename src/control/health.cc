@@ -23,7 +23,7 @@ Trailing TrailingRun(const Probe& probe, ProbeResult::Kind kind, const TaskView&
   Trailing t;
   for (auto it = mine.rbegin(); it != mine.rend(); ++it) {
     if ((*it)->ok ? t.failed > 0 : t.ok > 0) break;
-    ((*it)->ok ? t.ok : t.failed)++;
+    ((*it)->ok ? t.ok : t.failed) += std::max((*it)->count, 1);
   }
   return t;
 }

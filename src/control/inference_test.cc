@@ -294,6 +294,32 @@ TEST(InferenceTest, FlappingReadinessKeepsTheCanaryButItsThresholdRollsBack) {
   ASSERT_NE(FindEvent(ds, "RolledBack"), nullptr) << Types(ds);  // readiness threshold reached
 }
 
+// Issue 19.5: the server passes one sample per probe per call — the agent's latest run of equal
+// results with its count. At the default failureThreshold (3) a run of 3 failures is failing: the
+// canary is rolled back and the replica is published not ready; a run of 1 or 2 is not.
+TEST(InferenceTest, OneSampleCountingTheAgentsRunReachesTheDefaultThreshold) {
+  Workload spec = Service(2, Canary(50));
+  InferenceState s;
+  WorkloadView w = HealthyCanary(spec, s);
+  auto run = [&](int32_t replica, bool ok, int32_t count, int64_t at) {
+    Signals sig = AllReady(w, 20);
+    std::erase_if(sig.probes, [&](const ProbeResult& p) { return p.task.replica == replica; });
+    sig.probes.push_back({{0, replica}, ProbeResult::Kind::kReadiness, ok, T(at), count});
+    return sig;
+  };
+  // Replica 1 (stable, ready) fails twice in a row: still ready; three times: not ready.
+  EXPECT_EQ(FindEvent(Step(w, s, run(1, false, 2, 100), T(100)), "ReplicaNotReady"), nullptr);
+  Decisions ds = Step(w, s, run(1, false, 3, 101), T(101));
+  ASSERT_NE(FindEvent(ds, "ReplicaNotReady"), nullptr) << Types(ds);
+  ASSERT_NE(Find<SetReady>(ds), nullptr);
+  EXPECT_FALSE(Find<SetReady>(ds)->ready);
+  EXPECT_EQ(FindEvent(ds, "RolledBack"), nullptr);  // not a canary replica
+  // The canary (replica 0) fails three times in a row: rolled back at the default threshold.
+  ds = Step(w, s, run(0, false, 3, 102), T(102));
+  ASSERT_NE(FindEvent(ds, "RolledBack"), nullptr) << Types(ds);
+  EXPECT_EQ(s.rollout.phase, RolloutPhase::kRolledBack);
+}
+
 TEST(InferenceTest, StartsRunningAndRequeuesWhenPreempted) {
   Workload spec = Service(1);
   WorkloadView w = Serving(spec, 1);

@@ -90,13 +90,15 @@ struct MetricSample {
   Time time{};
 };
 
-// One probe result of a task, reported by its agent.
+// One probe result of a task, reported by its agent; `count` > 1: the agent counted that many
+// consecutive equal results ending with this one (pass it alone, not with the ones it counts).
 struct ProbeResult {
   enum class Kind : uint8_t { kReadiness, kLiveness };
   TaskRef task;
   Kind kind = Kind::kReadiness;
   bool ok = false;
   Time time{};
+  int32_t count = 1;
 };
 
 // Utilization of one device of the workload, reported by its agent.

@@ -123,4 +123,20 @@ BorrowingResult ComputeBorrowing(std::span<const UsageInterval> intervals,
   return out;
 }
 
+BorrowingResult BorrowingNow(std::span<const QueueQuota> quotas, std::span<const UseNow> use) {
+  // The same sweep over a window of one microsecond in which every use is open.
+  std::vector<UsageInterval> intervals;
+  intervals.reserve(use.size());
+  for (const UseNow& u : use) {
+    UsageInterval iv;
+    iv.queue = u.queue;
+    iv.flavor = u.resource;
+    iv.device_milli = u.used;
+    iv.start = Time{};
+    intervals.push_back(std::move(iv));
+  }
+  ReportWindow instant{Time{}, Time{} + std::chrono::microseconds(1), Time::max()};
+  return ComputeBorrowing(intervals, quotas, instant);
+}
+
 }  // namespace abacus::meter

@@ -54,6 +54,19 @@ struct BorrowingResult {
 BorrowingResult ComputeBorrowing(std::span<const UsageInterval> intervals,
                                  std::span<const QueueQuota> quotas, const ReportWindow& window);
 
+// One queue's use of one resource now: milli-devices of a flavor, millicores ("cpu") or bytes
+// ("memory").
+struct UseNow {
+  std::string queue;
+  std::string resource;
+  int64_t used = 0;
+};
+
+// The rule above at one instant, for any resource (QueueQuota::flavor names it, nominal and
+// lending limit in its unit): what each queue borrows and lends now, and from and to whom.
+// Amounts in the result are in the resource's unit (no time factor).
+BorrowingResult BorrowingNow(std::span<const QueueQuota> quotas, std::span<const UseNow> use);
+
 // Returns the flows as a table: cohort, flavor, borrower, lender, deviceHours.
 Table BorrowFlowTable(const BorrowingResult& result, const ReportWindow& window);
 

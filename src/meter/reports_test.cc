@@ -137,6 +137,30 @@ TEST(BorrowingTest, BorrowedHoursAreAttributedToIdleLendersInProportion) {
   EXPECT_EQ(FormatMilliHours(r.queues[2].lent), "6.667");
 }
 
+// The queue view's numbers (issue 19.6): the same rule at one instant, in the resource's unit.
+TEST(BorrowingTest, NowSaysWhoBorrowsFromWhomInTheResourcesUnit) {
+  // Cohort shared: qb nominal 8 uses 24 (borrows 16); qc nominal 16 uses nothing; qa nominal 2
+  // lends nothing (limit 0). CPU: qb borrows 4 cores from qc.
+  std::vector<QueueQuota> quotas = {{"qa", "a", "shared", kA100, 2000, 0},
+                                    {"qb", "b", "shared", kA100, 8000, std::nullopt},
+                                    {"qc", "c", "shared", kA100, 16000, std::nullopt},
+                                    {"qb", "b", "shared", "cpu", 8000, std::nullopt},
+                                    {"qc", "c", "shared", "cpu", 16000, std::nullopt}};
+  std::vector<UseNow> use = {{"qb", kA100, 24000}, {"qb", "cpu", 12000}};
+  BorrowingResult r = BorrowingNow(quotas, use);
+  ASSERT_EQ(r.flows.size(), 2u);
+  EXPECT_EQ(r.flows[0].flavor, "cpu");
+  EXPECT_EQ(static_cast<int64_t>(r.flows[0].amount), 4000);
+  EXPECT_EQ(r.flows[1].borrower, "qb");
+  EXPECT_EQ(r.flows[1].lender, "qc");
+  EXPECT_EQ(static_cast<int64_t>(r.flows[1].amount), 16000);
+  for (const QueueUse& q : r.queues) {
+    if (q.flavor != kA100) continue;
+    EXPECT_EQ(static_cast<int64_t>(q.borrowed), q.queue == "qb" ? 16000 : 0) << q.queue;
+    EXPECT_EQ(static_cast<int64_t>(q.lent), q.queue == "qc" ? 16000 : 0) << q.queue;
+  }
+}
+
 TEST(GroupingTest, ParsesKeysAndOneBucketAndRejectsTheRest) {
   Grouping g = By("tenant,flavor,week");
   EXPECT_EQ(g.keys, (std::vector<GroupKey>{GroupKey::kTenant, GroupKey::kFlavor}));

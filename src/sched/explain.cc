@@ -31,6 +31,7 @@ std::string_view FilterReasonName(FilterReason r) {
   switch (r) {
     case FilterReason::kNotReady: return "node not ready";
     case FilterReason::kPool: return "pool not open to tenant";
+    case FilterReason::kReservedPool: return "outside the reservation pool";
     case FilterReason::kCluster: return "cluster not open to queue";
     case FilterReason::kSelector: return "node selector";
     case FilterReason::kTaint: return "untolerated taint";

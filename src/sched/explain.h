@@ -15,6 +15,7 @@ namespace abacus::sched {
 enum class FilterReason : uint8_t {
   kNotReady,      // node not Ready (NotReady, Cordoned, Draining)
   kPool,          // node pool not open to the queue's tenant
+  kReservedPool,  // outside the service's reservation pool (its overflow is Deny)
   kCluster,       // node's cluster not among the queue's clusters
   kSelector,      // labels do not match the node selector
   kTaint,         // an untolerated taint

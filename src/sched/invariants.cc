@@ -30,7 +30,9 @@ Status CheckInvariants(const Snapshot& s, const CycleResult& result) {
       }
       const TaskRequest& t = w.groups[p.group].task;
       FlavorId f = p.group < static_cast<int32_t>(flavors.size()) ? flavors[p.group] : kCpuFlavorId;
-      if (filters.StaticFilter(p.node, w.queue, t, f) != FilterReason::kCount) {
+      FilterReason excluded = filters.StaticFilter(p.node, w.queue, t, f);
+      if (excluded == FilterReason::kReservedPool && t.pool_overflow) excluded = FilterReason::kCount;  // overflow
+      if (excluded != FilterReason::kCount) {
         return Internal(w.id + ": placed on " + s.nodes[p.node].name + " which its filters exclude");
       }
       int64_t milli = 0;

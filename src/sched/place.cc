@@ -109,6 +109,9 @@ FilterReason Placer::StaticFilter(NodeIndex n, QueueIndex q, const TaskRequest& 
   if (!t.pools.empty() && std::find(t.pools.begin(), t.pools.end(), node.pool) == t.pools.end()) {
     return FilterReason::kPool;
   }
+  if (!t.reserved_pool.empty() && node.pool != t.reserved_pool && !(t.pool_overflow && overflowing_)) {
+    return FilterReason::kReservedPool;
+  }
   if (q >= 0 && q < static_cast<QueueIndex>(queue_cluster_ok_.size()) && !queue_cluster_ok_[q][state_.cluster_of(n)]) {
     return FilterReason::kCluster;
   }
@@ -461,6 +464,22 @@ std::vector<int32_t> Placer::RankClusters(const WorkloadInfo& w, const std::vect
 bool Placer::Place(const WorkloadInfo& w, WorkloadIndex self, const std::vector<FlavorId>& flavors,
                    const std::vector<WorkloadIndex>& reserved_by, std::vector<TaskPlacement>* out,
                    PlacementDetail* why) {
+  // 1) Reserved pools hold: every task with one is placed inside it. 2) Only when that fails
+  // and the tasks allow overflow, again with their pools open (the why of pass 1 stays).
+  if (PlaceInClusters(w, self, flavors, reserved_by, out, why)) return true;
+  bool overflow = std::any_of(w.groups.begin(), w.groups.end(), [](const TaskGroupRequest& g) {
+    return !g.task.reserved_pool.empty() && g.task.pool_overflow;
+  });
+  if (!overflow) return false;
+  overflowing_ = true;
+  bool placed = PlaceInClusters(w, self, flavors, reserved_by, out, nullptr);
+  overflowing_ = false;
+  return placed;
+}
+
+bool Placer::PlaceInClusters(const WorkloadInfo& w, WorkloadIndex self, const std::vector<FlavorId>& flavors,
+                             const std::vector<WorkloadIndex>& reserved_by, std::vector<TaskPlacement>* out,
+                             PlacementDetail* why) {
   if (state_.num_clusters() <= 1) return PlaceAll(w, self, flavors, reserved_by, out, why);
   // Several clusters: all tasks in one (a gang never spans clusters), the best-scored first.
   std::vector<int32_t> ranked = RankClusters(w, flavors);

@@ -44,6 +44,8 @@ class Placer {
   // Places every task of `w` (flavor per group in `flavors`) and allocates them in the
   // state; on failure nothing stays allocated and `why` (if given) says which group failed.
   // Nodes reserved for another workload (`reserved_by[n]` not kNone or `self`) are skipped.
+  // Tasks with a reserved pool go there; when the pool cannot take the workload and its tasks
+  // allow overflow, a second pass places them anywhere (reserved-pool nodes still first in order).
   bool Place(const WorkloadInfo& w, WorkloadIndex self, const std::vector<FlavorId>& flavors,
              const std::vector<WorkloadIndex>& reserved_by, std::vector<TaskPlacement>* out,
              PlacementDetail* why);
@@ -58,6 +60,10 @@ class Placer {
   FilterReason StaticFilter(NodeIndex n, QueueIndex q, const TaskRequest& t, FlavorId flavor) const;
 
  private:
+  // Place's work for one pass: in one cluster or over the ranked clusters.
+  bool PlaceInClusters(const WorkloadInfo& w, WorkloadIndex self, const std::vector<FlavorId>& flavors,
+                       const std::vector<WorkloadIndex>& reserved_by, std::vector<TaskPlacement>* out,
+                       PlacementDetail* why);
   bool PlaceAll(const WorkloadInfo& w, WorkloadIndex self, const std::vector<FlavorId>& flavors,
                 const std::vector<WorkloadIndex>& reserved_by, std::vector<TaskPlacement>* out, PlacementDetail* why);
   bool InCluster(NodeIndex n) const { return cluster_only_ < 0 || state_.cluster_of(n) == cluster_only_; }
@@ -79,6 +85,7 @@ class Placer {
   std::vector<std::vector<uint8_t>> queue_cluster_ok_, queue_cluster_preferred_;
   std::vector<std::map<std::string, std::string>> cluster_labels_;  // per cluster id
   int32_t cluster_only_ = -1;  // during Place: the cluster tried (-1: any)
+  bool overflowing_ = false;   // during Place's second pass: tasks with pool_overflow may leave their reserved pool
   // Per-attempt cache of static filter results.
   uint32_t attempt_ = 0;
   std::vector<uint32_t> stamp_;

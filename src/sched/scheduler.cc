@@ -67,6 +67,7 @@ std::string ShapeKey(const WorkloadInfo& w, int32_t group, FlavorId flavor) {
                   std::to_string(static_cast<int>(t.topology)) + "|" + std::to_string(w.groups[group].replicas);
   for (const auto& [a, b] : t.node_selector) k += "|s" + a + "=" + b;
   for (const auto& p : t.pools) k += "|p" + p;
+  if (!t.reserved_pool.empty()) k += "|R" + t.reserved_pool + (t.pool_overflow ? "+" : "");
   for (const auto& tol : t.tolerations) k += "|t" + tol.key + "=" + tol.value;
   for (const auto& r : t.runtime) k += "|r" + r.text;
   return k;

@@ -122,6 +122,10 @@ struct TaskRequest {
   std::vector<Toleration> tolerations;
   std::vector<VersionRequirement> runtime;
   std::vector<std::string> pools;  // node pools the task may use (admission policies); empty: any
+  // A service's reservation pool: its tasks go on that pool's nodes; elsewhere only with
+  // `pool_overflow` and only when the pool cannot take them (Placer::Place's second pass).
+  std::string reserved_pool;
+  bool pool_overflow = false;
 
   bool needs_devices() const { return device_count > 0; }
   // Milli-devices one task takes.

@@ -17,6 +17,8 @@
 #include "server/governance.h"
 #include "server/node_history.h"
 #include "server/node_liveness.h"
+#include "server/quota_view.h"
+#include "server/reserved_pool.h"
 #include "server/units.h"
 #include "store/data_folder_lock.h"
 #include "store/fenced_store.h"
@@ -753,6 +755,7 @@ void ControlPlane::RunCycle() {
                                   {{"nodes", where}, {"tasks", r->placements.size()}})
                             .dump(),
                         now);
+      StageOutsidePoolEvent(*r, PlacedUnits(*r), ledger_, batch, now);
       append_events(*r, controller_events);
       StageUsage(&before.back(), *r, batch, now);
       changed.push_back(r->id);
@@ -983,6 +986,9 @@ json ControlPlane::View(const WorkloadRecord& r) const {
       unplaced.push_back(std::move(u));
     }
     if (!unplaced.empty()) status["unplaced"] = std::move(unplaced);
+    if (std::set<int32_t> outside = UnitsOutsidePool(r, ledger_); !outside.empty()) {
+      status["outsidePool"] = {{"pool", ReservationPool(r)}, {"replicas", outside}, {"message", OutsidePoolLine(r, ledger_)}};
+    }
   }
   if (!status.empty()) j["status"] = std::move(status);
   return j;
@@ -1096,6 +1102,7 @@ Result<json> ControlPlane::Explain(const std::string& id_or_name) const {
               "simulated and run nothing).";
     }
     if (!r.message.empty()) text += "\n" + r.message;
+    if (std::string outside = OutsidePoolLine(r, ledger_); !outside.empty()) text += "\n" + outside;
   } else {
     text = std::string(WorkloadStateName(r.state)) + (r.message.empty() ? "" : ": " + r.message);
   }
@@ -1248,6 +1255,7 @@ json ControlPlane::ListQueues() const {
     j["usage"] = usage;
     items.push_back(std::move(j));
   }
+  AddBorrowingNow(ledger_.config(), items);  // borrowed from whom, lent to whom (quota_view.h)
   return {{"items", items}};
 }
 
@@ -1293,6 +1301,7 @@ json ControlPlane::ListConfig(const std::string& kind) const {
     }
     items.push_back(std::move(j));
   }
+  if (kind == "pool") AddPoolTenants(ledger_, items);  // each pool's tenants and nodes (quota_view.h)
   return {{"items", items}};
 }
 

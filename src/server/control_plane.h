@@ -135,6 +135,17 @@ class ControlPlane {
   Result<nlohmann::json> ReportMetrics(const std::string& id_or_name, const nlohmann::json& body);
   // Adds or replaces a node (simulated ones come from --demo or the API).
   Result<nlohmann::json> PutNode(const nlohmann::json& body);
+  // Updates the mutable fields of a workload that exists (workload_update.h) to those of the
+  // one workload document `body` (PUT), or of its document merged with the JSON `body` (PATCH,
+  // RFC 7386, `merge_patch`), or to revision `rollback_to` (0: the one before the newest;
+  // -1: no rollback). Admission policies apply as on submit; the event `Updated` and the audit
+  // entry carry the diff. Returns the view with "diff", "revision", "unchanged"; with immutable
+  // fields changed, InvalidArgument and their paths in `*immutable` (the API answers 422).
+  Result<nlohmann::json> UpdateWorkload(const std::string& id_or_name, std::string_view body, bool json_body,
+                                        bool merge_patch, int32_t rollback_to, const govern::Principal* caller,
+                                        std::vector<std::string>* immutable);
+  // The revisions of a workload ({id, name, revision, revisions: [...]}, oldest first).
+  Result<nlohmann::json> Revisions(const std::string& id_or_name) const;
 
   // ---- reads
   // The id of the workload a WORKLOAD argument names, looking only at those `visible` accepts
@@ -244,6 +255,7 @@ class ControlPlane {
     std::string message;
     std::string lost_reason;  // with Lost: NodeLost, DeviceError, AgentRestart
     std::optional<bool> ready, live;
+    std::optional<int32_t> readiness_run{}, liveness_run{};  // PlacementRecord's encoding (n > 0 successes, < 0 failures)
     Time started_at{}, finished_at{};
     std::optional<std::string> results;  // with Exited: the task's results file (evaluation_archive.h)
     std::string results_error;

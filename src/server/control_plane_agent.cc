@@ -237,6 +237,14 @@ Result<json> ControlPlane::AgentStatus(const std::string& node, const json& body
     if (r.phase == "Lost" && t.value("lostReason", "") == "NodeLost") r.lost_reason = "NodeLost";
     if (t.contains("ready") && t["ready"].is_boolean()) r.ready = t["ready"].get<bool>();
     if (t.contains("live") && t["live"].is_boolean()) r.live = t["live"].get<bool>();
+    // A probe's run of equal results as the agent counted them: {"ok": b, "count": n}.
+    for (auto [key, run] : {std::pair{"readinessRun", &r.readiness_run}, std::pair{"livenessRun", &r.liveness_run}}) {
+      const json* v = t.contains(key) ? &t[key] : nullptr;
+      if (v == nullptr || !v->is_object() || !v->contains("ok") || !v->contains("count")) continue;
+      if (!(*v)["ok"].is_boolean() || !(*v)["count"].is_number_integer()) continue;
+      int32_t n = std::clamp<int32_t>((*v)["count"].get<int32_t>(), 0, 1000);
+      *run = (*v)["ok"].get<bool>() ? n : -n;
+    }
     r.started_at = ParseTimeField(t, "startedAt", now);
     r.finished_at = ParseTimeField(t, "finishedAt", now);
     if (t.contains("results") && t["results"].is_string()) r.results = t["results"].get<std::string>();
@@ -503,9 +511,13 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
     WorkloadRecord& w = it->second;
     for (PlacementRecord& p : w.placements) {
       if (p.group != ref->group || p.replica != ref->replica || p.run != ref->run || p.node != rep.node) continue;
-      bool probes_changed = (rep.ready && rep.ready != p.ready) || (rep.live && rep.live != p.live);
+      bool probes_changed = (rep.ready && rep.ready != p.ready) || (rep.live && rep.live != p.live) ||
+                            (rep.readiness_run && *rep.readiness_run != p.readiness_run) ||
+                            (rep.liveness_run && *rep.liveness_run != p.liveness_run);
       if (rep.ready) p.ready = rep.ready;
       if (rep.live) p.live = rep.live;
+      if (rep.readiness_run) p.readiness_run = *rep.readiness_run;
+      if (rep.liveness_run) p.liveness_run = *rep.liveness_run;
       if (TaskEnded(p) || p.phase == rep.phase) {
         if (probes_changed) touched.insert(w.id);
         break;

@@ -46,6 +46,8 @@ void NextRun(PlacementRecord& p) {
   p.stop_grace = 0;
   p.ready.reset();
   p.live.reset();
+  p.readiness_run = 0;
+  p.liveness_run = 0;
   p.restart = false;
   p.restart_at = Time{};
   p.routed = false;
@@ -192,11 +194,22 @@ control::Signals ControlPlane::SignalsFor(const WorkloadRecord& r, Time now) con
     }
   }
   if (r.spec.kind() == WorkloadKind::kInferenceService) {
+    // Each probe's latest run of equal results as its agent counted them (one sample standing
+    // for `count` results); an agent that sends no run: its last verdict as one result.
     for (const auto& p : r.placements) {
-      if (p.ready) {
-        s.probes.push_back({{p.group, UnitOf(r, p)}, control::ProbeResult::Kind::kReadiness, *p.ready, now});
+      control::TaskRef task{p.group, UnitOf(r, p)};
+      if (p.readiness_run != 0) {
+        s.probes.push_back({task, control::ProbeResult::Kind::kReadiness, p.readiness_run > 0, now,
+                            std::abs(p.readiness_run)});
+      } else if (p.ready) {
+        s.probes.push_back({task, control::ProbeResult::Kind::kReadiness, *p.ready, now});
       }
-      if (p.live) s.probes.push_back({{p.group, UnitOf(r, p)}, control::ProbeResult::Kind::kLiveness, *p.live, now});
+      if (p.liveness_run != 0) {
+        s.probes.push_back({task, control::ProbeResult::Kind::kLiveness, p.liveness_run > 0, now,
+                            std::abs(p.liveness_run)});
+      } else if (p.live) {
+        s.probes.push_back({task, control::ProbeResult::Kind::kLiveness, *p.live, now});
+      }
     }
     std::lock_guard lock(seen_mu_);
     if (auto it = metrics_by_workload_.find(r.id); it != metrics_by_workload_.end()) {

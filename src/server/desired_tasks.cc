@@ -3,6 +3,7 @@
 #include "server/evaluation_archive.h"
 #include "server/governance.h"
 #include "server/task_ids.h"
+#include "server/workload_update.h"
 #include "workload/workload_codec.h"
 
 namespace abacus::server {
@@ -30,7 +31,8 @@ int32_t TaskIndex(const WorkloadRecord& r, const PlacementRecord& p) {
 
 std::map<std::string, std::string> TaskEnvironment(const WorkloadRecord& r, const PlacementRecord& p,
                                                    const std::string& task_id) {
-  std::map<std::string, std::string> env = r.spec.spec.env;
+  const RevisionRecord* version = TemplateForTask(r, p);  // a service replica's version (workload_update.h)
+  std::map<std::string, std::string> env = version != nullptr ? version->env : r.spec.spec.env;
   for (const auto& [k, v] : r.next_env) env[k] = v;  // what the controller gave this attempt
   int32_t index = TaskIndex(r, p);
   env["ABACUS_WORKLOAD_ID"] = r.id;
@@ -119,9 +121,9 @@ std::map<std::string, std::map<std::string, json>> DesiredTasks(const WorkloadRe
               {"attempt", r.attempt()},
               {"run", p.run},
               {"action", action},
-              {"command", r.spec.spec.command},
+              {"command", TemplateForTask(r, p) != nullptr ? TemplateForTask(r, p)->command : r.spec.spec.command},
               {"env", TaskEnvironment(r, p, id)},
-              {"image", r.spec.spec.image},
+              {"image", TemplateForTask(r, p) != nullptr ? TemplateForTask(r, p)->image : r.spec.spec.image},
               {"cpuMilli", p.cpu_milli},
               {"memoryBytes", p.memory_bytes},
               {"devices", std::move(devices)},

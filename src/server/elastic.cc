@@ -2,6 +2,7 @@
 // its workload (units.h), and the metric samples that drive a service's autoscaler.
 #include "common/log.h"
 #include "server/control_plane.h"
+#include "server/reserved_pool.h"
 #include "server/units.h"
 
 namespace abacus::server {
@@ -32,6 +33,7 @@ void ControlPlane::AddUnit(const sched::Snapshot& snapshot, const sched::Admissi
                                {"placed", PlacedUnits(r).size()}})
                         .dump(),
                     now);
+  StageOutsidePoolEvent(r, {unit}, ledger_, batch, now);  // overflow is visible (issue 19.3)
 }
 
 Result<json> ControlPlane::ReportMetrics(const std::string& id_or_name, const json& body) {

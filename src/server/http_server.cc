@@ -263,6 +263,36 @@ void HttpServer::Routes() {
   s.Get(R"(/api/v1/workloads/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp_.GetWorkload(RequestWorkloadId(req.matches[1])));
   });
+  // Updates of a workload that exists (issue 19.4, workload_update.h): PUT the whole document,
+  // PATCH a JSON merge patch, POST …/rollback {"revision": N} (default: the one before); an
+  // immutable field changed is 422 naming each.
+  auto update = [this](const httplib::Request& req, httplib::Response& res, bool patch, int32_t rollback_to) {
+    std::vector<std::string> immutable;
+    auto r = cp_.UpdateWorkload(req.matches[1], req.body, IsJsonBody(req), patch, rollback_to, &RequestPrincipal(),
+                                &immutable);
+    if (!r.ok() && !immutable.empty()) {
+      SendError(res, 422, "immutable_field", r.status().message());
+      return;
+    }
+    Send(res, r);
+  };
+  s.Put(R"(/api/v1/workloads/([^/]+))", [update](const httplib::Request& req, httplib::Response& res) {
+    update(req, res, false, -1);
+  });
+  s.Patch(R"(/api/v1/workloads/([^/]+))", [update](const httplib::Request& req, httplib::Response& res) {
+    update(req, res, true, -1);
+  });
+  s.Post(R"(/api/v1/workloads/([^/]+)/rollback)", [update](const httplib::Request& req, httplib::Response& res) {
+    json body = json::parse(req.body.empty() ? "{}" : req.body, nullptr, false);
+    if (!body.is_object() || (body.contains("revision") && !body["revision"].is_number_integer()) ||
+        body.value("revision", 0) < 0) {
+      return SendError(res, 400, "invalid_argument", "body: expected {} or {\"revision\": N}");
+    }
+    update(req, res, false, body.value("revision", 0));
+  });
+  s.Get(R"(/api/v1/workloads/([^/]+)/revisions)", [this](const httplib::Request& req, httplib::Response& res) {
+    Send(res, cp_.Revisions(req.matches[1]));
+  });
   s.Delete(R"(/api/v1/workloads/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp_.Cancel(RequestWorkloadId(req.matches[1]), Param(req, "reason")));
   });

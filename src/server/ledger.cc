@@ -366,6 +366,10 @@ std::optional<sched::WorkloadInfo> Ledger::ToWorkloadInfo(const WorkloadRecord& 
                                                                  : sched::TopologyRequirement::kNone;
     t.node_selector = g.node_selector;
     t.pools = AdmittedPools(r.spec);  // admission policies' pools (governance.h)
+    if (const InferenceSpec* inf = r.spec.inference(); inf != nullptr && inf->reservation) {
+      t.reserved_pool = inf->reservation->pool;  // the pool holds its replicas (place.h)
+      t.pool_overflow = inf->reservation->overflow;
+    }
     t.tolerations = g.tolerations;
     for (const auto& c : g.runtime) t.runtime.push_back(ToRequirement(c));
     w.groups.push_back(std::move(gr));

@@ -54,6 +54,8 @@ json ToJson(const WorkloadRecord& r) {
     }
     if (p.ready) pj["ready"] = *p.ready;
     if (p.live) pj["live"] = *p.live;
+    if (p.readiness_run != 0) pj["readinessRun"] = p.readiness_run;
+    if (p.liveness_run != 0) pj["livenessRun"] = p.liveness_run;
     if (p.run != 0) pj["run"] = p.run;
     if (p.index >= 0) pj["index"] = p.index;
     if (!p.version.empty()) pj["version"] = p.version;
@@ -93,6 +95,11 @@ json ToJson(const WorkloadRecord& r) {
     json gj = {{"resource", g.resource.Name()}, {"amount", g.amount.ToString()}};
     if (ToMicros(g.until) != 0) gj["untilUs"] = ToMicros(g.until);
     j["quotaGrants"].push_back(std::move(gj));
+  }
+  for (const auto& v : r.revisions) {
+    json vj = {{"revision", v.revision}, {"version", v.version}, {"image", v.image}, {"command", v.command},
+               {"env", v.env}, {"atUs", ToMicros(v.at)}, {"by", v.by}, {"diff", v.diff}};
+    j["revisions"].push_back(std::move(vj));
   }
   if (r.quota_decision) {
     j["quotaDecision"] = {{"approved", r.quota_decision->approved},
@@ -141,6 +148,18 @@ Result<WorkloadRecord> WorkloadRecordFromJson(const json& j) {
       if (!amount.ok()) return amount.status().WithContext("workload record " + r.id + " quotaGrants");
       r.quota_grants.push_back({*res, *amount, FromMicros(TimeField(g, "untilUs"))});
     }
+    for (const auto& v : j.value("revisions", json::array())) {
+      RevisionRecord rv;
+      rv.revision = v.value("revision", 1);
+      rv.version = v.value("version", "");
+      rv.image = v.value("image", "");
+      rv.command = v.value("command", std::vector<std::string>{});
+      rv.env = v.value("env", std::map<std::string, std::string>{});
+      rv.at = FromMicros(TimeField(v, "atUs"));
+      rv.by = v.value("by", "");
+      rv.diff = v.value("diff", json::array());
+      r.revisions.push_back(std::move(rv));
+    }
     if (j.contains("quotaDecision")) {
       const json& d = j.at("quotaDecision");
       r.quota_decision = QuotaDecisionRecord{d.value("approved", false), d.value("by", ""),
@@ -171,6 +190,8 @@ Result<WorkloadRecord> WorkloadRecordFromJson(const json& j) {
       pr.stop_grace = p.value("stopGraceSeconds", 0);
       if (p.contains("ready")) pr.ready = p.at("ready").get<bool>();
       if (p.contains("live")) pr.live = p.at("live").get<bool>();
+      pr.readiness_run = p.value("readinessRun", 0);
+      pr.liveness_run = p.value("livenessRun", 0);
       pr.run = p.value("run", 0);
       pr.index = p.value("index", -1);
       pr.version = p.value("version", "");

@@ -45,6 +45,10 @@ struct PlacementRecord {
   std::string lost_reason;      // with phase Lost: NodeLost, DeviceError, AgentRestart
   std::optional<bool> ready;    // readiness probe, as its agent last reported it
   std::optional<bool> live;     // liveness probe
+  // The probes' latest runs of equal attempts as the agent counted them (capped at the larger
+  // threshold): n > 0 that many successes in a row, n < 0 that many failures, 0 none reported.
+  int32_t readiness_run = 0;
+  int32_t liveness_run = 0;
   int32_t exit_code = 0;
   int32_t signal = 0;
   bool oom_killed = false;
@@ -86,6 +90,20 @@ struct QuotaDecisionRecord {
   bool operator==(const QuotaDecisionRecord&) const = default;
 };
 
+// One revision of a workload's mutable fields (an update, server/workload_update.h): the
+// template its tasks run — for a service, the tasks of replicas on `version`.
+struct RevisionRecord {
+  int32_t revision = 1;
+  std::string version;  // InferenceService: the version this template belongs to
+  std::string image;
+  std::vector<std::string> command;
+  std::map<std::string, std::string> env;
+  Time at{};
+  std::string by;       // the user who made it ("" for the submission)
+  nlohmann::json diff;  // [{path, from, to}] against the revision before
+  bool operator==(const RevisionRecord&) const = default;
+};
+
 struct WorkloadRecord {
   std::string id;
   Workload spec;
@@ -113,6 +131,7 @@ struct WorkloadRecord {
   int32_t yield_count = 0;
   std::vector<QuotaGrantRecord> quota_grants;         // GrantQuota decisions in force
   std::optional<QuotaDecisionRecord> quota_decision;  // POST …/quota, once answered
+  std::vector<RevisionRecord> revisions;  // empty until the first update; then every revision, oldest first
   int64_t version = 0;  // store version; not part of the document
 
   int32_t attempt() const { return requeues + 1; }

@@ -9,6 +9,7 @@
 #include "meter/reports.h"
 #include "server/control_plane.h"
 #include "server/node_history.h"
+#include "server/quota_view.h"
 
 namespace abacus::server {
 namespace {
@@ -132,19 +133,7 @@ Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind,
     std::shared_lock lock(state_mu_);
     prices = PickPriceList(q.prices, price_problem);
     for (const auto& [id, r] : ledger_.workloads()) workloads.push_back(Summary(r));
-    for (const Queue* queue : ledger_.config().queues()) {
-      for (const auto& quota : queue->quotas) {
-        if (quota.resource.kind != QuotaResource::Kind::kDevices) continue;
-        meter::QueueQuota qq;
-        qq.queue = queue->name;
-        qq.tenant = queue->tenant;
-        qq.cohort = queue->cohort;
-        qq.flavor = quota.resource.flavor.name();
-        qq.nominal_milli = quota.nominal.milli();
-        if (quota.lending_limit) qq.lending_limit_milli = quota.lending_limit->milli();
-        quotas.push_back(std::move(qq));
-      }
-    }
+    quotas = BorrowingQuotas(ledger_.config(), true);  // quota_view.h
     std::map<std::tuple<std::string, std::string, std::string>, meter::InventoryRow> inv;
     for (const auto& [name, n] : ledger_.nodes()) {
       node_devices[name] = DevicesByFlavor(n);

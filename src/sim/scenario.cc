@@ -733,6 +733,14 @@ bool Parser::TaskField(int line, const std::string& k, const std::string& v, sch
     } else {
       Error(line, "topology: expected same-interconnect, same-numa or none, got '" + v + "'");
     }
+  } else if (k == "reservedPool") {
+    task.reserved_pool = v;
+  } else if (k == "overflow") {
+    if (v == "Allow" || v == "Deny") {
+      task.pool_overflow = v == "Allow";
+    } else {
+      Error(line, "overflow: expected Allow or Deny, got '" + v + "'");
+    }
   } else if (k == "selector") {
     Check(line, k, ParseLabels(v, &task.node_selector));
   } else if (k == "tolerate") {

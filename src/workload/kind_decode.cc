@@ -100,10 +100,18 @@ InferenceSpec DecodeInference(MapReader& spec) {
                                std::to_string(s.min_replicas) + ") and maxReplicas (" +
                                std::to_string(s.max_replicas) + ")");
   }
-  if (auto r = spec.Map("reservation", {"reserved", "pool"})) {
+  if (auto r = spec.Map("reservation", {"reserved", "pool", "overflow"})) {
     Reservation res;
     if (auto b = r->Bool("reserved")) res.reserved = *b;
     if (auto p = r->Name("pool")) res.pool = *p;
+    if (auto v = r->String("overflow")) {
+      if (*v == "Allow" || *v == "Deny") {
+        res.overflow = *v == "Allow";
+      } else {
+        r->Error("overflow", "expected Allow or Deny, got '" + *v + "'");
+      }
+      if (res.pool.empty()) r->Error("overflow", "needs a pool to overflow from");
+    }
     if (!r->Has("reserved") && !r->Has("pool")) {
       r->ctx().Error(r->line(), r->path(), "needs reserved: true or a pool");
     }

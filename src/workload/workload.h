@@ -132,6 +132,9 @@ struct Autoscaling {
 struct Reservation {
   bool reserved = false;
   std::string pool;
+  // With a pool: may replicas the pool cannot take run on other nodes? YAML overflow: Deny
+  // (default: they wait, as a shortage) | Allow (placed elsewhere, pool first, each one an event).
+  bool overflow = false;
   bool operator==(const Reservation&) const = default;
 };
 

@@ -86,6 +86,7 @@ void EncodeInference(const InferenceSpec& s, Json& spec) {
     Json r;
     r["reserved"] = s.reservation->reserved;
     if (!s.reservation->pool.empty()) r["pool"] = s.reservation->pool;
+    if (s.reservation->overflow) r["overflow"] = "Allow";
     spec["reservation"] = std::move(r);
   }
   if (s.probes.readiness || s.probes.liveness) {

@@ -206,7 +206,7 @@ async function main() {
     const w = await api('/api/v1/workloads/ui-borrow');
     if (w.state === 'Pending') return null;
     const u = (await api('/api/v1/queues/nlp-dev')).usage.find((x) => x.resource === A100);
-    return Math.max(0, u.used - u.nominal) / 1000;
+    return u.borrowed / 1000; // the server's number (GET /api/v1/queues), which the page shows
   }, 'ui-borrow admitted');
   check(after > before, `the submission borrows (${before} -> ${after})`);
   await waitFor(async () => Number(await borrowed.getAttribute('data-value')) === after, `the borrowed bar to show ${after}`);

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { holders, deviceState, ledgerTree, stateCounts } from '../src/ledger.js';
-import { queueRows, cohortTree, ledgerQuantity } from '../src/queues.js';
+import { queueRows, cohortTree, flowText } from '../src/queues.js';
 
 const A100 = 'gpu/nvidia/A100-80G';
 
@@ -42,26 +42,20 @@ test('ledger tree groups cluster -> pool -> node and filters by flavor', () => {
   assert.deepEqual(a100[0].pools[0].nodes.map((n) => n.node.name), ['b']);
 });
 
-test('borrowed is use above nominal; lent spreads it over idle lendable quota in the cohort tree', () => {
-  const cohorts = [{ name: 'root' }, { name: 'child', parent: 'root' }];
+test('queue rows show the server\'s borrowed and lent with from and to whom', () => {
   const queues = [
-    // borrows 3 above its nominal 4
-    { name: 'borrower', cohort: 'child', quotas: [{ resource: A100, nominal: '4' }], usage: [{ resource: A100, nominal: 4000, used: 7000 }] },
-    // idle 8, no lending limit
-    { name: 'big', cohort: 'root', quotas: [{ resource: A100, nominal: '8' }], usage: [{ resource: A100, nominal: 8000, used: 0 }] },
-    // idle 4 but lends at most 1
-    { name: 'capped', cohort: 'root', quotas: [{ resource: A100, nominal: '4', lendingLimit: '1' }], usage: [{ resource: A100, nominal: 4000, used: 0 }] },
-    // another cohort: lends nothing to these
-    { name: 'other', cohort: 'elsewhere', quotas: [], usage: [{ resource: A100, nominal: 8000, used: 0 }] },
+    { name: 'qb', cohort: 'shared', usage: [{ resource: A100, nominal: 8000, used: 24000, borrowed: 16000, lent: 0, borrowedFrom: [{ queue: 'qc', amount: 16000 }], lentTo: [] }] },
+    { name: 'qc', cohort: 'shared', usage: [{ resource: A100, nominal: 16000, used: 0, borrowed: 0, lent: 16000, borrowedFrom: [], lentTo: [{ queue: 'qb', amount: 16000 }] }] },
+    { name: 'old', usage: [{ resource: A100, nominal: 1000, used: 0 }] }, // an older server: zeros, no flows
   ];
-  const rows = Object.fromEntries(queueRows(queues, cohorts).map((q) => [q.queue.name, q.rows[0]]));
-  assert.equal(rows.borrower.borrowed, 3000);
-  assert.equal(rows.borrower.lent, 0);
-  // lendable: big 8000, capped 1000 -> 3000 borrowed split 8:1
-  assert.ok(Math.abs(rows.big.lent - (3000 * 8) / 9) < 1e-6);
-  assert.ok(Math.abs(rows.capped.lent - (3000 * 1) / 9) < 1e-6);
-  assert.equal(rows.other.lent, 0);
-  assert.equal(rows.big.borrowed, 0);
+  const rows = Object.fromEntries(queueRows(queues).map((q) => [q.queue.name, q.rows[0]]));
+  assert.equal(rows.qb.borrowed, 16000);
+  assert.equal(rows.qc.lent, 16000);
+  const human = (r, v) => String(v / 1000);
+  assert.equal(flowText(A100, rows.qb.borrowedFrom, human), 'qc 16');
+  assert.equal(flowText(A100, rows.qc.lentTo, human), 'qb 16');
+  assert.equal(rows.old.borrowed, 0);
+  assert.deepEqual(rows.old.lentTo, []);
 });
 
 test('cohort tree nests cohorts and lists their queues', () => {
@@ -75,13 +69,4 @@ test('cohort tree nests cohorts and lists their queues', () => {
   assert.deepEqual(tree[0].children[0].queues, ['q2']);
   assert.equal(tree[1].name, '(no cohort)');
   assert.deepEqual(tree[1].queues, ['solo']);
-});
-
-test('quota quantities in ledger units', () => {
-  assert.equal(ledgerQuantity('cpu', '128'), 128000);
-  assert.equal(ledgerQuantity('cpu', '500m'), 500);
-  assert.equal(ledgerQuantity('memory', '1Ti'), 2 ** 40);
-  assert.equal(ledgerQuantity('memory', '2G'), 2e9);
-  assert.equal(ledgerQuantity(A100, '8'), 8000);
-  assert.equal(ledgerQuantity(A100, 'lots'), undefined);
 });

@@ -60,17 +60,32 @@ bool ProbeRunner::Probing(const std::string& task_id) const {
   return tasks_.count(task_id) > 0;
 }
 
+namespace {
+
+// The tracker's trailing run of equal results, capped at the larger threshold; none before the
+// first attempt.
+std::optional<ProbeRun> RunOf(const ProbeTracker& t) {
+  int32_t cap = std::max(t.spec().success_threshold, t.spec().failure_threshold);
+  if (t.consecutive_failures() > 0) return ProbeRun{false, std::min(t.consecutive_failures(), cap)};
+  if (t.consecutive_successes() > 0) return ProbeRun{true, std::min(t.consecutive_successes(), cap)};
+  return std::nullopt;
+}
+
+}  // namespace
+
 ProbeOutcome ProbeRunner::OutcomeOf(const Entry& e) {
   ProbeOutcome o;
   bool passing = true;  // ready (when probed) and no probe's latest attempt failed
   if (e.readiness) {
     const ProbeTracker& t = e.readiness->tracker;
     o.ready = t.state() == ProbeState::kHealthy;
+    o.readiness_run = RunOf(t);
     passing = passing && *o.ready && t.consecutive_failures() == 0;
   }
   if (e.liveness) {
     const ProbeTracker& t = e.liveness->tracker;
     o.live = t.state() != ProbeState::kUnhealthy;
+    o.liveness_run = RunOf(t);
     passing = passing && *o.live && t.consecutive_failures() == 0;
   }
   if (!passing) o.message = e.last_failure;

@@ -28,7 +28,14 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 ProbeOutcome Outcome(std::optional<bool> ready, std::optional<bool> live, std::string message = "") {
-  return ProbeOutcome{ready, live, std::move(message)};
+  return ProbeOutcome{ready, live, std::move(message), std::nullopt, std::nullopt};
+}
+
+// `o` without its runs: what the verdict tests compare.
+ProbeOutcome Verdict(ProbeOutcome o) {
+  o.readiness_run.reset();
+  o.liveness_run.reset();
+  return o;
 }
 
 // Attempts answered from a script per port; an empty script answers ok. A port can be held:
@@ -124,12 +131,13 @@ TEST_F(ProbeRunnerTest, ReadinessNeedsItsSuccessThresholdAndTheMessageClearsOnce
   EXPECT_EQ(runner_.attempts(), 0);
 
   Step(seconds(5), 1);  // after the initial delay: fails
-  EXPECT_EQ(Last(), Outcome(false, std::nullopt, "readiness: GET http://127.0.0.1:8000/health: HTTP 503"));
-  Step(seconds(10), 2);  // one success of two: nothing new to say
-  EXPECT_EQ(Reports().size(), 2u);
-  Step(seconds(10), 3);
-  EXPECT_EQ(Last(), Outcome(true, std::nullopt));
+  EXPECT_EQ(Verdict(Last()), Outcome(false, std::nullopt, "readiness: GET http://127.0.0.1:8000/health: HTTP 503"));
+  Step(seconds(10), 2);  // one success of two: not ready yet, only the run changed
   EXPECT_EQ(Reports().size(), 3u);
+  EXPECT_EQ(Last().ready, false);
+  Step(seconds(10), 3);
+  EXPECT_EQ(Verdict(Last()), Outcome(true, std::nullopt));
+  EXPECT_EQ(Reports().size(), 4u);
   // Attempts follow the period on the clock: none before it.
   clock_.Advance(seconds(9));
   std::this_thread::sleep_for(milliseconds(20));
@@ -144,13 +152,13 @@ TEST_F(ProbeRunnerTest, LivenessStaysTrueUntilItsFailureThresholdAndComesBack) {
   runner_.Add("t", std::nullopt, liveness, clock_.Now());
   EXPECT_EQ(Reports().front().second, Outcome(std::nullopt, true));
   ASSERT_TRUE(Eventually([&] { return runner_.attempts() == 1; }));  // no delay: due at once
-  EXPECT_EQ(Last(), Outcome(std::nullopt, true, "liveness: tcp 127.0.0.1:9000: connection refused"));
+  EXPECT_EQ(Verdict(Last()), Outcome(std::nullopt, true, "liveness: tcp 127.0.0.1:9000: connection refused"));
   Step(seconds(10), 2);
   EXPECT_EQ(Last().live, true);
   Step(seconds(10), 3);
-  EXPECT_EQ(Last(), Outcome(std::nullopt, false, "liveness: tcp 127.0.0.1:9000: connection refused"));
+  EXPECT_EQ(Verdict(Last()), Outcome(std::nullopt, false, "liveness: tcp 127.0.0.1:9000: connection refused"));
   Step(seconds(10), 4);  // answers again
-  EXPECT_EQ(Last(), Outcome(std::nullopt, true));
+  EXPECT_EQ(Verdict(Last()), Outcome(std::nullopt, true));
 }
 
 TEST_F(ProbeRunnerTest, BothProbesAndAnUnreadableOneFailsEveryAttempt) {
@@ -173,7 +181,8 @@ TEST_F(ProbeRunnerTest, ASlowProbeHoldsUpNeitherOtherTasksNorRemoval) {
   runner_.Add("quick", Http(8001, 10, 1, 1), std::nullopt, clock_.Now());
   ASSERT_TRUE(Eventually([&] { return runner_.attempts() == 1; }));
   auto reports = Reports();
-  EXPECT_EQ(reports.back(), (std::pair<std::string, ProbeOutcome>("quick", Outcome(true, std::nullopt))));
+  EXPECT_EQ(reports.back().first, "quick");
+  EXPECT_EQ(Verdict(reports.back().second), Outcome(true, std::nullopt));
   // The slow task stops meanwhile: its attempt, when it ends, is not reported.
   runner_.Remove("slow");
   EXPECT_FALSE(runner_.Probing("slow"));
@@ -187,6 +196,27 @@ TEST_F(ProbeRunnerTest, ASlowProbeHoldsUpNeitherOtherTasksNorRemoval) {
   runner_.Stop();
   runner_.Add("late", Http(8002, 10, 1, 1), std::nullopt, clock_.Now());  // after Stop: ignored
   EXPECT_FALSE(runner_.Probing("late"));
+}
+
+// Issue 19.5: every attempt that changes a probe's run of equal results is reported with its
+// count, capped at the larger threshold, so that the server's controller can count
+// failureThreshold failures in a row; a steady probe stops reporting.
+TEST_F(ProbeRunnerTest, EachRunOfEqualResultsIsReportedWithItsCountUpToTheLargerThreshold) {
+  for (int i = 0; i < 4; ++i) script_.Push(8000, {false, "GET http://127.0.0.1:8000/health: HTTP 503"});
+  runner_.Add("t", Http(8000, 10, 3, 1), std::nullopt, clock_.Now());
+  EXPECT_FALSE(Last().readiness_run);  // no attempt yet
+  ASSERT_TRUE(Eventually([&] { return runner_.attempts() == 1; }));
+  EXPECT_EQ(Last().readiness_run, (ProbeRun{false, 1}));
+  Step(seconds(10), 2);
+  EXPECT_EQ(Last().readiness_run, (ProbeRun{false, 2}));
+  Step(seconds(10), 3);
+  EXPECT_EQ(Last().readiness_run, (ProbeRun{false, 3}));
+  size_t reported = Reports().size();
+  Step(seconds(10), 4);  // a fourth failure: the run stays at the cap, nothing new to say
+  EXPECT_EQ(Reports().size(), reported);
+  Step(seconds(10), 5);  // answers again
+  EXPECT_EQ(Last().readiness_run, (ProbeRun{true, 1}));
+  EXPECT_EQ(Last().ready, true);
 }
 
 TEST_F(ProbeRunnerTest, ATaskWithoutProbesIsNotProbed) {

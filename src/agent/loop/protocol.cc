@@ -108,6 +108,8 @@ json ToJson(const TaskStatus& s) {
   if (s.ready) j["ready"] = *s.ready;
   if (s.live) j["live"] = *s.live;
   if (!s.probe_message.empty()) j["probeMessage"] = s.probe_message;
+  if (s.readiness_run) j["readinessRun"] = {{"ok", s.readiness_run->ok}, {"count", s.readiness_run->count}};
+  if (s.liveness_run) j["livenessRun"] = {{"ok", s.liveness_run->ok}, {"count", s.liveness_run->count}};
   if (s.results) j["results"] = *s.results;
   if (!s.results_error.empty()) j["resultsError"] = s.results_error;
   return j;
@@ -324,6 +326,9 @@ Result<TaskStatus> ParseTaskStatus(const json& j) {
     if (j.contains("ready")) s.ready = j.at("ready").get<bool>();
     if (j.contains("live")) s.live = j.at("live").get<bool>();
     s.probe_message = j.value("probeMessage", "");
+    for (auto [key, run] : {std::pair{"readinessRun", &s.readiness_run}, std::pair{"livenessRun", &s.liveness_run}}) {
+      if (j.contains(key)) *run = ProbeRun{j.at(key).at("ok").get<bool>(), j.at(key).at("count").get<int32_t>()};
+    }
     if (j.contains("results")) s.results = j.at("results").get<std::string>();
     s.results_error = j.value("resultsError", "");
     return s;

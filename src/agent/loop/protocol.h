@@ -26,6 +26,15 @@ enum class ReportedPhase { kRunning, kStopping, kExited, kLost };
 // Returns "Running", "Stopping", "Exited" or "Lost".
 std::string_view ReportedPhaseName(ReportedPhase phase);
 
+// A probe's latest run of equal attempt results as the agent counted them: `count` consecutive
+// successes (`ok`) or failures, capped at the larger of the probe's two thresholds (so a steady
+// probe stops changing the status). The server's controller applies the thresholds to it.
+struct ProbeRun {
+  bool ok = false;
+  int32_t count = 0;
+  bool operator==(const ProbeRun&) const = default;
+};
+
 // What the agent tells the server about one task.
 struct TaskStatus {
   std::string task_id;
@@ -44,6 +53,7 @@ struct TaskStatus {
   std::optional<bool> ready;
   std::optional<bool> live;
   std::string probe_message;  // the last failed attempt ("readiness: GET …: HTTP 503"); "" once all pass
+  std::optional<ProbeRun> readiness_run{}, liveness_run{};  // with ready/live, once a probe made an attempt
   // Exited only: what the task wrote to its results file (results.h), or why it was not taken.
   std::optional<std::string> results;
   std::string results_error;
@@ -58,6 +68,7 @@ struct ProbeOutcome {
   std::optional<bool> ready;  // set when the task has a readiness probe
   std::optional<bool> live;   // set when it has a liveness probe
   std::string message;
+  std::optional<ProbeRun> readiness_run{}, liveness_run{};  // set after the probe's first attempt
   bool operator==(const ProbeOutcome&) const = default;
 };
 

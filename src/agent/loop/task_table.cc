@@ -26,9 +26,13 @@ constexpr Time kLive = Time::max();
 TaskStatus WithProbes(TaskStatus status, const ProbeOutcome& probes) {
   status.ready.reset();
   status.live.reset();
+  status.readiness_run.reset();
+  status.liveness_run.reset();
   if (!status.final()) {
     if (probes.ready) status.ready = *probes.ready && status.phase == ReportedPhase::kRunning;
     status.live = probes.live;
+    status.readiness_run = probes.readiness_run;
+    status.liveness_run = probes.liveness_run;
   }
   status.probe_message = probes.message;
   return status;

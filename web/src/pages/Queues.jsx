@@ -1,8 +1,9 @@
-// Queues page: per queue and flavor, bars of nominal quota, used, borrowed and lent; pending
+// Queues page: per queue and flavor, bars of nominal quota, used, borrowed and lent (from and to
+// whom, the server's numbers); pending
 // count and oldest wait; the cohort tree.
 import { get } from '../api.js';
 import { usePoll } from '../poll.js';
-import { queueRows, cohortTree } from '../queues.js';
+import { queueRows, cohortTree, flowText } from '../queues.js';
 import { human, duration, isDevice } from '../format.js';
 import { PageHead, ErrorBox } from './common.jsx';
 
@@ -29,6 +30,16 @@ function Bars({ queue, row }) {
           </span>
         </div>
       ))}
+      {row.borrowedFrom.length > 0 && (
+        <div class="flows muted" data-testid={`from-${queue}-${row.resource}`}>
+          borrowed from {flowText(row.resource, row.borrowedFrom, human)}
+        </div>
+      )}
+      {row.lentTo.length > 0 && (
+        <div class="flows muted" data-testid={`to-${queue}-${row.resource}`}>
+          lent to {flowText(row.resource, row.lentTo, human)}
+        </div>
+      )}
     </div>
   );
 }
@@ -63,7 +74,7 @@ export function Queues() {
     ]);
     return { queues: queues.items, cohorts: cohorts.items, pending: pending.items };
   });
-  const rows = data ? queueRows(data.queues, data.cohorts) : [];
+  const rows = data ? queueRows(data.queues) : [];
   const oldest = new Map();
   const now = Date.now() * 1000;
   for (const w of data ? data.pending : []) {

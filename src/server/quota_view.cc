@@ -1,0 +1,99 @@
+#include "server/quota_view.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "meter/borrowing.h"
+
+namespace abacus::server {
+
+using nlohmann::json;
+
+std::vector<meter::QueueQuota> BorrowingQuotas(const TenancyConfig& config, bool devices_only) {
+  std::vector<meter::QueueQuota> out;
+  for (const Queue* queue : config.queues()) {
+    for (const auto& quota : queue->quotas) {
+      if (devices_only && quota.resource.kind != QuotaResource::Kind::kDevices) continue;
+      meter::QueueQuota qq;
+      qq.queue = queue->name;
+      qq.tenant = queue->tenant;
+      qq.cohort = queue->cohort;
+      qq.flavor = quota.resource.Name();
+      qq.nominal_milli = LedgerAmount(quota.resource, quota.nominal);
+      if (quota.lending_limit) qq.lending_limit_milli = LedgerAmount(quota.resource, *quota.lending_limit);
+      out.push_back(std::move(qq));
+    }
+  }
+  return out;
+}
+
+void AddBorrowingNow(const TenancyConfig& config, json& queue_items) {
+  std::vector<meter::UseNow> use;
+  for (const auto& q : queue_items) {
+    for (const auto& u : q.value("usage", json::array())) {
+      use.push_back({q.value("name", ""), u.value("resource", ""), u.value("used", int64_t{0})});
+    }
+  }
+  // Lending happens inside a cohort tree (the scheduler's quota, sched/quota.h): each queue
+  // counts in its root cohort.
+  std::map<std::string, std::string> parent;
+  for (const Cohort* c : config.cohorts()) parent[c->name] = c->parent;
+  std::vector<meter::QueueQuota> quotas = BorrowingQuotas(config, false);
+  for (meter::QueueQuota& q : quotas) {
+    for (int depth = 0; depth < 64 && !parent[q.cohort].empty(); ++depth) q.cohort = parent[q.cohort];
+  }
+  meter::BorrowingResult now = meter::BorrowingNow(quotas, use);
+  using Key = std::pair<std::string, std::string>;  // (queue, resource)
+  std::map<Key, json> from, to;
+  std::map<Key, int64_t> borrowed, lent;
+  for (const meter::BorrowFlow& f : now.flows) {
+    int64_t amount = static_cast<int64_t>(f.amount);
+    from[{f.borrower, f.flavor}].push_back({{"queue", f.lender}, {"amount", amount}});
+    if (f.lender != meter::kCohortLender) to[{f.lender, f.flavor}].push_back({{"queue", f.borrower}, {"amount", amount}});
+  }
+  for (const meter::QueueUse& q : now.queues) {
+    borrowed[{q.queue, q.flavor}] = static_cast<int64_t>(q.borrowed);
+    lent[{q.queue, q.flavor}] = static_cast<int64_t>(q.lent);
+  }
+  for (auto& q : queue_items) {
+    if (!q.contains("usage")) continue;
+    for (auto& u : q["usage"]) {
+      Key k{q.value("name", ""), u.value("resource", "")};
+      u["borrowed"] = borrowed[k];
+      u["borrowedFrom"] = from.count(k) ? from[k] : json::array();
+      u["lent"] = lent[k];
+      u["lentTo"] = to.count(k) ? to[k] : json::array();
+    }
+  }
+}
+
+void AddPoolTenants(const Ledger& ledger, json& pool_items) {
+  std::map<std::string, int> nodes;
+  for (const auto& [name, n] : ledger.nodes()) nodes[n.node.pool]++;
+  std::vector<const Tenant*> tenants = ledger.config().tenants();
+  auto allowed = [&](const std::string& pool, const std::vector<std::string>& bound) {
+    json out = json::array();
+    for (const Tenant* t : tenants) {
+      bool by_pool = bound.empty() || std::find(bound.begin(), bound.end(), t->name) != bound.end();
+      bool by_tenant = t->pools.empty() || std::find(t->pools.begin(), t->pools.end(), pool) != t->pools.end();
+      if (by_pool && by_tenant) out.push_back(t->name);
+    }
+    return out;
+  };
+  std::set<std::string> declared;
+  for (auto& p : pool_items) {
+    std::string name = p.value("name", "");
+    declared.insert(name);
+    p["tenantsAllowed"] = allowed(name, p.value("tenants", std::vector<std::string>{}));
+    p["nodes"] = nodes[name];
+    p["declared"] = true;
+  }
+  for (const auto& [name, count] : nodes) {
+    if (declared.count(name) != 0) continue;
+    pool_items.push_back({{"kind", "Pool"}, {"name", name}, {"declared", false}, {"nodes", count},
+                          {"tenantsAllowed", allowed(name, {})}});
+  }
+}
+
+}  // namespace abacus::server

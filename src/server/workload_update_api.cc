@@ -1,0 +1,161 @@
+// ControlPlane: updating a workload that exists — PUT/PATCH /api/v1/workloads/{id}, rollback to
+// a revision, and the revision history (issue 19.4; the rules are workload_update.h's).
+#include <algorithm>
+
+#include "server/control_plane.h"
+#include "server/governance.h"
+#include "server/workload_update.h"
+#include "workload/documents.h"
+
+namespace abacus::server {
+
+using nlohmann::json;
+
+namespace {
+
+// The one workload document of `text` (YAML, or a JSON object); InvalidArgument otherwise.
+Result<Workload> OneWorkload(std::string_view text, bool json_body) {
+  std::vector<Document> docs;
+  if (json_body) {
+    json j = json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return InvalidArgument("request body: expected one workload as a JSON object");
+    ABACUS_ASSIGN_OR_RETURN(SpecObject obj, SpecObjectFromJson(j));
+    docs.push_back(Document{std::move(obj), SourceLocation{"request", 0, {}}});
+  } else {
+    ParsedDocuments parsed = ParseDocuments(text, "request");
+    if (!parsed.diagnostics.empty()) return parsed.diagnostics.ToStatus();
+    docs = std::move(parsed.documents);
+  }
+  if (docs.size() != 1 || docs[0].workload() == nullptr) {
+    return InvalidArgument("request body: expected exactly one workload document");
+  }
+  return std::get<Workload>(std::move(docs[0].object));
+}
+
+// `a` and `b` alike but for a service's replicas (which its autoscaler changes).
+bool SameButReplicas(Workload a, const Workload& b) {
+  InferenceSpec* ia = std::get_if<InferenceSpec>(&a.details);
+  const InferenceSpec* ib = std::get_if<InferenceSpec>(&b.details);
+  if (ia != nullptr && ib != nullptr) ia->replicas = ib->replicas;
+  return a == b;
+}
+
+json RevisionJson(const RevisionRecord& v) {
+  return {{"revision", v.revision}, {"version", v.version}, {"image", v.image}, {"command", v.command},
+          {"env", v.env},           {"at", FormatTime(v.at)}, {"by", v.by},       {"diff", v.diff}};
+}
+
+}  // namespace
+
+Result<json> ControlPlane::UpdateWorkload(const std::string& id_or_name, std::string_view body, bool json_body,
+                                          bool merge_patch, int32_t rollback_to, const govern::Principal* caller,
+                                          std::vector<std::string>* immutable) {
+  std::optional<WorkloadRecord> seen = FindRecord(id_or_name);
+  if (!seen) return NotFound("workload '" + id_or_name + "' not found");
+  if (IsTerminal(seen->state)) {
+    return FailedPrecondition("workload " + seen->id + " is " + std::string(WorkloadStateName(seen->state)) +
+                              "; only a workload that has not ended can be updated");
+  }
+  // 1) The document proposed: the body (PUT), the stored one merged with the body (PATCH), or
+  //    a revision's template (rollback).
+  Workload proposed;
+  if (rollback_to >= 0) {
+    ABACUS_ASSIGN_OR_RETURN(proposed, RollbackTarget(*seen, rollback_to));
+  } else if (merge_patch) {
+    json patch = json::parse(body, nullptr, false);
+    if (patch.is_discarded() || !patch.is_object()) {
+      return InvalidArgument("PATCH body: expected a JSON object (a merge patch, RFC 7386)");
+    }
+    json doc = json::parse(EncodeSpecObject(SpecObject(seen->spec)).dump());
+    doc.merge_patch(patch);
+    ABACUS_ASSIGN_OR_RETURN(proposed, OneWorkload(doc.dump(), true));
+  } else {
+    ABACUS_ASSIGN_OR_RETURN(proposed, OneWorkload(body, json_body));
+  }
+  // 2) References and admission policies, as on submit (they also set the admission labels).
+  {
+    Diagnostics diags;
+    CheckWorkloadReferences(proposed, SourceLocation{"request", 0, {}}, *ledger_.ConfigSnapshot(), diags);
+    if (!diags.empty()) return diags.ToStatus();
+    std::vector<Document> docs;
+    docs.push_back(Document{SpecObject(std::move(proposed)), SourceLocation{"request", 0, {}}});
+    ABACUS_RETURN_IF_ERROR(governance_->CheckSubmit(caller, docs));
+    proposed = std::get<Workload>(std::move(docs[0].object));
+  }
+  std::optional<govern::AuditRecord> entry = RequestAuditRecord("");
+  const bool audited = entry.has_value();
+  const std::string by = caller != nullptr ? caller->name : "";
+  auto shared = std::make_shared<Workload>(std::move(proposed));
+  auto fixed = std::make_shared<std::vector<std::string>>();
+  auto answer = RunOnLoop([this, seen, shared, entry, by, fixed]() mutable -> Result<json> {
+    const WorkloadRecord* found = ledger_.FindWorkload(seen->id);
+    if (found == nullptr) return NotFound("workload '" + seen->id + "' not found");
+    if (IsTerminal(found->state)) {
+      return FailedPrecondition("workload " + found->id + " is " + std::string(WorkloadStateName(found->state)) +
+                                "; only a workload that has not ended can be updated");
+    }
+    // The autoscaler may have scaled it meanwhile: a document that keeps the replicas it was
+    // read with keeps the ones it has now. Any other change meanwhile: the caller retries.
+    InferenceSpec* want = std::get_if<InferenceSpec>(&shared->details);
+    const InferenceSpec* was = seen->spec.inference();
+    const InferenceSpec* is = found->spec.inference();
+    if (want != nullptr && was != nullptr && is != nullptr && want->replicas == was->replicas) {
+      want->replicas = std::clamp(is->replicas, want->min_replicas, std::max(want->min_replicas, want->max_replicas));
+    }
+    if (!SameButReplicas(seen->spec, found->spec)) {
+      return Aborted("workload " + found->id + " changed while it was being updated; retry");
+    }
+    Time now = clock_.Now();
+    ABACUS_ASSIGN_OR_RETURN(UpdatePlan plan, PlanUpdate(*found, *shared, by, now, fixed.get()));
+    if (plan.diff.empty()) {
+      std::shared_lock lock(state_mu_);
+      json v = View(*found);
+      v["diff"] = json::array();
+      v["revision"] = found->revisions.empty() ? 1 : found->revisions.back().revision;
+      v["unchanged"] = true;
+      return v;
+    }
+    WorkloadRecord next = *found;
+    next.spec = std::move(plan.next);
+    next.revisions = std::move(plan.revisions);
+    WriteBatch batch;
+    batch.PutJson(kWorkloadKind, next.id, ToJson(next), next.version);
+    batch.AppendEventJson(kWorkloadKind, next.id, "Updated",
+                          EventJson(next.state, "updated (revision " + std::to_string(plan.revision) + "): " +
+                                                    DiffLine(plan.diff),
+                                    {{"revision", plan.revision}, {"diff", plan.diff}, {"by", by}}),
+                          now);
+    if (entry) entry->after = json({{"revision", plan.revision}, {"diff", plan.diff}}).dump();
+    CommitResult result;
+    ABACUS_RETURN_IF_ERROR(Commit(batch, &result, std::move(entry)));
+    next.version = result.assigned[0];
+    std::unique_lock lock(state_mu_);
+    WorkloadRecord* r = ledger_.FindWorkload(next.id);
+    *r = std::move(next);
+    dirty_ = true;
+    Publish(*r);
+    json v = View(*r);
+    v["diff"] = plan.diff;
+    v["revision"] = plan.revision;
+    v["unchanged"] = false;
+    return v;
+  });
+  if (!answer.ok() && !fixed->empty() && immutable != nullptr) *immutable = *fixed;
+  if (answer.ok() && audited && !answer->value("unchanged", false)) NoteRequestAudited();
+  return answer;
+}
+
+Result<json> ControlPlane::Revisions(const std::string& id_or_name) const {
+  std::optional<WorkloadRecord> r = FindRecord(id_or_name);
+  if (!r) return NotFound("workload '" + id_or_name + "' not found");
+  json items = json::array();
+  if (r->revisions.empty()) {
+    RevisionRecord first = TemplateOf(r->spec, 1);
+    first.at = r->submitted;
+    items.push_back(RevisionJson(first));
+  }
+  for (const auto& v : r->revisions) items.push_back(RevisionJson(v));
+  return json{{"id", r->id}, {"name", r->spec.name}, {"revision", items.back()["revision"]}, {"items", items}};
+}
+
+}  // namespace abacus::server
