@@ -98,7 +98,7 @@ TEST(ContractPostgresTest, OneServerWithoutHaPerDatabase) {
   EXPECT_NE(b.err.find("the PostgreSQL store is in use by another Abacus server"), std::string::npos) << b.err;
   ASSERT_EQ(a.Terminate(), 0);
   ServerProcess again(b_dir.path(), {"--store", db.url()});  // the lock went with the first
-  EXPECT_EQ(again.Client().Get("/readyz").status, 200);
+  EXPECT_EQ(again.Client().Get("/healthz").status, 200);  // it started and serves (its admin token is a_dir's)
 }
 
 // "An error answer means nothing was stored": the audit stream and its head disagree (the
@@ -124,10 +124,10 @@ TEST_F(ContractTest, AnAuditFailureAnswersAnErrorAndStoresNothing) {
   // … and neither did the store: a restart shows the same.
   ASSERT_EQ(server_->Terminate(), 0);
   server_->Start();
-  api = server_->Client();
-  EXPECT_EQ(api.Get("/api/v1/workloads/ghost").status, 404);
-  EXPECT_EQ(api.Get("/api/v1/workloads/kept").body.value("state", ""), "Pending");
-  EXPECT_EQ(api.Get("/api/v1/queues/extra").status, 404);
+  auto restarted = server_->Client();  // (ApiClient is not assignable)
+  EXPECT_EQ(restarted.Get("/api/v1/workloads/ghost").status, 404);
+  EXPECT_EQ(restarted.Get("/api/v1/workloads/kept").body.value("state", ""), "Pending");
+  EXPECT_EQ(restarted.Get("/api/v1/queues/extra").status, 404);
 }
 
 // Point 2: a retry with the same key returns the first answer, also after a restart; the same
@@ -146,11 +146,11 @@ TEST_F(ContractTest, ASubmissionRetriedWithItsIdempotencyKeyIsStoredOnce) {
 
   ASSERT_EQ(server_->Terminate(), 0);
   server_->Start();
-  api = server_->Client();
-  auto after_restart = api.PostIdempotent("/api/v1/workloads", Job("once"), "application/yaml", "key-1");
+  auto restarted = server_->Client();
+  auto after_restart = restarted.PostIdempotent("/api/v1/workloads", Job("once"), "application/yaml", "key-1");
   ASSERT_EQ(after_restart.status, 201) << after_restart.text;
   EXPECT_EQ(after_restart.body["items"][0]["id"], first.body["items"][0]["id"]);
-  auto list = api.Get("/api/v1/workloads?name=once");
+  auto list = restarted.Get("/api/v1/workloads?name=once");
   ASSERT_EQ(list.status, 200);
   EXPECT_EQ(list.body["items"].size(), 1u) << list.text;
 
@@ -164,7 +164,7 @@ TEST_F(ContractTest, ASubmissionRetriedWithItsIdempotencyKeyIsStoredOnce) {
     CliResult r = RunCli(args);
     EXPECT_EQ(r.code, 0) << r.err;
   }
-  EXPECT_EQ(api.Get("/api/v1/workloads?name=by-cli").body["items"].size(), 2u);
+  EXPECT_EQ(restarted.Get("/api/v1/workloads?name=by-cli").body["items"].size(), 2u);
 }
 
 // Point 21: with every row rewritten and re-hashed and the head forged, or every row and the

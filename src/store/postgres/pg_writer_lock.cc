@@ -12,6 +12,7 @@ constexpr char kHolder[] =
     "SELECT l.pid, COALESCE(host(a.client_addr), 'a local socket') FROM pg_locks l"
     " LEFT JOIN pg_stat_activity a ON a.pid = l.pid"
     " WHERE l.locktype = 'advisory' AND l.granted AND l.classid = 1094861635 AND l.objid = 1431502849"
+    " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
     " AND l.pid <> pg_backend_pid() LIMIT 1";
 
 }  // namespace
