@@ -189,7 +189,7 @@ TEST_F(ControlPlaneTest, SilentAgentNodeIsLostOnTheClockAndItsWorkRequeued) {
   EXPECT_EQ((*cp_->GetNode("gpu-a"))["state"], "NotReady");
   EXPECT_EQ(State(id), "Requeued");
   auto events = (*cp_->Events(id))["items"];
-  EXPECT_EQ(events.back()["details"]["reason"], "NodeLost");
+  EXPECT_EQ(events.back()["details"]["reason"], "NodeLost") << events.dump();
   // Its usage ended with the loss.
   json usage = Usage("workload");
   EXPECT_NEAR(usage["rows"][0]["deviceHours"].get<double>(), 31.0 / 3600, 0.0005) << usage.dump();
