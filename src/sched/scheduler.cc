@@ -136,6 +136,7 @@ class Cycle {
   // each claimant tried first (-1 not tried, 0 left pending, 1 admitted).
   std::vector<WorkloadIndex> yields_to_;
   std::vector<int8_t> claim_outcome_;
+  mutable std::unordered_map<FlavorId, int64_t> all_devices_milli_;  // per flavor, every node (NeverPlaceable)
   // Failed victim searches, remembered until their cohort tree changes: a request at least as
   // large with no higher priority from the same queue would fail the same way.
   struct FailedSearch {
@@ -602,7 +603,15 @@ std::string Cycle::NeverPlaceable(const WorkloadInfo& wl, const std::vector<Flav
     // 1. More devices of the flavor than the whole cluster has.
     if (t.needs_devices() && f != kCpuFlavorId) {
       const int64_t need = t.device_milli() * wl.groups[g].replicas;
-      const int64_t total = cluster_.total_milli(f);
+      // Every device of the flavor, on nodes not ready and unhealthy too: they may come back.
+      if (all_devices_milli_.empty()) {
+        all_devices_milli_[kCpuFlavorId] = 0;
+        for (const NodeInfo& node : s_.nodes) {
+          for (const auto& dev : node.devices) all_devices_milli_[dev.flavor] += 1000;
+        }
+      }
+      auto it = all_devices_milli_.find(f);
+      const int64_t total = it == all_devices_milli_.end() ? 0 : it->second;
       if (need > total) {
         return "needs " + FormatDeviceMilli(need) + " " + Flavor::FromId(f).name() + ", the cluster has " +
                FormatDeviceMilli(total) + " in all";

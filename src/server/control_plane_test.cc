@@ -204,7 +204,7 @@ TEST_F(ControlPlaneTest, SilentAgentNodeIsLostOnTheClockAndItsWorkRequeued) {
   cp_->WaitForCycle();
   EXPECT_EQ(State(id), "Requeued");
   auto events = (*cp_->Events(id))["items"];
-  EXPECT_EQ(events.back()["details"]["reason"], "NodeLost");
+  EXPECT_EQ(events.back()["details"]["reason"], "NodeLost") << events.dump();
   // Its usage ended with the loss: 31 s silent + 31 s of fencing.
   json usage = Usage("workload");
   EXPECT_NEAR(usage["rows"][0]["deviceHours"].get<double>(), 62.0 / 3600, 0.0005) << usage.dump();
