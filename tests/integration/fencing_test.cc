@@ -16,13 +16,13 @@ namespace {
 
 using nlohmann::json;
 
-// A TrainingJob whose task writes its pid to DIR/pid and, on SIGUSR1 (its checkpoint signal),
-// writes DIR/checkpoint and exits.
+// A TrainingJob whose task, once its trap is set, writes its pid to DIR/pid and, on SIGUSR1 (its
+// checkpoint signal), writes DIR/checkpoint and exits.
 std::string CheckpointingJob(const std::string& name, const std::string& dir) {
   return "kind: TrainingJob\nname: " + name +
          "\nproject: acme/ml\nqueue: train\nspec:\n"
-         "  command: [\"sh\", \"-c\", \"echo $$ > " + dir + "/pid; trap 'echo saved > " + dir +
-         "/checkpoint; exit 0' USR1; while true; do sleep 0.1; done\"]\n"
+         "  command: [\"sh\", \"-c\", \"trap 'echo saved > " + dir + "/checkpoint; exit 0' USR1; echo $$ > " + dir +
+         "/pid; while true; do sleep 0.1; done\"]\n"
          "  checkpoint: {signal: SIGUSR1, graceSeconds: 5}\n"
          "  taskGroups:\n    - name: worker\n      replicas: 1\n      resources:\n"
          "        cpu: 1\n        memory: 1Gi\n        accelerators: {flavor: \"gpu/nvidia/A100-80G\", count: 1}\n";
@@ -76,7 +76,8 @@ TEST(FencingTest, TheServerRequeuesACutOffNodesWorkOnlyAfterTimeoutPlusGrace) {
   // The workload is requeued (NodeLost), and not before NotReady + the 3 s grace.
   json requeued;
   ASSERT_TRUE(WaitFor([&] {
-    for (const auto& e : server.Client().Get("/api/v1/workloads/" + id + "/events").body["items"]) {
+    const json events = server.Client().Get("/api/v1/workloads/" + id + "/events").body;  // kept: the loop reads it
+    for (const auto& e : events["items"]) {
       if (e.value("type", "") == "Requeued") requeued = e;
     }
     return !requeued.is_null();

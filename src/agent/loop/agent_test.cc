@@ -821,12 +821,14 @@ TEST_F(AgentTest, CutOffForTheNodeTimeoutItFencesItsTasksAndReportsThemLost) {
   AgentOptions o = Options(server.url());
   o.fence_after = seconds(30);
   StartAgent(o);
-  const std::string mark = (work_ / "fenced").string();
-  json task = RunTask("wl.0.0.1", {"sh", "-c", "trap 'touch " + mark + "; exit 0' USR1; while true; do sleep 0.05; done"});
+  const std::string mark = (work_ / "fenced").string(), armed = (work_ / "armed").string();
+  json task = RunTask("wl.0.0.1", {"sh", "-c", "trap 'touch " + mark + "; exit 0' USR1; touch " + armed +
+                                                   "; while true; do sleep 0.05; done"});
   task["fencingSignal"] = "SIGUSR1";
   task["fencingGraceSeconds"] = 5;
   server.Publish(json::array({task}));
   ASSERT_TRUE(Eventually([&] { return server.Last("wl.0.0.1", "Running").has_value(); }));
+  ASSERT_TRUE(Eventually([&] { return fs::exists(armed); }));  // its trap is set
   server_.reset();  // no server any more
   clock_.Advance(seconds(31));
   ASSERT_TRUE(Eventually([&] { return agent_->counters().fences == 1; }));
