@@ -16,7 +16,7 @@ TEST(PgWriterLockTest, OneExclusiveHolderOrSharedHoldersPerDatabase) {
   auto second = LockPostgresWriters(db.url(), false);
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(second.status().message().find("in use by another Abacus server (PostgreSQL backend pid"), std::string::npos)
+  EXPECT_NE(second.status().message().find("the PostgreSQL store is in use by another Abacus server"), std::string::npos)
       << second.status().message();
   EXPECT_FALSE(LockPostgresWriters(db.url(), /*shared=*/true).ok());  // an HA leader: refused too
   first->reset();  // the connection closed: the lock is free
