@@ -65,6 +65,7 @@ struct HttpFront::Conn {
   RequestHeadParser head;
   ChunkedDecoder chunked;
   Phase phase = Phase::kIdle;
+  size_t served = 0;  // requests handed to workers
   Clock::time_point deadline;
 };
 
@@ -327,10 +328,12 @@ void HttpFront::Dispatch(Conn& c) {
   ++in_workers_;
   counters_.requests.fetch_add(1);
   int fd = c.fd;
-  queue_.Push(c.client, [this, fd, request = std::move(request)] {
+  const size_t most = options_.max_requests_per_connection ? options_.max_requests_per_connection() : 0;
+  const bool last = ++c.served >= most && most > 0;
+  queue_.Push(c.client, [this, fd, last, request = std::move(request)] {
     bool keep = false;
     try {
-      keep = runner_(fd, request, stop_.load());
+      keep = runner_(fd, request, last || stop_.load()) && !last;
     } catch (const std::exception& e) {
       ABACUS_LOG_ERROR("http front: request failed: {}", e.what());
     }

@@ -43,6 +43,9 @@ struct FrontOptions {
   // Open connections in all; 0: the file-descriptor limit less a margin for the server's files.
   size_t max_connections = 0;
   size_t threads = 96;  // workers running requests
+  // Requests one connection carries, read as each request is handed on (so it may change while
+  // serving); the last is answered with "Connection: close". Empty or 0: no limit.
+  std::function<size_t()> max_requests_per_connection;
   bool tcp_nodelay = true;
 };
 

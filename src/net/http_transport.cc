@@ -138,6 +138,7 @@ bool BufferedServer::Serve() {
     options = front_options_;
     options.limits.max_body = payload_max_length_;
     options.idle_timeout = std::chrono::seconds(keep_alive_timeout_sec_);
+    options.max_requests_per_connection = [this] { return keep_alive_max_count_; };
     front_ = std::make_unique<HttpFront>(options, [this](int fd, const std::string& request, bool closing) {
       return RunRequest(fd, request, closing);
     });

@@ -982,7 +982,11 @@ json ControlPlane::View(const WorkloadRecord& r) const {
     for (int32_t unit : MissingUnits(r)) {
       json u = {{"unit", unit}};
       auto it = ledger_.pending_reasons().find(SliceId(r.id, unit));
-      if (it != ledger_.pending_reasons().end()) u["reason"] = it->second.message;
+      if (it != ledger_.pending_reasons().end()) {
+        // The replica's own reason with what stopped it on the nodes (filters and best candidate).
+        u["reason"] = it->second.message +
+                      (it->second.placement ? ": " + sched::DescribePlacement(*it->second.placement) : std::string());
+      }
       unplaced.push_back(std::move(u));
     }
     if (!unplaced.empty()) status["unplaced"] = std::move(unplaced);

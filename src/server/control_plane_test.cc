@@ -787,6 +787,10 @@ spec:
   ASSERT_TRUE(cp_->AgentHeartbeat(other, json{{"devices", json::array()}}).ok());
   clock_.Advance(11s);
   for (int i = 0; i < 4; ++i) cp_->WaitForCycle();
+  // The lost node's slot moves once its agent has fenced it (BatchJob: 10 s after NotReady).
+  ASSERT_TRUE(cp_->AgentHeartbeat(other, json{{"devices", json::array()}}).ok());
+  clock_.Advance(11s);
+  for (int i = 0; i < 4; ++i) cp_->WaitForCycle();
   json w = *cp_->GetWorkload(id);
   ASSERT_EQ(w["placements"].size(), 1u) << w.dump();
   EXPECT_EQ(w["placements"][0]["node"], other) << w.dump();

@@ -268,7 +268,7 @@ void HttpServer::Routes() {
   // immutable field changed is 422 naming each.
   auto update = [this](const httplib::Request& req, httplib::Response& res, bool patch, int32_t rollback_to) {
     std::vector<std::string> immutable;
-    auto r = cp_.UpdateWorkload(req.matches[1], req.body, IsJsonBody(req), patch, rollback_to, &RequestPrincipal(),
+    auto r = cp_.UpdateWorkload(RequestWorkloadId(req.matches[1]), req.body, IsJsonBody(req), patch, rollback_to, &RequestPrincipal(),
                                 &immutable);
     if (!r.ok() && !immutable.empty()) {
       SendError(res, 422, "immutable_field", r.status().message());
@@ -283,7 +283,9 @@ void HttpServer::Routes() {
     update(req, res, true, -1);
   });
   s.Post(R"(/api/v1/workloads/([^/]+)/rollback)", [update](const httplib::Request& req, httplib::Response& res) {
-    json body = json::parse(req.body.empty() ? "{}" : req.body, nullptr, false);
+    auto parsed = ParseJsonBody(req.body.empty() ? "{}" : req.body);  // nesting and duplicate keys first
+    if (!parsed.ok()) return SendError(res, 400, "invalid_argument", parsed.status().message());
+    json body = std::move(*parsed);
     if (!body.is_object() || (body.contains("revision") && !body["revision"].is_number_integer()) ||
         body.value("revision", 0) < 0) {
       return SendError(res, 400, "invalid_argument", "body: expected {} or {\"revision\": N}");
@@ -291,7 +293,7 @@ void HttpServer::Routes() {
     update(req, res, false, body.value("revision", 0));
   });
   s.Get(R"(/api/v1/workloads/([^/]+)/revisions)", [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp_.Revisions(req.matches[1]));
+    Send(res, cp_.Revisions(RequestWorkloadId(req.matches[1])));
   });
   s.Delete(R"(/api/v1/workloads/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp_.Cancel(RequestWorkloadId(req.matches[1]), Param(req, "reason")));

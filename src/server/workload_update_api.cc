@@ -2,6 +2,7 @@
 // a revision, and the revision history (issue 19.4; the rules are workload_update.h's).
 #include <algorithm>
 
+#include "common/nesting.h"
 #include "server/control_plane.h"
 #include "server/governance.h"
 #include "server/workload_update.h"
@@ -17,8 +18,8 @@ namespace {
 Result<Workload> OneWorkload(std::string_view text, bool json_body) {
   std::vector<Document> docs;
   if (json_body) {
-    json j = json::parse(text, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) return InvalidArgument("request body: expected one workload as a JSON object");
+    ABACUS_ASSIGN_OR_RETURN(json j, ParseJsonBody(text));  // nesting and duplicate keys, before parsing
+    if (!j.is_object()) return InvalidArgument("request body: expected one workload as a JSON object");
     ABACUS_ASSIGN_OR_RETURN(SpecObject obj, SpecObjectFromJson(j));
     docs.push_back(Document{std::move(obj), SourceLocation{"request", 0, {}}});
   } else {
@@ -62,8 +63,8 @@ Result<json> ControlPlane::UpdateWorkload(const std::string& id_or_name, std::st
   if (rollback_to >= 0) {
     ABACUS_ASSIGN_OR_RETURN(proposed, RollbackTarget(*seen, rollback_to));
   } else if (merge_patch) {
-    json patch = json::parse(body, nullptr, false);
-    if (patch.is_discarded() || !patch.is_object()) {
+    ABACUS_ASSIGN_OR_RETURN(json patch, ParseJsonBody(body));
+    if (!patch.is_object()) {
       return InvalidArgument("PATCH body: expected a JSON object (a merge patch, RFC 7386)");
     }
     json doc = json::parse(EncodeSpecObject(SpecObject(seen->spec)).dump());

@@ -126,7 +126,7 @@ quotas:
   EXPECT_FALSE(q);
   EXPECT_EQ(diags.ToString(),
             "t.yaml:5: mode: unknown field 'mode'; allowed: kind, name, tenant, cohort, weight, "
-            "queueingStrategy, quotas, description, clusters, preferredClusters\n"
+            "queueingStrategy, quotas, description, clusters, preferredClusters, reclaimWithinNominal\n"
             "t.yaml:4: weight: must be positive, got 0\n"
             "t.yaml:6: queueingStrategy: unknown queueing strategy 'FIFO' (expected StrictFIFO or "
             "BestEffortFIFO)\n"

@@ -39,6 +39,8 @@ tenant: team-b
 cohort: shared
 quotas:
   - {resource: gpu/nvidia/A100-80G, nominal: 8, borrowingLimit: 16}
+  - {resource: cpu, nominal: 32}
+  - {resource: memory, nominal: 128Gi}
 ---
 kind: Queue
 name: qc
@@ -46,6 +48,8 @@ tenant: team-c
 cohort: shared
 quotas:
   - {resource: gpu/nvidia/A100-80G, nominal: 16}
+  - {resource: cpu, nominal: 32}
+  - {resource: memory, nominal: 128Gi}
 )";
 
 constexpr char kTraining[] = R"(kind: TrainingJob

@@ -178,7 +178,9 @@ async function main() {
   const explain = await api('/api/v1/workloads/pangu-pretrain/explain');
   await page.getByTestId('explain-message').waitFor();
   check((await page.getByTestId('explain-message').textContent()) === explain.reason.message, 'the explain message is the server\'s');
-  check((await page.getByTestId('explain-plain').textContent()).startsWith('It waits for quota'), 'the reason in plain words');
+  // pangu-pretrain asks 32 NPUs of a queue that can never hold more than 16: NeverFits (issue 20.13).
+  check(explain.reason.code === 'NeverFits', 'pangu-pretrain never fits');
+  check((await page.getByTestId('explain-plain').textContent()).startsWith('It can never run as asked'), 'the reason in plain words');
   check((await page.getByTestId('workload-state').textContent()) === 'Pending', 'state Pending');
   check((await page.locator('[data-testid=events] li').count()) >= 1, 'events timeline');
   await shot(page, 'workload-pending');
