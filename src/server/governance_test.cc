@@ -2,6 +2,7 @@
 // API tokens persisted across a restart, and decisions appended to the audit chain.
 #include "server/governance.h"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -85,8 +86,21 @@ class GovernanceTest : public ::testing::Test {
       if (!st.ok()) return st;
     }
     (*plan)->Committed();
+    // As the server holds it: a document replaces the one of its kind and name.
+    for (Document& d : parsed.documents) {
+      std::string key = std::string(d.kind()) + "/" + d.name();
+      auto it = std::find_if(applied_.begin(), applied_.end(), [&](const auto& a) { return a.first == key; });
+      if (it == applied_.end()) {
+        applied_.emplace_back(key, std::move(d));
+      } else {
+        it->second = std::move(d);
+      }
+    }
+    std::vector<Document> all;
+    for (const auto& a : applied_) all.push_back(a.second);
+    config_ = TenancyConfig{};
     Diagnostics diags;
-    AddToTenancyConfig(parsed.documents, config_, diags);
+    AddToTenancyConfig(all, config_, diags);
     return Status::OK();
   }
   Status Submit(const govern::Principal* who, const std::string& yaml, std::vector<Document>* out = nullptr) {
@@ -103,6 +117,7 @@ class GovernanceTest : public ::testing::Test {
   std::unique_ptr<TokenAuthorizer> boot_;
   std::unique_ptr<Governance> gov_;
   TenancyConfig config_;
+  std::vector<std::pair<std::string, Document>> applied_;  // kind/name → the document, in apply order
 };
 
 constexpr char kQueue[] = "kind: Queue\nname: q1\ntenant: t1\nquotas:\n  - {resource: cpu, nominal: 8}\n";
@@ -125,7 +140,8 @@ TEST_F(GovernanceTest, ApplyChecksRolesPerDocument) {
   EXPECT_EQ(quota.code(), StatusCode::kPermissionDenied);
   EXPECT_NE(quota.message().find("quotas[cpu].nominal (none → 8)"), std::string::npos) << quota.message();
   EXPECT_TRUE(Apply(&admin, kQueue).ok());
-  EXPECT_TRUE(Apply(&tia, std::string(kQueue) + "description: ours\n").ok());
+  Status ours = Apply(&tia, std::string(kQueue) + "description: ours\n");
+  EXPECT_TRUE(ours.ok()) << ours.ToString();
   Status other = Apply(&tia, "kind: Queue\nname: q2\ntenant: t2\n");
   EXPECT_EQ(other.code(), StatusCode::kPermissionDenied);
   EXPECT_NE(other.message().find("t.yaml:1"), std::string::npos) << other.message();
