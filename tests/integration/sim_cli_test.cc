@@ -83,7 +83,12 @@ TEST(SimCliTest, EventsOnTheOpenbTraceLeaveOnlyBestEffortWaiting) {
   EXPECT_LT(j["cycles"].get<int>(), 8152 * 2);
   // Without a cohort, best-effort pods (borrowed capacity only) never run; they are the ones left.
   ASSERT_FALSE(j["unplaced"].empty());
-  for (const auto& u : j["unplaced"]) EXPECT_EQ(u["code"], "Quota") << u.dump();
+  // They say so (issue 20.15): NeverFits naming the cohort, not a false quota shortage.
+  for (const auto& u : j["unplaced"]) {
+    EXPECT_EQ(u["code"], "NeverFits") << u.dump();
+    EXPECT_NE(u["reason"].get<std::string>().find("queue default is in no cohort"), std::string::npos) << u.dump();
+    EXPECT_EQ(u["reason"].get<std::string>().find("uses 0 of nominal"), std::string::npos) << u.dump();
+  }
   EXPECT_TRUE(j["warnings"].empty());
 }
 
