@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "common/split_list.h"
 #include "model/quantity.h"
 
 namespace abacus {
@@ -63,12 +64,7 @@ Status Device::Release(const std::string& task_id) {
 
 Result<std::vector<DeviceSpec>> ParseDeviceSpecs(std::string_view text) {
   std::vector<DeviceSpec> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    std::string_view entry = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-    start = comma == std::string_view::npos ? text.size() + 1 : comma + 1;
-    if (entry.empty()) continue;
+  for (std::string_view entry : SplitList(text)) {
     auto bad = [&](const std::string& why) {
       return InvalidArgument("device spec '" + std::string(entry) + "': " + why +
                              " (expected KIND:VENDOR:MODEL:COUNT[:MEMORY], e.g. gpu:nvidia:A100-80G:8:80Gi)");

@@ -59,6 +59,9 @@ struct Option {
   PlacementDetail placement;
 };
 
+// "name (id)" for reasons that name another workload; the id alone when it has no other name.
+std::string NameAndId(const WorkloadInfo& w) { return w.name == w.id ? w.id : w.name + " (" + w.id + ")"; }
+
 std::string ShapeKey(const WorkloadInfo& w, int32_t group, FlavorId flavor) {
   const TaskRequest& t = w.groups[group].task;
   std::string k = std::to_string(w.queue) + "|" + std::to_string(flavor) + "|" + std::to_string(t.cpu_milli) + "|" +
@@ -554,7 +557,7 @@ std::string Cycle::StoppingVictims(const std::vector<WorkloadIndex>& victims) co
   std::string out = std::to_string(victims.size()) + " preempted workload(s) to stop: ";
   for (size_t i = 0; i < victims.size() && i < kAheadIds; ++i) {
     const WorkloadInfo& v = s_.workloads[victims[i]];
-    out += (i ? ", " : "") + v.name + (v.name != v.id ? " (" + v.id + ")" : "");
+    out += (i ? ", " : "") + NameAndId(v);
     // Its checkpoint grace: set by the caller while it stops, else it starts now.
     Time end = v.evicting ? v.stop_deadline : s_.now + std::chrono::seconds(v.grace_seconds);
     if (v.evicting && ToMicros(v.stop_deadline) == 0) continue;
@@ -681,8 +684,6 @@ std::string Cycle::NeverPlaceable(const WorkloadInfo& wl, const std::vector<Flav
 
 std::vector<WorkloadIndex> Cycle::Claimants() {
   // Victims name their preemptor by id; only pending preemptors can claim anything.
-  yields_to_.assign(s_.workloads.size(), kNone);
-  claim_outcome_.assign(s_.workloads.size(), -1);
   std::unordered_map<std::string_view, WorkloadIndex> pending_by_id;
   std::vector<WorkloadIndex> claimants;
   bool any = false;
@@ -692,6 +693,9 @@ std::vector<WorkloadIndex> Cycle::Claimants() {
     // A gang holding nodes keeps them: it is tried before anyone could take them.
     if (w.holding && !w.admitted && w.gang && c_.enable_gang_reservation) claimants.push_back(i);
   }
+  if (!any && claimants.empty()) return claimants;  // nothing claims: no per-workload state this cycle
+  yields_to_.assign(s_.workloads.size(), kNone);
+  claim_outcome_.assign(s_.workloads.size(), -1);
   for (WorkloadIndex i = 0; any && i < static_cast<WorkloadIndex>(s_.workloads.size()); ++i) {
     if (!s_.workloads[i].admitted) pending_by_id.emplace(s_.workloads[i].id, i);
   }
@@ -716,7 +720,7 @@ bool Cycle::HeldForPreemptor(WorkloadIndex w) {
   if (p == kNone || claim_outcome_[p] == 1) return false;  // no claim, or its preemptor started
   const WorkloadInfo& wl = s_.workloads[w];
   const WorkloadInfo& pw = s_.workloads[p];
-  const std::string by = pw.name + (pw.name != pw.id ? " (" + pw.id + ")" : "");
+  const std::string by = NameAndId(pw);
   if (wl.yield_count >= kChurnLimit) {
     Pend(w, PendingCode::kHeldForPreemptor,
          "preempted " + std::to_string(wl.yield_count) + " times in a row for " + by +
@@ -793,8 +797,7 @@ CycleResult Cycle::Run() {
         // The head blocks the rest of a StrictFIFO queue.
         for (size_t i = next[q]; i < pending_[q].size(); ++i) {
           Pend(pending_[q][i], PendingCode::kBlockedByStrictFifo,
-               "StrictFIFO queue " + s_.queues[q].name + " is blocked behind its head " + s_.workloads[w].name +
-                   (s_.workloads[w].name != s_.workloads[w].id ? " (" + s_.workloads[w].id + ")" : "") +
+               "StrictFIFO queue " + s_.queues[q].name + " is blocked behind its head " + NameAndId(s_.workloads[w]) +
                    ", which cannot be admitted now; nothing behind it starts first");
         }
         next[q] = pending_[q].size();

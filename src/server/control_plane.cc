@@ -13,7 +13,6 @@
 #include "govern/crypto.h"
 #include "sched/claims.h"
 #include "sched/explain.h"
-#include "server/config_batch.h"
 #include "server/governance.h"
 #include "server/node_history.h"
 #include "server/node_liveness.h"
@@ -340,7 +339,7 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
     for (const Document& d : *docs) objects.push_back(&d.object);
     Diagnostics diags;
     // The configuration after this apply, checked without the state lock (this loop thread is
-    // the only writer); the lock is taken only to put the objects in, once (config_batch.h).
+    // the only writer); the lock is taken only to put the objects in, once (Ledger::PutConfigs).
     TenancyConfig merged = ledger_.MergedConfig(objects);
     // Report duplicates inside the request and reference problems of the merged config.
     TenancyConfig request_only;
@@ -373,7 +372,7 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
     {
       std::unique_lock lock(state_mu_);
       for (auto& p : prices) price_lists_[p.name] = std::move(p);
-      PutConfigs(ledger_, changed);
+      ledger_.PutConfigs(changed);
     }
     dirty_ = true;
     return out;

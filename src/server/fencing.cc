@@ -1,6 +1,7 @@
 #include "server/fencing.h"
 
 #include "common/duration_parse.h"
+#include "common/split_list.h"
 #include "server/records.h"
 
 namespace abacus::server {
@@ -20,12 +21,7 @@ std::string FencingPolicy::Signal(const WorkloadRecord& r) const {
 
 Result<FencingPolicy> ParseFencingGrace(std::string_view text) {
   FencingPolicy policy;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    std::string_view entry = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-    start = comma == std::string_view::npos ? text.size() + 1 : comma + 1;
-    if (entry.empty()) continue;
+  for (std::string_view entry : SplitList(text)) {
     size_t eq = entry.find('=');
     if (eq == std::string_view::npos) {
       return InvalidArgument("fencing grace '" + std::string(entry) + "': expected KIND=DURATION, e.g. TrainingJob=60s");

@@ -6,7 +6,6 @@
 
 #include "common/log.h"
 #include "model/version.h"
-#include "server/config_batch.h"
 #include "server/governance.h"
 #include "server/units.h"
 #include "tenancy/priority_class.h"
@@ -36,13 +35,6 @@ KindName KeyOf(const SpecObject& o) {
       o);
 }
 
-// PutConfigs' state for the PutConfig calls it makes on this thread: the key index that replaces
-// the scan of config_objects_, and how many calls are left before the one rebuild.
-struct ConfigBatch {
-  std::unordered_map<std::string, size_t> index;
-  size_t left = 0;
-};
-thread_local ConfigBatch* t_config_batch = nullptr;
 
 void AddToConfig(TenancyConfig& c, const SpecObject& o) {
   Status st = std::visit(
@@ -154,56 +146,39 @@ std::shared_ptr<const TenancyConfig> Ledger::ConfigSnapshot() const {
   return config_;
 }
 
-void Ledger::PutConfig(const SpecObject& object) {
-  KindName k = KeyOf(object);
-  std::string key = k.store_kind + "/" + k.name;
-  if (ConfigBatch* batch = t_config_batch) {  // PutConfigs: indexed, one rebuild at the end
-    auto [it, added] = batch->index.try_emplace(key, config_objects_.size());
+namespace {
+
+// Adds or replaces each of `objects` in `held` (key "kind/name"): replacements keep their place,
+// new objects come last, in order; one index instead of a scan per object.
+void PutObjects(std::vector<std::pair<std::string, SpecObject>>& held, const std::vector<const SpecObject*>& objects) {
+  std::unordered_map<std::string, size_t> index;  // key → position in `held`
+  index.reserve(held.size() + objects.size());
+  for (size_t i = 0; i < held.size(); ++i) index.emplace(held[i].first, i);
+  for (const SpecObject* o : objects) {
+    KindName k = KeyOf(*o);
+    std::string key = k.store_kind + "/" + k.name;
+    auto [it, added] = index.try_emplace(key, held.size());
     if (added) {
-      config_objects_.emplace_back(std::move(key), object);
+      held.emplace_back(std::move(key), *o);
     } else {
-      config_objects_[it->second].second = object;
+      held[it->second].second = *o;
     }
-    if (--batch->left == 0) RebuildConfig();
-    return;
   }
-  auto it = std::find_if(config_objects_.begin(), config_objects_.end(),
-                         [&](const auto& e) { return e.first == key; });
-  if (it != config_objects_.end()) {
-    it->second = object;
-  } else {
-    config_objects_.emplace_back(key, object);
-  }
-  RebuildConfig();
 }
 
-void PutConfigs(Ledger& ledger, const std::vector<const SpecObject*>& objects) {
+}  // namespace
+
+void Ledger::PutConfig(const SpecObject& object) { PutConfigs({&object}); }
+
+void Ledger::PutConfigs(const std::vector<const SpecObject*>& objects) {
   if (objects.empty()) return;
-  ConfigBatch batch;
-  batch.left = objects.size();
-  const auto& held = ledger.config_objects();
-  batch.index.reserve(held.size() + objects.size());
-  for (size_t i = 0; i < held.size(); ++i) batch.index.emplace(held[i].first, i);
-  t_config_batch = &batch;
-  for (const SpecObject* o : objects) ledger.PutConfig(*o);
-  t_config_batch = nullptr;
+  PutObjects(config_objects_, objects);
+  RebuildConfig();
 }
 
 TenancyConfig Ledger::MergedConfig(const std::vector<const SpecObject*>& objects) const {
   auto merged = config_objects_;
-  std::unordered_map<std::string, size_t> index;  // key → position in `merged`
-  index.reserve(merged.size() + objects.size());
-  for (size_t i = 0; i < merged.size(); ++i) index.emplace(merged[i].first, i);
-  for (const SpecObject* o : objects) {
-    KindName k = KeyOf(*o);
-    std::string key = k.store_kind + "/" + k.name;
-    auto [it, added] = index.try_emplace(key, merged.size());
-    if (added) {
-      merged.emplace_back(std::move(key), *o);
-    } else {
-      merged[it->second].second = *o;
-    }
-  }
+  PutObjects(merged, objects);
   TenancyConfig c;
   for (const auto& [key, obj] : merged) AddToConfig(c, obj);
   return c;

@@ -51,6 +51,10 @@ class Ledger {
   // ---- configuration
   // Adds or replaces a tenancy object and rebuilds the configuration.
   void PutConfig(const SpecObject& object);
+  // Adds or replaces each of `objects` as PutConfig does (replacements keep their place, new
+  // objects come last, in order) with one index of the held objects, and rebuilds the
+  // configuration once, after the last: linear in the objects held and given (an apply).
+  void PutConfigs(const std::vector<const SpecObject*>& objects);
   // The configuration; read under the control plane's state lock.
   const TenancyConfig& config() const { return *config_; }
   // The current configuration, safe to read from any thread without the state lock (it is

@@ -5,7 +5,6 @@
 #include <atomic>
 #include <thread>
 
-#include "server/config_batch.h"
 #include "workload/documents.h"
 
 namespace abacus::server {
@@ -54,7 +53,7 @@ TEST(LedgerTest, PutConfigsReplacesInPlaceAndRebuildsOnce) {
   EXPECT_EQ(ledger.ConfigSnapshot(), before);
   ASSERT_NE(merged.FindQueue("q3"), nullptr);
 
-  PutConfigs(ledger, objects);
+  ledger.PutConfigs(objects);
   EXPECT_EQ(ledger.generation(), generation + 1);  // one rebuild for three objects
   EXPECT_EQ(before->FindQueue("q2"), nullptr);     // the old snapshot is untouched
   ASSERT_EQ(ledger.config_objects().size(), 4u);
