@@ -310,9 +310,10 @@ int RunApplyOrSubmit(const Common& c, const std::vector<std::string>& files, boo
         type = "application/json";
       }
     }
-    if (!submit) {
+    if (!submit && TextMayNameWorkloadKind(text)) {
       // Workloads in an applied file: each updates the active workload of its name, or is
-      // submitted (rollout_cmd.cc); the configuration documents go to /apply as before.
+      // submitted (rollout_cmd.cc); the configuration documents go to /apply as before. A file
+      // that names no workload kind goes as written, unparsed here (the server parses it).
       ParsedDocuments parsed = ParseDocuments(text, name);
       bool has_workloads = std::any_of(parsed.documents.begin(), parsed.documents.end(),
                                        [](const Document& d) { return d.workload() != nullptr; });

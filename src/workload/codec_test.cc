@@ -154,6 +154,24 @@ TEST(WorkloadCodecTest, MalformedInputsReportExactMessagesAndLines) {
   }
 }
 
+// The CLI's apply skips its own parse of a file for which this is false (issue 21: a 50,000-project
+// apply parsed the YAML twice); it must never be false for a file that holds a workload.
+TEST(WorkloadCodecTest, TextMayNameWorkloadKindIsFalseOnlyWithoutAnyKindNameOrEscape) {
+  EXPECT_FALSE(TextMayNameWorkloadKind("kind: Tenant\nname: t\n---\nkind: Project\nname: p\ntenant: t\n"));
+  EXPECT_TRUE(TextMayNameWorkloadKind(kHead));
+  for (const char* kind : {"TrainingJob", "InferenceService", "Experiment", "Evaluation", "BatchJob"}) {
+    const std::string text = std::string("{kind: ") + kind + ", name: x}";
+    EXPECT_TRUE(TextMayNameWorkloadKind(text)) << kind;
+  }
+  // An escape can spell a kind the text does not show: "\x54rainingJob" is TrainingJob.
+  const std::string escaped = "kind: \"\\x54rainingJob\"\nname: t\nproject: a/b\nqueue: q\nspec:\n  command: [x]\n"
+      "  taskGroups: [{name: w, resources: {cpu: 1, memory: 1Gi}}]\n";
+  EXPECT_TRUE(TextMayNameWorkloadKind(escaped));
+  ParsedDocuments parsed = ParseDocuments(escaped, "e.yaml");
+  ASSERT_EQ(parsed.documents.size(), 1u) << parsed.diagnostics.ToString();
+  EXPECT_NE(parsed.documents[0].workload(), nullptr);
+}
+
 TEST(WorkloadCodecTest, ReportsEveryProblemAtOnce) {
   std::string text = std::string(kHead) +
                      "  taskGroups:\n"

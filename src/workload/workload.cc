@@ -1,5 +1,6 @@
 #include "workload/workload.h"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -17,6 +18,12 @@ Result<WorkloadKind> ParseWorkloadKind(std::string_view text) {
   }
   return InvalidArgument("unknown workload kind '" + std::string(text) +
                          "' (expected TrainingJob, InferenceService, Experiment, Evaluation or BatchJob)");
+}
+
+bool TextMayNameWorkloadKind(std::string_view text) {
+  if (text.find('\\') != std::string_view::npos) return true;
+  return std::any_of(kKindNames.begin(), kKindNames.end(),
+                     [&](std::string_view kind) { return text.find(kind) != std::string_view::npos; });
 }
 
 std::string_view DefaultPriorityClassFor(WorkloadKind k) {

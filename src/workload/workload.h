@@ -26,6 +26,9 @@ enum class WorkloadKind : uint8_t { kTrainingJob, kInferenceService, kExperiment
 std::string_view WorkloadKindName(WorkloadKind k);
 // Parses a kind name; InvalidArgument listing the five kinds otherwise.
 Result<WorkloadKind> ParseWorkloadKind(std::string_view text);
+// False only when YAML or JSON `text` cannot hold a workload document: no kind name occurs in it
+// and no escape (a backslash) could spell one. A cheap test that spares a full parse.
+bool TextMayNameWorkloadKind(std::string_view text);
 // The priority class a kind gets when none is given: training, production, experiment,
 // evaluation, experiment.
 std::string_view DefaultPriorityClassFor(WorkloadKind k);
