@@ -167,6 +167,7 @@ json ApplyWorkloadDocument(ApiClient& api, const json& doc, std::string* error) 
       return nullptr;
     }
     item["id"] = r.body["items"][0].value("id", "");
+    if (r.body["items"][0].contains("warnings")) item["warnings"] = r.body["items"][0]["warnings"];
     item["action"] = "created (" + item["id"].get<std::string>() + ")";
     return item;
   }

@@ -370,6 +370,12 @@ int RunApplyOrSubmit(const Common& c, const std::vector<std::string>& files, boo
     } else {
       std::cout << Str(item, "kind") << "/" << Str(item, "name") << " " << Str(item, "action") << "\n";
     }
+    // The server's warnings (NeverFits: it is stored but can never run as things stand).
+    if (item.contains("warnings") && item["warnings"].is_array()) {
+      for (const auto& w : item["warnings"]) {
+        if (w.is_string()) std::cerr << "warning: " << Str(item, "name") << ": " << w.get<std::string>() << "\n";
+      }
+    }
   }
   return code;
 }

@@ -52,6 +52,7 @@ constexpr size_t kMaxFlavorCombos = 16;
 constexpr size_t kAheadIds = 3;
 
 struct Option {
+  size_t combo = 0;  // position among the flavor combinations, the queue's order
   std::vector<FlavorId> flavors;
   ResourceVector usage;
   QuotaCheck quota;
@@ -112,7 +113,10 @@ class Cycle {
   void FillPositions();
   std::vector<WorkloadIndex> Claimants();
   std::string NeverAdmissible(const WorkloadInfo& wl, const std::vector<Option>& options) const;
+  std::string NeverHeld(const WorkloadInfo& wl, const Option& o) const;
   std::string NeverPlaceable(const WorkloadInfo& wl, const std::vector<FlavorId>& flavors) const;
+  std::string NeverPlaceableGroup(const WorkloadInfo& wl, size_t g, FlavorId f) const;
+  std::string NeverFits(const WorkloadInfo& wl, const std::vector<Option>& options) const;
   bool HeldForPreemptor(WorkloadIndex w);
   std::string StoppingVictims(const std::vector<WorkloadIndex>& victims) const;
 
@@ -140,6 +144,8 @@ class Cycle {
   std::vector<WorkloadIndex> yields_to_;
   std::vector<int8_t> claim_outcome_;
   mutable std::unordered_map<FlavorId, int64_t> all_devices_milli_;  // per flavor, every node (NeverPlaceable)
+  mutable std::unordered_map<FlavorId, int32_t> largest_node_devices_;  // per flavor, the most on one node
+  mutable std::unordered_map<std::string, std::string> never_placeable_;  // ShapeKey → NeverPlaceableGroup
   // Failed victim searches, remembered until their cohort tree changes: a request at least as
   // large with no higher priority from the same queue would fail the same way.
   struct FailedSearch {
@@ -368,6 +374,7 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
   options.reserve(combos.size());
   for (auto& flavors : combos) {
     Option o;
+    o.combo = options.size();
     o.usage = WorkloadUsage(wl, flavors);
     o.quota = quota_.Check(wl.queue, o.usage, wl.borrowed_only);
     o.flavors = std::move(flavors);
@@ -487,27 +494,11 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
     PlacementDetail d = ExplainPlacement(w, *placement_opt);
     std::string flavor = d.flavor == kCpuFlavorId ? "cpu" : Flavor::FromId(d.flavor).name();
     std::string msg = "quota allows it, but no node has room for it now";
-    // A whole-device task bigger than every node of its flavor can never run: say so.
-    const TaskRequest& t = wl.groups[placement_opt->placement.group].task;
     PendingCode code = PendingCode::kPlacement;
-    if (t.needs_devices() && t.share_milli == 0 && d.flavor != kCpuFlavorId) {
-      int32_t largest = 0;
-      for (const NodeInfo& node : s_.nodes) {  // every device, healthy or not: it may recover
-        int32_t count = 0;
-        for (const auto& dev : node.devices) count += dev.flavor == d.flavor;
-        largest = std::max(largest, count);
-      }
-      if (largest < t.device_count) {
-        code = PendingCode::kInvalid;
-        msg = "never fits: a task needs " + std::to_string(t.device_count) + " " + Flavor::FromId(d.flavor).name() +
-              " on one node, the largest node has " + std::to_string(largest);
-      }
-    }
-    if (code == PendingCode::kPlacement) {
-      if (std::string never = NeverPlaceable(wl, placement_opt->flavors); !never.empty()) {
-        code = PendingCode::kInvalid;
-        msg = "never fits: " + never;
-      }
+    // Never, only when no flavor choice could ever run: not this one, nor one quota holds back now.
+    if (std::string never = NeverFits(wl, options); !never.empty()) {
+      code = PendingCode::kInvalid;
+      msg = "never fits: " + never;
     }
     if (code == PendingCode::kPlacement && !result_.reservations.empty()) {
       // Would it fit if no node were held for a gang? Then the reservation is the reason.
@@ -576,33 +567,91 @@ std::string Cycle::NeverAdmissible(const WorkloadInfo& wl, const std::vector<Opt
   // Every flavor choice asks more of something than the queue could ever hold.
   std::string first;
   for (const Option& o : options) {
-    std::string why;
-    o.usage.ForEach([&](ResourceKey r, int64_t amount) {
-      if (!why.empty() || r.type == ResourceType::kDeviceMemory) return;
-      std::string how;
-      int64_t most = quota_.MostEver(wl.queue, r, &how);
-      if (amount <= most) return;
-      const std::string name = r.type == ResourceType::kDeviceMilli ? Flavor::FromId(r.flavor).name()
-                               : r.type == ResourceType::kCpu      ? "cpu"
-                                                                   : "memory";
-      auto num = [&](int64_t v) {
-        return r.type == ResourceType::kDeviceMilli ? FormatDeviceMilli(v)
-               : r.type == ResourceType::kCpu       ? std::to_string(v / 1000)
-                                                    : FormatBytes(v);
-      };
-      why = "needs " + num(amount) + " " + name + ", at most " + num(most) + " can ever be free to queue " +
-            s_.queues[wl.queue].name + " (" + how + ")";
-    });
+    std::string why = NeverHeld(wl, o);
     if (why.empty()) return "";
     if (first.empty()) first = why;
   }
   return first;
 }
 
+std::string Cycle::NeverHeld(const WorkloadInfo& wl, const Option& o) const {
+  std::string why;
+  o.usage.ForEach([&](ResourceKey r, int64_t amount) {
+    if (!why.empty() || r.type == ResourceType::kDeviceMemory) return;
+    std::string how;
+    int64_t most = quota_.MostEver(wl.queue, r, &how);
+    if (amount <= most) return;
+    const std::string name = r.type == ResourceType::kDeviceMilli ? Flavor::FromId(r.flavor).name()
+                             : r.type == ResourceType::kCpu      ? "cpu"
+                                                                 : "memory";
+    auto num = [&](int64_t v) {
+      return r.type == ResourceType::kDeviceMilli ? FormatDeviceMilli(v)
+             : r.type == ResourceType::kCpu       ? std::to_string(v / 1000)
+                                                  : FormatBytes(v);
+    };
+    why = "needs " + num(amount) + " " + name + ", at most " + num(most) + " can ever be free to queue " +
+          s_.queues[wl.queue].name + " (" + how + ")";
+  });
+  return why;
+}
+
+std::string Cycle::NeverFits(const WorkloadInfo& wl, const std::vector<Option>& options) const {
+  if (std::string never = NeverAdmissible(wl, options); !never.empty()) return never;
+  std::vector<std::pair<size_t, std::string>> reasons;  // per flavor choice, in the queue's order
+  for (const Option& o : options) {
+    std::string why = NeverHeld(wl, o);
+    // A whole-device task bigger than every node of its flavor (healthy or not: it may recover).
+    for (size_t g = 0; why.empty() && g < wl.groups.size(); ++g) {
+      const TaskRequest& t = wl.groups[g].task;
+      const FlavorId f = g < o.flavors.size() ? o.flavors[g] : kCpuFlavorId;
+      if (!t.needs_devices() || t.share_milli != 0 || f == kCpuFlavorId) continue;
+      if (largest_node_devices_.empty()) {
+        largest_node_devices_[kCpuFlavorId] = 0;
+        for (const NodeInfo& node : s_.nodes) {
+          std::unordered_map<FlavorId, int32_t> count;
+          for (const auto& dev : node.devices) ++count[dev.flavor];
+          for (const auto& [flavor, n] : count) largest_node_devices_[flavor] = std::max(largest_node_devices_[flavor], n);
+        }
+      }
+      auto it = largest_node_devices_.find(f);
+      const int32_t largest = it == largest_node_devices_.end() ? 0 : it->second;
+      if (largest < t.device_count) {
+        why = "a task needs " + std::to_string(t.device_count) + " " + Flavor::FromId(f).name() +
+              " on one node, the largest node has " + std::to_string(largest);
+      }
+    }
+    if (why.empty()) why = NeverPlaceable(wl, o.flavors);
+    if (why.empty()) return "";
+    reasons.emplace_back(o.combo, std::move(why));
+  }
+  if (reasons.size() == 1) return reasons[0].second;
+  std::sort(reasons.begin(), reasons.end());
+  std::string out;
+  for (const auto& [combo, why] : reasons) {
+    const Option& o = *std::find_if(options.begin(), options.end(), [&](const Option& x) { return x.combo == combo; });
+    std::string flavors;
+    for (FlavorId f : o.flavors) {
+      if (f != kCpuFlavorId) flavors += (flavors.empty() ? "" : "+") + Flavor::FromId(f).name();
+    }
+    out += (out.empty() ? "on " : "; on ") + flavors + ": " + why;
+  }
+  return out;
+}
+
 std::string Cycle::NeverPlaceable(const WorkloadInfo& wl, const std::vector<FlavorId>& flavors) const {
   for (size_t g = 0; g < wl.groups.size(); ++g) {
-    const TaskRequest& t = wl.groups[g].task;
     const FlavorId f = g < flavors.size() ? flavors[g] : kCpuFlavorId;
+    // The same shape in the same queue gets the same answer all cycle: remember it.
+    auto [it, fresh] = never_placeable_.try_emplace(ShapeKey(wl, static_cast<int32_t>(g), f));
+    if (fresh) it->second = NeverPlaceableGroup(wl, g, f);
+    if (!it->second.empty()) return it->second;
+  }
+  return "";
+}
+
+std::string Cycle::NeverPlaceableGroup(const WorkloadInfo& wl, size_t g, FlavorId f) const {
+  {
+    const TaskRequest& t = wl.groups[g].task;
     // 1. More devices of the flavor than the whole cluster has.
     if (t.needs_devices() && f != kCpuFlavorId) {
       const int64_t need = t.device_milli() * wl.groups[g].replicas;
@@ -634,7 +683,7 @@ std::string Cycle::NeverPlaceable(const WorkloadInfo& wl, const std::vector<Flav
         ++ruled[static_cast<size_t>(r)];
       }
     }
-    if (any || s_.nodes.empty()) continue;
+    if (any || s_.nodes.empty()) return "";
     if (ruled[static_cast<size_t>(FilterReason::kRuntime)] > 0) {
       // Name the versions there are: "no node has cuda>=12.4: 2 have 12.2".
       for (const auto& req : t.runtime) {
@@ -679,7 +728,6 @@ std::string Cycle::NeverPlaceable(const WorkloadInfo& wl, const std::vector<Flav
     return "no node can ever host task group " + wl.groups[g].name + ": all " + std::to_string(s_.nodes.size()) +
            " ruled out, " + parts;
   }
-  return "";
 }
 
 std::vector<WorkloadIndex> Cycle::Claimants() {

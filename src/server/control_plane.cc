@@ -13,6 +13,7 @@
 #include "govern/crypto.h"
 #include "sched/claims.h"
 #include "sched/explain.h"
+#include "server/fit_check.h"
 #include "server/governance.h"
 #include "server/node_history.h"
 #include "server/node_liveness.h"
@@ -266,12 +267,21 @@ Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_
   const bool audited = entry.has_value();
   ABACUS_RETURN_IF_ERROR(ClaimNames(records));  // one active workload per name and project
   std::vector<json> out;
+  // Work that can never run is still stored (the inventory or quota may change), and the answer
+  // says so now, in the scheduler's words (fit_check.h), rather than after the next cycle.
+  std::shared_ptr<const FitChecker> fit = ledger_.FitCheckerSnapshot();
   for (size_t i = 0; i < records.size(); ++i) {
     out.push_back({{"id", records[i].id},
                    {"name", records[i].spec.name},
                    {"kind", WorkloadKindName(records[i].spec.kind())},
                    {"queue", records[i].spec.queue},
                    {"state", "Pending"}});
+    if (fit == nullptr) continue;
+    if (std::string never = fit->NeverFits(records[i], options_.scheduler); !never.empty()) {
+      constexpr std::string_view kPrefix = "never fits: ";
+      if (never.rfind(kPrefix, 0) == 0) never.erase(0, kPrefix.size());
+      out.back()["warnings"] = json::array({"NeverFits: " + never});
+    }
   }
   if (!idempotency_key.empty()) {
     StageIdempotencyKey(batch, idem_user, idempotency_key, idem_sha, out, now, options_.idempotency_ttl, idem.version);

@@ -6,6 +6,7 @@
 
 #include "common/log.h"
 #include "model/version.h"
+#include "server/fit_check.h"
 #include "server/governance.h"
 #include "server/units.h"
 #include "tenancy/priority_class.h"
@@ -146,6 +147,11 @@ std::shared_ptr<const TenancyConfig> Ledger::ConfigSnapshot() const {
   return config_;
 }
 
+std::shared_ptr<const FitChecker> Ledger::FitCheckerSnapshot() const {
+  std::lock_guard lock(config_mu_);
+  return fit_checker_;
+}
+
 namespace {
 
 // Adds or replaces each of `objects` in `held` (key "kind/name"): replacements keep their place,
@@ -275,6 +281,15 @@ std::optional<sched::WorkloadInfo> Ledger::ToWorkloadInfo(const WorkloadRecord& 
                                                           const std::map<std::string, int>& node_index,
                                                           const std::vector<std::map<int, int>>& device_pos,
                                                           std::string& why, int32_t slice_unit) const {
+  return BuildWorkloadInfo(r, *config_, flavors_, queue_index, node_index, device_pos, why, slice_unit);
+}
+
+std::optional<sched::WorkloadInfo> BuildWorkloadInfo(const WorkloadRecord& r, const TenancyConfig& config,
+                                                     const std::vector<Flavor>& flavors,
+                                                     const std::map<std::string, int>& queue_index,
+                                                     const std::map<std::string, int>& node_index,
+                                                     const std::vector<std::map<int, int>>& device_pos,
+                                                     std::string& why, int32_t slice_unit) {
   const Workload& spec = r.spec;
   auto q = queue_index.find(spec.queue);
   if (q == queue_index.end()) {
@@ -291,7 +306,7 @@ std::optional<sched::WorkloadInfo> Ledger::ToWorkloadInfo(const WorkloadRecord& 
   w.queue = q->second;
   w.submitted = r.submitted;
   w.gang = spec.spec.gang;
-  if (const PriorityClass* pc = config_->FindPriorityClass(spec.priority_class)) {
+  if (const PriorityClass* pc = config.FindPriorityClass(spec.priority_class)) {
     w.priority = pc->value;
     w.preemptible = pc->preemptible;
     w.can_preempt = pc->can_preempt;
@@ -327,7 +342,7 @@ std::optional<sched::WorkloadInfo> Ledger::ToWorkloadInfo(const WorkloadRecord& 
     if (g.resources.accelerators) {
       const AcceleratorRequest& a = *g.resources.accelerators;
       t.flavor_pattern = a.flavor.text();
-      for (const Flavor& f : flavors_) {
+      for (const Flavor& f : flavors) {
         // A slice keeps the flavor its workload's group runs on.
         if (slice && gi < r.group_flavors.size() && f.name() != r.group_flavors[gi]) continue;
         if (a.flavor.Matches(f)) t.flavors.push_back(f.Intern());
@@ -607,6 +622,9 @@ void Ledger::RebuildBase() {
   for (const FlavorConfig* f : config_->flavors()) s.flavor_weight_milli[f->flavor.Intern()] = f->weight_milli;
   for (const PoolConfig* p : config_->pools()) s.pool_tenants[p->name] = p->tenants;
   for (const ClusterConfig* c : config_->clusters()) s.clusters.push_back({c->name, c->labels});
+  auto checker = std::make_shared<const FitChecker>(s, queue_index, flavors_, config_);
+  std::lock_guard lock(config_mu_);
+  fit_checker_ = std::move(checker);
 }
 
 void Ledger::ApplyAdmission(const sched::Snapshot& snapshot, const sched::Admission& a, WorkloadRecord& record) {

@@ -37,6 +37,19 @@ struct SnapshotIndex {
   std::vector<std::pair<std::string, std::string>> unschedulable;
 };
 
+class FitChecker;
+
+// The scheduler's view of one workload record: its queue, priority class, requests per group
+// and, when it holds quota, its flavors and placements (node and device positions from the
+// indexes); nullopt with `why` when its queue or priority class does not exist. `slice_unit` >= 0:
+// one more unit of an elastic workload (units.h).
+std::optional<sched::WorkloadInfo> BuildWorkloadInfo(const WorkloadRecord& r, const TenancyConfig& config,
+                                                     const std::vector<Flavor>& flavors,
+                                                     const std::map<std::string, int>& queue_index,
+                                                     const std::map<std::string, int>& node_index,
+                                                     const std::vector<std::map<int, int>>& device_pos,
+                                                     std::string& why, int32_t slice_unit = -1);
+
 class Ledger {
  public:
   Ledger();
@@ -61,6 +74,9 @@ class Ledger {
   // replaced whole, never changed in place): submissions check references against it without
   // waiting for the scheduling loop.
   std::shared_ptr<const TenancyConfig> ConfigSnapshot() const;
+  // What submissions check NeverFits against: the nodes and queues of the last snapshot built
+  // (fit_check.h), safe to read from any thread; null before the first.
+  std::shared_ptr<const FitChecker> FitCheckerSnapshot() const;
   // Returns a configuration with `objects` added or replacing same-named ones (not applied).
   TenancyConfig MergedConfig(const std::vector<const SpecObject*>& objects) const;
   // Tenancy objects in the order first added (replacements keep their place).
@@ -155,6 +171,7 @@ class Ledger {
   std::map<std::string, int> base_node_index_, base_queue_index_;
   std::vector<std::map<int, int>> base_device_pos_;
   uint64_t base_generation_ = 0;
+  std::shared_ptr<const FitChecker> fit_checker_;  // GUARDED_BY(config_mu_); remade with base_
 };
 
 }  // namespace abacus::server

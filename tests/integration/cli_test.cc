@@ -98,6 +98,59 @@ TEST_F(CliTest, ApplySubmitGetExplainCancel) {
   EXPECT_NE(twice.err.find("Cancelled -> Cancelled"), std::string::npos) << twice.err;
 }
 
+// Issue 20.13: work that can never run is stored, and the submit answer says so at once, in the
+// scheduler's words, rather than only after the next cycle (the CLI prints it as a warning).
+TEST_F(CliTest, SubmitWarnsAtOnceWhenWorkCanNeverRun) {
+  ASSERT_EQ(Run({"apply", "-f", SourcePath("examples/org.yaml")}).code, 0);
+  for (const char* name : {"h100-a", "h100-b"}) {
+    json devices = json::array();
+    for (int i = 0; i < 8; ++i) {
+      devices.push_back({{"index", i}, {"flavor", "gpu/nvidia/H100-80G"}, {"memory", "80Gi"},
+                         {"interconnectDomain", "nv0"}, {"runtimeVersions", {{"cuda", "12.4"}}},
+                         {"driverVersion", "550.54"}});
+    }
+    json node = {{"name", name}, {"pool", "train-a100"}, {"cpu", "128"}, {"memory", "1Ti"}, {"devices", devices}};
+    ASSERT_EQ(server_->Client().Post("/api/v1/nodes", node.dump(), "application/json").status, 201);
+  }
+  // A job that fits says nothing; once it is admitted a cycle has seen the nodes and queues.
+  auto fits = Run({"submit", "-f", SourcePath("examples/workloads/training.yaml")});
+  ASSERT_EQ(fits.code, 0) << fits.err;
+  EXPECT_EQ(fits.err.find("warning"), std::string::npos) << fits.err;
+  ASSERT_TRUE(WaitFor([&] {
+    auto r = Run({"get", "workloads", "llama-ft", "-o", "json"});
+    return r.code == 0 && json::parse(r.out)["state"] == "Admitted";
+  }));
+
+  // More NPUs than queue nlp-npu could ever hold: stored, and warned.
+  auto npu = Run({"submit", "-f", SourcePath("examples/workloads/training-npu.yaml")});
+  ASSERT_EQ(npu.code, 0) << npu.err;
+  EXPECT_NE(npu.out.find("TrainingJob/pangu-pretrain submitted to queue nlp-npu"), std::string::npos) << npu.out;
+  EXPECT_NE(npu.err.find("warning: pangu-pretrain: NeverFits: needs 32 npu/huawei/Ascend910B, at most 16 can ever "
+                         "be free to queue nlp-npu"),
+            std::string::npos)
+      << npu.err;
+
+  // A runtime no node has: the answer (JSON) carries the same words the cycle's explain gives.
+  std::string text = ReadFile(SourcePath("examples/workloads/training.yaml"));
+  text.replace(text.find("name: llama-ft"), 14, "name: needs-cuda-13");
+  text.replace(text.find("cuda>=12.2"), 10, "cuda>=13.0");
+  const std::string path = dir_.path() + "/cuda13.yaml";
+  std::ofstream(path) << text;
+  auto cuda = Run({"submit", "-f", path, "-o", "json"});
+  ASSERT_EQ(cuda.code, 0) << cuda.err;
+  json item = json::parse(cuda.out)["items"][0];
+  ASSERT_TRUE(item.contains("warnings")) << cuda.out;
+  const std::string warning = item["warnings"][0];
+  EXPECT_EQ(warning.rfind("NeverFits: ", 0), 0u) << warning;
+  EXPECT_NE(warning.find("no node has cuda>=13.0: 2 have 12.4"), std::string::npos) << warning;
+  // The cycle then says the same, word for word: one rule (sched), run at submit and in the loop.
+  const std::string words = warning.substr(std::string("NeverFits: ").size());
+  ASSERT_TRUE(WaitFor([&] {
+    auto r = Run({"explain", "needs-cuda-13"});
+    return r.code == 0 && r.out.find("NeverFits: never fits: " + words) != std::string::npos;
+  })) << words << "\n" << Run({"explain", "needs-cuda-13"}).out;
+}
+
 TEST_F(CliTest, ClustersAndTemporaryQuotaDecisions) {
   ASSERT_EQ(Run({"apply", "-f", SourcePath("examples/org.yaml")}).code, 0);
   // The example experiment asks 2 A100s for 4 h; nlp approves up to 1 at once: while it waits
