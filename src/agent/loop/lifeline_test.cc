@@ -208,7 +208,7 @@ TEST_F(LifelineTest, AnAgentKilledWithSigkillLeavesNoTaskRunning) {
   ASSERT_EQ(::pipe(report), 0);  // not O_CLOEXEC: the watcher must close it all the same
   const std::string saves = "trap 'echo saved > " + Path("saved") + "; exit 0' USR1; echo $$ > " + Path("ready") +
                             "; while true; do sleep 0.1; done";
-  const std::string stubborn = "trap '' TERM; while true; do sleep 0.1; done";
+  const std::string stubborn = "trap '' TERM; echo $$ > " + Path("ready2") + "; while true; do sleep 0.1; done";
   pid_t agent = ::fork();
   ASSERT_GE(agent, 0);
   if (agent == 0) {
@@ -230,7 +230,7 @@ TEST_F(LifelineTest, AnAgentKilledWithSigkillLeavesNoTaskRunning) {
   int pids[3] = {0, 0, 0};
   ASSERT_EQ(::read(report[0], pids, sizeof pids), static_cast<ssize_t>(sizeof pids));
   const pid_t watcher = pids[0], t1 = pids[1], t2 = pids[2];
-  ASSERT_TRUE(Eventually([&] { return fs::exists(Path("ready")); }));  // its trap is set
+  ASSERT_TRUE(Eventually([&] { return fs::exists(Path("ready")) && fs::exists(Path("ready2")); }));  // traps set
 
   // The watcher: its own name and process group, and nothing open but its socket (0 and 1 are
   // /dev/null, 2 its log): not the test's pipe, not the agent's other descriptors.
