@@ -2,12 +2,15 @@
 // `abacus server` and `abacus agent` processes: an agent that reaches no server for the node
 // timeout stops its tasks itself with their checkpoint signal; the server places the work
 // elsewhere only after node timeout + fencing grace; `describe node` shows the last heartbeat
-// and since when a node is NotReady.
+// and since when a node is NotReady; an agent killed with SIGKILL leaves no task running (its
+// lifeline watcher stops them).
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "server_process.h"
 
@@ -29,6 +32,45 @@ std::string CheckpointingJob(const std::string& name, const std::string& dir) {
 }
 
 bool Alive(pid_t pid) { return ::kill(pid, 0) == 0; }
+
+// True while a process that is not a zombie belongs to process group `pgid` (the orphans of a
+// killed agent are adopted by whoever reaps them, maybe late: kill(-pgid, 0) would count zombies).
+bool GroupRuns(pid_t pgid) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), {});
+    size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream fields(stat.substr(close + 1));
+    std::string state;
+    long long ppid = 0, pgrp = 0;
+    if (!(fields >> state >> ppid >> pgrp)) continue;
+    if (pgrp == pgid && state != "Z" && state != "X") return true;
+  }
+  return false;
+}
+
+// A TrainingJob whose task appends "start PID" to DIR/runs and writes its pid to DIR/pid, and on
+// SIGUSR1 (its checkpoint signal, 5 s grace) appends "checkpointed PID" and exits.
+std::string LoggingCheckpointJob(const std::string& name, const std::string& dir) {
+  return "kind: TrainingJob\nname: " + name +
+         "\nproject: acme/ml\nqueue: train\nspec:\n"
+         "  command: [\"sh\", \"-c\", \"trap 'echo checkpointed $$ >> " + dir + "/runs; exit 0' USR1; echo start $$ >> " +
+         dir + "/runs; echo $$ > " + dir + "/pid; while true; do sleep 0.1; done\"]\n"
+         "  checkpoint: {signal: SIGUSR1, graceSeconds: 5}\n"
+         "  taskGroups:\n    - name: worker\n      replicas: 1\n      resources:\n"
+         "        cpu: 1\n        memory: 1Gi\n        accelerators: {flavor: \"gpu/nvidia/A100-80G\", count: 1}\n";
+}
+
+std::vector<std::string> Lines(const std::string& path) {
+  std::istringstream in(ReadFile(path));
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
 
 TEST(FencingTest, AnAgentCutOffFromEveryServerStopsItsTasksWithTheirCheckpointSignal) {
   TempDir data, marks;
@@ -86,8 +128,49 @@ TEST(FencingTest, TheServerRequeuesACutOffNodesWorkOnlyAfterTimeoutPlusGrace) {
   EXPECT_GE(requeued.value("timeUs", int64_t{0}), not_ready_us + 3'000'000) << requeued.dump();
   if (std::filesystem::exists(marks.path() + "/pid")) {
     pid_t pid = std::atoi(ReadFile(marks.path() + "/pid").c_str());
-    if (pid > 0) ::kill(-pid, SIGKILL);  // the killed agent's task (no agent to fence it)
+    if (pid > 0) ::kill(-pid, SIGKILL);  // the killed agent's task, should its watcher have missed it
   }
+}
+
+// Issue 20.9, the part fencing alone cannot do: an agent killed with SIGKILL (outside systemd, no
+// cgroup kill) cannot fence, but its lifeline watcher sees it die and stops its tasks with their
+// checkpoint signal and grace at once, so by the time the server requeues the work (node timeout
+// + grace) nothing of it runs; the work runs again once, elsewhere, never twice at a time.
+TEST(FencingTest, AnAgentKilledWithSigkillLeavesNoTaskRunningAndItsWorkRunsAgainOnce) {
+  TempDir data, marks;
+  ServerProcess server(data.path(), {"--node-timeout", "2", "--heartbeat", "1"});
+  ASSERT_EQ(server.Client().Post("/api/v1/apply", kAcmeOrg, "application/yaml").status, 200);
+  auto agent = std::make_unique<AgentProcess>(server, "gpu-a", "gpu:nvidia:A100-80G:2:80Gi@cuda=12.4");
+  auto sub = server.Client().Post("/api/v1/workloads", LoggingCheckpointJob("lifeline", marks.path()), "application/yaml");
+  ASSERT_EQ(sub.status, 201) << sub.text;
+  std::string id = sub.body["items"][0]["id"];
+  const std::string runs = marks.path() + "/runs";
+  pid_t pid = 0;
+  ASSERT_TRUE(WaitFor([&] { return (pid = std::atoi(ReadFile(marks.path() + "/pid").c_str())) > 0; }));
+  ASSERT_TRUE(GroupRuns(pid));
+  agent->Kill9();
+  // The task got its checkpoint signal (it saved) and its process group is gone, within its
+  // grace, with no agent and no server involved.
+  ASSERT_TRUE(WaitFor([&] { return ReadFile(runs).find("checkpointed " + std::to_string(pid)) != std::string::npos; }))
+      << "the task of the killed agent got no checkpoint signal: " << ReadFile(runs);
+  EXPECT_TRUE(WaitFor([&] { return !GroupRuns(pid); })) << "task group " << pid << " outlived its agent";
+  // The server requeues the work once (NodeLost) and a node that joins runs it again.
+  AgentProcess spare(server, "gpu-b", "gpu:nvidia:A100-80G:2:80Gi@cuda=12.4");
+  ASSERT_TRUE(WaitFor([&] { return Lines(runs).size() >= 3; }, std::chrono::seconds(40))) << ReadFile(runs);
+  const std::vector<std::string> lines = Lines(runs);
+  ASSERT_EQ(lines.size(), 3u) << ReadFile(runs);
+  EXPECT_EQ(lines[0], "start " + std::to_string(pid));
+  EXPECT_EQ(lines[1], "checkpointed " + std::to_string(pid));  // the first run ended before the second began
+  EXPECT_EQ(lines[2].rfind("start ", 0), 0u);
+  EXPECT_NE(lines[2], lines[0]);
+  const nlohmann::json events = server.Client().Get("/api/v1/workloads/" + id + "/events").body;
+  int requeued = 0;
+  for (const auto& e : events["items"]) {
+    if (e.value("type", "") != "Requeued") continue;
+    ++requeued;
+    EXPECT_EQ(e["details"]["reason"], "NodeLost") << e.dump();
+  }
+  EXPECT_EQ(requeued, 1) << events.dump();
 }
 
 TEST(FencingTest, DescribeNodeShowsTheLastHeartbeatAndSinceWhenItIsNotReady) {

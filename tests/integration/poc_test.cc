@@ -140,7 +140,8 @@ TEST_F(PocTest, KilledAgentsTasksAreRequeuedAndPlacedElsewhere) {
   }, std::chrono::seconds(60))) << Get(id).dump();
   EXPECT_NE(Get(id)["placements"][0]["node"], first);
   EXPECT_EQ(server_->Client().Get("/api/v1/nodes/" + first).body.value("state", ""), "NotReady");
-  // The killed agent comes back: it kills the task its previous life left running.
+  // The killed agent comes back: its lifeline watcher already stopped the task of its previous
+  // life; the pid file left behind is cleaned up and the task reported Lost.
   victim->Start();
   server_->Client().Post("/api/v1/workloads/" + id + "/cancel", "{}", "application/json");
 }

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <set>
 
+#include "agent/command.h"
 #include "agent/discover/diff.h"
 #include "agent/loop/node_credential.h"
 #include "agent/loop/pid_file.h"
@@ -115,7 +116,19 @@ Status Agent::Start() {
   runtime_ = std::make_unique<ProcessRuntime>(ro, clock_, os_);
   RebuildSampler();
 
-  // 3) The threads.
+  // 3) The lifeline: should this process die without Shutdown, a watcher stops its tasks. Not
+  //    with a fake OS, whose pids are not real processes.
+  if (options_.lifeline && &os_ == &RealProcessOs::Get()) {
+    const std::string log = options_.work_dir + "/lifeline.log";
+    if (Status s = lifeline_.Start(log); s.ok()) {
+      ABACUS_LOG_INFO("agent: lifeline watcher pid {} stops the tasks should this agent die (log {})",
+                      lifeline_.watcher_pid(), log);
+    } else {
+      ABACUS_LOG_WARN("agent: {}; if this agent is killed, its tasks run on until it starts again", s.ToString());
+    }
+  }
+
+  // 4) The threads.
   status_waker_.SubscribeSigchld();
   started_ = true;
   control_ = std::thread([this] { ControlLoop(); });
@@ -141,6 +154,7 @@ void Agent::Shutdown() {
   draining_ = true;
   status_waker_.Wake();
   status_.join();
+  lifeline_.Release();  // every task ended: nothing for the watcher to stop
   cv_.notify_all();
   upkeep_.join();
   status_waker_.UnsubscribeSigchld();
@@ -357,6 +371,7 @@ void Agent::StartTask(const AssignedTask& t) {
     for (const auto& d : discovery_.devices) vendors.push_back(d.flavor.vendor());
   }
   std::optional<ContainerEngine> engine_used;
+  std::string engine_path;  // for the lifeline watcher
   if (!t.image.empty()) {
     // 1) An image runs under podman or docker, as a foreground `run` the runtime supervises.
     auto engine = FindContainerEngine();
@@ -387,6 +402,7 @@ void Agent::StartTask(const AssignedTask& t) {
     }
     spec.command = *argv;
     engine_used = *engine;
+    if (auto path = FindExecutable(std::string(ContainerEngineName(*engine))); path.ok()) engine_path = *path;
     spec.cpu_milli = 0;  // the engine enforces them inside the container
     spec.memory_bytes = 0;
   }
@@ -404,6 +420,9 @@ void Agent::StartTask(const AssignedTask& t) {
     return;
   }
   if (Status s = WritePidFile(TaskDir(t.task_id), rec->pid); !s.ok()) ABACUS_LOG_WARN("agent: {}", s.message());
+  // Should the agent die, the watcher fences this task as the fence thread would.
+  lifeline_.TaskStarted(rec->pid, ProcessStartTime(rec->pid), t.fencing_signal, t.fencing_grace, engine_path,
+                        engine_used ? ContainerName(t.task_id) : "");
   logs_->Track(t.task_id, rec->stdout_path, rec->stderr_path);
   StartProbes(t, engine_used, rec->started_at);  // its first outcome goes in the first status
   table_.Update(StatusOf(*rec));
@@ -453,6 +472,7 @@ void Agent::ReapEnded() {
   }
   for (const TaskRecord& rec : ended) {
     probes_.Remove(rec.task_id);
+    lifeline_.TaskEnded(rec.pid);
     RemovePidFile(TaskDir(rec.task_id));
     if (registered()) {
       Status shipped = logs_->Ship(rec.task_id);

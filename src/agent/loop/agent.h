@@ -20,6 +20,10 @@
 //             and liveness probes of running tasks; a change of `ready`/`live` wakes the status
 //             thread like a phase change. The agent never restarts a task for a failed probe.
 //
+// A lifeline watcher process (lifeline.h, started by Start with the real OS) stops the tasks if
+// the agent dies without Shutdown: each task's process group is passed on when it starts and
+// when it is reaped; Shutdown releases the watcher once every task has ended.
+//
 // Timing decisions (heartbeat, log and re-discovery periods, backoff, stop grace, probe delays
 // and periods) read the
 // injected Clock, so tests drive them with a ManualClock; the threads themselves only sleep in
@@ -39,6 +43,7 @@
 #include "agent/discover/discoverer.h"
 #include "agent/loop/agent_client.h"
 #include "agent/loop/backoff.h"
+#include "agent/loop/lifeline.h"
 #include "agent/loop/log_shipper.h"
 #include "agent/loop/probe_runner.h"
 #include "agent/loop/task_table.h"
@@ -79,6 +84,9 @@ struct AgentOptions {
   int64_t cpu_milli_override = 0;
   int64_t memory_bytes_override = 0;
   Duration fence_after{};  // zero: the server's nodeTimeoutSeconds
+  // Fork the lifeline watcher (lifeline.h), which stops the tasks with their fencing signal and
+  // grace should the agent die without shutting down (SIGKILL, a crash). Only with the real OS.
+  bool lifeline = true;
 };
 
 // What the agent runs on; tests swap parts for fakes.
@@ -113,13 +121,14 @@ class Agent {
   Agent& operator=(const Agent&) = delete;
 
   // 1) Kills the tasks of a previous life (WORK_DIR/tasks/*/pid) and keeps them to report as
-  //    Lost. 2) Discovers the node. 3) Starts the threads (registration happens on the control
+  //    Lost. 2) Discovers the node. 3) Forks the lifeline watcher (its log: WORK_DIR/lifeline.log;
+  //    a failure is only a warning). 4) Starts the threads (registration happens on the control
   //    thread, retried until it works). Fails when the work directory cannot be made or the
   //    host cannot be read.
   Status Start();
 
   // Stops every task with its grace (stop signal, then SIGKILL), waits for them to end, ships
-  // their logs, reports them, and joins the threads. Idempotent.
+  // their logs, reports them, joins the threads and releases the lifeline watcher. Idempotent.
   void Shutdown();
 
   // Waits (real time, at most `timeout`) until registered; false on timeout. For tests and the
@@ -132,6 +141,8 @@ class Agent {
   Result<TaskRecord> Task(const std::string& task_id) const {
     return runtime_ ? runtime_->Get(task_id) : Result<TaskRecord>(NotFound("agent not started"));
   }
+  // The lifeline watcher's pid, or -1 when there is none (tests).
+  pid_t lifeline_pid() const { return lifeline_.watcher_pid(); }
   // Makes a simulated device report `compute_percent` (tests, demos); false for an unknown one.
   bool SetSimulatedUtilization(const std::string& uuid, int compute_percent, int64_t memory_used_bytes);
 
@@ -184,6 +195,7 @@ class Agent {
   std::unique_ptr<DeviceSampler> real_sampler_;
 
   std::unique_ptr<ProcessRuntime> runtime_;
+  Lifeline lifeline_;
   AgentClient poll_client_;  // the long poll only, so Shutdown can cut it without cutting reports
   AgentClient client_;
   TaskTable table_;
