@@ -193,13 +193,22 @@ void ControlPlane::Shutdown() {
   });
 }
 
-Status ControlPlane::Commit(const WriteBatch& batch, CommitResult* result, std::optional<govern::AuditRecord> entry) {
+Status ControlPlane::Commit(const WriteBatch& batch, CommitResult* result, std::optional<govern::AuditRecord> entry,
+                            std::vector<govern::AuditRecord> decisions) {
   auto start = std::chrono::steady_clock::now();
-  // A request's change commits with the request's audit entry (issue 20: both or neither).
+  // A request's change commits with the request's audit entry, and a decision with the change it
+  // makes (issue 20: both or neither).
   std::shared_ptr<PendingRequestAudit> pending = entry ? nullptr : CurrentRequestAudit();
   if (!entry) entry = ClaimRequestAudit(pending.get(), batch);
   if (!entry) pending.reset();
-  Status st = entry ? governance_->CommitAudited(batch, std::move(*entry), result) : committer_->Submit(batch, result);
+  std::vector<govern::AuditRecord> records;
+  if (governance_) {
+    records.reserve(decisions.size() + 1);
+    if (entry) records.push_back(std::move(*entry));
+    for (auto& d : decisions) records.push_back(std::move(d));
+  }
+  Status st = !records.empty() ? governance_->CommitAudited(batch, std::move(records), result)
+                               : committer_->Submit(batch, result);
   SettleRequestAudit(pending.get(), st.ok());
   metrics_.commit_seconds.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   if (!st.ok()) metrics_.commit_failures.fetch_add(1);
@@ -711,6 +720,7 @@ void ControlPlane::RunCycle() {
   // 3. Assume the decisions in memory, remembering what to restore.
   std::vector<WorkloadRecord> before;
   WriteBatch batch;
+  std::vector<govern::AuditRecord> decisions;  // the audit entries of this cycle's decisions
   std::vector<std::string> changed;
   {
     std::unique_lock lock(state_mu_);
@@ -718,7 +728,7 @@ void ControlPlane::RunCycle() {
     // A batch's new slots get their array tasks now, not at the next controller tick.
     auto fill_slots = [&](WorkloadRecord& r) {
       std::vector<std::pair<std::string, json>> events;
-      if (r.spec.batch() != nullptr) RunController(r, events, batch, now);
+      if (r.spec.batch() != nullptr) RunController(r, events, batch, decisions, now);
       return events;
     };
     auto append_events = [&](const WorkloadRecord& r, const std::vector<std::pair<std::string, json>>& events) {
@@ -886,11 +896,24 @@ void ControlPlane::RunCycle() {
       ledger_.ledger_reasons().swap(ledger_reasons);
     }
   }
-  // 4. Commit; on failure roll back in memory.
+  // 4. Commit, with the audit entry of every decision that touches a user's work (both or
+  // neither); on failure roll back in memory.
+  if (governance_) {
+    for (const auto& id : changed) {
+      const WorkloadRecord* r = ledger_.FindWorkload(id);
+      if (r == nullptr) continue;
+      bool preempted = r->state == WorkloadState::kPreempting;
+      std::string where;
+      for (const auto& p : r->placements) where += (where.empty() ? "" : ",") + p.node;
+      decisions.push_back(DecisionRecord("scheduler", preempted ? "preempt" : "admit", "workload", r->id,
+                                         r->spec.tenant(), preempted ? "Running" : "Pending",
+                                         preempted ? r->message : "Admitted on " + where));
+    }
+  }
   bool committed = false;
   if (!batch.empty()) {
     CommitResult cr;
-    Status st = Commit(batch, &cr);
+    Status st = Commit(batch, &cr, std::nullopt, std::move(decisions));
     std::unique_lock lock(state_mu_);
     if (!st.ok()) {
       ABACUS_LOG_ERROR("scheduling decisions not committed, rolled back: {}", st.ToString());
@@ -918,15 +941,6 @@ void ControlPlane::RunCycle() {
       if (r == nullptr) continue;
       if (r->state == WorkloadState::kPreempting) preempting_.insert(id);
       Publish(*r);
-      // The audit chain records every decision that touches a user's work.
-      if (governance_) {
-        bool preempted = r->state == WorkloadState::kPreempting;
-        std::string where;
-        for (const auto& p : r->placements) where += (where.empty() ? "" : ",") + p.node;
-        governance_->AppendDecision("scheduler", preempted ? "preempt" : "admit", "workload", r->id, r->spec.tenant(),
-                                    preempted ? "Running" : "Pending",
-                                    preempted ? r->message : "Admitted on " + where);
-      }
     }
   }
   auto cost = std::chrono::steady_clock::now() - start;

@@ -270,11 +270,13 @@ class ControlPlane {
   control::WorkloadView ViewOf(const WorkloadRecord& r) const;
   control::Signals SignalsFor(const WorkloadRecord& r, Time now) const;
   // Runs the kind's controller on `w` and applies its decisions to it (events into `events`,
-  // journal entries into `batch`); true when `w` changed.
+  // journal entries into `batch`, audit entries into `decisions`, which commit with `batch`);
+  // true when `w` changed.
   bool RunController(WorkloadRecord& w, std::vector<std::pair<std::string, nlohmann::json>>& events,
-                     WriteBatch& batch, Time now);
+                     WriteBatch& batch, std::vector<govern::AuditRecord>& decisions, Time now);
   bool ApplyDecision(WorkloadRecord& w, const control::Decision& d,
-                     std::vector<std::pair<std::string, nlohmann::json>>& events, WriteBatch& batch, Time now);
+                     std::vector<std::pair<std::string, nlohmann::json>>& events, WriteBatch& batch,
+                     std::vector<govern::AuditRecord>& decisions, Time now);
   // After the decisions: runs again the units whose restart is due (a new run on the same node,
   // or no placement when the node is gone), removes units beyond what `w` wants once their tasks
   // ended (scale-down, released batch slots) and asks ended extra units to stop; true when `w`
@@ -317,10 +319,12 @@ class ControlPlane {
   // Republishes `r`'s tasks to the agents.
   void Publish(const WorkloadRecord& r);
   void TouchNode(const std::string& node);
-  // Commits `batch` through the committer, timing it; fills versions.
-  // Commits `batch` through the group committer, or with `entry` through the audit writer (one
-  // transaction for both: Governance::CommitAudited); times it for the metrics.
-  Status Commit(const WriteBatch& batch, CommitResult* result, std::optional<govern::AuditRecord> entry = std::nullopt);
+  // Commits `batch` through the group committer, or with audit entries through the audit writer
+  // (one transaction for all: Governance::CommitAudited): `entry` (else the request's own, when
+  // a request is being served), then `decisions` (the scheduler's and controllers' decisions the
+  // batch carries out). Times it for the metrics; fills versions.
+  Status Commit(const WriteBatch& batch, CommitResult* result, std::optional<govern::AuditRecord> entry = std::nullopt,
+                std::vector<govern::AuditRecord> decisions = {});
   // Claims "project/name" of each of `records` as an active workload name (workload_names.cc):
   // AlreadyExists naming the active workload that holds one, or when two share one; nothing
   // claimed then. ReleaseNames undoes the claims of a submission that did not commit.

@@ -551,9 +551,10 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
   // batch.
   std::vector<std::string> changed;
   WriteBatch batch;
+  std::vector<govern::AuditRecord> decisions;  // committed with the batch
   for (auto& [id, w] : next) {
     std::vector<std::pair<std::string, json>> events;
-    bool decided = RunController(w, events, batch, now);
+    bool decided = RunController(w, events, batch, decisions, now);
     if (touched.count(id) == 0 && !decided) continue;
     batch.PutJson(kWorkloadKind, w.id, ToJson(w), w.version);
     StageUsage(ledger_.FindWorkload(id), w, batch, now);
@@ -562,7 +563,7 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
   }
   if (changed.empty()) return;
   CommitResult cr;
-  Status st = Commit(batch, &cr);
+  Status st = Commit(batch, &cr, std::nullopt, std::move(decisions));
   if (!st.ok()) {
     // The agents report again with their next heartbeat.
     ABACUS_LOG_ERROR("task reports not committed: {}", st.ToString());

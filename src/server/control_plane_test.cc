@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "common/ids.h"
+#include "govern/audit.h"
 #include "server/server_test_util.h"
 
 namespace abacus::server {
@@ -475,6 +476,31 @@ TEST_F(ControlPlaneTest, SchedulerAndControllerDecisionsJoinTheAuditChain) {
   auto verified = cp_->governance().VerifyAudit();
   ASSERT_TRUE(verified.ok());
   EXPECT_TRUE(verified->ok);
+}
+
+// Issue 20: a decision and its audit entry commit together or not at all. With the audit chain
+// unable to append (an entry written behind its back), a controller's "fail" and the scheduler's
+// "admit" used to commit anyway and lose their entries; now neither happens, before or after a
+// restart (the agent reports again; the cycle tries again).
+TEST_F(ControlPlaneTest, ADecisionCommitsWithItsAuditEntryOrNotAtAll) {
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  std::string holder = Submit("holder", 2);
+  ASSERT_EQ(State(holder), "Admitted");
+  std::string waiter = Submit("waiter", 1);
+  ASSERT_EQ(State(waiter), "Pending");
+  cp_->governance().FlushAudit();
+  // A stray entry at the chain's next seq: every audited commit now fails.
+  WriteBatch stray;
+  stray.AppendJournalJson(std::string(govern::AuditLog::kStream), json{{"stray", true}}, clock_.Now());
+  ASSERT_TRUE(cp_->store().Commit(stray).ok());
+
+  Report("gpu-a", holder + ".0.0.1", {{"phase", "Exited"}, {"exitCode", 2}, {"message", "exited 2"}});
+  EXPECT_EQ(State(holder), "Admitted");  // the controller's "fail" did not commit without its entry
+  EXPECT_EQ(State(waiter), "Pending");   // nor did an admission into the freed GPUs
+  cp_.reset();
+  Open();
+  EXPECT_EQ(State(holder), "Admitted");
+  EXPECT_EQ(State(waiter), "Pending");
 }
 
 }  // namespace

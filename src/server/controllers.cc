@@ -220,7 +220,7 @@ control::Signals ControlPlane::SignalsFor(const WorkloadRecord& r, Time now) con
 }
 
 bool ControlPlane::RunController(WorkloadRecord& w, std::vector<std::pair<std::string, json>>& events,
-                                 WriteBatch& batch, Time now) {
+                                 WriteBatch& batch, std::vector<govern::AuditRecord>& decisions, Time now) {
   // Simulated nodes: nothing runs, nothing to decide — but a waiting experiment's temporary
   // quota is decided before admission.
   if (!HasAgentTasks(w) && !AsksTemporaryQuota(w)) return false;
@@ -231,13 +231,14 @@ bool ControlPlane::RunController(WorkloadRecord& w, std::vector<std::pair<std::s
   }
   bool changed = outcome->state != w.controller_state;
   w.controller_state = outcome->state;
-  for (const control::Decision& d : outcome->decisions) changed |= ApplyDecision(w, d, events, batch, now);
+  for (const control::Decision& d : outcome->decisions) changed |= ApplyDecision(w, d, events, batch, decisions, now);
   changed |= SettleUnits(w, events, now);
   return changed;
 }
 
 bool ControlPlane::ApplyDecision(WorkloadRecord& w, const control::Decision& d,
-                                 std::vector<std::pair<std::string, json>>& events, WriteBatch& batch, Time now) {
+                                 std::vector<std::pair<std::string, json>>& events, WriteBatch& batch,
+                                 std::vector<govern::AuditRecord>& decisions, Time now) {
   return std::visit(
       [&](const auto& x) -> bool {
         using T = std::decay_t<decltype(x)>;
@@ -253,9 +254,9 @@ bool ControlPlane::ApplyDecision(WorkloadRecord& w, const control::Decision& d,
           if (IsTerminal(x.to)) w.finished_at = now;
           if (x.to == WorkloadState::kFailed) w.failure_reason = x.reason;
           if (governance_ && (x.to == WorkloadState::kFailed || x.to == WorkloadState::kCancelled)) {
-            governance_->AppendDecision("controller/" + std::string(WorkloadKindName(w.spec.kind())),
+            decisions.push_back(DecisionRecord("controller/" + std::string(WorkloadKindName(w.spec.kind())),
                                         x.to == WorkloadState::kCancelled ? "reclaim" : "fail", "workload", w.id,
-                                        w.spec.tenant(), "", x.reason + ": " + x.message);
+                                        w.spec.tenant(), "", x.reason + ": " + x.message));
           }
           return true;
         } else if constexpr (std::is_same_v<T, control::Requeue>) {
@@ -282,8 +283,8 @@ bool ControlPlane::ApplyDecision(WorkloadRecord& w, const control::Decision& d,
           w.next_env = x.env;
           preempting_.erase(w.id);
           if (governance_) {
-            governance_->AppendDecision("controller/" + std::string(WorkloadKindName(w.spec.kind())), "requeue",
-                                        "workload", w.id, w.spec.tenant(), "", x.reason + ": " + x.message);
+            decisions.push_back(DecisionRecord("controller/" + std::string(WorkloadKindName(w.spec.kind())), "requeue",
+                                        "workload", w.id, w.spec.tenant(), "", x.reason + ": " + x.message));
           }
           return true;
         } else if constexpr (std::is_same_v<T, control::StopTasks>) {
@@ -305,9 +306,9 @@ bool ControlPlane::ApplyDecision(WorkloadRecord& w, const control::Decision& d,
           // A rollback touches the user's service: it joins the audit chain (issue 9).
           if (governance_ && x.type == "RolledBack") {
             auto field = [&](const char* k) { return x.details.contains(k) ? x.details[k] : json(); };
-            governance_->AppendDecision("controller/InferenceService", "rollback", "workload", w.id, w.spec.tenant(),
+            decisions.push_back(DecisionRecord("controller/InferenceService", "rollback", "workload", w.id, w.spec.tenant(),
                                         json({{"version", field("version")}}).dump(),
-                                        json({{"version", field("stableVersion")}, {"why", x.message}}).dump());
+                                        json({{"version", field("stableVersion")}, {"why", x.message}}).dump()));
           }
           events.emplace_back(x.type, std::move(details));
           return true;
@@ -326,8 +327,8 @@ bool ControlPlane::ApplyDecision(WorkloadRecord& w, const control::Decision& d,
           if (inf == nullptr || inf->replicas == x.replicas) return false;
           inf->replicas = std::clamp(x.replicas, inf->min_replicas, std::max(inf->min_replicas, inf->max_replicas));
           if (governance_) {
-            governance_->AppendDecision("controller/InferenceService", "scale", "workload", w.id, w.spec.tenant(), "",
-                                        x.reason + ": " + std::to_string(inf->replicas) + " replica(s)");
+            decisions.push_back(DecisionRecord("controller/InferenceService", "scale", "workload", w.id, w.spec.tenant(), "",
+                                        x.reason + ": " + std::to_string(inf->replicas) + " replica(s)"));
           }
           return true;
         } else if constexpr (std::is_same_v<T, control::RestartReplica>) {
@@ -360,17 +361,17 @@ bool ControlPlane::ApplyDecision(WorkloadRecord& w, const control::Decision& d,
           }
           fresh_.insert(w.id);  // the next cycle tries it with the grant
           if (governance_ && first) {
-            governance_->AppendDecision("controller/Experiment", "quota-grant", "workload", w.id, w.spec.tenant(), "",
+            decisions.push_back(DecisionRecord("controller/Experiment", "quota-grant", "workload", w.id, w.spec.tenant(), "",
                                         x.amount.ToString() + " " + x.resource.Name() + " granted" +
-                                            (x.until ? " until " + FormatTime(*x.until) : ""));
+                                            (x.until ? " until " + FormatTime(*x.until) : "")));
           }
           return true;
         } else if constexpr (std::is_same_v<T, control::RevokeQuota>) {
           auto n = std::erase_if(w.quota_grants, [&](const QuotaGrantRecord& e) { return e.resource == x.resource; });
           if (n == 0) return false;
           if (governance_) {
-            governance_->AppendDecision("controller/Experiment", "quota-revoke", "workload", w.id, w.spec.tenant(),
-                                        x.amount.ToString() + " " + x.resource.Name(), x.reason);
+            decisions.push_back(DecisionRecord("controller/Experiment", "quota-revoke", "workload", w.id, w.spec.tenant(),
+                                        x.amount.ToString() + " " + x.resource.Name(), x.reason));
           }
           return true;
         } else if constexpr (std::is_same_v<T, control::CollectResults>) {
@@ -380,7 +381,7 @@ bool ControlPlane::ApplyDecision(WorkloadRecord& w, const control::Decision& d,
           if (c.archive) {
             batch.Put(kEvaluationKind, w.id, c.archive->dump(-1, ' ', false, json::error_handler_t::replace));
           }
-          return ApplyDecision(w, control::Decision(std::move(c.event)), events, batch, now);
+          return ApplyDecision(w, control::Decision(std::move(c.event)), events, batch, decisions, now);
         } else {
           // A decision this server does not apply (none today; docs/controllers.md §0).
           ABACUS_LOG_DEBUG("controller of {}: {} not applied", w.id, control::DecisionName(d));

@@ -626,11 +626,14 @@ struct Governance::AuditWaiter {
 };
 
 uint64_t Governance::Enqueue(AuditItem item) {
-  govern::AuditRecord& record = item.record;
-  for (std::string* f : {&record.actor, &record.action, &record.object_kind, &record.object_name, &record.tenant,
-                         &record.before, &record.after, &record.result, &record.request_id}) {
-    MakeUtf8(*f);
+  for (govern::AuditRecord& record : item.records) {
+    for (std::string* f : {&record.actor, &record.action, &record.object_kind, &record.object_name, &record.tenant,
+                           &record.before, &record.after, &record.result, &record.request_id}) {
+      MakeUtf8(*f);
+    }
   }
+  const govern::AuditRecord none;
+  const govern::AuditRecord& record = item.records.empty() ? none : item.records.front();
   uint64_t ticket = 0;
   {
     std::lock_guard lock(audit_mu_);
@@ -647,12 +650,23 @@ uint64_t Governance::Enqueue(AuditItem item) {
   return ticket;
 }
 
-uint64_t Governance::EnqueueAudit(govern::AuditRecord record) { return Enqueue(AuditItem{std::move(record)}); }
+uint64_t Governance::EnqueueAudit(govern::AuditRecord record) {
+  AuditItem item;
+  item.records.push_back(std::move(record));
+  return Enqueue(std::move(item));
+}
 
 Status Governance::CommitAudited(const WriteBatch& batch, govern::AuditRecord record, CommitResult* result) {
+  std::vector<govern::AuditRecord> records;
+  records.push_back(std::move(record));
+  return CommitAudited(batch, std::move(records), result);
+}
+
+Status Governance::CommitAudited(const WriteBatch& batch, std::vector<govern::AuditRecord> records,
+                                 CommitResult* result) {
   AuditWaiter waiter;
   waiter.slot.Arm();
-  if (Enqueue(AuditItem{std::move(record), &batch, result, &waiter}) == 0) {
+  if (Enqueue(AuditItem{std::move(records), &batch, result, &waiter}) == 0) {
     return Unavailable("the audit log is closed: the server is shutting down");
   }
   waiter.slot.Wait();
@@ -672,6 +686,13 @@ Status Governance::WaitAudit(uint64_t ticket) {
 void Governance::AppendDecision(std::string actor, std::string action, std::string object_kind,
                                 std::string object_name, std::string tenant, std::string before, std::string after,
                                 std::string result) {
+  EnqueueAudit(DecisionRecord(std::move(actor), std::move(action), std::move(object_kind), std::move(object_name),
+                              std::move(tenant), std::move(before), std::move(after), std::move(result)));
+}
+
+govern::AuditRecord DecisionRecord(std::string actor, std::string action, std::string object_kind,
+                                   std::string object_name, std::string tenant, std::string before, std::string after,
+                                   std::string result) {
   govern::AuditRecord r;
   r.actor = std::move(actor);
   r.action = std::move(action);
@@ -681,7 +702,7 @@ void Governance::AppendDecision(std::string actor, std::string action, std::stri
   r.before = std::move(before);
   r.after = std::move(after);
   r.result = std::move(result);
-  EnqueueAudit(std::move(r));
+  return r;
 }
 
 void Governance::FlushAudit() {
@@ -713,7 +734,7 @@ std::vector<Status> Governance::CommitItems(std::vector<AuditItem>& items) {
       all.Append(*items[i].batch);
       ++with_batch;
     }
-    records.push_back(items[i].record);
+    records.insert(records.end(), items[i].records.begin(), items[i].records.end());
   }
   CommitResult result;
   auto committed = audit_->CommitMany(std::move(all), std::move(records), &result);
@@ -734,7 +755,7 @@ std::vector<Status> Governance::CommitItems(std::vector<AuditItem>& items) {
   statuses.reserve(items.size());
   for (auto& item : items) {
     CommitResult own;
-    auto alone = audit_->CommitMany(item.batch != nullptr ? *item.batch : WriteBatch(), {item.record}, &own);
+    auto alone = audit_->CommitMany(item.batch != nullptr ? *item.batch : WriteBatch(), item.records, &own);
     statuses.push_back(alone.ok() ? Status::OK() : alone.status());
     if (alone.ok() && item.result != nullptr) *item.result = std::move(own);
   }
@@ -765,8 +786,10 @@ void Governance::Writer() {
           w->slot.Wake();
         } else if (!statuses[i].ok()) {
           ++lost;
-          ABACUS_LOG_ERROR("audit: entry {} {} {} not written: {}", items[i].record.actor, items[i].record.action,
-                           items[i].record.object_name, statuses[i].ToString());
+          for (const govern::AuditRecord& r : items[i].records) {
+            ABACUS_LOG_ERROR("audit: entry {} {} {} not written: {}", r.actor, r.action, r.object_name,
+                             statuses[i].ToString());
+          }
         }
       }
       lock.lock();

@@ -94,6 +94,12 @@ std::vector<std::string> AdmittedPools(const Workload& w);
 // empty: the runtime's default.
 std::string AdmittedNetwork(const Workload& w);
 
+// The audit entry of a decision by `actor` ("scheduler", "controller/KIND") that touches a user's
+// work (admit, preempt, reclaim, fail, requeue, rollback, scale, quota-grant…).
+govern::AuditRecord DecisionRecord(std::string actor, std::string action, std::string object_kind,
+                                   std::string object_name, std::string tenant, std::string before, std::string after,
+                                   std::string result = "ok");
+
 class Governance;
 
 // The governance part of one `apply` request: built (and authorized) on the HTTP thread,
@@ -209,11 +215,14 @@ class Governance {
   // fails alone. Returns the batch's status as Store::Commit would (the entry is written only
   // with the batch); fills `result` (the batch's own ops) when OK. Blocks until committed.
   Status CommitAudited(const WriteBatch& batch, govern::AuditRecord record, CommitResult* result);
+  // As above with several entries (a request's, then the decisions its change carries), sealed
+  // in order in the same transaction as `batch`: all of them or none.
+  Status CommitAudited(const WriteBatch& batch, std::vector<govern::AuditRecord> records, CommitResult* result);
   // Waits until the entry of `ticket` committed (or failed, or options.audit_wait passed).
   Status WaitAudit(uint64_t ticket);
-  // A decision of the scheduler or a controller that touches a user's work (admit, preempt,
-  // reclaim, rollback, quota-change): queued for the chain, never blocks the caller.
-  // Thread-safe; meant for the loop thread.
+  // A decision that touches a user's work, queued for the chain on its own (never blocks the
+  // caller). The scheduler's and controllers' decisions instead commit with the change they
+  // make (DecisionRecord, CommitAudited). Thread-safe.
   void AppendDecision(std::string actor, std::string action, std::string object_kind, std::string object_name,
                       std::string tenant, std::string before, std::string after, std::string result = "ok");
   // Blocks until everything queued so far is committed (tests, shutdown).
@@ -242,7 +251,7 @@ class Governance {
   // One entry waiting for the writer; `batch` (CommitAudited) is committed with it.
   struct AuditWaiter;
   struct AuditItem {
-    govern::AuditRecord record;
+    std::vector<govern::AuditRecord> records;  // sealed in this order, after the chain's head
     const WriteBatch* batch = nullptr;  // CommitAudited's, owned by the caller
     CommitResult* result = nullptr;
     AuditWaiter* waiter = nullptr;      // CommitAudited's caller; null: a ticket (WaitAudit)
