@@ -11,6 +11,17 @@ install(FILES ${ABACUS_PACKAGING_DIR}/abacus-server.service ${ABACUS_PACKAGING_D
 install(FILES ${ABACUS_PACKAGING_DIR}/server.yaml ${ABACUS_PACKAGING_DIR}/agent.yaml DESTINATION /etc/abacus)
 install(FILES ${ABACUS_PACKAGING_DIR}/copyright README.md DESTINATION share/doc/abacus)
 install(DIRECTORY docs/ DESTINATION share/doc/abacus FILES_MATCHING PATTERN "*.md" PATTERN "*.png" PATTERN "*.svg")
+# Bash completion, generated from the installed commands themselves (`abacus completion bash`),
+# where bash-completion loads it on demand: /usr/share/bash-completion/completions/abacus.
+install(CODE [[
+  set(dir "$ENV{DESTDIR}${CMAKE_INSTALL_PREFIX}/share/bash-completion/completions")
+  file(MAKE_DIRECTORY "${dir}")
+  execute_process(COMMAND "$<TARGET_FILE:abacus>" completion bash OUTPUT_FILE "${dir}/abacus" RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "abacus completion bash failed (${rc})")
+  endif()
+  message(STATUS "Installing: ${dir}/abacus (abacus completion bash)")
+]])
 # `abacus up --demo` finds its examples next to the binary, in ../share/abacus/examples.
 install(DIRECTORY examples/ DESTINATION share/abacus/examples)
 

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli/transport_error.h"
 #include "net/http_transport.h"
 #include "server/auth.h"
 
@@ -37,15 +38,17 @@ std::string ClientConfigPath() {
   return "";
 }
 
-ClientConfig ResolveClientConfig(const std::string& flag_server, const std::string& flag_token) {
+ClientConfig ResolveClientConfig(const std::string& flag_server, const std::string& flag_token,
+                                 const std::string& flag_ca_cert) {
   ClientConfig c;
-  std::string file_server, file_token;
+  std::string file_server, file_token, file_ca;
   std::string path = ClientConfigPath();
   if (!path.empty() && std::filesystem::exists(path)) {
     try {
       YAML::Node n = YAML::LoadFile(path);
       if (n["server"]) file_server = n["server"].as<std::string>();
       if (n["token"]) file_token = n["token"].as<std::string>();
+      if (n["caCert"]) file_ca = n["caCert"].as<std::string>();
       if (file_token.empty() && n["tokenFile"]) file_token = ReadTrimmed(n["tokenFile"].as<std::string>());
     } catch (const std::exception&) {
       // An unreadable config file counts as absent; flags and env still work.
@@ -54,6 +57,8 @@ ClientConfig ResolveClientConfig(const std::string& flag_server, const std::stri
   std::string env_server = Env("ABACUS_SERVER"), env_token = Env("ABACUS_TOKEN");
   c.server = !flag_server.empty() ? flag_server : !env_server.empty() ? env_server : !file_server.empty() ? file_server : c.server;
   c.token = !flag_token.empty() ? flag_token : !env_token.empty() ? env_token : file_token;
+  std::string env_ca = Env("ABACUS_CA_CERT");
+  c.ca_cert = !flag_ca_cert.empty() ? flag_ca_cert : !env_ca.empty() ? env_ca : file_ca;
   while (!c.server.empty() && c.server.back() == '/') c.server.pop_back();
   if (c.server.find("://") == std::string::npos) c.server = "http://" + c.server;
   return c;
@@ -68,7 +73,7 @@ Status WriteClientConfig(const std::string& path, const std::string& server, con
 }
 
 std::string ApiResponse::ErrorText() const {
-  if (status == 0) return "error: cannot reach the server: " + error;
+  if (status == 0) return "error: " + error;
   std::string out;
   if (body.is_object() && body.contains("error")) {
     const auto& e = body["error"];
@@ -93,7 +98,7 @@ struct ApiClient::Impl {
 ApiClient::ApiClient(ClientConfig config) : config_(std::move(config)), impl_(new Impl) {
   auto made = net::MakeClient(config_.server);
   if (!made.ok()) {
-    impl_->url_error = made.status().message();
+    impl_->url_error = "invalid " + made.status().message() + "; set --server or $ABACUS_SERVER";
     return;
   }
   httplib::ClientImpl& c = **made;
@@ -101,6 +106,7 @@ ApiClient::ApiClient(ClientConfig config) : config_(std::move(config)), impl_(ne
   c.set_read_timeout(60, 0);
   c.set_write_timeout(60, 0);
   if (!config_.token.empty()) c.set_bearer_token_auth(config_.token.c_str());
+  if (!config_.ca_cert.empty()) c.set_ca_cert_path(config_.ca_cert.c_str());
   impl_->client = std::move(*made);
 }
 
@@ -122,7 +128,7 @@ ApiResponse ApiClient::Do(const std::string& method, const std::string& path, co
                       : method == "PATCH"  ? c.Patch(path, body, content_type)
                                            : c.Post(path, headers, body, content_type);
   if (!r) {
-    out.error = httplib::to_string(r.error()) + " (" + config_.server + ")";
+    out.error = DescribeTransportError(r.error(), config_.server, config_.ca_cert);
     return out;
   }
   out.status = r->status;

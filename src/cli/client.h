@@ -18,14 +18,20 @@ inline constexpr int kExitUsage = 2;        // bad arguments, unreadable file
 inline constexpr int kExitUnreachable = 3;  // no answer from the server
 
 struct ClientConfig {
+  ClientConfig() = default;
+  ClientConfig(std::string server_url, std::string bearer, std::string ca_file = "")
+      : server(std::move(server_url)), token(std::move(bearer)), ca_cert(std::move(ca_file)) {}
+
   std::string server = "http://127.0.0.1:8420";
   std::string token;
+  std::string ca_cert;  // CA file for https:// servers; "" for $ABACUS_CA_CERT, else the system's
 };
 
 // Returns the config file path (see above); empty when no home is known.
 std::string ClientConfigPath();
-// Resolves server and token from flags, environment and the config file.
-ClientConfig ResolveClientConfig(const std::string& flag_server, const std::string& flag_token);
+// Resolves server, token and CA file from flags, environment and the config file (`caCert`).
+ClientConfig ResolveClientConfig(const std::string& flag_server, const std::string& flag_token,
+                                 const std::string& flag_ca_cert = "");
 // Writes the config file: `server` and `tokenFile` (read at each call).
 Status WriteClientConfig(const std::string& path, const std::string& server, const std::string& token_file);
 
@@ -33,7 +39,7 @@ struct ApiResponse {
   int status = 0;          // HTTP status; 0 when the server could not be reached
   nlohmann::json body;     // parsed JSON (null when the body was not JSON)
   std::string text;        // raw body
-  std::string error;       // transport error when status == 0
+  std::string error;       // what went wrong and what to do, when status == 0
 
   bool ok() const { return status >= 200 && status < 300; }
   // Returns the exit code for this response.

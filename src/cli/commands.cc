@@ -3,11 +3,17 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "cli/bench.h"
+#include "cli/completion.h"
 #include "cli/sim.h"
+#include "cli/usage.h"
 #include "cli/validate.h"
 #include "cli/verbs.h"
+#include "common/build_info.h"
 #include "common/log.h"
 #include "meter/price_list_codec.h"
 
@@ -23,7 +29,8 @@ int Main(int argc, char** argv) {
   std::string log_level = "warn";
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
       ->capture_default_str();
-  app.set_version_flag("--version", std::string("abacus 0.1.0"));
+  app.set_version_flag("--version", "abacus " + std::string(BuildVersion()) + " (commit " + std::string(BuildCommit()) +
+                                        ", built " + std::string(BuildDate()) + ")");
   // Each subcommand sets `exit_code` from its callback, which CLI11 runs during parse().
   int exit_code = 0;
   AddBenchCommand(app, &exit_code);
@@ -38,14 +45,20 @@ int Main(int argc, char** argv) {
   AddGovernanceCommands(app, &exit_code);
   AddAdminCommand(app, &exit_code);
   AddRolloutCommands(app, &exit_code);
+  AddVersionCommand(app, &exit_code);
+  AddCompletionCommand(app, &exit_code);
   app.parse_complete_callback([&] {
     Status st = InitLogging(log_level);
     if (!st.ok()) throw CLI::ValidationError("--log-level", st.message());
   });
+  // Usage errors exit 2 (docs/cli.md): an unknown command is answered before CLI11 parses,
+  // CLI11's own errors after.
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (std::optional<int> answered = PreParse(app, args, std::cout, std::cerr)) return *answered;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return ExitForParseError(app, e, args, std::cout, std::cerr);
   }
   return exit_code;
 }

@@ -16,12 +16,13 @@ namespace {
 using nlohmann::json;
 
 struct Connection {
-  std::string server, token;
+  std::string server, token, ca_cert;
 };
 
 void AddConnection(CLI::App* cmd, Connection* c) {
   cmd->add_option("--server", c->server, "server URL (else ABACUS_SERVER, else the config file)");
   cmd->add_option("--token", c->token, "bearer token (else ABACUS_TOKEN, else the config file)");
+  cmd->add_option("--ca-cert", c->ca_cert, "CA certificate (PEM) for an https:// server (else ABACUS_CA_CERT, else the config file's caCert)");
 }
 
 int Fail(const ApiResponse& r) {
@@ -40,7 +41,7 @@ struct AuditOptions {
 };
 
 int RunAudit(const AuditOptions& o) {
-  ApiClient api(ResolveClientConfig(o.c.server, o.c.token));
+  ApiClient api(ResolveClientConfig(o.c.server, o.c.token, o.c.ca_cert));
   if (o.verify) {
     ApiResponse r = api.Get("/api/v1/audit?verify=1");
     if (!r.ok()) return Fail(r);
@@ -93,7 +94,7 @@ struct TokenOptions {
 };
 
 int RunTokenCreate(const TokenOptions& o) {
-  ApiClient api(ResolveClientConfig(o.c.server, o.c.token));
+  ApiClient api(ResolveClientConfig(o.c.server, o.c.token, o.c.ca_cert));
   json body = {{"user", o.user}, {"description", o.description}};
   if (!o.expires.empty()) body["expires"] = o.expires;
   ApiResponse r = api.Post("/api/v1/tokens", body.dump(), "application/json");
@@ -111,7 +112,7 @@ int RunTokenCreate(const TokenOptions& o) {
 }
 
 int RunTokenList(const TokenOptions& o) {
-  ApiClient api(ResolveClientConfig(o.c.server, o.c.token));
+  ApiClient api(ResolveClientConfig(o.c.server, o.c.token, o.c.ca_cert));
   ApiResponse r = api.Get("/api/v1/tokens" + (o.user.empty() ? "" : "?user=" + UrlEncode(o.user)));
   if (!r.ok()) return Fail(r);
   if (o.output != "table") {
@@ -129,7 +130,7 @@ int RunTokenList(const TokenOptions& o) {
 }
 
 int RunTokenRevoke(const TokenOptions& o) {
-  ApiClient api(ResolveClientConfig(o.c.server, o.c.token));
+  ApiClient api(ResolveClientConfig(o.c.server, o.c.token, o.c.ca_cert));
   ApiResponse r = api.Delete("/api/v1/tokens/" + UrlEncode(o.id));
   if (!r.ok()) return Fail(r);
   std::cout << "revoked " << r.body.value("id", o.id) << " (user " << r.body.value("user", std::string()) << ")\n";
@@ -139,7 +140,7 @@ int RunTokenRevoke(const TokenOptions& o) {
 // ---------------------------------------------------------------- node reset
 
 int RunNodeReset(const TokenOptions& o) {
-  ApiClient api(ResolveClientConfig(o.c.server, o.c.token));
+  ApiClient api(ResolveClientConfig(o.c.server, o.c.token, o.c.ca_cert));
   ApiResponse r = api.Post("/api/v1/nodes/" + UrlEncode(o.id) + "/reset", "{}", "application/json");
   if (!r.ok()) return Fail(r);
   std::cout << r.body.value("message", "node " + o.id + " reset") << "\n";

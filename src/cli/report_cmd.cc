@@ -11,12 +11,12 @@ namespace abacus::cli {
 namespace {
 
 struct ReportOptions {
-  std::string kind, from, to, by, prices, output = "table", out_file, server, token;
+  std::string kind, from, to, by, prices, output = "table", out_file, server, token, ca_cert;
   double threshold = -1;
 };
 
 int RunReport(const ReportOptions& o) {
-  ApiClient api(ResolveClientConfig(o.server, o.token));
+  ApiClient api(ResolveClientConfig(o.server, o.token, o.ca_cert));
   std::string format = o.output;
   if (o.kind == "evidence" && format == "table") format = "md";
   std::string path = "/api/v1/reports/" + UrlEncode(o.kind) + "?format=" + UrlEncode(format);
@@ -77,6 +77,7 @@ void AddReportCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--out", o->out_file, "write to this file instead of stdout");
   cmd->add_option("--server", o->server, "server URL (else ABACUS_SERVER, else the config file)");
   cmd->add_option("--token", o->token, "bearer token (else ABACUS_TOKEN, else the config file)");
+  cmd->add_option("--ca-cert", o->ca_cert, "CA certificate (PEM) for an https:// server (else ABACUS_CA_CERT, else the config file's caCert)");
   cmd->callback([=] { *exit_code = RunReport(*o); });
 }
 

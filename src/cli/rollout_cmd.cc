@@ -21,12 +21,13 @@ namespace {
 using nlohmann::json;
 
 struct Opts {
-  std::string server, token, output = "table";
+  std::string server, token, ca_cert, output = "table";
 };
 
 void AddFlags(CLI::App* cmd, Opts* o) {
   cmd->add_option("--server", o->server, "server URL (else ABACUS_SERVER, else the config file)");
   cmd->add_option("--token", o->token, "bearer token (else ABACUS_TOKEN, else the config file)");
+  cmd->add_option("--ca-cert", o->ca_cert, "CA certificate (PEM) for an https:// server (else ABACUS_CA_CERT, else the config file's caCert)");
   cmd->add_option("-o,--output", o->output, "table, json or yaml")
       ->capture_default_str()
       ->check(CLI::IsMember({"table", "json", "yaml"}));
@@ -73,14 +74,14 @@ ApiResponse PatchWorkload(ApiClient& api, const std::string& w, const json& patc
 }
 
 int RunPatch(const Opts& o, const std::string& w, const json& patch) {
-  ApiClient api(ResolveClientConfig(o.server, o.token));
+  ApiClient api(ResolveClientConfig(o.server, o.token, o.ca_cert));
   ApiResponse r = PatchWorkload(api, w, patch);
   if (!r.ok()) return Fail(r);
   return PrintUpdate(r.body, o.output);
 }
 
 int RunStatus(const Opts& o, const std::string& w) {
-  ApiClient api(ResolveClientConfig(o.server, o.token));
+  ApiClient api(ResolveClientConfig(o.server, o.token, o.ca_cert));
   ApiResponse r = api.Get("/api/v1/workloads/" + UrlEncode(w));
   if (!r.ok()) return Fail(r);
   json status = r.body.value("status", json::object());
@@ -114,7 +115,7 @@ int RunStatus(const Opts& o, const std::string& w) {
 }
 
 int RunHistory(const Opts& o, const std::string& w) {
-  ApiClient api(ResolveClientConfig(o.server, o.token));
+  ApiClient api(ResolveClientConfig(o.server, o.token, o.ca_cert));
   ApiResponse r = api.Get("/api/v1/workloads/" + UrlEncode(w) + "/revisions");
   if (!r.ok()) return Fail(r);
   if (o.output != "table") {
@@ -136,7 +137,7 @@ int RunHistory(const Opts& o, const std::string& w) {
 }
 
 int RunUndo(const Opts& o, const std::string& w, int revision) {
-  ApiClient api(ResolveClientConfig(o.server, o.token));
+  ApiClient api(ResolveClientConfig(o.server, o.token, o.ca_cert));
   json body = json::object();
   if (revision > 0) body["revision"] = revision;
   ApiResponse r = api.Post("/api/v1/workloads/" + UrlEncode(w) + "/rollback", body.dump(), "application/json");

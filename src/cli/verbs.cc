@@ -13,8 +13,11 @@
 
 #include "cli/client.h"
 #include "cli/output.h"
+#include "cli/output_format.h"
+#include "cli/usage.h"
 #include "govern/crypto.h"
 #include "workload/documents.h"
+#include "workload/lifecycle.h"
 
 namespace abacus::cli {
 namespace {
@@ -22,12 +25,13 @@ namespace {
 using nlohmann::json;
 
 struct Common {
-  std::string server, token, output = "table";
+  std::string server, token, ca_cert, output = "table";
 };
 
 void AddConnectionFlags(CLI::App* cmd, Common* c, bool output = true) {
   cmd->add_option("--server", c->server, "server URL (else ABACUS_SERVER, else the config file)");
   cmd->add_option("--token", c->token, "bearer token (else ABACUS_TOKEN, else the config file)");
+  cmd->add_option("--ca-cert", c->ca_cert, "CA certificate (PEM) for an https:// server (else ABACUS_CA_CERT, else the config file's caCert)");
   if (output) {
     cmd->add_option("-o,--output", c->output, "table, json or yaml")
         ->capture_default_str()
@@ -35,7 +39,7 @@ void AddConnectionFlags(CLI::App* cmd, Common* c, bool output = true) {
   }
 }
 
-ApiClient Client(const Common& c) { return ApiClient(ResolveClientConfig(c.server, c.token)); }
+ApiClient Client(const Common& c) { return ApiClient(ResolveClientConfig(c.server, c.token, c.ca_cert)); }
 
 int Fail(const ApiResponse& r) {
   std::cerr << r.ErrorText() << "\n";
@@ -71,7 +75,31 @@ std::string Truncate(std::string s, size_t n) {
 
 // ---------------------------------------------------------------- tables per kind
 
-void WorkloadTable(const json& items, std::ostream& out) {
+// "16x H100-80G" per flavor the workload holds now (its placements' devices); "-" when none.
+std::string HeldDevices(const json& w) {
+  std::map<std::string, int64_t> milli;
+  const json flavors = w.value("groupFlavors", json::array());
+  for (const auto& p : w.value("placements", json::array())) {
+    size_t group = p.value("group", size_t{0});
+    std::string flavor = group < flavors.size() && flavors[group].is_string() ? flavors[group].get<std::string>() : "";
+    if (flavor.empty() || flavor == "cpu") continue;
+    for (const auto& d : p.value("devices", json::array())) milli[flavor] += d.value("milli", int64_t{0});
+  }
+  std::string out;
+  for (const auto& [f, m] : milli) out += (out.empty() ? "" : ",") + Devices(m) + "x " + f.substr(f.rfind('/') + 1);
+  return out.empty() ? "-" : out;
+}
+
+// The nodes a workload's placements are on, comma-separated; "-" when none.
+std::string PlacedNodes(const json& w) {
+  std::set<std::string> nodes;
+  for (const auto& p : w.value("placements", json::array())) nodes.insert(p.value("node", ""));
+  std::string n;
+  for (const auto& x : nodes) n += (n.empty() ? "" : ",") + x;
+  return n.empty() ? "-" : n;
+}
+
+void WorkloadRows(const json& items, std::ostream& out, bool wide) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& w : items) {
     std::string reason = "-";
@@ -86,11 +114,27 @@ void WorkloadTable(const json& items, std::ostream& out) {
     } else if (w.contains("message")) {
       reason = Str(w, "message");
     }
-    rows.push_back({Str(w, "id"), Str(w, "name"), Str(w, "kind"), Str(w, "queue"), Str(w, "state"),
-                    HumanAge(w.value("submittedUs", int64_t{0})), Truncate(reason, 90)});
+    if (wide) {
+      std::string project = Str(w, "project");
+      rows.push_back({Str(w, "id"), Str(w, "name"), Str(w, "kind"), project.substr(0, project.find('/')), project,
+                      Str(w, "queue"), Str(w, "priorityClass"), Str(w, "state"), HeldDevices(w), PlacedNodes(w),
+                      HumanAge(w.value("submittedUs", int64_t{0})), reason});
+    } else {
+      rows.push_back({Str(w, "id"), Str(w, "name"), Str(w, "kind"), Str(w, "queue"), Str(w, "state"),
+                      HumanAge(w.value("submittedUs", int64_t{0})), Truncate(reason, 90)});
+    }
   }
-  PrintTable(out, {"ID", "NAME", "KIND", "QUEUE", "STATE", "AGE", "REASON/PLACEMENT"}, rows);
+  if (wide) {
+    PrintTable(out, {"ID", "NAME", "KIND", "TENANT", "PROJECT", "QUEUE", "PRIORITY", "STATE", "DEVICES", "NODES", "AGE",
+                     "REASON/PLACEMENT"},
+               rows);
+  } else {
+    PrintTable(out, {"ID", "NAME", "KIND", "QUEUE", "STATE", "AGE", "REASON/PLACEMENT"}, rows);
+  }
 }
+
+void WorkloadTable(const json& items, std::ostream& out) { WorkloadRows(items, out, false); }
+void WorkloadTableWide(const json& items, std::ostream& out) { WorkloadRows(items, out, true); }
 
 // "4s ago", "41s ago (late)" from the server's heartbeatAgeSeconds; "-" for nodes without an agent.
 std::string HeartbeatCell(const json& n) {
@@ -107,7 +151,7 @@ std::string NodeStateCell(const json& n) {
   return state + " (" + std::to_string(std::max<int64_t>(0, now - n.value("notReadySinceUs", now)) / 1'000'000) + "s)";
 }
 
-void NodeTable(const json& items, std::ostream& out) {
+void NodeRows(const json& items, std::ostream& out, bool wide) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& n : items) {
     std::map<std::string, int> flavors;
@@ -118,16 +162,43 @@ void NodeTable(const json& items, std::ostream& out) {
     }
     std::string devs;
     for (const auto& [f, c] : flavors) devs += (devs.empty() ? "" : " ") + std::to_string(c) + "x " + f;
-    rows.push_back({Str(n, "name"), Str(n, "pool"), NodeStateCell(n),
-                    Cores(n.value("allocatedCpuMilli", int64_t{0})) + "/" + Cores(n.value("cpuMilli", int64_t{0})),
-                    Bytes(n.value("allocatedMemoryBytes", int64_t{0})) + "/" + Bytes(n.value("memoryBytes", int64_t{0})),
-                    devs.empty() ? "-" : devs,
-                    total == 0 ? "-" : Devices(n.value("freeDeviceMilli", int64_t{0})) + "/" + Devices(total),
-                    n.value("simulated", false) ? "yes" : "no", HeartbeatCell(n)});
+    std::vector<std::string> row = {
+        Str(n, "name"), Str(n, "pool"), NodeStateCell(n),
+        Cores(n.value("allocatedCpuMilli", int64_t{0})) + "/" + Cores(n.value("cpuMilli", int64_t{0})),
+        Bytes(n.value("allocatedMemoryBytes", int64_t{0})) + "/" + Bytes(n.value("memoryBytes", int64_t{0})),
+        devs.empty() ? "-" : devs, total == 0 ? "-" : Devices(n.value("freeDeviceMilli", int64_t{0})) + "/" + Devices(total),
+        n.value("simulated", false) ? "yes" : "no", HeartbeatCell(n)};
+    if (wide) {
+      std::set<std::string> domains;
+      for (const auto& d : n["devices"]) {
+        if (!d.value("interconnectDomain", "").empty()) domains.insert(d.value("interconnectDomain", ""));
+      }
+      std::string dom, labels, taints;
+      for (const auto& d : domains) dom += (dom.empty() ? "" : ",") + d;
+      const json l = n.value("labels", json::object());
+      for (const auto& [k, v] : l.items()) labels += (labels.empty() ? "" : ",") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+      for (const auto& t : n.value("taints", json::array())) {
+        taints += (taints.empty() ? "" : ",") + (t.is_string() ? t.get<std::string>() : t.value("key", t.dump()));
+      }
+      row.insert(row.begin() + 1, Str(n, "cluster"));
+      row.insert(row.end() - 2, dom.empty() ? "-" : dom);
+      row.insert(row.end() - 2, labels.empty() ? "-" : labels);
+      row.insert(row.end() - 2, taints.empty() ? "-" : taints);
+    }
+    rows.push_back(std::move(row));
   }
-  PrintTable(out, {"NAME", "POOL", "STATE", "CPU(USED/ALL)", "MEMORY(USED/ALL)", "DEVICES", "FREE", "SIMULATED", "HEARTBEAT"},
-             rows);
+  if (wide) {
+    PrintTable(out, {"NAME", "CLUSTER", "POOL", "STATE", "CPU(USED/ALL)", "MEMORY(USED/ALL)", "DEVICES", "FREE", "DOMAINS",
+                     "LABELS", "TAINTS", "SIMULATED", "HEARTBEAT"},
+               rows);
+  } else {
+    PrintTable(out, {"NAME", "POOL", "STATE", "CPU(USED/ALL)", "MEMORY(USED/ALL)", "DEVICES", "FREE", "SIMULATED", "HEARTBEAT"},
+               rows);
+  }
 }
+
+void NodeTable(const json& items, std::ostream& out) { NodeRows(items, out, false); }
+void NodeTableWide(const json& items, std::ostream& out) { NodeRows(items, out, true); }
 
 void DeviceTable(const json& items, std::ostream& out) {
   std::vector<std::vector<std::string>> rows;
@@ -246,14 +317,17 @@ void GenericTable(const json& items, std::ostream& out) {
 struct KindInfo {
   std::string path;  // under /api/v1
   void (*table)(const json&, std::ostream&);  // null: the kind prints its own tables (evaluations)
+  void (*wide)(const json&, std::ostream&) = nullptr;  // -o wide; null: the table
 };
 
 // Returns the route and table of a KIND argument (plural, singular or short).
 std::optional<KindInfo> Kind(const std::string& k) {
   static const std::map<std::string, KindInfo> kinds = {
-      {"workloads", {"workloads", WorkloadTable}},   {"workload", {"workloads", WorkloadTable}},
-      {"wl", {"workloads", WorkloadTable}},          {"nodes", {"nodes", NodeTable}},
-      {"node", {"nodes", NodeTable}},                {"devices", {"devices", DeviceTable}},
+      {"workloads", {"workloads", WorkloadTable, WorkloadTableWide}},
+      {"workload", {"workloads", WorkloadTable, WorkloadTableWide}},
+      {"wl", {"workloads", WorkloadTable, WorkloadTableWide}},
+      {"nodes", {"nodes", NodeTable, NodeTableWide}},
+      {"node", {"nodes", NodeTable, NodeTableWide}},                {"devices", {"devices", DeviceTable}},
       {"device", {"devices", DeviceTable}},          {"queues", {"queues", QueueTable}},
       {"queue", {"queues", QueueTable}},             {"tenants", {"tenants", TenantTable}},
       {"tenant", {"tenants", TenantTable}},          {"flavors", {"flavors", FlavorTable}},
@@ -275,8 +349,60 @@ std::optional<KindInfo> Kind(const std::string& k) {
 }
 
 constexpr char kKinds[] =
-    "workloads, nodes, devices, queues, tenants, flavors, projects, cohorts, priorityclasses, pools, users, policies, "
-    "evaluations";
+    "workloads, nodes, devices, queues, tenants, flavors, projects, cohorts, priorityclasses, pools, clusters, users, "
+    "policies, evaluations";
+
+// "error: unknown kind 'workloda'; did you mean 'workload'? (expected ...)"; returns 2.
+int UnknownKind(const std::string& kind) {
+  static const std::vector<std::string> names = {
+      "workloads", "workload", "wl", "nodes", "node", "devices", "device", "queues", "queue", "tenants", "tenant",
+      "flavors", "flavor", "projects", "project", "cohorts", "cohort", "priorityclasses", "priorityclass", "pools",
+      "pool", "clusters", "cluster", "users", "user", "policies", "policy", "admissionpolicies", "admissionpolicy",
+      "evaluations", "evaluation", "eval"};
+  std::string hint = DidYouMean(kind, names);
+  std::cerr << "error: unknown kind '" << kind << "'" << (hint.empty() ? "" : ";" + hint) << " (expected " << kKinds
+            << ")\n";
+  return kExitUsage;
+}
+
+// Checks nothing (RunGet and RunDescribe answer an unknown kind with suggestions); names the
+// kinds for --help and shell completion.
+CLI::Validator KindNames() {
+  std::string names = kKinds;
+  std::string set;
+  for (char ch : names) {
+    if (ch != ' ') set += ch;
+  }
+  return CLI::Validator([](std::string&) { return std::string(); }, "{" + set + "}");
+}
+
+// The singular of a route: "workloads" → "workload", "policies" → "policy".
+std::string Singular(const std::string& path) {
+  if (path == "policies") return "policy";
+  if (path == "priorityclasses") return "priorityclass";
+  return path.substr(0, path.size() - 1);
+}
+
+// The workload state named by `text` in any case ("running" → "Running"); empty when none is.
+std::string CanonicalState(const std::string& text) {
+  auto lower = [](std::string v) {
+    for (char& ch : v) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return v;
+  };
+  for (int i = 0; i < kWorkloadStateCount; ++i) {
+    std::string name(WorkloadStateName(static_cast<WorkloadState>(i)));
+    if (lower(name) == lower(text)) return name;
+  }
+  return "";
+}
+
+std::string StateNames() {
+  std::string out;
+  for (int i = 0; i < kWorkloadStateCount; ++i) {
+    out += (i == 0 ? "" : ", ") + std::string(WorkloadStateName(static_cast<WorkloadState>(i)));
+  }
+  return out;
+}
 
 // ---------------------------------------------------------------- verbs
 
@@ -387,9 +513,25 @@ struct GetArgs {
 
 int RunGet(const Common& c, const GetArgs& a) {
   auto kind = Kind(a.kind);
-  if (!kind) {
-    std::cerr << "error: unknown kind '" << a.kind << "' (expected " << kKinds << ")\n";
+  if (!kind) return UnknownKind(a.kind);
+  auto format = ParseGetFormat(c.output);
+  if (!format.ok()) {
+    std::cerr << "error: -o: " << format.status().message() << "\n";
     return kExitUsage;
+  }
+  using F = GetFormat::Kind;
+  std::string state;
+  if (!a.state.empty()) {
+    state = CanonicalState(a.state);
+    if (kind->path != "workloads") {
+      std::cerr << "error: --state filters workloads only, not " << kind->path << "\n";
+      return kExitUsage;
+    }
+    if (state.empty()) {
+      std::cerr << "error: unknown workload state '" << a.state << "' (expected one of " << StateNames()
+                << "; case does not matter)\n";
+      return kExitUsage;
+    }
   }
   ApiClient api = Client(c);
   std::string path = "/api/v1/" + kind->path;
@@ -402,9 +544,14 @@ int RunGet(const Common& c, const GetArgs& a) {
     if (!a.model.empty()) q += "&model=" + UrlEncode(a.model);
     if (!a.baseline.empty()) q += "&baseline=" + UrlEncode(a.baseline);
     if (!q.empty()) path += "?" + q.substr(1);
+    if (format->kind == F::kName || format->kind == F::kCustomColumns) {
+      std::cerr << "error: get evaluations prints table, wide, json or yaml (-o name and custom-columns list "
+                   "objects)\n";
+      return kExitUsage;
+    }
     ApiResponse r = api.Get(path);
     if (!r.ok()) return Fail(r);
-    if (c.output != "table") {
+    if (format->kind == F::kJson || format->kind == F::kYaml) {
       PrintDocument(std::cout, r.body, c.output);
       return kExitOk;
     }
@@ -415,32 +562,39 @@ int RunGet(const Common& c, const GetArgs& a) {
   } else if (kind->path == "workloads") {
     std::string q = "?limit=" + std::to_string(a.limit);
     if (!a.queue.empty()) q += "&queue=" + UrlEncode(a.queue);
-    if (!a.state.empty()) q += "&state=" + UrlEncode(a.state);
+    if (!state.empty()) q += "&state=" + UrlEncode(state);
     if (!a.project.empty()) q += "&project=" + UrlEncode(a.project);
     if (!a.tenant.empty()) q += "&tenant=" + UrlEncode(a.tenant);
     path += q;
   }
   ApiResponse r = api.Get(path);
   if (!r.ok()) return Fail(r);
-  if (c.output != "table") {
+  if (format->kind == F::kJson || format->kind == F::kYaml) {
     PrintDocument(std::cout, r.body, c.output);
     return kExitOk;
   }
   json items = a.name.empty() ? r.body["items"] : json::array({r.body});
+  if (format->kind == F::kName) {
+    PrintNames(std::cout, Singular(kind->path), items);
+    return kExitOk;
+  }
   if (items.empty()) {
     std::cout << "No " << kind->path << " found.\n";
     return kExitOk;
   }
-  kind->table(items, std::cout);
+  if (format->kind == F::kCustomColumns) {
+    PrintCustomColumns(std::cout, items, format->columns);
+  } else if (format->kind == F::kWide && kind->wide != nullptr) {
+    kind->wide(items, std::cout);
+  } else {
+    kind->table(items, std::cout);
+  }
   return kExitOk;
 }
 
 int RunDescribe(const Common& c, const std::string& kind_arg, const std::string& name) {
   auto kind = Kind(kind_arg);
-  if (!kind) {
-    std::cerr << "error: unknown kind '" << kind_arg << "' (expected " << kKinds << ")\n";
-    return kExitUsage;
-  }
+  if (!kind) return UnknownKind(kind_arg);
   if (kind->table == nullptr) {
     std::cerr << "error: " << kind->path << " are listed, not described: abacus get " << kind->path << "\n";
     return kExitUsage;
@@ -587,13 +741,21 @@ void AddClientVerbs(CLI::App& app, int* exit_code) {
                                                   ".\nevaluations: the archived results of Evaluation workloads; "
                                                   "with --model, that model's versions side by side\n"
                                                   "(rows dataset x metric, deltas against --baseline).\n"
-                                                  "Examples: abacus get workloads --queue nlp-train\n"
-                                                  "          abacus get nodes -o yaml\n"
+                                                  "-o: table (default), wide (workloads: tenant, project, priority, "
+                                                  "devices held, nodes; nodes: cluster, domains, labels, taints),\n"
+                                                  "name (KIND/NAME per line), json, yaml, custom-columns=HEADER:.path,... "
+                                                  "(.field and [N]; docs/cli.md).\n"
+                                                  "Examples: abacus get workloads --queue nlp-train --state running\n"
+                                                  "          abacus get workloads -o wide\n"
+                                                  "          abacus get nodes -o name\n"
+                                                  "          abacus get workloads -o custom-columns=NAME:.name,NODE:.placements[0].node\n"
                                                   "          abacus get evaluations --model llama-3-8b --baseline 1.3");
-    cmd->add_option("KIND", a->kind, "what to list")->required();
+    cmd->add_option("KIND", a->kind, "what to list")->required()->check(KindNames());
     cmd->add_option("NAME", a->name, "one object (a workload: id or name)");
     cmd->add_option("--queue", a->queue, "workloads: only this queue");
-    cmd->add_option("--state", a->state, "workloads: only this state (Pending, Admitted, ...)");
+    cmd->add_option("--state", a->state,
+                    "workloads: only this state, any case (Pending, Admitted, Running, Preempting, Requeued, "
+                    "Succeeded, Failed, Cancelled)");
     cmd->add_option("--project", a->project, "workloads: only this project (tenant/project)");
     cmd->add_option("--tenant", a->tenant, "workloads: only this tenant");
     cmd->add_option("--limit", a->limit, "workloads: the newest N")->capture_default_str();
@@ -601,7 +763,16 @@ void AddClientVerbs(CLI::App& app, int* exit_code) {
     cmd->add_option("--baseline", a->baseline,
                     "evaluations: the version deltas are against (default: the spec's baselineVersion, else the "
                     "lowest)");
-    AddConnectionFlags(cmd, c.get());
+    AddConnectionFlags(cmd, c.get(), false);
+    cmd->add_option("-o,--output", c->output,
+                    "table, wide, name, json, yaml or custom-columns=HEADER:.path,... (see above)")
+        ->capture_default_str()
+        ->check(CLI::Validator(
+            [](std::string& v) {
+              auto f = ParseGetFormat(v);
+              return f.ok() ? std::string() : f.status().message();
+            },
+            kGetFormats));
     cmd->callback([=] { *exit_code = RunGet(*c, *a); });
   }
   {
@@ -610,7 +781,7 @@ void AddClientVerbs(CLI::App& app, int* exit_code) {
     auto name = std::make_shared<std::string>();
     CLI::App* cmd = app.add_subcommand("describe", "Show one object in detail (a workload with its explanation "
                                                    "and events).\nExample: abacus describe workload llama-ft");
-    cmd->add_option("KIND", *kind, "kind")->required();
+    cmd->add_option("KIND", *kind, "kind")->required()->check(KindNames());
     cmd->add_option("NAME", *name, "name (a workload: id or name)")->required();
     AddConnectionFlags(cmd, c.get());
     cmd->callback([=] { *exit_code = RunDescribe(*c, *kind, *name); });

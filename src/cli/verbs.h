@@ -42,6 +42,9 @@ void AddAdminCommand(CLI::App& app, int* exit_code);
 // Registers `abacus rollout` (NAME --version, status, history, undo) and `abacus set image`
 // (rollout_cmd.cc).
 void AddRolloutCommands(CLI::App& app, int* exit_code);
+// Registers `abacus version`: the client's version, commit and build day, and the server's
+// (GET /api/v1/version) when it answers (version_cmd.cc).
+void AddVersionCommand(CLI::App& app, int* exit_code);
 // `abacus apply` of one workload document `doc` (canonical JSON): updates the active workload of
 // its name in its project (PUT), else submits it. Returns {kind, name, id, action, diff}; null
 // with the server's answer in `*error` when refused (rollout_cmd.cc).

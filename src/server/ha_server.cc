@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/build_info.h"
 #include "common/log.h"
 #include "server/auth.h"
 #include "server/ha_follower.h"
@@ -230,8 +231,12 @@ Status HaNode::Start() {
   Status wrote =
       WritePrivateFile((std::filesystem::path(options_.data_dir) / "server.url").string(), listening + "\n");
   if (!wrote.ok()) ABACUS_LOG_WARN("{}", wrote.message());
-  ABACUS_LOG_INFO("HA: listening on {} as {} (advertised {}, store {})", listening, ko.holder, self_address_,
-                  lease_store_->Describe());
+  // One line at every start, whatever the log level (but off), as a server without --ha writes.
+  if (spdlog::get_level() != spdlog::level::off) {
+    std::cerr << "abacus server listening on " << listening << " (HA as " << ko.holder << ", advertised "
+              << self_address_ << ", version " << BuildVersion() << ", commit " << BuildCommit() << ", store "
+              << lease_store_->Describe() << ")" << std::endl;
+  }
   keeper_->Start();
   return Status::OK();
 }

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <optional>
 
+#include "common/build_info.h"
 #include "common/log.h"
 #include "common/nesting.h"
 #include "common/thread_name.h"
@@ -15,6 +16,7 @@
 #include "server/evaluations_api.h"
 #include "server/governance_api.h"
 #include "server/ui_routes.h"
+#include "store/migration.h"
 
 namespace abacus::server {
 namespace {
@@ -390,6 +392,14 @@ void HttpServer::Routes() {
   });
   s.Get(R"(/api/v1/queues/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
     Send(res, VisibleConfig("queue", cp_.GetQueue(req.matches[1])));
+  });
+  // What this server is: any authenticated user may read it (`abacus version`).
+  s.Get("/api/v1/version", [](const httplib::Request&, httplib::Response& res) {
+    SendJson(res, 200,
+             {{"version", std::string(BuildVersion())},
+              {"gitCommit", std::string(BuildCommit())},
+              {"buildDate", std::string(BuildDate())},
+              {"storeSchemaVersion", SqliteMigrations().empty() ? 0 : SqliteMigrations().back().version}});
   });
   s.Get("/api/v1/flavors", [this](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, cp_.ListFlavors()); });
   s.Get("/api/v1/flavors/(.+)", [this](const httplib::Request& req, httplib::Response& res) {

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <thread>
 
+#include "common/build_info.h"
 #include "common/log.h"
 #include "server/auth.h"
 #include "server/ha_server.h"
@@ -95,7 +96,11 @@ int RunServer(const RunOptions& options) {
   std::string url = http.scheme() + "://" + host + ":" + std::to_string(http.port());
   Status wrote = WritePrivateFile((std::filesystem::path(options.data_dir) / "server.url").string(), url + "\n");
   if (!wrote.ok()) ABACUS_LOG_WARN("{}", wrote.message());
-  ABACUS_LOG_INFO("listening on {} (data {}, store {})", url, options.data_dir, (*cp)->store().Describe());
+  // One line at every start, whatever the log level (but off): where the server answers.
+  if (spdlog::get_level() != spdlog::level::off) {
+    std::cerr << "abacus server listening on " << url << " (version " << BuildVersion() << ", commit " << BuildCommit()
+              << ", data " << options.data_dir << ", store " << (*cp)->store().Describe() << ")" << std::endl;
+  }
 
   std::thread serve([&] { http.Serve(); });
   int code = 0;

@@ -163,12 +163,16 @@ TEST_F(PackageTest, InstallsTheBinaryUnitsConfigAndDocs) {
                         "lib/systemd/system/abacus-agent.service", "etc/abacus/server.yaml", "etc/abacus/agent.yaml",
                         "usr/share/doc/abacus/copyright", "usr/share/doc/abacus/README.md",
                         "usr/share/doc/abacus/operations.md", "usr/share/doc/abacus/agent.md",
-                        "usr/share/abacus/examples/org.yaml"}) {
+                        "usr/share/abacus/examples/org.yaml", "usr/share/bash-completion/completions/abacus"}) {
     EXPECT_TRUE(fs::is_regular_file(root_ / f)) << f;
   }
   struct stat st {};
   ASSERT_EQ(::stat((root_ / "usr/bin/abacus").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0755u);
+  // The completion bash-completion loads for `abacus`: generated from the binary's commands.
+  std::string completion = Slurp(root_ / "usr/share/bash-completion/completions/abacus");
+  EXPECT_NE(completion.find("complete -F _abacus abacus"), std::string::npos) << completion.substr(0, 500);
+  EXPECT_NE(completion.find("['abacus get']="), std::string::npos);
 }
 
 TEST_F(PackageTest, TheConfigFilesAreConffiles) {
@@ -257,7 +261,8 @@ TEST_F(PackageTest, TheInstalledBinaryRunsAndReadsTheShippedConfig) {
   std::string abacus = Quote((root_ / "usr/bin/abacus").string());
   Output version = Sh(abacus + " --version");
   ASSERT_EQ(version.code, 0) << version.text;
-  EXPECT_EQ(version.text, std::string("abacus ") + ABACUS_VERSION + "\n");
+  // "abacus 0.1.0 (commit 3f2a9c1d0b7e, built 2026-12-04)": docs/cli.md, `abacus version`.
+  EXPECT_EQ(version.text.rfind(std::string("abacus ") + ABACUS_VERSION + " (commit ", 0), 0u) << version.text;
 
   Output server = Sh(abacus + " server --config " + Quote((root_ / "etc/abacus/server.yaml").string()) +
                      " --print-config");
