@@ -6,6 +6,7 @@
 
 #include "common/log.h"
 #include "model/version.h"
+#include "sched/tenancy_snapshot.h"
 #include "server/fit_check.h"
 #include "server/governance.h"
 #include "server/units.h"
@@ -53,24 +54,6 @@ void AddToConfig(TenancyConfig& c, const SpecObject& o) {
       },
       o);
   if (!st.ok()) ABACUS_LOG_WARN("config: {}", st.ToString());
-}
-
-ResourceKey QuotaKey(const QuotaResource& r) {
-  switch (r.kind) {
-    case QuotaResource::Kind::kCpu: return ResourceKey::Cpu();
-    case QuotaResource::Kind::kMemory: return ResourceKey::Memory();
-    case QuotaResource::Kind::kDevices: break;
-  }
-  return ResourceKey::Devices(r.flavor.Intern());
-}
-
-sched::QuotaInfo ToQuotaInfo(const Quota& q) {
-  sched::QuotaInfo out;
-  out.resource = QuotaKey(q.resource);
-  out.nominal = LedgerAmount(q.resource, q.nominal);
-  if (q.borrowing_limit) out.borrowing_limit = LedgerAmount(q.resource, *q.borrowing_limit);
-  if (q.lending_limit) out.lending_limit = LedgerAmount(q.resource, *q.lending_limit);
-  return out;
 }
 
 sched::VersionRequirement ToRequirement(const VersionConstraint& c) {
@@ -507,7 +490,7 @@ sched::Snapshot Ledger::BuildSnapshot(Time now, SnapshotIndex& index, const std:
     // Temporary quota in force: admission charges the queue only for what it does not cover.
     for (const auto& g : r->quota_grants) {
       if (ToMicros(g.until) != 0 && g.until <= now) continue;
-      w->quota_grant.Add(QuotaKey(g.resource), LedgerAmount(g.resource, g.amount));
+      w->quota_grant.Add(sched::QuotaKey(g.resource), LedgerAmount(g.resource, g.amount));
     }
     w->holding = holding_.count(r->id) != 0;
     index.workload_ids.push_back(r->id);
@@ -591,37 +574,10 @@ void Ledger::RebuildBase() {
     device_pos.push_back(std::move(pos));
     s.nodes.push_back(std::move(ni));
   }
-  // 3. Cohorts and queues.
-  std::map<std::string, int> cohort_index;
-  for (const Cohort* c : config_->cohorts()) {
-    cohort_index[c->name] = static_cast<int>(cohort_index.size());
+  // 3. Cohorts, queues, flavor weights, pools and clusters: the one translation (sched).
+  for (const std::string& problem : sched::AddTenancy(*config_, &s, &queue_index)) {
+    ABACUS_LOG_WARN("config: {} (left out of scheduling)", problem);
   }
-  for (const Cohort* c : config_->cohorts()) {
-    sched::CohortInfo ci;
-    ci.name = c->name;
-    if (!c->parent.empty() && cohort_index.count(c->parent)) ci.parent = cohort_index[c->parent];
-    for (const auto& q : c->quotas) ci.quotas.push_back(ToQuotaInfo(q));
-    s.cohorts.push_back(std::move(ci));
-  }
-  for (const Queue* q : config_->queues()) {
-    sched::QueueInfo qi;
-    qi.name = q->name;
-    qi.tenant = q->tenant;
-    if (!q->cohort.empty() && cohort_index.count(q->cohort)) qi.cohort = cohort_index[q->cohort];
-    qi.weight_milli = q->weight_milli;
-    qi.strategy = q->queueing_strategy == QueueingStrategy::kStrictFifo ? sched::QueueingStrategy::kStrictFifo
-                                                                        : sched::QueueingStrategy::kBestEffortFifo;
-    for (const auto& quota : q->quotas) qi.quotas.push_back(ToQuotaInfo(quota));
-    if (const Tenant* t = config_->FindTenant(q->tenant)) qi.allowed_pools = t->pools;
-    qi.allowed_clusters = q->clusters;
-    qi.preferred_clusters = q->preferred_clusters;
-    qi.reclaim_lower_priority_only = q->reclaim_within_nominal == ReclaimWithinNominal::kLowerPriority;
-    queue_index[q->name] = static_cast<int>(s.queues.size());
-    s.queues.push_back(std::move(qi));
-  }
-  for (const FlavorConfig* f : config_->flavors()) s.flavor_weight_milli[f->flavor.Intern()] = f->weight_milli;
-  for (const PoolConfig* p : config_->pools()) s.pool_tenants[p->name] = p->tenants;
-  for (const ClusterConfig* c : config_->clusters()) s.clusters.push_back({c->name, c->labels});
   auto checker = std::make_shared<const FitChecker>(s, queue_index, flavors_, config_);
   std::lock_guard lock(config_mu_);
   fit_checker_ = std::move(checker);

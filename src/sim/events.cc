@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "sched/tenancy_snapshot.h"
 #include "sim/scenario.h"
 #include "workload/documents.h"
 #include "workload/workload.h"
@@ -99,60 +100,9 @@ void SortJobs(EventInput* in) {
 // ------------------------------------------------------------------ input
 
 Status TenancyToSnapshot(const TenancyConfig& config, sched::Snapshot* snapshot) {
-  auto key = [](const QuotaResource& r) -> ResourceKey {
-    switch (r.kind) {
-      case QuotaResource::Kind::kCpu: return ResourceKey::Cpu();
-      case QuotaResource::Kind::kMemory: return ResourceKey::Memory();
-      case QuotaResource::Kind::kDevices: return ResourceKey::Devices(r.flavor.Intern());
-    }
-    return ResourceKey::Cpu();
-  };
-  auto quota = [&](const Quota& q) {
-    sched::QuotaInfo qi;
-    qi.resource = key(q.resource);
-    qi.nominal = LedgerAmount(q.resource, q.nominal);
-    if (q.borrowing_limit) qi.borrowing_limit = LedgerAmount(q.resource, *q.borrowing_limit);
-    if (q.lending_limit) qi.lending_limit = LedgerAmount(q.resource, *q.lending_limit);
-    return qi;
-  };
-  std::map<std::string, int32_t> cohort_index;
-  for (const Cohort* c : config.cohorts()) {
-    cohort_index[c->name] = static_cast<int32_t>(snapshot->cohorts.size());
-    sched::CohortInfo ci;
-    ci.name = c->name;
-    for (const Quota& q : c->quotas) ci.quotas.push_back(quota(q));
-    snapshot->cohorts.push_back(std::move(ci));
-  }
-  for (const Cohort* c : config.cohorts()) {
-    if (c->parent.empty()) continue;
-    auto it = cohort_index.find(c->parent);
-    if (it == cohort_index.end()) return InvalidArgument("cohort " + c->name + ": unknown parent " + c->parent);
-    snapshot->cohorts[cohort_index[c->name]].parent = it->second;
-  }
-  for (const Queue* q : config.queues()) {
-    sched::QueueInfo qi;
-    qi.name = q->name;
-    qi.tenant = q->tenant;
-    if (!q->cohort.empty()) {
-      auto it = cohort_index.find(q->cohort);
-      if (it == cohort_index.end()) return InvalidArgument("queue " + q->name + ": unknown cohort " + q->cohort);
-      qi.cohort = it->second;
-    }
-    qi.weight_milli = q->weight_milli;
-    qi.strategy = q->queueing_strategy == QueueingStrategy::kStrictFifo ? sched::QueueingStrategy::kStrictFifo
-                                                                         : sched::QueueingStrategy::kBestEffortFifo;
-    for (const Quota& quota_entry : q->quotas) qi.quotas.push_back(quota(quota_entry));
-    if (const Tenant* t = config.FindTenant(q->tenant)) qi.allowed_pools = t->pools;
-    qi.allowed_clusters = q->clusters;
-    qi.preferred_clusters = q->preferred_clusters;
-    qi.reclaim_lower_priority_only = q->reclaim_within_nominal == ReclaimWithinNominal::kLowerPriority;
-    snapshot->queues.push_back(std::move(qi));
-  }
-  for (const FlavorConfig* f : config.flavors()) snapshot->flavor_weight_milli[f->flavor.Intern()] = f->weight_milli;
-  for (const PoolConfig* p : config.pools()) {
-    if (!p->tenants.empty()) snapshot->pool_tenants[p->name] = p->tenants;
-  }
-  for (const ClusterConfig* c : config.clusters()) snapshot->clusters.push_back({c->name, c->labels});
+  // The server's translation (sched/tenancy_snapshot.h); a simulation refuses what it leaves out.
+  std::vector<std::string> problems = sched::AddTenancy(config, snapshot);
+  if (!problems.empty()) return InvalidArgument(problems.front());
   return Status::OK();
 }
 
