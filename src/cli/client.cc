@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "govern/crypto.h"
 #include "net/http_transport.h"
 #include "server/auth.h"
 
@@ -168,5 +169,7 @@ std::string UrlEncode(const std::string& s) {
   }
   return out;
 }
+
+std::string NewIdempotencyKey() { return "abacus-cli-" + govern::RandomHex(16); }
 
 }  // namespace abacus::cli
