@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli/transport_error.h"
+#include "govern/crypto.h"
 #include "net/http_transport.h"
 #include "server/auth.h"
 
@@ -174,5 +175,7 @@ std::string UrlEncode(const std::string& s) {
   }
   return out;
 }
+
+std::string NewIdempotencyKey() { return "abacus-cli-" + govern::RandomHex(16); }
 
 }  // namespace abacus::cli

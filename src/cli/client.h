@@ -57,7 +57,7 @@ class ApiClient {
   ApiResponse Delete(const std::string& path);
   // Post with an `Idempotency-Key: key` header; when no answer arrives (connection reset,
   // timeout) sends the same request once more: the server answers a repeat with the first
-  // answer, so the retry never submits twice.
+  // answer, so the retry never does the work twice (submit, apply, cancel).
   ApiResponse PostIdempotent(const std::string& path, const std::string& body, const std::string& content_type,
                              const std::string& key);
   ApiResponse Put(const std::string& path, const std::string& body, const std::string& content_type);
@@ -77,5 +77,8 @@ class ApiClient {
 
 // Percent-encodes a path segment or query value.
 std::string UrlEncode(const std::string& s);
+
+// A fresh Idempotency-Key for one request of this CLI: "abacus-cli-" and 32 random hex digits.
+std::string NewIdempotencyKey();
 
 }  // namespace abacus::cli

@@ -474,9 +474,9 @@ int RunApplyOrSubmit(const Common& c, const std::vector<std::string>& files, boo
         if (config.empty()) continue;
       }
     }
-    // A submission carries an Idempotency-Key: a retry after a lost answer submits nothing twice.
-    ApiResponse r = submit ? api.PostIdempotent(path, body, type, "abacus-cli-" + govern::RandomHex(16))
-                           : api.Post(path, body, type);
+    // A submission or an apply carries an Idempotency-Key: a retry after a lost answer does
+    // nothing twice (and answers what the first did: "created", not "unchanged").
+    ApiResponse r = api.PostIdempotent(path, body, type, NewIdempotencyKey());
     if (!r.ok()) {
       std::cerr << r.ErrorText() << "\n";
       if (r.status == 0) return kExitUnreachable;
@@ -655,7 +655,9 @@ int RunExplain(const Common& c, const std::string& w) {
 int RunCancel(const Common& c, const std::string& w, const std::string& reason) {
   ApiClient api = Client(c);
   json body = {{"reason", reason}};
-  ApiResponse r = api.Post("/api/v1/workloads/" + UrlEncode(w) + "/cancel", body.dump(), "application/json");
+  // Keyed: a retry after a lost answer gets the first answer, not "already Cancelled".
+  ApiResponse r = api.PostIdempotent("/api/v1/workloads/" + UrlEncode(w) + "/cancel", body.dump(), "application/json",
+                                     NewIdempotencyKey());
   if (!r.ok()) return Fail(r);
   if (c.output != "table") {
     PrintDocument(std::cout, r.body, c.output);
@@ -667,8 +669,8 @@ int RunCancel(const Common& c, const std::string& w, const std::string& reason) 
 
 int RunScale(const Common& c, const std::string& w, int replicas) {
   ApiClient api = Client(c);
-  ApiResponse r = api.Post("/api/v1/workloads/" + UrlEncode(w) + "/scale", json{{"replicas", replicas}}.dump(),
-                           "application/json");
+  ApiResponse r = api.PostIdempotent("/api/v1/workloads/" + UrlEncode(w) + "/scale", json{{"replicas", replicas}}.dump(),
+                                     "application/json", NewIdempotencyKey());
   if (!r.ok()) return Fail(r);
   if (c.output != "table") {
     PrintDocument(std::cout, r.body, c.output);

@@ -218,16 +218,13 @@ Status ControlPlane::Commit(const WriteBatch& batch, CommitResult* result, std::
 // ---------------------------------------------------------------- writes
 
 Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_body, const std::string& filename,
-                                               const govern::Principal* caller, const std::string& idempotency_key) {
+                                               const govern::Principal* caller, const IdempotentRequest& request) {
   // A repeat of a keyed request returns the first answer (issue 20): nothing is submitted twice.
-  const std::string idem_user = caller != nullptr ? caller->name : "";
-  std::string idem_sha;
-  IdempotencyLookup idem;
-  if (!idempotency_key.empty()) {
-    ABACUS_RETURN_IF_ERROR(ValidateIdempotencyKey(idempotency_key));
-    idem_sha = govern::Sha256Hex(body);
-    ABACUS_ASSIGN_OR_RETURN(idem, LookupIdempotencyKey(*store_, idem_user, idempotency_key, idem_sha, clock_.Now()));
-    if (idem.replay) return std::move(*idem.replay);
+  IdempotentWrite keyed(*store_, request, options_.idempotency_ttl);
+  ABACUS_ASSIGN_OR_RETURN(bool repeat, keyed.Check(clock_.Now()));
+  if (repeat) {
+    NoteRequestReplayed(request.key);
+    return keyed.first_answer().get<std::vector<json>>();
   }
   ParsedDocuments parsed = ParseBody(body, json_body, filename);
   Diagnostics& diags = parsed.diagnostics;
@@ -292,16 +289,13 @@ Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_
       out.back()["warnings"] = json::array({"NeverFits: " + never});
     }
   }
-  if (!idempotency_key.empty()) {
-    StageIdempotencyKey(batch, idem_user, idempotency_key, idem_sha, out, now, options_.idempotency_ttl, idem.version);
-  }
+  keyed.Stage(batch, out, now);
   if (Status st = Commit(batch, &result, std::move(entry)); !st.ok()) {
     ReleaseNames(records);
     // A concurrent request with the same key committed first: its answer is this one's.
-    if (idempotency_key.empty() || st.code() != StatusCode::kAborted) return st;
-    ABACUS_ASSIGN_OR_RETURN(idem, LookupIdempotencyKey(*store_, idem_user, idempotency_key, idem_sha, clock_.Now()));
-    if (!idem.replay) return st;
-    return std::move(*idem.replay);
+    ABACUS_ASSIGN_OR_RETURN(json concurrent, keyed.AfterFailedCommit(st, clock_.Now()));
+    NoteRequestReplayed(request.key);
+    return concurrent.get<std::vector<json>>();
   }
   if (audited) NoteRequestAudited();
   for (size_t i = 0; i < records.size(); ++i) records[i].version = result.assigned[i * 2];
@@ -332,7 +326,14 @@ Result<json> ControlPlane::RunOnLoop(std::function<Result<json>()> fn) {
 }
 
 Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const std::string& filename,
-                                 const govern::Principal* caller) {
+                                 const govern::Principal* caller, const IdempotentRequest& request) {
+  // A repeat of a keyed request returns the first answer ("created", not "unchanged").
+  auto keyed = std::make_shared<IdempotentWrite>(*store_, request, options_.idempotency_ttl);
+  ABACUS_ASSIGN_OR_RETURN(bool repeat, keyed->Check(clock_.Now()));
+  if (repeat) {
+    NoteRequestReplayed(request.key);
+    return keyed->first_answer();
+  }
   ParsedDocuments parsed = ParseBody(body, json_body, filename);
   Diagnostics& diags = parsed.diagnostics;
   for (const Document& d : parsed.documents) {
@@ -353,7 +354,7 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
   }
   auto docs = std::make_shared<std::vector<Document>>(std::move(parsed.documents));
   auto extensions = std::make_shared<std::vector<ExtensionDocument>>(std::move(parsed.extensions));
-  return RunOnLoop([this, docs, extensions, governed]() -> Result<json> {
+  return RunKeyedOnLoop(keyed, [this, docs, extensions, governed, keyed]() -> Result<json> {
     std::vector<const SpecObject*> objects;
     for (const Document& d : *docs) objects.push_back(&d.object);
     Diagnostics diags;
@@ -386,6 +387,7 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
     std::vector<meter::PriceList> prices;
     ABACUS_RETURN_IF_ERROR(StagePriceLists(*extensions, batch, out, prices));
     governed->Stage(batch, out);
+    keyed->Stage(batch, out, clock_.Now());  // also when every document is unchanged
     if (!batch.empty()) ABACUS_RETURN_IF_ERROR(Commit(batch, nullptr));
     governed->Committed();
     {
@@ -398,7 +400,30 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
   });
 }
 
-Status ControlPlane::CommitTransition(WorkloadRecord& r, WorkloadState to, const std::string& event, json details) {
+Result<json> ControlPlane::RunKeyedOnLoop(std::shared_ptr<IdempotentWrite> keyed, std::function<Result<json>()> change) {
+  auto replayed = std::make_shared<bool>(false);
+  Result<json> answer = RunOnLoop([this, keyed, replayed, change = std::move(change)]() -> Result<json> {
+    // Checked again on the loop, which makes every such change one after another: a request
+    // with the same key that ran meanwhile answered first.
+    ABACUS_ASSIGN_OR_RETURN(bool repeat, keyed->Check(clock_.Now()));
+    if (repeat) {
+      *replayed = true;
+      return keyed->first_answer();
+    }
+    Result<json> changed = change();
+    if (changed.ok()) return changed;
+    // Aborted on the key's record: a request with the same key committed first off the loop;
+    // its answer is this one's (or, on another route, a 409 naming it).
+    Result<json> concurrent = keyed->AfterFailedCommit(changed.status(), clock_.Now());
+    *replayed = concurrent.ok();
+    return concurrent;
+  });
+  if (*replayed) NoteRequestReplayed(keyed->request().key);
+  return answer;
+}
+
+Status ControlPlane::CommitTransition(WorkloadRecord& r, WorkloadState to, const std::string& event, json details,
+                                      const std::function<void(WriteBatch&, const WorkloadRecord&)>& stage) {
   WorkloadRecord next = r;
   ABACUS_RETURN_IF_ERROR(Transition(next.state, to));
   Time now = clock_.Now();
@@ -408,6 +433,7 @@ Status ControlPlane::CommitTransition(WorkloadRecord& r, WorkloadState to, const
   batch.PutJson(kWorkloadKind, next.id, ToJson(next), next.version);
   batch.AppendEventJson(kWorkloadKind, next.id, event, EventJson(to, "", std::move(details)), now);
   StageUsage(&r, next, batch, now);
+  if (stage) stage(batch, next);
   CommitResult result;
   if (Status st = Commit(batch, &result); !st.ok()) {
     UsageCommitFailed();
@@ -420,8 +446,16 @@ Status ControlPlane::CommitTransition(WorkloadRecord& r, WorkloadState to, const
   return Status::OK();
 }
 
-Result<json> ControlPlane::Cancel(const std::string& id_or_name, const std::string& reason) {
-  return RunOnLoop([this, id_or_name, reason]() -> Result<json> {
+Result<json> ControlPlane::Cancel(const std::string& id_or_name, const std::string& reason,
+                                  const IdempotentRequest& request) {
+  // A repeat of a keyed request returns the first answer, also once the workload finished.
+  auto keyed = std::make_shared<IdempotentWrite>(*store_, request, options_.idempotency_ttl);
+  ABACUS_ASSIGN_OR_RETURN(bool repeat, keyed->Check(clock_.Now()));
+  if (repeat) {
+    NoteRequestReplayed(request.key);
+    return keyed->first_answer();
+  }
+  return RunKeyedOnLoop(keyed, [this, id_or_name, reason, keyed]() -> Result<json> {
     const WorkloadRecord* found = ledger_.Resolve(id_or_name);
     if (found == nullptr) return NotFound("workload '" + id_or_name + "' not found");
     WorkloadRecord* r = ledger_.FindWorkload(found->id);
@@ -436,7 +470,16 @@ Result<json> ControlPlane::Cancel(const std::string& id_or_name, const std::stri
       std::unique_lock lock(state_mu_);
       std::swap(*r, copy);
     }
-    Status st = CommitTransition(*r, WorkloadState::kCancelled, "Cancelled", json::object());
+    // The answer is the workload as the commit leaves it, stored with it under the key.
+    json out;
+    Status st = CommitTransition(*r, WorkloadState::kCancelled, "Cancelled", json::object(),
+                                 [&](WriteBatch& batch, const WorkloadRecord& next) {
+                                   {
+                                     std::shared_lock lock(state_mu_);
+                                     out = View(next);
+                                   }
+                                   keyed->Stage(batch, out, clock_.Now());
+                                 });
     if (!st.ok()) {
       std::unique_lock lock(state_mu_);
       std::swap(*r, copy);
@@ -444,13 +487,19 @@ Result<json> ControlPlane::Cancel(const std::string& id_or_name, const std::stri
     }
     preempting_.erase(r->id);
     Publish(*r);  // its agents stop what still runs
-    std::shared_lock lock(state_mu_);
-    return View(*r);
+    return out;
   });
 }
 
-Result<json> ControlPlane::Scale(const std::string& id_or_name, int32_t replicas) {
-  return RunOnLoop([this, id_or_name, replicas]() -> Result<json> {
+Result<json> ControlPlane::Scale(const std::string& id_or_name, int32_t replicas, const IdempotentRequest& request) {
+  // A repeat of a keyed request returns the first answer and scales nothing again.
+  auto keyed = std::make_shared<IdempotentWrite>(*store_, request, options_.idempotency_ttl);
+  ABACUS_ASSIGN_OR_RETURN(bool repeat, keyed->Check(clock_.Now()));
+  if (repeat) {
+    NoteRequestReplayed(request.key);
+    return keyed->first_answer();
+  }
+  return RunKeyedOnLoop(keyed, [this, id_or_name, replicas, keyed]() -> Result<json> {
     const WorkloadRecord* found = ledger_.Resolve(id_or_name);
     if (found == nullptr) return NotFound("workload '" + id_or_name + "' not found");
     WorkloadRecord next = *found;
@@ -501,6 +550,12 @@ Result<json> ControlPlane::Scale(const std::string& id_or_name, int32_t replicas
     batch.AppendEventJson(kWorkloadKind, next.id, elastic ? "ScaleRequested" : "Scaled", EventJson(next.state, what),
                           now);
     StageUsage(found, next, batch, now);
+    json out;  // the workload as the commit leaves it, stored with it under the key
+    {
+      std::shared_lock lock(state_mu_);
+      out = View(next);
+    }
+    keyed->Stage(batch, out, now);
     CommitResult result;
     if (Status st = Commit(batch, &result); !st.ok()) {
       UsageCommitFailed();
@@ -512,7 +567,7 @@ Result<json> ControlPlane::Scale(const std::string& id_or_name, int32_t replicas
     *r = std::move(next);
     dirty_ = true;
     Publish(*r);
-    return View(*r);
+    return out;
   });
 }
 

@@ -75,7 +75,7 @@ struct ControlPlaneOptions {
   // append-only file the signed heads go to. Empty: DATA/audit.key and DATA/audit.anchors.
   std::string audit_key_file;
   std::string audit_anchor_file;
-  Duration idempotency_ttl = kIdempotencyTtl;  // how long a submission's Idempotency-Key is kept
+  Duration idempotency_ttl = kIdempotencyTtl;  // how long a write's Idempotency-Key is kept
 };
 
 // Query filters of GET /api/v1/workloads.
@@ -110,21 +110,25 @@ class ControlPlane {
   // Submits every workload document of `body` (YAML, or JSON when `json_body`); all or none.
   // InvalidArgument carries one "FILE:LINE: field: message" line per problem.
   // `caller`: the HTTP caller, authorized per workload (null: a trusted in-process caller);
-  // admission policies apply to every caller. With an `idempotency_key` (server/idempotency.h),
-  // a repeat of the same body by the same user returns the first answer and submits nothing.
+  // admission policies apply to every caller. A keyed `request` (server/idempotency.h) that
+  // repeats an earlier one of the same user returns the first answer and submits nothing.
   Result<std::vector<nlohmann::json>> Submit(std::string_view body, bool json_body, const std::string& filename,
                                              const govern::Principal* caller = nullptr,
-                                             const std::string& idempotency_key = "");
+                                             const IdempotentRequest& request = {});
   // Applies tenancy documents (tenants, projects, cohorts, queues, priority classes, flavors,
   // pools); returns [{kind, name, action}].
   // Also User and AdmissionPolicy documents (governance), in the same commit. `caller`: the
-  // HTTP caller, authorized per document (null: a trusted in-process caller).
+  // HTTP caller, authorized per document (null: a trusted in-process caller). A keyed
+  // `request` that repeats an earlier one returns its first answer and applies nothing.
   Result<nlohmann::json> Apply(std::string_view body, bool json_body, const std::string& filename,
-                               const govern::Principal* caller = nullptr);
-  // Cancels a workload (id or name); FailedPrecondition when it already finished.
-  Result<nlohmann::json> Cancel(const std::string& id_or_name, const std::string& reason);
-  // Scales an InferenceService (replicas) or a BatchJob (parallelism).
-  Result<nlohmann::json> Scale(const std::string& id_or_name, int32_t replicas);
+                               const govern::Principal* caller = nullptr, const IdempotentRequest& request = {});
+  // Cancels a workload (id or name); FailedPrecondition when it already finished. A keyed
+  // `request` that repeats an earlier one returns its first answer, even once finished.
+  Result<nlohmann::json> Cancel(const std::string& id_or_name, const std::string& reason,
+                                const IdempotentRequest& request = {});
+  // Scales an InferenceService (replicas) or a BatchJob (parallelism). A keyed `request` that
+  // repeats an earlier one returns its first answer and scales nothing again.
+  Result<nlohmann::json> Scale(const std::string& id_or_name, int32_t replicas, const IdempotentRequest& request = {});
   // A tenant admin's answer to an Experiment's pending temporary quota request
   // (POST /workloads/{id}/quota): its controller grants or rejects it at once. FailedPrecondition
   // when the workload asks none or the request is not pending.
@@ -336,9 +340,15 @@ class ControlPlane {
   // Returns a copy of the record by id or name from the ledger or the inbox.
   std::optional<WorkloadRecord> FindRecord(const std::string& id_or_name) const;
   nlohmann::json View(const WorkloadRecord& r) const;  // requires state_mu_ held (shared)
-  // Moves `r` to `to`, committing the record and an event; loop thread only.
-  Status CommitTransition(WorkloadRecord& r, WorkloadState to, const std::string& event,
-                          nlohmann::json details);
+  // Runs `change` on the loop for `keyed` (whose first Check found no repeat): checked again
+  // there, so that a repeat that waited behind its first request gets the first answer; `change`
+  // stages the key with its answer (IdempotentWrite::Stage). A repeat is noted for the audit.
+  Result<nlohmann::json> RunKeyedOnLoop(std::shared_ptr<IdempotentWrite> keyed,
+                                        std::function<Result<nlohmann::json>()> change);
+  // Moves `r` to `to`, committing the record and an event (and what `stage` adds to the batch,
+  // given the record as it will be); loop thread only.
+  Status CommitTransition(WorkloadRecord& r, WorkloadState to, const std::string& event, nlohmann::json details,
+                          const std::function<void(WriteBatch&, const WorkloadRecord&)>& stage = {});
 
   ControlPlaneOptions options_;
   const Clock& clock_;

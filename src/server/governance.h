@@ -321,6 +321,9 @@ std::string CurrentRequestId();
 std::optional<govern::AuditRecord> RequestAuditRecord(std::string after);
 // Tells the request's post-routing handler that its entry is committed already.
 void NoteRequestAudited();
+// Tells the request's post-routing handler that the request repeated an earlier one with the
+// same Idempotency-Key `key` and got its first answer: nothing changed, and its entry says so.
+void NoteRequestReplayed(const std::string& key);
 
 // The audit entry of a mutating request, waiting for the commit of the request's change: the
 // first commit made for the request (on the HTTP thread, or on the loop thread it was carried

@@ -40,6 +40,7 @@ struct RequestContext {
   std::string before;
   std::string workload_id;  // a workload route: read again for the "after" summary
   bool audited = false;     // the handler committed the entry with its change (CommitAudited)
+  std::string replayed_key;  // the answer is an earlier request's, by its Idempotency-Key
   std::shared_ptr<PendingRequestAudit> pending;  // claimed by the commit of the change, if any
 };
 
@@ -276,6 +277,11 @@ void FinishRecord(ControlPlane& cp, const httplib::Request& req, const httplib::
     r.result = Truncate(r.result);
   }
   if (!ok) return;
+  if (!ctx.replayed_key.empty()) {
+    // A repeat changes nothing: its entry is a note, not a second change.
+    r.after = Truncate("replay of Idempotency-Key '" + ctx.replayed_key + "': the first answer again, nothing changed");
+    return;
+  }
   if (!ctx.workload_id.empty()) {
     json after;
     if (auto w = cp.GetWorkload(ctx.workload_id); w.ok()) after["state"] = w->value("state", "");
@@ -287,8 +293,8 @@ void FinishRecord(ControlPlane& cp, const httplib::Request& req, const httplib::
     return;
   }
   if (!body.is_object()) return;
-  // (A successful `create` never gets here: its entry is committed with the workloads,
-  // ControlPlane::Submit.)
+  // (A successful `create` other than a replay never gets here: its entry is committed with
+  // the workloads, ControlPlane::Submit.)
   if (ctx.action == "apply" && body.contains("items")) {
     r.after = Truncate(body["items"].dump());
   } else if (ctx.action == "node-put" && body.contains("name")) {
@@ -359,6 +365,10 @@ std::optional<govern::AuditRecord> RequestAuditRecord(std::string after) {
 
 void NoteRequestAudited() {
   if (t_request.active) t_request.audited = true;
+}
+
+void NoteRequestReplayed(const std::string& key) {
+  if (t_request.active) t_request.replayed_key = key;
 }
 
 namespace {
@@ -519,6 +529,7 @@ void InstallGovernance(httplib::Server& s, ControlPlane& cp, double rate_limit, 
     if (!ctx.active) return;
     ctx.active = false;
     res.set_header("X-Request-Id", ctx.request_id);
+    if (!ctx.replayed_key.empty()) res.set_header("Idempotent-Replayed", "true");
     // Unauthenticated and throttled requests are not recorded (anyone could flood the chain).
     if (!ctx.audit || res.status == 401 || res.status == 429 || ctx.caller.principal.name.empty()) return;
     if (ctx.audited) return;  // committed with the change itself (CommitAudited)

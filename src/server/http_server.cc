@@ -103,6 +103,14 @@ std::string Param(const httplib::Request& req, const char* name, std::string fal
   return req.has_param(name) ? req.get_param_value(name) : fallback;
 }
 
+// The request as its Idempotency-Key names it (server/idempotency.h): unkeyed without the header.
+IdempotentRequest KeyedRequest(const httplib::Request& req) {
+  std::string key = req.get_header_value("Idempotency-Key");
+  if (key.empty()) return {};
+  std::vector<std::pair<std::string, std::string>> params(req.params.begin(), req.params.end());
+  return DescribeRequest(RequestPrincipal().name, std::move(key), req.method, req.path, params, req.body);
+}
+
 }  // namespace
 
 int HttpStatusOf(StatusCode code) {
@@ -236,7 +244,7 @@ void HttpServer::Routes() {
   s.Post("/api/v1/workloads", [this](const httplib::Request& req, httplib::Response& res) {
     auto start = std::chrono::steady_clock::now();
     auto r = cp_.Submit(req.body, IsJsonBody(req), Param(req, "filename", "request"), &RequestPrincipal(),
-                        req.get_header_value("Idempotency-Key"));
+                        KeyedRequest(req));
     if (!r.ok()) {
       SendStatus(res, r.status());
     } else {
@@ -298,7 +306,7 @@ void HttpServer::Routes() {
     Send(res, cp_.Revisions(RequestWorkloadId(req.matches[1])));
   });
   s.Delete(R"(/api/v1/workloads/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp_.Cancel(RequestWorkloadId(req.matches[1]), Param(req, "reason")));
+    Send(res, cp_.Cancel(RequestWorkloadId(req.matches[1]), Param(req, "reason"), KeyedRequest(req)));
   });
   s.Post(R"(/api/v1/workloads/([^/]+)/cancel)", [this](const httplib::Request& req, httplib::Response& res) {
     std::string reason = Param(req, "reason");
@@ -306,7 +314,7 @@ void HttpServer::Routes() {
     if (!parsed) return;
     json& body = *parsed;
     if (body.is_object() && body.contains("reason") && body["reason"].is_string()) reason = body["reason"];
-    Send(res, cp_.Cancel(RequestWorkloadId(req.matches[1]), reason));
+    Send(res, cp_.Cancel(RequestWorkloadId(req.matches[1]), reason, KeyedRequest(req)));
   });
   s.Post(R"(/api/v1/workloads/([^/]+)/scale)", [this](const httplib::Request& req, httplib::Response& res) {
     std::optional<json> parsed = JsonBodyOr400(req, res);
@@ -315,7 +323,7 @@ void HttpServer::Routes() {
     if (!body.is_object() || !body.contains("replicas") || !body["replicas"].is_number_integer()) {
       return SendError(res, 400, "invalid_argument", "body: expected {\"replicas\": N}");
     }
-    Send(res, cp_.Scale(RequestWorkloadId(req.matches[1]), body["replicas"].get<int32_t>()));
+    Send(res, cp_.Scale(RequestWorkloadId(req.matches[1]), body["replicas"].get<int32_t>(), KeyedRequest(req)));
   });
   s.Post(R"(/api/v1/workloads/([^/]+)/quota)", [this](const httplib::Request& req, httplib::Response& res) {
     std::optional<json> parsed = JsonBodyOr400(req, res);
@@ -363,7 +371,8 @@ void HttpServer::Routes() {
 
   // ---- configuration
   auto apply = [this](const httplib::Request& req, httplib::Response& res) {
-    auto r = cp_.Apply(req.body, IsJsonBody(req), Param(req, "filename", "request"), &RequestPrincipal());
+    auto r = cp_.Apply(req.body, IsJsonBody(req), Param(req, "filename", "request"), &RequestPrincipal(),
+                       KeyedRequest(req));
     if (!r.ok()) return SendStatus(res, r.status());
     SendJson(res, 200, {{"items", *r}});
   };

@@ -1,11 +1,16 @@
 #include "server/idempotency.h"
 
+#include <algorithm>
+
 #include "govern/crypto.h"
 
 namespace abacus::server {
 namespace {
 
 using nlohmann::json;
+
+// Records stored before keys covered more than submissions name no route.
+constexpr char kSubmitRoute[] = "POST /api/v1/workloads";
 
 std::string StoreKey(const std::string& user, const std::string& key) {
   return govern::Sha256Hex(user + "\n" + key);
@@ -23,38 +28,72 @@ Status ValidateIdempotencyKey(const std::string& key) {
   return Status::OK();
 }
 
-Result<IdempotencyLookup> LookupIdempotencyKey(Store& store, const std::string& user, const std::string& key,
-                                               const std::string& body_sha256, Time now) {
-  IdempotencyLookup out;
-  ABACUS_ASSIGN_OR_RETURN(auto found, store.Get(kIdempotencyKind, StoreKey(user, key)));
-  if (!found) return out;
-  json doc = json::parse(found->json, nullptr, false);
-  if (!doc.is_object() || !doc.contains("items") || !doc["items"].is_array()) {
-    return Internal("stored idempotency record " + found->key + " is unreadable");
+IdempotentRequest DescribeRequest(std::string user, std::string key, const std::string& method, const std::string& path,
+                                  const std::vector<std::pair<std::string, std::string>>& params, std::string_view body) {
+  IdempotentRequest r;
+  r.user = std::move(user);
+  r.key = std::move(key);
+  r.route = method + " " + path;
+  if (params.empty()) {
+    r.digest = govern::Sha256Hex(body);
+  } else {
+    std::vector<std::pair<std::string, std::string>> sorted = params;
+    std::sort(sorted.begin(), sorted.end());
+    std::string text(body);
+    text += "\n?";
+    for (size_t i = 0; i < sorted.size(); ++i) text += (i ? "&" : "") + sorted[i].first + "=" + sorted[i].second;
+    r.digest = govern::Sha256Hex(text);
   }
-  if (doc.value("expiresUs", int64_t{0}) <= ToMicros(now)) {
-    out.version = found->version;  // expired: the key is new again
-    return out;
-  }
-  if (doc.value("bodySha256", "") != body_sha256) {
-    return FailedPrecondition("Idempotency-Key '" + key + "' was used at " +
-                              FormatTime(FromMicros(doc.value("createdUs", int64_t{0}))) +
-                              " for a different request body; send a new key for a new request");
-  }
-  out.replay = doc["items"].get<std::vector<json>>();
-  return out;
+  return r;
 }
 
-void StageIdempotencyKey(WriteBatch& batch, const std::string& user, const std::string& key,
-                         const std::string& body_sha256, const std::vector<json>& items, Time now, Duration ttl,
-                         int64_t version) {
-  json doc = {{"user", user},
-              {"key", key},
-              {"bodySha256", body_sha256},
-              {"items", items},
+IdempotentWrite::IdempotentWrite(Store& store, IdempotentRequest request, Duration ttl)
+    : store_(store), request_(std::move(request)), ttl_(ttl) {}
+
+Result<bool> IdempotentWrite::Check(Time now) {
+  if (!request_.keyed()) return false;
+  ABACUS_RETURN_IF_ERROR(ValidateIdempotencyKey(request_.key));
+  version_ = 0;
+  ABACUS_ASSIGN_OR_RETURN(auto found, store_.Get(kIdempotencyKind, StoreKey(request_.user, request_.key)));
+  if (!found) return false;
+  json doc = json::parse(found->json, nullptr, false);
+  const bool has_answer = doc.is_object() && (doc.contains("answer") || (doc.contains("items") && doc["items"].is_array()));
+  if (!has_answer) return Internal("stored idempotency record " + found->key + " is unreadable");
+  if (doc.value("expiresUs", int64_t{0}) <= ToMicros(now)) {
+    version_ = found->version;  // expired: the key is new again
+    return false;
+  }
+  const std::string used_at = FormatTime(FromMicros(doc.value("createdUs", int64_t{0})));
+  const std::string route = doc.value("route", std::string(kSubmitRoute));
+  if (route != request_.route) {
+    return FailedPrecondition("Idempotency-Key '" + request_.key + "' was used at " + used_at + " for " + route +
+                              ", not " + request_.route + "; send a new key for a new request");
+  }
+  if (doc.value("digest", doc.value("bodySha256", "")) != request_.digest) {
+    return FailedPrecondition("Idempotency-Key '" + request_.key + "' was used at " + used_at +
+                              " for a different request body or query; send a new key for a new request");
+  }
+  first_answer_ = std::move(doc.contains("answer") ? doc["answer"] : doc["items"]);
+  return true;
+}
+
+void IdempotentWrite::Stage(WriteBatch& batch, const json& answer, Time now) const {
+  if (!request_.keyed()) return;
+  json doc = {{"user", request_.user},
+              {"key", request_.key},
+              {"route", request_.route},
+              {"digest", request_.digest},
+              {"answer", answer},
               {"createdUs", ToMicros(now)},
-              {"expiresUs", ToMicros(now + ttl)}};
-  batch.PutJson(kIdempotencyKind, StoreKey(user, key), doc, version);
+              {"expiresUs", ToMicros(now + ttl_)}};
+  batch.PutJson(kIdempotencyKind, StoreKey(request_.user, request_.key), doc, version_);
+}
+
+Result<json> IdempotentWrite::AfterFailedCommit(const Status& failed, Time now) {
+  if (!request_.keyed() || failed.code() != StatusCode::kAborted) return failed;
+  ABACUS_ASSIGN_OR_RETURN(bool repeat, Check(now));
+  if (!repeat) return failed;
+  return first_answer_;
 }
 
 Result<int64_t> PurgeExpiredIdempotencyKeys(Store& store, Time now) {

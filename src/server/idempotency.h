@@ -1,13 +1,14 @@
-// Idempotency keys of submissions (issue 20): a client sends `Idempotency-Key: K` with a
-// submission; the server stores (user, K) -> (SHA-256 of the body, the answer) in the same commit
-// as the workloads, so that a retry of a request whose answer was lost returns the original
-// answer (the same ids) instead of a second set of workloads. Keys are scoped per user and
-// expire after a TTL (24 h by default); expired ones are ignored and purged.
+// Idempotency keys of writes (issue 20): a client sends `Idempotency-Key: K` with a submission,
+// an apply or a cancel; the server stores (user, K) -> (the request's route and digest, the
+// answer) in the same commit as the change, so that a retry of a request whose answer was lost
+// returns the original answer instead of doing the work twice. Keys are scoped per user and
+// expire after a TTL (24 h by default); expired ones are ignored and purged. One rule for every
+// route: IdempotentWrite (Check before the change, Stage into its batch, AfterFailedCommit).
 #pragma once
 
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/clock.h"
@@ -22,23 +23,55 @@ inline constexpr Duration kIdempotencyTtl = std::chrono::hours(24);
 // OK for 1–255 printable ASCII characters without spaces; InvalidArgument otherwise.
 Status ValidateIdempotencyKey(const std::string& key);
 
-// What the store knows of (user, key).
-struct IdempotencyLookup {
-  std::optional<std::vector<nlohmann::json>> replay;  // set: the original answer, to return again
-  int64_t version = 0;  // the stored record's version when expired (to overwrite); 0: none
+// What a keyed request is: who sent it, its key, and what it asks.
+struct IdempotentRequest {
+  std::string user;    // keys are per user
+  std::string key;     // the Idempotency-Key header; empty: the request is not keyed
+  std::string route;   // method and path as sent: "POST /api/v1/workloads/llama-ft/cancel"
+  std::string digest;  // SHA-256 (hex) of the body and the query
+  bool keyed() const { return !key.empty(); }
 };
 
-// Looks (user, key) up at `now`: the original answer when the key was used with the same body
-// (`body_sha256`) and has not expired; FailedPrecondition when it was used with another body;
-// neither (replay unset) when it is new or expired.
-Result<IdempotencyLookup> LookupIdempotencyKey(Store& store, const std::string& user, const std::string& key,
-                                               const std::string& body_sha256, Time now);
+// The request `method path?query` with `body` by `user`, keyed by `key` ("" when unkeyed). The
+// digest is the body's SHA-256 when there is no query, else that of the body, "\n?" and the
+// query parameters (`params`, sorted by name, as "name=value&…").
+IdempotentRequest DescribeRequest(std::string user, std::string key, const std::string& method,
+                                  const std::string& path, const std::vector<std::pair<std::string, std::string>>& params,
+                                  std::string_view body);
 
-// Adds the record of (user, key) -> answer `items` to `batch`, conditional on the lookup's
-// version (0: must not exist), so that of two concurrent requests with one key only one commits.
-void StageIdempotencyKey(WriteBatch& batch, const std::string& user, const std::string& key,
-                         const std::string& body_sha256, const std::vector<nlohmann::json>& items, Time now,
-                         Duration ttl, int64_t version);
+// One keyed write. Unkeyed requests pass through every step unchanged.
+class IdempotentWrite {
+ public:
+  // `store` must outlive this; `ttl`: how long a stored answer is replayed.
+  IdempotentWrite(Store& store, IdempotentRequest request, Duration ttl);
+
+  const IdempotentRequest& request() const { return request_; }
+
+  // Looks (user, key) up at `now`: true when the key was used for this same route and digest
+  // and has not expired (first_answer() then holds that request's answer); FailedPrecondition
+  // naming the key when it was used for another route or body; false when it is new or expired
+  // (or the request is unkeyed). InvalidArgument for a malformed key.
+  Result<bool> Check(Time now);
+  // The first answer, after a Check that returned true.
+  const nlohmann::json& first_answer() const { return first_answer_; }
+
+  // Adds (user, key) -> `answer` to `batch`, conditional on what the last Check saw (a record
+  // that did not exist must still not exist), so that of two concurrent requests with one key
+  // only one commits. Nothing when unkeyed.
+  void Stage(WriteBatch& batch, const nlohmann::json& answer, Time now) const;
+
+  // After the change's commit failed with `failed`: the first answer when a concurrent request
+  // with the same key committed first (the commit was aborted on the key's record); `failed`
+  // otherwise.
+  Result<nlohmann::json> AfterFailedCommit(const Status& failed, Time now);
+
+ private:
+  Store& store_;
+  IdempotentRequest request_;
+  Duration ttl_;
+  int64_t version_ = 0;  // the stored record's version when expired (to overwrite); 0: none
+  nlohmann::json first_answer_;
+};
 
 // Deletes the records expired at `now`; returns how many.
 Result<int64_t> PurgeExpiredIdempotencyKeys(Store& store, Time now);

@@ -1,5 +1,6 @@
 // Issue 20's contract with real server processes: an error answer means nothing was stored, a
-// retried submission (same Idempotency-Key) never doubles work, one server per data folder, and
+// retried submission, apply or cancel (same Idempotency-Key) never doubles work, one server per
+// data folder, and
 // an audit chain anchored outside the store.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -8,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "govern/audit.h"
 #include "server_process.h"
@@ -22,6 +24,23 @@ std::string Job(const std::string& name) {
   return "kind: BatchJob\nname: " + name +
          "\nproject: acme/ml\nqueue: train\nspec:\n  command: [\"true\"]\n  taskGroups:\n"
          "    - name: main\n      resources: {cpu: 1, memory: 1Gi}\n  tasks: 1\n  parallelism: 1\n";
+}
+
+std::string Queue(const std::string& name, int cpu) {
+  return "kind: Queue\nname: " + name + "\ntenant: acme\nquotas:\n  - {resource: cpu, nominal: " +
+         std::to_string(cpu) + "}\n";
+}
+
+// The audit entries (JSON lines) whose `after` contains `text`.
+std::vector<json> AuditAfter(cli::ApiClient& api, const std::string& text) {
+  std::vector<json> out;
+  auto audit = api.Get("/api/v1/audit?limit=10000");
+  std::istringstream lines(audit.text);
+  for (std::string line; std::getline(lines, line);) {
+    json e = json::parse(line, nullptr, false);
+    if (e.is_object() && e.value("after", "").find(text) != std::string::npos) out.push_back(e);
+  }
+  return out;
 }
 
 // Runs SQL on the data folder's database from outside the server (as an operator, or an
@@ -170,6 +189,132 @@ TEST_F(ContractTest, ASubmissionRetriedWithItsIdempotencyKeyIsStoredOnce) {
     }
   }
   EXPECT_EQ(restarted.Get("/api/v1/workloads?name=by-cli").body["items"].size(), 2u);
+}
+
+// Point 2 for apply: a repeat answers what the first did ("created", not "unchanged"), also after
+// a restart, and is audited as a replay, not as a second change; the same key with another body
+// or on another route is refused naming it. Before keys covered apply, the repeat answered
+// "unchanged" and the other body was applied.
+TEST_F(ContractTest, AnApplyRetriedWithItsIdempotencyKeyAnswersItsFirstAnswer) {
+  auto api = server_->Client();
+  auto first = api.PostIdempotent("/api/v1/apply", Queue("extra", 1), "application/yaml", "apply-1");
+  ASSERT_EQ(first.status, 200) << first.text;
+  ASSERT_EQ(first.body["items"][0].value("action", ""), "created") << first.text;
+  auto again = api.PostIdempotent("/api/v1/apply", Queue("extra", 1), "application/yaml", "apply-1");
+  ASSERT_EQ(again.status, 200) << again.text;
+  EXPECT_EQ(again.body, first.body);
+  // Unkeyed, the same document is unchanged: the key is what made the repeat answer "created".
+  auto unkeyed = api.Post("/api/v1/apply", Queue("extra", 1), "application/yaml");
+  EXPECT_EQ(unkeyed.body["items"][0].value("action", ""), "unchanged") << unkeyed.text;
+
+  auto other = api.PostIdempotent("/api/v1/apply", Queue("extra", 2), "application/yaml", "apply-1");
+  EXPECT_EQ(other.status, 409) << other.text;
+  EXPECT_NE(other.text.find("Idempotency-Key 'apply-1'"), std::string::npos) << other.text;
+  EXPECT_NE(other.text.find("different request body"), std::string::npos) << other.text;
+  auto elsewhere = api.PostIdempotent("/api/v1/workloads", Job("keyed-elsewhere"), "application/yaml", "apply-1");
+  EXPECT_EQ(elsewhere.status, 409) << elsewhere.text;
+  EXPECT_NE(elsewhere.text.find("for POST /api/v1/apply"), std::string::npos) << elsewhere.text;
+  EXPECT_EQ(api.Get("/api/v1/workloads/keyed-elsewhere").status, 404);
+  EXPECT_EQ(api.Get("/api/v1/queues/extra").text.find("\"nominal\":2"), std::string::npos);
+
+  // One change audited (with the key's record), one replay note.
+  EXPECT_EQ(AuditAfter(api, "put queue/extra").size(), 1u);
+  std::vector<json> replays = AuditAfter(api, "replay of Idempotency-Key 'apply-1'");
+  ASSERT_EQ(replays.size(), 1u);
+  EXPECT_EQ(replays[0].value("action", ""), "apply");
+  EXPECT_EQ(replays[0].value("result", ""), "ok");
+
+  ASSERT_EQ(server_->Terminate(), 0);
+  server_->Start();
+  auto restarted = server_->Client();
+  auto after_restart = restarted.PostIdempotent("/api/v1/apply", Queue("extra", 1), "application/yaml", "apply-1");
+  ASSERT_EQ(after_restart.status, 200) << after_restart.text;
+  EXPECT_EQ(after_restart.body, first.body);
+
+  // The CLI sends a key of its own per run: two runs of one file are two applies, as before.
+  TempDir tmp;
+  std::ofstream(tmp.path() + "/queue.yaml") << Queue("by-cli", 1);
+  std::vector<std::string> args = {"apply",   "-f",           tmp.path() + "/queue.yaml",
+                                   "--server", server_->url(), "--token", server_->token()};
+  CliResult created = RunCli(args);
+  EXPECT_EQ(created.code, 0) << created.err;
+  EXPECT_NE(created.out.find("Queue/by-cli created"), std::string::npos) << created.out;
+  CliResult unchanged = RunCli(args);
+  EXPECT_EQ(unchanged.code, 0) << unchanged.err;
+  EXPECT_NE(unchanged.out.find("Queue/by-cli unchanged"), std::string::npos) << unchanged.out;
+}
+
+// Point 2 for cancel: a repeat answers the first answer (the workload as cancelled), not 409
+// "already Cancelled", also after a restart; the same key with another reason or for another
+// workload is refused and cancels nothing.
+TEST_F(ContractTest, ACancelRetriedWithItsIdempotencyKeyAnswersItsFirstAnswer) {
+  auto api = server_->Client();
+  ASSERT_EQ(api.Post("/api/v1/workloads", Job("stop-me"), "application/yaml").status, 201);
+  ASSERT_EQ(api.Post("/api/v1/workloads", Job("keep-me"), "application/yaml").status, 201);
+  const std::string body = R"({"reason":"done"})";
+  auto first = api.PostIdempotent("/api/v1/workloads/stop-me/cancel", body, "application/json", "cancel-1");
+  ASSERT_EQ(first.status, 200) << first.text;
+  ASSERT_EQ(first.body.value("state", ""), "Cancelled") << first.text;
+  auto again = api.PostIdempotent("/api/v1/workloads/stop-me/cancel", body, "application/json", "cancel-1");
+  ASSERT_EQ(again.status, 200) << again.text;
+  EXPECT_EQ(again.body, first.body);
+  // Unkeyed, a second cancel of a finished workload is refused.
+  EXPECT_EQ(api.Post("/api/v1/workloads/stop-me/cancel", body, "application/json").status, 409);
+
+  auto other = api.PostIdempotent("/api/v1/workloads/stop-me/cancel", R"({"reason":"other"})", "application/json",
+                                  "cancel-1");
+  EXPECT_EQ(other.status, 409) << other.text;
+  EXPECT_NE(other.text.find("different request body"), std::string::npos) << other.text;
+  auto elsewhere = api.PostIdempotent("/api/v1/workloads/keep-me/cancel", body, "application/json", "cancel-1");
+  EXPECT_EQ(elsewhere.status, 409) << elsewhere.text;
+  EXPECT_NE(elsewhere.text.find("Idempotency-Key 'cancel-1'"), std::string::npos) << elsewhere.text;
+  EXPECT_NE(elsewhere.text.find("POST /api/v1/workloads/stop-me/cancel"), std::string::npos) << elsewhere.text;
+  EXPECT_EQ(api.Get("/api/v1/workloads/keep-me").body.value("state", ""), "Pending");
+  std::vector<json> replays = AuditAfter(api, "replay of Idempotency-Key 'cancel-1'");
+  ASSERT_EQ(replays.size(), 1u);
+  EXPECT_EQ(replays[0].value("action", ""), "cancel");
+
+  ASSERT_EQ(server_->Terminate(), 0);
+  server_->Start();
+  auto restarted = server_->Client();
+  auto after_restart = restarted.PostIdempotent("/api/v1/workloads/stop-me/cancel", body, "application/json", "cancel-1");
+  ASSERT_EQ(after_restart.status, 200) << after_restart.text;
+  EXPECT_EQ(after_restart.body, first.body);
+
+  std::vector<std::string> args = {"cancel", "keep-me", "--server", server_->url(), "--token", server_->token()};
+  CliResult cancelled = RunCli(args);
+  EXPECT_EQ(cancelled.code, 0) << cancelled.err;
+  EXPECT_EQ(restarted.Get("/api/v1/workloads/keep-me").body.value("state", ""), "Cancelled");
+}
+
+// Point 2 for scale: a repeat answers the first answer and scales nothing again (one Scaled
+// event), also after a restart; another replica count under the key is refused.
+TEST_F(ContractTest, AScaleRetriedWithItsIdempotencyKeyScalesOnce) {
+  auto api = server_->Client();
+  std::string job = Job("wide");
+  job.replace(job.find("tasks: 1"), 8, "tasks: 4");
+  ASSERT_EQ(api.Post("/api/v1/workloads", job, "application/yaml").status, 201);
+  auto first = api.PostIdempotent("/api/v1/workloads/wide/scale", R"({"replicas":3})", "application/json", "scale-1");
+  ASSERT_EQ(first.status, 200) << first.text;
+  auto again = api.PostIdempotent("/api/v1/workloads/wide/scale", R"({"replicas":3})", "application/json", "scale-1");
+  ASSERT_EQ(again.status, 200) << again.text;
+  EXPECT_EQ(again.body, first.body);
+  auto other = api.PostIdempotent("/api/v1/workloads/wide/scale", R"({"replicas":2})", "application/json", "scale-1");
+  EXPECT_EQ(other.status, 409) << other.text;
+  ASSERT_EQ(server_->Terminate(), 0);
+  server_->Start();
+  auto restarted = server_->Client();
+  auto after_restart = restarted.PostIdempotent("/api/v1/workloads/wide/scale", R"({"replicas":3})", "application/json",
+                                                "scale-1");
+  ASSERT_EQ(after_restart.status, 200) << after_restart.text;
+  EXPECT_EQ(after_restart.body, first.body);
+  auto events = restarted.Get("/api/v1/workloads/wide/events");
+  ASSERT_EQ(events.status, 200) << events.text;
+  size_t scaled = 0;
+  for (size_t at = events.text.find("\"Scaled\""); at != std::string::npos; at = events.text.find("\"Scaled\"", at + 1)) {
+    ++scaled;
+  }
+  EXPECT_EQ(scaled, 1u) << events.text;
 }
 
 // Point 21: with every row rewritten and re-hashed and the head forged, or every row and the
