@@ -627,7 +627,9 @@ std::string Cycle::NeverFits(const WorkloadInfo& wl, const std::vector<Option>& 
   if (reasons.size() == 1) return reasons[0].second;
   std::sort(reasons.begin(), reasons.end());
   std::string out;
-  for (const auto& [combo, why] : reasons) {
+  for (const auto& reason : reasons) {
+    const size_t combo = reason.first;
+    const std::string& why = reason.second;
     const Option& o = *std::find_if(options.begin(), options.end(), [&](const Option& x) { return x.combo == combo; });
     std::string flavors;
     for (FlavorId f : o.flavors) {
