@@ -192,14 +192,8 @@ class CliHabitsServerTest : public ::testing::Test {
     env_ = {"ABACUS_SERVER=" + server_->url(), "ABACUS_TOKEN=" + server_->token()};
     ASSERT_EQ(Run({"apply", "-f", SourcePath("examples/org.yaml")}).code, 0);
     for (const char* name : {"h100-a", "h100-b"}) {
-      json devices = json::array();
-      for (int i = 0; i < 8; ++i) {
-        devices.push_back({{"index", i}, {"flavor", "gpu/nvidia/H100-80G"}, {"memory", "80Gi"},
-                           {"interconnectDomain", "nv0"}, {"runtimeVersions", {{"cuda", "12.4"}}},
-                           {"driverVersion", "550.54"}});
-      }
-      json node = {{"name", name},  {"pool", "train-a100"}, {"cpu", "128"},          {"memory", "1Ti"},
-                   {"labels", {{"rack", "r7"}}}, {"devices", devices}};
+      json node = H100Node(name);
+      node["labels"] = {{"rack", "r7"}};
       ASSERT_EQ(server_->Client().Post("/api/v1/nodes", node.dump(), "application/json").status, 201);
     }
     ASSERT_EQ(Run({"submit", "-f", SourcePath("examples/workloads/training.yaml"), "-f",

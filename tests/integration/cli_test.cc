@@ -34,13 +34,7 @@ TEST_F(CliTest, ApplySubmitGetExplainCancel) {
 
   // A node for the training job: two H100 nodes of 8 in one NVLink domain each.
   for (const char* name : {"h100-a", "h100-b"}) {
-    json devices = json::array();
-    for (int i = 0; i < 8; ++i) {
-      devices.push_back({{"index", i}, {"flavor", "gpu/nvidia/H100-80G"}, {"memory", "80Gi"},
-                         {"interconnectDomain", "nv0"}, {"runtimeVersions", {{"cuda", "12.4"}}},
-                         {"driverVersion", "550.54"}});
-    }
-    json node = {{"name", name}, {"pool", "train-a100"}, {"cpu", "128"}, {"memory", "1Ti"}, {"devices", devices}};
+    json node = H100Node(name);
     ASSERT_EQ(server_->Client().Post("/api/v1/nodes", node.dump(), "application/json").status, 201);
   }
 
@@ -103,13 +97,7 @@ TEST_F(CliTest, ApplySubmitGetExplainCancel) {
 TEST_F(CliTest, SubmitWarnsAtOnceWhenWorkCanNeverRun) {
   ASSERT_EQ(Run({"apply", "-f", SourcePath("examples/org.yaml")}).code, 0);
   for (const char* name : {"h100-a", "h100-b"}) {
-    json devices = json::array();
-    for (int i = 0; i < 8; ++i) {
-      devices.push_back({{"index", i}, {"flavor", "gpu/nvidia/H100-80G"}, {"memory", "80Gi"},
-                         {"interconnectDomain", "nv0"}, {"runtimeVersions", {{"cuda", "12.4"}}},
-                         {"driverVersion", "550.54"}});
-    }
-    json node = {{"name", name}, {"pool", "train-a100"}, {"cpu", "128"}, {"memory", "1Ti"}, {"devices", devices}};
+    json node = H100Node(name);
     ASSERT_EQ(server_->Client().Post("/api/v1/nodes", node.dump(), "application/json").status, 201);
   }
   // A job that fits says nothing; once it is admitted a cycle has seen the nodes and queues.

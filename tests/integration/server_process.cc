@@ -183,4 +183,14 @@ CliResult RunCli(const std::vector<std::string>& args, const std::vector<std::st
   return r;
 }
 
+nlohmann::json H100Node(const std::string& name) {
+  nlohmann::json devices = nlohmann::json::array();
+  for (int i = 0; i < 8; ++i) {
+    devices.push_back({{"index", i}, {"flavor", "gpu/nvidia/H100-80G"}, {"memory", "80Gi"},
+                       {"interconnectDomain", "nv0"}, {"runtimeVersions", {{"cuda", "12.4"}}},
+                       {"driverVersion", "550.54"}});
+  }
+  return {{"name", name}, {"pool", "train-a100"}, {"cpu", "128"}, {"memory", "1Ti"}, {"devices", devices}};
+}
+
 }  // namespace abacus::testing

@@ -87,6 +87,10 @@ CliResult RunCli(const std::vector<std::string>& args, const std::vector<std::st
 
 std::string ReadFile(const std::string& path);
 
+// A simulated node as the example org's training queue uses it: 8 gpu/nvidia/H100-80G in NVLink
+// domain nv0 (cuda 12.4, driver 550.54), pool train-a100, 128 cores, 1Ti; POST it to /api/v1/nodes.
+nlohmann::json H100Node(const std::string& name);
+
 // A tenant acme with project ml and a queue `train` holding 8 A100, 64 cores and 512Gi.
 extern const std::string kAcmeOrg;
 std::string SourcePath(const std::string& relative);
