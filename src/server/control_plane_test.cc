@@ -211,6 +211,28 @@ TEST_F(ControlPlaneTest, SilentAgentNodeIsLostOnTheClockAndItsWorkRequeued) {
   EXPECT_NEAR(usage["rows"][0]["deviceHours"].get<double>(), 62.0 / 3600, 0.0005) << usage.dump();
 }
 
+// Issue 22.2: metering ends a requeued workload's usage by the Requeue decision's typed reason,
+// not by words in its message. A task lost with its node ("NodeLost") whose message says nothing
+// of a loss was metered as "Preempted" (the message did not contain " lost: ").
+TEST_F(ControlPlaneTest, UsageEndsByTheRequeuesReasonNotItsMessage) {
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  std::string id = Submit("lost", 1);
+  ASSERT_EQ(State(id), "Admitted");
+  Report("gpu-a", id + ".0.0.1", {{"phase", "Running"}});
+  clock_.Advance(60s);
+  Report("gpu-a", id + ".0.0.1", {{"phase", "Lost"}, {"lostReason", "NodeLost"}, {"message", "connection reset"}});
+  // Requeued without using a retry, and admitted again at once (the node is still Ready).
+  const json events = *cp_->Events(id);
+  bool requeued = false;
+  for (const auto& e : events["items"]) requeued |= e["type"] == "Requeued";
+  ASSERT_TRUE(requeued) << events.dump();
+  json usage = Usage("reason");
+  std::set<std::string> reasons;
+  for (const auto& row : usage["rows"]) reasons.insert(row.value("reason", ""));
+  EXPECT_TRUE(reasons.count("NodeLost")) << usage.dump();
+  EXPECT_FALSE(reasons.count("Preempted")) << usage.dump();
+}
+
 std::string GangJob(const std::string& name, const std::string& extra) {
   return "kind: TrainingJob\nname: " + name +
          "\nproject: acme/ml\nqueue: train\nspec:\n  command: [\"true\"]\n" + extra +

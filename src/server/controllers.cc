@@ -280,6 +280,7 @@ bool ControlPlane::ApplyDecision(WorkloadRecord& w, const control::Decision& d,
           }
           w.not_before = x.not_before;
           w.message = x.message;
+          w.requeue_reason = x.consume_retry ? "Retry" : x.reason;
           w.next_env = x.env;
           preempting_.erase(w.id);
           if (governance_) {

@@ -118,6 +118,10 @@ struct WorkloadRecord {
   int32_t requeues = 0;  // re-admissions so far; a task's attempt is requeues + 1
   int32_t failures = 0;  // user retries consumed by failed attempts (restartPolicy.maxRetries)
   std::string failure_reason;  // when Failed: ExitCode, OOMKilled, Signal, NodeLost, …
+  // Why it last went back to wait (a Requeue decision): "Preempted", "Retry" (a failure that used
+  // a retry) or the infrastructure failure's class (NodeLost, AgentRestart, DeviceError, …);
+  // cleared at admission. Metering ends the allocations' usage by it (usage_sync.cc).
+  std::string requeue_reason;
   Time started_at{};           // the first time any task ran, over all attempts
   int64_t prior_runtime_us = 0;  // running time of earlier attempts (maxRuntime counts all)
   Time not_before{};           // a requeued workload is not admitted before (retry backoff)

@@ -17,10 +17,12 @@ meter::EndReason EndReasonFor(const WorkloadRecord& after) {
     case WorkloadState::kCancelled: return meter::EndReason::kCancelled;
     default: break;
   }
-  if (after.message.find(" lost: ") != std::string::npos) return meter::EndReason::kNodeLost;
-  if (after.message.rfind("preempted", 0) == 0) return meter::EndReason::kPreempted;
-  if (after.message.rfind("retry", 0) == 0) return meter::EndReason::kFailed;
-  return meter::EndReason::kPreempted;
+  // Back to wait: the Requeue decision's typed reason (records.h), never the message text.
+  const std::string& why = after.requeue_reason;
+  if (why == "Preempted") return meter::EndReason::kPreempted;
+  if (why == "NodeLost" || why == "AgentRestart") return meter::EndReason::kNodeLost;
+  if (!why.empty()) return meter::EndReason::kFailed;  // a retry, or another infrastructure failure
+  return meter::EndReason::kPreempted;  // sent back without a requeue (resized on simulated nodes)
 }
 
 std::map<std::string, const PlacementRecord*> Allocations(const WorkloadRecord& r) {
