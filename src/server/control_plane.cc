@@ -19,7 +19,7 @@
 #include "server/node_liveness.h"
 #include "server/quota_view.h"
 #include "server/reserved_pool.h"
-#include "server/units.h"
+#include "server/elastic_units.h"
 #include "store/data_folder_lock.h"
 #include "store/fenced_store.h"
 #include "tenancy/priority_class.h"
@@ -530,7 +530,7 @@ Result<json> ControlPlane::Scale(const std::string& id_or_name, int32_t replicas
     WorkloadState to = next.state;
     bool elastic = HasAgentTasks(next) && (next.state == WorkloadState::kRunning || next.state == WorkloadState::kAdmitted);
     if (elastic) {
-      // Its controller grows or shrinks it in place: missing units wait as slices (units.h),
+      // Its controller grows or shrinks it in place: missing units wait as slices (elastic_units.h),
       // extra ones are stopped and released.
     } else if (next.state == WorkloadState::kAdmitted) {
       to = WorkloadState::kPending;  // admission rolled back: re-admitted at the new size

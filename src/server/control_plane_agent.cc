@@ -580,7 +580,7 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
         w.version = cr.assigned[op];
         WorkloadRecord* cur = ledger_.FindWorkload(w.id);
         bool held = cur->holds_quota();
-        bool shrank = w.placements.size() < cur->placements.size();  // units removed (units.h)
+        bool shrank = w.placements.size() < cur->placements.size();  // units removed (elastic_units.h)
         *cur = w;
         if ((held && !cur->holds_quota()) || shrank) freed = true;
         if (cur->state != WorkloadState::kPreempting) preempting_.erase(cur->id);

@@ -9,7 +9,7 @@
 #include "server/evaluation_archive.h"
 #include "server/governance.h"
 #include "server/task_ids.h"
-#include "server/units.h"
+#include "server/elastic_units.h"
 
 namespace abacus::server {
 namespace {

@@ -1,9 +1,9 @@
 // ControlPlane: elastic workloads between cycles — a unit the scheduler placed for a slice joins
-// its workload (units.h), and the metric samples that drive a service's autoscaler.
+// its workload (elastic_units.h), and the metric samples that drive a service's autoscaler.
 #include "common/log.h"
 #include "server/control_plane.h"
 #include "server/reserved_pool.h"
-#include "server/units.h"
+#include "server/elastic_units.h"
 
 namespace abacus::server {
 

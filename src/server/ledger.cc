@@ -9,7 +9,7 @@
 #include "sched/tenancy_snapshot.h"
 #include "server/fit_check.h"
 #include "server/governance.h"
-#include "server/units.h"
+#include "server/elastic_units.h"
 #include "tenancy/priority_class.h"
 
 namespace abacus::server {
@@ -280,7 +280,7 @@ std::optional<sched::WorkloadInfo> BuildWorkloadInfo(const WorkloadRecord& r, co
     return std::nullopt;
   }
   sched::WorkloadInfo w;
-  const bool slice = slice_unit >= 0;  // one more unit of an elastic workload (units.h)
+  const bool slice = slice_unit >= 0;  // one more unit of an elastic workload (elastic_units.h)
   w.id = slice ? SliceId(r.id, slice_unit) : r.id;
   w.name = spec.name;
   for (const auto& [k, v] : spec.labels) {

@@ -42,7 +42,7 @@ class FitChecker;
 // The scheduler's view of one workload record: its queue, priority class, requests per group
 // and, when it holds quota, its flavors and placements (node and device positions from the
 // indexes); nullopt with `why` when its queue or priority class does not exist. `slice_unit` >= 0:
-// one more unit of an elastic workload (units.h).
+// one more unit of an elastic workload (elastic_units.h).
 std::optional<sched::WorkloadInfo> BuildWorkloadInfo(const WorkloadRecord& r, const TenancyConfig& config,
                                                      const std::vector<Flavor>& flavors,
                                                      const std::map<std::string, int>& queue_index,

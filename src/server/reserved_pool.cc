@@ -1,6 +1,6 @@
 #include "server/reserved_pool.h"
 
-#include "server/units.h"
+#include "server/elastic_units.h"
 
 namespace abacus::server {
 

@@ -1,4 +1,4 @@
-#include "server/units.h"
+#include "server/elastic_units.h"
 
 #include <algorithm>
 #include <charconv>
