@@ -220,12 +220,9 @@ Status ControlPlane::Commit(const WriteBatch& batch, CommitResult* result, std::
 Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_body, const std::string& filename,
                                                const govern::Principal* caller, const IdempotentRequest& request) {
   // A repeat of a keyed request returns the first answer (issue 20): nothing is submitted twice.
-  IdempotentWrite keyed(*store_, request, options_.idempotency_ttl);
-  ABACUS_ASSIGN_OR_RETURN(bool repeat, keyed.Check(clock_.Now()));
-  if (repeat) {
-    NoteRequestReplayed(request.key);
-    return keyed.first_answer().get<std::vector<json>>();
-  }
+  std::shared_ptr<IdempotentWrite> keyed;
+  ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed));
+  if (replay) return replay->get<std::vector<json>>();
   ParsedDocuments parsed = ParseBody(body, json_body, filename);
   Diagnostics& diags = parsed.diagnostics;
   for (const Document& d : parsed.documents) {
@@ -289,11 +286,11 @@ Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_
       out.back()["warnings"] = json::array({"NeverFits: " + never});
     }
   }
-  keyed.Stage(batch, out, now);
+  keyed->Stage(batch, out, now);
   if (Status st = Commit(batch, &result, std::move(entry)); !st.ok()) {
     ReleaseNames(records);
     // A concurrent request with the same key committed first: its answer is this one's.
-    ABACUS_ASSIGN_OR_RETURN(json concurrent, keyed.AfterFailedCommit(st, clock_.Now()));
+    ABACUS_ASSIGN_OR_RETURN(json concurrent, keyed->AfterFailedCommit(st, clock_.Now()));
     NoteRequestReplayed(request.key);
     return concurrent.get<std::vector<json>>();
   }
@@ -328,12 +325,9 @@ Result<json> ControlPlane::RunOnLoop(std::function<Result<json>()> fn) {
 Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const std::string& filename,
                                  const govern::Principal* caller, const IdempotentRequest& request) {
   // A repeat of a keyed request returns the first answer ("created", not "unchanged").
-  auto keyed = std::make_shared<IdempotentWrite>(*store_, request, options_.idempotency_ttl);
-  ABACUS_ASSIGN_OR_RETURN(bool repeat, keyed->Check(clock_.Now()));
-  if (repeat) {
-    NoteRequestReplayed(request.key);
-    return keyed->first_answer();
-  }
+  std::shared_ptr<IdempotentWrite> keyed;
+  ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed));
+  if (replay) return std::move(*replay);
   ParsedDocuments parsed = ParseBody(body, json_body, filename);
   Diagnostics& diags = parsed.diagnostics;
   for (const Document& d : parsed.documents) {
@@ -400,6 +394,15 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
   });
 }
 
+Result<std::optional<json>> ControlPlane::BeginKeyed(const IdempotentRequest& request,
+                                                    std::shared_ptr<IdempotentWrite>* keyed) {
+  *keyed = std::make_shared<IdempotentWrite>(*store_, request, options_.idempotency_ttl);
+  ABACUS_ASSIGN_OR_RETURN(bool repeat, (*keyed)->Check(clock_.Now()));
+  if (!repeat) return std::optional<json>();
+  NoteRequestReplayed(request.key);
+  return std::optional<json>((*keyed)->first_answer());
+}
+
 Result<json> ControlPlane::RunKeyedOnLoop(std::shared_ptr<IdempotentWrite> keyed, std::function<Result<json>()> change) {
   auto replayed = std::make_shared<bool>(false);
   Result<json> answer = RunOnLoop([this, keyed, replayed, change = std::move(change)]() -> Result<json> {
@@ -449,12 +452,9 @@ Status ControlPlane::CommitTransition(WorkloadRecord& r, WorkloadState to, const
 Result<json> ControlPlane::Cancel(const std::string& id_or_name, const std::string& reason,
                                   const IdempotentRequest& request) {
   // A repeat of a keyed request returns the first answer, also once the workload finished.
-  auto keyed = std::make_shared<IdempotentWrite>(*store_, request, options_.idempotency_ttl);
-  ABACUS_ASSIGN_OR_RETURN(bool repeat, keyed->Check(clock_.Now()));
-  if (repeat) {
-    NoteRequestReplayed(request.key);
-    return keyed->first_answer();
-  }
+  std::shared_ptr<IdempotentWrite> keyed;
+  ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed));
+  if (replay) return std::move(*replay);
   return RunKeyedOnLoop(keyed, [this, id_or_name, reason, keyed]() -> Result<json> {
     const WorkloadRecord* found = ledger_.Resolve(id_or_name);
     if (found == nullptr) return NotFound("workload '" + id_or_name + "' not found");
@@ -493,12 +493,9 @@ Result<json> ControlPlane::Cancel(const std::string& id_or_name, const std::stri
 
 Result<json> ControlPlane::Scale(const std::string& id_or_name, int32_t replicas, const IdempotentRequest& request) {
   // A repeat of a keyed request returns the first answer and scales nothing again.
-  auto keyed = std::make_shared<IdempotentWrite>(*store_, request, options_.idempotency_ttl);
-  ABACUS_ASSIGN_OR_RETURN(bool repeat, keyed->Check(clock_.Now()));
-  if (repeat) {
-    NoteRequestReplayed(request.key);
-    return keyed->first_answer();
-  }
+  std::shared_ptr<IdempotentWrite> keyed;
+  ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed));
+  if (replay) return std::move(*replay);
   return RunKeyedOnLoop(keyed, [this, id_or_name, replicas, keyed]() -> Result<json> {
     const WorkloadRecord* found = ledger_.Resolve(id_or_name);
     if (found == nullptr) return NotFound("workload '" + id_or_name + "' not found");

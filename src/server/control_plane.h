@@ -343,6 +343,11 @@ class ControlPlane {
   // Runs `change` on the loop for `keyed` (whose first Check found no repeat): checked again
   // there, so that a repeat that waited behind its first request gets the first answer; `change`
   // stages the key with its answer (IdempotentWrite::Stage). A repeat is noted for the audit.
+  // A keyed write's first check, off the loop: the first answer when `request` repeats an earlier
+  // one (noted in the request's audit), else nullopt with `*keyed` ready to stage the key with
+  // the change (an unkeyed request stages nothing).
+  Result<std::optional<nlohmann::json>> BeginKeyed(const IdempotentRequest& request,
+                                                   std::shared_ptr<IdempotentWrite>* keyed);
   Result<nlohmann::json> RunKeyedOnLoop(std::shared_ptr<IdempotentWrite> keyed,
                                         std::function<Result<nlohmann::json>()> change);
   // Moves `r` to `to`, committing the record and an event (and what `stage` adds to the batch,
