@@ -203,8 +203,10 @@ TEST_F(ProbeRunnerTest, ASlowProbeHoldsUpNeitherOtherTasksNorRemoval) {
 // failureThreshold failures in a row; a steady probe stops reporting.
 TEST_F(ProbeRunnerTest, EachRunOfEqualResultsIsReportedWithItsCountUpToTheLargerThreshold) {
   for (int i = 0; i < 4; ++i) script_.Push(8000, {false, "GET http://127.0.0.1:8000/health: HTTP 503"});
+  script_.Hold(8000);  // the first attempt starts at once: held so the first report is seen alone
   runner_.Add("t", Http(8000, 10, 3, 1), std::nullopt, clock_.Now());
   EXPECT_FALSE(Last().readiness_run);  // no attempt yet
+  script_.Release(8000);
   ASSERT_TRUE(Eventually([&] { return runner_.attempts() == 1; }));
   EXPECT_EQ(Last().readiness_run, (ProbeRun{false, 1}));
   Step(seconds(10), 2);
