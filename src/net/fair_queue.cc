@@ -8,6 +8,7 @@ void FairQueue::Push(const std::string& client, std::function<void()> task) {
     auto& q = queued_[client];
     if (q.empty()) turns_.push_back(client);
     q.push_back(std::move(task));
+    queued_count_.fetch_add(1, std::memory_order_relaxed);
   }
   cv_.notify_one();
 }
@@ -21,6 +22,7 @@ bool FairQueue::Pop(std::function<void()>& task) {
   auto it = queued_.find(client);
   task = std::move(it->second.front());
   it->second.pop_front();
+  queued_count_.fetch_sub(1, std::memory_order_relaxed);
   if (it->second.empty()) {
     queued_.erase(it);
   } else {

@@ -10,6 +10,7 @@
 //   q.Close();                             // workers' Pop returns false once the queue is empty
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -27,6 +28,8 @@ class FairQueue {
   bool Pop(std::function<void()>& task);
   // Wakes every Pop; tasks still queued are handed out first.
   void Close();
+  // Whether a task waits for a worker now (a hint: no lock taken).
+  bool Waiting() const { return queued_count_.load(std::memory_order_relaxed) > 0; }
 
  private:
   std::mutex mu_;
@@ -34,6 +37,7 @@ class FairQueue {
   std::unordered_map<std::string, std::deque<std::function<void()>>> queued_;  // by client
   std::deque<std::string> turns_;  // clients with queued tasks, next turn first
   bool closed_ = false;
+  std::atomic<size_t> queued_count_{0};
 };
 
 }  // namespace abacus::net

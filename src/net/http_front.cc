@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -30,6 +31,10 @@ constexpr auto kSweepEvery = std::chrono::milliseconds(100);
 // sends for this long, so that its answer is read instead of lost to a reset.
 constexpr auto kLinger = std::chrono::seconds(2);
 constexpr size_t kFdMargin = 128;  // descriptors kept for the store, logs and outgoing calls
+// After answering, a worker keeps its connection this long for the client's next request when no
+// other request waits, and runs it itself: a client that sends requests one after another skips
+// the hand-back to the front, its epoll round and the queue (bench api, issue 21).
+constexpr auto kWorkerHold = std::chrono::milliseconds(1);
 
 std::string PeerAddress(const sockaddr_storage& addr) {
   char text[INET6_ADDRSTRLEN] = {0};
@@ -55,7 +60,7 @@ void SendNow(int fd, const std::string& bytes) {
 }  // namespace
 
 struct HttpFront::Conn {
-  enum class Phase { kIdle, kHead, kBody, kWorker, kLinger };
+  enum class Phase { kIdle, kHead, kBody, kLinger };
   Conn(int fd_, std::string client_, const FrameLimits& limits)
       : fd(fd_), client(std::move(client_)), head(limits), chunked(limits.max_body) {}
   int fd;
@@ -65,6 +70,10 @@ struct HttpFront::Conn {
   RequestHeadParser head;
   ChunkedDecoder chunked;
   Phase phase = Phase::kIdle;
+  // Held by a worker: written by the front thread only. While true the front reads nothing else
+  // of the connection (its descriptor is disarmed), and the worker owns every other field; the
+  // hand-back under returned_mu_ orders the two.
+  bool in_worker = false;
   size_t served = 0;  // requests handed to workers
   Clock::time_point deadline;
 };
@@ -145,7 +154,7 @@ bool HttpFront::Run(int listen_fd, const std::function<void()>& close_listener) 
   if (close_listener) close_listener();
   std::vector<int> open;
   for (const auto& [fd, c] : conns_) {
-    if (c->phase != Conn::Phase::kWorker) open.push_back(fd);
+    if (!c->in_worker) open.push_back(fd);
   }
   for (int fd : open) Close(fd);
   while (in_workers_ > 0) {
@@ -178,7 +187,7 @@ void HttpFront::Loop(int listen_fd) {
       } else if (fd == wake_fd_) {
         uint64_t count;
         [[maybe_unused]] auto r = ::read(wake_fd_, &count, sizeof(count));
-      } else if (auto it = conns_.find(fd); it != conns_.end() && it->second->phase != Conn::Phase::kWorker) {
+      } else if (auto it = conns_.find(fd); it != conns_.end() && !it->second->in_worker) {
         OnReadable(*it->second);
         Rearm(fd);
       }
@@ -256,50 +265,59 @@ void HttpFront::Watch(int fd, bool add) {
 
 void HttpFront::Rearm(int fd) {
   auto it = conns_.find(fd);
-  if (it != conns_.end() && it->second->phase != Conn::Phase::kWorker) Watch(fd, false);
+  if (it != conns_.end() && !it->second->in_worker) Watch(fd, false);
+}
+
+// Reads what the socket holds (a few chunks at most) onto c.in; false when the peer closed or the
+// connection broke. A lingering connection's bytes are dropped.
+bool HttpFront::ReadSome(Conn& c) {
+  bool lingering = c.phase == Conn::Phase::kLinger;
+  // Received onto the stack and appended: growing c.in by a whole chunk first would zero 64 KiB
+  // for every request of a few hundred bytes.
+  char chunk[kReadChunk];
+  for (int i = 0; i < kReadsPerEvent; ++i) {
+    ssize_t n = ::recv(c.fd, chunk, kReadChunk, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    if (n <= 0) return false;
+    if (!lingering) c.in.append(chunk, static_cast<size_t>(n));
+    if (static_cast<size_t>(n) < kReadChunk) break;
+  }
+  return true;
 }
 
 void HttpFront::OnReadable(Conn& c) {
-  bool lingering = c.phase == Conn::Phase::kLinger;
-  for (int i = 0; i < kReadsPerEvent; ++i) {
-    size_t old = lingering ? 0 : c.in.size();
-    c.in.resize(old + kReadChunk);
-    ssize_t n = ::recv(c.fd, c.in.data() + old, kReadChunk, 0);
-    c.in.resize(old + static_cast<size_t>(std::max<ssize_t>(n, 0)));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    if (n <= 0) {
-      // The peer closed (or the connection broke): a half-sent request cannot be answered.
-      Close(c.fd);
-      return;
-    }
-    if (static_cast<size_t>(n) < kReadChunk) break;
-  }
-  if (lingering) {
-    c.in.clear();
+  if (!ReadSome(c)) {
+    // The peer closed (or the connection broke): a half-sent request cannot be answered.
+    Close(c.fd);
     return;
   }
-  if (c.phase == Conn::Phase::kIdle && !c.in.empty()) {
+  if (Advance(c)) Dispatch(c);
+}
+
+bool HttpFront::Advance(Conn& c) {
+  if (c.phase == Conn::Phase::kLinger) return false;
+  if (c.phase == Conn::Phase::kIdle) {
+    if (c.in.empty()) return false;
     c.phase = Conn::Phase::kHead;
     c.deadline = Clock::now() + options_.header_timeout;
   }
-  Advance(c);
-}
-
-void HttpFront::Advance(Conn& c) {
   if (c.phase == Conn::Phase::kHead) {
     FrameState st = c.head.Parse(c.in);
-    if (st == FrameState::kNeedMore) return;
-    if (st == FrameState::kError) return Refuse(c, c.head.error().status, c.head.error().message);
+    if (st == FrameState::kNeedMore) return false;
+    if (st == FrameState::kError) {
+      Refuse(c, c.head.error().status, c.head.error().message);
+      return false;
+    }
     c.in.erase(0, c.head.head().head_bytes);
     c.body.clear();
     c.chunked = ChunkedDecoder(options_.limits.max_body);
-    if (c.head.head().body == RequestHead::Body::kNone) return Dispatch(c);
+    if (c.head.head().body == RequestHead::Body::kNone) return true;
     c.phase = Conn::Phase::kBody;
     c.deadline = Clock::now() + options_.body_timeout;
     if (c.head.head().expect_continue && c.in.empty()) SendNow(c.fd, "HTTP/1.1 100 Continue\r\n\r\n");
   }
-  if (c.phase != Conn::Phase::kBody) return;
+  if (c.phase != Conn::Phase::kBody) return false;
   const RequestHead& head = c.head.head();
   if (head.body == RequestHead::Body::kLength) {
     size_t want = static_cast<size_t>(head.content_length) - c.body.size();
@@ -310,40 +328,81 @@ void HttpFront::Advance(Conn& c) {
       c.body.append(c.in, 0, take);
       c.in.erase(0, take);
     }
-    if (c.body.size() == head.content_length) Dispatch(c);
-    return;
+    return c.body.size() == head.content_length;
   }
   size_t consumed = 0;
   FrameState st = c.chunked.Feed(c.in, consumed, c.body);
   c.in.erase(0, consumed);
-  if (st == FrameState::kError) return Refuse(c, c.chunked.error().status, c.chunked.error().message);
-  if (st == FrameState::kDone) Dispatch(c);
+  if (st == FrameState::kError) {
+    Refuse(c, c.chunked.error().status, c.chunked.error().message);
+    return false;
+  }
+  return st == FrameState::kDone;
 }
 
-void HttpFront::Dispatch(Conn& c) {
+std::string HttpFront::TakeRequest(Conn& c, bool& last) {
   std::string request = ForwardedRequest(c.head.head(), c.body);
   std::string().swap(c.body);
   c.head.Reset();
-  c.phase = Conn::Phase::kWorker;  // its descriptor stays disarmed (one-shot) until it returns
-  ++in_workers_;
+  c.phase = Conn::Phase::kIdle;  // the next request's bytes (if any) are framed from here
   counters_.requests.fetch_add(1);
-  int fd = c.fd;
   const size_t most = options_.max_requests_per_connection ? options_.max_requests_per_connection() : 0;
-  const bool last = ++c.served >= most && most > 0;
-  queue_.Push(c.client, [this, fd, last, request = std::move(request)] {
-    bool keep = false;
-    try {
-      keep = runner_(fd, request, last || stop_.load()) && !last;
-    } catch (const std::exception& e) {
-      ABACUS_LOG_ERROR("http front: request failed: {}", e.what());
-    }
+  last = ++c.served >= most && most > 0;
+  return request;
+}
+
+void HttpFront::Dispatch(Conn& c) {
+  bool last = false;
+  std::string request = TakeRequest(c, last);
+  c.in_worker = true;  // its descriptor stays disarmed (one-shot) until it returns
+  ++in_workers_;
+  Conn* held = &c;  // stays put: the front erases no connection a worker holds
+  queue_.Push(c.client, [this, held, last, request = std::move(request)]() mutable {
+    bool keep = Serve(*held, std::move(request), last);
     {
       std::lock_guard<std::mutex> lock(returned_mu_);
-      returned_.emplace_back(fd, keep);
+      returned_.emplace_back(held->fd, keep);
     }
     uint64_t one = 1;
     [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof(one));
   });
+}
+
+bool HttpFront::Serve(Conn& c, std::string request, bool last) {
+  for (;;) {
+    bool keep = false;
+    try {
+      keep = runner_(c.fd, request, last || stop_.load()) && !last;
+    } catch (const std::exception& e) {
+      ABACUS_LOG_ERROR("http front: request failed: {}", e.what());
+    }
+    if (!keep) return false;
+    switch (AwaitNext(c, request, last)) {
+      case Next::kRun: continue;
+      case Next::kHandBack: return true;
+      case Next::kClosed: return false;
+    }
+  }
+}
+
+HttpFront::Next HttpFront::AwaitNext(Conn& c, std::string& request, bool& last) {
+  const auto until = Clock::now() + kWorkerHold;
+  for (;;) {
+    if (Advance(c)) {
+      request = TakeRequest(c, last);
+      return Next::kRun;
+    }
+    // Others waiting get the worker; a broken request lingers on the front.
+    if (c.phase == Conn::Phase::kLinger || stop_.load() || queue_.Waiting()) return Next::kHandBack;
+    auto left = std::chrono::duration_cast<std::chrono::microseconds>(until - Clock::now());
+    if (left.count() <= 0) return Next::kHandBack;
+    pollfd p{c.fd, POLLIN | POLLRDHUP, 0};
+    timespec ts{0, static_cast<long>(left.count()) * 1000};
+    int r = ::ppoll(&p, 1, &ts, nullptr);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return Next::kHandBack;
+    if (!ReadSome(c)) return Next::kClosed;
+  }
 }
 
 void HttpFront::TakeReturned() {
@@ -357,18 +416,17 @@ void HttpFront::TakeReturned() {
     auto it = conns_.find(fd);
     if (it == conns_.end()) continue;
     Conn& c = *it->second;
+    c.in_worker = false;
     if (!keep || stop_.load()) {
       Close(fd);
       continue;
     }
-    if (c.in.empty()) {
-      c.phase = Conn::Phase::kIdle;
+    if (c.phase == Conn::Phase::kIdle && c.in.empty()) {
       c.deadline = Clock::now() + options_.idle_timeout;
-    } else {
-      // Pipelined: the next request's bytes arrived with the last one.
-      c.phase = Conn::Phase::kHead;
-      c.deadline = Clock::now() + options_.header_timeout;
-      Advance(c);
+    } else if (Advance(c)) {
+      // Pipelined: the next request arrived whole with the last one.
+      Dispatch(c);
+      continue;
     }
     Rearm(fd);
   }
@@ -389,7 +447,7 @@ void HttpFront::Refuse(Conn& c, int status, const std::string& message) {
 void HttpFront::Sweep(Clock::time_point now) {
   std::vector<int> due;
   for (const auto& [fd, c] : conns_) {
-    if (c->phase != Conn::Phase::kWorker && now >= c->deadline) due.push_back(fd);
+    if (!c->in_worker && now >= c->deadline) due.push_back(fd);
   }
   for (int fd : due) {
     Conn& c = *conns_.at(fd);

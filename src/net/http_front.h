@@ -3,7 +3,9 @@
 // (net/http_framing.h) against its limits and timeouts, and parks idle kept-alive connections
 // in epoll without a thread. Only complete, validated requests go to the worker pool, in turns
 // by client address (net/fair_queue.h); a worker runs the request (httplib's routing and
-// handlers, see BufferedServer) and writes its answer, then hands the connection back.
+// handlers, see BufferedServer) and writes its answer. Then, if no other request waits, it keeps
+// the connection for about a millisecond and runs the client's next request itself (framed the
+// same way); otherwise, or when none comes, it hands the connection back to the front.
 //
 // Why: cpp-httplib gives each connection a worker thread for its whole keep-alive life, so a few
 // hundred idle or slow sockets took every worker and stopped the API (issue 21). Here a worker is
@@ -91,9 +93,19 @@ class HttpFront {
   struct Conn;
   void Loop(int listen_fd);
   void AcceptAll(int listen_fd);
+  enum class Next { kRun, kHandBack, kClosed };
+  bool ReadSome(Conn& c);
   void OnReadable(Conn& c);
-  void Advance(Conn& c);
+  // Frames what c.in holds; true when a whole request is ready (TakeRequest takes it). A bad
+  // request is refused (the connection lingers) and gives false.
+  bool Advance(Conn& c);
+  std::string TakeRequest(Conn& c, bool& last);
   void Dispatch(Conn& c);
+  // On a worker: runs `request` and then the connection's next ones while it holds it; returns
+  // whether the connection stays open.
+  bool Serve(Conn& c, std::string request, bool last);
+  // On a worker, after an answer: waits briefly for the next whole request (kRun, in `request`).
+  Next AwaitNext(Conn& c, std::string& request, bool& last);
   void TakeReturned();
   void Refuse(Conn& c, int status, const std::string& message);
   void Sweep(std::chrono::steady_clock::time_point now);
