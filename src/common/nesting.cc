@@ -242,12 +242,45 @@ std::string NestingMessage(int max_depth) {
   return "nesting deeper than " + std::to_string(max_depth) + " levels (the limit)";
 }
 
+namespace {
+
+// Members of every object in `j` (nesting is bounded by the scan before the parse).
+size_t CountMembers(const nlohmann::json& j) {
+  size_t n = 0;
+  if (j.is_object()) n += j.size();
+  if (j.is_structured()) {
+    for (const auto& v : j) n += CountMembers(v);
+  }
+  return n;
+}
+
+}  // namespace
+
 nlohmann::json ParseJsonChecked(std::string_view text, JsonTextProblem* problem) {
   using Json = nlohmann::json;
-  if (int line = FindJsonNestingOverflow(text)) {
-    *problem = {line, NestingMessage()};
+  // One scan: the nesting limit, and the keys the text writes (':' outside strings).
+  int depth = 0;
+  int overflow = 0;
+  size_t written_keys = 0;
+  WalkJson(text, [&](char c, int line) {
+    if (c == '[' || c == '{') {
+      if (++depth > kMaxNestingDepth) overflow = line;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    } else if (c == ':') {
+      ++written_keys;
+    }
+    return overflow == 0;
+  });
+  if (overflow != 0) {
+    *problem = {overflow, NestingMessage()};
     return Json(Json::value_t::discarded);
   }
+  // The plain parse keeps one member per repeated key, so a repeat shows as fewer members than
+  // keys written; only then is the text parsed again to find which key repeats (the common case
+  // pays no per-key callback).
+  Json plain = Json::parse(text, nullptr, false);
+  if (plain.is_discarded() || CountMembers(plain) == written_keys) return plain;
   // Keys of the open objects; the first repeat is remembered by its position among all keys.
   std::vector<std::unordered_set<std::string>> open;
   size_t keys = 0;

@@ -75,6 +75,15 @@ TEST(JsonDuplicateKeys, SameKeyInSiblingObjectsIsFine) {
   EXPECT_EQ((*body)[1]["name"], "b");
 }
 
+// The keys the text writes are counted outside strings: colons and escaped quotes inside keys and
+// values count for nothing, and a repeat deep inside an array is still found.
+TEST(JsonDuplicateKeys, CountedOutsideStringsAndFoundDeep) {
+  EXPECT_TRUE(ParseJsonBody(R"({"a\":b": "c:d", "e": [{"f": "\"g\":"}]})").ok());
+  auto body = ParseJsonBody("{\"a\\\":b\": 1,\n \"c\": [[{\"d\": 2,\n \"d\": 3}]]}");
+  ASSERT_FALSE(body.ok());
+  EXPECT_EQ(body.status().message(), "request body: line 3: duplicate key 'd'");
+}
+
 TEST(YamlNesting, FlowNestingIsCounted) {
   EXPECT_EQ(FindYamlNestingOverflow("kind: Tenant\nname: x\nlabels: " + Repeat("[", 100000)), 3);
   EXPECT_EQ(FindYamlNestingOverflow(Repeat("{a: ", 70) + "1" + Repeat("}", 70)), 1);
