@@ -44,7 +44,9 @@ set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # Library dependencies from dpkg-shlibdeps, plus adduser for the postinst.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser")
+# libpq5 by name: the binary opens it with dlopen (src/store/postgres/libpq.h), so
+# dpkg-shlibdeps does not see it.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser, libpq5 (>= 14)")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "sqlite3")
 set(CPACK_DEBIAN_COMPRESSION_TYPE gzip)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA

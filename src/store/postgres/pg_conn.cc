@@ -1,6 +1,7 @@
 #include "store/postgres/pg_conn.h"
 
-#include <libpq-fe.h>
+#include "store/postgres/libpq.h"
+
 
 #include <algorithm>
 #include <cstdlib>
@@ -26,7 +27,7 @@ PgParams& PgParams::Add(int64_t value) {
 
 PgResult& PgResult::operator=(PgResult&& other) noexcept {
   if (this != &other) {
-    if (result_ != nullptr) PQclear(result_);
+    if (result_ != nullptr) Pq().clear(result_);
     result_ = other.result_;
     other.result_ = nullptr;
   }
@@ -34,56 +35,57 @@ PgResult& PgResult::operator=(PgResult&& other) noexcept {
 }
 
 PgResult::~PgResult() {
-  if (result_ != nullptr) PQclear(result_);
+  if (result_ != nullptr) Pq().clear(result_);
 }
 
-int PgResult::rows() const { return result_ ? PQntuples(result_) : 0; }
+int PgResult::rows() const { return result_ ? Pq().ntuples(result_) : 0; }
 
 int64_t PgResult::affected() const {
-  const char* n = result_ ? PQcmdTuples(result_) : "";
+  const char* n = result_ ? Pq().cmdTuples(result_) : "";
   return *n ? std::strtoll(n, nullptr, 10) : 0;
 }
 
 std::string PgResult::Text(int row, int column) const {
-  return std::string(PQgetvalue(result_, row, column),
-                     static_cast<size_t>(PQgetlength(result_, row, column)));
+  return std::string(Pq().getvalue(result_, row, column),
+                     static_cast<size_t>(Pq().getlength(result_, row, column)));
 }
 
 int64_t PgResult::Int(int row, int column) const {
-  return std::strtoll(PQgetvalue(result_, row, column), nullptr, 10);
+  return std::strtoll(Pq().getvalue(result_, row, column), nullptr, 10);
 }
 
 Result<std::unique_ptr<PgConnection>> PgConnection::Open(const std::string& conninfo,
                                                          const std::string& name) {
-  pg_conn* conn = PQconnectdb(conninfo.c_str());
+  if (auto pq = LoadLibPq(); !pq.ok()) return pq.status();
+  pg_conn* conn = Pq().connectdb(conninfo.c_str());
   if (conn == nullptr) return Unavailable("PostgreSQL " + name + ": out of memory connecting");
-  if (PQstatus(conn) != CONNECTION_OK) {
-    std::string message = PQerrorMessage(conn);
+  if (Pq().status(conn) != CONNECTION_OK) {
+    std::string message = Pq().errorMessage(conn);
     while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) {
       message.pop_back();
     }
-    PQfinish(conn);
+    Pq().finish(conn);
     return Unavailable("PostgreSQL " + name + ": cannot connect: " + message);
   }
   std::unique_ptr<PgConnection> out(new PgConnection(conn, name));
   // Quiet NOTICEs (e.g. "relation already exists, skipping") instead of printing them.
-  PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
+  Pq().setNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
   ABACUS_RETURN_IF_ERROR(out->Exec("SET client_min_messages = warning"));
   return out;
 }
 
-PgConnection::~PgConnection() { PQfinish(conn_); }
+PgConnection::~PgConnection() { Pq().finish(conn_); }
 
 Status PgConnection::Error(const pg_result* result, std::string_view what) const {
-  std::string message = result ? PQresultErrorMessage(result) : PQerrorMessage(conn_);
+  std::string message = result ? Pq().resultErrorMessage(result) : Pq().errorMessage(conn_);
   while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
-  const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+  const char* state = result ? Pq().resultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
   std::string sqlstate = state ? state : "";
   std::string text = "PostgreSQL " + name_ + ": " + std::string(what) + ": " + message;
   if (!sqlstate.empty()) text += " (SQLSTATE " + sqlstate + ")";
   // Class 53: 53100 disk_full (and 53200 out of memory, 53300 too many connections: unavailable).
   if (sqlstate == "53100") return StorageFullError(std::move(text));
-  if (PQstatus(conn_) == CONNECTION_BAD || sqlstate.starts_with("08") ||
+  if (Pq().status(conn_) == CONNECTION_BAD || sqlstate.starts_with("08") ||
       sqlstate.starts_with("57P") || sqlstate.starts_with("53")) {
     return Unavailable(std::move(text));
   }
@@ -94,8 +96,8 @@ Status PgConnection::Error(const pg_result* result, std::string_view what) const
 }
 
 Status PgConnection::Exec(std::string_view sql) {
-  PgResult result(PQexec(conn_, std::string(sql).c_str()));
-  ExecStatusType st = result.get() ? PQresultStatus(result.get()) : PGRES_FATAL_ERROR;
+  PgResult result(Pq().exec(conn_, std::string(sql).c_str()));
+  ExecStatusType st = result.get() ? Pq().resultStatus(result.get()) : PGRES_FATAL_ERROR;
   if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
     std::string_view first = sql.substr(0, sql.find_first_of(" \n"));
     return Error(result.get(), first.empty() ? "statement" : first);
@@ -107,8 +109,8 @@ Result<const std::string*> PgConnection::Prepared(const char* sql) {
   auto it = prepared_.find(sql);
   if (it == prepared_.end()) {
     std::string name = "abacus_" + std::to_string(prepared_.size() + 1);
-    PgResult prepared(PQprepare(conn_, name.c_str(), sql, 0, nullptr));
-    if (!prepared.get() || PQresultStatus(prepared.get()) != PGRES_COMMAND_OK) {
+    PgResult prepared(Pq().prepare(conn_, name.c_str(), sql, 0, nullptr));
+    if (!prepared.get() || Pq().resultStatus(prepared.get()) != PGRES_COMMAND_OK) {
       return Error(prepared.get(), "preparing a statement");
     }
     it = prepared_.emplace(sql, std::move(name)).first;
@@ -138,7 +140,7 @@ Status PgConnection::Pipeline(std::span<const PgQuery> queries, std::vector<PgRe
       ABACUS_ASSIGN_OR_RETURN(names[i], Prepared(queries[i].sql));
     }
   }
-  if (PQenterPipelineMode(conn_) != 1) return Error(nullptr, "entering pipeline mode");
+  if (Pq().enterPipelineMode(conn_) != 1) return Error(nullptr, "entering pipeline mode");
   Status status;
   for (size_t next = 0; next < queries.size() && status.ok();) {
     const size_t end = std::min(queries.size(), next + kChunk);
@@ -147,24 +149,24 @@ Status PgConnection::Pipeline(std::span<const PgQuery> queries, std::vector<PgRe
       const PgQuery& q = queries[sent];
       std::vector<const char*> values = Values(q.params);
       int ok = names[sent] != nullptr
-                   ? PQsendQueryPrepared(conn_, names[sent]->c_str(), static_cast<int>(values.size()),
+                   ? Pq().sendQueryPrepared(conn_, names[sent]->c_str(), static_cast<int>(values.size()),
                                          values.data(), nullptr, nullptr, 0)
-                   : PQsendQueryParams(conn_, q.sql, 0, nullptr, nullptr, nullptr, nullptr, 0);
+                   : Pq().sendQueryParams(conn_, q.sql, 0, nullptr, nullptr, nullptr, nullptr, 0);
       if (ok != 1) {
         status = Error(nullptr, "sending a pipelined statement");
         break;
       }
     }
-    if (PQpipelineSync(conn_) != 1 && status.ok()) status = Error(nullptr, "pipeline sync");
+    if (Pq().pipelineSync(conn_) != 1 && status.ok()) status = Error(nullptr, "pipeline sync");
     // One result per statement sent (then a NULL that ends it), then the sync point.
     for (size_t i = next; i < sent; ++i) {
-      PgResult result(PQgetResult(conn_));
+      PgResult result(Pq().getResult(conn_));
       if (result.get() == nullptr) {
         if (status.ok()) status = Error(nullptr, "reading a pipelined result");
         break;
       }
-      while (pg_result* extra = PQgetResult(conn_)) PQclear(extra);
-      ExecStatusType st = PQresultStatus(result.get());
+      while (pg_result* extra = Pq().getResult(conn_)) Pq().clear(extra);
+      ExecStatusType st = Pq().resultStatus(result.get());
       if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
         if (status.ok()) results.push_back(std::move(result));
       } else if (status.ok()) {
@@ -172,15 +174,15 @@ Status PgConnection::Pipeline(std::span<const PgQuery> queries, std::vector<PgRe
                                               : Error(result.get(), "query");
       }
     }
-    if (PQstatus(conn_) == CONNECTION_OK) {
-      PgResult sync(PQgetResult(conn_));
-      if ((!sync.get() || PQresultStatus(sync.get()) != PGRES_PIPELINE_SYNC) && status.ok()) {
+    if (Pq().status(conn_) == CONNECTION_OK) {
+      PgResult sync(Pq().getResult(conn_));
+      if ((!sync.get() || Pq().resultStatus(sync.get()) != PGRES_PIPELINE_SYNC) && status.ok()) {
         status = Error(sync.get(), "pipeline sync result");
       }
     }
     next = end;
   }
-  if (PQexitPipelineMode(conn_) != 1) {
+  if (Pq().exitPipelineMode(conn_) != 1) {
     // Results were left unread (a broken connection): start a fresh session rather than
     // guess where the protocol stands. The server rolls back the open transaction.
     if (status.ok()) status = Error(nullptr, "leaving pipeline mode");
@@ -193,43 +195,43 @@ Result<PgResult> PgConnection::Query(const char* sql, const PgParams& params) {
   ABACUS_RETURN_IF_ERROR(params.status());
   ABACUS_ASSIGN_OR_RETURN(const std::string* name, Prepared(sql));
   std::vector<const char*> values = Values(params);
-  PgResult result(PQexecPrepared(conn_, name->c_str(), static_cast<int>(values.size()),
+  PgResult result(Pq().execPrepared(conn_, name->c_str(), static_cast<int>(values.size()),
                                  values.data(), nullptr, nullptr, /*resultFormat=*/0));
-  ExecStatusType st = result.get() ? PQresultStatus(result.get()) : PGRES_FATAL_ERROR;
+  ExecStatusType st = result.get() ? Pq().resultStatus(result.get()) : PGRES_FATAL_ERROR;
   if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) return Error(result.get(), "query");
   return result;
 }
 
 Result<PgResult> PgConnection::Read(const char* sql, const PgParams& params) {
   Result<PgResult> first = Query(sql, params);
-  if (first.ok() || PQstatus(conn_) == CONNECTION_OK) return first;
+  if (first.ok() || Pq().status(conn_) == CONNECTION_OK) return first;
   ABACUS_RETURN_IF_ERROR(Reconnect());
   return Query(sql, params);
 }
 
 bool PgConnection::InTransaction() const {
-  PGTransactionStatusType st = PQtransactionStatus(conn_);
+  PGTransactionStatusType st = Pq().transactionStatus(conn_);
   return st == PQTRANS_INTRANS || st == PQTRANS_INERROR || st == PQTRANS_ACTIVE;
 }
 
 Status PgConnection::EnsureConnected() {
-  if (PQstatus(conn_) == CONNECTION_OK) return Status::OK();
+  if (Pq().status(conn_) == CONNECTION_OK) return Status::OK();
   return Reconnect();
 }
 
 Status PgConnection::Reconnect() {
-  PQreset(conn_);
+  Pq().reset(conn_);
   prepared_.clear();  // a new session has no prepared statements
-  if (PQstatus(conn_) != CONNECTION_OK) return Error(nullptr, "reconnecting");
-  PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
+  if (Pq().status(conn_) != CONNECTION_OK) return Error(nullptr, "reconnecting");
+  Pq().setNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
   return Exec("SET client_min_messages = warning");
 }
 
 std::string PgConnection::Describe() const {
-  std::string host = PQhost(conn_) ? PQhost(conn_) : "";
-  std::string user = PQuser(conn_) ? PQuser(conn_) : "";
-  std::string db = PQdb(conn_) ? PQdb(conn_) : "";
-  std::string port = PQport(conn_) ? PQport(conn_) : "";
+  std::string host = Pq().host(conn_) ? Pq().host(conn_) : "";
+  std::string user = Pq().user(conn_) ? Pq().user(conn_) : "";
+  std::string db = Pq().db(conn_) ? Pq().db(conn_) : "";
+  std::string port = Pq().port(conn_) ? Pq().port(conn_) : "";
   std::string who = user.empty() ? "" : user + "@";
   if (host.empty() || host.front() == '/') {  // a unix socket folder
     return "postgresql://" + who + "/" + db + (host.empty() ? "" : "?host=" + host);
