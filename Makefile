@@ -57,6 +57,8 @@ bench: build
 	@$(BUILD_DIR)/bench/abacus_meter_bench
 	@$(BUILD_DIR)/bench/abacus_submit_bench
 	@$(BUILD_DIR)/abacus bench api --clients 1,8,64 --seconds 5
+	@# One abacus process per command, as shell loops run it (compare sbatch: docs/cli.md).
+	@$(BUILD_DIR)/bench/abacus_cli_bench $(BUILD_DIR)/abacus 200
 	@scripts/pg-test.sh start $(BUILD_DIR)/pg-bench --tcp --durable >/dev/null && \
 	  $(BUILD_DIR)/abacus bench api --clients 1,8,64 --seconds 5 --store "$$(scripts/pg-test.sh createdb $(BUILD_DIR)/pg-bench api)"; \
 	  scripts/pg-test.sh stop $(BUILD_DIR)/pg-bench
