@@ -1,4 +1,5 @@
 #include "sim/scenario_text.h"
+#include "tenancy/priority_class.h"
 
 #include <algorithm>
 #include <cctype>
@@ -114,16 +115,13 @@ Result<bool> ParseBool(std::string_view text) {
 
 // A priority: a number or a default priority class name (DESIGN §3).
 Result<int32_t> ParsePriority(std::string_view text) {
-  static const std::pair<std::string_view, int32_t> kClasses[] = {
-      {"system-critical", 1000}, {"production", 900}, {"high", 700},       {"training", 500},
-      {"evaluation", 400},       {"experiment", 300}, {"best-effort", 100}};
-  for (const auto& [name, value] : kClasses) {
-    if (text == name) return value;
-  }
+  // The server's default classes (tenancy/priority_class.h), not a copy of their values.
+  if (const PriorityClass* pc = FindDefaultPriorityClass(text)) return pc->value;
   auto v = ParseInt(text);
   if (!v.ok()) {
-    return InvalidArgument("expected a priority number or class (system-critical, production, high, training, "
-                           "evaluation, experiment, best-effort), got '" + std::string(text) + "'");
+    std::string names;
+    for (const auto& pc : DefaultPriorityClasses()) names += (names.empty() ? "" : ", ") + pc.name;
+    return InvalidArgument("expected a priority number or class (" + names + "), got '" + std::string(text) + "'");
   }
   if (*v < -1'000'000'000 || *v > 1'000'000'000) return InvalidArgument("priority out of range");
   return static_cast<int32_t>(*v);
