@@ -76,4 +76,14 @@ std::vector<std::string> AddTenancy(const TenancyConfig& config, Snapshot* snaps
   return problems;
 }
 
+void ApplyPriorityClass(const PriorityClass& pc, WorkloadInfo* w) {
+  w->priority = pc.value;
+  w->preemptible = pc.preemptible;
+  w->can_preempt = pc.can_preempt;
+  w->borrowed_only = pc.borrowed_only;
+  w->aging_step = pc.aging_step;
+  w->priority_ceiling = pc.ceiling.value_or(0);
+  w->max_queue_wait = pc.max_queue_wait.value_or(Duration(0));
+}
+
 }  // namespace abacus::sched

@@ -25,4 +25,8 @@ QuotaInfo ToQuotaInfo(const Quota& q);
 std::vector<std::string> AddTenancy(const TenancyConfig& config, Snapshot* snapshot,
                                     std::map<std::string, int>* queue_index = nullptr);
 
+// Gives `w` what its priority class decides: priority, preemptibility, borrowing only, aging and
+// the class's queue-wait tolerance (a workload's own tolerance, applied after, takes precedence).
+void ApplyPriorityClass(const PriorityClass& pc, WorkloadInfo* w);
+
 }  // namespace abacus::sched

@@ -290,13 +290,7 @@ std::optional<sched::WorkloadInfo> BuildWorkloadInfo(const WorkloadRecord& r, co
   w.submitted = r.submitted;
   w.gang = spec.spec.gang;
   if (const PriorityClass* pc = config.FindPriorityClass(spec.priority_class)) {
-    w.priority = pc->value;
-    w.preemptible = pc->preemptible;
-    w.can_preempt = pc->can_preempt;
-    w.borrowed_only = pc->borrowed_only;
-    w.aging_step = pc->aging_step;
-    w.priority_ceiling = pc->ceiling.value_or(0);
-    if (pc->max_queue_wait) w.max_queue_wait = *pc->max_queue_wait;
+    sched::ApplyPriorityClass(*pc, &w);
   } else {
     why = "priority class '" + spec.priority_class + "' does not exist";
     return std::nullopt;

@@ -39,13 +39,7 @@ WorkloadKind ToWorkloadKind(GenericWorkloadKind k) {
 Status ApplyPriorityClass(const std::string& name, const TenancyConfig* config, sched::WorkloadInfo* w) {
   const PriorityClass* pc = config ? config->FindPriorityClass(name) : FindDefaultPriorityClass(name);
   if (pc == nullptr) return InvalidArgument("unknown priority class '" + name + "'");
-  w->priority = pc->value;
-  w->preemptible = pc->preemptible;
-  w->can_preempt = pc->can_preempt;
-  w->borrowed_only = pc->borrowed_only;
-  w->aging_step = pc->aging_step;
-  w->priority_ceiling = pc->ceiling.value_or(0);
-  w->max_queue_wait = pc->max_queue_wait.value_or(Duration(0));
+  sched::ApplyPriorityClass(*pc, w);  // the rule the server's ledger applies
   return Status::OK();
 }
 
