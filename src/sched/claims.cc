@@ -6,6 +6,14 @@ int32_t YieldCountAfter(std::string_view yields_to, int32_t count, std::string_v
   return yields_to == preemptor ? count + 1 : 1;
 }
 
+void NoteAdmission(WorkloadInfo* w, const Admission& a, Time now) {
+  w->admitted = true;
+  w->evicting = false;
+  w->group_flavors = a.group_flavors;
+  w->placements = a.placements;
+  w->admitted_at = now;
+}
+
 void NotePreemption(WorkloadInfo* victim, const Preemption& p, Time now) {
   victim->evicting = true;
   victim->stop_deadline = now + std::chrono::seconds(p.grace_seconds);

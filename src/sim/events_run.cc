@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "common/check.h"
+#include "sched/claims.h"
 #include "sched/order.h"
 #include "sim/events.h"
 #include "sim/scenario.h"
@@ -489,11 +490,7 @@ void Driver::RunCycle(CycleKind kind, std::vector<int32_t> tail, int64_t t) {
 void Driver::Admit(int32_t j, sched::WorkloadInfo w, const sched::Admission& a, int64_t t) {
   JobState& st = js_[j];
   pending_[w.queue].erase(Key(j));
-  w.admitted = true;
-  w.evicting = false;
-  w.group_flavors = a.group_flavors;
-  w.placements = a.placements;
-  w.admitted_at = At(t);
+  sched::NoteAdmission(&w, a, At(t));
   CountPreemptible(w, +1);
   st.slot = static_cast<int32_t>(snap_.workloads.size());
   snap_.workloads.push_back(std::move(w));

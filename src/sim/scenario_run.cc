@@ -123,13 +123,7 @@ void ScenarioRunner::RunCycle(const ScenarioStep& step) {
   if (Status st = sched::CheckInvariants(state_, last_); !st.ok()) {
     Fail(step.line, "cycle broke an invariant: " + st.message() + "\ndecisions:\n" + Indent(DescribeCycle(state_, last_), "  "));
   }
-  for (const auto& a : last_.admissions) {
-    WorkloadInfo& w = state_.workloads[a.workload];
-    w.admitted = true;
-    w.group_flavors = a.group_flavors;
-    w.placements = a.placements;
-    w.admitted_at = state_.now;
-  }
+  for (const auto& a : last_.admissions) sched::NoteAdmission(&state_.workloads[a.workload], a, state_.now);
   for (const auto& p : last_.preemptions) sched::NotePreemption(&state_.workloads[p.victim], p, state_.now);
   for (const auto& a : last_.admissions) sched::EndClaims(&state_.workloads, a.workload_id);
 }
