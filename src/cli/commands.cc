@@ -45,6 +45,7 @@ int Main(int argc, char** argv) {
   AddGovernanceCommands(app, &exit_code);
   AddAdminCommand(app, &exit_code);
   AddRolloutCommands(app, &exit_code);
+  AddFleetCommands(app, &exit_code);
   AddVersionCommand(app, &exit_code);
   AddCompletionCommand(app, &exit_code);
   app.parse_complete_callback([&] {

@@ -143,9 +143,11 @@ std::string HeartbeatCell(const json& n) {
   return n.value("heartbeatLate", false) ? cell + " (late)" : cell;
 }
 
-// The node's state; "NotReady (35s)" with how long, by the server's clock.
+// The node's state; "NotReady (35s)" with how long, by the server's clock; a cordon after a
+// comma, as kubectl's "Ready,SchedulingDisabled": "Ready,Draining".
 std::string NodeStateCell(const json& n) {
   std::string state = Str(n, "state");
+  if (n.contains("cordon") && n["cordon"].is_object()) state += "," + Str(n["cordon"], "state");
   if (!n.contains("notReadySinceUs") || !n.contains("lastHeartbeatUs")) return state;
   const int64_t now = n.value("lastHeartbeatUs", int64_t{0}) + n.value("heartbeatAgeSeconds", int64_t{0}) * 1'000'000;
   return state + " (" + std::to_string(std::max<int64_t>(0, now - n.value("notReadySinceUs", now)) / 1'000'000) + "s)";
@@ -801,11 +803,40 @@ void AddClientVerbs(CLI::App& app, int* exit_code) {
     auto c = std::make_shared<Common>();
     auto w = std::make_shared<std::string>();
     auto reason = std::make_shared<std::string>();
-    CLI::App* cmd = app.add_subcommand("cancel", "Cancel a workload.\nExample: abacus cancel llama-ft");
-    cmd->add_option("WORKLOAD", *w, "id or name")->required();
+    auto bulk = std::make_shared<BulkCancelArgs>();
+    CLI::App* cmd = app.add_subcommand(
+        "cancel", "Cancel a workload, or every active workload that matches -l/--state/--queue/--project (listed and "
+                  "confirmed first;\n--yes skips the question, and is needed when stdin is not a terminal).\n"
+                  "Examples: abacus cancel llama-ft\n"
+                  "          abacus cancel -l team=vision,stage!=prod --yes\n"
+                  "          abacus cancel --state pending --queue nlp-train");
+    cmd->add_option("WORKLOAD", *w, "id or name (or use the filters below)");
     cmd->add_option("--reason", *reason, "recorded in the workload's events");
+    cmd->add_option("-l,--selector", bulk->selector, "labels: k=v,k2!=v (all must hold)");
+    cmd->add_option("--state", bulk->state, "only this state, any case (Pending, Admitted, Running, Preempting, Requeued)");
+    cmd->add_option("--queue", bulk->queue, "only this queue");
+    cmd->add_option("--project", bulk->project, "only this project (tenant/project)");
+    cmd->add_flag("-y,--yes", bulk->yes, "cancel without asking");
     AddConnectionFlags(cmd, c.get());
-    cmd->callback([=] { *exit_code = RunCancel(*c, *w, *reason); });
+    cmd->callback([=] {
+      const bool filtered = !bulk->selector.empty() || !bulk->state.empty() || !bulk->queue.empty() || !bulk->project.empty();
+      if (filtered == !w->empty()) {
+        std::cerr << "error: cancel takes a WORKLOAD or filters (-l, --state, --queue, --project), "
+                  << (filtered ? "not both" : "one of them") << "\n";
+        *exit_code = kExitUsage;
+        return;
+      }
+      if (!filtered) {
+        *exit_code = RunCancel(*c, *w, *reason);
+        return;
+      }
+      BulkCancelArgs args = *bulk;
+      args.server = c->server;
+      args.token = c->token;
+      args.ca_cert = c->ca_cert;
+      args.reason = *reason;
+      *exit_code = RunBulkCancel(args);
+    });
   }
   {
     auto c = std::make_shared<Common>();

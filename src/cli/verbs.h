@@ -37,6 +37,19 @@ void PolicyTable(const nlohmann::json& items, std::ostream& out);
 // (evaluations_cmd.cc): one row per archived result, or, when the body has "comparison"
 // (--model), that model's versions side by side; returns the exit code.
 int PrintEvaluations(const nlohmann::json& body, std::ostream& out, std::ostream& err);
+// Registers the fleet verbs: cordon, uncordon, drain, hold, release, requeue, suspend, resume,
+// set-priority (fleet_cmd.cc).
+void AddFleetCommands(CLI::App& app, int* exit_code);
+// `abacus cancel -l k=v,k2!=v | --state S | --queue Q | --project P [--yes]`: the active workloads
+// that match all given filters, listed and confirmed (unless `yes`), then cancelled one by one.
+struct BulkCancelArgs {
+  std::string server, token, ca_cert;
+  std::string selector, state, queue, project, reason;
+  bool yes = false;
+};
+// Returns the exit code: 2 for a bad filter, or when confirmation is needed but stdin is no
+// terminal (pass --yes); 1 when a cancel was refused.
+int RunBulkCancel(const BulkCancelArgs& args);
 // Registers `abacus admin migrate` (admin_cmd.cc).
 void AddAdminCommand(CLI::App& app, int* exit_code);
 // Registers `abacus rollout` (NAME --version, status, history, undo) and `abacus set image`

@@ -38,9 +38,12 @@ bool DecidePreempted(const WorkloadView& w, int32_t grace_seconds, Time now, Dec
   for (const TaskView& t : w.tasks) all_ended = all_ended && t.ended();
   bool overdue = now >= w.preempted_at + std::chrono::seconds(grace_seconds) + kStopSlack;
   if (!all_ended && !overdue) return true;
-  std::string why = all_ended ? "preempted; tasks stopped" : "preempted; tasks did not confirm the stop in time";
-  out.push_back(Requeue{false, now, "Preempted", why, NextAttemptEnv(w)});
-  out.push_back(MakeEvent("Requeued", why, {{"attempt", w.attempt + 1}}, "Preempted"));
+  // An operator's stop (drain, requeue, suspend) is requeued under its own reason.
+  const std::string reason = w.evict_reason.empty() ? "Preempted" : w.evict_reason;
+  const std::string what = w.evict_reason.empty() ? "preempted" : "stopped (" + w.evict_reason + ")";
+  std::string why = what + (all_ended ? "; tasks stopped" : "; tasks did not confirm the stop in time");
+  out.push_back(Requeue{false, now, reason, why, NextAttemptEnv(w)});
+  out.push_back(MakeEvent("Requeued", why, {{"attempt", w.attempt + 1}}, reason));
   return true;
 }
 

@@ -238,6 +238,22 @@ TEST(TrainingTest, PreemptionGraceOverdueRequeuesAnyway) {
   EXPECT_NE(Find<Requeue>(ReconcileTraining(w, T(180))), nullptr);
 }
 
+// An operator's stop (abacus drain, requeue, suspend) is requeued under its own typed reason, so
+// that metering ends the usage as Drained/Requeued rather than Preempted; no retry is used.
+TEST(TrainingTest, AnOperatorsStopIsRequeuedUnderItsOwnReason) {
+  Workload spec = Training(1);
+  TaskView stopped = Task(0, TaskPhase::kExited);
+  stopped.stopped = true;
+  WorkloadView w = View(spec, WorkloadState::kPreempting, {stopped});
+  w.preempted_at = T(0);
+  w.evict_reason = "Drained";
+  Decisions ds = ReconcileTraining(w, T(1));
+  const Requeue* r = Find<Requeue>(ds);
+  ASSERT_NE(r, nullptr) << Types(ds);
+  EXPECT_EQ(r->reason, "Drained");
+  EXPECT_FALSE(r->consume_retry);
+}
+
 TEST(TrainingTest, InfrastructureRequeuesAreCapped) {
   Workload spec = Training(1);
   WorkloadView w = View(spec, WorkloadState::kRunning, {Lost(0, LostReason::kNodeLost, T(5))});

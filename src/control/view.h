@@ -74,6 +74,9 @@ struct WorkloadView {
   Time admitted_at{};   // of the current attempt; epoch when not admitted
   Time started_at{};    // the first time any task ran, over all attempts; epoch: never
   Time preempted_at{};  // when Preempting began; epoch otherwise
+  // Why an operator stopped it (Preempting): "Drained", "Requeued", "Suspended"; empty when the
+  // scheduler preempted it. Its Requeue carries this reason (no retry used).
+  std::string evict_reason;
   int32_t attempt = 1;
   int32_t failures = 0;        // user retries consumed (Requeue.consume_retry)
   int32_t infra_requeues = 0;  // requeues after infrastructure failures (0 when not tracked)

@@ -6,10 +6,11 @@
 namespace abacus::govern {
 namespace {
 
-constexpr std::array<std::string_view, 16> kActionNames = {
-    "read",         "list",          "create",       "update",         "delete",       "cancel",
-    "scale",        "apply-config",  "quota-change", "policy-change",  "audit-read",   "user-manage",
-    "token-manage", "agent-register", "agent-heartbeat", "agent-report"};
+constexpr std::array<std::string_view, 21> kActionNames = {
+    "read",         "list",           "create",          "update",       "delete",        "cancel",
+    "scale",        "apply-config",   "quota-change",    "policy-change", "audit-read",   "user-manage",
+    "token-manage", "agent-register", "agent-heartbeat", "agent-report", "hold",          "requeue",
+    "priority-change", "queue-control", "node-control"};
 
 using A = Action;
 const std::vector<Action> kReadActions = {A::kRead, A::kList};
@@ -158,12 +159,17 @@ const std::vector<Permission>& PermissionTable() {
     t.push_back({Role::kTenantAdmin, {A::kApplyConfig}, Scope::kBinding, {"project", "queue"}});
     t.push_back({Role::kTenantAdmin, {A::kQuotaChange}, Scope::kBinding, {"queue", "workload"}});
     t.push_back({Role::kTenantAdmin, {A::kPolicyChange}, Scope::kBinding, {"policy"}});
+    t.push_back({Role::kTenantAdmin, {A::kHold, A::kRequeue, A::kPriorityChange}, Scope::kBinding, {"workload"}});
+    t.push_back({Role::kTenantAdmin, {A::kQueueControl}, Scope::kBinding, {"queue"}});
     t.push_back({Role::kTenantAdmin, {A::kAuditRead}, Scope::kBinding, {}});
     t.push_back({Role::kTenantAdmin, {A::kTokenManage}, Scope::kSelf, {"token"}});
     t.push_back({Role::kTenantAdmin, kReadActions, Scope::kSelf, {"user"}});
     // member: work in its project; read its tenant's config and cluster-level objects.
     t.push_back({Role::kMember, kReadActions, Scope::kBinding, {}});
     t.push_back({Role::kMember, kMutateWork, Scope::kBinding, {"workload"}});
+    // Like Slurm's users with their own jobs: hold, release, suspend, resume and requeue; the
+    // priority against the project's other work is the tenant admin's call.
+    t.push_back({Role::kMember, {A::kHold, A::kRequeue}, Scope::kBinding, {"workload"}});
     t.push_back({Role::kMember, kReadActions, Scope::kBindingTenant, {"tenant", "project", "queue", "policy"}});
     t.push_back({Role::kMember, kReadActions, Scope::kClusterLevel, {}});
     t.push_back({Role::kMember, {A::kTokenManage}, Scope::kSelf, {"token"}});
@@ -217,7 +223,9 @@ Resource MatrixResource(Action action, int col, const std::string& self) {
     case A::kTokenManage: r.kind = "token"; break;
     case A::kAgentRegister:
     case A::kAgentHeartbeat:
-    case A::kAgentReport: r.kind = "node"; break;
+    case A::kAgentReport:
+    case A::kNodeControl: r.kind = "node"; break;
+    case A::kQueueControl: r.kind = "queue"; break;
     default: r.kind = "workload"; break;
   }
   r.name = "x";

@@ -35,13 +35,20 @@ enum class Action : uint8_t {
   kAgentRegister,   // an agent registers its node
   kAgentHeartbeat,  // an agent heartbeats and polls for assignments
   kAgentReport,     // an agent reports task status and utilization
+  kHold,            // hold/release, suspend/resume a workload (server/fleet.h)
+  kRequeue,         // send a running workload back to wait, checkpoint signal first
+  kPriorityChange,  // set a workload's priority (a value or a priority class)
+  kQueueControl,    // suspend or resume a queue
+  kNodeControl,     // cordon, uncordon or drain a node
 };
 inline constexpr Action kAllActions[] = {
     Action::kRead,        Action::kList,          Action::kCreate,        Action::kUpdate,
     Action::kDelete,      Action::kCancel,        Action::kScale,         Action::kApplyConfig,
     Action::kQuotaChange, Action::kPolicyChange,  Action::kAuditRead,     Action::kUserManage,
-    Action::kTokenManage, Action::kAgentRegister, Action::kAgentHeartbeat, Action::kAgentReport};
-// Returns "read", "list", …, "quota-change", "agent-register", ….
+    Action::kTokenManage, Action::kAgentRegister, Action::kAgentHeartbeat, Action::kAgentReport,
+    Action::kHold,        Action::kRequeue,       Action::kPriorityChange, Action::kQueueControl,
+    Action::kNodeControl};
+// Returns "read", "list", …, "quota-change", "agent-register", …, "node-control".
 std::string_view ActionName(Action a);
 Result<Action> ParseAction(std::string_view text);
 

@@ -36,9 +36,11 @@ Resource ResourceFor(Action a, int col, const std::string& self) {
     case Action::kAuditRead: r.kind = "audit"; break;
     case Action::kUserManage: r.kind = "user"; break;
     case Action::kTokenManage: r.kind = "token"; break;
+    case Action::kQueueControl: r.kind = "queue"; break;
     case Action::kAgentRegister:
     case Action::kAgentHeartbeat:
     case Action::kAgentReport:
+    case Action::kNodeControl:
       r.kind = "node";
       r.tenant.clear();
       r.project.clear();
@@ -58,26 +60,27 @@ struct MatrixRow {
 
 // Actions: read list create update delete cancel scale apply-config quota-change
 // policy-change audit-read user-manage token-manage agent-register agent-heartbeat agent-report
+// hold requeue priority-change queue-control node-control
 TEST(AuthorizeTest, ExhaustiveMatrixEveryRoleEveryActionOwnAndOtherTenant) {
   std::vector<MatrixRow> rows = {
       {"admin", Principal::User("ann", {Bind(Role::kAdmin)}),
        {"YYY", "YYY", "YYY", "YYY", "YYY", "YYY", "YYY", "YYY", "YYY", "YYY", "YYY", "YYY", "YYY", "YYY", "YYY",
-        "YYY"}},
+        "YYY", "YYY", "YYY", "YYY", "YYY", "YYY"}},
       {"tenant-admin of t1", Principal::User("tia", {Bind(Role::kTenantAdmin, "t1")}),
        {"YYN", "YYN", "YYN", "YYN", "YYN", "YYN", "YYN", "YYN", "YYN", "YYN", "YYN", "NNN", "YNN", "NNN", "NNN",
-        "NNN"}},
+        "NNN", "YYN", "YYN", "YYN", "YYN", "NNN"}},
       {"member of t1/p1", Principal::User("max", {Bind(Role::kMember, "", "t1/p1")}),
        {"YNN", "YNN", "YNN", "YNN", "YNN", "YNN", "YNN", "NNN", "NNN", "NNN", "NNN", "NNN", "YNN", "NNN", "NNN",
-        "NNN"}},
+        "NNN", "YNN", "YNN", "NNN", "NNN", "NNN"}},
       {"viewer", Principal::User("val", {Bind(Role::kViewer)}),
        {"YYY", "YYY", "NNN", "NNN", "NNN", "NNN", "NNN", "NNN", "NNN", "NNN", "NNN", "NNN", "YNN", "NNN", "NNN",
-        "NNN"}},
+        "NNN", "NNN", "NNN", "NNN", "NNN", "NNN"}},
       {"viewer of t1", Principal::User("vic", {Bind(Role::kViewer, "t1")}),
        {"YYN", "YYN", "NNN", "NNN", "NNN", "NNN", "NNN", "NNN", "NNN", "NNN", "NNN", "NNN", "YNN", "NNN", "NNN",
-        "NNN"}},
+        "NNN", "NNN", "NNN", "NNN", "NNN", "NNN"}},
       {"agent of n1", Principal::Agent("n1"),
        {"NNN", "NNN", "NNN", "NNN", "NNN", "NNN", "NNN", "NNN", "NNN", "NNN", "NNN", "NNN", "NNN", "YNN", "YNN",
-        "YNN"}},
+        "YNN", "NNN", "NNN", "NNN", "NNN", "NNN"}},
   };
   const size_t n_actions = std::size(kAllActions);
   int cases = 0;
@@ -97,7 +100,7 @@ TEST(AuthorizeTest, ExhaustiveMatrixEveryRoleEveryActionOwnAndOtherTenant) {
       }
     }
   }
-  EXPECT_EQ(cases, 6 * 16 * 3);
+  EXPECT_EQ(cases, 6 * 21 * 3);
 }
 
 TEST(AuthorizeTest, DocsHoldTheGeneratedMatrix) {

@@ -11,9 +11,10 @@ std::vector<CapacitySpan> NodeCapacitySpans(const std::string& node, std::span<c
     if (c.state == "Removed") continue;
     std::optional<Time> to;
     if (i + 1 < changes.size()) to = changes[i + 1].at;
-    const NodeCondition condition = c.state == "NotReady"                           ? NodeCondition::kDown
-                                    : c.state == "Cordoned" || c.state == "Draining" ? NodeCondition::kDrained
-                                                                                      : NodeCondition::kUp;
+    const bool drained = c.state == "Cordoned" || c.state == "Draining" || c.state == "Drained";
+    const NodeCondition condition = c.state == "NotReady" ? NodeCondition::kDown
+                                    : drained             ? NodeCondition::kDrained
+                                                          : NodeCondition::kUp;
     for (const auto& [flavor, count] : c.devices) {
       if (count > 0) out.push_back({node, flavor, count, c.at, to, condition});
     }

@@ -40,7 +40,7 @@ struct NodeChange {
 };
 
 // Returns the spans of one node from its changes (in time order): each change holds until the
-// next; the last until now. Ready is Up, NotReady Down, Cordoned and Draining Drained, Removed
+// next; the last until now. Ready is Up, NotReady Down, Cordoned, Draining and Drained count as Drained, Removed
 // ends the node's life.
 std::vector<CapacitySpan> NodeCapacitySpans(const std::string& node, std::span<const NodeChange> changes);
 

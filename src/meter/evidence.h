@@ -73,7 +73,7 @@ Result<EvidenceFormat> ParseEvidenceFormat(std::string_view text);
 std::string RenderEvidence(const EvidenceInput& input, EvidenceFormat format);
 // True when an audit entry is a manual intervention: a person ("user …") acting with one of
 // cancel, override, quota-change, cordon, uncordon, drain, delete, scale, suspend, resume,
-// requeue, preempt, priority-change, or applying a queue or cohort (a quota change), whose
+// requeue, preempt, hold, release, priority-change, or applying a queue or cohort (a quota change), whose
 // result is "ok": a refused request (a 404 or 409 cancel) changed nothing and is not counted.
 bool IsManualIntervention(const AuditEntrySummary& entry);
 

@@ -13,9 +13,9 @@
 namespace abacus::meter {
 namespace {
 
-constexpr std::array<std::string_view, 13> kManualActions = {
-    "cancel", "override", "quota-change", "cordon",  "uncordon", "drain",          "delete",
-    "scale",  "suspend",  "resume",       "requeue", "preempt",  "priority-change"};
+constexpr std::array<std::string_view, 15> kManualActions = {
+    "cancel", "override", "quota-change", "cordon",  "uncordon", "drain",           "delete", "scale",
+    "suspend", "resume",  "requeue",      "preempt", "hold",     "priority-change", "release"};
 
 Grouping By(std::initializer_list<GroupKey> keys) { return Grouping{keys, TimeBucket::kNone}; }
 
@@ -100,7 +100,7 @@ EvidenceSection InterventionSection(const EvidenceInput& in) {
   s.text = std::to_string(total) + (total == 1 ? " manual intervention by " : " manual interventions by ") +
            std::to_string(people.size()) + (people.size() == 1 ? " person" : " people") +
            " (audit entries by a user that cancel, override, change quota or priority, "
-           "cordon, drain, scale, suspend, resume, requeue, preempt or delete, that took effect; refused requests "
+           "cordon, drain, scale, suspend, resume, hold, release, requeue, preempt or delete, that took effect; refused requests "
            "are not counted).";
   s.charts.push_back(ChartOf(t, "Interventions by action", "entries", {"action", "objectKind"}, "count"));
   s.tables.push_back(std::move(t));

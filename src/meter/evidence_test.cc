@@ -149,6 +149,18 @@ TEST(CapacityTest, SpansFollowTheNodesStatesUntilItIsRemoved) {
   EXPECT_EQ(c["gpu/nvidia/T4"].available(), ResourceTime{2} * 1000 * kMicrosPerHour);
 }
 
+// abacus drain leaves a node Drained: that time counts as drained too, apart from idle.
+TEST(CapacityTest, DrainedNodesCountAsDrained) {
+  const Time t0 = FromMicros(1'000'000'000);
+  std::vector<NodeChange> changes = {{t0, "Draining", {{"gpu/nvidia/T4", 2}}},
+                                     {t0 + std::chrono::hours(1), "Drained", {{"gpu/nvidia/T4", 2}}},
+                                     {t0 + std::chrono::hours(3), "Ready", {{"gpu/nvidia/T4", 2}}}};
+  std::vector<CapacitySpan> spans = NodeCapacitySpans("n", changes);
+  auto c = CapacityByFlavor(spans, ReportWindow{t0, t0 + std::chrono::hours(4)});
+  EXPECT_EQ(c["gpu/nvidia/T4"].drained, ResourceTime{2} * 1000 * 3 * kMicrosPerHour);
+  EXPECT_EQ(c["gpu/nvidia/T4"].available(), ResourceTime{2} * 1000 * kMicrosPerHour);
+}
+
 TEST_F(EvidenceTest, ABrokenChainIsSaidPlainly) {
   in_.audit_chain = {true, false, 7, "seq 7: hash does not match its content (entry edited)"};
   std::string md = RenderEvidence(in_, EvidenceFormat::kMarkdown);

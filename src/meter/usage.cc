@@ -6,7 +6,7 @@
 namespace abacus::meter {
 namespace {
 
-constexpr std::array<std::pair<EndReason, std::string_view>, 9> kReasons = {{
+constexpr std::array<std::pair<EndReason, std::string_view>, 11> kReasons = {{
     {EndReason::kOpen, "Open"},
     {EndReason::kSucceeded, "Succeeded"},
     {EndReason::kFailed, "Failed"},
@@ -16,6 +16,8 @@ constexpr std::array<std::pair<EndReason, std::string_view>, 9> kReasons = {{
     {EndReason::kNodeLost, "NodeLost"},
     {EndReason::kScaledDown, "ScaledDown"},
     {EndReason::kServerRestart, "ServerRestart"},
+    {EndReason::kDrained, "Drained"},
+    {EndReason::kRequeued, "Requeued"},
 }};
 
 }  // namespace

@@ -25,10 +25,12 @@ enum class EndReason {
   kNodeLost,
   kScaledDown,
   kServerRestart,
+  kDrained,   // its node was drained (abacus drain)
+  kRequeued,  // an operator requeued or suspended it (abacus requeue, suspend)
 };
 
 // Returns "Open", "Succeeded", "Failed", "Preempted", "Reclaimed", "Cancelled", "NodeLost",
-// "ScaledDown" or "ServerRestart".
+// "ScaledDown", "ServerRestart", "Drained" or "Requeued".
 std::string_view EndReasonName(EndReason reason);
 // Parses a name EndReasonName returns; InvalidArgument otherwise.
 Result<EndReason> ParseEndReason(std::string_view text);

@@ -8,16 +8,18 @@ std::string_view NodeStateName(NodeState s) {
     case NodeState::kNotReady: return "NotReady";
     case NodeState::kCordoned: return "Cordoned";
     case NodeState::kDraining: return "Draining";
+    case NodeState::kDrained: return "Drained";
   }
   return "NotReady";
 }
 
 Result<NodeState> ParseNodeState(std::string_view text) {
-  for (auto s : {NodeState::kReady, NodeState::kNotReady, NodeState::kCordoned, NodeState::kDraining}) {
+  for (auto s : {NodeState::kReady, NodeState::kNotReady, NodeState::kCordoned, NodeState::kDraining,
+                 NodeState::kDrained}) {
     if (text == NodeStateName(s)) return s;
   }
   return InvalidArgument("unknown node state '" + std::string(text) +
-                         "' (expected Ready, NotReady, Cordoned or Draining)");
+                         "' (expected Ready, NotReady, Cordoned, Draining or Drained)");
 }
 
 std::string_view TaintEffectName(TaintEffect e) {

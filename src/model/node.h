@@ -15,8 +15,10 @@
 
 namespace abacus {
 
-enum class NodeState : uint8_t { kReady, kNotReady, kCordoned, kDraining };
-// Returns "Ready", "NotReady", "Cordoned" or "Draining".
+// Drained: an operator's drain finished (nothing of it runs there any more); like Cordoned and
+// Draining it takes no new work (server/fleet.h).
+enum class NodeState : uint8_t { kReady, kNotReady, kCordoned, kDraining, kDrained };
+// Returns "Ready", "NotReady", "Cordoned", "Draining" or "Drained".
 std::string_view NodeStateName(NodeState s);
 // Parses a node state name.
 Result<NodeState> ParseNodeState(std::string_view text);

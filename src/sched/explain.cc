@@ -29,7 +29,7 @@ std::string Num(ResourceKey r, int64_t v) {
 
 std::string_view FilterReasonName(FilterReason r) {
   switch (r) {
-    case FilterReason::kNotReady: return "node not ready";
+    case FilterReason::kNotReady: return "node not ready or cordoned";
     case FilterReason::kPool: return "pool not open to tenant";
     case FilterReason::kReservedPool: return "outside the reservation pool";
     case FilterReason::kCluster: return "cluster not open to queue";

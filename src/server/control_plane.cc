@@ -144,6 +144,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptio
   cp->board_ = std::make_unique<AssignmentBoard>(static_cast<uint64_t>(ToMicros(cp->clock_.Now())));
   for (const auto& [name, n] : cp->ledger_.nodes()) {
     if (n.agent && !n.credential_sha256.empty()) cp->tokens_->SetNodeCredential(name, n.credential_sha256);
+    if (n.cordon.state == NodeState::kDraining) cp->draining_nodes_.insert(name);  // a drain goes on
   }
   ABACUS_ASSIGN_OR_RETURN(cp->usage_, meter::UsageLedger::Load(*cp->store_, cp->clock_));
   ABACUS_RETURN_IF_ERROR(cp->LoadPriceLists());
@@ -581,6 +582,7 @@ Result<json> ControlPlane::PutNode(const json& body) {
       return FailedPrecondition("node " + node->node.name + " is run by an agent: it registers itself");
     }
     bool existed = old != nullptr;
+    node->cordon = existed ? old->cordon : NodeCordonRecord{};  // only abacus cordon/uncordon change it
     WriteBatch batch;
     batch.Put(kNodeKind, node->node.name, ToJson(*node).dump());
     json details = {{"simulated", node->simulated}, {"devices", node->node.devices.size()}};
@@ -644,6 +646,7 @@ void ControlPlane::Loop() {
     ProcessTaskReports(reports);
     CheckNodeLiveness();
     TickControllers();
+    ProgressDrains();  // nothing unless a node is Draining (fleet.cc)
     if (clock_.Now() - idempotency_purged_ >= std::chrono::hours(1)) {
       idempotency_purged_ = clock_.Now();
       if (auto purged = PurgeExpiredIdempotencyKeys(*store_, idempotency_purged_); !purged.ok()) {
@@ -728,8 +731,11 @@ void ControlPlane::FinishPreemptions() {
       r->preempted_at = Time{};
       r->admitted_at = Time{};
       r->requeues++;
+      // Typed, for metering (usage_sync.cc): the operator's reason (fleet.h), else Preempted.
+      r->requeue_reason = r->evict_reason.empty() ? "Preempted" : r->evict_reason;
     }
-    Status st = CommitTransition(*r, WorkloadState::kRequeued, "Requeued", json::object());
+    Status st = CommitTransition(*r, WorkloadState::kRequeued, "Requeued",
+                                 json({{"reason", r->requeue_reason}}));
     if (!st.ok()) {
       ABACUS_LOG_ERROR("requeue {}: {}", id, st.ToString());
       std::unique_lock lock(state_mu_);
@@ -1037,7 +1043,9 @@ json ControlPlane::View(const WorkloadRecord& r) const {
   j["submittedAt"] = FormatTime(r.submitted);
   if (ToMicros(r.admitted_at) != 0) j["admittedAt"] = FormatTime(r.admitted_at);
   if (ToMicros(r.finished_at) != 0) j["finishedAt"] = FormatTime(r.finished_at);
-  if (r.waiting()) {
+  if (std::string held = r.waiting() ? ledger_.HoldReason(r) : ""; !held.empty()) {
+    j["pendingReason"] = {{"code", HoldCode(r)}, {"message", held}};  // an operator's hold (fleet.h)
+  } else if (r.waiting()) {
     auto it = ledger_.pending_reasons().find(r.id);
     if (it != ledger_.pending_reasons().end()) {
       j["pendingReason"] = {{"code", sched::PendingCodeName(it->second.code)},
@@ -1113,6 +1121,7 @@ json ControlPlane::ListWorkloads(const WorkloadFilter& f) const {
   for (size_t i = first; i < total; ++i) {
     json v = View(*rows[i]);
     v.erase("spec");
+    if (!rows[i]->spec.labels.empty()) v["labels"] = rows[i]->spec.labels;  // for selectors (cancel -l)
     items.push_back(std::move(v));
   }
   return {{"items", std::move(items)}, {"total", total}};
@@ -1125,7 +1134,10 @@ Result<json> ControlPlane::Explain(const std::string& id_or_name) const {
   const WorkloadRecord& r = *rec;
   json j = {{"id", r.id}, {"name", r.spec.name}, {"queue", r.spec.queue}, {"state", WorkloadStateName(r.state)}};
   std::string text;
-  if (r.waiting()) {
+  if (std::string held = r.waiting() ? ledger_.HoldReason(r) : ""; !held.empty()) {
+    j["reason"] = {{"code", HoldCode(r)}, {"message", held}};  // an operator's hold (fleet.h)
+    text = held;
+  } else if (r.waiting()) {
     auto it = ledger_.pending_reasons().find(r.id);
     if (it != ledger_.pending_reasons().end()) {
       // Waited: as of now, not as of the cycle that gave the reason.
@@ -1322,6 +1334,9 @@ json ControlPlane::ListQueues() const {
     Counts& c = counts[q->name];
     j["pending"] = c.pending;
     j["admitted"] = c.admitted;
+    if (auto s = ledger_.suspended_queues().find(q->name); s != ledger_.suspended_queues().end()) {
+      j["suspended"] = {{"by", s->second.by}, {"since", FormatTime(s->second.since)}};  // abacus suspend queue
+    }
     json usage = json::array();
     for (const auto& quota : q->quotas) {
       std::string res = quota.resource.Name();

@@ -39,6 +39,7 @@
 #include "server/governance.h"
 #include "server/idempotency.h"
 #include "server/fencing.h"
+#include "server/fleet.h"
 #include "server/ledger.h"
 #include "server/metrics.h"
 #include "store/data_folder_lock.h"
@@ -150,6 +151,26 @@ class ControlPlane {
                                         std::vector<std::string>* immutable);
   // The revisions of a workload ({id, name, revision, revisions: [...]}, oldest first).
   Result<nlohmann::json> Revisions(const std::string& id_or_name) const;
+
+  // ---- operator control (fleet.cc, server/fleet.h); `by` is the user who asks (audited).
+  // Cordons (`cordon`) or uncordons a node, agent-run or simulated: a cordoned node takes no new
+  // work; what runs there keeps running. Uncordoning also ends a drain. NotFound for no node.
+  Result<nlohmann::json> CordonNode(const std::string& name, bool cordon, const std::string& by,
+                                    const std::string& reason);
+  // Drains a node (cordon, then requeue its work: preemptible work at once, the rest once it
+  // ended or the grace passed; every workload at once with `order.requeue_all`); the node is
+  // Drained when no workload holds anything there. Returns the node view.
+  Result<nlohmann::json> DrainNode(const std::string& name, const DrainOrder& order);
+  // hold/release, suspend/resume and requeue of one workload (WorkloadControl); returns its view.
+  // FailedPrecondition, saying what to do instead, when the state does not allow it.
+  Result<nlohmann::json> ControlWorkload(const std::string& id_or_name, WorkloadControl what, const std::string& by);
+  // Sets a workload's priority: an integer replaces its class's value, a priority class name
+  // replaces the class. InvalidArgument for neither; FailedPrecondition once it finished.
+  Result<nlohmann::json> SetWorkloadPriority(const std::string& id_or_name, const std::string& priority,
+                                             const std::string& by);
+  // Suspends (`suspend`) or resumes a queue: a suspended queue admits nothing new; its running
+  // work keeps running. Returns {queue, suspended, by, since}. NotFound for no queue.
+  Result<nlohmann::json> SuspendQueue(const std::string& queue, bool suspend, const std::string& by);
 
   // ---- reads
   // The id of the workload a WORKLOAD argument names, looking only at those `visible` accepts
@@ -293,6 +314,12 @@ class ControlPlane {
 
   // Reconciles every workload with tasks on agents once a second (time-based rules).
   void TickControllers();
+  // Moves every Draining node on: requeues the work the drain may stop now, and marks the node
+  // Drained once nothing holds anything there (fleet.cc); `force` skips the once-a-second pace.
+  void ProgressDrains(bool force = false);
+  // Commits `next`, a changed copy of a ledger workload, with event `event` (its details plus
+  // state and message), then puts it in the ledger and publishes it (fleet.cc); loop only.
+  Status CommitWorkloadControl(WorkloadRecord next, const std::string& event, nlohmann::json details);
   // Marks agent nodes silent past node_timeout NotReady and fails over their tasks once each
   // task's fencing grace has passed too; loop only.
   void CheckNodeLiveness();
@@ -373,6 +400,8 @@ class ControlPlane {
   std::set<std::string> preempting_;   // loop thread only: ids of Preempting workloads
   Time last_liveness_check_{};         // loop thread only
   Time last_controller_tick_{};        // loop thread only
+  std::set<std::string> draining_nodes_;  // loop thread only: nodes whose cordon is Draining
+  Time last_drain_check_{};             // loop thread only
   // Autoscaling metric samples per workload (POST /api/v1/workloads/{id}/metrics), the last 10 min.
   std::map<std::string, std::deque<control::MetricSample>> metrics_by_workload_;  // GUARDED_BY(seen_mu_)
   mutable std::mutex seen_mu_;

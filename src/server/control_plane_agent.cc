@@ -144,6 +144,7 @@ Result<json> ControlPlane::RegisterAgent(const json& request) {
     node->credential_sha256 = govern::Sha256Hex(token);
     node->node.last_heartbeat = now;
     std::string event = before == nullptr ? "Registered" : "Reregistered";
+    node->cordon = before != nullptr ? before->cordon : NodeCordonRecord{};  // a cordon outlives re-registration
     ABACUS_RETURN_IF_ERROR(CommitNode(*node, event,
                                       {{"agent", true},
                                        {"agentVersion", node->agent_version},

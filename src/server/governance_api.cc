@@ -207,11 +207,31 @@ Status AuthorizeRoute(ControlPlane& cp, const httplib::Request& req, RequestCont
         action = Action::kQuotaChange;
         ctx.action = "quota-decision";
       }
+      // Operator control (fleet_api.h): each verb its own action and audit name.
+      if (verb == "hold" || verb == "release" || verb == "suspend" || verb == "resume") {
+        action = Action::kHold;
+        ctx.action = verb;
+      } else if (verb == "requeue") {
+        action = Action::kRequeue;
+        ctx.action = verb;
+      } else if (verb == "priority") {
+        action = Action::kPriorityChange;
+        ctx.action = "priority-change";
+      }
     } else if (m != "GET") {
       action = Action::kUpdate;
       ctx.action = "update";
     }
     return AuthorizeWorkload(cp, ctx, id, action);
+  }
+  if (top == "queues" && seg.size() == 3 && IsMutating(m)) {  // suspend / resume (fleet_api.h)
+    ctx.action = seg[2];
+    ctx.object_kind = "queue";
+    ctx.object_name = seg[1];
+    auto q = cp.GetQueue(seg[1]);
+    if (!q.ok()) return admin ? Status::OK() : PermissionDenied(who.ToString() + " may not " + seg[2] + " queue " + seg[1]);
+    ctx.tenant = q->value("tenant", "");
+    return govern::Authorize(who, Action::kQueueControl, Resource::ForTenantObject("queue", seg[1], ctx.tenant));
   }
   static const std::set<std::string> kConfigKinds = {"apply",  "tenants", "projects", "cohorts",  "queues",
                                                      "priorityclasses", "pools", "clusters", "flavors"};
@@ -229,6 +249,11 @@ Status AuthorizeRoute(ControlPlane& cp, const httplib::Request& req, RequestCont
     if (top == "nodes" && seg.size() == 3 && seg[2] == "reset") {  // abacus node reset NAME
       ctx.action = "node-reset";
       ctx.object_name = seg[1];
+    }
+    if (top == "nodes" && seg.size() == 3 && (seg[2] == "cordon" || seg[2] == "uncordon" || seg[2] == "drain")) {
+      ctx.action = seg[2];  // fleet_api.h
+      ctx.object_name = seg[1];
+      return govern::Authorize(who, Action::kNodeControl, Resource::ForCluster("node", seg[1]));
     }
     return govern::Authorize(who, Action::kApplyConfig, Resource::ForCluster("node", ""));
   }

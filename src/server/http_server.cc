@@ -14,6 +14,7 @@
 #include "net/http_transport.h"
 #include "server/error_detail.h"
 #include "server/evaluations_api.h"
+#include "server/fleet_api.h"
 #include "server/governance_api.h"
 #include "server/ui_routes.h"
 #include "store/migration.h"
@@ -435,6 +436,8 @@ void HttpServer::Routes() {
     Send(res, cp_.ResetNode(req.matches[1]));
   });
   s.Get("/api/v1/devices", [this](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, cp_.ListDevices()); });
+  // ---- operator control: cordon/drain, hold/requeue/priority/suspend, queue suspend (fleet_api.h)
+  AddFleetRoutes(s, cp_);
 
   // ---- governance: tokens, users, policies, audit
   AddGovernanceRoutes(s, cp_);

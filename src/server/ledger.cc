@@ -101,6 +101,12 @@ Status Ledger::Load(Store& store) {
     n->version = rec.version;
     PutNode(std::move(*n));
   }
+  ABACUS_ASSIGN_OR_RETURN(auto suspensions, store.List(kQueueSuspensionKind));
+  for (const auto& rec : suspensions) {
+    nlohmann::json j = nlohmann::json::parse(rec.json, nullptr, false);
+    if (!j.is_object()) continue;
+    suspended_queues_[rec.key] = {j.value("by", ""), FromMicros(j.value("sinceUs", int64_t{0}))};
+  }
   ABACUS_ASSIGN_OR_RETURN(auto workloads, store.List(kWorkloadKind));
   for (const auto& rec : workloads) {
     auto w = WorkloadRecordFromJson(nlohmann::json::parse(rec.json, nullptr, false));
@@ -112,6 +118,27 @@ Status Ledger::Load(Store& store) {
     PutWorkload(std::move(*w));
   }
   return Status::OK();
+}
+
+std::string Ledger::HoldReason(const WorkloadRecord& r) const {
+  if (r.hold == "Suspended") {
+    return "suspended by " + r.hold_by + ": it waits until `abacus resume " + r.spec.name + "`";
+  }
+  if (!r.hold.empty()) return "held by " + r.hold_by + ": it waits until `abacus release " + r.spec.name + "`";
+  auto q = suspended_queues_.find(r.spec.queue);
+  if (q != suspended_queues_.end()) {
+    return "queue " + r.spec.queue + " is suspended (by " + q->second.by + "): it admits nothing until `abacus resume queue " +
+           r.spec.queue + "`";
+  }
+  return "";
+}
+
+void Ledger::SetQueueSuspended(const std::string& queue, std::optional<QueueSuspension> suspension) {
+  if (suspension) {
+    suspended_queues_[queue] = std::move(*suspension);
+  } else {
+    suspended_queues_.erase(queue);
+  }
 }
 
 void Ledger::RebuildConfig() {
@@ -291,6 +318,7 @@ std::optional<sched::WorkloadInfo> BuildWorkloadInfo(const WorkloadRecord& r, co
   w.gang = spec.spec.gang;
   if (const PriorityClass* pc = config.FindPriorityClass(spec.priority_class)) {
     sched::ApplyPriorityClass(*pc, &w);
+    if (r.priority) w.priority = *r.priority;  // abacus set-priority N
   } else {
     why = "priority class '" + spec.priority_class + "' does not exist";
     return std::nullopt;
@@ -432,6 +460,7 @@ sched::Snapshot Ledger::BuildSnapshot(Time now, SnapshotIndex& index, const std:
   // then submission) — the rest could only be admitted after them — and the fresh ones.
   for (auto& [queue, list] : waiting_by_queue) {
     auto priority = [&](const WorkloadRecord* r) {
+      if (r->priority) return *r->priority;
       const PriorityClass* pc = config_->FindPriorityClass(r->spec.priority_class);
       return pc != nullptr ? pc->value : 0;
     };
@@ -474,6 +503,11 @@ sched::Snapshot Ledger::BuildSnapshot(Time now, SnapshotIndex& index, const std:
     if (r->waiting() && r->not_before > now) {
       // A retry backs off (restartPolicy.backoffSeconds, doubling): not admitted before then.
       index.unschedulable.emplace_back(r->id, "retry backoff: not before " + FormatTime(r->not_before));
+      continue;
+    }
+    if (r->waiting() && (!r->hold.empty() || (!suspended_queues_.empty() && suspended_queues_.count(r->spec.queue)))) {
+      // Operator control (server/fleet.h): held or suspended work, and a suspended queue's, waits.
+      index.unschedulable.emplace_back(r->id, HoldReason(*r));
       continue;
     }
     auto w = ToWorkloadInfo(*r, queue_index, node_index, device_pos, why);
@@ -536,7 +570,7 @@ void Ledger::RebuildBase() {
     ni.pool = n.pool;
     ni.labels = n.labels;
     ni.taints = n.taints;
-    ni.state = n.state;
+    ni.state = rec.EffectiveState();  // a cordon keeps new work off (server/fleet.h)
     ni.cpu_milli = n.cpu_milli;
     ni.memory_bytes = n.memory_bytes;
     std::map<std::string, int> domains;
@@ -579,6 +613,7 @@ void Ledger::RebuildBase() {
 
 void Ledger::ApplyAdmission(const sched::Snapshot& snapshot, const sched::Admission& a, WorkloadRecord& record) {
   record.requeue_reason.clear();
+  record.evict_reason.clear();
   record.group_flavors.clear();
   for (FlavorId f : a.group_flavors) record.group_flavors.push_back(Flavor::FromId(f).name());
   record.placements.clear();

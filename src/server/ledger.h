@@ -30,6 +30,15 @@ std::string StoreKindOf(const SpecObject& object);
 // Store kinds of the tenancy objects, in the order they are loaded.
 const std::vector<std::string>& ConfigStoreKinds();
 
+// Store kind of a queue's suspension (abacus suspend queue Q; key: the queue name).
+inline constexpr char kQueueSuspensionKind[] = "queuesuspension";
+
+// A suspended queue: it admits nothing new (server/fleet.h).
+struct QueueSuspension {
+  std::string by;
+  Time since{};
+};
+
 // What the scheduler's indexes mean in one snapshot.
 struct SnapshotIndex {
   std::vector<std::string> workload_ids;  // WorkloadIndex → id
@@ -135,6 +144,14 @@ class Ledger {
   std::unordered_map<std::string, std::string>& ledger_reasons() { return ledger_reasons_; }
   const std::unordered_map<std::string, std::string>& ledger_reasons() const { return ledger_reasons_; }
 
+  // ---- operator control (server/fleet.h)
+  // Suspended queues by name; SetQueueSuspended(q, nullopt) resumes one.
+  const std::map<std::string, QueueSuspension, std::less<>>& suspended_queues() const { return suspended_queues_; }
+  void SetQueueSuspended(const std::string& queue, std::optional<QueueSuspension> suspension);
+  // Why `r` (waiting) is kept out of scheduling by an operator — held, suspended, or its queue
+  // suspended — with the command that lets it go; empty when it is not.
+  std::string HoldReason(const WorkloadRecord& r) const;
+
   // Device grants per node and device index, from workloads holding quota.
   std::map<std::string, std::map<int, int32_t>> DeviceUsage() const;
 
@@ -163,6 +180,7 @@ class Ledger {
   std::unordered_map<std::string, std::unordered_set<std::string>> claims_;
   std::unordered_map<std::string, sched::PendingReason> pending_reasons_;
   std::unordered_map<std::string, std::string> ledger_reasons_;
+  std::map<std::string, QueueSuspension, std::less<>> suspended_queues_;
   // Flavor universe of the current generation (node devices, quotas, flavor configs).
   std::vector<Flavor> flavors_;
   uint64_t flavors_generation_ = 0;

@@ -14,7 +14,7 @@ std::map<std::string, int64_t> DevicesByFlavor(const NodeRecord& node) {
 
 void AddNodeState(const NodeRecord& node, json& details) {
   if (!details.is_object()) details = json::object();
-  details["nodeState"] = NodeStateName(node.node.state);
+  details["nodeState"] = NodeStateName(node.EffectiveState());  // a cordon counts apart from idle
   details["deviceFlavors"] = DevicesByFlavor(node);
 }
 

@@ -111,6 +111,12 @@ json ToJson(const WorkloadRecord& r) {
   if (ToMicros(r.preempted_at) != 0) j["preemptedUs"] = ToMicros(r.preempted_at);
   if (ToMicros(r.finished_at) != 0) j["finishedUs"] = ToMicros(r.finished_at);
   if (!r.message.empty()) j["message"] = r.message;
+  if (!r.hold.empty()) {
+    j["hold"] = r.hold;
+    j["holdBy"] = r.hold_by;
+  }
+  if (!r.evict_reason.empty()) j["evictReason"] = r.evict_reason;
+  if (r.priority) j["priority"] = *r.priority;
   return j;
 }
 
@@ -142,6 +148,10 @@ Result<WorkloadRecord> WorkloadRecordFromJson(const json& j) {
     if (j.contains("controllerState")) r.controller_state = j.at("controllerState");
     r.first_admitted_at = FromMicros(TimeField(j, "firstAdmittedUs"));
     r.yields_to = j.value("yieldsTo", "");
+    r.hold = j.value("hold", "");
+    r.hold_by = j.value("holdBy", "");
+    r.evict_reason = j.value("evictReason", "");
+    if (j.contains("priority") && j["priority"].is_number_integer()) r.priority = j["priority"].get<int32_t>();
     r.yield_count = j.value("yieldCount", 0);
     for (const auto& g : j.value("quotaGrants", json::array())) {
       auto res = QuotaResource::Parse(g.at("resource").get<std::string>());
@@ -247,6 +257,14 @@ json ToJson(const NodeRecord& n) {
   }
   if (ToMicros(node.last_heartbeat) != 0) j["lastHeartbeatUs"] = ToMicros(node.last_heartbeat);
   if (ToMicros(n.not_ready_since) != 0) j["notReadySinceUs"] = ToMicros(n.not_ready_since);
+  if (n.cordon.state != NodeState::kReady) {
+    json c = {{"state", NodeStateName(n.cordon.state)}, {"sinceUs", ToMicros(n.cordon.since)}, {"by", n.cordon.by}};
+    if (!n.cordon.reason.empty()) c["reason"] = n.cordon.reason;
+    if (ToMicros(n.cordon.deadline) != 0) c["deadlineUs"] = ToMicros(n.cordon.deadline);
+    if (n.cordon.requeue_all) c["requeueAll"] = true;
+    j["cordon"] = std::move(c);
+  }
+  j["schedulingState"] = NodeStateName(n.EffectiveState());
   return j;
 }
 
@@ -301,6 +319,20 @@ Result<NodeRecord> NodeRecordFromJson(const json& j) {
     rec.credential_sha256 = j.value("credentialSha256", "");
     n.last_heartbeat = FromMicros(j.value("lastHeartbeatUs", int64_t{0}));
     rec.not_ready_since = FromMicros(j.value("notReadySinceUs", int64_t{0}));
+    if (j.contains("cordon") && j["cordon"].is_object()) {
+      const json& c = j["cordon"];
+      auto cs = ParseNodeState(c.value("state", "Cordoned"));
+      if (!cs.ok() || *cs == NodeState::kReady || *cs == NodeState::kNotReady) {
+        problem("cordon.state", "expected Cordoned, Draining or Drained");
+      } else {
+        rec.cordon.state = *cs;
+      }
+      rec.cordon.since = FromMicros(c.value("sinceUs", int64_t{0}));
+      rec.cordon.deadline = FromMicros(c.value("deadlineUs", int64_t{0}));
+      rec.cordon.requeue_all = c.value("requeueAll", false);
+      rec.cordon.by = c.value("by", "");
+      rec.cordon.reason = c.value("reason", "");
+    }
     int next_index = 0;
     std::set<int> seen;
     int di = 0;

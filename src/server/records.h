@@ -136,6 +136,14 @@ struct WorkloadRecord {
   std::vector<QuotaGrantRecord> quota_grants;         // GrantQuota decisions in force
   std::optional<QuotaDecisionRecord> quota_decision;  // POST …/quota, once answered
   std::vector<RevisionRecord> revisions;  // empty until the first update; then every revision, oldest first
+  // Operator control (server/fleet.h). `hold`: "" none, "Held" (abacus hold: kept out of
+  // scheduling while it waits) or "Suspended" (abacus suspend: stopped, then kept out), by whom.
+  std::string hold;
+  std::string hold_by;
+  // Why it is Preempting when an operator (not the scheduler) stopped it: "Drained", "Requeued"
+  // or "Suspended"; its Requeue decision then carries it as the typed reason. Cleared at admission.
+  std::string evict_reason;
+  std::optional<int32_t> priority;  // abacus set-priority N: replaces its priority class's value
   int64_t version = 0;  // store version; not part of the document
 
   int32_t attempt() const { return requeues + 1; }
@@ -158,16 +166,36 @@ nlohmann::json ToJson(const WorkloadRecord& r);
 // Reads a record written by ToJson; InvalidArgument naming the problem.
 Result<WorkloadRecord> WorkloadRecordFromJson(const nlohmann::json& j);
 
+// An operator's cordon or drain of a node (abacus cordon/drain, server/fleet.h): kept apart from
+// Node::state, which an agent's heartbeats own (Ready, NotReady).
+struct NodeCordonRecord {
+  NodeState state = NodeState::kReady;  // kReady: not cordoned; kCordoned, kDraining, kDrained
+  Time since{};         // when the cordon (or drain) began
+  Time deadline{};      // Draining: when work still there is requeued (the grace's end)
+  bool requeue_all = false;  // drain --requeue: every workload there is requeued at once
+  std::string by;       // the user (or rule) that asked
+  std::string reason;
+  bool operator==(const NodeCordonRecord&) const = default;
+};
+
 // A node as the ledger holds it: the model Node plus whether it is simulated (no agent) or
 // run by an agent, whose credential the server knows only as a SHA-256.
 struct NodeRecord {
   Node node;
+  NodeCordonRecord cordon;
   bool simulated = false;
   bool agent = false;
   std::string credential_sha256;  // agent nodes
   std::string agent_version;
   Time not_ready_since{};  // when the server found the agent silent; zero while Ready
   int64_t version = 0;
+
+  // The state the scheduler and the views see: NotReady while the agent is silent, else the
+  // cordon's state when cordoned, else the node's own.
+  NodeState EffectiveState() const {
+    if (node.state == NodeState::kReady && cordon.state != NodeState::kReady) return cordon.state;
+    return node.state;
+  }
 };
 
 // The store document / REST body of a node (devices included).

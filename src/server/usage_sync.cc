@@ -20,6 +20,8 @@ meter::EndReason EndReasonFor(const WorkloadRecord& after) {
   // Back to wait: the Requeue decision's typed reason (records.h), never the message text.
   const std::string& why = after.requeue_reason;
   if (why == "Preempted") return meter::EndReason::kPreempted;
+  if (why == "Drained") return meter::EndReason::kDrained;  // abacus drain (fleet.h)
+  if (why == "Requeued" || why == "Suspended") return meter::EndReason::kRequeued;  // abacus requeue, suspend
   if (why == "NodeLost" || why == "AgentRestart") return meter::EndReason::kNodeLost;
   if (!why.empty()) return meter::EndReason::kFailed;  // a retry, or another infrastructure failure
   return meter::EndReason::kPreempted;  // sent back without a requeue (resized on simulated nodes)

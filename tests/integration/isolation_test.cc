@@ -470,6 +470,19 @@ TEST_F(IsolationTest, EveryRoleIsConfinedOnEveryRouteAndParameter) {
       {"POST", "/api/v1/apply", "kind: Queue\nname: q1\ntenant: t1\ncohort: c2\nquotas:\n  - {resource: cpu, nominal: 64}\n"
                                 "  - {resource: memory, nominal: 1Ti}\n"},
       {"POST", "/api/v1/nodes/n1/reset", "{}"},
+      // Fleet verbs (server/fleet_api.h): another tenant's work and queue, and nodes (admins only).
+      {"POST", "/api/v1/workloads/" + other + "/hold", "{}"},
+      {"POST", "/api/v1/workloads/only-theirs/hold", "{}"},
+      {"POST", "/api/v1/workloads/only-theirs/release", "{}"},
+      {"POST", "/api/v1/workloads/" + other + "/suspend", "{}"},
+      {"POST", "/api/v1/workloads/only-theirs/resume", "{}"},
+      {"POST", "/api/v1/workloads/" + other + "/requeue", "{}"},
+      {"POST", "/api/v1/workloads/only-theirs/priority", "{\"priority\": 999}"},
+      {"POST", "/api/v1/queues/q2/suspend", "{}"},
+      {"POST", "/api/v1/queues/q2/resume", "{}"},
+      {"POST", "/api/v1/nodes/n1/cordon", "{}"},
+      {"POST", "/api/v1/nodes/n1/drain", "{\"requeue\": true}"},
+      {"POST", "/api/v1/nodes/n1/uncordon", "{}"},
       {"POST", "/api/v1/agent/register", Registration("n1").dump()},
       {"POST", "/api/v1/tokens", "{\"user\": \"mia\"}"},
       {"DELETE", "/api/v1/users/mia", ""},
@@ -498,6 +511,13 @@ TEST_F(IsolationTest, EveryRoleIsConfinedOnEveryRouteAndParameter) {
   // Nothing of t2 changed.
   EXPECT_NE(StateOf(other), "Cancelled");
   EXPECT_NE(StateOf(other_only), "Cancelled");
+  for (const std::string& id : {other, other_only}) {
+    auto w = server_->Client().Get("/api/v1/workloads/" + id);
+    EXPECT_FALSE(w.body.contains("hold")) << w.text;
+    EXPECT_FALSE(w.body.contains("priority")) << w.text;
+  }
+  EXPECT_FALSE(server_->Client().Get("/api/v1/queues/q2").body.contains("suspended"));
+  EXPECT_FALSE(server_->Client().Get("/api/v1/nodes/n1").body.contains("cordon"));
   auto q2 = server_->Client().Get("/api/v1/queues/q2");
   EXPECT_EQ(q2.body.value("cohort", ""), "c2") << q2.text;
   auto q1 = server_->Client().Get("/api/v1/queues/q1");

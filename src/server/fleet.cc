@@ -1,0 +1,356 @@
+// ControlPlane: operator control of nodes, workloads and queues (server/fleet.h). Everything runs
+// on the loop thread (RunOnLoop): the change is committed with its event (and the request's audit
+// entry), then put in the ledger; a stop goes to the agents through Publish.
+#include <charconv>
+
+#include "common/log.h"
+#include "server/control_plane.h"
+#include "server/desired_tasks.h"
+#include "server/fleet.h"
+#include "server/node_history.h"
+
+namespace abacus::server {
+
+using nlohmann::json;
+
+std::string_view WorkloadControlName(WorkloadControl c) {
+  switch (c) {
+    case WorkloadControl::kHold: return "hold";
+    case WorkloadControl::kRelease: return "release";
+    case WorkloadControl::kSuspend: return "suspend";
+    case WorkloadControl::kResume: return "resume";
+    case WorkloadControl::kRequeue: return "requeue";
+  }
+  return "hold";
+}
+
+std::string HoldCode(const WorkloadRecord& r) {
+  if (r.hold == "Suspended") return "Suspended";
+  if (!r.hold.empty()) return "Held";
+  return "QueueSuspended";
+}
+
+namespace {
+
+std::string StateName(const WorkloadRecord& r) { return std::string(WorkloadStateName(r.state)); }
+
+// Moves `r` (Admitted or Running) to Preempting for an operator: its tasks get the checkpoint
+// signal and grace (desired_tasks.h), and once they stopped it is requeued with `reason`.
+Status StopForOperator(WorkloadRecord& r, const std::string& reason, const std::string& message, Time now) {
+  ABACUS_RETURN_IF_ERROR(Transition(r.state, WorkloadState::kPreempting));
+  r.preempted_at = now;
+  r.evict_reason = reason;
+  r.message = message;
+  return Status::OK();
+}
+
+}  // namespace
+
+Status ControlPlane::CommitWorkloadControl(WorkloadRecord next, const std::string& event, json details) {
+  Time now = clock_.Now();
+  const WorkloadRecord* cur = ledger_.FindWorkload(next.id);
+  WriteBatch batch;
+  batch.PutJson(kWorkloadKind, next.id, ToJson(next), next.version);
+  StageUsage(cur, next, batch, now);
+  batch.AppendEventJson(kWorkloadKind, next.id, event, EventJson(next.state, next.message, std::move(details)), now);
+  CommitResult result;
+  if (Status st = Commit(batch, &result); !st.ok()) {
+    UsageCommitFailed();
+    return st;
+  }
+  next.version = result.assigned[0];
+  const std::string id = next.id;
+  {
+    std::unique_lock lock(state_mu_);
+    *ledger_.FindWorkload(id) = std::move(next);
+  }
+  const WorkloadRecord& r = *ledger_.FindWorkload(id);
+  if (r.state == WorkloadState::kPreempting) preempting_.insert(id);
+  Publish(r);
+  dirty_ = true;
+  full_ = true;
+  return Status::OK();
+}
+
+// ---------------------------------------------------------------- nodes
+
+Result<json> ControlPlane::CordonNode(const std::string& name, bool cordon, const std::string& by,
+                                      const std::string& reason) {
+  ABACUS_RETURN_IF_ERROR(RunOnLoop([this, name, cordon, by, reason]() -> Result<json> {
+                           const NodeRecord* n = ledger_.FindNode(name);
+                           if (n == nullptr) {
+                             return NotFound("node '" + name + "' not found (abacus get nodes lists them)");
+                           }
+                           NodeRecord next = *n;
+                           if (cordon) {
+                             if (n->cordon.state != NodeState::kReady) return json::object();  // already
+                             next.cordon = NodeCordonRecord{NodeState::kCordoned, clock_.Now(), Time{}, false, by, reason};
+                           } else {
+                             if (n->cordon.state == NodeState::kReady) return json::object();  // not cordoned
+                             next.cordon = NodeCordonRecord{};
+                             draining_nodes_.erase(name);
+                           }
+                           ABACUS_RETURN_IF_ERROR(CommitNode(std::move(next), cordon ? "Cordoned" : "Uncordoned",
+                                                             {{"by", by}, {"reason", reason}}));
+                           return json::object();
+                         })
+                             .status());
+  return GetNode(name);
+}
+
+Result<json> ControlPlane::DrainNode(const std::string& name, const DrainOrder& order) {
+  if (order.grace.count() < 0) return InvalidArgument("grace: must not be negative");
+  ABACUS_RETURN_IF_ERROR(RunOnLoop([this, name, order]() -> Result<json> {
+                           const NodeRecord* n = ledger_.FindNode(name);
+                           if (n == nullptr) {
+                             return NotFound("node '" + name + "' not found (abacus get nodes lists them)");
+                           }
+                           if (n->cordon.state == NodeState::kDrained) return json::object();  // nothing left
+                           NodeRecord next = *n;
+                           Time now = clock_.Now();
+                           // A second drain may shorten the grace or ask for all at once; never lengthen it.
+                           Time deadline = now + order.grace;
+                           if (n->cordon.state == NodeState::kDraining && n->cordon.deadline < deadline) {
+                             deadline = n->cordon.deadline;
+                           }
+                           next.cordon = NodeCordonRecord{NodeState::kDraining,
+                                                          n->cordon.state == NodeState::kDraining ? n->cordon.since : now,
+                                                          deadline,
+                                                          order.requeue_all || n->cordon.requeue_all,
+                                                          order.by,
+                                                          order.reason};
+                           const int64_t grace_s =
+                               std::chrono::duration_cast<std::chrono::seconds>(order.grace).count();
+                           ABACUS_RETURN_IF_ERROR(CommitNode(std::move(next), "DrainStarted",
+                                                             {{"by", order.by},
+                                                              {"reason", order.reason},
+                                                              {"graceSeconds", grace_s},
+                                                              {"requeueAll", order.requeue_all}}));
+                           draining_nodes_.insert(name);
+                           ProgressDrains(true);
+                           return json::object();
+                         })
+                             .status());
+  return GetNode(name);
+}
+
+void ControlPlane::ProgressDrains(bool force) {
+  if (draining_nodes_.empty()) return;
+  Time now = clock_.Now();
+  if (!force && now - last_drain_check_ < std::chrono::seconds(1)) return;
+  last_drain_check_ = now;
+  // 1) Per Draining node, the workloads that hold something there, and those to stop now:
+  // preemptible ones, every one with --requeue, every one once the grace is over.
+  std::map<std::string, std::vector<std::string>> to_stop;  // workload id → nodes
+  std::vector<std::string> drained;
+  std::map<std::string, bool> holding;  // node → something holds there
+  for (auto it = draining_nodes_.begin(); it != draining_nodes_.end();) {
+    const NodeRecord* n = ledger_.FindNode(*it);
+    if (n == nullptr || n->cordon.state != NodeState::kDraining) {
+      it = draining_nodes_.erase(it);
+    } else {
+      holding[*it] = false;
+      ++it;
+    }
+  }
+  if (holding.empty()) return;
+  for (const auto& [id, r] : ledger_.workloads()) {
+    if (!r.holds_quota()) continue;
+    for (const auto& p : r.placements) {
+      auto h = holding.find(p.node);
+      if (h == holding.end()) continue;
+      h->second = true;
+      if (r.state == WorkloadState::kPreempting) continue;  // on its way out
+      const NodeRecord* n = ledger_.FindNode(p.node);
+      const PriorityClass* pc = ledger_.config().FindPriorityClass(r.spec.priority_class);
+      bool preemptible = pc != nullptr && pc->preemptible;
+      if (preemptible || n->cordon.requeue_all || now >= n->cordon.deadline) to_stop[id].push_back(p.node);
+    }
+  }
+  // 2) Stop them (checkpoint signal first), each requeued as Drained once its tasks ended.
+  for (const auto& [id, nodes] : to_stop) {
+    const WorkloadRecord* cur = ledger_.FindWorkload(id);
+    if (cur == nullptr || !CanTransition(cur->state, WorkloadState::kPreempting)) continue;
+    WorkloadRecord next = *cur;
+    const NodeRecord* n = ledger_.FindNode(nodes.front());
+    std::string message = "node " + nodes.front() + " is draining (by " + n->cordon.by +
+                          (n->cordon.reason.empty() ? "" : ": " + n->cordon.reason) + "); requeued once stopped";
+    if (!StopForOperator(next, "Drained", message, now).ok()) continue;
+    if (Status st = CommitWorkloadControl(std::move(next), "Draining", {{"node", nodes.front()}}); !st.ok()) {
+      ABACUS_LOG_ERROR("drain of {}: {} not stopped: {}", nodes.front(), id, st.ToString());
+    }
+  }
+  // 3) A node where nothing holds anything any more is Drained.
+  for (const auto& [name, held] : holding) {
+    if (held) continue;
+    NodeRecord next = *ledger_.FindNode(name);
+    next.cordon.state = NodeState::kDrained;
+    json details = {{"by", next.cordon.by}};
+    if (Status st = CommitNode(std::move(next), "Drained", std::move(details)); !st.ok()) {
+      ABACUS_LOG_ERROR("drain of {}: not marked Drained: {}", name, st.ToString());
+      continue;
+    }
+    draining_nodes_.erase(name);
+    ABACUS_LOG_INFO("node {} drained", name);
+  }
+}
+
+// ---------------------------------------------------------------- workloads
+
+Result<json> ControlPlane::ControlWorkload(const std::string& id_or_name, WorkloadControl what, const std::string& by) {
+  return RunOnLoop([this, id_or_name, what, by]() -> Result<json> {
+    const WorkloadRecord* found = ledger_.Resolve(id_or_name);
+    if (found == nullptr) return NotFound("workload '" + id_or_name + "' not found");
+    WorkloadRecord next = *found;
+    const std::string name = next.spec.name;
+    const std::string verb(WorkloadControlName(what));
+    if (IsTerminal(next.state)) {
+      return FailedPrecondition("workload " + name + " (" + next.id + ") is " + StateName(next) + ": nothing to " + verb);
+    }
+    std::string event;
+    json details = {{"by", by}};
+    switch (what) {
+      case WorkloadControl::kHold:
+        if (!next.waiting()) {
+          return FailedPrecondition("workload " + name + " is " + StateName(next) +
+                                    ": hold keeps waiting work out of scheduling; to stop it and keep it out, run "
+                                    "`abacus suspend " + name + "`");
+        }
+        if (next.hold == "Held") return View(next);
+        if (next.hold == "Suspended") {
+          return FailedPrecondition("workload " + name + " is suspended: `abacus resume " + name + "` ends that");
+        }
+        next.hold = "Held";
+        next.hold_by = by;
+        next.message = "held by " + by;
+        event = "Held";
+        break;
+      case WorkloadControl::kRelease:
+        if (next.hold != "Held") {
+          return FailedPrecondition("workload " + name + " is not held" +
+                                    (next.hold == "Suspended" ? " but suspended: run `abacus resume " + name + "`" : ""));
+        }
+        next.hold.clear();
+        next.hold_by.clear();
+        next.message = "released by " + by;
+        event = "Released";
+        break;
+      case WorkloadControl::kSuspend:
+        if (next.hold == "Suspended") return View(next);
+        next.hold = "Suspended";
+        next.hold_by = by;
+        next.message = "suspended by " + by;
+        if (next.state == WorkloadState::kAdmitted || next.state == WorkloadState::kRunning) {
+          ABACUS_RETURN_IF_ERROR(
+              StopForOperator(next, "Suspended", "suspended by " + by + "; stopping (checkpoint signal first)", clock_.Now()));
+        }
+        event = "Suspended";
+        break;
+      case WorkloadControl::kResume:
+        if (next.hold != "Suspended") {
+          return FailedPrecondition("workload " + name + " is not suspended" +
+                                    (next.hold == "Held" ? " but held: run `abacus release " + name + "`" : ""));
+        }
+        next.hold.clear();
+        next.hold_by.clear();
+        next.message = "resumed by " + by;
+        event = "Resumed";
+        break;
+      case WorkloadControl::kRequeue:
+        if (next.state != WorkloadState::kAdmitted && next.state != WorkloadState::kRunning) {
+          return FailedPrecondition("workload " + name + " is " + StateName(next) +
+                                    ": only Admitted or Running work can be requeued");
+        }
+        ABACUS_RETURN_IF_ERROR(
+            StopForOperator(next, "Requeued", "requeued by " + by + "; stopping (checkpoint signal first)", clock_.Now()));
+        event = "RequeueRequested";
+        break;
+    }
+    ABACUS_RETURN_IF_ERROR(CommitWorkloadControl(next, event, details));
+    std::shared_lock lock(state_mu_);
+    return View(*ledger_.FindWorkload(next.id));
+  });
+}
+
+Result<json> ControlPlane::SetWorkloadPriority(const std::string& id_or_name, const std::string& priority,
+                                               const std::string& by) {
+  if (priority.empty()) return InvalidArgument("priority: expected an integer or a priority class name");
+  std::optional<int32_t> value;
+  if (priority.find_first_not_of("-0123456789") == std::string::npos) {
+    int32_t v = 0;
+    auto [end, ec] = std::from_chars(priority.data(), priority.data() + priority.size(), v);
+    if (ec != std::errc() || end != priority.data() + priority.size()) {
+      return InvalidArgument("priority: '" + priority + "' is not a 32-bit integer");
+    }
+    value = v;
+  }
+  return RunOnLoop([this, id_or_name, priority, value, by]() -> Result<json> {
+    const WorkloadRecord* found = ledger_.Resolve(id_or_name);
+    if (found == nullptr) return NotFound("workload '" + id_or_name + "' not found");
+    WorkloadRecord next = *found;
+    if (IsTerminal(next.state)) {
+      return FailedPrecondition("workload " + next.spec.name + " is " + StateName(next) + ": its priority no longer matters");
+    }
+    const PriorityClass* old_pc = ledger_.config().FindPriorityClass(next.spec.priority_class);
+    json details = {{"by", by},
+                    {"from", next.priority ? json(*next.priority) : json(old_pc != nullptr ? old_pc->value : 0)},
+                    {"fromClass", next.spec.priority_class}};
+    if (value) {
+      next.priority = *value;
+    } else {
+      const PriorityClass* pc = ledger_.config().FindPriorityClass(priority);
+      if (pc == nullptr) {
+        std::string known;
+        for (const PriorityClass* c : ledger_.config().priority_classes()) known += (known.empty() ? "" : ", ") + c->name;
+        return InvalidArgument("priority: no priority class '" + priority + "' (known: " + known +
+                               "); give a class name or an integer");
+      }
+      next.spec.priority_class = pc->name;
+      next.priority.reset();
+    }
+    const PriorityClass* new_pc = ledger_.config().FindPriorityClass(next.spec.priority_class);
+    details["to"] = next.priority ? *next.priority : (new_pc != nullptr ? new_pc->value : 0);
+    details["toClass"] = next.spec.priority_class;
+    next.message = "priority set to " + details["to"].dump() + " by " + by;
+    ABACUS_RETURN_IF_ERROR(CommitWorkloadControl(next, "PriorityChanged", details));
+    std::shared_lock lock(state_mu_);
+    return View(*ledger_.FindWorkload(next.id));
+  });
+}
+
+// ---------------------------------------------------------------- queues
+
+Result<json> ControlPlane::SuspendQueue(const std::string& queue, bool suspend, const std::string& by) {
+  return RunOnLoop([this, queue, suspend, by]() -> Result<json> {
+    if (ledger_.config().FindQueue(queue) == nullptr) {
+      return NotFound("queue '" + queue + "' not found (abacus get queues lists them)");
+    }
+    auto cur = ledger_.suspended_queues().find(queue);
+    const bool is = cur != ledger_.suspended_queues().end();
+    Time now = clock_.Now();
+    QueueSuspension s = is ? cur->second : QueueSuspension{by, now};
+    if (is != suspend) {
+      WriteBatch batch;
+      if (suspend) {
+        batch.PutJson(kQueueSuspensionKind, queue, json({{"by", by}, {"sinceUs", ToMicros(now)}}));
+      } else {
+        batch.Delete(kQueueSuspensionKind, queue);
+      }
+      batch.AppendEventJson("queue", queue, suspend ? "Suspended" : "Resumed", json({{"by", by}}), now);
+      CommitResult result;
+      ABACUS_RETURN_IF_ERROR(Commit(batch, &result));
+      std::unique_lock lock(state_mu_);
+      ledger_.SetQueueSuspended(queue, suspend ? std::optional<QueueSuspension>(s) : std::nullopt);
+      dirty_ = true;
+      full_ = true;
+    }
+    json out = {{"queue", queue}, {"suspended", suspend}};
+    if (suspend) {
+      out["by"] = s.by;
+      out["since"] = FormatTime(s.since);
+    }
+    return out;
+  });
+}
+
+}  // namespace abacus::server

@@ -1,0 +1,221 @@
+// Operator control (fleet.h) on a manual clock, without HTTP: cordon across heartbeats and
+// re-registration, drain of agent and simulated nodes (checkpoint signal, grace, typed requeue
+// reason, metering), hold and priority.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+
+#include "common/ids.h"
+#include "server/control_plane.h"
+#include "server/server_test_util.h"
+
+namespace abacus::server {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+const std::string kOrg = testing_org::AcmeOrg("train", 2) + R"(---
+kind: PriorityClass
+name: steady
+value: 600
+preemptible: false
+)";
+
+std::string Job(const std::string& name, const std::string& priority_class = "training",
+                const std::string& checkpoint = "") {
+  return "kind: TrainingJob\nname: " + name + "\nproject: acme/ml\nqueue: train\npriorityClass: " + priority_class +
+         "\nspec:\n  command: [\"true\"]\n" + checkpoint +
+         "  taskGroups:\n    - name: w\n"
+         "      resources: {cpu: 1, memory: 1Gi, accelerators: {flavor: gpu/nvidia/A100-80G, count: 1}}\n";
+}
+
+json Node(const std::string& name, bool simulated) {
+  json devices = json::array();
+  for (int i = 0; i < 2; ++i) {
+    devices.push_back({{"index", i}, {"flavor", "gpu/nvidia/A100-80G"}, {"memoryBytes", int64_t{80} << 30}});
+  }
+  return {{"name", name}, {"cpuMilli", 64000}, {"memoryBytes", int64_t{256} << 30}, {"devices", devices},
+          {"simulated", simulated}};
+}
+
+class FleetControlTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("abacus-fleet-" + std::to_string(::getpid()) + "-" +
+                                                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    Open();
+    auto applied = cp_->Apply(kOrg, false, "org.yaml");
+    ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  }
+  void TearDown() override {
+    cp_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  void Open() {
+    ControlPlaneOptions o;
+    o.data_dir = dir_.string();
+    o.clock = &clock_;
+    o.ids = &ids_;
+    o.node_timeout = std::chrono::hours(24);
+    auto cp = ControlPlane::Open(o);
+    ASSERT_TRUE(cp.ok()) << cp.status().ToString();
+    cp_ = std::move(*cp);
+  }
+  std::string Submit(const std::string& yaml) {
+    auto r = cp_->Submit(yaml, false, "job.yaml");
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    cp_->WaitForCycle();
+    return r.ok() ? (*r)[0]["id"].get<std::string>() : "";
+  }
+  json Workload(const std::string& id) { return *cp_->GetWorkload(id); }
+  std::string State(const std::string& id) { return Workload(id)["state"]; }
+  std::string NodeState(const std::string& name) { return (*cp_->GetNode(name))["schedulingState"]; }
+  // Lets the loop run its once-a-second work (drains, controllers) after `step` of clock time.
+  void Tick(Duration step = 2s) {
+    clock_.Advance(step);
+    cp_->WaitForCycle();
+    cp_->WaitForCycle();
+  }
+  void Report(const std::string& node, const std::string& task, json fields) {
+    fields["taskId"] = task;
+    ASSERT_TRUE(cp_->AgentStatus(node, json{{"tasks", {fields}}}).ok());
+    cp_->WaitForCycle();
+  }
+
+  std::filesystem::path dir_;
+  ManualClock clock_;
+  SequentialIdGenerator ids_;
+  std::unique_ptr<ControlPlane> cp_;
+};
+
+// An agent's heartbeats own Ready/NotReady; the cordon is the operator's and outlives both them
+// and a re-registration; nothing new is placed meanwhile.
+TEST_F(FleetControlTest, CordonOutlivesHeartbeatsAndReregistration) {
+  auto reg = cp_->RegisterAgent(Node("gpu-a", false));
+  ASSERT_TRUE(reg.ok()) << reg.status().ToString();
+  ASSERT_TRUE(cp_->CordonNode("gpu-a", true, "ann", "fan").ok());
+  ASSERT_TRUE(cp_->AgentHeartbeat("gpu-a", json::object()).ok());
+  json again = Node("gpu-a", false);
+  again["credential"] = (*reg)["nodeToken"];
+  ASSERT_TRUE(cp_->RegisterAgent(again).ok());
+  EXPECT_EQ(NodeState("gpu-a"), "Cordoned");
+  json node = *cp_->GetNode("gpu-a");
+  EXPECT_EQ(node["state"], "Ready");
+  EXPECT_EQ(node["cordon"]["by"], "ann");
+  EXPECT_EQ(node["cordon"]["reason"], "fan");
+  std::string id = Submit(Job("waits"));
+  EXPECT_EQ(State(id), "Pending");
+  ASSERT_TRUE(cp_->CordonNode("gpu-a", false, "ann", "").ok());
+  cp_->WaitForCycle();
+  EXPECT_EQ(State(id), "Admitted");
+  EXPECT_EQ(cp_->CordonNode("nope", true, "ann", "").status().code(), StatusCode::kNotFound);
+}
+
+// Drain of an agent node: the running task is told to stop with its checkpoint signal; once it
+// stopped the workload is requeued as Drained (no retry used), its usage ends as Drained, and
+// the node is Drained when nothing holds anything there.
+TEST_F(FleetControlTest, DrainStopsAgentWorkWithCheckpointSignalAndMetersItAsDrained) {
+  ASSERT_TRUE(cp_->RegisterAgent(Node("gpu-a", false)).ok());
+  std::string id = Submit(Job("ft", "training", "  checkpoint: {signal: SIGUSR1, graceSeconds: 60}\n"));
+  ASSERT_EQ(State(id), "Admitted");
+  Report("gpu-a", id + ".0.0.1", {{"phase", "Running"}});
+  clock_.Advance(60s);
+  DrainOrder order;
+  order.by = "ann";
+  auto drained = cp_->DrainNode("gpu-a", order);
+  ASSERT_TRUE(drained.ok()) << drained.status().ToString();
+  EXPECT_EQ((*drained)["schedulingState"], "Draining");
+  EXPECT_EQ(State(id), "Preempting");  // training is preemptible: at once
+  json tasks = (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks;
+  ASSERT_EQ(tasks.size(), 1u) << tasks.dump();
+  EXPECT_EQ(tasks[0]["stopSignal"], "SIGUSR1") << tasks.dump();
+  Report("gpu-a", id + ".0.0.1", {{"phase", "Exited"}, {"stopped", true}, {"signal", 10}});
+  json w = Workload(id);
+  EXPECT_EQ(w["state"], "Requeued") << w.dump();
+  EXPECT_EQ(w["requeueReason"], "Drained");
+  EXPECT_EQ(w.value("failures", 0), 0);
+  EXPECT_EQ(w.value("infraRequeues", 0), 0);
+  Tick();
+  EXPECT_EQ(NodeState("gpu-a"), "Drained");
+
+  ControlPlane::ReportQuery q;
+  q.from = "2026-01-01";
+  q.to = "2026-01-02";
+  q.by = "reason";
+  q.format = "json";
+  json usage = json::parse(cp_->Report("usage", q)->body);
+  std::set<std::string> reasons;
+  for (const auto& row : usage["rows"]) reasons.insert(row.value("reason", ""));
+  EXPECT_TRUE(reasons.count("Drained")) << usage.dump();
+  EXPECT_FALSE(reasons.count("Preempted")) << usage.dump();
+}
+
+// Non-preemptible work on a draining (simulated) node runs on until the grace is over, then is
+// requeued; the drain is stored, so a restart goes on with it.
+TEST_F(FleetControlTest, DrainWaitsForNonPreemptibleWorkUntilTheGraceThenRequeues) {
+  ASSERT_TRUE(cp_->PutNode(Node("sim-a", true)).ok());
+  std::string id = Submit(Job("steady", "steady"));
+  ASSERT_EQ(State(id), "Admitted");
+  DrainOrder order;
+  order.grace = 10min;
+  order.by = "ann";
+  ASSERT_TRUE(cp_->DrainNode("sim-a", order).ok());
+  Tick(5min);
+  EXPECT_EQ(State(id), "Admitted");
+  EXPECT_EQ(NodeState("sim-a"), "Draining");
+  cp_.reset();  // a restart keeps the drain and its deadline
+  Open();
+  Tick(6min);
+  Tick();
+  EXPECT_EQ(State(id), "Requeued");
+  EXPECT_EQ(Workload(id)["requeueReason"], "Drained");
+  EXPECT_EQ(NodeState("sim-a"), "Drained");
+  // PUT of the simulated node again keeps the operator's state.
+  ASSERT_TRUE(cp_->PutNode(Node("sim-a", true)).ok());
+  EXPECT_EQ(NodeState("sim-a"), "Drained");
+}
+
+// A held workload stays out of scheduling (its reason says Held and how to release it); hold of
+// running work and release of unheld work are refused with what to do instead.
+TEST_F(FleetControlTest, HoldKeepsWaitingWorkOutUntilReleased) {
+  std::string id = Submit(Job("later"));
+  ASSERT_EQ(State(id), "Pending");  // no node yet
+  ASSERT_TRUE(cp_->ControlWorkload(id, WorkloadControl::kHold, "max").ok());
+  ASSERT_TRUE(cp_->PutNode(Node("sim-a", true)).ok());
+  cp_->WaitForCycle();
+  EXPECT_EQ(State(id), "Pending");
+  json explain = *cp_->Explain(id);
+  EXPECT_EQ(explain["reason"]["code"], "Held");
+  EXPECT_NE(explain["text"].get<std::string>().find("abacus release later"), std::string::npos) << explain.dump();
+  auto twice = cp_->ControlWorkload(id, WorkloadControl::kResume, "max");
+  EXPECT_EQ(twice.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(twice.status().message().find("abacus release later"), std::string::npos) << twice.status().message();
+  ASSERT_TRUE(cp_->ControlWorkload(id, WorkloadControl::kRelease, "max").ok());
+  cp_->WaitForCycle();
+  EXPECT_EQ(State(id), "Admitted");
+  auto hold_running = cp_->ControlWorkload(id, WorkloadControl::kHold, "max");
+  EXPECT_EQ(hold_running.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(hold_running.status().message().find("abacus suspend later"), std::string::npos);
+}
+
+// set-priority N replaces the class's value: the raised workload is admitted ahead of an older
+// one of the same class.
+TEST_F(FleetControlTest, SetPriorityValueOrdersTheQueue) {
+  std::string older = Submit(Job("older"));
+  std::string newer = Submit(Job("newer"));
+  ASSERT_TRUE(cp_->SetWorkloadPriority(newer, "900", "tia").ok());
+  EXPECT_EQ(Workload(newer)["priority"], 900);
+  EXPECT_EQ(cp_->SetWorkloadPriority(newer, "12x", "tia").status().code(), StatusCode::kInvalidArgument);
+  json one = Node("sim-a", true);
+  one["devices"].erase(1);  // room for one
+  ASSERT_TRUE(cp_->PutNode(one).ok());
+  cp_->WaitForCycle();
+  EXPECT_EQ(State(newer), "Admitted");
+  EXPECT_EQ(State(older), "Pending");
+}
+
+}  // namespace
+}  // namespace abacus::server
