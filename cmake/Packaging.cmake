@@ -24,6 +24,9 @@ install(CODE [[
 ]])
 # `abacus up --demo` finds its examples next to the binary, in ../share/abacus/examples.
 install(DIRECTORY examples/ DESTINATION share/abacus/examples)
+# Monitoring that ships: Prometheus alerting rules and a Grafana dashboard (docs/metrics.md).
+install(FILES ${ABACUS_PACKAGING_DIR}/prometheus/abacus-rules.yaml DESTINATION share/abacus/prometheus)
+install(FILES ${ABACUS_PACKAGING_DIR}/grafana/abacus.json DESTINATION share/abacus/grafana)
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME abacus)

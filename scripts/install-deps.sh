@@ -11,6 +11,7 @@ PACKAGES=(
   nodejs chromium  # the web dashboard (npm ci, Vite) and its browser test (docs/ui.md)
   postgresql  # the PostgreSQL store's tests start a throwaway server (scripts/pg-test.sh)
   dpkg-dev file  # make package: dpkg-shlibdeps, and `file` for CPack's ELF detection
+  prometheus  # promtool: `promtool check metrics` and `promtool test rules` in the tests (no daemon is started)
 )
 
 missing=()
@@ -27,6 +28,14 @@ echo "install-deps: installing ${missing[*]}" >&2
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
+# No package may start its daemon here (prometheus, postgresql): the tests start what they need,
+# on loopback. Debian asks /usr/sbin/policy-rc.d before starting a service; 101 means "not now".
+POLICY=/usr/sbin/policy-rc.d
+if [ ! -e "$POLICY" ]; then
+  printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$POLICY" >/dev/null
+  $SUDO chmod 755 "$POLICY"
+  trap '$SUDO rm -f "$POLICY"' EXIT
+fi
 if ! $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; then
   $SUDO apt-get update -qq >/dev/null
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

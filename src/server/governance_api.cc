@@ -550,6 +550,7 @@ void InstallGovernance(httplib::Server& s, ControlPlane& cp, double rate_limit, 
     return httplib::Server::HandlerResponse::Unhandled;
   });
   s.set_post_routing_handler([&cp](const httplib::Request& req, httplib::Response& res) {
+    cp.metrics().requests.Count(req.path, res.status);
     RequestContext& ctx = t_request;
     if (!ctx.active) return;
     ctx.active = false;

@@ -1,6 +1,7 @@
 #include "server/metrics.h"
 
 #include <cstdio>
+#include <string_view>
 
 namespace abacus::server {
 
@@ -71,6 +72,56 @@ std::string EscapeLabel(const std::string& value) {
     else out += c;
   }
   return out;
+}
+
+namespace {
+
+bool Word(std::string_view s) {
+  if (s.empty() || s.size() > 32) return false;
+  for (char c : s) {
+    if (!((c >= 'a' && c <= 'z') || c == '-')) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string RouteTemplate(const std::string& path, int status) {
+  if (status == 404) return "unmatched";
+  if (path == "/healthz" || path == "/readyz" || path == "/metrics" || path == "/") return path;
+  if (path.rfind("/ui", 0) == 0) return "/ui";
+  if (path.rfind("/api/v1/", 0) != 0) return "unmatched";
+  std::string out = "/api/v1";
+  size_t pos = 8;
+  for (int i = 0; pos <= path.size(); ++i) {
+    size_t end = path.find('/', pos);
+    std::string_view part(path.data() + pos, (end == std::string::npos ? path.size() : end) - pos);
+    if (i % 2 == 0) {
+      if (!Word(part)) return "unmatched";  // a collection or sub-resource is a lower-case word
+      out += "/" + std::string(part);
+    } else {
+      out += "/{name}";
+    }
+    if (end == std::string::npos || i >= 6) break;
+    pos = end + 1;
+  }
+  return out;
+}
+
+void RequestCounter::Count(const std::string& path, int status) {
+  std::string route = RouteTemplate(path, status);
+  std::lock_guard lock(mu_);
+  counts_[{std::move(route), status}]++;
+}
+
+void RequestCounter::Render(std::string& out) const {
+  out += "# HELP abacus_http_requests_total HTTP requests answered, by route template and status code.\n"
+         "# TYPE abacus_http_requests_total counter\n";
+  std::lock_guard lock(mu_);
+  for (const auto& [key, n] : counts_) {
+    out += "abacus_http_requests_total{route=\"" + EscapeLabel(key.first) + "\",code=\"" + std::to_string(key.second) +
+           "\"} " + std::to_string(n) + "\n";
+  }
 }
 
 }  // namespace abacus::server

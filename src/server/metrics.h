@@ -52,6 +52,24 @@ class LabeledMetrics {
   std::map<std::string, int64_t> preemptions_by_reason_;             // GUARDED_BY(mu_)
 };
 
+// HTTP requests answered, by route template and status code (abacus_http_requests_total).
+class RequestCounter {
+ public:
+  // Counts one answer to `path` with `status`; the path becomes its route template.
+  void Count(const std::string& path, int status);
+  // Appends the abacus_http_requests_total family.
+  void Render(std::string& out) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::pair<std::string, int>, int64_t> counts_;  // GUARDED_BY(mu_)
+};
+
+// The route template of a request path, with bounded values: "/api/v1/workloads/{name}/logs".
+// Object names become {name}; a 404 (no route, or no such object) and anything that does not
+// look like an API path become "unmatched", so that scanners cannot grow the label set.
+std::string RouteTemplate(const std::string& path, int status);
+
 // Escapes a label value for the text format (backslash, double quote, newline).
 std::string EscapeLabel(const std::string& value);
 
@@ -61,6 +79,7 @@ struct ServerMetrics {
   Histogram commit_seconds;        // one GroupCommitter::Submit from an HTTP thread or the loop
   Histogram request_seconds;       // HTTP request handling
   LabeledMetrics labeled;          // waits per queue, preemptions per reason
+  RequestCounter requests;         // answers by route template and code
   std::atomic<int64_t> cycles{0};
   std::atomic<int64_t> submitted{0};
   std::atomic<int64_t> admitted{0};

@@ -2,6 +2,8 @@
 #include <set>
 
 #include "server/control_plane.h"
+#include "server/metrics_inventory.h"
+#include "server/process_metrics.h"
 
 namespace abacus::server {
 namespace {
@@ -66,7 +68,8 @@ std::string ControlPlane::RenderMetrics() const {
     for (const Queue* q : ledger_.config().queues()) {
       for (const auto& quota : q->quotas) {
         std::string res = quota.resource.Name();
-        std::string labels = "{queue=\"" + EscapeLabel(q->name) + "\",resource=\"" + EscapeLabel(res) + "\"}";
+        std::string labels = "{queue=\"" + EscapeLabel(q->name) + "\",tenant=\"" + EscapeLabel(q->tenant) +
+                             "\",cohort=\"" + EscapeLabel(q->cohort) + "\",resource=\"" + EscapeLabel(res) + "\"}";
         int64_t n = quota.resource.kind == QuotaResource::Kind::kMemory ? quota.nominal.CeilUnits() : quota.nominal.milli();
         int64_t u = 0;
         if (auto it = used.find({q->name, res}); it != used.end()) u = it->second;
@@ -104,6 +107,7 @@ std::string ControlPlane::RenderMetrics() const {
     std::snprintf(buf, sizeof buf, "%.3f", std::max(0.0, static_cast<double>(healthy) - allocated_milli / 1000.0));
     out += std::string("abacus_node_devices{state=\"free\"} ") + buf + "\n";
     out += "abacus_node_devices{state=\"unhealthy\"} " + std::to_string(unhealthy) + "\n";
+    RenderInventoryMetrics(ledger_, clock_.Now(), out);
   }
   family("abacus_device_utilization_ratio", "gauge", "Device utilization last reported by its agent (0..1).");
   {
@@ -126,11 +130,15 @@ std::string ControlPlane::RenderMetrics() const {
   counter("abacus_scheduler_cycles_total", "Scheduling cycles run.", metrics_.cycles.load());
   counter("abacus_store_commit_failures_total", "Batches the store refused or failed.", metrics_.commit_failures.load());
   counter("abacus_http_throttled_total", "Requests refused with 429.", metrics_.rejected_busy.load());
+  counter("abacus_audit_write_failures_total", "Audit entries that could not be written (each also logged).",
+          governance_->audit_failures());
   metrics_.labeled.Render(out);
   metrics_.cycle_seconds.Render("abacus_scheduling_cycle_seconds", "Duration of one scheduling cycle.", out);
   metrics_.decision_seconds.Render("abacus_scheduler_decision_latency_seconds", "Time from submission to admission.", out);
   metrics_.commit_seconds.Render("abacus_store_commit_seconds", "Time to commit one batch (group commit).", out);
   metrics_.request_seconds.Render("abacus_http_request_seconds", "Time to handle one HTTP request.", out);
+  metrics_.requests.Render(out);
+  RenderProcessMetrics(out);
   return out;
 }
 
