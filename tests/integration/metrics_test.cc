@@ -9,6 +9,11 @@
 #include <regex>
 #include <sstream>
 
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+
 #include "server_process.h"
 
 namespace abacus::testing {
@@ -159,6 +164,64 @@ TEST(MetricsTest, InventoryQuotasAndPendingWorkAnswerAnOperatorsQuestions) {
   std::ifstream in(out);
   std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(rc, 0) << said;
+}
+
+// A free loopback port (bound and released; Prometheus takes it next).
+int FreePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  socklen_t len = sizeof(a);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+// A real Prometheus (the Debian package's binary, on loopback, started here) scrapes a real
+// server with a token and evaluates the shipped rules: inadmissible work raises
+// AbacusInadmissibleWork (pending for its 15 minutes), and the scrape is up.
+TEST(MetricsTest, ARealPrometheusScrapesTheServerAndEvaluatesTheShippedRules) {
+  if (std::system("command -v prometheus >/dev/null 2>&1") != 0) {
+    if (std::getenv("ABACUS_REQUIRE_PROMTOOL") != nullptr) FAIL() << "prometheus is not installed";
+    GTEST_SKIP() << "prometheus not installed (scripts/install-deps.sh installs the prometheus package)";
+  }
+  TempDir dir;
+  ServerProcess server(dir.path() + "/data", {});
+  auto api = server.Client();
+  ASSERT_EQ(api.Post("/api/v1/apply?filename=org.yaml", kOrg, "application/yaml").status, 200);
+  ASSERT_EQ(api.Post("/api/v1/nodes", Node("a1", "train-pool", 4).dump(), "application/json").status, 201);
+  ASSERT_EQ(api.Post("/api/v1/workloads", Job("too-big", "gpu/nvidia/A100-80G", 8), "application/yaml").status, 201);
+
+  const std::string target = server.url().substr(server.url().find("://") + 3);
+  std::ofstream(dir.path() + "/token") << server.token();
+  std::ofstream(dir.path() + "/prometheus.yml")
+      << "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+         "rule_files: [\"" << ABACUS_SOURCE_DIR << "/packaging/prometheus/abacus-rules.yaml\"]\n"
+         "scrape_configs:\n"
+         "  - job_name: abacus\n"
+         "    authorization: {credentials_file: " << dir.path() << "/token}\n"
+         "    static_configs: [{targets: [\"" << target << "\"]}]\n";
+  const int port = FreePort();
+  pid_t prom = SpawnChild({"/usr/bin/prometheus", "--config.file=" + dir.path() + "/prometheus.yml",
+                           "--storage.tsdb.path=" + dir.path() + "/tsdb", "--web.listen-address=127.0.0.1:" + std::to_string(port)},
+                          true);
+  cli::ApiClient prometheus({"http://127.0.0.1:" + std::to_string(port), ""});
+  std::string alerts, up;
+  bool raised = WaitFor([&] {
+    alerts = prometheus.Get("/api/v1/alerts").text;
+    return alerts.find("\"alertname\":\"AbacusInadmissibleWork\"") != std::string::npos;
+  }, std::chrono::seconds(60));
+  up = prometheus.Get("/api/v1/query?query=up%7Bjob%3D%22abacus%22%7D").text;
+  ::kill(prom, SIGTERM);
+  int st = 0;
+  ::waitpid(prom, &st, 0);
+  ASSERT_TRUE(raised) << alerts;
+  EXPECT_NE(alerts.find("\"queue\":\"train\""), std::string::npos) << alerts;
+  EXPECT_NE(alerts.find("\"state\":\"pending\""), std::string::npos) << alerts;  // for: 15m
+  EXPECT_NE(up.find("\"value\":["), std::string::npos) << up;
+  EXPECT_NE(up.find(",\"1\"]"), std::string::npos) << up;
 }
 
 }  // namespace
