@@ -60,12 +60,14 @@ void AddReportCommand(CLI::App& app, int* exit_code) {
       "  idle       allocated device-hours whose measured utilization stayed below --threshold\n"
       "  shortages  time inference services wanted replicas they could not get\n"
       "  borrowing  who lent how much to whom inside each cohort\n"
+      "  utilization  device-hours that existed, allocated, idle, down and drained, per flavor (--by pool,cluster), as\n"
+      "             sreport cluster utilization counts them\n"
       "  evidence   one document for a POC or an audit (-o md|html|json)\n"
       "Examples: abacus report usage --by tenant,month -o csv\n"
       "          abacus report evidence --from 2026-11-01 --to 2026-12-01 -o html --out evidence.html");
-  cmd->add_option("KIND", o->kind, "usage, wait, failures, idle, shortages, borrowing or evidence")
+  cmd->add_option("KIND", o->kind, "usage, wait, failures, idle, shortages, borrowing, utilization or evidence")
       ->required()
-      ->check(CLI::IsMember({"usage", "wait", "failures", "idle", "shortages", "borrowing", "evidence"}));
+      ->check(CLI::IsMember({"usage", "wait", "failures", "idle", "shortages", "borrowing", "utilization", "evidence"}));
   cmd->add_option("--from", o->from, "start, RFC 3339 or a date (default: 30 days ago)");
   cmd->add_option("--to", o->to, "end, exclusive (default: now)");
   cmd->add_option("--by", o->by, "grouping, comma-separated");

@@ -3,10 +3,14 @@
 // does not have. See docs/metering.md for every rule.
 #pragma once
 
+#include <map>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
+#include "meter/capacity.h"
 #include "meter/grouping.h"
 #include "meter/price_list.h"
 #include "meter/report_inputs.h"
@@ -61,6 +65,18 @@ struct ShortageReportOptions {
 // replica-hours and the longest episode.
 Result<Table> ShortageReport(std::span<const ShortageInterval> shortages,
                              const ShortageReportOptions& options);
+
+struct UtilizationReportOptions {
+  ReportWindow window;
+  Grouping by;  // flavor (always first), pool, cluster; no buckets
+  // Where each node is (node → {cluster, pool}); a node no longer known reads as "-".
+  std::map<std::string, std::pair<std::string, std::string>> node_places;
+};
+// The cluster's device-hours as sreport's "cluster utilization" counts them: what existed (over
+// each device's life, capacity.h), of which allocated (usage intervals), down (NotReady),
+// drained (Cordoned, Draining, Drained) and idle (the rest), with percentages of what existed.
+Result<Table> UtilizationReport(std::span<const CapacitySpan> capacity, std::span<const UsageInterval> intervals,
+                                const UtilizationReportOptions& options);
 
 // Device-hours borrowed inside each cohort, from lender queue to borrower queue (see
 // borrowing.h for the rule).

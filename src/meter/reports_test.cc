@@ -180,3 +180,55 @@ TEST(GroupingTest, ParsesKeysAndOneBucketAndRejectsTheRest) {
 
 }  // namespace
 }  // namespace abacus::meter
+
+namespace abacus::meter {
+namespace {
+
+// sreport's cluster utilization: capacity over device lifetimes, split into allocated, idle,
+// down and drained, per flavor and per pool.
+TEST(UtilizationReportTest, ReportedHoursSplitIntoAllocatedIdleDownAndDrained) {
+  using scenario::T;
+  const std::string f = scenario::kA100;
+  std::vector<CapacitySpan> capacity = {
+      {"n1", f, 4, T(1, 0), T(1, 10), NodeCondition::kUp},
+      {"n2", f, 2, T(1, 0), T(1, 5), NodeCondition::kDown},
+      {"n2", f, 2, T(1, 5), std::nullopt, NodeCondition::kDrained},
+  };
+  std::vector<UsageInterval> intervals = {scenario::Closed(
+      scenario::Task("w", "t", "nlp", "q", "TrainingJob", "n1", f, 2000, 1, 1, T(1, 1)), T(1, 4), EndReason::kSucceeded)};
+  UtilizationReportOptions o;
+  o.window = {T(1, 0), T(1, 10), T(1, 10)};
+  o.node_places = {{"n1", {"east", "p1"}}, {"n2", {"east", "p2"}}};
+  const ResourceTime hour = 1000LL * 3'600'000'000LL;  // one device for an hour
+  auto t = UtilizationReport(capacity, intervals, o);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->rows.size(), 1u);
+  const auto& row = t->rows[0];
+  auto cell = [&](const char* c) { return row[static_cast<size_t>(t->ColumnIndex(c))]; };
+  EXPECT_EQ(cell("flavor"), f);
+  EXPECT_EQ(cell("reportedDeviceHours"), FormatMilliHours(60 * hour));
+  EXPECT_EQ(cell("allocatedDeviceHours"), FormatMilliHours(6 * hour));
+  EXPECT_EQ(cell("downDeviceHours"), FormatMilliHours(10 * hour));
+  EXPECT_EQ(cell("drainedDeviceHours"), FormatMilliHours(10 * hour));
+  EXPECT_EQ(cell("idleDeviceHours"), FormatMilliHours(34 * hour));
+  EXPECT_EQ(cell("allocatedPercent"), FormatPercent(0.1));
+
+  auto by = ParseGrouping("pool");
+  ASSERT_TRUE(by.ok());
+  o.by = *by;
+  auto pools = UtilizationReport(capacity, intervals, o);
+  ASSERT_TRUE(pools.ok());
+  ASSERT_EQ(pools->rows.size(), 2u);
+  EXPECT_EQ(pools->rows[0][1], "p1");
+  EXPECT_EQ(pools->rows[0][static_cast<size_t>(pools->ColumnIndex("idleDeviceHours"))], FormatMilliHours(34 * hour));
+  EXPECT_EQ(pools->rows[1][1], "p2");
+  EXPECT_EQ(pools->rows[1][static_cast<size_t>(pools->ColumnIndex("idleDeviceHours"))], FormatMilliHours(0));
+  // Tenants are not a property of capacity.
+  auto tenant = ParseGrouping("tenant");
+  ASSERT_TRUE(tenant.ok());
+  o.by = *tenant;
+  EXPECT_FALSE(UtilizationReport(capacity, intervals, o).ok());
+}
+
+}  // namespace
+}  // namespace abacus::meter

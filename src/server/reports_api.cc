@@ -126,6 +126,7 @@ Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind,
   std::vector<meter::QueueQuota> quotas;
   std::vector<meter::InventoryRow> inventory;
   std::map<std::string, std::map<std::string, int64_t>> node_devices;  // for the capacity spans
+  std::map<std::string, std::pair<std::string, std::string>> node_places;  // node → {cluster, pool}
   std::vector<meter::UtilizationSample> samples;
   Status price_problem;
   const meter::PriceList* prices = nullptr;
@@ -137,6 +138,7 @@ Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind,
     std::map<std::tuple<std::string, std::string, std::string>, meter::InventoryRow> inv;
     for (const auto& [name, n] : ledger_.nodes()) {
       node_devices[name] = DevicesByFlavor(n);
+      node_places[name] = {n.node.cluster, n.node.pool};
       std::set<std::string> flavors;
       for (const Device& d : n.node.devices) {
         auto& row = inv[{n.node.cluster, n.node.pool, d.flavor.name()}];
@@ -284,8 +286,16 @@ Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind,
     ABACUS_ASSIGN_OR_RETURN(table, meter::ShortageReport(shortages, {window, by}));
   } else if (kind == "borrowing") {
     table = meter::BorrowingReport(intervals, quotas, window);
+  } else if (kind == "utilization") {
+    ABACUS_ASSIGN_OR_RETURN(auto capacity, ReadCapacitySpans(*store_, node_devices));
+    meter::UtilizationReportOptions o;
+    o.window = window;
+    o.by = by;
+    o.node_places = std::move(node_places);
+    ABACUS_ASSIGN_OR_RETURN(table, meter::UtilizationReport(capacity, intervals, o));
   } else {
-    return NotFound("report '" + kind + "': expected usage, wait, failures, idle, shortages, borrowing or evidence");
+    return NotFound("report '" + kind +
+                    "': expected usage, wait, failures, idle, shortages, borrowing, utilization or evidence");
   }
   std::string format = q.format.empty() ? "json" : q.format;
   ABACUS_ASSIGN_OR_RETURN(auto f, meter::ParseTableFormat(format));

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include <signal.h>
@@ -125,6 +126,13 @@ TEST(MetricsTest, InventoryQuotasAndPendingWorkAnswerAnOperatorsQuestions) {
   EXPECT_EQ(text.find(never_id), std::string::npos);
   EXPECT_EQ(text.find("scanner-probe-123"), std::string::npos);
   EXPECT_GE(Sample(text, R"(abacus_http_requests_total{route="unmatched",code="404"})"), 1);
+
+  // The same inventory over time: `abacus report utilization` by pool.
+  auto utilization = api.Get("/api/v1/reports/utilization?by=pool&format=json");
+  ASSERT_EQ(utilization.status, 200) << utilization.text;
+  std::set<std::string> pools;
+  for (const auto& row : utilization.body["rows"]) pools.insert(row["pool"].get<std::string>());
+  EXPECT_EQ(pools, (std::set<std::string>{"infer-pool", "train-pool"})) << utilization.text;
 
   // Every metric the shipped dashboard and alert rules query exists in a live /metrics.
   for (const char* shipped : {"packaging/grafana/abacus.json", "packaging/prometheus/abacus-rules.yaml"}) {
