@@ -12,6 +12,7 @@
 
 #include "sched/explain.h"
 #include "server/metrics.h"
+#include "server/quota_view.h"
 
 namespace abacus::server {
 namespace {
@@ -135,6 +136,30 @@ void RenderInventoryMetrics(const Ledger& ledger, Time now, std::string& out) {
         if (auto it = used.find({q->name, res}); it != used.end()) c.second += it->second;
         cohort_resource[{q->cohort, res}] = &quota.resource;
       }
+    }
+  }
+  // What each queue lends now: the borrowing rule the API, `abacus get queues` and the reports use.
+  nlohmann::json items = nlohmann::json::array();
+  std::map<std::pair<std::string, std::string>, const QuotaResource*> resource_of;
+  for (const Queue* q : ledger.config().queues()) {
+    nlohmann::json usage = nlohmann::json::array();
+    for (const auto& quota : q->quotas) {
+      const std::string res = quota.resource.Name();
+      auto it = used.find({q->name, res});
+      usage.push_back({{"resource", res}, {"used", it == used.end() ? 0 : it->second}});
+      resource_of[{q->name, res}] = &quota.resource;
+    }
+    items.push_back({{"name", q->name}, {"tenant", q->tenant}, {"cohort", q->cohort}, {"usage", std::move(usage)}});
+  }
+  AddBorrowingNow(ledger.config(), items);
+  Family(out, "abacus_queue_quota_lent", "gauge",
+         "Unused nominal quota of a queue that other queues of its cohort borrow now (cores, bytes, devices).");
+  for (const auto& q : items) {
+    for (const auto& u : q["usage"]) {
+      const std::string name = q["name"], res = u["resource"];
+      out += "abacus_queue_quota_lent{" + Label("queue", name) + "," + Label("tenant", q["tenant"]) + "," +
+             Label("cohort", q["cohort"]) + "," + Label("resource", res) + "} " +
+             Natural(*resource_of[{name, res}], u.value("lent", int64_t{0})) + "\n";
     }
   }
   Family(out, "abacus_queue_quota_borrowing_limit", "gauge",

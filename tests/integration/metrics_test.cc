@@ -108,6 +108,7 @@ TEST(MetricsTest, InventoryQuotasAndPendingWorkAnswerAnOperatorsQuestions) {
   EXPECT_EQ(Sample(text, R"(abacus_queue_quota_borrowing_limit{queue="train",tenant="acme",cohort="shared",resource="gpu/nvidia/A100-80G"})"), 4);
   EXPECT_EQ(Sample(text, R"(abacus_queue_quota_lending_limit{queue="train",tenant="acme",cohort="shared",resource="cpu"})"), 32);
   EXPECT_EQ(Sample(text, R"(abacus_queue_quota_used{queue="train",tenant="acme",cohort="shared",resource="gpu/nvidia/A100-80G"})"), 4);
+  EXPECT_EQ(Sample(text, R"(abacus_queue_quota_lent{queue="infer",tenant="acme",cohort="shared",resource="gpu/nvidia/A100-80G"})"), 0);
   EXPECT_EQ(Sample(text, R"(abacus_cohort_quota_nominal{cohort="shared",resource="gpu/nvidia/A100-80G"})"), 12);
   EXPECT_EQ(Sample(text, R"(abacus_cohort_quota_used{cohort="shared",resource="gpu/nvidia/A100-80G"})"), 4);
   // What waits, and for how long.
