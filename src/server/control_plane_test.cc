@@ -423,7 +423,9 @@ TEST_F(ControlPlaneTest, MetricsAreValidPrometheusTextWithTheIssueFamilies) {
     }
     return -1.0;
   };
-  EXPECT_EQ(value("abacus_queue_quota_nominal", R"(abacus_queue_quota_nominal{queue="train",resource="gpu/nvidia/A100-80G"})"), 2.0);
+  EXPECT_EQ(value("abacus_queue_quota_nominal",
+                  R"(abacus_queue_quota_nominal{queue="train",tenant="acme",cohort="",resource="gpu/nvidia/A100-80G"})"),
+            2.0);
   EXPECT_EQ(value("abacus_workloads_total", R"(abacus_workloads_total{kind="TrainingJob",result="Succeeded"})"), 1.0);
   EXPECT_EQ(value("abacus_device_utilization_ratio", R"(abacus_device_utilization_ratio{node="gpu-a",device="0"})"), 0.5);
   EXPECT_EQ(value("abacus_queue_admission_wait_seconds",

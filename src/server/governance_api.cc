@@ -507,7 +507,11 @@ void InstallGovernance(httplib::Server& s, ControlPlane& cp, double rate_limit, 
     const_cast<httplib::Request&>(req).ranges.clear();
     if (req.path == "/healthz") return httplib::Server::HandlerResponse::Unhandled;
     // The dashboard's static files and login page need no token; its API calls carry one.
-    if ((req.method == "GET" || req.method == "HEAD") && IsUiPath(req.path)) return httplib::Server::HandlerResponse::Unhandled;
+    // So do "/" (a redirect to /ui/) and the browser's /favicon.ico (no content).
+    if ((req.method == "GET" || req.method == "HEAD") &&
+        (IsUiPath(req.path) || req.path == "/" || req.path == "/favicon.ico")) {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
     ctx.active = true;
     std::string client_id = req.get_header_value("X-Request-Id");
     ctx.request_id = GoodRequestId(client_id) ? client_id : NewRequestId();

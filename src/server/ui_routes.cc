@@ -7,6 +7,13 @@
 namespace abacus::server {
 
 void AddUiRoutes(httplib::Server& s) {
+  // A browser pointed at the server lands on the dashboard; its icon request gets "no content"
+  // instead of a 401 that the console shows as an error.
+  s.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 302;
+    res.set_header("Location", "/ui/");
+  });
+  s.Get("/favicon.ico", [](const httplib::Request&, httplib::Response& res) { res.status = 204; });
   s.Get(R"(/ui(/.*)?)", [](const httplib::Request& req, httplib::Response& res) {
     UiAnswer a = ResolveUi(req.path, EmbeddedUiAssets());
     res.status = a.status;

@@ -130,8 +130,17 @@ TEST_F(RestTest, ErrorsAreJsonWithTheRightStatus) {
   EXPECT_EQ(r401.body["error"]["code"], "unauthenticated");
   EXPECT_EQ(cli::ApiClient({server_->url(), "wrong"}).Get("/api/v1/nodes").status, 401);
   EXPECT_EQ(anonymous.Get("/metrics").status, 401);
-  // /healthz needs none.
+  // /healthz needs none; nor do the way to the dashboard and the browser's icon request.
   EXPECT_EQ(anonymous.Get("/healthz").status, 200);
+  httplib::Client browser(server_->url());
+  auto root = browser.Get("/");
+  ASSERT_TRUE(root);
+  EXPECT_EQ(root->status, 302);
+  EXPECT_EQ(root->get_header_value("Location"), "/ui/");
+  auto icon = browser.Get("/favicon.ico");
+  ASSERT_TRUE(icon);
+  EXPECT_EQ(icon->status, 204);
+  EXPECT_EQ(anonymous.Get("/api/v1/workloads").status, 401);  // the API still is not open
   EXPECT_EQ(api.Get("/readyz").status, 200);
   // 403: the join token is for agents only.
   auto r403 = cli::ApiClient({server_->url(), server_->join_token()}).Get("/api/v1/workloads");
