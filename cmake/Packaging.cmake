@@ -42,9 +42,11 @@ set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
-# Library dependencies from dpkg-shlibdeps, plus adduser for the postinst.
+# Library dependencies from dpkg-shlibdeps, plus adduser for the postinst, plus libpq5: the binary
+# opens it with dlopen when a postgres:// store is used (ABACUS_LAZY_LIBPQ), so dpkg-shlibdeps
+# does not see it.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser, libpq5")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "sqlite3")
 set(CPACK_DEBIAN_COMPRESSION_TYPE gzip)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
