@@ -10,6 +10,8 @@
 #include "cli/client.h"
 #include "cli/output.h"
 #include "cli/verbs.h"
+#include "govern/crypto.h"
+#include "server/auth.h"
 #include "store/data_folder_lock.h"
 #include "store/store.h"
 #include "store/store_copy.h"
@@ -103,11 +105,68 @@ int RunMigrate(const MigrateOptions& o) {
   return kExitOk;
 }
 
+struct ResetAdminOptions {
+  std::string data, store;
+};
+
+// Break-glass (docs/operations.md): every admin token is lost and nobody can call the server as
+// admin. With the server stopped, on its machine: a new admin token in the store and in
+// DATA/admin.token (mode 0600). The data folder lock keeps a running server out.
+int RunResetAdminToken(const ResetAdminOptions& o) {
+  if (!std::filesystem::is_directory(o.data)) {
+    std::cerr << "error: --data: no data folder at " << o.data << "\n";
+    return kExitUsage;
+  }
+  auto lock = DataFolderLock::Acquire(o.data, "admin reset-admin-token");
+  if (!lock.ok()) {
+    std::cerr << "error: " << lock.status().message() << "\n";  // "in use by … (server): stop it first"
+    return kExitRefused;
+  }
+  std::string url = o.store.empty() ? "sqlite://" + (std::filesystem::path(o.data) / "abacus.db").string() : o.store;
+  if (url.starts_with("sqlite://") && !std::filesystem::exists(url.substr(9))) {
+    std::cerr << "error: no store at " << url.substr(9) << " (is --data the server's data folder? else pass --store)\n";
+    return kExitUsage;
+  }
+  auto store = OpenStore(url);
+  if (!store.ok()) {
+    std::cerr << "error: " << store.status().ToString() << "\n";
+    return kExitRefused;
+  }
+  std::string token = govern::RandomHex(32);
+  if (Status st = (*store)->Commit(WriteBatch().PutMeta(server::TokenAuthorizer::kAdminTokenMeta, govern::Sha256Hex(token)));
+      !st.ok()) {
+    std::cerr << "error: " << st.ToString() << "\n";
+    return kExitRefused;
+  }
+  std::string path = (std::filesystem::path(o.data) / "admin.token").string();
+  if (Status st = server::WritePrivateFile(path, token + "\n"); !st.ok()) {
+    std::cerr << "error: " << st.message() << "; the new admin token is " << token << "\n";
+    return kExitRefused;
+  }
+  std::cout << token << "\n";
+  std::cerr << "admin token reset in " << (*store)->Describe() << " and written to " << path
+            << " (mode 0600); the old one no longer works once the server starts\n";
+  return kExitOk;
+}
+
 }  // namespace
 
 void AddAdminCommand(CLI::App& app, int* exit_code) {
-  CLI::App* admin = app.add_subcommand("admin", "Administration of an installation's store (migrate).");
+  CLI::App* admin =
+      app.add_subcommand("admin", "Administration of an installation's store (migrate, reset-admin-token).");
   admin->require_subcommand(1);
+  {
+    auto r = std::make_shared<ResetAdminOptions>();
+    CLI::App* cmd = admin->add_subcommand(
+        "reset-admin-token",
+        "Break-glass: a new admin token when every admin token is lost. Run on the server's machine with the server\n"
+        "stopped (it holds the data folder); prints the token and writes DATA/admin.token (mode 0600). With a\n"
+        "running server and a working admin token, use `abacus token rotate-admin` instead (audited).\n"
+        "Example: abacus admin reset-admin-token --data /var/lib/abacus");
+    cmd->add_option("--data", r->data, "the server's data folder")->required();
+    cmd->add_option("--store", r->store, "the server's store URL when not DATA/abacus.db (postgres://…)");
+    cmd->callback([r, exit_code] { *exit_code = RunResetAdminToken(*r); });
+  }
   auto o = std::make_shared<MigrateOptions>();
   CLI::App* cmd = admin->add_subcommand(
       "migrate",

@@ -130,10 +130,46 @@ int RunTokenList(const TokenOptions& o) {
 }
 
 int RunTokenRevoke(const TokenOptions& o) {
+  if (o.id.empty() == o.user.empty()) {
+    std::cerr << "error: token revoke takes a token ID or --user NAME (every active token of that user), not "
+              << (o.id.empty() ? "neither" : "both") << "\n";
+    return kExitUsage;
+  }
   ApiClient api(ResolveClientConfig(o.c.server, o.c.token, o.c.ca_cert));
-  ApiResponse r = api.Delete("/api/v1/tokens/" + UrlEncode(o.id));
+  std::vector<std::string> ids = {o.id};
+  if (!o.user.empty()) {
+    ApiResponse list = api.Get("/api/v1/tokens?user=" + UrlEncode(o.user));
+    if (!list.ok()) return Fail(list);
+    ids.clear();
+    for (const auto& t : list.body.value("items", json::array())) {
+      if (t.value("user", "") == o.user && t.value("active", false)) ids.push_back(t.value("id", ""));
+    }
+    if (ids.empty()) {
+      std::cout << "user " << o.user << " has no active token\n";
+      return kExitOk;
+    }
+  }
+  for (const auto& id : ids) {
+    ApiResponse r = api.Delete("/api/v1/tokens/" + UrlEncode(id));
+    if (!r.ok()) return Fail(r);
+    std::cout << "revoked " << r.body.value("id", id) << " (user " << r.body.value("user", std::string()) << ")\n";
+  }
+  return kExitOk;
+}
+
+int RunRotateAdmin(const TokenOptions& o) {
+  ApiClient api(ResolveClientConfig(o.c.server, o.c.token, o.c.ca_cert));
+  ApiResponse r = api.Post("/api/v1/tokens/rotate-admin", "{}", "application/json");
   if (!r.ok()) return Fail(r);
-  std::cout << "revoked " << r.body.value("id", o.id) << " (user " << r.body.value("user", std::string()) << ")\n";
+  if (o.output != "table") {
+    PrintDocument(std::cout, r.body, o.output);
+    return kExitOk;
+  }
+  // The secret alone on stdout (ABACUS_TOKEN=$(abacus token rotate-admin)); the rest on stderr.
+  std::cout << r.body.value("token", std::string()) << "\n";
+  std::cerr << "admin token rotated: the old one no longer works; the new one is in the server's DATA/admin.token "
+               "(mode 0600) and shown here once — update $ABACUS_TOKEN or your config file\n";
+  if (r.body.contains("warning")) std::cerr << "warning: " << r.body.value("warning", std::string()) << "\n";
   return kExitOk;
 }
 
@@ -236,14 +272,15 @@ void AddGovernanceCommands(CLI::App& app, int* exit_code) {
         "          abacus audit -o jsonl > audit.jsonl     (export, one JSON object per line)\n"
         "          abacus audit --verify                   (exit 1 when an entry was edited or removed, or the chain no longer matches its signed anchors)");
     cmd->add_flag("--verify", o->verify, "check the hash chain on the server and report the first bad entry");
-    cmd->add_option("--since", o->since, "entries from this RFC 3339 time, or this long ago (24h, 7d)");
+    cmd->add_option("--since", o->since, "entries from this RFC 3339 time or date, this long ago (24h, 7d), today or yesterday");
     cmd->add_option("-o,--output", o->output, "table, jsonl (json is the same)")
         ->capture_default_str()
         ->check(CLI::IsMember({"table", "jsonl", "json"}));
     AddConnection(cmd, &o->c);
     cmd->callback([=] { *exit_code = RunAudit(*o); });
   }
-  CLI::App* token = app.add_subcommand("token", "API tokens: create, list, revoke (a token is shown once).");
+  CLI::App* token =
+      app.add_subcommand("token", "API tokens: create, list, revoke, rotate-admin (a token is shown once).");
   token->require_subcommand(1);
   {
     auto o = std::make_shared<TokenOptions>();
@@ -271,10 +308,29 @@ void AddGovernanceCommands(CLI::App& app, int* exit_code) {
   }
   {
     auto o = std::make_shared<TokenOptions>();
-    CLI::App* cmd = token->add_subcommand("revoke", "Revoke a token by its id (tok-…); it stops working at once.");
-    cmd->add_option("ID", o->id, "token id")->required();
+    CLI::App* cmd = token->add_subcommand("revoke",
+                                          "Revoke a token by its id (tok-…), or every active token of a user; it "
+                                          "stops working at once.\n"
+                                          "Examples: abacus token revoke tok-3f9a1c0d2b7e4a65\n"
+                                          "          abacus token revoke --user alice     (a laptop was lost)");
+    cmd->add_option("ID", o->id, "token id");
+    cmd->add_option("--user", o->user, "revoke every active token of this user");
     AddConnection(cmd, &o->c);
     cmd->callback([=] { *exit_code = RunTokenRevoke(*o); });
+  }
+  {
+    auto o = std::make_shared<TokenOptions>();
+    CLI::App* cmd = token->add_subcommand(
+        "rotate-admin",
+        "Replace the admin token (admins; audited as admin-token-rotate): the old one stops working at once, the new\n"
+        "one is printed once and written to the server's DATA/admin.token. Lost every admin token? See the\n"
+        "break-glass path in docs/operations.md.\n"
+        "Example: export ABACUS_TOKEN=$(abacus token rotate-admin)");
+    cmd->add_option("-o,--output", o->output, "table (the token alone), json or yaml")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"table", "json", "yaml"}));
+    AddConnection(cmd, &o->c);
+    cmd->callback([=] { *exit_code = RunRotateAdmin(*o); });
   }
   CLI::App* node = app.add_subcommand("node", "Agent nodes: reset the credential of a node whose machine was replaced.");
   node->require_subcommand(1);

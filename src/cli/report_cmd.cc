@@ -64,12 +64,16 @@ void AddReportCommand(CLI::App& app, int* exit_code) {
       "             sreport cluster utilization counts them\n"
       "  evidence   one document for a POC or an audit (-o md|html|json)\n"
       "Examples: abacus report usage --by tenant,month -o csv\n"
+      "          abacus report usage --by user --from 7d\n"
+      "          abacus report wait --from yesterday --to today\n"
       "          abacus report evidence --from 2026-11-01 --to 2026-12-01 -o html --out evidence.html");
   cmd->add_option("KIND", o->kind, "usage, wait, failures, idle, shortages, borrowing, utilization or evidence")
       ->required()
       ->check(CLI::IsMember({"usage", "wait", "failures", "idle", "shortages", "borrowing", "utilization", "evidence"}));
-  cmd->add_option("--from", o->from, "start, RFC 3339 or a date (default: 30 days ago)");
-  cmd->add_option("--to", o->to, "end, exclusive (default: now)");
+  cmd->add_option("--from", o->from,
+                  "start: an RFC 3339 time, a date, a duration ago (7d, 24h), today or yesterday, as audit --since "
+                  "takes (default: 30 days ago)");
+  cmd->add_option("--to", o->to, "end, exclusive, in the same forms (default: now)");
   cmd->add_option("--by", o->by, "grouping, comma-separated");
   cmd->add_option("--prices", o->prices, "price list name (default: 'default', or the only one)");
   cmd->add_option("--threshold", o->threshold, "idle: utilization below this ratio is idle (default 0.05)");

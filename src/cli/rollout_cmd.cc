@@ -147,7 +147,7 @@ int RunUndo(const Opts& o, const std::string& w, int revision) {
 
 }  // namespace
 
-json ApplyWorkloadDocument(ApiClient& api, const json& doc, std::string* error) {
+json ApplyWorkloadDocument(ApiClient& api, const json& doc, std::string* error, bool dry_run) {
   // The active workload of that name in that project, if any.
   std::string name = doc.value("name", ""), project = doc.value("project", "");
   ApiResponse found = api.Get("/api/v1/workloads?name=" + UrlEncode(name) + "&project=" + UrlEncode(project));
@@ -162,11 +162,13 @@ json ApplyWorkloadDocument(ApiClient& api, const json& doc, std::string* error) 
   }
   json item = {{"kind", doc.value("kind", "")}, {"name", name}};
   if (id.empty()) {
-    ApiResponse r = api.Post("/api/v1/workloads", json::array({doc}).dump(), "application/json");
+    ApiResponse r = api.Post(dry_run ? "/api/v1/workloads?dryRun=1" : "/api/v1/workloads", json::array({doc}).dump(),
+                             "application/json");
     if (!r.ok()) {
       *error = r.ErrorText();
       return nullptr;
     }
+    if (dry_run) return r.body["items"][0];  // {dryRun, wouldBe, text, ...}
     item["id"] = r.body["items"][0].value("id", "");
     if (r.body["items"][0].contains("warnings")) item["warnings"] = r.body["items"][0]["warnings"];
     item["action"] = "created (" + item["id"].get<std::string>() + ")";
@@ -174,7 +176,7 @@ json ApplyWorkloadDocument(ApiClient& api, const json& doc, std::string* error) 
   }
   ApiResponse r;
   for (int attempt = 0; attempt < 3; ++attempt) {
-    r = api.Put("/api/v1/workloads/" + UrlEncode(id), doc.dump(), "application/json");
+    r = api.Put("/api/v1/workloads/" + UrlEncode(id) + (dry_run ? "?dryRun=1" : ""), doc.dump(), "application/json");
     if (r.status != 409 || r.text.find("changed while") == std::string::npos) break;
   }
   if (!r.ok()) {
@@ -183,8 +185,10 @@ json ApplyWorkloadDocument(ApiClient& api, const json& doc, std::string* error) 
   }
   item["id"] = id;
   item["diff"] = r.body.value("diff", json::array());
-  std::string action = r.body.value("unchanged", false) ? "unchanged"
-                                                         : "updated (revision " + std::to_string(r.body.value("revision", 0)) + ")";
+  std::string action = r.body.value("unchanged", false)
+                           ? std::string(dry_run ? "unchanged (dry run)" : "unchanged")
+                           : std::string(dry_run ? "would be updated" : "updated") + " (revision " +
+                                 std::to_string(r.body.value("revision", 0)) + ")" + (dry_run ? " (dry run)" : "");
   for (const auto& d : item["diff"]) {
     action += "\n  " + d.value("path", "") + ": " + Shown(d.value("from", json())) + " -> " + Shown(d.value("to", json()));
   }

@@ -14,6 +14,7 @@
 #include "cli/client.h"
 #include "cli/output.h"
 #include "cli/output_format.h"
+#include "cli/submit.h"
 #include "cli/usage.h"
 #include "govern/crypto.h"
 #include "workload/documents.h"
@@ -117,16 +118,16 @@ void WorkloadRows(const json& items, std::ostream& out, bool wide) {
     if (wide) {
       std::string project = Str(w, "project");
       rows.push_back({Str(w, "id"), Str(w, "name"), Str(w, "kind"), project.substr(0, project.find('/')), project,
-                      Str(w, "queue"), Str(w, "priorityClass"), Str(w, "state"), HeldDevices(w), PlacedNodes(w),
-                      HumanAge(w.value("submittedUs", int64_t{0})), reason});
+                      Str(w, "queue"), Str(w, "submittedBy"), Str(w, "priorityClass"), Str(w, "state"),
+                      HeldDevices(w), PlacedNodes(w), HumanAge(w.value("submittedUs", int64_t{0})), reason});
     } else {
       rows.push_back({Str(w, "id"), Str(w, "name"), Str(w, "kind"), Str(w, "queue"), Str(w, "state"),
                       HumanAge(w.value("submittedUs", int64_t{0})), Truncate(reason, 90)});
     }
   }
   if (wide) {
-    PrintTable(out, {"ID", "NAME", "KIND", "TENANT", "PROJECT", "QUEUE", "PRIORITY", "STATE", "DEVICES", "NODES", "AGE",
-                     "REASON/PLACEMENT"},
+    PrintTable(out, {"ID", "NAME", "KIND", "TENANT", "PROJECT", "QUEUE", "SUBMITTED BY", "PRIORITY", "STATE", "DEVICES",
+                     "NODES", "AGE", "REASON/PLACEMENT"},
                rows);
   } else {
     PrintTable(out, {"ID", "NAME", "KIND", "QUEUE", "STATE", "AGE", "REASON/PLACEMENT"}, rows);
@@ -408,15 +409,36 @@ std::string StateNames() {
 
 // ---------------------------------------------------------------- verbs
 
-int RunApplyOrSubmit(const Common& c, const std::vector<std::string>& files, bool submit) {
-  ApiClient api = Client(c);
-  int code = kExitOk;
-  json all = json::array();
+// A value of a diff for people: (none), "" or the JSON.
+std::string DiffValue(const json& v) {
+  if (v.is_null()) return "(none)";
+  if (v.is_string()) return v.get<std::string>().empty() ? "\"\"" : v.get<std::string>();
+  return v.dump();
+}
+
+int RunApplyOrSubmit(const Common& c, const std::vector<std::string>& files, bool submit, const ApplyMode& mode) {
+  std::vector<SubmitSource> sources;
   for (const auto& f : files) {
     std::string text;
     if (!ReadFile(f, text)) return kExitUsage;
-    std::string name = f == "-" ? "stdin" : f;
+    sources.push_back({f == "-" ? "stdin" : f, std::move(text)});
+  }
+  return SubmitSources(c.server, c.token, c.ca_cert, c.output, sources, submit, mode);
+}
+
+}  // namespace
+
+int SubmitSources(const std::string& server, const std::string& token, const std::string& ca_cert,
+                  const std::string& output, const std::vector<SubmitSource>& sources, bool submit,
+                  const ApplyMode& mode) {
+  Common c{server, token, ca_cert, output};
+  const bool dry_run = mode.dry_run || mode.diff;  // --diff shows what would change, changes nothing
+  ApiClient api = Client(c);
+  int code = kExitOk;
+  json all = json::array();
+  for (const auto& [name, text] : sources) {
     std::string path = std::string(submit ? "/api/v1/workloads" : "/api/v1/apply") + "?filename=" + UrlEncode(name);
+    if (dry_run) path += "&dryRun=1";
     std::string body = text, type = "application/yaml";
     if (submit) {
       // Validate here, with line numbers, and send the canonical JSON (cheaper for the server to
@@ -465,7 +487,7 @@ int RunApplyOrSubmit(const Common& c, const std::vector<std::string>& files, boo
         for (const Document& d : parsed.documents) {
           if (d.workload() == nullptr) continue;
           std::string error;
-          json item = ApplyWorkloadDocument(api, json(EncodeSpecObject(d.object)), &error);
+          json item = ApplyWorkloadDocument(api, json(EncodeSpecObject(d.object)), &error, dry_run);
           if (item.is_null()) {
             std::cerr << error << "\n";
             code = kExitRefused;
@@ -478,7 +500,7 @@ int RunApplyOrSubmit(const Common& c, const std::vector<std::string>& files, boo
     }
     // A submission or an apply carries an Idempotency-Key: a retry after a lost answer does
     // nothing twice (and answers what the first did: "created", not "unchanged").
-    ApiResponse r = api.PostIdempotent(path, body, type, NewIdempotencyKey());
+    ApiResponse r = dry_run ? api.Post(path, body, type) : api.PostIdempotent(path, body, type, NewIdempotencyKey());
     if (!r.ok()) {
       std::cerr << r.ErrorText() << "\n";
       if (r.status == 0) return kExitUnreachable;
@@ -492,11 +514,27 @@ int RunApplyOrSubmit(const Common& c, const std::vector<std::string>& files, boo
     return code;
   }
   for (const auto& item : all) {
-    if (submit) {
+    if (item.value("dryRun", false)) {
+      // A workload tried (submit --dry-run, or apply --dry-run of a new one): where it would go now.
+      std::cout << Str(item, "kind") << "/" << Str(item, "name") << " in queue " << Str(item, "queue")
+                << " (dry run, nothing stored): ";
+      std::cout << item.value("text", "") << "\n";
+    } else if (submit) {
       std::cout << Str(item, "id") << "  " << Str(item, "kind") << "/" << Str(item, "name") << " submitted to queue "
                 << Str(item, "queue") << "\n";
     } else {
-      std::cout << Str(item, "kind") << "/" << Str(item, "name") << " " << Str(item, "action") << "\n";
+      // A workload's action already says "(dry run)" and lists its diff (ApplyWorkloadDocument).
+      const bool workload = item.contains("id");
+      std::cout << Str(item, "kind") << "/" << Str(item, "name") << " " << Str(item, "action")
+                << (dry_run && !workload ? " (dry run)" : "") << "\n";
+      // apply --diff: each changed field of a configuration object.
+      if (mode.diff && !workload && item.contains("diff") && item["diff"].is_array() &&
+          Str(item, "action") != "unchanged") {
+        for (const auto& d : item["diff"]) {
+          std::cout << "  " << d.value("path", "") << ": " << DiffValue(d.value("from", json())) << " -> "
+                    << DiffValue(d.value("to", json())) << "\n";
+        }
+      }
     }
     // The server's warnings (NeverFits: it is stored but can never run as things stand).
     if (item.contains("warnings") && item["warnings"].is_array()) {
@@ -507,6 +545,8 @@ int RunApplyOrSubmit(const Common& c, const std::vector<std::string>& files, boo
   }
   return code;
 }
+
+namespace {
 
 struct GetArgs {
   std::string kind, name, queue, state, project, tenant, model, baseline;
@@ -724,19 +764,31 @@ void AddClientVerbs(CLI::App& app, int* exit_code) {
                                                 "classes, flavors and pools from multi-document YAML;\n"
                                                 "a workload updates the active one of its name in its project "
                                                 "(its mutable fields, the server's diff printed), else is submitted.\n"
-                                                "Example: abacus apply -f examples/org.yaml");
+                                                "Examples: abacus apply -f examples/org.yaml\n"
+                                                "          abacus apply -f examples/org.yaml --diff      (what would change; nothing stored)");
+    auto mode = std::make_shared<ApplyMode>();
     cmd->add_option("-f,--file", *files, "YAML file(s); - reads stdin")->required();
+    cmd->add_flag("--dry-run", mode->dry_run,
+                  "check everything on the server (documents, references, roles, admission policies) and say what "
+                  "would be created, configured or updated; store nothing");
+    cmd->add_flag("--diff", mode->diff, "print each field that would change, per object (implies --dry-run)");
     AddConnectionFlags(cmd, c.get());
-    cmd->callback([=] { *exit_code = RunApplyOrSubmit(*c, *files, false); });
+    cmd->callback([=] { *exit_code = RunApplyOrSubmit(*c, *files, false, *mode); });
   }
   {
     auto c = std::make_shared<Common>();
     auto files = std::make_shared<std::vector<std::string>>();
     CLI::App* cmd = app.add_subcommand("submit", "Submit workloads (multi-document YAML); prints each id.\n"
-                                                 "Example: abacus submit -f examples/workloads/training.yaml");
+                                                 "Examples: abacus submit -f examples/workloads/training.yaml\n"
+                                                 "          abacus submit -f job.yaml --dry-run   (checked, admission "
+                                                 "policies run, where it would go now; nothing stored)");
+    auto mode = std::make_shared<ApplyMode>();
     cmd->add_option("-f,--file", *files, "YAML file(s); - reads stdin")->required();
+    cmd->add_flag("--dry-run", mode->dry_run,
+                  "validate on the server, run the admission policies and explain where each workload would go "
+                  "if the scheduler ran now; store nothing");
     AddConnectionFlags(cmd, c.get());
-    cmd->callback([=] { *exit_code = RunApplyOrSubmit(*c, *files, true); });
+    cmd->callback([=] { *exit_code = RunApplyOrSubmit(*c, *files, true, *mode); });
   }
   {
     auto c = std::make_shared<Common>();
@@ -745,7 +797,7 @@ void AddClientVerbs(CLI::App& app, int* exit_code) {
                                                   ".\nevaluations: the archived results of Evaluation workloads; "
                                                   "with --model, that model's versions side by side\n"
                                                   "(rows dataset x metric, deltas against --baseline).\n"
-                                                  "-o: table (default), wide (workloads: tenant, project, priority, "
+                                                  "-o: table (default), wide (workloads: tenant, project, submitter, priority, "
                                                   "devices held, nodes; nodes: cluster, domains, labels, taints),\n"
                                                   "name (KIND/NAME per line), json, yaml, custom-columns=HEADER:.path,... "
                                                   "(.field and [N]; docs/cli.md).\n"

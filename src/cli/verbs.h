@@ -22,6 +22,8 @@ void AddServerCommands(CLI::App& app, int* exit_code);
 void AddBenchApiCommand(CLI::App& app, int* exit_code);
 // Registers `abacus bench e2e` under the existing `bench` command (bench_e2e.cc).
 void AddBenchE2eCommand(CLI::App& app, int* exit_code);
+// Registers `abacus run NAME -- COMMAND` (run_cmd.cc).
+void AddRunCommand(CLI::App& app, int* exit_code);
 // Registers `abacus report` (report_cmd.cc).
 void AddReportCommand(CLI::App& app, int* exit_code);
 // Registers `abacus agent` (agent_cmd.cc).
@@ -60,7 +62,9 @@ void AddRolloutCommands(CLI::App& app, int* exit_code);
 void AddVersionCommand(CLI::App& app, int* exit_code);
 // `abacus apply` of one workload document `doc` (canonical JSON): updates the active workload of
 // its name in its project (PUT), else submits it. Returns {kind, name, id, action, diff}; null
-// with the server's answer in `*error` when refused (rollout_cmd.cc).
-nlohmann::json ApplyWorkloadDocument(ApiClient& api, const nlohmann::json& doc, std::string* error);
+// with the server's answer in `*error` when refused (rollout_cmd.cc). `dry_run`: the server's
+// checks and answer ("dryRun": where a new one would go; the diff of an update), nothing stored.
+nlohmann::json ApplyWorkloadDocument(ApiClient& api, const nlohmann::json& doc, std::string* error,
+                                     bool dry_run = false);
 
 }  // namespace abacus::cli

@@ -6,7 +6,7 @@
 namespace abacus::meter {
 namespace {
 
-constexpr std::array<std::pair<GroupKey, std::string_view>, 12> kKeys = {{
+constexpr std::array<std::pair<GroupKey, std::string_view>, 13> kKeys = {{
     {GroupKey::kTenant, "tenant"},
     {GroupKey::kProject, "project"},
     {GroupKey::kQueue, "queue"},
@@ -19,6 +19,7 @@ constexpr std::array<std::pair<GroupKey, std::string_view>, 12> kKeys = {{
     {GroupKey::kPriorityClass, "priorityClass"},
     {GroupKey::kWorkload, "workload"},
     {GroupKey::kReason, "reason"},
+    {GroupKey::kUser, "user"},
 }};
 
 }  // namespace
@@ -100,8 +101,9 @@ std::string_view Field(const UsageInterval& iv, GroupKey key) {
     case GroupKey::kKind: return iv.kind;
     case GroupKey::kNode: return iv.node;
     case GroupKey::kPriorityClass: return iv.priority_class;
-    case GroupKey::kWorkload: return iv.workload_id;
+    case GroupKey::kWorkload: return iv.workload_label.empty() ? iv.workload_id : iv.workload_label;
     case GroupKey::kReason: return EndReasonName(iv.end_reason);
+    case GroupKey::kUser: return iv.user;
   }
   return "";
 }
@@ -115,7 +117,8 @@ std::string_view Field(const WorkloadSummary& w, GroupKey key) {
     case GroupKey::kModel: return w.model;
     case GroupKey::kKind: return w.kind;
     case GroupKey::kPriorityClass: return w.priority_class;
-    case GroupKey::kWorkload: return w.id;
+    case GroupKey::kWorkload: return w.label.empty() ? w.id : w.label;
+    case GroupKey::kUser: return w.user;
     case GroupKey::kReason: return w.failure_reason;
     default: return "";
   }

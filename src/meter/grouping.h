@@ -28,6 +28,7 @@ enum class GroupKey {
   kPriorityClass,
   kWorkload,
   kReason,
+  kUser,
 };
 
 struct Grouping {
@@ -35,7 +36,7 @@ struct Grouping {
   TimeBucket bucket = TimeBucket::kNone;
 };
 
-// Returns the column name of `key`: "tenant", ..., "priorityClass", "workload", "reason".
+// Returns the column name of `key`: "tenant", ..., "priorityClass", "workload", "reason", "user".
 std::string_view GroupKeyName(GroupKey key);
 // Parses "tenant,flavor,day": names of GroupKeyName plus day|week|month (at most one); empty
 // text is no grouping. InvalidArgument naming an unknown, repeated or second time field.

@@ -9,7 +9,7 @@ namespace {
 
 constexpr GroupKey kAllowed[] = {GroupKey::kTenant, GroupKey::kProject,       GroupKey::kQueue,
                                  GroupKey::kFlavor, GroupKey::kKind,          GroupKey::kModel,
-                                 GroupKey::kReason, GroupKey::kPriorityClass};
+                                 GroupKey::kReason, GroupKey::kPriorityClass, GroupKey::kUser};
 
 bool Finished(const WorkloadSummary& w, const ReportWindow& win) {
   return w.finished && *w.finished >= win.from && *w.finished < win.end();

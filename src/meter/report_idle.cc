@@ -23,7 +23,7 @@ Result<Table> IdleReport(std::span<const UsageInterval> intervals,
   constexpr GroupKey kAllowed[] = {GroupKey::kTenant,  GroupKey::kProject, GroupKey::kQueue,
                                    GroupKey::kFlavor,  GroupKey::kModel,   GroupKey::kCluster,
                                    GroupKey::kPool,    GroupKey::kKind,    GroupKey::kNode,
-                                   GroupKey::kWorkload, GroupKey::kPriorityClass};
+                                   GroupKey::kWorkload, GroupKey::kPriorityClass, GroupKey::kUser};
   ABACUS_RETURN_IF_ERROR(CheckGrouping(options.by, kAllowed, /*allow_bucket=*/false, "idle"));
   const ReportWindow& w = options.window;
   UtilizationIndex index(samples, options.max_sample_gap);

@@ -30,6 +30,8 @@ struct WorkloadSummary {
   std::string flavor;          // main accelerator flavor, "cpu" when none
   std::string priority_class;
   std::string model;
+  std::string user;   // who submitted it ("" when not recorded)
+  std::string label;  // its name, or "name (id)" when ambiguous; empty: reports show the id
   Time submitted{};
   std::optional<Time> admitted;  // first admission
   std::optional<Time> finished;  // when it reached a terminal state

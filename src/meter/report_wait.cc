@@ -10,7 +10,7 @@ namespace {
 
 constexpr GroupKey kAllowed[] = {GroupKey::kTenant,        GroupKey::kProject, GroupKey::kQueue,
                                  GroupKey::kFlavor,        GroupKey::kKind,    GroupKey::kModel,
-                                 GroupKey::kPriorityClass};
+                                 GroupKey::kPriorityClass, GroupKey::kUser};
 
 struct Waits {
   std::vector<int64_t> admitted;  // waits in us of workloads admitted in the window

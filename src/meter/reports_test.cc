@@ -173,7 +173,7 @@ TEST(GroupingTest, ParsesKeysAndOneBucketAndRejectsTheRest) {
   EXPECT_EQ(wait.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(wait.status().message(),
             "the wait report cannot group by 'node'; it groups by tenant, project, queue, flavor, kind, "
-            "model, priorityClass");
+            "model, priorityClass, user");
   EXPECT_FALSE(IdleReport({}, {}, {ScenarioWindow(), By("day")}).ok());
   EXPECT_FALSE(ShortageReport({}, {ScenarioWindow(), By("project")}).ok());
 }

@@ -47,6 +47,7 @@ nlohmann::json UsageToJson(const UsageInterval& iv) {
       {"priorityClass", iv.priority_class},
       {"kind", iv.kind},
       {"model", iv.model},
+      {"user", iv.user},
       {"node", iv.node},
       {"cluster", iv.cluster},
       {"pool", iv.pool},
@@ -80,6 +81,7 @@ Result<UsageInterval> UsageFromJson(const nlohmann::json& j) {
     iv.priority_class = j.value("priorityClass", "");
     iv.kind = j.value("kind", "");
     iv.model = j.value("model", "");
+    iv.user = j.value("user", "");
     iv.node = j.value("node", "");
     iv.cluster = j.value("cluster", "");
     iv.pool = j.value("pool", "");

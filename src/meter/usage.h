@@ -45,6 +45,10 @@ struct UsageInterval {
   std::string priority_class;
   std::string kind;   // workload kind: "TrainingJob", "InferenceService", ...
   std::string model;  // the workload's `model` label; may be empty
+  std::string user;   // who submitted the workload ("" when not recorded)
+  // How reports name the workload: its name, or "name (id)" when the name is ambiguous; set by
+  // the report from the ledger, not stored. Empty: reports show workload_id.
+  std::string workload_label;
   std::string node;
   std::string cluster;
   std::string pool;

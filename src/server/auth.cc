@@ -53,12 +53,13 @@ Status WritePrivateFile(const std::string& path, const std::string& content) {
 
 Result<std::unique_ptr<TokenAuthorizer>> TokenAuthorizer::Open(Store& store, const std::string& data_dir) {
   auto auth = std::unique_ptr<TokenAuthorizer>(new TokenAuthorizer());
+  auth->data_dir_ = data_dir;
   struct Spec {
     const char* file;
     const char* meta;
     Principal who;
   };
-  const Spec specs[] = {{"admin.token", "token.admin.sha256", {"admin", "admin"}},
+  const Spec specs[] = {{"admin.token", kAdminTokenMeta, {"admin", "admin"}},
                         {"join.token", "token.join.sha256", {"agent-join", "agent"}}};
   for (const Spec& s : specs) {
     std::string path = (std::filesystem::path(data_dir) / s.file).string();
@@ -86,14 +87,31 @@ Result<std::unique_ptr<TokenAuthorizer>> TokenAuthorizer::Open(Store& store, con
 Result<Principal> TokenAuthorizer::Authenticate(std::string_view bearer_token) const {
   if (bearer_token.empty()) return Unauthenticated("missing bearer token (Authorization: Bearer TOKEN)");
   std::string hash = govern::BearerSha256Hex(bearer_token);
-  for (const auto& [h, who] : by_hash_) {
-    if (govern::ConstantTimeEqual(h, hash)) return who;
+  {
+    std::lock_guard lock(hash_mu_);
+    for (const auto& [h, who] : by_hash_) {
+      if (govern::ConstantTimeEqual(h, hash)) return who;
+    }
   }
   {
     std::lock_guard lock(nodes_mu_);
     if (auto it = node_by_hash_.find(hash); it != node_by_hash_.end()) return Principal{it->second, "node"};
   }
   return Unauthenticated("invalid token");
+}
+
+Status TokenAuthorizer::ReplaceAdminToken(const std::string& token) {
+  {
+    std::lock_guard lock(hash_mu_);
+    for (auto it = by_hash_.begin(); it != by_hash_.end();) {
+      it = it->second.role == "admin" ? by_hash_.erase(it) : std::next(it);
+    }
+    by_hash_[govern::Sha256Hex(token)] = Principal{"admin", "admin"};
+  }
+  std::string path = (std::filesystem::path(data_dir_) / "admin.token").string();
+  ABACUS_RETURN_IF_ERROR(WritePrivateFile(path, token + "\n"));
+  ABACUS_LOG_INFO("admin token rotated; wrote {} (mode 0600)", path);
+  return Status::OK();
 }
 
 void TokenAuthorizer::SetNodeCredential(const std::string& node, const std::string& sha256) {

@@ -48,8 +48,16 @@ class TokenAuthorizer final : public Authorizer {
   // Makes `sha256` (of a node credential) the only credential of `node`; empty revokes it.
   // Thread-safe.
   void SetNodeCredential(const std::string& node, const std::string& sha256);
+  // Makes `token` the admin token (the old one stops authenticating at once) and writes it to
+  // DATA/admin.token (mode 0600). The caller has stored its hash under kAdminTokenMeta first.
+  // Thread-safe. Unavailable when the file cannot be written (the token is in force anyway).
+  Status ReplaceAdminToken(const std::string& token);
+
+  static constexpr char kAdminTokenMeta[] = "token.admin.sha256";
 
  private:
+  std::string data_dir_;
+  mutable std::mutex hash_mu_;  // guards by_hash_ (the admin token can be rotated)
   std::map<std::string, Principal> by_hash_;
   mutable std::mutex nodes_mu_;
   std::map<std::string, std::string> node_by_hash_;  // credential SHA-256 → node; GUARDED_BY(nodes_mu_)

@@ -19,6 +19,7 @@
 #include "server/node_liveness.h"
 #include "server/quota_view.h"
 #include "server/reserved_pool.h"
+#include "server/workload_update.h"
 #include "server/elastic_units.h"
 #include "store/data_folder_lock.h"
 #include "store/fenced_store.h"
@@ -219,11 +220,14 @@ Status ControlPlane::Commit(const WriteBatch& batch, CommitResult* result, std::
 // ---------------------------------------------------------------- writes
 
 Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_body, const std::string& filename,
-                                               const govern::Principal* caller, const IdempotentRequest& request) {
+                                               const govern::Principal* caller, const IdempotentRequest& request,
+                                               bool dry_run) {
   // A repeat of a keyed request returns the first answer (issue 20): nothing is submitted twice.
   std::shared_ptr<IdempotentWrite> keyed;
-  ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed));
-  if (replay) return replay->get<std::vector<json>>();
+  if (!dry_run) {
+    ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed));
+    if (replay) return replay->get<std::vector<json>>();
+  }
   ParsedDocuments parsed = ParseBody(body, json_body, filename);
   Diagnostics& diags = parsed.diagnostics;
   for (const Document& d : parsed.documents) {
@@ -243,6 +247,19 @@ Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_
   if (!diags.empty()) return diags.ToStatus();
   if (parsed.documents.empty()) return InvalidArgument(filename + ": no workload documents");
   ABACUS_RETURN_IF_ERROR(governance_->CheckSubmit(caller, parsed.documents));  // roles, admission policies
+  if (dry_run) {
+    std::vector<WorkloadRecord> records;
+    for (Document& d : parsed.documents) {
+      WorkloadRecord r;
+      r.id = "dry-run-" + std::to_string(records.size() + 1);
+      r.spec = std::move(std::get<Workload>(d.object));
+      r.submitted = clock_.Now();
+      if (caller != nullptr) r.submitted_by = caller->name;
+      records.push_back(std::move(r));
+    }
+    ABACUS_RETURN_IF_ERROR(CheckNamesFree(records));
+    return DryRunExplain(records);
+  }
   // Submissions wait at the audit writer (CommitAudited), other writes at the committer.
   if (committer_->queued() > options_.max_queued_commits ||
       governance_->audit_queued() > options_.max_queued_commits) {
@@ -257,6 +274,7 @@ Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_
     r.id = ids_.Next("wl");
     r.spec = std::move(std::get<Workload>(d.object));
     r.submitted = now;
+    if (caller != nullptr) r.submitted_by = caller->name;
     batch.PutJson(kWorkloadKind, r.id, ToJson(r), 0);
     batch.AppendEventJson(kWorkloadKind, r.id, "Submitted",
                           EventJson(WorkloadState::kPending, "submitted to queue " + r.spec.queue), now);
@@ -324,11 +342,13 @@ Result<json> ControlPlane::RunOnLoop(std::function<Result<json>()> fn) {
 }
 
 Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const std::string& filename,
-                                 const govern::Principal* caller, const IdempotentRequest& request) {
+                                 const govern::Principal* caller, const IdempotentRequest& request, bool dry_run) {
   // A repeat of a keyed request returns the first answer ("created", not "unchanged").
   std::shared_ptr<IdempotentWrite> keyed;
-  ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed));
-  if (replay) return std::move(*replay);
+  if (!dry_run) {
+    ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed));
+    if (replay) return std::move(*replay);
+  }
   ParsedDocuments parsed = ParseBody(body, json_body, filename);
   Diagnostics& diags = parsed.diagnostics;
   for (const Document& d : parsed.documents) {
@@ -349,7 +369,7 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
   }
   auto docs = std::make_shared<std::vector<Document>>(std::move(parsed.documents));
   auto extensions = std::make_shared<std::vector<ExtensionDocument>>(std::move(parsed.extensions));
-  return RunKeyedOnLoop(keyed, [this, docs, extensions, governed, keyed]() -> Result<json> {
+  auto change = [this, docs, extensions, governed, keyed, dry_run]() -> Result<json> {
     std::vector<const SpecObject*> objects;
     for (const Document& d : *docs) objects.push_back(&d.object);
     Diagnostics diags;
@@ -372,16 +392,20 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
       std::string name = d.name();
       std::string doc = abacus::ToJson(d.object).dump();
       std::string action = "created";
+      json before = json::object();
       if (auto it = held.find(kind + "/" + name); it != held.end()) {
-        action = abacus::ToJson(*it->second).dump() == doc ? "unchanged" : "configured";
+        before = abacus::ToJson(*it->second);
+        action = before.dump() == doc ? "unchanged" : "configured";
       }
       if (action != "unchanged") changed.push_back(&d.object);
       if (action != "unchanged") batch.Put(kind, name, doc);  // audited per request (governance_api.cc)
       out.push_back({{"kind", d.kind()}, {"name", name}, {"action", action}});
+      if (dry_run) out.back()["diff"] = FieldDiff(before, abacus::ToJson(d.object));
     }
     std::vector<meter::PriceList> prices;
     ABACUS_RETURN_IF_ERROR(StagePriceLists(*extensions, batch, out, prices));
     governed->Stage(batch, out);
+    if (dry_run) return out;  // checked and compared; nothing stored, nothing changed in memory
     keyed->Stage(batch, out, clock_.Now());  // also when every document is unchanged
     if (!batch.empty()) ABACUS_RETURN_IF_ERROR(Commit(batch, nullptr));
     governed->Committed();
@@ -392,7 +416,9 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
     }
     dirty_ = true;
     return out;
-  });
+  };
+  if (dry_run) return RunOnLoop(change);
+  return RunKeyedOnLoop(keyed, change);
 }
 
 Result<std::optional<json>> ControlPlane::BeginKeyed(const IdempotentRequest& request,

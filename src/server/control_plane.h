@@ -113,16 +113,28 @@ class ControlPlane {
   // `caller`: the HTTP caller, authorized per workload (null: a trusted in-process caller);
   // admission policies apply to every caller. A keyed `request` (server/idempotency.h) that
   // repeats an earlier one of the same user returns the first answer and submits nothing.
+  // `dry_run` (?dryRun=1, issue 23): every check of a submission (documents, references, roles,
+  // admission policies, names), then where each workload would go if the scheduler ran now
+  // ("dryRun" in each item: DryRunExplain), storing nothing.
   Result<std::vector<nlohmann::json>> Submit(std::string_view body, bool json_body, const std::string& filename,
                                              const govern::Principal* caller = nullptr,
-                                             const IdempotentRequest& request = {});
+                                             const IdempotentRequest& request = {}, bool dry_run = false);
   // Applies tenancy documents (tenants, projects, cohorts, queues, priority classes, flavors,
   // pools); returns [{kind, name, action}].
   // Also User and AdmissionPolicy documents (governance), in the same commit. `caller`: the
   // HTTP caller, authorized per document (null: a trusted in-process caller). A keyed
   // `request` that repeats an earlier one returns its first answer and applies nothing.
+  // `dry_run`: every check of an apply, then each document's action and its diff against what
+  // the server holds ({kind, name, action, diff: [{path, from, to}]}), storing nothing.
   Result<nlohmann::json> Apply(std::string_view body, bool json_body, const std::string& filename,
-                               const govern::Principal* caller = nullptr, const IdempotentRequest& request = {});
+                               const govern::Principal* caller = nullptr, const IdempotentRequest& request = {},
+                               bool dry_run = false);
+  // Where `records` (not stored) would go if a scheduling cycle ran now with every workload the
+  // ledger holds: one {"wouldBe": "Admitted"|"Pending", "text", "placements"|"reason"} per
+  // record, in order (dry_run.cc). Runs on the loop; changes nothing.
+  Result<std::vector<nlohmann::json>> DryRunExplain(const std::vector<WorkloadRecord>& records);
+  // AlreadyExists as ClaimNames would answer for `records`, without claiming the names.
+  Status CheckNamesFree(const std::vector<WorkloadRecord>& records);
   // Cancels a workload (id or name); FailedPrecondition when it already finished. A keyed
   // `request` that repeats an earlier one returns its first answer, even once finished.
   Result<nlohmann::json> Cancel(const std::string& id_or_name, const std::string& reason,
@@ -146,9 +158,10 @@ class ControlPlane {
   // -1: no rollback). Admission policies apply as on submit; the event `Updated` and the audit
   // entry carry the diff. Returns the view with "diff", "revision", "unchanged"; with immutable
   // fields changed, InvalidArgument and their paths in `*immutable` (the API answers 422).
+  // `dry_run`: the same checks and diff ("dryRun": true), nothing stored.
   Result<nlohmann::json> UpdateWorkload(const std::string& id_or_name, std::string_view body, bool json_body,
                                         bool merge_patch, int32_t rollback_to, const govern::Principal* caller,
-                                        std::vector<std::string>* immutable);
+                                        std::vector<std::string>* immutable, bool dry_run = false);
   // The revisions of a workload ({id, name, revision, revisions: [...]}, oldest first).
   Result<nlohmann::json> Revisions(const std::string& id_or_name) const;
 
@@ -218,6 +231,9 @@ class ControlPlane {
     std::string format;    // table|csv|json (evidence: md|html|json)
     std::string prices;    // price list name; default: "default", or the only one
     double threshold = -1; // idle report: utilization below this is idle (default 0.05)
+    // The tenants whose rows the report holds (null: all); rows are kept by the tenant that
+    // owns them (the workload's, the queue's).
+    std::function<bool(const std::string& tenant)> tenant_visible;
   };
   struct ReportOutput {
     std::string content_type;

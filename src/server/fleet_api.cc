@@ -83,6 +83,8 @@ void AddFleetRoutes(httplib::Server& s, ControlPlane& cp) {
                             WorkloadControl::kResume, WorkloadControl::kRequeue}) {
     s.Post(std::string(R"(/api/v1/workloads/([^/]+)/)") + std::string(WorkloadControlName(c)),
            [&cp, c](const httplib::Request& req, httplib::Response& res) {
+             // No field is read, but a body sent is checked like any other (nesting, JSON object).
+             if (!ObjectBody(req, res)) return;
              Send(res, cp.ControlWorkload(RequestWorkloadId(req.matches[1]), c, RequestPrincipal().name));
            });
   }
@@ -105,6 +107,7 @@ void AddFleetRoutes(httplib::Server& s, ControlPlane& cp) {
   for (bool suspend : {true, false}) {
     s.Post(std::string(R"(/api/v1/queues/([^/]+)/)") + (suspend ? "suspend" : "resume"),
            [&cp, suspend](const httplib::Request& req, httplib::Response& res) {
+             if (!ObjectBody(req, res)) return;
              Send(res, cp.SuspendQueue(req.matches[1], suspend, RequestPrincipal().name));
            });
   }

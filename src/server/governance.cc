@@ -11,6 +11,7 @@
 #include "common/thread_name.h"
 #include "common/wake_slot.h"
 #include "govern/admission.h"
+#include "govern/crypto.h"
 #include "tenancy/tenancy_codec.h"
 #include "tenancy/yaml_json.h"
 #include "workload/governance_codec.h"
@@ -322,6 +323,23 @@ Result<json> Governance::RevokeToken(const govern::Principal& who, const std::st
     return st;
   }
   return TokenJson(revoked, clock_.Now());
+}
+
+Result<json> Governance::RotateAdminToken(const govern::Principal& who) {
+  if (!who.HasRole(Role::kAdmin)) {
+    return PermissionDenied(who.ToString() + " may not rotate the admin token (admins only)");
+  }
+  NoteRequestObject("token", "admin", "");
+  std::lock_guard lock(token_store_mu_);
+  std::string token = govern::RandomHex(32);
+  WriteBatch batch;
+  batch.PutMeta(TokenAuthorizer::kAdminTokenMeta, govern::Sha256Hex(token));
+  ABACUS_RETURN_IF_ERROR(CommitRequestChange(batch));
+  json out = {{"token", token}, {"rotatedAt", FormatTime(clock_.Now())}};
+  if (Status st = bootstrap_.ReplaceAdminToken(token); !st.ok()) {
+    out["warning"] = st.message() + "; keep the token from this answer";
+  }
+  return out;
 }
 
 json Governance::ListUsers(const govern::Principal& who) const {

@@ -178,6 +178,10 @@ class Governance {
   nlohmann::json ListTokens(const govern::Principal& who, const std::string& user) const;
   // DELETE /api/v1/tokens/{id}.
   Result<nlohmann::json> RevokeToken(const govern::Principal& who, const std::string& id);
+  // POST /api/v1/tokens/rotate-admin (admins only): a new admin token, stored (its hash, with the
+  // request's audit entry) and written to DATA/admin.token; the old one stops working at once.
+  // The answer holds the new secret, once. Other servers of an HA group read it at their start.
+  Result<nlohmann::json> RotateAdminToken(const govern::Principal& who);
   // GET /api/v1/users[/{name}], DELETE /api/v1/users/{name} (revokes its tokens).
   nlohmann::json ListUsers(const govern::Principal& who) const;
   Result<nlohmann::json> GetUser(const govern::Principal& who, const std::string& name) const;

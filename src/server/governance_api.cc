@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/duration_parse.h"
+#include "common/time_spec.h"
 #include "common/log.h"
 #include "common/nesting.h"
 #include "govern/crypto.h"
@@ -110,6 +111,18 @@ Status AuthorizeCrossTenant(const govern::Principal& who, const std::string& wha
   }
   return PermissionDenied(who.ToString() + " may not read " + what +
                           ": it spans every tenant (admin or an unscoped viewer only)");
+}
+
+// The tenants whose reports `who` reads (issue 23): those it is tenant admin of, and those it
+// views as a whole (a viewer bound to a tenant, not to one project).
+std::set<std::string> ReportTenants(const govern::Principal& who) {
+  std::set<std::string> tenants;
+  if (who.kind != govern::Principal::Kind::kUser) return tenants;
+  for (const auto& b : who.roles) {
+    if (b.tenant.empty()) continue;
+    if (b.role == Role::kTenantAdmin || (b.role == Role::kViewer && b.project.empty())) tenants.insert(b.tenant);
+  }
+  return tenants;
 }
 
 bool SeesEverything(const govern::Principal& who) {
@@ -260,7 +273,14 @@ Status AuthorizeRoute(ControlPlane& cp, const httplib::Request& req, RequestCont
   if (top == "version" && !IsMutating(m)) return Status::OK();  // any authenticated user
   // Archived evaluation results: the handler keeps those of the workloads the caller may see.
   if (top == "evaluations" && !IsMutating(m)) return Status::OK();
-  if (top == "reports") return AuthorizeCrossTenant(who, "report " + (seg.size() > 1 ? seg[1] : std::string()));
+  if (top == "reports") {
+    // Admins and unscoped viewers read every tenant's rows; tenant admins (and viewers of a whole
+    // tenant) their own tenants' rows (RequestReportTenants).
+    if (SeesEverything(who) || !ReportTenants(who).empty()) return Status::OK();
+    return PermissionDenied(who.ToString() + " may not read report " + (seg.size() > 1 ? seg[1] : std::string()) +
+                            ": reports are for admins, tenant admins (their tenants' rows) and viewers of a "
+                            "whole tenant; ask a tenant admin for the report");
+  }
   if (top == "agent") {
     Action a = req.path == "/api/v1/agent/register" ? Action::kAgentRegister
                : req.path == "/api/v1/agent/heartbeat" || req.path == "/api/v1/agent/assignments"
@@ -271,6 +291,10 @@ Status AuthorizeRoute(ControlPlane& cp, const httplib::Request& req, RequestCont
   if (top == "tokens") {
     ctx.object_kind = "token";
     ctx.action = m == "DELETE" ? "token-revoke" : "token-create";
+    if (seg.size() == 2 && seg[1] == "rotate-admin") {
+      ctx.action = "admin-token-rotate";
+      ctx.object_name = "admin";
+    }
     return Status::OK();  // the handlers check each token
   }
   if (top == "users" || top == "policies") {
@@ -451,6 +475,25 @@ void SettleRequestAudit(PendingRequestAudit* pending, bool committed) {
   }
 }
 
+bool IsDryRun(const httplib::Request& req) {
+  if (!req.has_param("dryRun")) return false;
+  // PUT/PATCH of one workload (an update's diff, nothing stored).
+  if ((req.method == "PUT" || req.method == "PATCH") && req.path.rfind("/api/v1/workloads/", 0) == 0 &&
+      req.path.find('/', 18) == std::string::npos) {
+    std::string v = req.get_param_value("dryRun");
+    return v != "0" && v != "false";
+  }
+  if (req.method != "POST") return false;
+  // Any value but 0 or false is a dry run: a misspelt value never stores what was only to be tried.
+  std::string v = req.get_param_value("dryRun");
+  if (v == "0" || v == "false") return false;
+  static const std::set<std::string> kRoutes = {"/api/v1/workloads", "/api/v1/apply",  "/api/v1/tenants",
+                                                "/api/v1/projects",  "/api/v1/cohorts", "/api/v1/queues",
+                                                "/api/v1/priorityclasses", "/api/v1/pools", "/api/v1/clusters",
+                                                "/api/v1/flavors",   "/api/v1/users",   "/api/v1/policies"};
+  return kRoutes.count(req.path) != 0;
+}
+
 const govern::Principal& RequestPrincipal() {
   static const govern::Principal kNobody = govern::Principal::User("anonymous", {});
   return t_request.active ? t_request.caller.principal : kNobody;
@@ -459,6 +502,13 @@ const govern::Principal& RequestPrincipal() {
 std::function<bool(const Workload&)> RequestWorkloadFilter() {
   if (!t_request.active || SeesEverything(t_request.caller.principal)) return nullptr;
   return [who = t_request.caller.principal](const Workload& w) { return govern::MaySee(who, Resource::ForWorkload(w)); };
+}
+
+std::function<bool(const std::string&)> RequestReportTenants() {
+  if (!t_request.active || SeesEverything(t_request.caller.principal)) return nullptr;
+  return [tenants = ReportTenants(t_request.caller.principal)](const std::string& tenant) {
+    return tenants.count(tenant) != 0;
+  };
 }
 
 json FilterVisibleConfig(const std::string& kind, json list) {
@@ -542,7 +592,7 @@ void InstallGovernance(httplib::Server& s, ControlPlane& cp, double rate_limit, 
       return refuse(ResourceExhausted("rate limit exceeded for " + bucket + ": retry after " +
                                       std::to_string(seconds) + "s"));
     }
-    ctx.audit = IsMutating(req.method);
+    ctx.audit = IsMutating(req.method) && !IsDryRun(req);  // a dry run changes nothing
     ctx.action = Lower(req.method);
     if (ctx.audit) {
       // The answer of a mutating request is small: sent uncompressed, the post-routing handler
@@ -589,6 +639,14 @@ void AddGovernanceRoutes(httplib::Server& s, ControlPlane& cp) {
   });
   s.Get("/api/v1/tokens", [&cp](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp.governance().ListTokens(RequestPrincipal(), Param(req, "user")));
+  });
+  s.Post("/api/v1/tokens/rotate-admin", [&cp](const httplib::Request& req, httplib::Response& res) {
+    // No field is read, but a body sent is checked like any other: a malformed request never
+    // rotates the token.
+    auto parsed = ParseJsonBody(req.body.empty() ? "{}" : req.body);
+    if (!parsed.ok()) return SendStatus(res, parsed.status());
+    if (!parsed->is_object()) return SendError(res, 400, "invalid_argument", "body: expected a JSON object or none");
+    Send(res, cp.governance().RotateAdminToken(RequestPrincipal()));
   });
   s.Delete(R"(/api/v1/tokens/([^/]+))", [&cp](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp.governance().RevokeToken(RequestPrincipal(), req.matches[1]));
@@ -641,14 +699,9 @@ void AddGovernanceRoutes(httplib::Server& s, ControlPlane& cp) {
       return SendError(res, 400, "invalid_argument", "after, limit: expected non-negative integers");
     }
     if (std::string since = Param(req, "since"); !since.empty()) {
-      auto t = ParseTime(since);
-      if (t.ok()) {
-        q.since = *t;
-      } else if (auto d = ParseDurationSpec(since); d.ok()) {
-        q.since = gov.clock().Now() - *d;  // "24h": the last day
-      } else {
-        return SendError(res, 400, "invalid_argument", "since: expected RFC 3339 time or a duration like 24h");
-      }
+      auto t = ParseTimeSpec(since, gov.clock().Now());  // "24h": the last day (common/time_spec.h)
+      if (!t.ok()) return SendError(res, 400, "invalid_argument", "since: " + t.status().message());
+      q.since = *t;
     }
     auto entries = gov.ReadAudit(q);
     if (!entries.ok()) return SendStatus(res, entries.status());

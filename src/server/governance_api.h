@@ -17,6 +17,7 @@
 
 namespace httplib {
 class Server;
+struct Request;
 }
 
 namespace abacus {
@@ -34,6 +35,10 @@ void InstallGovernance(httplib::Server& s, ControlPlane& cp, double rate_limit, 
 // Adds /api/v1/tokens, /api/v1/users, /api/v1/policies and /api/v1/audit.
 void AddGovernanceRoutes(httplib::Server& s, ControlPlane& cp);
 
+// True when `req` asks for a dry run (?dryRun=1; any value but 0 or false) on a route that has one: POST
+// /api/v1/workloads, the apply routes, PUT and PATCH /api/v1/workloads/{id}. Such a request stores
+// nothing and is not audited.
+bool IsDryRun(const httplib::Request& req);
 // The principal of the request this thread serves; outside a request, a principal without roles.
 const govern::Principal& RequestPrincipal();
 // The workload id that the pre-routing handler resolved a workload route's WORKLOAD (id or
@@ -42,6 +47,9 @@ const govern::Principal& RequestPrincipal();
 std::string RequestWorkloadId(const std::string& from_path);
 // The filter GET /api/v1/workloads applies for the caller (null: every workload is visible).
 std::function<bool(const Workload&)> RequestWorkloadFilter();
+// The tenants whose rows the caller's reports hold (null: every tenant's, for admins and
+// unscoped viewers; else tenant admins' and whole-tenant viewers' tenants).
+std::function<bool(const std::string& tenant)> RequestReportTenants();
 // Keeps the items of a config list (`kind`: "tenant", "project", "queue", "cohort", …) that the
 // caller may see.
 nlohmann::json FilterVisibleConfig(const std::string& kind, nlohmann::json list);

@@ -244,12 +244,13 @@ void HttpServer::Routes() {
   // ---- workloads
   s.Post("/api/v1/workloads", [this](const httplib::Request& req, httplib::Response& res) {
     auto start = std::chrono::steady_clock::now();
+    const bool dry_run = IsDryRun(req);
     auto r = cp_.Submit(req.body, IsJsonBody(req), Param(req, "filename", "request"), &RequestPrincipal(),
-                        KeyedRequest(req));
+                        dry_run ? IdempotentRequest{} : KeyedRequest(req), dry_run);
     if (!r.ok()) {
       SendStatus(res, r.status());
     } else {
-      SendJson(res, 201, {{"items", *r}});
+      SendJson(res, dry_run ? 200 : 201, {{"items", *r}});
     }
     cp_.metrics().request_seconds.Observe(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -280,7 +281,7 @@ void HttpServer::Routes() {
   auto update = [this](const httplib::Request& req, httplib::Response& res, bool patch, int32_t rollback_to) {
     std::vector<std::string> immutable;
     auto r = cp_.UpdateWorkload(RequestWorkloadId(req.matches[1]), req.body, IsJsonBody(req), patch, rollback_to, &RequestPrincipal(),
-                                &immutable);
+                                &immutable, IsDryRun(req));
     if (!r.ok() && !immutable.empty()) {
       SendError(res, 422, "immutable_field", r.status().message());
       return;
@@ -372,8 +373,9 @@ void HttpServer::Routes() {
 
   // ---- configuration
   auto apply = [this](const httplib::Request& req, httplib::Response& res) {
+    const bool dry_run = IsDryRun(req);
     auto r = cp_.Apply(req.body, IsJsonBody(req), Param(req, "filename", "request"), &RequestPrincipal(),
-                       KeyedRequest(req));
+                       dry_run ? IdempotentRequest{} : KeyedRequest(req), dry_run);
     if (!r.ok()) return SendStatus(res, r.status());
     SendJson(res, 200, {{"items", *r}});
   };
@@ -453,6 +455,7 @@ void HttpServer::Routes() {
     q.by = Param(req, "by");
     q.format = Param(req, "format");
     q.prices = Param(req, "prices");
+    q.tenant_visible = RequestReportTenants();
     if (req.has_param("threshold")) {
       try {
         q.threshold = std::stod(req.get_param_value("threshold"));

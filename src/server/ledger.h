@@ -16,6 +16,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "sched/explain.h"
 #include "sched/scheduler.h"
 #include "server/records.h"
 #include "store/store.h"
@@ -117,6 +118,19 @@ class Ledger {
   // generation.
   sched::Snapshot BuildSnapshot(Time now, SnapshotIndex& index, const std::unordered_set<std::string>* fresh = nullptr,
                                 size_t per_queue_limit = 0);
+  // What a scheduling cycle at `now` would decide for `candidates` (records not in the ledger,
+  // ids unique) added after every workload the ledger holds: one answer per candidate, in order
+  // (ledger_what_if.cc). Dry runs; changes nothing but the snapshot caches.
+  struct WhatIf {
+    bool admitted = false;
+    std::vector<std::string> group_flavors;  // when admitted
+    std::vector<PlacementRecord> placements;
+    std::vector<std::string> preempts;       // workloads it would preempt first ("id (reason)")
+    std::optional<sched::PendingReason> pending;
+    std::string unschedulable;  // its queue or priority class is unknown, or the like
+  };
+  std::vector<WhatIf> WhatIfCycle(const std::vector<WorkloadRecord>& candidates, Time now,
+                                  const sched::SchedulerConfig& config);
   // Sets `record`'s flavors and placements from an admission of `snapshot`.
   // Returns the placement record of a scheduler placement on `snapshot`'s nodes.
   static PlacementRecord ToPlacement(const sched::Snapshot& snapshot, const sched::TaskPlacement& p);

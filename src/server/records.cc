@@ -83,6 +83,7 @@ json ToJson(const WorkloadRecord& r) {
   if (r.failures != 0) j["failures"] = r.failures;
   if (!r.failure_reason.empty()) j["failureReason"] = r.failure_reason;
   if (!r.requeue_reason.empty()) j["requeueReason"] = r.requeue_reason;
+  if (!r.submitted_by.empty()) j["submittedBy"] = r.submitted_by;
   if (ToMicros(r.started_at) != 0) j["startedUs"] = ToMicros(r.started_at);
   if (r.prior_runtime_us != 0) j["priorRuntimeUs"] = r.prior_runtime_us;
   if (ToMicros(r.not_before) != 0) j["notBeforeUs"] = ToMicros(r.not_before);
@@ -140,6 +141,7 @@ Result<WorkloadRecord> WorkloadRecordFromJson(const json& j) {
     r.failures = j.value("failures", 0);
     r.failure_reason = j.value("failureReason", "");
     r.requeue_reason = j.value("requeueReason", "");
+    r.submitted_by = j.value("submittedBy", "");  // absent in records stored before issue 23
     r.started_at = FromMicros(TimeField(j, "startedUs"));
     r.prior_runtime_us = j.value("priorRuntimeUs", int64_t{0});
     r.not_before = FromMicros(TimeField(j, "notBeforeUs"));

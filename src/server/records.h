@@ -109,6 +109,9 @@ struct WorkloadRecord {
   Workload spec;
   WorkloadState state = WorkloadState::kPending;
   Time submitted{};
+  // The authenticated user who submitted it ("" for in-process submissions and for records
+  // stored before it was kept); never changes.
+  std::string submitted_by;
   Time admitted_at{};   // epoch when never admitted
   Time preempted_at{};  // epoch unless Preempting
   Time finished_at{};   // epoch unless terminal

@@ -2,8 +2,10 @@
 // reports themselves are pure functions in src/meter/; this file gathers their inputs from the
 // store (usage intervals, journals) and the ledger (workloads, queues, nodes, utilization).
 #include <algorithm>
+#include <unordered_map>
 
 #include "common/log.h"
+#include "common/time_spec.h"
 #include "meter/evidence.h"
 #include "meter/price_list_codec.h"
 #include "meter/reports.h"
@@ -43,7 +45,21 @@ meter::WorkloadSummary Summary(const WorkloadRecord& r) {
   if (ToMicros(r.finished_at) != 0) s.finished = r.finished_at;
   s.state = std::string(WorkloadStateName(r.state));
   s.failure_reason = r.failure_reason;
+  s.user = r.submitted_by;
   return s;
+}
+
+// Names the workloads of a report: its name, or "name (id)" where two or more of `workloads`
+// share the name. Fills each summary's label; returns id → label for the usage intervals.
+std::unordered_map<std::string, std::string> LabelWorkloads(std::vector<meter::WorkloadSummary>& workloads) {
+  std::unordered_map<std::string, int> named;
+  for (const auto& w : workloads) named[w.name]++;
+  std::unordered_map<std::string, std::string> labels;
+  for (auto& w : workloads) {
+    w.label = w.name.empty() ? w.id : named[w.name] > 1 ? w.name + " (" + w.id + ")" : w.name;
+    labels[w.id] = w.label;
+  }
+  return labels;
 }
 
 }  // namespace
@@ -111,13 +127,20 @@ Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind,
   window.now = now;
   window.to = now;
   window.from = now - std::chrono::hours(24 * 30);
+  // --from/--to take what `audit --since` takes: times, dates, "7d", "yesterday" (time_spec.h).
   if (!q.from.empty()) {
-    ABACUS_ASSIGN_OR_RETURN(window.from, ParseTime(q.from));
+    auto from = ParseTimeSpec(q.from, now);
+    if (!from.ok()) return InvalidArgument("from: " + from.status().message());
+    window.from = *from;
   }
   if (!q.to.empty()) {
-    ABACUS_ASSIGN_OR_RETURN(window.to, ParseTime(q.to));
+    auto to = ParseTimeSpec(q.to, now);
+    if (!to.ok()) return InvalidArgument("to: " + to.status().message());
+    window.to = *to;
   }
-  if (window.from >= window.to) return InvalidArgument("from must be before to");
+  if (window.from >= window.to) {
+    return InvalidArgument("from (" + FormatTime(window.from) + ") must be before to (" + FormatTime(window.to) + ")");
+  }
   ABACUS_ASSIGN_OR_RETURN(meter::Grouping by, meter::ParseGrouping(q.by));
 
   // Inputs.
@@ -214,6 +237,30 @@ Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind,
     shortages.push_back(std::move(sh));
   }
 
+  // A tenant admin's report holds its tenants' rows only (issue 23): each row by the tenant that
+  // owns it. The inventory, capacity and utilization of the nodes are cluster-level (every user
+  // reads the nodes).
+  const auto& visible = q.tenant_visible;
+  std::vector<meter::QueueQuota> all_quotas = quotas;
+  if (visible) {
+    std::erase_if(intervals, [&](const meter::UsageInterval& iv) { return !visible(iv.tenant); });
+    std::erase_if(workloads, [&](const meter::WorkloadSummary& w) { return !visible(w.tenant); });
+    std::erase_if(quotas, [&](const meter::QueueQuota& qq) { return !visible(qq.tenant); });
+    std::erase_if(shortages, [&](const meter::ShortageInterval& sh) { return !visible(sh.tenant); });
+  }
+  {
+    // Reports name workloads, and who submitted them (intervals stored before issue 23 lack it).
+    std::unordered_map<std::string, std::string> labels = LabelWorkloads(workloads);
+    std::unordered_map<std::string, std::string> users;
+    for (const auto& w : workloads) users[w.id] = w.user;
+    for (auto& iv : intervals) {
+      if (auto it = labels.find(iv.workload_id); it != labels.end()) iv.workload_label = it->second;
+      if (iv.user.empty()) {
+        if (auto it = users.find(iv.workload_id); it != users.end()) iv.user = it->second;
+      }
+    }
+  }
+
   ReportOutput out;
   if (kind == "evidence") {
     std::vector<meter::PreemptionEvent> preemptions;
@@ -231,6 +278,7 @@ Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind,
       e.device_milli = j.value("deviceMilli", int64_t{0});
       e.by_workload = j.value("by", "");
       e.by_queue = j.value("byQueue", "");
+      if (visible && !visible(e.tenant)) continue;
       preemptions.push_back(std::move(e));
     }
     std::vector<meter::AuditEntrySummary> audit;
@@ -240,6 +288,7 @@ Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind,
       if (!j.is_object() || FromMicros(rec.time_us) < window.from || FromMicros(rec.time_us) >= window.to) continue;
       // Hash-chained entries (govern/audit.h) carry {"object": {kind, name}}.
       json obj = j.contains("object") && j["object"].is_object() ? j["object"] : j;
+      if (visible && !visible(j.value("tenant", ""))) continue;
       audit.push_back({FromMicros(rec.time_us), j.value("actor", "user admin"), j.value("action", ""),
                        obj.value("kind", ""), obj.value("name", ""), j.value("result", "ok")});
     }
@@ -285,8 +334,23 @@ Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind,
   } else if (kind == "shortages") {
     ABACUS_ASSIGN_OR_RETURN(table, meter::ShortageReport(shortages, {window, by}));
   } else if (kind == "borrowing") {
-    table = meter::BorrowingReport(intervals, quotas, window);
+    if (!visible) {
+      table = meter::BorrowingReport(intervals, quotas, window);
+    } else {
+      // Every tenant's usage makes the flows; a tenant admin sees those its queues take part in.
+      ABACUS_ASSIGN_OR_RETURN(auto every, meter::ReadUsage(*store_, window.from, window.to));
+      table = meter::BorrowingReport(every, all_quotas, window);
+      std::map<std::string, std::string> tenant_of;
+      for (const auto& qq : all_quotas) tenant_of[qq.queue] = qq.tenant;
+      auto mine = [&](const std::string& queue) {
+        auto it = tenant_of.find(queue);
+        return it != tenant_of.end() && visible(it->second);
+      };
+      std::erase_if(table.rows, [&](const std::vector<std::string>& row) { return !mine(row[2]) && !mine(row[3]); });
+    }
   } else if (kind == "utilization") {
+    // Allocation per flavor and pool sums every tenant's work: not for a tenant-scoped caller.
+    if (visible) return PermissionDenied("the utilization report covers every tenant's work: admins and unscoped viewers only");
     ABACUS_ASSIGN_OR_RETURN(auto capacity, ReadCapacitySpans(*store_, node_devices));
     meter::UtilizationReportOptions o;
     o.window = window;

@@ -58,6 +58,7 @@ void ControlPlane::StageUsage(const WorkloadRecord* before, const WorkloadRecord
     iv.priority_class = after.spec.priority_class;
     iv.kind = std::string(WorkloadKindName(after.spec.kind()));
     if (auto m = after.spec.labels.find("model"); m != after.spec.labels.end()) iv.model = m->second;
+    iv.user = after.submitted_by;
     iv.node = p->node;
     if (const NodeRecord* n = ledger_.FindNode(p->node)) {
       iv.cluster = n->node.cluster;

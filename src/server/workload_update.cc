@@ -13,14 +13,20 @@ using nlohmann::json;
 
 namespace {
 
-void Diff(const json& a, const json& b, const std::string& path, json& out) {
+// `elements`: arrays of equal length are compared element by element ("quotas[0].nominal").
+void Diff(const json& a, const json& b, const std::string& path, json& out, bool elements = false) {
   if (a.is_object() && b.is_object()) {
     std::set<std::string> keys;
     for (const auto& [k, v] : a.items()) keys.insert(k);
     for (const auto& [k, v] : b.items()) keys.insert(k);
     for (const auto& k : keys) {
-      Diff(a.contains(k) ? a[k] : json(), b.contains(k) ? b[k] : json(), path.empty() ? k : path + "." + k, out);
+      Diff(a.contains(k) ? a[k] : json(), b.contains(k) ? b[k] : json(), path.empty() ? k : path + "." + k, out,
+           elements);
     }
+    return;
+  }
+  if (elements && a.is_array() && b.is_array() && a.size() == b.size()) {
+    for (size_t i = 0; i < a.size(); ++i) Diff(a[i], b[i], path + "[" + std::to_string(i) + "]", out, elements);
     return;
   }
   if (a != b) out.push_back({{"path", path}, {"from", a}, {"to", b}});
@@ -40,6 +46,12 @@ std::string Shown(const json& v) {
 }
 
 }  // namespace
+
+json FieldDiff(const json& before, const json& after) {
+  json out = json::array();
+  Diff(before, after, "", out, true);
+  return out;
+}
 
 json DocumentDiff(const json& before, const json& after) {
   json out = json::array();

@@ -25,6 +25,9 @@ namespace abacus::server {
 // Returns the changes from `before` to `after` (canonical documents): [{path, from, to}] with
 // dotted paths ("spec.rollout.version"); arrays compare whole; an absent side is null.
 nlohmann::json DocumentDiff(const nlohmann::json& before, const nlohmann::json& after);
+// As DocumentDiff, but arrays of equal length element by element ("quotas[0].nominal"): what
+// `abacus apply --diff` shows of a configuration object.
+nlohmann::json FieldDiff(const nlohmann::json& before, const nlohmann::json& after);
 
 // Returns the paths of `diff` that are not mutable for a workload of `kind`.
 std::vector<std::string> ImmutablePaths(const nlohmann::json& diff, WorkloadKind kind);

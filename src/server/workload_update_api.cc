@@ -50,7 +50,7 @@ json RevisionJson(const RevisionRecord& v) {
 
 Result<json> ControlPlane::UpdateWorkload(const std::string& id_or_name, std::string_view body, bool json_body,
                                           bool merge_patch, int32_t rollback_to, const govern::Principal* caller,
-                                          std::vector<std::string>* immutable) {
+                                          std::vector<std::string>* immutable, bool dry_run) {
   std::optional<WorkloadRecord> seen = FindRecord(id_or_name);
   if (!seen) return NotFound("workload '" + id_or_name + "' not found");
   if (IsTerminal(seen->state)) {
@@ -88,7 +88,7 @@ Result<json> ControlPlane::UpdateWorkload(const std::string& id_or_name, std::st
   const std::string by = caller != nullptr ? caller->name : "";
   auto shared = std::make_shared<Workload>(std::move(proposed));
   auto fixed = std::make_shared<std::vector<std::string>>();
-  auto answer = RunOnLoop([this, seen, shared, entry, by, fixed]() mutable -> Result<json> {
+  auto answer = RunOnLoop([this, seen, shared, entry, by, fixed, dry_run]() mutable -> Result<json> {
     const WorkloadRecord* found = ledger_.FindWorkload(seen->id);
     if (found == nullptr) return NotFound("workload '" + seen->id + "' not found");
     if (IsTerminal(found->state)) {
@@ -114,6 +114,15 @@ Result<json> ControlPlane::UpdateWorkload(const std::string& id_or_name, std::st
       v["diff"] = json::array();
       v["revision"] = found->revisions.empty() ? 1 : found->revisions.back().revision;
       v["unchanged"] = true;
+      return v;
+    }
+    if (dry_run) {  // checked and compared: the diff an update would make, nothing stored
+      std::shared_lock lock(state_mu_);
+      json v = View(*found);
+      v["diff"] = plan.diff;
+      v["revision"] = plan.revision;
+      v["unchanged"] = false;
+      v["dryRun"] = true;
       return v;
     }
     WorkloadRecord next = *found;
@@ -142,7 +151,7 @@ Result<json> ControlPlane::UpdateWorkload(const std::string& id_or_name, std::st
     return v;
   });
   if (!answer.ok() && !fixed->empty() && immutable != nullptr) *immutable = *fixed;
-  if (answer.ok() && audited && !answer->value("unchanged", false)) NoteRequestAudited();
+  if (answer.ok() && audited && !dry_run && !answer->value("unchanged", false)) NoteRequestAudited();
   return answer;
 }
 

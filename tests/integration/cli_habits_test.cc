@@ -177,7 +177,7 @@ TEST(CliHabitsTest, BashCompletionCompletesVerbsFlagsAndValues) {
   auto kind = complete("abacus describe no", 2);
   EXPECT_EQ(kind.out, "nodes\n");
   auto nested = complete("abacus token \"\"", 2);
-  EXPECT_EQ(nested.out, "create list revoke\n");
+  EXPECT_EQ(nested.out, "create list revoke rotate-admin\n");
   auto zsh = RunCli({"completion", "zsh"});
   EXPECT_EQ(zsh.code, 0);
   EXPECT_EQ(zsh.out.rfind("#compdef abacus\n", 0), 0u);

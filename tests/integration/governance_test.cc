@@ -141,10 +141,11 @@ TEST_F(GovernanceTest, AuthorizationMatrix) {
   const std::vector<Row> rows = {
       {"ann", "AAA", "AAA", "AAA", "AA", "AA", 'A', 'A', 'A', 'A', 'A', "AA"},
       // (quota: a tenant-admin changes no quota, its own tenant's included; issue 20 point 5)
-      {"tia", "AAH", "AAD", "AAH", "DD", "AD", 'A', 'A', 'D', 'D', 'D', "AH"},
+      // (reports: a tenant admin and a viewer of a whole tenant read their tenant's rows; issue 23)
+      {"tia", "AAH", "AAD", "AAH", "DD", "AD", 'A', 'A', 'A', 'D', 'D', "AH"},
       {"max", "AHH", "ADD", "AHH", "DD", "DD", 'D', 'A', 'D', 'D', 'D', "AH"},
       {"val", "AAA", "DDD", "DDD", "DD", "DD", 'D', 'A', 'A', 'D', 'D', "AH"},
-      {"vic", "AAH", "DDD", "DDH", "DD", "DD", 'D', 'A', 'D', 'D', 'D', "AH"},
+      {"vic", "AAH", "DDD", "DDH", "DD", "DD", 'D', 'A', 'A', 'D', 'D', "AH"},
   };
   int serial = 0;
   for (const Row& row : rows) {

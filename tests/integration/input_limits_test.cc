@@ -146,14 +146,16 @@ TEST_F(InputLimitsTest, DeepNestingIsRefusedOnEveryBodyRoute) {
     if (route.size() > 6 && route.compare(route.size() - 6, 6, "/reset") == 0) continue;
     const bool agent = route.rfind("/api/v1/agent/", 0) == 0;
     cli::ApiClient& client = route == "/api/v1/agent/register" ? join : agent ? node : api;
-    // Configuration and workloads come as YAML too; the other routes read JSON only.
-    const bool reads_yaml = !agent && route.rfind("/api/v1/workloads/", 0) != 0 && route != "/api/v1/nodes" &&
-                            route != "/api/v1/tokens";
+    // Configuration and workload documents come as YAML too (collection routes: /api/v1/apply,
+    // /api/v1/queues, ...); actions on one object (/api/v1/nodes/N/drain) read JSON only.
+    const std::string path = route.substr(0, route.find('?'));
+    const bool collection = path.find('/', std::string("/api/v1/").size()) == std::string::npos;
+    const bool reads_yaml = !agent && collection && path != "/api/v1/nodes" && path != "/api/v1/tokens";
     std::vector<std::pair<std::string, const char*>> bodies = {{deep_json, "application/json"}};
     if (reads_yaml) bodies.emplace_back(deep_yaml, "application/yaml");
     for (const auto& [body, type] : bodies) {
       // The update route is PUT and PATCH; every other documented body route is POST.
-      const bool update = route == "/api/v1/workloads/svc";
+      const bool update = path == "/api/v1/workloads/svc";
       auto r = update ? client.Put(route, body, type) : client.Post(route, body, type);
       EXPECT_EQ(r.status, 400) << route << " " << type << ": " << r.text.substr(0, 300);
       EXPECT_NE(r.text.find("nesting deeper than 64 levels (the limit)"), std::string::npos) << route << " " << type;
