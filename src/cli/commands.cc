@@ -41,6 +41,7 @@ int Main(int argc, char** argv) {
   AddServerCommands(app, &exit_code);
   AddAgentCommand(app, &exit_code);
   AddClientVerbs(app, &exit_code);
+  AddEventsCommand(app, &exit_code);
   AddReportCommand(app, &exit_code);
   AddGovernanceCommands(app, &exit_code);
   AddAdminCommand(app, &exit_code);

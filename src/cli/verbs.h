@@ -37,6 +37,10 @@ void PolicyTable(const nlohmann::json& items, std::ostream& out);
 // (evaluations_cmd.cc): one row per archived result, or, when the body has "comparison"
 // (--model), that model's versions side by side; returns the exit code.
 int PrintEvaluations(const nlohmann::json& body, std::ostream& out, std::ostream& err);
+// Registers `abacus logs` (logs_cmd.cc).
+void AddLogsCommand(CLI::App& app, int* exit_code);
+// Registers `abacus events [WORKLOAD] [-w]` (events_cmd.cc).
+void AddEventsCommand(CLI::App& app, int* exit_code);
 // Registers `abacus admin migrate` (admin_cmd.cc).
 void AddAdminCommand(CLI::App& app, int* exit_code);
 // Registers `abacus rollout` (NAME --version, status, history, undo) and `abacus set image`

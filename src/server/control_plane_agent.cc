@@ -54,7 +54,10 @@ std::map<std::string, std::map<int, double>> ControlPlane::DeviceUtilization() c
   return utilization_;
 }
 
-void ControlPlane::WakePollers() { board_->Shutdown(); }
+void ControlPlane::WakePollers() {
+  board_->Shutdown();
+  feed_->Shutdown();
+}
 
 void ControlPlane::Publish(const WorkloadRecord& r) { board_->Publish(r.id, DesiredTasks(r, ledger_, options_.fencing)); }
 
@@ -425,6 +428,7 @@ Result<json> ControlPlane::AgentLogs(const std::string& node, const json& body) 
     out.write(data.data() + skip, static_cast<std::streamsize>(n));
     if (!out) return Unavailable("cannot write the log of task " + task_id);
     size += static_cast<int64_t>(n);
+    feed_->Record("tasklog", task_id);  // wakes `abacus logs -f` (logs_api.cc) at the next publish
   }
   json answer = {{"ok", true}, {"size", size}};
   if (truncated) answer["truncated"] = true;

@@ -80,6 +80,7 @@ json ToJson(const WorkloadRecord& r) {
             {"placements", std::move(placements)},
             {"requeues", r.requeues},
             {"spec", abacus::ToJson(r.spec)}};
+  if (!r.submitted_by.empty()) j["submittedBy"] = r.submitted_by;
   if (r.failures != 0) j["failures"] = r.failures;
   if (!r.failure_reason.empty()) j["failureReason"] = r.failure_reason;
   if (!r.requeue_reason.empty()) j["requeueReason"] = r.requeue_reason;
@@ -126,6 +127,7 @@ Result<WorkloadRecord> WorkloadRecordFromJson(const json& j) {
     if (!state.ok()) return state.status();
     r.state = *state;
     r.submitted = FromMicros(TimeField(j, "submittedUs"));
+    r.submitted_by = j.value("submittedBy", "");
     r.admitted_at = FromMicros(TimeField(j, "admittedUs"));
     r.preempted_at = FromMicros(TimeField(j, "preemptedUs"));
     r.finished_at = FromMicros(TimeField(j, "finishedUs"));

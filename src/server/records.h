@@ -109,6 +109,7 @@ struct WorkloadRecord {
   Workload spec;
   WorkloadState state = WorkloadState::kPending;
   Time submitted{};
+  std::string submitted_by;  // the user whose request submitted it ("" for in-process callers)
   Time admitted_at{};   // epoch when never admitted
   Time preempted_at{};  // epoch unless Preempting
   Time finished_at{};   // epoch unless terminal
