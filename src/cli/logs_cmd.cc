@@ -120,8 +120,12 @@ std::optional<std::vector<std::string>> SelectTasks(ApiClient& api, const LogsAr
 
 int Follow(ApiClient& api, const LogsArgs& a, const std::string& task) {
   EndCleanlyOnInterrupt();
-  ApiResponse r = api.Get(LogsPath(a, task) + "&follow=1");
-  if (!r.ok()) return Fail(r);
+  // Before the task's first output the server waits for it (an empty taskId: ask again).
+  ApiResponse r;
+  do {
+    r = api.Get(LogsPath(a, task) + "&follow=1&timeoutSeconds=25");
+    if (!r.ok()) return Fail(r);
+  } while (r.body.value("taskId", "").empty() && !r.body.value("done", false));
   std::cout << LastLines(r.body.value("content", ""), a.tail_lines) << std::flush;
   const std::string task_id = r.body.value("taskId", "");
   while (!r.body.value("done", false)) {

@@ -1123,8 +1123,15 @@ json ControlPlane::ListWorkloads(const WorkloadFilter& f) const {
     if (f.visible && !f.visible(r.spec)) return false;
     return true;
   };
-  for (const auto& [id, r] : ledger_.workloads()) {
-    if (match(r)) rows.push_back(&r);
+  if (f.ids != nullptr) {  // a watch's changes: look them up, not a scan of every workload
+    for (const std::string& id : *f.ids) {
+      const WorkloadRecord* r = ledger_.FindWorkload(id);
+      if (r != nullptr && match(*r)) rows.push_back(r);
+    }
+  } else {
+    for (const auto& [id, r] : ledger_.workloads()) {
+      if (match(r)) rows.push_back(&r);
+    }
   }
   for (const auto& r : pending_ingest) {
     if (ledger_.FindWorkload(r.id) == nullptr && match(r)) rows.push_back(&r);

@@ -132,7 +132,23 @@ void ServeLogFollow(const ControlPlane& cp, const std::string& workload_id, cons
     return Error(res, InvalidArgument("offset >= 0, tail >= 0 and timeoutSeconds 0 to 300 expected"));
   }
   // The task as GET …/logs resolves it (a task id of this workload, GROUP.REPLICA or the first).
-  auto resolved = cp.Logs(workload_id, req.has_param("task") ? req.get_param_value("task") : "", stream, 0);
+  // Before any output, a follow waits for the first (or for the workload to end).
+  const auto deadline = steady_clock::now() + std::chrono::seconds(timeout);
+  ChangeFeed& feed = cp.feed();
+  const std::string task = req.has_param("task") ? req.get_param_value("task") : "";
+  auto resolved = cp.Logs(workload_id, task, stream, 0);
+  while (!resolved.ok() && resolved.status().code() == StatusCode::kNotFound &&
+         resolved.status().message().rfind("no logs", 0) == 0) {
+    const uint64_t version = feed.version();
+    auto view = cp.GetWorkload(workload_id);
+    auto state = view.ok() ? ParseWorkloadState(view->value("state", "")) : Result<WorkloadState>(view.status());
+    if (!state.ok() || IsTerminal(*state)) break;  // it ended without output: the 404 says so
+    if (steady_clock::now() >= deadline || !feed.WaitPast(version, deadline)) {
+      return Answer(res, 200, {{"workload", workload_id}, {"taskId", ""}, {"stream", stream}, {"content", ""},
+                               {"offset", 0}, {"size", 0}, {"done", false}});
+    }
+    resolved = cp.Logs(workload_id, task, stream, 0);
+  }
   if (!resolved.ok()) return Error(res, resolved.status());
   const std::string task_id = resolved->value("taskId", "");
   auto ref = ParseTaskId(task_id);
@@ -140,8 +156,6 @@ void ServeLogFollow(const ControlPlane& cp, const std::string& workload_id, cons
   auto file = TaskLogPath(cp.data_dir(), *ref, stream);
   if (!file.ok()) return Error(res, file.status());
   constexpr int64_t kMaxAnswer = 1 << 20;
-  const auto deadline = steady_clock::now() + std::chrono::seconds(timeout);
-  ChangeFeed& feed = cp.feed();
   while (true) {
     const uint64_t version = feed.version();
     const int64_t size = FileSize(*file);
