@@ -1,5 +1,6 @@
 #include "cli/describe_view.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <ostream>
@@ -151,6 +152,20 @@ void DescribeWorkload(ApiClient& api, const json& doc, std::ostream& out) {
                                  s != 0 ? HumanAgo(s) : "-", f != 0 ? HumanAgo(f) : "-",
                                  s != 0 ? HumanDuration((f != 0 ? f : NowUs()) - s) : "-"};
   }
+  ApiResponse ev = api.Get("/api/v1/workloads/" + UrlEncode(id) + "/events");
+  const json events = ev.ok() ? ev.body.value("items", json::array()) : json::array();
+  for (const json& e : events) {  // every task that ended: each array task, each attempt
+    if (S(e, "type") != "TaskEnded") continue;
+    const json d = e.value("details", json::object());
+    const std::string tid = S(d, "task");
+    if (rows.count(tid) > 0) continue;  // the slot's current run, as it is now
+    const int64_t s = Us(d, "startedUs"), f = Us(d, "finishedUs");
+    std::string exit = S(d, "phase") == "Lost" ? "- (" + S(d, "lostReason") + ")" : S(d, "exitCode");
+    if (d.value("oomKilled", false)) exit += " (OOM)";
+    if (d.contains("signal")) exit += " (signal " + S(d, "signal") + ")";
+    rows[tid] = {tid, S(d, "node"), S(d, "attempt"), d.contains("index") ? S(d, "index") : "-", S(d, "phase"), exit,
+                 s != 0 ? HumanAgo(s) : "-", f != 0 ? HumanAgo(f) : "-", s != 0 && f != 0 ? HumanDuration(f - s) : "-"};
+  }
   ApiResponse tasks = api.Get("/api/v1/workloads/" + UrlEncode(id) + "/tasks");
   if (tasks.ok()) {
     for (const json& t : tasks.body.value("items", json::array())) {
@@ -169,11 +184,11 @@ void DescribeWorkload(ApiClient& api, const json& doc, std::ostream& out) {
   }
   ApiResponse ex = api.Get("/api/v1/workloads/" + UrlEncode(id) + "/explain");
   if (ex.ok()) out << "\nExplain:\n" << Indented(ex.body.value("text", ""), "  ") << "\n";
-  ApiResponse ev = api.Get("/api/v1/workloads/" + UrlEncode(id) + "/events");
   if (ev.ok()) {
     out << "\nEvents:\n";
     std::vector<std::vector<std::string>> list;
-    for (const json& e : ev.body.value("items", json::array())) {
+    for (const json& e : events) {
+      if (S(e, "type") == "TaskEnded") continue;  // in Tasks above
       const json d = e.value("details", json::object());
       list.push_back({HumanAgo(Us(e, "timeUs")), S(e, "type"), d.is_object() ? S(d, "message", "") : ""});
     }
@@ -194,9 +209,16 @@ void DescribeNode(ApiClient& api, const json& doc, std::ostream& out) {
   Field(out, "Run by", doc.contains("agentVersion")      ? "agent " + S(doc, "agentVersion")
                        : doc.value("simulated", false) ? "nothing (simulated)"
                                                         : "no agent (registered through the API)");
-  if (doc.contains("heartbeatAgeSeconds")) {
-    Field(out, "Heartbeat", HumanDuration(doc.value("heartbeatAgeSeconds", int64_t{0}) * 1'000'000) + " ago" +
-                                (doc.value("heartbeatLate", false) ? " (late)" : ""));
+  if (doc.contains("lastHeartbeatUs")) {
+    // Ages by the server's clock: its heartbeatAgeSeconds, not this machine's.
+    const int64_t last = Us(doc, "lastHeartbeatUs");
+    const int64_t server_now = last + doc.value("heartbeatAgeSeconds", int64_t{0}) * 1'000'000;
+    Field(out, "Last heartbeat", HumanDuration(server_now - last) + " ago (" + S(doc, "lastHeartbeat") + ")" +
+                                     (doc.value("heartbeatLate", false) ? ", late" : ""));
+    if (doc.contains("notReadySinceUs")) {
+      Field(out, "NotReady since", HumanDuration(std::max<int64_t>(0, server_now - Us(doc, "notReadySinceUs"))) +
+                                       " ago (" + S(doc, "notReadySince") + ")");
+    }
   }
   std::string labels;
   const json label_map = doc.value("labels", json::object());  // held: items() of a temporary dangles

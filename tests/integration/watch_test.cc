@@ -368,6 +368,13 @@ TEST_F(WatchTest, LogsOfEveryTaskThePreviousAttemptAndFollow) {
   for (const char* run : {".0.0.1 ", ".0.0.1.1", ".0.0.1.2"}) {
     EXPECT_TRUE(Contains(arr_described.out, array + run)) << run << "\n" << arr_described.out;
   }
+  // Every array task with its node and exit code, not only the slot's last run.
+  size_t exited_rows = 0;
+  for (size_t at = arr_described.out.find("cpu-1"); at != std::string::npos; at = arr_described.out.find("cpu-1", at + 1)) {
+    ++exited_rows;
+  }
+  EXPECT_GE(exited_rows, 3u) << arr_described.out;
+  EXPECT_TRUE(Contains(described.out, flaky + ".0.0.1  cpu-1")) << described.out;  // the failed first attempt
   auto raw = RunCli({"describe", "workload", "flaky", "-o", "yaml"}, env);
   ASSERT_EQ(raw.code, 0) << raw.err;
   EXPECT_TRUE(Contains(raw.out, "submittedUs")) << raw.out;
