@@ -42,6 +42,7 @@ int Main(int argc, char** argv) {
   AddAgentCommand(app, &exit_code);
   AddClientVerbs(app, &exit_code);
   AddRunCommand(app, &exit_code);
+  AddEventsCommand(app, &exit_code);
   AddReportCommand(app, &exit_code);
   AddGovernanceCommands(app, &exit_code);
   AddAdminCommand(app, &exit_code);

@@ -12,12 +12,15 @@
 #include <sstream>
 
 #include "cli/client.h"
+#include "cli/describe_view.h"
 #include "cli/output.h"
 #include "cli/output_format.h"
 #include "cli/submit.h"
 #include "cli/usage.h"
+#include "cli/watch.h"
 #include "govern/crypto.h"
 #include "workload/documents.h"
+#include "workload/label_selector.h"
 #include "workload/lifecycle.h"
 
 namespace abacus::cli {
@@ -550,8 +553,41 @@ namespace {
 
 struct GetArgs {
   std::string kind, name, queue, state, project, tenant, model, baseline;
+  std::string selector, workload_kind, user;  // workloads: -l, --kind, --user
+  bool watch = false;                         // -w (watch.h)
   int limit = 1000;
 };
+
+// Checks the workload filters of `get` that only workloads have; prints the usage error.
+bool WorkloadFiltersFit(const GetArgs& a, const std::string& path) {
+  if (path == "workloads") {
+    if (!a.selector.empty()) {
+      auto sel = LabelSelector::Parse(a.selector);
+      if (!sel.ok()) {
+        std::cerr << "error: -l: " << sel.status().message() << "\n";
+        return false;
+      }
+    }
+    if (!a.workload_kind.empty() && !ParseWorkloadKind(a.workload_kind).ok()) {
+      std::cerr << "error: --kind: unknown workload kind '" << a.workload_kind
+                << "' (expected TrainingJob, InferenceService, Experiment, Evaluation or BatchJob)\n";
+      return false;
+    }
+    return true;
+  }
+  for (auto [flag, value] : {std::pair<const char*, const std::string*>{"-l", &a.selector}, {"--kind", &a.workload_kind},
+                             {"--user", &a.user}}) {
+    if (!value->empty()) {
+      std::cerr << "error: " << flag << " filters workloads only, not " << path << "\n";
+      return false;
+    }
+  }
+  if (a.watch && path != "nodes" && path != "queues") {
+    std::cerr << "error: -w watches workloads, nodes and queues (and `abacus events -w`), not " << path << "\n";
+    return false;
+  }
+  return true;
+}
 
 int RunGet(const Common& c, const GetArgs& a) {
   auto kind = Kind(a.kind);
@@ -575,6 +611,7 @@ int RunGet(const Common& c, const GetArgs& a) {
       return kExitUsage;
     }
   }
+  if (!WorkloadFiltersFit(a, kind->path)) return kExitUsage;
   ApiClient api = Client(c);
   std::string path = "/api/v1/" + kind->path;
   if (kind->path == "evaluations") {
@@ -599,7 +636,7 @@ int RunGet(const Common& c, const GetArgs& a) {
     }
     return PrintEvaluations(r.body, std::cout, std::cerr);
   }
-  if (!a.name.empty()) {
+  if (!a.name.empty() && !a.watch) {
     path += "/" + (kind->path == "projects" ? a.name : UrlEncode(a.name));
   } else if (kind->path == "workloads") {
     std::string q = "?limit=" + std::to_string(a.limit);
@@ -607,7 +644,31 @@ int RunGet(const Common& c, const GetArgs& a) {
     if (!state.empty()) q += "&state=" + UrlEncode(state);
     if (!a.project.empty()) q += "&project=" + UrlEncode(a.project);
     if (!a.tenant.empty()) q += "&tenant=" + UrlEncode(a.tenant);
+    if (!a.selector.empty()) q += "&labelSelector=" + UrlEncode(a.selector);
+    if (!a.workload_kind.empty()) q += "&kind=" + UrlEncode(std::string(WorkloadKindName(*ParseWorkloadKind(a.workload_kind))));
+    if (!a.user.empty()) q += "&user=" + UrlEncode(a.user);
     path += q;
+  }
+  if (a.watch) {
+    WatchSpec spec;
+    spec.path = path;
+    spec.key = kind->path == "workloads" ? "id" : "name";
+    spec.only = a.name;
+    spec.output = format->kind == F::kJson ? "json" : format->kind == F::kYaml ? "yaml" : "table";
+    spec.headed = format->kind != F::kName;
+    const std::string singular = Singular(kind->path);
+    spec.table = [format = *format, kind = *kind, singular](const json& items, std::ostream& out) {
+      if (format.kind == F::kName) {
+        PrintNames(out, singular, items);
+      } else if (format.kind == F::kCustomColumns) {
+        PrintCustomColumns(out, items, format.columns);
+      } else if (format.kind == F::kWide && kind.wide != nullptr) {
+        kind.wide(items, out);
+      } else {
+        kind.table(items, out);
+      }
+    };
+    return RunWatch(api, spec);
   }
   ApiResponse r = api.Get(path);
   if (!r.ok()) return Fail(r);
@@ -647,33 +708,19 @@ int RunDescribe(const Common& c, const std::string& kind_arg, const std::string&
   json doc = r.body;
   if (kind->path == "workloads") {
     std::string id = doc.value("id", name);
-    ApiResponse ev = api.Get("/api/v1/workloads/" + UrlEncode(id) + "/events");
-    ApiResponse ex = api.Get("/api/v1/workloads/" + UrlEncode(id) + "/explain");
     if (c.output != "table") {
+      ApiResponse ev = api.Get("/api/v1/workloads/" + UrlEncode(id) + "/events");
+      ApiResponse ex = api.Get("/api/v1/workloads/" + UrlEncode(id) + "/explain");
       if (ev.ok()) doc["events"] = ev.body["items"];
       if (ex.ok()) doc["explain"] = ex.body;
       PrintDocument(std::cout, doc, c.output);
       return kExitOk;
     }
-    json shown = doc;
-    shown.erase("placements");
-    for (const char* k : {"submittedUs", "admittedUs", "finishedUs", "preemptedUs"}) shown.erase(k);
-    PrintDocument(std::cout, shown, "yaml");
-    if (ex.ok()) std::cout << "\nExplain:\n  " << [&] {
-      std::string t = ex.body.value("text", "");
-      std::string out;
-      for (char ch : t) out += ch == '\n' ? std::string("\n  ") : std::string(1, ch);
-      return out;
-    }() << "\n";
-    if (ev.ok()) {
-      std::cout << "\nEvents:\n";
-      std::vector<std::vector<std::string>> rows;
-      for (const auto& e : ev.body["items"]) {
-        rows.push_back({"  " + HumanAgo(e.value("timeUs", int64_t{0})), Str(e, "type"),
-                        Str(e["details"], "message", "")});
-      }
-      PrintTable(std::cout, {"  AGE", "TYPE", "MESSAGE"}, rows);
-    }
+    DescribeWorkload(api, doc, std::cout);  // for people (describe_view.h); raw fields: -o yaml
+    return kExitOk;
+  }
+  if (kind->path == "nodes" && c.output == "table") {
+    DescribeNode(api, doc, std::cout);
     return kExitOk;
   }
   PrintDocument(std::cout, doc, c.output == "json" ? "json" : "yaml");
@@ -738,22 +785,6 @@ int RunQuotaDecision(const Common& c, const std::string& w, bool approve) {
   return kExitOk;
 }
 
-struct LogsOptions {
-  std::string task, stream = "stdout";
-  int64_t tail = 1 << 20;
-};
-
-int RunLogs(const Common& c, const std::string& w, const LogsOptions& o) {
-  ApiClient api = Client(c);
-  std::string path = "/api/v1/workloads/" + UrlEncode(w) + "/logs?stream=" + UrlEncode(o.stream) +
-                     "&tail=" + std::to_string(o.tail);
-  if (!o.task.empty()) path += "&task=" + UrlEncode(o.task);
-  ApiResponse r = api.Get(path);
-  if (!r.ok()) return Fail(r);
-  std::cout << Str(r.body, "content");
-  return kExitOk;
-}
-
 }  // namespace
 
 void AddClientVerbs(CLI::App& app, int* exit_code) {
@@ -802,6 +833,9 @@ void AddClientVerbs(CLI::App& app, int* exit_code) {
                                                   "name (KIND/NAME per line), json, yaml, custom-columns=HEADER:.path,... "
                                                   "(.field and [N]; docs/cli.md).\n"
                                                   "Examples: abacus get workloads --queue nlp-train --state running\n"
+                                                  "          abacus get workloads -l team=nlp,stage!=dev --kind TrainingJob\n"
+                                                  "          abacus get workloads -w\n"
+                                                  "          abacus get nodes -w -o wide\n"
                                                   "          abacus get workloads -o wide\n"
                                                   "          abacus get nodes -o name\n"
                                                   "          abacus get workloads -o custom-columns=NAME:.name,NODE:.placements[0].node\n"
@@ -814,6 +848,15 @@ void AddClientVerbs(CLI::App& app, int* exit_code) {
                     "Succeeded, Failed, Cancelled)");
     cmd->add_option("--project", a->project, "workloads: only this project (tenant/project)");
     cmd->add_option("--tenant", a->tenant, "workloads: only this tenant");
+    cmd->add_option("-l,--selector", a->selector,
+                    "workloads: only those whose labels match: k=v, k!=v, k (has it), !k (has it not), "
+                    "comma-separated, all must hold");
+    cmd->add_option("--kind", a->workload_kind,
+                    "workloads: only this kind (TrainingJob, InferenceService, Experiment, Evaluation, BatchJob)");
+    cmd->add_option("--user", a->user, "workloads: only those this user submitted");
+    cmd->add_flag("-w,--watch", a->watch,
+                  "workloads, nodes, queues: print the list, then each change as the server streams it, until "
+                  "Ctrl-C");
     cmd->add_option("--limit", a->limit, "workloads: the newest N")->capture_default_str();
     cmd->add_option("--model", a->model, "evaluations: only this model, its versions compared side by side");
     cmd->add_option("--baseline", a->baseline,
@@ -835,8 +878,14 @@ void AddClientVerbs(CLI::App& app, int* exit_code) {
     auto c = std::make_shared<Common>();
     auto kind = std::make_shared<std::string>();
     auto name = std::make_shared<std::string>();
-    CLI::App* cmd = app.add_subcommand("describe", "Show one object in detail (a workload with its explanation "
-                                                   "and events).\nExample: abacus describe workload llama-ft");
+    CLI::App* cmd = app.add_subcommand("describe", "Show one object in detail, for people: a workload with ages and "
+                                                   "durations, its tasks (node, attempt, exit code,\nstart, finish, "
+                                                   "duration: every task that ran), its explanation and events; a node "
+                                                   "with its devices and\nwho holds them, memory in GiB. Raw fields: "
+                                                   "-o yaml or -o json.\n"
+                                                   "Examples: abacus describe workload llama-ft\n"
+                                                   "          abacus describe node h100-a\n"
+                                                   "          abacus describe workload llama-ft -o yaml");
     cmd->add_option("KIND", *kind, "kind")->required()->check(KindNames());
     cmd->add_option("NAME", *name, "name (a workload: id or name)")->required();
     AddConnectionFlags(cmd, c.get());
@@ -890,20 +939,7 @@ void AddClientVerbs(CLI::App& app, int* exit_code) {
       *exit_code = RunBulkCancel(args);
     });
   }
-  {
-    auto c = std::make_shared<Common>();
-    auto w = std::make_shared<std::string>();
-    auto o = std::make_shared<LogsOptions>();
-    CLI::App* cmd = app.add_subcommand(
-        "logs", "Print the output of a workload's task, as its agent shipped it (every second while it runs).\n"
-                "Example: abacus logs llama-ft --task 0.1 --stream stderr --tail 4096");
-    cmd->add_option("WORKLOAD", *w, "id or name")->required();
-    cmd->add_option("--task", o->task, "task id, or GROUP.REPLICA (default: the first task of the latest attempt)");
-    cmd->add_option("--stream", o->stream, "stdout or stderr")->check(CLI::IsMember({"stdout", "stderr"}))->capture_default_str();
-    cmd->add_option("--tail", o->tail, "print at most the last N bytes")->check(CLI::PositiveNumber)->capture_default_str();
-    AddConnectionFlags(cmd, c.get(), false);
-    cmd->callback([=] { *exit_code = RunLogs(*c, *w, *o); });
-  }
+  AddLogsCommand(app, exit_code);  // logs_cmd.cc
   {
     auto c = std::make_shared<Common>();
     auto w = std::make_shared<std::string>();

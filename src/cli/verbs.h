@@ -52,6 +52,10 @@ struct BulkCancelArgs {
 // Returns the exit code: 2 for a bad filter, or when confirmation is needed but stdin is no
 // terminal (pass --yes); 1 when a cancel was refused.
 int RunBulkCancel(const BulkCancelArgs& args);
+// Registers `abacus logs` (logs_cmd.cc).
+void AddLogsCommand(CLI::App& app, int* exit_code);
+// Registers `abacus events [WORKLOAD] [-w]` (events_cmd.cc).
+void AddEventsCommand(CLI::App& app, int* exit_code);
 // Registers `abacus admin migrate` (admin_cmd.cc).
 void AddAdminCommand(CLI::App& app, int* exit_code);
 // Registers `abacus rollout` (NAME --version, status, history, undo) and `abacus set image`

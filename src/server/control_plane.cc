@@ -143,6 +143,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptio
   // Agents: node credentials, and the assignments as they were (same task ids: nothing starts
   // twice); every agent node gets a full timeout from now to call again.
   cp->board_ = std::make_unique<AssignmentBoard>(static_cast<uint64_t>(ToMicros(cp->clock_.Now())));
+  cp->feed_ = std::make_unique<ChangeFeed>(static_cast<uint64_t>(ToMicros(cp->clock_.Now())));
   for (const auto& [name, n] : cp->ledger_.nodes()) {
     if (n.agent && !n.credential_sha256.empty()) cp->tokens_->SetNodeCredential(name, n.credential_sha256);
     if (n.cordon.state == NodeState::kDraining) cp->draining_nodes_.insert(name);  // a drain goes on
@@ -183,6 +184,7 @@ void ControlPlane::Shutdown() {
   std::call_once(shutdown_once_, [this] {
     ready_ = false;
     if (board_) board_->Shutdown();
+    if (feed_) feed_->Shutdown();
     StopLoop();
     // The audit writer commits through the committer: flush it while the committer runs, then
     // let its last entries (if any) go straight to the store.
@@ -212,9 +214,24 @@ Status ControlPlane::Commit(const WriteBatch& batch, CommitResult* result, std::
   Status st = !records.empty() ? governance_->CommitAudited(batch, std::move(records), result)
                                : committer_->Submit(batch, result);
   SettleRequestAudit(pending.get(), st.ok());
+  if (st.ok()) RecordChanges(batch, result);
   metrics_.commit_seconds.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   if (!st.ok()) metrics_.commit_failures.fetch_add(1);
   return st;
+}
+
+void ControlPlane::RecordChanges(const WriteBatch& batch, const CommitResult* result) {
+  const std::vector<WriteOp>& ops = batch.ops();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (const auto* put = std::get_if<PutOp>(&ops[i])) {
+      feed_->Record(put->kind, put->key);
+    } else if (const auto* del = std::get_if<DeleteOp>(&ops[i])) {
+      feed_->Record(del->kind, del->key);
+    } else if (const auto* ev = std::get_if<EventOp>(&ops[i])) {
+      const int64_t seq = result != nullptr && i < result->assigned.size() ? result->assigned[i] : 0;
+      feed_->RecordEvent(ev->object_kind, ev->object_key, ev->type, ev->json, seq, ev->time_us);
+    }
+  }
 }
 
 // ---------------------------------------------------------------- writes
@@ -662,6 +679,7 @@ void ControlPlane::Loop() {
       std::unique_lock lock(state_mu_);
       for (auto& r : inbox) {
         fresh_.insert(r.id);
+        feed_->Record(kWorkloadKind, r.id);  // now in the ledger (its commit may have published first)
         ledger_.PutWorkload(std::move(r));
       }
       dirty_ = true;
@@ -679,6 +697,8 @@ void ControlPlane::Loop() {
         ABACUS_LOG_WARN("expired idempotency keys not purged: {}", purged.status().ToString());
       }
     }
+    // What this step committed is in the ledger now: watchers may read it.
+    feed_->Publish();
     if (stop) {
       // Answer commands queued after the last drain.
       std::deque<std::function<void()>> rest;
@@ -709,6 +729,7 @@ void ControlPlane::Loop() {
     }
     if (due) {
       RunCycle();
+      feed_->Publish();  // the cycle's decisions
       {
         std::lock_guard lock(loop_mu_);
         cycled_seq_ = std::max(cycled_seq_, seen_seq);
@@ -1129,11 +1150,21 @@ json ControlPlane::ListWorkloads(const WorkloadFilter& f) const {
     if (!f.tenant.empty() && r.spec.tenant() != f.tenant) return false;
     if (!f.kind.empty() && WorkloadKindName(r.spec.kind()) != f.kind) return false;
     if (!f.name.empty() && r.spec.name != f.name) return false;
+    if (f.ids != nullptr && !f.ids->contains(r.id)) return false;
+    if (!f.user.empty() && r.submitted_by != f.user) return false;
+    if (!f.selector.Matches(r.spec.labels)) return false;
     if (f.visible && !f.visible(r.spec)) return false;
     return true;
   };
-  for (const auto& [id, r] : ledger_.workloads()) {
-    if (match(r)) rows.push_back(&r);
+  if (f.ids != nullptr) {  // a watch's changes: look them up, not a scan of every workload
+    for (const std::string& id : *f.ids) {
+      const WorkloadRecord* r = ledger_.FindWorkload(id);
+      if (r != nullptr && match(*r)) rows.push_back(r);
+    }
+  } else {
+    for (const auto& [id, r] : ledger_.workloads()) {
+      if (match(r)) rows.push_back(&r);
+    }
   }
   for (const auto& r : pending_ingest) {
     if (ledger_.FindWorkload(r.id) == nullptr && match(r)) rows.push_back(&r);

@@ -35,6 +35,7 @@
 #include "sched/scheduler.h"
 #include "server/assignments.h"
 #include "server/auth.h"
+#include "server/change_feed.h"
 #include "server/committed_store.h"
 #include "server/governance.h"
 #include "server/idempotency.h"
@@ -45,6 +46,7 @@
 #include "store/data_folder_lock.h"
 #include "store/group_commit.h"
 #include "store/store.h"
+#include "workload/label_selector.h"
 
 namespace abacus::server {
 
@@ -82,6 +84,9 @@ struct ControlPlaneOptions {
 // Query filters of GET /api/v1/workloads.
 struct WorkloadFilter {
   std::string queue, state, project, tenant, kind, name;
+  std::string user;         // submitted by this user (submittedBy)
+  LabelSelector selector;   // ?labelSelector= (-l)
+  const std::unordered_set<std::string>* ids = nullptr;  // only these ids (a watch's changes); null: all
   size_t limit = 1000;
   std::function<bool(const Workload&)> visible;  // the caller's view (governance); null: all
 };
@@ -222,8 +227,10 @@ class ControlPlane {
   // or `timeout`.
   Result<AssignmentBoard::Answer> WaitAssignments(const std::string& node, uint64_t after,
                                                   std::chrono::milliseconds timeout);
-  // Wakes every long poll (before the HTTP server stops).
+  // Wakes every long poll and watch (before the HTTP server stops).
   void WakePollers();
+  // What changed, for watches (change_feed.h, watch_api.cc).
+  ChangeFeed& feed() const { return *feed_; }
   // ---- metering (reports_api.cc)
   struct ReportQuery {
     std::string from, to;  // RFC 3339 or dates; default: the last 30 days
@@ -280,6 +287,8 @@ class ControlPlane {
  private:
   explicit ControlPlane(const ControlPlaneOptions& options);
 
+  // Records what a committed `batch` changed in the feed (published by the loop).
+  void RecordChanges(const WriteBatch& batch, const CommitResult* result);
   // Runs `fn` on the loop thread and waits for its result.
   Result<nlohmann::json> RunOnLoop(std::function<Result<nlohmann::json>()> fn);
   void Loop();
@@ -412,6 +421,7 @@ class ControlPlane {
   std::unique_ptr<CommittedStore> governance_store_;  // the store as governance writes it
   std::unique_ptr<Governance> governance_;
   std::unique_ptr<AssignmentBoard> board_;
+  std::unique_ptr<ChangeFeed> feed_;  // committed changes, published by the loop (watches)
   std::unique_ptr<meter::UsageLedger> usage_;
   std::set<std::string> preempting_;   // loop thread only: ids of Preempting workloads
   Time last_liveness_check_{};         // loop thread only

@@ -54,7 +54,10 @@ std::map<std::string, std::map<int, double>> ControlPlane::DeviceUtilization() c
   return utilization_;
 }
 
-void ControlPlane::WakePollers() { board_->Shutdown(); }
+void ControlPlane::WakePollers() {
+  board_->Shutdown();
+  feed_->Shutdown();
+}
 
 void ControlPlane::Publish(const WorkloadRecord& r) { board_->Publish(r.id, DesiredTasks(r, ledger_, options_.fencing)); }
 
@@ -426,6 +429,7 @@ Result<json> ControlPlane::AgentLogs(const std::string& node, const json& body) 
     out.write(data.data() + skip, static_cast<std::streamsize>(n));
     if (!out) return Unavailable("cannot write the log of task " + task_id);
     size += static_cast<int64_t>(n);
+    feed_->Record("tasklog", task_id);  // wakes `abacus logs -f` (logs_api.cc) at the next publish
   }
   json answer = {{"ok", true}, {"size", size}};
   if (truncated) answer["truncated"] = true;
@@ -495,11 +499,37 @@ Result<json> ControlPlane::Logs(const std::string& id_or_name, const std::string
 
 // ---------------------------------------------------------------- what reports mean
 
+namespace {
+
+// The TaskEnded event of task `task_id` (placement `p` of `w`, just Exited or Lost): where and
+// how it ran, so that every task that ran — each array task, each attempt — stays described
+// (`abacus describe`) after its slot runs the next one.
+json TaskEndedEvent(const WorkloadRecord& w, const PlacementRecord& p, const std::string& task_id) {
+  json d = {{"task", task_id},  {"node", p.node},           {"attempt", w.attempt()},
+            {"phase", p.phase}, {"exitCode", p.exit_code}};
+  if (p.index >= 0) d["index"] = p.index;
+  if (p.signal != 0) d["signal"] = p.signal;
+  if (p.oom_killed) d["oomKilled"] = true;
+  if (!p.lost_reason.empty()) d["lostReason"] = p.lost_reason;
+  if (ToMicros(p.started_at) != 0) d["startedUs"] = ToMicros(p.started_at);
+  if (ToMicros(p.finished_at) != 0) d["finishedUs"] = ToMicros(p.finished_at);
+  std::string what = p.phase == "Lost" ? "lost (" + p.lost_reason + ")"
+                     : p.oom_killed    ? "OOM-killed"
+                     : p.signal != 0   ? "killed by signal " + std::to_string(p.signal)
+                                       : "exited " + std::to_string(p.exit_code);
+  return EventJson(w.state, "task " + task_id + (p.index >= 0 ? " (array task " + std::to_string(p.index) + ")" : "") +
+                                " " + what + " on " + p.node,
+                   std::move(d));
+}
+
+}  // namespace
+
 void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, const std::vector<std::string>* also) {
   if (reports.empty() && (also == nullptr || also->empty())) return;
   Time now = clock_.Now();
   std::map<std::string, WorkloadRecord> next;  // working copies, by id
   std::set<std::string> touched;               // those whose tasks changed
+  std::map<std::string, std::vector<json>> ended;  // by workload id: a TaskEnded event per task that ended
   for (const TaskReport& rep : reports) {
     auto ref = ParseTaskId(rep.task_id);
     if (!ref.ok()) continue;
@@ -537,6 +567,7 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
         p.lost_reason = rep.phase == "Lost" ? (rep.lost_reason.empty() ? "AgentRestart" : rep.lost_reason) : "";
         p.results = rep.results;
         p.results_error = rep.results_error;
+        ended[w.id].push_back(TaskEndedEvent(w, p, rep.task_id));
       }
       touched.insert(w.id);
       break;
@@ -559,6 +590,7 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
     if (touched.count(id) == 0 && !decided) continue;
     batch.PutJson(kWorkloadKind, w.id, ToJson(w), w.version);
     StageUsage(ledger_.FindWorkload(id), w, batch, now);
+    for (const json& e : ended[id]) batch.AppendEventJson(kWorkloadKind, w.id, "TaskEnded", e, now);
     for (auto& [type, details] : events) batch.AppendEventJson(kWorkloadKind, w.id, type, details, now);
     changed.push_back(id);
   }

@@ -16,7 +16,9 @@
 #include "server/evaluations_api.h"
 #include "server/fleet_api.h"
 #include "server/governance_api.h"
+#include "server/logs_api.h"
 #include "server/ui_routes.h"
+#include "server/watch_api.h"
 #include "store/migration.h"
 
 namespace abacus::server {
@@ -263,13 +265,18 @@ void HttpServer::Routes() {
     f.tenant = Param(req, "tenant");
     f.kind = Param(req, "kind");
     f.name = Param(req, "name");
+    f.user = Param(req, "user");
     f.visible = RequestWorkloadFilter();
+    auto selector = LabelSelector::Parse(Param(req, "labelSelector"));
+    if (!selector.ok()) return SendError(res, 400, "invalid_argument", "labelSelector: " + selector.status().message());
+    f.selector = std::move(*selector);
     std::string limit = Param(req, "limit", "1000");
     try {
       f.limit = std::stoul(limit);
     } catch (...) {
       return SendError(res, 400, "invalid_argument", "limit: expected a number, got '" + limit + "'");
     }
+    if (IsWatchRequest(req)) return ServeWorkloadWatch(cp_, std::move(f), req, res);  // watch_api.h
     SendJson(res, 200, cp_.ListWorkloads(f));
   });
   s.Get(R"(/api/v1/workloads/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
@@ -350,7 +357,9 @@ void HttpServer::Routes() {
   s.Get(R"(/api/v1/workloads/([^/]+)/events)", [this](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp_.Events(RequestWorkloadId(req.matches[1])));
   });
+  AddTaskRoutes(s, cp_);  // GET /api/v1/workloads/{W}/tasks (logs_api.h)
   s.Get(R"(/api/v1/workloads/([^/]+)/logs)", [this](const httplib::Request& req, httplib::Response& res) {
+    if (IsLogFollow(req)) return ServeLogFollow(cp_, RequestWorkloadId(req.matches[1]), req, res);  // logs -f
     int64_t tail = 1 << 20;
     if (req.has_param("tail")) {
       try {
@@ -399,8 +408,10 @@ void HttpServer::Routes() {
       Send(res, VisibleConfig(kind, cp_.GetConfig(kind, req.matches[1])));
     });
   }
-  s.Get("/api/v1/queues", [this](const httplib::Request&, httplib::Response& res) {
-    SendJson(res, 200, FilterVisibleConfig("queue", cp_.ListQueues()));
+  s.Get("/api/v1/queues", [this](const httplib::Request& req, httplib::Response& res) {
+    auto list = [this] { return FilterVisibleConfig("queue", cp_.ListQueues()); };
+    if (IsWatchRequest(req)) return ServeListWatch(cp_, list, req, res);
+    SendJson(res, 200, list());
   });
   s.Get(R"(/api/v1/queues/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
     Send(res, VisibleConfig("queue", cp_.GetQueue(req.matches[1])));
@@ -423,7 +434,11 @@ void HttpServer::Routes() {
   });
 
   // ---- nodes and devices
-  s.Get("/api/v1/nodes", [this](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, cp_.ListNodes()); });
+  s.Get("/api/v1/nodes", [this](const httplib::Request& req, httplib::Response& res) {
+    if (IsWatchRequest(req)) return ServeListWatch(cp_, [this] { return cp_.ListNodes(); }, req, res);
+    SendJson(res, 200, cp_.ListNodes());
+  });
+  AddEventRoutes(s, cp_);  // GET /api/v1/events (watch_api.h)
   s.Get(R"(/api/v1/nodes/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp_.GetNode(req.matches[1]));
   });

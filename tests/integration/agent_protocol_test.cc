@@ -155,7 +155,9 @@ TEST_F(AgentProtocolTest, TaskRunsSucceedsAndLeavesTheAssignment) {
   Report(node, "gpu-a", {{"taskId", t["taskId"]}, {"phase", "Running"}});  // a re-report changes nothing
   Report(node, "gpu-a", {{"taskId", t["taskId"]}, {"phase", "Exited"}, {"exitCode", 0}, {"message", "exited 0"}});
   ASSERT_TRUE(WaitFor([&] { return StateOf(id) == "Succeeded"; })) << StateOf(id);
-  EXPECT_EQ(EventTypes(id), (std::vector<std::string>{"Submitted", "Admitted", "Placed", "Started", "Succeeded"}));
+  // TaskEnded: where and how the task ran, kept for `abacus describe` (issue 23).
+  EXPECT_EQ(EventTypes(id),
+            (std::vector<std::string>{"Submitted", "Admitted", "Placed", "Started", "TaskEnded", "Succeeded"}));
   json after = Assignments(node, "gpu-a");
   EXPECT_TRUE(after["tasks"].empty()) << after.dump();
   auto w = admin.Get("/api/v1/workloads/" + id);

@@ -202,8 +202,12 @@ TEST(FencingTest, DescribeNodeShowsTheLastHeartbeatAndSinceWhenItIsNotReady) {
   // The CLI shows both.
   auto r = RunCli({"describe", "node", "gpu-a", "--server", server.url(), "--token", server.token()});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("notReadySince:"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("lastHeartbeat:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NotReady since:"), std::string::npos) << r.out;  // describe for people (docs/cli.md)
+  EXPECT_NE(r.out.find("Last heartbeat:"), std::string::npos) << r.out;
+  auto raw = RunCli({"describe", "node", "gpu-a", "-o", "yaml", "--server", server.url(), "--token", server.token()});
+  ASSERT_EQ(raw.code, 0) << raw.err;
+  EXPECT_NE(raw.out.find("notReadySince:"), std::string::npos) << raw.out;
+  EXPECT_NE(raw.out.find("lastHeartbeat:"), std::string::npos) << raw.out;
   auto table = RunCli({"get", "nodes", "--server", server.url(), "--token", server.token()});
   ASSERT_EQ(table.code, 0) << table.err;
   EXPECT_NE(table.out.find("HEARTBEAT"), std::string::npos) << table.out;

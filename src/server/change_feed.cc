@@ -1,0 +1,102 @@
+#include "server/change_feed.h"
+
+#include <algorithm>
+
+namespace abacus::server {
+
+ChangeFeed::ChangeFeed(uint64_t first_version, size_t capacity)
+    : capacity_(std::max<size_t>(1, capacity)),
+      first_version_(first_version),
+      last_recorded_(first_version),
+      published_(first_version),
+      dropped_through_(first_version) {}
+
+void ChangeFeed::Record(std::string kind, std::string key) {
+  FeedChange c;
+  c.kind = std::move(kind);
+  c.key = std::move(key);
+  std::lock_guard lock(mu_);
+  AddLocked(std::move(c));
+}
+
+void ChangeFeed::RecordEvent(std::string kind, std::string key, std::string type, std::string json, int64_t seq,
+                             int64_t time_us) {
+  FeedChange c;
+  c.kind = std::move(kind);
+  c.key = std::move(key);
+  c.event_type = std::move(type);
+  c.event_json = std::move(json);
+  c.event_seq = seq;
+  c.event_time_us = time_us;
+  std::lock_guard lock(mu_);
+  AddLocked(std::move(c));
+}
+
+void ChangeFeed::AddLocked(FeedChange change) {
+  change.version = ++last_recorded_;
+  changes_.push_back(std::move(change));
+  while (changes_.size() > capacity_) {
+    dropped_through_ = changes_.front().version;
+    changes_.pop_front();
+  }
+}
+
+void ChangeFeed::Publish() {
+  {
+    std::lock_guard lock(mu_);
+    if (published_ == last_recorded_) return;
+    published_ = last_recorded_;
+  }
+  published_cv_.notify_all();
+}
+
+ChangeFeed::Since ChangeFeed::ChangesSince(uint64_t after) const {
+  std::lock_guard lock(mu_);
+  Since out;
+  out.version = published_;
+  // A version from another server life or one whose changes were dropped: list again.
+  out.complete = after >= dropped_through_ && after <= published_ && after >= first_version_;
+  if (!out.complete) return out;
+  auto it = std::lower_bound(changes_.begin(), changes_.end(), after + 1,
+                             [](const FeedChange& c, uint64_t v) { return c.version < v; });
+  for (; it != changes_.end() && it->version <= published_; ++it) out.changes.push_back(*it);
+  return out;
+}
+
+ChangeFeed::Since ChangeFeed::Recent() const {
+  std::lock_guard lock(mu_);
+  Since out;
+  out.version = published_;
+  out.complete = dropped_through_ == first_version_;
+  for (const FeedChange& c : changes_) {
+    if (c.version > published_) break;
+    out.changes.push_back(c);
+  }
+  return out;
+}
+
+uint64_t ChangeFeed::version() const {
+  std::lock_guard lock(mu_);
+  return published_;
+}
+
+bool ChangeFeed::WaitPast(uint64_t after, std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock lock(mu_);
+  published_cv_.wait_until(lock, deadline, [&] { return shutdown_ || published_ != after; });
+  return !shutdown_;
+}
+
+void ChangeFeed::Shutdown() {
+  {
+    std::lock_guard lock(mu_);
+    shutdown_ = true;
+  }
+  published_cv_.notify_all();
+}
+
+bool ChangeFeed::shut_down() const {
+  std::lock_guard lock(mu_);
+  return shutdown_;
+}
+
+}  // namespace abacus::server

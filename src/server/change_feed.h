@@ -1,0 +1,73 @@
+// ChangeFeed: what changed in the server's state, for watches (GET …?watch=1&resourceVersion=N,
+// docs/api.md). Every committed write records the objects it touched and the events it appended
+// (ControlPlane::Commit); the scheduling loop publishes them once the ledger holds them, so a
+// woken watcher that reads the ledger sees the change. Versions are the feed's own, starting at
+// the server's start time in microseconds (like AssignmentBoard), so a version from a previous
+// server life is older than every change held and the watcher lists again. Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace abacus::server {
+
+struct FeedChange {
+  uint64_t version = 0;
+  std::string kind;  // store kind: "workload", "node", a tenancy kind
+  std::string key;   // the object's key (a workload id, a node name)
+  // An appended event about (kind, key): its type (empty: the object itself changed), details
+  // (JSON text, parsed only when a watcher reads it), store seq and time.
+  std::string event_type, event_json;
+  int64_t event_seq = 0, event_time_us = 0;
+};
+
+class ChangeFeed {
+ public:
+  // `capacity`: how many changes are kept for watchers that fall behind.
+  explicit ChangeFeed(uint64_t first_version, size_t capacity = 1 << 16);
+
+  // Notes that (kind, key) changed; watchers see it after the next Publish.
+  void Record(std::string kind, std::string key);
+  // Notes an event appended about (kind, key) (type, details JSON, store seq, time).
+  void RecordEvent(std::string kind, std::string key, std::string type, std::string json, int64_t seq, int64_t time_us);
+  // Makes every change recorded so far visible and wakes the watchers; no-op when none is new.
+  void Publish();
+
+  struct Since {
+    uint64_t version = 0;            // the newest published version
+    bool complete = true;            // false: changes after `after` were dropped (or `after` is
+                                     // not of this feed); the watcher lists everything again
+    std::vector<FeedChange> changes;  // published changes after `after`, oldest first
+  };
+  // The published changes after version `after`.
+  Since ChangesSince(uint64_t after) const;
+  // Every published change still kept (complete: none was dropped yet).
+  Since Recent() const;
+  // The newest published version.
+  uint64_t version() const;
+  // Returns when a version after `after` is published, at `deadline`, or at Shutdown; true
+  // unless the feed is shut down.
+  bool WaitPast(uint64_t after, std::chrono::steady_clock::time_point deadline);
+  // Wakes every watcher; later waits return at once.
+  void Shutdown();
+  bool shut_down() const;
+
+ private:
+  void AddLocked(FeedChange change);  // requires mu_
+  const size_t capacity_;
+  mutable std::mutex mu_;
+  std::condition_variable published_cv_;
+  uint64_t first_version_;         // versions start after this one
+  uint64_t last_recorded_;         // GUARDED_BY(mu_)
+  uint64_t published_;             // GUARDED_BY(mu_)
+  uint64_t dropped_through_;       // GUARDED_BY(mu_): the newest version no longer kept
+  std::deque<FeedChange> changes_;  // GUARDED_BY(mu_), oldest first
+  bool shutdown_ = false;          // GUARDED_BY(mu_)
+};
+
+}  // namespace abacus::server
