@@ -25,27 +25,14 @@
 #include <thread>
 #include <vector>
 
+#include "cli/bench_org.h"
+
 extern char** environ;
 
 namespace {
 
 namespace fs = std::filesystem;
 using SteadyClock = std::chrono::steady_clock;
-
-constexpr char kOrg[] = R"(kind: Tenant
-name: bench
----
-kind: Project
-name: load
-tenant: bench
----
-kind: Queue
-name: bench-q
-tenant: bench
-quotas:
-  - {resource: cpu, nominal: 64}
-  - {resource: memory, nominal: 256Gi}
-)";
 
 // One finished process: wall milliseconds, CPU milliseconds, exit status.
 struct Run {
@@ -162,7 +149,7 @@ int main(int argc, char** argv) {
   }
   const std::vector<std::string> env = {"ABACUS_SERVER=" + url, "ABACUS_TOKEN=" + token};
   {
-    std::ofstream(dir / "org.yaml") << kOrg;
+    std::ofstream(dir / "org.yaml") << abacus::cli::kBenchOrg;
     Run applied = Spawn({bin, "apply", "-f", (dir / "org.yaml").string()}, env);
     if (applied.status != 0) {
       std::fprintf(stderr, "abacus apply of the bench organisation failed (exit %d)\n", applied.status);

@@ -13,6 +13,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "cli/bench_org.h"
 #include "cli/client.h"
 #include "cli/output.h"
 #include "cli/verbs.h"
@@ -37,21 +38,6 @@ struct BenchApiOptions {
   std::string body = "json";  // json: what `abacus submit` sends; yaml: raw spec files
   std::string client = "wire";  // wire: the lean load generator; cli: the CLI's own client
 };
-
-constexpr char kBenchOrg[] = R"(kind: Tenant
-name: bench
----
-kind: Project
-name: load
-tenant: bench
----
-kind: Queue
-name: bench-q
-tenant: bench
-quotas:
-  - {resource: cpu, nominal: 64}
-  - {resource: memory, nominal: 256Gi}
-)";
 
 // The canonical JSON form `abacus submit` sends (it validates YAML locally, with line numbers).
 std::string JsonBody(int client, int64_t n) {

@@ -199,7 +199,18 @@ void DescribeWorkload(ApiClient& api, const json& doc, std::ostream& out) {
 void DescribeNode(ApiClient& api, const json& doc, std::ostream& out) {
   const std::string name = S(doc, "name");
   Field(out, "Name", name);
-  Field(out, "State", S(doc, "state"));
+  // The agent's liveness, and what the scheduler sees when an operator cordoned or drains it.
+  const std::string scheduling = doc.value("schedulingState", "");
+  Field(out, "State", S(doc, "state") + (!scheduling.empty() && scheduling != S(doc, "state") ? ", " + scheduling : ""));
+  if (doc.contains("cordon") && doc["cordon"].is_object()) {
+    const auto& c = doc["cordon"];
+    std::string line = S(c, "state");
+    if (c.contains("by")) line += " by " + S(c, "by");
+    if (c.contains("since")) line += " since " + S(c, "since");
+    if (c.contains("deadline")) line += ", grace until " + S(c, "deadline");
+    if (c.contains("reason") && !S(c, "reason").empty()) line += ": " + S(c, "reason");
+    Field(out, "Cordon", line);
+  }
   Field(out, "Cluster", S(doc, "cluster"));
   Field(out, "Pool", S(doc, "pool"));
   Field(out, "CPU", Cores(doc.value("allocatedCpuMilli", int64_t{0})) + " of " + Cores(doc.value("cpuMilli", int64_t{0})) +

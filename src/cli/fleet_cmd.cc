@@ -14,6 +14,7 @@
 #include "cli/client.h"
 #include "cli/output.h"
 #include "cli/verbs.h"
+#include "workload/label_selector.h"
 
 namespace abacus::cli {
 namespace {
@@ -145,34 +146,6 @@ int RunSuspend(const Connection& c, const std::vector<std::string>& args, bool s
 
 // ---------------------------------------------------------------- bulk cancel
 
-namespace {
-
-// Parses "k=v,k2!=v2"; false with `*error` on a term that is neither.
-bool ParseSelector(const std::string& text, std::vector<std::tuple<std::string, bool, std::string>>* terms,
-                   std::string* error) {
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    std::string term = text.substr(start, end - start);
-    start = end + 1;
-    if (term.empty()) continue;
-    size_t ne = term.find("!=");
-    size_t eq = term.find('=');
-    if (ne != std::string::npos && ne > 0) {
-      terms->emplace_back(term.substr(0, ne), false, term.substr(ne + 2));
-    } else if (eq != std::string::npos && eq > 0) {
-      terms->emplace_back(term.substr(0, eq), true, term.substr(eq + (term.compare(eq, 2, "==") == 0 ? 2 : 1)));
-    } else {
-      *error = "selector term '" + term + "': expected KEY=VALUE or KEY!=VALUE";
-      return false;
-    }
-  }
-  return true;
-}
-
-}  // namespace
-
 int RunBulkCancel(const BulkCancelArgs& a) {
   const std::vector<std::string> kStates = {"Pending", "Admitted", "Running", "Preempting", "Requeued"};
   std::string state;
@@ -190,10 +163,10 @@ int RunBulkCancel(const BulkCancelArgs& a) {
       return kExitUsage;
     }
   }
-  std::vector<std::tuple<std::string, bool, std::string>> terms;
-  std::string problem;
-  if (!ParseSelector(a.selector, &terms, &problem)) {
-    std::cerr << "error: -l: " << problem << "\n";
+  // The selector is the one of `get workloads -l` (workload/label_selector.h), applied by the
+  // server; parsed here first so that a bad one is a usage error before any request.
+  if (auto sel = LabelSelector::Parse(a.selector); !sel.ok()) {
+    std::cerr << "error: -l: " << sel.status().message() << "\n";
     return kExitUsage;
   }
   ApiClient api(ResolveClientConfig(a.server, a.token, a.ca_cert));
@@ -201,19 +174,14 @@ int RunBulkCancel(const BulkCancelArgs& a) {
   if (!state.empty()) path += "&state=" + UrlEncode(state);
   if (!a.queue.empty()) path += "&queue=" + UrlEncode(a.queue);
   if (!a.project.empty()) path += "&project=" + UrlEncode(a.project);
+  if (!a.selector.empty()) path += "&labelSelector=" + UrlEncode(a.selector);
   ApiResponse list = api.Get(path);
   if (!list.ok()) return Fail(list);
   std::vector<json> targets;
   for (const auto& w : list.body.value("items", json::array())) {
     const std::string s = Str(w, "state");
     if (s == "Succeeded" || s == "Failed" || s == "Cancelled") continue;
-    json labels = w.value("labels", json::object());
-    bool match = true;
-    for (const auto& [k, eq, v] : terms) {
-      bool has = labels.contains(k) && labels[k].is_string() && labels[k].get<std::string>() == v;
-      match = match && (eq ? has : !has);
-    }
-    if (match) targets.push_back(w);
+    targets.push_back(w);
   }
   if (targets.empty()) {
     std::cout << "no active workloads match; nothing cancelled\n";

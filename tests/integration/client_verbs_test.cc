@@ -206,7 +206,7 @@ TEST_F(ClientVerbsTest, SubmitterShownAndReportsScopedToTheCallersTenants) {
   EXPECT_TRUE(Contains(wide.out, "alice")) << wide.out;
   EXPECT_TRUE(Contains(wide.out, "bob")) << wide.out;
   auto described = Run({"describe", "workload", "a1"});
-  EXPECT_TRUE(Contains(described.out, "submittedBy: alice")) << described.out;
+  EXPECT_TRUE(Contains(described.out, " by alice")) << described.out;  // "Submitted:    5s ago (…) by alice"
 
   // Per-user chargeback, for the admin: both users.
   auto by_user = Run({"report", "usage", "--by", "user", "--from", "1d", "-o", "csv"});

@@ -142,7 +142,13 @@ TEST_F(ServiceTest, OverflowAllowRunsOnlyWhatThePoolCannotTakeOutsideAndSaysSo) 
   std::vector<std::string> nodes = Nodes(svc);
   EXPECT_EQ(std::count(nodes.begin(), nodes.end(), "infer-1"), 2) << Get(svc).dump();
   EXPECT_EQ(std::count(nodes.begin(), nodes.end(), "other-1"), 1) << Get(svc).dump();
-  std::vector<json> outside = Events(svc, "ReplicaOutsidePool");
+  // The event is committed with the placement; the status above is read from the ledger the
+  // loop swaps in, which a loaded machine can show a moment before the store's event stream.
+  std::vector<json> outside;
+  ASSERT_TRUE(WaitFor([&] {
+    outside = Events(svc, "ReplicaOutsidePool");
+    return !outside.empty();
+  })) << EventTypes(svc);
   ASSERT_EQ(outside.size(), 1u) << EventTypes(svc);
   EXPECT_EQ(outside[0]["details"].value("pool", ""), "infer");
   EXPECT_EQ(outside[0]["details"].value("outside", 0), 1);
