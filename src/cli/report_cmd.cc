@@ -12,6 +12,7 @@ namespace {
 
 struct ReportOptions {
   std::string kind, from, to, by, prices, output = "table", out_file, server, token, ca_cert;
+  std::string selector;  // -l: workloads whose labels match
   double threshold = -1;
 };
 
@@ -24,6 +25,7 @@ int RunReport(const ReportOptions& o) {
   if (!o.to.empty()) path += "&to=" + UrlEncode(o.to);
   if (!o.by.empty()) path += "&by=" + UrlEncode(o.by);
   if (!o.prices.empty()) path += "&prices=" + UrlEncode(o.prices);
+  if (!o.selector.empty()) path += "&labelSelector=" + UrlEncode(o.selector);
   if (o.threshold >= 0) path += "&threshold=" + std::to_string(o.threshold);
   ApiResponse r = api.Get(path);
   if (!r.ok()) {
@@ -65,6 +67,7 @@ void AddReportCommand(CLI::App& app, int* exit_code) {
       "  evidence   one document for a POC or an audit (-o md|html|json)\n"
       "Examples: abacus report usage --by tenant,month -o csv\n"
       "          abacus report usage --by user --from 7d\n"
+      "          abacus report usage --by project -l team=vision\n"
       "          abacus report wait --from yesterday --to today\n"
       "          abacus report evidence --from 2026-11-01 --to 2026-12-01 -o html --out evidence.html");
   cmd->add_option("KIND", o->kind, "usage, wait, failures, idle, shortages, borrowing, utilization or evidence")
@@ -75,6 +78,9 @@ void AddReportCommand(CLI::App& app, int* exit_code) {
                   "takes (default: 30 days ago)");
   cmd->add_option("--to", o->to, "end, exclusive, in the same forms (default: now)");
   cmd->add_option("--by", o->by, "grouping, comma-separated");
+  cmd->add_option("-l,--selector", o->selector,
+                  "only workloads whose labels match: k=v,k2!=v,k,!k (as get workloads -l); quotas and capacity stay "
+                  "whole");
   cmd->add_option("--prices", o->prices, "price list name (default: 'default', or the only one)");
   cmd->add_option("--threshold", o->threshold, "idle: utilization below this ratio is idle (default 0.05)");
   cmd->add_option("-o,--output", o->output, "table, csv or json; evidence: md, html or json")

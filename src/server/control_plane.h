@@ -238,6 +238,9 @@ class ControlPlane {
     std::string format;    // table|csv|json (evidence: md|html|json)
     std::string prices;    // price list name; default: "default", or the only one
     double threshold = -1; // idle report: utilization below this is idle (default 0.05)
+    // labelSelector (k=v,k!=v,k,!k): only the rows of workloads whose labels match; quotas,
+    // capacity and the inventory are not workload rows and stay whole.
+    std::string label_selector;
     // The tenants whose rows the report holds (null: all); rows are kept by the tenant that
     // owns them (the workload's, the queue's).
     std::function<bool(const std::string& tenant)> tenant_visible;

@@ -470,6 +470,7 @@ void HttpServer::Routes() {
     q.by = Param(req, "by");
     q.format = Param(req, "format");
     q.prices = Param(req, "prices");
+    q.label_selector = Param(req, "labelSelector");
     q.tenant_visible = RequestReportTenants();
     if (req.has_param("threshold")) {
       try {

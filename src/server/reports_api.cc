@@ -3,6 +3,7 @@
 // store (usage intervals, journals) and the ledger (workloads, queues, nodes, utilization).
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "common/log.h"
 #include "common/time_spec.h"
@@ -12,6 +13,7 @@
 #include "server/control_plane.h"
 #include "server/node_history.h"
 #include "server/quota_view.h"
+#include "workload/label_selector.h"
 
 namespace abacus::server {
 namespace {
@@ -240,6 +242,19 @@ Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind,
   // A tenant admin's report holds its tenants' rows only (issue 23): each row by the tenant that
   // owns it. The inventory, capacity and utilization of the nodes are cluster-level (every user
   // reads the nodes).
+  if (!q.label_selector.empty()) {
+    ABACUS_ASSIGN_OR_RETURN(LabelSelector selector, LabelSelector::Parse(q.label_selector));
+    std::unordered_set<std::string> chosen;
+    {
+      std::shared_lock lock(state_mu_);
+      for (const auto& [id, r] : ledger_.workloads()) {
+        if (selector.Matches(r.spec.labels)) chosen.insert(id);
+      }
+    }
+    std::erase_if(intervals, [&](const meter::UsageInterval& iv) { return !chosen.count(iv.workload_id); });
+    std::erase_if(workloads, [&](const meter::WorkloadSummary& w) { return !chosen.count(w.id); });
+    std::erase_if(shortages, [&](const meter::ShortageInterval& sh) { return !chosen.count(sh.service_id); });
+  }
   const auto& visible = q.tenant_visible;
   std::vector<meter::QueueQuota> all_quotas = quotas;
   if (visible) {

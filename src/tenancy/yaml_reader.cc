@@ -1,7 +1,10 @@
 #include "tenancy/yaml_reader.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "common/duration_parse.h"
 #include "common/ids.h"
@@ -10,21 +13,41 @@ namespace abacus {
 
 namespace {
 
-// Finds keys given twice in one mapping (YAML keeps both entries, and lookups the first):
-// each repeat is an error "duplicate key 'k'; first at line N" at the repeat's line.
+// Finds keys given twice in one mapping (YAML keeps both entries, and lookups the first).
+// Mappings are mostly a handful of fields: those are scanned, with no allocation beyond the keys
+// (short keys stay in the string's own buffer); long ones (labels, env) are hashed.
 class DuplicateKeys {
  public:
-  explicit DuplicateKeys(size_t expected) { first_lines_.reserve(expected); }
-  // Records `key` at `line`; when it was seen before, reports it at `path` and returns true.
-  bool Report(SpecContext& ctx, const std::string& path, const std::string& key, int line) {
+  explicit DuplicateKeys(size_t expected) : small_(expected <= kScanned) {
+    if (small_) {
+      seen_.reserve(expected);
+    } else {
+      first_lines_.reserve(expected);
+    }
+  }
+  // Records `key` at `line`; returns the line it was first seen at when it is a repeat
+  // (0 when that line is unknown), else nullopt.
+  std::optional<int> Repeat(const std::string& key, int line) {
+    if (small_) {
+      for (const auto& [k, l] : seen_) {
+        if (k == key) return l;
+      }
+      seen_.emplace_back(key, line);
+      return std::nullopt;
+    }
     auto [it, added] = first_lines_.try_emplace(key, line);
-    if (added) return false;
-    std::string first = it->second > 0 ? "; first at line " + std::to_string(it->second) : "";
-    ctx.Error(line, path, "duplicate key '" + key + "'" + first);
-    return true;
+    if (added) return std::nullopt;
+    return it->second;
+  }
+  // The error of a repeat: "duplicate key 'k'; first at line N", at the repeat's line.
+  static void Report(SpecContext& ctx, const std::string& path, const std::string& key, int line, int first) {
+    ctx.Error(line, path, "duplicate key '" + key + "'" + (first > 0 ? "; first at line " + std::to_string(first) : ""));
   }
 
  private:
+  static constexpr size_t kScanned = 32;
+  bool small_;
+  std::vector<std::pair<std::string, int>> seen_;
   std::unordered_map<std::string, int> first_lines_;
 };
 
@@ -74,7 +97,10 @@ MapReader::MapReader(SpecContext& ctx, const SpecNode& node, std::string path,
                  "unknown field '" + key + "'; allowed: " + JoinNames(allowed));
     }
     if (!kv.first.IsScalar()) continue;
-    if (duplicates.Report(ctx_, Path(key), key, kv.first.Line())) continue;  // the first value counts
+    if (auto first = duplicates.Repeat(key, kv.first.Line())) {  // the first value counts
+      DuplicateKeys::Report(ctx_, Path(key), key, kv.first.Line(), *first);
+      continue;
+    }
     entries_.emplace_back(std::move(key), std::move(kv.second));
   }
 }
@@ -215,7 +241,8 @@ std::optional<std::map<std::string, std::string>> MapReader::StringMap(std::stri
       ok = false;
       continue;
     }
-    if (duplicates.Report(ctx_, Path(key) + "." + kv.first.Scalar(), kv.first.Scalar(), kv.first.Line())) {
+    if (auto first = duplicates.Repeat(kv.first.Scalar(), kv.first.Line())) {
+      DuplicateKeys::Report(ctx_, Path(key) + "." + kv.first.Scalar(), kv.first.Scalar(), kv.first.Line(), *first);
       ok = false;
       continue;
     }

@@ -145,6 +145,14 @@ TEST(WorkloadCodecTest, MalformedInputsReportExactMessagesAndLines) {
        "w.yaml:10: name: duplicate key 'name'; first at line 2\n"},
       {"duplicate label", std::string(kHead) + group + "      resources: {cpu: 1, memory: 1Gi}\nlabels:\n  a: x\n  a: y\n",
        "w.yaml:12: labels.a: duplicate key 'a'; first at line 11\n"},
+      // Past 32 keys a mapping's keys are hashed instead of scanned: the same error.
+      {"duplicate label among many",
+       [&] {
+         std::string labels;
+         for (int i = 0; i < 40; ++i) labels += "  k" + std::to_string(i) + ": v\n";
+         return std::string(kHead) + group + "      resources: {cpu: 1, memory: 1Gi}\nlabels:\n" + labels + "  k7: again\n";
+       }(),
+       "w.yaml:51: labels.k7: duplicate key 'k7'; first at line 18\n"},
       {"nesting past the limit", std::string(kHead) + "  env: " + std::string(70, '[') + std::string(70, ']') + "\n",
        "w.yaml:7: nesting deeper than 64 levels (the limit)\n"},
   };

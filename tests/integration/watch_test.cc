@@ -290,6 +290,33 @@ TEST_F(WatchTest, LabelSelectorsKindAndUserFilterGetWorkloads) {
   EXPECT_TRUE(Contains(elsewhere.err, "-l filters workloads only")) << elsewhere.err;
 }
 
+// report -l: the same selector chooses the workloads a report counts (issue 23).
+TEST_F(WatchTest, ReportsCountOnlyTheWorkloadsALabelSelectorChooses) {
+  Submit("max", Job("nlp-prod", "t1/p1", "q1", "team: nlp, stage: prod"));
+  Submit("max", Job("nlp-dev", "t1/p1", "q1", "team: nlp, stage: dev"));
+  Submit("max", Job("vision", "t1/p1", "q1", "team: vision"));
+  const std::vector<std::string> admin = {"ABACUS_SERVER=" + server_->url(), "ABACUS_TOKEN=" + server_->token()};
+  auto pending = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"report", "wait", "--by", "queue", "-o", "json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = RunCli(args, admin);
+    EXPECT_EQ(r.code, 0) << r.err;
+    json j = json::parse(r.out, nullptr, false);
+    int64_t n = 0;
+    if (j.is_object()) {
+      for (const auto& row : j["rows"]) n += row.value("pending", int64_t{0});
+    }
+    return n;
+  };
+  EXPECT_EQ(pending({}), 3);
+  EXPECT_EQ(pending({"-l", "team=nlp"}), 2);
+  EXPECT_EQ(pending({"-l", "team=nlp,stage!=dev"}), 1);
+  EXPECT_EQ(pending({"-l", "team=none"}), 0);
+  auto bad = RunCli({"report", "wait", "-l", "=x"}, admin);
+  EXPECT_NE(bad.code, 0);
+  EXPECT_TRUE(Contains(bad.err, "has no key")) << bad.err;
+}
+
 // logs --all-tasks (every array task, prefixed), --previous (the attempt before), --tail N
 // lines, -f (follows until the task ends) with a real agent; another tenant reaches none of it.
 TEST_F(WatchTest, LogsOfEveryTaskThePreviousAttemptAndFollow) {
