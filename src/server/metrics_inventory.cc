@@ -17,14 +17,6 @@
 namespace abacus::server {
 namespace {
 
-// A quota or usage in the unit people read: cores, bytes, devices.
-std::string Natural(const QuotaResource& r, int64_t ledger_units) {
-  if (r.kind == QuotaResource::Kind::kMemory) return std::to_string(ledger_units);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3f", static_cast<double>(ledger_units) / 1000.0);
-  return buf;
-}
-
 // A quantity in ledger units: milli for cpu and devices, bytes for memory.
 int64_t LedgerUnits(const QuotaResource& r, const Quantity& q) {
   return r.kind == QuotaResource::Kind::kMemory ? q.CeilUnits() : q.milli();
@@ -60,7 +52,14 @@ bool Inadmissible(sched::PendingCode c) {
 
 }  // namespace
 
-void RenderInventoryMetrics(const Ledger& ledger, Time now, std::string& out) {
+std::string NaturalQuantity(const QuotaResource& r, int64_t ledger_units) {
+  if (r.kind == QuotaResource::Kind::kMemory) return std::to_string(ledger_units);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3f", static_cast<double>(ledger_units) / 1000.0);
+  return buf;
+}
+
+void RenderInventoryMetrics(const Ledger& ledger, const QuotaUse& used, Time now, std::string& out) {
   // ---- devices and nodes
   constexpr const char* kDeviceStates[] = {"free", "allocated", "shared", "unhealthy", "cordoned", "notready"};
   std::map<std::tuple<std::string, std::string, std::string>, std::map<std::string, int64_t>> devices;
@@ -103,17 +102,7 @@ void RenderInventoryMetrics(const Ledger& ledger, Time now, std::string& out) {
     }
   }
 
-  // ---- quotas: use per (queue, resource) in ledger units
-  std::map<std::pair<std::string, std::string>, int64_t> used;
-  for (const auto& [id, r] : ledger.workloads()) {
-    if (!r.holds_quota()) continue;
-    for (const auto& p : r.placements) {
-      used[{r.spec.queue, "cpu"}] += p.cpu_milli;
-      used[{r.spec.queue, "memory"}] += p.memory_bytes;
-      std::string flavor = p.group < static_cast<int32_t>(r.group_flavors.size()) ? r.group_flavors[p.group] : "cpu";
-      for (const auto& g : p.devices) used[{r.spec.queue, flavor}] += g.milli;
-    }
-  }
+  // ---- quotas
   std::string limits_b, limits_l;
   std::map<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>> cohort;  // nominal, used
   std::map<std::pair<std::string, std::string>, const QuotaResource*> cohort_resource;
@@ -124,11 +113,11 @@ void RenderInventoryMetrics(const Ledger& ledger, Time now, std::string& out) {
                                  Label("cohort", q->cohort) + "," + Label("resource", res) + "}";
       if (quota.borrowing_limit) {
         limits_b += "abacus_queue_quota_borrowing_limit" + labels + " " +
-                    Natural(quota.resource, LedgerUnits(quota.resource, *quota.borrowing_limit)) + "\n";
+                    NaturalQuantity(quota.resource, LedgerUnits(quota.resource, *quota.borrowing_limit)) + "\n";
       }
       if (quota.lending_limit) {
         limits_l += "abacus_queue_quota_lending_limit" + labels + " " +
-                    Natural(quota.resource, LedgerUnits(quota.resource, *quota.lending_limit)) + "\n";
+                    NaturalQuantity(quota.resource, LedgerUnits(quota.resource, *quota.lending_limit)) + "\n";
       }
       if (!q->cohort.empty()) {
         auto& c = cohort[{q->cohort, res}];
@@ -159,7 +148,7 @@ void RenderInventoryMetrics(const Ledger& ledger, Time now, std::string& out) {
       const std::string name = q["name"], res = u["resource"];
       out += "abacus_queue_quota_lent{" + Label("queue", name) + "," + Label("tenant", q["tenant"]) + "," +
              Label("cohort", q["cohort"]) + "," + Label("resource", res) + "} " +
-             Natural(*resource_of[{name, res}], u.value("lent", int64_t{0})) + "\n";
+             NaturalQuantity(*resource_of[{name, res}], u.value("lent", int64_t{0})) + "\n";
     }
   }
   Family(out, "abacus_queue_quota_borrowing_limit", "gauge",
@@ -171,12 +160,12 @@ void RenderInventoryMetrics(const Ledger& ledger, Time now, std::string& out) {
   Family(out, "abacus_cohort_quota_nominal", "gauge", "Nominal quota of a cohort's member queues together (cores, bytes, devices).");
   for (const auto& [key, v] : cohort) {
     out += "abacus_cohort_quota_nominal{" + Label("cohort", key.first) + "," + Label("resource", key.second) + "} " +
-           Natural(*cohort_resource[key], v.first) + "\n";
+           NaturalQuantity(*cohort_resource[key], v.first) + "\n";
   }
   Family(out, "abacus_cohort_quota_used", "gauge", "Quota in use by a cohort's member queues together (cores, bytes, devices).");
   for (const auto& [key, v] : cohort) {
     out += "abacus_cohort_quota_used{" + Label("cohort", key.first) + "," + Label("resource", key.second) + "} " +
-           Natural(*cohort_resource[key], v.second) + "\n";
+           NaturalQuantity(*cohort_resource[key], v.second) + "\n";
   }
 
   // ---- pending work: by reason (the last cycle's), active or inadmissible, oldest wait

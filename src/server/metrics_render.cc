@@ -6,23 +6,6 @@
 #include "server/process_metrics.h"
 
 namespace abacus::server {
-namespace {
-
-// A quota or usage in the unit people read: cores, bytes, devices.
-std::string Natural(const QuotaResource& r, int64_t ledger_units) {
-  char buf[64];
-  switch (r.kind) {
-    case QuotaResource::Kind::kCpu:
-    case QuotaResource::Kind::kDevices:
-      std::snprintf(buf, sizeof buf, "%.3f", static_cast<double>(ledger_units) / 1000.0);
-      return buf;
-    case QuotaResource::Kind::kMemory:
-      return std::to_string(ledger_units);
-  }
-  return "0";
-}
-
-}  // namespace
 
 std::string ControlPlane::RenderMetrics() const {
   std::string out;
@@ -35,7 +18,7 @@ std::string ControlPlane::RenderMetrics() const {
     std::map<std::string, int> by_state;
     std::map<std::pair<std::string, std::string>, int64_t> finished;  // (kind, result)
     // Quota use in ledger units per (queue, resource): cpu milli, memory bytes, device milli.
-    std::map<std::pair<std::string, std::string>, int64_t> used;
+    QuotaUse used;
     for (const Queue* q : ledger_.config().queues()) by_queue[q->name];
     int64_t allocated_milli = 0;
     for (const auto& [id, r] : ledger_.workloads()) {
@@ -73,9 +56,9 @@ std::string ControlPlane::RenderMetrics() const {
         int64_t n = quota.resource.kind == QuotaResource::Kind::kMemory ? quota.nominal.CeilUnits() : quota.nominal.milli();
         int64_t u = 0;
         if (auto it = used.find({q->name, res}); it != used.end()) u = it->second;
-        nominal += "abacus_queue_quota_nominal" + labels + " " + Natural(quota.resource, n) + "\n";
-        use += "abacus_queue_quota_used" + labels + " " + Natural(quota.resource, u) + "\n";
-        borrowed += "abacus_queue_quota_borrowed" + labels + " " + Natural(quota.resource, std::max<int64_t>(0, u - n)) + "\n";
+        nominal += "abacus_queue_quota_nominal" + labels + " " + NaturalQuantity(quota.resource, n) + "\n";
+        use += "abacus_queue_quota_used" + labels + " " + NaturalQuantity(quota.resource, u) + "\n";
+        borrowed += "abacus_queue_quota_borrowed" + labels + " " + NaturalQuantity(quota.resource, std::max<int64_t>(0, u - n)) + "\n";
       }
     }
     family("abacus_queue_quota_nominal", "gauge", "Guaranteed quota per queue and resource (cores, bytes, devices).");
@@ -107,7 +90,7 @@ std::string ControlPlane::RenderMetrics() const {
     std::snprintf(buf, sizeof buf, "%.3f", std::max(0.0, static_cast<double>(healthy) - allocated_milli / 1000.0));
     out += std::string("abacus_node_devices{state=\"free\"} ") + buf + "\n";
     out += "abacus_node_devices{state=\"unhealthy\"} " + std::to_string(unhealthy) + "\n";
-    RenderInventoryMetrics(ledger_, clock_.Now(), out);
+    RenderInventoryMetrics(ledger_, used, clock_.Now(), out);
   }
   family("abacus_device_utilization_ratio", "gauge", "Device utilization last reported by its agent (0..1).");
   {
