@@ -8,6 +8,7 @@
 #include "cli/client.h"
 #include "cli/command_config.h"
 #include "cli/verbs.h"
+#include "common/duration_parse.h"
 #include "cli/local_agents.h"
 #include "server/demo.h"
 #include "server/run.h"
@@ -155,6 +156,11 @@ void AddServerCommands(CLI::App& app, int* exit_code) {
     cmd->add_option("--audit-anchor", ro->audit_anchor_file,
                     "append-only file the signed audit chain heads go to (default DATA/audit.anchors); `abacus audit "
                     "--verify` checks the chain against it (docs/governance.md)");
+    auto audit_check = std::make_shared<std::string>("30m");
+    cmd->add_option("--audit-check-every", *audit_check,
+                    "how often the server verifies the whole audit chain in the background (abacus_audit_chain_ok in "
+                    "/metrics, alert AbacusAuditChainBroken); 0: never")
+        ->capture_default_str();
     auto rate = std::make_shared<std::string>("200:400");
     cmd->add_option("--rate-limit", *rate,
                     "requests a second per token, RATE[:BURST] (token bucket, 429 with Retry-After beyond); 0: none")
@@ -190,6 +196,13 @@ void AddServerCommands(CLI::App& app, int* exit_code) {
         return;
       }
       ro->fencing = *fence;
+      auto check_every = ParseDurationSpec(*audit_check);
+      if (!check_every.ok()) {
+        std::cerr << "error: --audit-check-every: " << check_every.status().message() << "\n";
+        *exit_code = kExitUsage;
+        return;
+      }
+      ro->audit_check_every = *check_every;
       if (!ParseRateLimit(*rate, ro->rate_limit, ro->rate_burst)) {
         std::cerr << "error: --rate-limit: expected RATE[:BURST] with non-negative numbers, got '" << *rate << "'\n";
         *exit_code = 2;

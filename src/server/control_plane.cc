@@ -1,6 +1,7 @@
 #include "server/control_plane.h"
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <future>
 #include <map>
@@ -31,6 +32,16 @@
 
 namespace abacus::server {
 namespace {
+
+// Counts a cycle's attempts: admitted, and inadmissible per pending reason (abacus_admission_attempts_total).
+void CountAdmissionAttempts(const sched::CycleResult& result, LabeledMetrics& m) {
+  std::array<int64_t, static_cast<size_t>(sched::kLastPendingCode) + 1> by_code{};
+  for (const sched::PendingReason& pr : result.pending) by_code[static_cast<size_t>(pr.code)]++;
+  m.CountAdmissionAttempts("admitted", "", static_cast<int64_t>(result.admissions.size()));
+  for (size_t c = 0; c < by_code.size(); ++c) {
+    m.CountAdmissionAttempts("inadmissible", std::string(sched::PendingCodeName(static_cast<sched::PendingCode>(c))), by_code[c]);
+  }
+}
 
 using nlohmann::json;
 
@@ -133,6 +144,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptio
   go.audit_anchor_file =
       options.audit_anchor_file.empty() ? (data / "audit.anchors").string() : options.audit_anchor_file;
   ABACUS_ASSIGN_OR_RETURN(cp->governance_, Governance::Open(*cp->governance_store_, cp->clock_, *cp->tokens_, go));
+  cp->audit_watch_ = std::make_unique<AuditWatch>(*cp->governance_, cp->clock_, options.audit_check_every);
   ABACUS_RETURN_IF_ERROR(cp->ledger_.Load(*cp->store_));
   {
     // New workload ids come after every stored one, whatever this server's clock says.
@@ -186,6 +198,7 @@ void ControlPlane::Shutdown() {
     if (board_) board_->Shutdown();
     if (feed_) feed_->Shutdown();
     StopLoop();
+    if (audit_watch_) audit_watch_->Stop();
     // The audit writer commits through the committer: flush it while the committer runs, then
     // let its last entries (if any) go straight to the store.
     if (governance_) governance_->FlushAudit();
@@ -1019,6 +1032,7 @@ void ControlPlane::RunCycle() {
   if (!batch.empty()) {
     CommitResult cr;
     Status st = Commit(batch, &cr, std::nullopt, std::move(decisions));
+    staged_.Settle(st.ok(), metrics_.labeled);
     std::unique_lock lock(state_mu_);
     if (!st.ok()) {
       ABACUS_LOG_ERROR("scheduling decisions not committed, rolled back: {}", st.ToString());
@@ -1038,6 +1052,10 @@ void ControlPlane::RunCycle() {
       metrics_.preempted.fetch_add(static_cast<int64_t>(result.preemptions.size()));
       committed = true;
     }
+  }
+  if (batch.empty() || committed) {
+    staged_.Settle(committed, metrics_.labeled);
+    CountAdmissionAttempts(result, metrics_.labeled);
   }
   // 5. Publish what was committed to the agents (simulated nodes need nothing).
   if (committed) {

@@ -34,6 +34,7 @@
 #include "meter/usage_ledger.h"
 #include "sched/scheduler.h"
 #include "server/assignments.h"
+#include "server/audit_watch.h"
 #include "server/auth.h"
 #include "server/change_feed.h"
 #include "server/committed_store.h"
@@ -79,6 +80,8 @@ struct ControlPlaneOptions {
   std::string audit_key_file;
   std::string audit_anchor_file;
   Duration idempotency_ttl = kIdempotencyTtl;  // how long a write's Idempotency-Key is kept
+  // The audit chain is checked whole in the background this often (server/audit_watch.h); 0: never.
+  Duration audit_check_every = std::chrono::minutes(30);
 };
 
 // Query filters of GET /api/v1/workloads.
@@ -283,6 +286,8 @@ class ControlPlane {
   // Users, tokens, roles, audit chain, admission policies, rate limits (governance.h).
   Governance& governance() { return *governance_; }
   ServerMetrics& metrics() { return metrics_; }
+  // The background audit chain check (tests run a check with CheckNow).
+  AuditWatch& audit_watch() { return *audit_watch_; }
   Store& store() { return *store_; }
   const std::string& data_dir() const { return options_.data_dir; }
   bool ready() const { return ready_.load(); }
@@ -423,12 +428,14 @@ class ControlPlane {
   TokenAuthorizer* tokens_ = nullptr;  // authorizer_, when it is the token authorizer
   std::unique_ptr<CommittedStore> governance_store_;  // the store as governance writes it
   std::unique_ptr<Governance> governance_;
+  std::unique_ptr<AuditWatch> audit_watch_;  // the background chain check
   std::unique_ptr<AssignmentBoard> board_;
   std::unique_ptr<ChangeFeed> feed_;  // committed changes, published by the loop (watches)
   std::unique_ptr<meter::UsageLedger> usage_;
   std::set<std::string> preempting_;   // loop thread only: ids of Preempting workloads
   Time last_liveness_check_{};         // loop thread only
   Time last_controller_tick_{};        // loop thread only
+  StagedActions staged_;               // loop thread only: counted when their batch commits
   std::set<std::string> draining_nodes_;  // loop thread only: nodes whose cordon is Draining
   Time last_drain_check_{};             // loop thread only
   // Autoscaling metric samples per workload (POST /api/v1/workloads/{id}/metrics), the last 10 min.

@@ -594,9 +594,13 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
     for (auto& [type, details] : events) batch.AppendEventJson(kWorkloadKind, w.id, type, details, now);
     changed.push_back(id);
   }
-  if (changed.empty()) return;
+  if (changed.empty()) {
+    staged_.Settle(false, metrics_.labeled);
+    return;
+  }
   CommitResult cr;
   Status st = Commit(batch, &cr, std::nullopt, std::move(decisions));
+  staged_.Settle(st.ok(), metrics_.labeled);
   if (!st.ok()) {
     // The agents report again with their next heartbeat.
     ABACUS_LOG_ERROR("task reports not committed: {}", st.ToString());

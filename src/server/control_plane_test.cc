@@ -440,6 +440,57 @@ TEST_F(ControlPlaneTest, MetricsAreValidPrometheusTextWithTheIssueFamilies) {
 namespace abacus::server {
 namespace {
 
+// Issue 25: admission attempts, controller actions, evictions and inference replicas are in
+// /metrics, counted once their batch committed.
+TEST_F(ControlPlaneTest, MetricsCountAttemptsControllerActionsEvictionsAndReplicas) {
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  std::string id = Submit("lost", 1);
+  Report("gpu-a", id + ".0.0.1", {{"phase", "Running"}});
+  Report("gpu-a", id + ".0.0.1", {{"phase", "Lost"}, {"lostReason", "NodeLost"}, {"message", "connection reset"}});
+  cp_->WaitForCycle();
+  auto r = cp_->Submit(R"(kind: InferenceService
+name: chat
+project: acme/ml
+queue: train
+spec:
+  command: ["serve"]
+  replicas: 1
+  minReplicas: 1
+  maxReplicas: 3
+  taskGroups:
+    - name: server
+      resources: {cpu: 1, memory: 1Gi, accelerators: {flavor: gpu/nvidia/A100-80G, count: 1}}
+)",
+                       false, "chat.yaml");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  cp_->WaitForCycle();
+  std::vector<std::string> problems;
+  const std::string text = cp_->RenderMetrics();
+  auto families = ParsePrometheus(text, problems);
+  EXPECT_TRUE(problems.empty()) << ::testing::PrintToString(problems);
+  auto value = [&](const std::string& family, const std::string& key) {
+    for (const auto& [k, v] : families[family].samples) {
+      if (k == key) return v;
+    }
+    return -1.0;
+  };
+  // Admitted twice (first, then again after the requeue), and the service once.
+  EXPECT_EQ(value("abacus_admission_attempts_total", R"(abacus_admission_attempts_total{result="admitted",reason=""})"),
+            3.0)
+      << text;
+  EXPECT_EQ(value("abacus_controller_actions_total",
+                  R"(abacus_controller_actions_total{kind="TrainingJob",action="requeue"})"),
+            1.0)
+      << text;
+  EXPECT_EQ(value("abacus_evictions_total", R"(abacus_evictions_total{reason="NodeLost"})"), 1.0) << text;
+  const std::string svc = R"(abacus_inference_replicas{service="chat",tenant="acme",queue="train",state=")";
+  EXPECT_EQ(value("abacus_inference_replicas", svc + R"(desired"})"), 1.0) << text;
+  EXPECT_EQ(value("abacus_inference_replicas", svc + R"(min"})"), 1.0) << text;
+  EXPECT_EQ(value("abacus_inference_replicas", svc + R"(max"})"), 3.0) << text;
+  EXPECT_EQ(value("abacus_inference_replicas", svc + R"(placed"})"), 1.0) << text;
+  EXPECT_EQ(value("abacus_inference_replicas", svc + R"(ready"})"), 0.0) << text;  // no task runs yet
+}
+
 TEST_F(ControlPlaneTest, AnInferenceServiceWaitingForCapacityIsAShortage) {
   // No node at all: the service waits 2 h, then a node joins and it is admitted.
   auto r = cp_->Submit(R"(kind: InferenceService

@@ -114,6 +114,22 @@ bool StartArrayTask(WorkloadRecord& w, int32_t index, const Ledger& ledger) {
 
 // True while an Experiment waits with a temporary quota request: its controller decides the
 // request before admission.
+// The metric's name of an applied decision that is an action on the workload ("" for bookkeeping:
+// states, readiness, events other than a rollback).
+std::string ControllerActionName(const control::Decision& d) {
+  if (std::holds_alternative<control::Requeue>(d)) return "requeue";
+  if (std::holds_alternative<control::RestartReplica>(d)) return "restart";
+  if (std::holds_alternative<control::ScaleTo>(d)) return "scale";
+  if (std::holds_alternative<control::SetVersion>(d)) return "rollout";
+  if (std::holds_alternative<control::GrantQuota>(d)) return "grant_quota";
+  if (std::holds_alternative<control::RevokeQuota>(d)) return "revoke_quota";
+  if (const auto* set = std::get_if<control::SetState>(&d); set != nullptr && set->to == WorkloadState::kFailed) {
+    return "fail";
+  }
+  if (const auto* e = std::get_if<control::Event>(&d); e != nullptr && e->type == "RolledBack") return "rollback";
+  return "";
+}
+
 bool AsksTemporaryQuota(const WorkloadRecord& r) {
   const ExperimentSpec* e = r.spec.experiment();
   return e != nullptr && e->temporary_quota && r.waiting();
@@ -232,7 +248,14 @@ bool ControlPlane::RunController(WorkloadRecord& w, std::vector<std::pair<std::s
   }
   bool changed = outcome->state != w.controller_state;
   w.controller_state = outcome->state;
-  for (const control::Decision& d : outcome->decisions) changed |= ApplyDecision(w, d, events, batch, decisions, now);
+  const std::string kind(WorkloadKindName(w.spec.kind()));
+  for (const control::Decision& d : outcome->decisions) {
+    if (!ApplyDecision(w, d, events, batch, decisions, now)) continue;
+    changed = true;
+    // Counted in abacus_controller_actions_total / abacus_evictions_total once the batch commits.
+    if (std::string action = ControllerActionName(d); !action.empty()) staged_.actions.emplace_back(kind, action);
+    if (const auto* rq = std::get_if<control::Requeue>(&d)) staged_.evictions.push_back(rq->reason);
+  }
   changed |= SettleUnits(w, events, now);
   return changed;
 }

@@ -891,6 +891,11 @@ void Governance::MaybeAnchor(bool force) {
   anchored_at_ = now;
 }
 
+govern::AuditHead Governance::audit_head() const {
+  std::lock_guard io(audit_io_mu_);
+  return audit_->head();
+}
+
 Result<govern::AuditVerifyReport> Governance::VerifyAudit() const {
   std::lock_guard io(audit_io_mu_);
   ABACUS_ASSIGN_OR_RETURN(govern::AuditVerifyReport report, audit_->Verify());

@@ -233,6 +233,10 @@ class Governance {
   void FlushAudit();
   Result<std::vector<govern::AuditEntry>> ReadAudit(const AuditQuery& q) const;
   Result<govern::AuditVerifyReport> VerifyAudit() const;
+  // The chain's head now (taken under the writer's lock: every entry up to it is stored).
+  govern::AuditHead audit_head() const;
+  // The store-backed log, for readers that need no lock (server/audit_watch.h).
+  const govern::AuditLog& audit_log() const { return *audit_; }
   int64_t audit_failures() const;
   // Returns how many entries (with their batches, for CommitAudited) wait for the writer.
   size_t audit_queued() const;

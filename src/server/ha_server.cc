@@ -71,7 +71,7 @@ class HaNode {
   LeaseView FollowerView() const;
   // Hands the follower to a thread that waits for its last connections, then destroys it.
   void RetireFollower();
-  HttpOptions LeaderHttpOptions() const;
+  HttpOptions LeaderHttpOptions(int64_t token) const;
 
   const RunOptions& options_;
   std::string host_;
@@ -123,9 +123,10 @@ void HaNode::StopFollower() {
   retired_.clear();
 }
 
-HttpOptions HaNode::LeaderHttpOptions() const {
+HttpOptions HaNode::LeaderHttpOptions(int64_t token) const {
   HttpOptions ho = HttpOptionsFor(options_, host_, port_);
   ho.role = "leader";
+  ho.lease_token = token;
   return ho;
 }
 
@@ -141,6 +142,7 @@ void HaNode::BecomeLeader(int64_t token) {
   cpo.fence = LeaseFence{kLeaseName, token};
   cpo.audit_key_file = options_.audit_key_file;
   cpo.audit_anchor_file = options_.audit_anchor_file;
+  cpo.audit_check_every = options_.audit_check_every;
   auto cp = ControlPlane::Open(cpo);  // the follower keeps answering meanwhile (503: taking over)
   if (!cp.ok()) {
     ABACUS_LOG_ERROR("HA: cannot take over: {}; leaving the lease to others for a while", cp.status().ToString());
@@ -157,7 +159,7 @@ void HaNode::BecomeLeader(int64_t token) {
   // Swap the follower for the API on the same address: the follower's socket closes at once;
   // its requests in flight finish while the API already serves.
   RetireFollower();
-  http_ = std::make_unique<HttpServer>(**cp, LeaderHttpOptions());
+  http_ = std::make_unique<HttpServer>(**cp, LeaderHttpOptions(token));
   if (Status bound = BindWithRetry(*http_); !bound.ok()) {
     ABACUS_LOG_ERROR("HA: cannot serve as the leader: {}", bound.ToString());
     http_.reset();

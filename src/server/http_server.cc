@@ -240,7 +240,15 @@ void HttpServer::Routes() {
     }
   });
   s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(cp_.RenderMetrics() + net::FrontMetrics(*svr_), "text/plain; version=0.0.4");
+    std::string out = cp_.RenderMetrics() + net::FrontMetrics(*svr_);
+    if (options_.role == "leader") {  // HA: the follower's /metrics says 0 (ha_follower.cc)
+      out += "# HELP abacus_ha_leader Whether this server holds the scheduling lease.\n"
+             "# TYPE abacus_ha_leader gauge\nabacus_ha_leader 1\n"
+             "# HELP abacus_ha_lease_token The fencing token of the current lease holder.\n"
+             "# TYPE abacus_ha_lease_token gauge\nabacus_ha_lease_token " +
+             std::to_string(options_.lease_token) + "\n";
+    }
+    res.set_content(out, "text/plain; version=0.0.4");
   });
 
   // ---- workloads

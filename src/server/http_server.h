@@ -47,6 +47,7 @@ struct HttpOptions {
   size_t max_tokens_per_user = 0;
   // HA: this server's role, reported by /readyz ("leader"); empty: a single server.
   std::string role;
+  int64_t lease_token = 0;  // HA leader: the fencing token of its lease (abacus_ha_lease_token)
 };
 
 // Returns the HTTP status for a Status code (InvalidArgument 400, NotFound 404, ...).

@@ -50,6 +50,31 @@ void LabeledMetrics::CountPreemption(const std::string& reason) {
   preemptions_by_reason_[reason]++;
 }
 
+void LabeledMetrics::CountEviction(const std::string& reason) {
+  std::lock_guard lock(mu_);
+  evictions_by_reason_[reason]++;
+}
+
+void LabeledMetrics::CountControllerAction(const std::string& kind, const std::string& action) {
+  std::lock_guard lock(mu_);
+  controller_actions_[{kind, action}]++;
+}
+
+void LabeledMetrics::CountAdmissionAttempts(const std::string& result, const std::string& reason, int64_t n) {
+  if (n <= 0) return;
+  std::lock_guard lock(mu_);
+  admission_attempts_[{result, reason}] += n;
+}
+
+void StagedActions::Settle(bool committed, LabeledMetrics& m) {
+  if (committed) {
+    for (const auto& [kind, action] : actions) m.CountControllerAction(kind, action);
+    for (const auto& reason : evictions) m.CountEviction(reason);
+  }
+  actions.clear();
+  evictions.clear();
+}
+
 void LabeledMetrics::Render(std::string& out) const {
   std::lock_guard lock(mu_);
   out += "# HELP abacus_queue_admission_wait_seconds Time from submission to admission, per queue.\n"
@@ -60,6 +85,23 @@ void LabeledMetrics::Render(std::string& out) const {
   out += "# HELP abacus_preemptions_total Preemptions committed, per reason.\n# TYPE abacus_preemptions_total counter\n";
   for (const auto& [reason, n] : preemptions_by_reason_) {
     out += "abacus_preemptions_total{reason=\"" + EscapeLabel(reason) + "\"} " + std::to_string(n) + "\n";
+  }
+  out += "# HELP abacus_evictions_total Workloads whose tasks were stopped and requeued, per reason.\n"
+         "# TYPE abacus_evictions_total counter\n";
+  for (const auto& [reason, n] : evictions_by_reason_) {
+    out += "abacus_evictions_total{reason=\"" + EscapeLabel(reason) + "\"} " + std::to_string(n) + "\n";
+  }
+  out += "# HELP abacus_controller_actions_total Actions the workload controllers committed, per kind and action.\n"
+         "# TYPE abacus_controller_actions_total counter\n";
+  for (const auto& [key, n] : controller_actions_) {
+    out += "abacus_controller_actions_total{kind=\"" + EscapeLabel(key.first) + "\",action=\"" + EscapeLabel(key.second) +
+           "\"} " + std::to_string(n) + "\n";
+  }
+  out += "# HELP abacus_admission_attempts_total Workloads a scheduling cycle tried, per result and pending reason.\n"
+         "# TYPE abacus_admission_attempts_total counter\n";
+  for (const auto& [key, n] : admission_attempts_) {
+    out += "abacus_admission_attempts_total{result=\"" + EscapeLabel(key.first) + "\",reason=\"" +
+           EscapeLabel(key.second) + "\"} " + std::to_string(n) + "\n";
   }
 }
 

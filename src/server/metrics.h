@@ -43,13 +43,35 @@ class LabeledMetrics {
  public:
   void ObserveWait(const std::string& queue, double seconds);
   void CountPreemption(const std::string& reason);
-  // Appends the abacus_queue_admission_wait_seconds and abacus_preemptions_total families.
+  // Counts one committed requeue of a workload's tasks (abacus_evictions_total{reason}).
+  void CountEviction(const std::string& reason);
+  // Counts one committed controller action (abacus_controller_actions_total{kind,action}).
+  void CountControllerAction(const std::string& kind, const std::string& action);
+  // Counts `n` admission attempts of one cycle that ended in `result` (admitted or inadmissible)
+  // with pending reason `reason` ("" when admitted).
+  void CountAdmissionAttempts(const std::string& result, const std::string& reason, int64_t n);
+  // Appends the abacus_queue_admission_wait_seconds, abacus_preemptions_total,
+  // abacus_evictions_total, abacus_controller_actions_total and abacus_admission_attempts_total
+  // families.
   void Render(std::string& out) const;
 
  private:
   mutable std::mutex mu_;
   std::map<std::string, std::unique_ptr<Histogram>> wait_by_queue_;  // GUARDED_BY(mu_)
   std::map<std::string, int64_t> preemptions_by_reason_;             // GUARDED_BY(mu_)
+  std::map<std::string, int64_t> evictions_by_reason_;               // GUARDED_BY(mu_)
+  std::map<std::pair<std::string, std::string>, int64_t> controller_actions_;  // GUARDED_BY(mu_)
+  std::map<std::pair<std::string, std::string>, int64_t> admission_attempts_;  // GUARDED_BY(mu_)
+};
+
+// What the controllers decided in a working copy, counted only once its batch commits: the
+// loop stages, then settles after the commit (ControlPlane::SettleActions).
+struct StagedActions {
+  std::vector<std::pair<std::string, std::string>> actions;  // (workload kind, action)
+  std::vector<std::string> evictions;                        // requeue reasons
+  bool empty() const { return actions.empty() && evictions.empty(); }
+  // Counts everything staged into `m` when `committed`; forgets it either way.
+  void Settle(bool committed, LabeledMetrics& m);
 };
 
 // HTTP requests answered, by route template and status code (abacus_http_requests_total).

@@ -22,4 +22,8 @@ std::string NaturalQuantity(const QuotaResource& r, int64_t ledger_units);
 // `used` is what admitted work holds (RenderMetrics counts it once for every family).
 void RenderInventoryMetrics(const Ledger& ledger, const QuotaUse& used, Time now, std::string& out);
 
+// Appends abacus_inference_replicas (desired/min/max/placed/ready per live InferenceService) read
+// from `ledger` (the caller holds the state lock).
+void RenderServiceMetrics(const Ledger& ledger, std::string& out);
+
 }  // namespace abacus::server

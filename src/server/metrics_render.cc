@@ -91,6 +91,7 @@ std::string ControlPlane::RenderMetrics() const {
     out += std::string("abacus_node_devices{state=\"free\"} ") + buf + "\n";
     out += "abacus_node_devices{state=\"unhealthy\"} " + std::to_string(unhealthy) + "\n";
     RenderInventoryMetrics(ledger_, used, clock_.Now(), out);
+    RenderServiceMetrics(ledger_, out);
   }
   family("abacus_device_utilization_ratio", "gauge", "Device utilization last reported by its agent (0..1).");
   {
@@ -115,6 +116,7 @@ std::string ControlPlane::RenderMetrics() const {
   counter("abacus_http_throttled_total", "Requests refused with 429.", metrics_.rejected_busy.load());
   counter("abacus_audit_write_failures_total", "Audit entries that could not be written (each also logged).",
           governance_->audit_failures());
+  if (audit_watch_) audit_watch_->Render(out);
   metrics_.labeled.Render(out);
   metrics_.cycle_seconds.Render("abacus_scheduling_cycle_seconds", "Duration of one scheduling cycle.", out);
   metrics_.decision_seconds.Render("abacus_scheduler_decision_latency_seconds", "Time from submission to admission.", out);

@@ -1,0 +1,80 @@
+#include "server/audit_watch.h"
+
+#include "common/log.h"
+#include "common/thread_name.h"
+#include "govern/audit_check.h"
+#include "server/governance.h"
+
+namespace abacus::server {
+
+AuditWatch::AuditWatch(const Governance& gov, const Clock& clock, Duration every)
+    : gov_(gov), clock_(clock), every_(every) {
+  if (every_ > Duration::zero()) thread_ = std::thread([this] { Run(); });
+}
+
+AuditWatch::~AuditWatch() { Stop(); }
+
+void AuditWatch::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+AuditWatch::Last AuditWatch::CheckNow() {
+  auto keep_going = [this] {
+    std::lock_guard lock(mu_);
+    return !stopping_;
+  };
+  auto report = govern::CheckAuditChain(gov_.audit_log(), gov_.audit_head(), 10000, keep_going);
+  if (!report.ok() && !keep_going()) return last();  // stopped: keep the previous result
+  Last l;
+  l.done = true;
+  l.at = clock_.Now();
+  if (!report.ok()) {
+    l.ok = false;
+    l.reason = report.status().message();
+  } else {
+    l.ok = report->ok;
+    l.checked = report->checked;
+    l.first_bad_seq = report->first_bad_seq;
+    l.reason = report->reason;
+  }
+  if (!l.ok) ABACUS_LOG_ERROR("audit chain check: the chain is broken: {}", l.reason);
+  std::lock_guard lock(mu_);
+  last_ = l;
+  return l;
+}
+
+AuditWatch::Last AuditWatch::last() const {
+  std::lock_guard lock(mu_);
+  return last_;
+}
+
+void AuditWatch::Render(std::string& out) const {
+  Last l = last();
+  if (!l.done) return;
+  out += "# HELP abacus_audit_chain_ok Whether the last background check found the audit chain whole (1) or "
+         "broken (0).\n# TYPE abacus_audit_chain_ok gauge\nabacus_audit_chain_ok " +
+         std::string(l.ok ? "1" : "0") + "\n";
+  out += "# HELP abacus_audit_chain_checked_entries Entries the last audit chain check read.\n"
+         "# TYPE abacus_audit_chain_checked_entries gauge\nabacus_audit_chain_checked_entries " +
+         std::to_string(l.checked) + "\n";
+  out += "# HELP abacus_audit_chain_last_check_timestamp_seconds When the last audit chain check finished.\n"
+         "# TYPE abacus_audit_chain_last_check_timestamp_seconds gauge\n"
+         "abacus_audit_chain_last_check_timestamp_seconds " +
+         std::to_string(ToMicros(l.at) / 1000000) + "\n";
+}
+
+void AuditWatch::Run() {
+  NameThisThread("abacus-audit-check");
+  while (true) {
+    CheckNow();
+    std::unique_lock lock(mu_);
+    if (wake_.wait_for(lock, every_, [this] { return stopping_; })) return;
+  }
+}
+
+}  // namespace abacus::server
