@@ -271,6 +271,8 @@ Status AuthorizeRoute(ControlPlane& cp, const httplib::Request& req, RequestCont
     return govern::Authorize(who, Action::kApplyConfig, Resource::ForCluster("node", ""));
   }
   if (top == "version" && !IsMutating(m)) return Status::OK();  // any authenticated user
+  // Who the caller is and what it may do: any authenticated caller, about itself (whoami_api.h).
+  if (top == "whoami" && !IsMutating(m)) return Status::OK();
   // Workload events: the handler keeps those of the workloads the caller may see (watch_api.cc).
   if (top == "events" && !IsMutating(m)) return Status::OK();
   // Archived evaluation results: the handler keeps those of the workloads the caller may see.

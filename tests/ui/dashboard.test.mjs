@@ -140,6 +140,21 @@ async function main() {
   await page.getByRole('navigation', { name: 'Pages' }).waitFor();
   check(await page.evaluate(() => sessionStorage.getItem('abacus.token')) === token, 'the token is kept in session storage');
 
+  // ---- overview: device totals per flavor, cluster and pool add up to the inventory; waits; counts
+  step = 'overview';
+  const devicesAll = (await api('/api/v1/devices')).items;
+  await page.getByTestId('flavor-totals').waitFor();
+  await waitFor(async () => {
+    const cells = await page.locator('[data-testid=flavor-totals] tbody tr td:nth-child(4)').allTextContents();
+    return cells.reduce((s, c) => s + Number(c), 0) === devicesAll.length;
+  }, `overview device totals adding up to ${devicesAll.length}`);
+  const pendingNow = (await api('/api/v1/workloads?state=Pending')).total;
+  check(Number(await page.getByTestId('count-pending').textContent()) === pendingNow, `pending count ${pendingNow}`);
+  check((await page.locator('[data-testid=longest-waits] tbody tr').allTextContents()).some((r) => r.includes('pangu-pretrain')),
+    'the longest waits name the oldest pending workload');
+  await shot(page, 'overview');
+  await page.getByRole('link', { name: 'Ledger' }).click();
+
   // ---- ledger: one cell per device of the demo, holders on hover and click, flavor filter
   step = 'ledger';
   const devices = (await api('/api/v1/devices')).items;
@@ -159,11 +174,42 @@ async function main() {
   // The demo's nodes are in cluster dc1, which examples/org.yaml declares with its location.
   const where = await page.getByTestId('cluster-where-dc1').textContent();
   check(where.includes('cn-hangzhou-b') && where.includes('idc-hz-1'), `cluster dc1 shows where it is: ${where}`);
+  // Each row says its flavor; each pool its per-flavor totals.
+  check((await page.getByTestId('row-flavor').first().textContent()).length > 0, 'rows are labelled with their flavor');
+  check(await page.locator('[data-testid^=totals-dc1-] [data-flavor]').count() > 0, 'per-flavor totals per pool');
   await shot(page, 'ledger');
   const t4 = devices.filter((d) => d.flavor === 'gpu/nvidia/T4').length;
   await page.getByLabel('Flavor').selectOption('gpu/nvidia/T4');
   await waitFor(async () => (await page.locator('[data-testid=device]').count()) === t4, `${t4} T4 cells after filtering`);
   await page.getByLabel('Flavor').selectOption('');
+
+  // ---- nodes: every node (CPU-only ones too); cordon, uncordon and drain, each confirmed
+  step = 'nodes';
+  const nodes = (await api('/api/v1/nodes')).items;
+  await page.getByRole('link', { name: 'Nodes' }).click();
+  await waitFor(async () => (await page.getByTestId('node-row').count()) === nodes.length, `${nodes.length} node rows`);
+  const cpuOnly = nodes.find((n) => (n.devices || []).length === 0);
+  check(cpuOnly, 'the demo has a CPU-only node');
+  check((await page.getByTestId(`node-devices-${cpuOnly.name}`).textContent()).includes('CPU only'), `${cpuOnly.name} is listed as CPU only`);
+  check((await page.getByTestId(`node-holders-${held.node}`).textContent()).includes('llama-ft'), `${held.node} names llama-ft as a holder`);
+  await shot(page, 'nodes');
+  await page.getByTestId(`cordon-${cpuOnly.name}`).click();
+  await page.getByRole('dialog').waitFor();
+  await shot(page, 'nodes-confirm');
+  await page.getByRole('button', { name: 'Confirm cordon' }).click();
+  await waitFor(async () => (await api(`/api/v1/nodes/${cpuOnly.name}`)).schedulingState === 'Cordoned', `${cpuOnly.name} cordoned`);
+  await waitFor(async () => (await page.getByTestId(`node-state-${cpuOnly.name}`).textContent()).startsWith('Cordoned'), 'the page shows the cordon');
+  await page.getByTestId(`uncordon-${cpuOnly.name}`).click();
+  await page.getByRole('button', { name: 'Confirm uncordon' }).click();
+  await waitFor(async () => (await api(`/api/v1/nodes/${cpuOnly.name}`)).schedulingState === 'Ready', `${cpuOnly.name} uncordoned`);
+  const spare = nodes.find((n) => n.name !== cpuOnly.name && (n.devices || []).length > 0 && !(n.devices || []).some((d) => d.allocatedMilli > 0));
+  if (spare) {
+    await page.getByTestId(`drain-${spare.name}`).click();
+    await page.getByLabel('Grace (e.g. 10m, 0)').fill('0');
+    await page.getByRole('button', { name: 'Confirm drain' }).click();
+    await waitFor(async () => ['Draining', 'Drained'].includes((await api(`/api/v1/nodes/${spare.name}`)).schedulingState), `${spare.name} drained`);
+    await api(`/api/v1/nodes/${spare.name}/uncordon`, { method: 'POST', body: '{}', headers: { 'Content-Type': 'application/json' } });
+  }
 
   // ---- workloads: filter to Pending, open pangu-pretrain, read its reason in plain words
   step = 'workloads';
@@ -183,7 +229,59 @@ async function main() {
   check((await page.getByTestId('explain-plain').textContent()).startsWith('It can never run as asked'), 'the reason in plain words');
   check((await page.getByTestId('workload-state').textContent()) === 'Pending', 'state Pending');
   check((await page.locator('[data-testid=events] li').count()) >= 1, 'events timeline');
+  // A workload that never ran a task: no request for logs (it would be a 404).
+  check(await page.getByTestId('no-logs').count() === 1, 'no logs asked of a workload that ran no task');
   await shot(page, 'workload-pending');
+
+  // ---- actions on a workload: hold, release, scale, cancel — each confirmed, each checked through the API
+  step = 'workload actions';
+  const mk = (name, extra = '') => ['kind: BatchJob', `name: ${name}`, 'project: nlp/llm', 'queue: nlp-dev', 'spec:', '  command: ["sleep", "600"]',
+    '  tasks: 4', '  parallelism: 1', '  taskGroups:', '    - name: main', '      resources: {cpu: 1, memory: 1Gi}', extra].join('\n');
+  await api('/api/v1/workloads', { method: 'POST', body: mk('ui-act'), headers: { 'Content-Type': 'application/yaml' } });
+  const act = await api('/api/v1/workloads/ui-act');
+  await page.goto(`${url}/ui/workloads/${act.id}`);
+  await page.getByTestId('action-cancel').waitFor();
+  await page.getByTestId('action-scale').click();
+  await page.getByLabel('Replicas').fill('2');
+  await page.getByRole('button', { name: 'Confirm scale' }).click();
+  await waitFor(async () => (await api(`/api/v1/workloads/${act.id}/events`)).items.some((e) => /Scale/.test(e.type)), 'ui-act scaled');
+  await page.getByTestId('action-cancel').click();
+  await page.getByRole('button', { name: 'Confirm cancel' }).click();
+  await waitFor(async () => (await api(`/api/v1/workloads/${act.id}`)).state === 'Cancelled', 'ui-act cancelled');
+  await waitFor(async () => (await page.getByTestId('workload-state').textContent()) === 'Cancelled', 'the page shows Cancelled');
+  // Hold and release on a waiting workload (one that can never fit waits forever).
+  await api('/api/v1/workloads', { method: 'POST', body: mk('ui-hold').replace('cpu: 1,', 'cpu: 100000,'), headers: { 'Content-Type': 'application/yaml' } });
+  const hw = await api('/api/v1/workloads/ui-hold');
+  await page.goto(`${url}/ui/workloads/${hw.id}`);
+  await page.getByTestId('action-hold').click();
+  await shot(page, 'workload-confirm');
+  await page.getByRole('button', { name: 'Confirm hold' }).click();
+  await waitFor(async () => (await api(`/api/v1/workloads/${hw.id}`)).hold === 'Held', 'ui-hold held');
+  await page.getByTestId('action-release').click();
+  await page.getByRole('button', { name: 'Confirm release' }).click();
+  await waitFor(async () => !(await api(`/api/v1/workloads/${hw.id}`)).hold, 'ui-hold released');
+  const audited = await (await fetch(`${url}/api/v1/audit?since=1h`, { headers: { Authorization: `Bearer ${token}` } })).text();
+  for (const a of ['scale', 'cancel', 'hold', 'release', 'cordon', 'uncordon']) {
+    check(audited.split('\n').some((l) => l.includes(`"action":"${a}"`)), `the ${a} is audited`);
+  }
+  // The caller's roles decide the buttons: a member of another project sees none.
+  const made = await api('/api/v1/users', { method: 'POST', body: 'kind: User\nname: ui-viewer\nroles: [{role: viewer}]\n', headers: { 'Content-Type': 'application/yaml' } });
+  check(made, 'a viewer user');
+  const vt = (await api('/api/v1/tokens', { method: 'POST', body: JSON.stringify({ user: 'ui-viewer' }), headers: { 'Content-Type': 'application/json' } })).token;
+  const viewerWho = await (await fetch(`${url}/api/v1/whoami?workload=${hw.id}`, { headers: { Authorization: `Bearer ${vt}` } })).json();
+  check(viewerWho.name === 'ui-viewer' && !viewerWho.may.includes('cancel'), `a viewer may not cancel: ${JSON.stringify(viewerWho)}`);
+  const vpage = await context.newPage();
+  await vpage.goto(`${url}/ui/`);
+  await vpage.evaluate((t) => sessionStorage.setItem('abacus.token', t), vt);
+  await vpage.goto(`${url}/ui/workloads/${hw.id}`);
+  await vpage.getByTestId('workload-state').waitFor();
+  await vpage.waitForLoadState('networkidle');
+  check(await vpage.locator('[data-testid^=action-]').count() === 0, 'a viewer sees no action buttons');
+  await vpage.goto(`${url}/ui/nodes`);
+  await vpage.getByTestId('node-row').first().waitFor();
+  await vpage.waitForLoadState('networkidle');
+  check(await vpage.locator('[data-testid^=cordon-]').count() === 0, 'a viewer sees no cordon buttons');
+  await vpage.close();
 
   // ---- queues: nlp-dev's borrowed A100 bar changes after a submission, without a reload
   step = 'queues';
@@ -214,6 +312,8 @@ async function main() {
   await waitFor(async () => Number(await borrowed.getAttribute('data-value')) === after, `the borrowed bar to show ${after}`);
   check(await page.evaluate(() => window.__sameDocument === true), 'the page refreshed itself without reloading');
   check((await page.locator('.tree .cohort').count()) >= 1, 'the cohort tree');
+  await page.getByTestId(`summary-nlp-dev-${A100}`).waitFor();
+  check((await page.getByTestId('queue-summary').locator('th').allTextContents()).includes('borrowing limit'), 'the summary labels the borrowing limit');
   await shot(page, 'queues');
 
   // ---- usage and cost: chart, tables, CSV download
@@ -246,7 +346,7 @@ async function main() {
 
   // ---- every form control has an accessible label
   step = 'accessibility';
-  for (const route of ['ledger', 'workloads', 'usage', 'audit']) {
+  for (const route of ['overview', 'ledger', 'nodes', 'queues', 'workloads', 'usage', 'audit']) {
     await page.goto(`${url}/ui/${route}`);
     await page.getByRole('navigation', { name: 'Pages' }).waitFor();
     await page.waitForLoadState('networkidle');
@@ -261,7 +361,7 @@ async function main() {
   // ---- narrow screen: every page fits without sideways scrolling (wide tables scroll in their box)
   step = 'narrow';
   await page.setViewportSize({ width: 390, height: 844 });
-  for (const route of ['queues', 'workloads', `workloads/${llama.id}`, 'usage', 'audit', 'ledger']) {
+  for (const route of ['overview', 'nodes', 'queues', 'workloads', `workloads/${llama.id}`, 'usage', 'audit', 'ledger']) {
     await page.goto(`${url}/ui/${route}`);
     await page.getByRole('navigation', { name: 'Pages' }).waitFor();
     await page.waitForLoadState('networkidle');

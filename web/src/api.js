@@ -71,3 +71,14 @@ export function query(params) {
   const s = q.toString();
   return s ? `?${s}` : '';
 }
+
+// POST a JSON body (the action routes: cancel, hold, scale, quota, cordon, drain, …).
+export const post = (path, body = {}) =>
+  request(path, { method: 'POST', body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } });
+
+// The actions the caller's roles allow on a workload or node, as the server decides them
+// (GET /api/v1/whoami?workload=W or ?node=N, docs/api.md): a Set of action names.
+export async function allowed(about) {
+  const who = await get('/api/v1/whoami' + query(about));
+  return new Set(who.may || []);
+}

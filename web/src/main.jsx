@@ -4,6 +4,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { token, setToken, setUnauthenticatedHandler } from './api.js';
 import { Login } from './pages/Login.jsx';
 import { Ledger } from './pages/Ledger.jsx';
+import { Overview } from './pages/Overview.jsx';
+import { Nodes } from './pages/Nodes.jsx';
 import { Queues } from './pages/Queues.jsx';
 import { Workloads } from './pages/Workloads.jsx';
 import { Workload } from './pages/Workload.jsx';
@@ -13,7 +15,9 @@ import { Link, navigate, currentRoute } from './router.js';
 import './style.css';
 
 const PAGES = [
+  ['overview', 'Overview'],
   ['ledger', 'Ledger'],
+  ['nodes', 'Nodes'],
   ['queues', 'Queues'],
   ['workloads', 'Workloads'],
   ['usage', 'Usage and cost'],
@@ -23,11 +27,13 @@ const PAGES = [
 function Page({ route }) {
   const [head, ...rest] = route.split('/');
   switch (head) {
+    case 'ledger': return <Ledger />;
+    case 'nodes': return <Nodes />;
     case 'queues': return <Queues />;
     case 'workloads': return rest.length ? <Workload name={rest.join('/')} /> : <Workloads />;
     case 'usage': return <Usage />;
     case 'audit': return <Audit />;
-    default: return <Ledger />;
+    default: return <Overview />;
   }
 }
 
@@ -51,12 +57,12 @@ function App() {
         onLogin={() => {
           setNotice('');
           setAuthed(true);
-          if (route === 'login' || route === '') navigate('ledger');
+          if (route === 'login' || route === '') navigate('overview');
         }}
       />
     );
   }
-  const active = route.split('/')[0] || 'ledger';
+  const active = route.split('/')[0] || 'overview';
   return (
     <div class="shell">
       <header class="top">

@@ -4,14 +4,24 @@ import { useState } from 'preact/hooks';
 import { get } from '../api.js';
 import { usePoll } from '../poll.js';
 import { ledgerTree, stateCounts } from '../ledger.js';
+import { flavorTotals } from '../nodes.js';
 import { shortFlavor, human } from '../format.js';
 import { Link } from '../router.js';
 import { PageHead, ErrorBox, Select } from './common.jsx';
 
 const STATES = ['free', 'allocated', 'shared', 'unhealthy'];
 
+// Who holds a device: the visible holders, and "another tenant's work" when the server counts
+// more of it allocated than they hold (work the caller's roles do not show).
+export function heldBy(d) {
+  const seen = d.held.reduce((s, h) => s + (h.milli || 0), 0);
+  const names = d.held.map((h) => `${h.name} (${h.milli / 1000})`);
+  if ((d.device.allocatedMilli || 0) > seen) names.push('work of another tenant');
+  return names.length ? names.join(', ') : 'nobody';
+}
+
 function describe(node, d) {
-  const who = d.held.length ? d.held.map((h) => `${h.name} (${h.milli / 1000})`).join(', ') : 'nobody';
+  const who = heldBy(d);
   return `${node.name} device ${d.device.index} ${shortFlavor(d.device.flavor)}: ${d.state}${d.simulated ? ', simulated' : ''}; held by ${who}`;
 }
 
@@ -70,11 +80,17 @@ export function Ledger() {
               {c.pools.map((p) => (
                 <section class="pool" aria-label={`pool ${p.pool}`}>
                   <h3>pool {p.pool}</h3>
+                  <p class="flavor-totals" data-testid={`totals-${c.cluster}-${p.pool}`}>
+                    {flavorTotals(p.nodes.map((n) => ({ ...n.node, devices: n.devices.map((d) => d.device) }))).map((t) => (
+                      <span data-flavor={t.flavor}>{shortFlavor(t.flavor)}: {t.total} ({t.free} free, {t.allocated} allocated, {t.unhealthy} unhealthy) </span>
+                    ))}
+                  </p>
                   {p.nodes.map((n) => (
                     <div class="node-row">
                       <span class="node-name" title={`${n.node.name}: ${n.node.state}${n.node.agent ? ', agent' : ''}`}>
                         {n.node.name}
                       </span>
+                      <span class="flavor-label" data-testid="row-flavor">{[...new Set(n.devices.map((d) => shortFlavor(d.device.flavor)))].join(', ')}</span>
                       <div class="cells">
                         {n.devices.map((d) => (
                           <button
@@ -116,7 +132,7 @@ export function Ledger() {
               </dl>
               <h3>Held by</h3>
               {pickedDevice.d.held.length === 0 ? (
-                <p>nobody</p>
+                <p data-testid="held-by">{heldBy(pickedDevice.d) === 'nobody' ? 'nobody' : 'a workload of another tenant (your roles do not show it)'}</p>
               ) : (
                 <ul>
                   {pickedDevice.d.held.map((h) => (

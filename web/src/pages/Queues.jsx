@@ -5,7 +5,42 @@ import { get } from '../api.js';
 import { usePoll } from '../poll.js';
 import { queueRows, cohortTree, flowText } from '../queues.js';
 import { human, duration, isDevice } from '../format.js';
+import { Link } from '../router.js';
 import { PageHead, ErrorBox } from './common.jsx';
+
+// The summary table: one row per queue and resource with quota or use, in people's units.
+function Summary({ rows, oldest }) {
+  return (
+    <div class="table-wrap card">
+      <table data-testid="queue-summary">
+        <caption class="muted">Per queue and resource; borrowing limit "none" means the queue may borrow without limit.</caption>
+        <thead>
+          <tr>
+            <th scope="col">queue</th><th scope="col">resource</th><th scope="col">used</th><th scope="col">nominal</th>
+            <th scope="col">borrowing limit</th><th scope="col">borrowed</th><th scope="col">lent</th><th scope="col">pending</th><th scope="col">oldest wait</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.flatMap(({ queue, rows: rs }) =>
+            rs.filter((r) => r.nominal > 0 || r.used > 0).map((r, i) => (
+              <tr data-testid={`summary-${queue.name}-${r.resource}`}>
+                <td>{i === 0 ? queue.name : ''}</td>
+                <td>{r.resource}</td>
+                <td class="num">{human(r.resource, r.used)}</td>
+                <td class="num">{human(r.resource, r.nominal)}</td>
+                <td class="num">{r.borrowingLimit === undefined || r.borrowingLimit === null ? 'none' : human(r.resource, r.borrowingLimit)}</td>
+                <td class="num">{human(r.resource, r.borrowed)}</td>
+                <td class="num">{human(r.resource, r.lent)}</td>
+                <td class="num">{i === 0 ? queue.pending : ''}</td>
+                <td class="num">{i === 0 ? (queue.pending ? duration(oldest.get(queue.name)) : '–') : ''}</td>
+              </tr>
+            )),
+          )}
+        </tbody>
+      </table>
+    </div>
+  );
+}
 
 const BARS = [
   ['nominal', 'nominal quota'],
@@ -85,6 +120,8 @@ export function Queues() {
     <section>
       <PageHead title="Queues" at={at} error={error} />
       <ErrorBox error={error} />
+      <Summary rows={rows} oldest={oldest} />
+      <h2>Details</h2>
       <div class="queues-layout">
         <div class="queue-cards">
           {rows.map(({ queue, rows }) => {
@@ -111,6 +148,19 @@ export function Queues() {
                 {shown.map((r) => (
                   <Bars queue={queue.name} row={r} />
                 ))}
+                {queue.pending > 0 && (
+                  <details data-testid={`pending-list-${queue.name}`}>
+                    <summary>pending workloads</summary>
+                    <ul>
+                      {data.pending.filter((w) => w.queue === queue.name).map((w) => (
+                        <li>
+                          <Link to={`workloads/${encodeURIComponent(w.id)}`}>{w.name}</Link> <span class="muted">({w.id})</span>
+                          {w.pendingReason ? ` — ${w.pendingReason.code}` : ''}
+                        </li>
+                      ))}
+                    </ul>
+                  </details>
+                )}
               </article>
             );
           })}

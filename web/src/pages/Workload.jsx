@@ -1,6 +1,9 @@
 // A workload's page: summary, why it waits (explain, in plain words) when pending, tasks and
-// placements, the events timeline and the tail of its logs.
-import { get, query } from '../api.js';
+// placements, the events timeline and the tail of its logs; the actions the caller's roles allow
+// (cancel, hold/release, scale, approve/reject a temporary quota), each confirmed first.
+import { useState } from 'preact/hooks';
+import { get, post, query, allowed } from '../api.js';
+import { Action } from './Action.jsx';
 import { usePoll } from '../poll.js';
 import { when, human, duration } from '../format.js';
 import { Link } from '../router.js';
@@ -57,8 +60,82 @@ function Logs({ name, running }) {
   );
 }
 
+const FINISHED = new Set(['Succeeded', 'Failed', 'Cancelled']);
+const WAITING = new Set(['Pending', 'Requeued']);
+const SCALES = new Set(['InferenceService', 'BatchJob']);
+
+// True once a task of the workload started somewhere (its logs may then exist): a Started or
+// TaskEnded event, or a placement past 'placed'. A workload that never ran has no logs to ask for.
+export function ranATask(w, events) {
+  if ((events || []).some((e) => e.type === 'Started' || e.type === 'TaskEnded')) return true;
+  return (w.placements || []).some((p) => p.phase && p.phase !== 'Pending' && p.phase !== 'placed');
+}
+
+// True while an Experiment's temporary quota request waits for a tenant admin's answer.
+export function quotaAsked(events) {
+  let last = '';
+  for (const e of events || []) {
+    if (e.type === 'TemporaryQuotaRequested' || e.type === 'TemporaryQuotaApproved' || e.type === 'TemporaryQuotaRejected') last = e.type;
+  }
+  return last === 'TemporaryQuotaRequested';
+}
+
+function Actions({ w, events, refresh }) {
+  const { data: may } = usePoll(() => allowed({ workload: w.id }), [w.id], 15000);
+  const [replicas, setReplicas] = useState('');
+  if (!may) return null;
+  const base = `/api/v1/workloads/${encodeURIComponent(w.id)}`;
+  const done = FINISHED.has(w.state);
+  const shown = [];
+  if (!done && may.has('cancel')) {
+    shown.push(
+      <Action label="Cancel" danger testid="action-cancel" confirm={`Cancel ${w.kind} ${w.name} (${w.id})? Its tasks are stopped and it does not run again.`}
+        run={async () => { await post(`${base}/cancel`, { reason: 'cancelled from the dashboard' }); return `${w.name} cancelled`; }} onDone={refresh} />,
+    );
+  }
+  if (!done && may.has('hold') && !w.hold && WAITING.has(w.state)) {
+    shown.push(
+      <Action label="Hold" testid="action-hold" confirm={`Hold ${w.name} (${w.id})? It stays out of scheduling until released.`}
+        run={async () => { await post(`${base}/hold`); return `${w.name} held`; }} onDone={refresh} />,
+    );
+  }
+  if (!done && may.has('hold') && w.hold) {
+    shown.push(
+      <Action label="Release" testid="action-release" confirm={`Release ${w.name} (${w.id}) from its ${w.hold.toLowerCase()} state? It competes for quota again.`}
+        run={async () => { await post(`${base}/${w.hold === 'Suspended' ? 'resume' : 'release'}`); return `${w.name} released`; }} onDone={refresh} />,
+    );
+  }
+  if (!done && may.has('scale') && SCALES.has(w.kind)) {
+    shown.push(
+      <Action label="Scale" testid="action-scale" confirm={`Scale ${w.kind} ${w.name} (${w.id}) to how many ${w.kind === 'BatchJob' ? 'parallel tasks' : 'replicas'}?`}
+        run={async () => {
+          const n = Number(replicas);
+          if (!Number.isInteger(n) || n < 0) throw new Error(`"${replicas}" is not a whole number of replicas`);
+          await post(`${base}/scale`, { replicas: n });
+          return `${w.name} scaled to ${n}`;
+        }} onDone={refresh}>
+        <label class="field" for="scale-replicas">
+          <span>Replicas</span>
+          <input id="scale-replicas" type="number" min="0" value={replicas} onInput={(e) => setReplicas(e.currentTarget.value)} />
+        </label>
+      </Action>,
+    );
+  }
+  if (!done && may.has('quota-change') && quotaAsked(events)) {
+    const ask = JSON.stringify((w.spec && w.spec.temporaryQuota) || {});
+    shown.push(
+      <Action label="Approve quota" testid="action-approve" confirm={`Grant ${w.name} (${w.id}) its temporary quota ${ask}?`}
+        run={async () => { await post(`${base}/quota`, { approve: true }); return 'temporary quota approved'; }} onDone={refresh} />,
+      <Action label="Reject quota" danger testid="action-reject" confirm={`Refuse ${w.name} (${w.id}) its temporary quota ${ask}?`}
+        run={async () => { await post(`${base}/quota`, { approve: false }); return 'temporary quota rejected'; }} onDone={refresh} />,
+    );
+  }
+  if (shown.length === 0) return null;
+  return <div class="actions" aria-label="Actions" role="group">{shown}</div>;
+}
+
 export function Workload({ name }) {
-  const { data, error, at } = usePoll(async () => {
+  const { data, error, at, refresh } = usePoll(async () => {
     const [w, events] = await Promise.all([
       get(`/api/v1/workloads/${encodeURIComponent(name)}`),
       get(`/api/v1/workloads/${encodeURIComponent(name)}/events`),
@@ -74,8 +151,9 @@ export function Workload({ name }) {
       <ErrorBox error={error} />
       {w && (
         <>
+          <Actions w={w} events={data.events} refresh={refresh} />
           <dl class="summary card">
-            <dt>state</dt><dd><span class={`state ${w.state}`} data-testid="workload-state">{w.state}</span>{w.failureReason ? ` (${w.failureReason})` : ''}</dd>
+            <dt>state</dt><dd><span class={`state ${w.state}`} data-testid="workload-state">{w.state}</span>{w.failureReason ? ` (${w.failureReason})` : ''}{w.hold ? <span data-testid="workload-hold"> · {w.hold} by {w.holdBy || '–'}</span> : ''}</dd>
             <dt>id</dt><dd>{w.id}</dd>
             <dt>project</dt><dd>{w.project}</dd>
             <dt>queue</dt><dd>{w.queue}</dd>
@@ -120,7 +198,14 @@ export function Workload({ name }) {
               ))}
             </ol>
           </section>
-          <Logs name={w.id} running={w.state} />
+          {ranATask(w, data.events) ? (
+            <Logs name={w.id} running={w.state} />
+          ) : (
+            <section class="card" aria-label="Logs">
+              <h2>Logs</h2>
+              <p class="muted" data-testid="no-logs">No task of this workload has run yet, so there are no logs.</p>
+            </section>
+          )}
         </>
       )}
     </section>
