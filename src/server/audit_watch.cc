@@ -55,17 +55,16 @@ AuditWatch::Last AuditWatch::last() const {
 
 void AuditWatch::Render(std::string& out) const {
   Last l = last();
-  if (!l.done) return;
+  // The families are always declared; their samples appear once a check has finished.
   out += "# HELP abacus_audit_chain_ok Whether the last background check found the audit chain whole (1) or "
-         "broken (0).\n# TYPE abacus_audit_chain_ok gauge\nabacus_audit_chain_ok " +
-         std::string(l.ok ? "1" : "0") + "\n";
+         "broken (0).\n# TYPE abacus_audit_chain_ok gauge\n";
+  if (l.done) out += "abacus_audit_chain_ok " + std::string(l.ok ? "1" : "0") + "\n";
   out += "# HELP abacus_audit_chain_checked_entries Entries the last audit chain check read.\n"
-         "# TYPE abacus_audit_chain_checked_entries gauge\nabacus_audit_chain_checked_entries " +
-         std::to_string(l.checked) + "\n";
+         "# TYPE abacus_audit_chain_checked_entries gauge\n";
+  if (l.done) out += "abacus_audit_chain_checked_entries " + std::to_string(l.checked) + "\n";
   out += "# HELP abacus_audit_chain_last_check_timestamp_seconds When the last audit chain check finished.\n"
-         "# TYPE abacus_audit_chain_last_check_timestamp_seconds gauge\n"
-         "abacus_audit_chain_last_check_timestamp_seconds " +
-         std::to_string(ToMicros(l.at) / 1000000) + "\n";
+         "# TYPE abacus_audit_chain_last_check_timestamp_seconds gauge\n";
+  if (l.done) out += "abacus_audit_chain_last_check_timestamp_seconds " + std::to_string(ToMicros(l.at) / 1000000) + "\n";
 }
 
 void AuditWatch::Run() {

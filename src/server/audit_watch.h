@@ -40,8 +40,8 @@ class AuditWatch {
   // step; tests call it). An error reading the store is recorded as a failed check.
   Last CheckNow();
   Last last() const;
-  // Appends abacus_audit_chain_ok, _checked_entries and _last_check_timestamp_seconds once a check
-  // has finished (nothing before: no value rather than a guess).
+  // Appends the abacus_audit_chain_ok, _checked_entries and _last_check_timestamp_seconds
+  // families, with samples once a check has finished (no value rather than a guess before).
   void Render(std::string& out) const;
 
  private:

@@ -52,7 +52,9 @@ class AuditWatchTest : public ::testing::Test {
 };
 
 TEST_F(AuditWatchTest, NothingIsSaidBeforeTheFirstCheck) {
-  EXPECT_EQ(cp_->RenderMetrics().find("abacus_audit_chain_ok"), std::string::npos);
+  const std::string metrics = cp_->RenderMetrics();
+  EXPECT_NE(metrics.find("# TYPE abacus_audit_chain_ok gauge\n"), std::string::npos);
+  EXPECT_EQ(metrics.find("\nabacus_audit_chain_ok "), std::string::npos) << metrics;
 }
 
 TEST_F(AuditWatchTest, AWholeChainIsOkAndAnEditedEntryTurnsTheGaugeToZero) {

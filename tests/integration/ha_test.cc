@@ -121,6 +121,10 @@ TEST(HaTest, KillingTheLeaderUnderLoadLosesNoAcknowledgedWriteAndNoDeviceIsHeldT
   EXPECT_EQ(ready.body.value("leader", ""), a.url());
   const std::string token = Trimmed(ReadFile(dir_a.path() + "/admin.token"));
   cli::ApiClient via_a({a.url(), token}), via_b({b.url(), token});
+  // The lease in /metrics (the AbacusLeaderLeaseLost / AbacusLeaderChanged alerts): 1 on the
+  // leader, 0 on the follower.
+  EXPECT_NE(via_a.Get("/metrics").text.find("\nabacus_ha_leader 1\n"), std::string::npos);
+  EXPECT_NE(via_b.Get("/metrics").text.find("\nabacus_ha_leader 0\n"), std::string::npos);
 
   // Configuration through the follower reaches the leader; one agent knows both servers.
   auto applied = via_b.Post("/api/v1/apply", kOrg, "application/yaml");
@@ -170,6 +174,7 @@ TEST(HaTest, KillingTheLeaderUnderLoadLosesNoAcknowledgedWriteAndNoDeviceIsHeldT
               "before)\n",
               takeover_s, acked_total.load());
   ASSERT_TRUE(b_leads);
+  EXPECT_NE(via_b.Get("/metrics").text.find("\nabacus_ha_leader 1\n"), std::string::npos);
   const bool resumed = WaitFor([&] { return acked_after.load() >= 100; }, std::chrono::seconds(30));
   stop = true;
   for (auto& t : clients) t.join();
