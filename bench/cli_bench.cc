@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <mutex>
 #include <string>
@@ -71,6 +72,20 @@ Run Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& 
   run.cpu_ms = ms(ru.ru_utime) + ms(ru.ru_stime);
   run.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return run;
+}
+
+// The absolute path of `name` found in $PATH, "" when none.
+std::string FindInPath(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
+  for (size_t pos = 0; pos <= dirs.size();) {
+    size_t end = dirs.find(':', pos);
+    if (end == std::string::npos) end = dirs.size();
+    fs::path candidate = fs::path(dirs.substr(pos, end - pos)) / name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+    pos = end + 1;
+  }
+  return "";
 }
 
 double Percentile(std::vector<double> v, double p) {
@@ -158,39 +173,51 @@ int main(int argc, char** argv) {
     }
   }
 
+  // Slurm beside it, where a controller answers (scripts/slurm-local.sh starts one on this
+  // machine): the same rows with `sbatch`, interleaved with Abacus's so that both see the same load.
+  const std::string sbatch = FindInPath("sbatch"), scontrol = FindInPath("scontrol");
+  const bool slurm = !sbatch.empty() && !scontrol.empty() && Spawn({scontrol, "ping"}, {}).status == 0;
   std::printf("%-18s %5s %9s %6s %10s %8s %8s %11s\n", "COMMAND", "LOOPS", "PROCESSES", "FAILED", "PER SECOND",
               "P50 MS", "P99 MS", "CPU MS P50");
-  {
-    std::vector<Run> runs;
-    auto start = SteadyClock::now();
-    for (int i = 0; i < per_row; ++i) runs.push_back(Spawn({bin, "--version"}, env));
-    PrintRow("abacus --version", 1, runs, std::chrono::duration<double>(SteadyClock::now() - start).count());
-  }
-  int row = 0;
-  for (int loops : {1, 8}) {
-    ++row;
+  // One row: `loops` shell-like loops run argv_of(n) for n = 0..per_row-1 between them.
+  auto row = [&](const char* label, int loops, const std::function<std::vector<std::string>(int)>& argv_of) {
     std::vector<Run> runs;
     std::mutex mu;
     std::atomic<int> next{0};
     auto start = SteadyClock::now();
     std::vector<std::thread> threads;
     for (int t = 0; t < loops; ++t) {
-      threads.emplace_back([&, t] {
+      threads.emplace_back([&] {
         for (int n = next.fetch_add(1); n < per_row; n = next.fetch_add(1)) {
-          fs::path job = dir / "jobs" / ("job-" + std::to_string(row) + "-" + std::to_string(n) + ".yaml");
-          std::ofstream(job) << "kind: BatchJob\nname: cli-" << row << "-" << n
-                             << "\nproject: bench/load\nqueue: bench-q\nspec:\n  command: [\"true\"]\n"
-                                "  tasks: 1\n  taskGroups:\n    - name: main\n      resources: {cpu: 1, memory: 1Gi}\n";
-          Run r = Spawn({bin, "submit", "-f", job.string()}, env);
+          Run r = Spawn(argv_of(n), env);
           std::lock_guard lock(mu);
           runs.push_back(r);
         }
-        (void)t;
       });
     }
     for (auto& th : threads) th.join();
-    PrintRow("abacus submit -f", loops, runs, std::chrono::duration<double>(SteadyClock::now() - start).count());
+    PrintRow(label, loops, runs, std::chrono::duration<double>(SteadyClock::now() - start).count());
+  };
+  row("abacus --version", 1, [&](int) { return std::vector<std::string>{bin, "--version"}; });
+  if (slurm) row("sbatch --version", 1, [&](int) { return std::vector<std::string>{sbatch, "--version"}; });
+  int round = 0;
+  for (int loops : {1, 8}) {
+    ++round;
+    row("abacus submit -f", loops, [&](int n) {
+      fs::path job = dir / "jobs" / ("job-" + std::to_string(round) + "-" + std::to_string(n) + ".yaml");
+      std::ofstream(job) << "kind: BatchJob\nname: cli-" << round << "-" << n
+                         << "\nproject: bench/load\nqueue: bench-q\nspec:\n  command: [\"true\"]\n"
+                            "  tasks: 1\n  taskGroups:\n    - name: main\n      resources: {cpu: 1, memory: 1Gi}\n";
+      return std::vector<std::string>{bin, "submit", "-f", job.string()};
+    });
+    if (slurm) {
+      row("sbatch --wrap", loops, [&](int n) {
+        return std::vector<std::string>{sbatch, "-Q", "-J", "cli-" + std::to_string(round) + "-" + std::to_string(n),
+                                        "-o", "/dev/null", "--wrap", "true"};
+      });
+    }
   }
+  if (!slurm) std::printf("(no sbatch rows: no Slurm controller answers `scontrol ping`; scripts/slurm-local.sh start)\n");
   stop_server();
   return 0;
 }
