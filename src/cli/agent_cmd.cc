@@ -27,6 +27,7 @@ namespace {
 struct AgentFlags {
   std::string server, token, token_file, name, cluster = "default", pool, labels, work_dir, fake_devices;
   std::string cpus, memory;  // advertised capacity overrides
+  std::string fault_file;    // injected device faults (agent/discover/fault_file.h)
   int heartbeat_seconds = 0;
   int rediscover_seconds = 60;
   bool real_devices = true;
@@ -105,6 +106,7 @@ int RunAgent(const AgentFlags& f) {
   o.heartbeat = std::chrono::seconds(f.heartbeat_seconds);
   o.rediscover_every = std::chrono::seconds(f.rediscover_seconds);
   o.keep_task_dirs = f.keep_task_dirs;
+  o.fault_file = f.fault_file;
   if (!f.cpus.empty()) {
     auto q = Quantity::Parse(f.cpus);
     if (!q.ok() || q->milli() <= 0) {
@@ -207,6 +209,9 @@ void AddAgentCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--fake-devices", f->fake_devices,
                   "simulated devices KIND:VENDOR:MODEL:COUNT[:MEMORY][@KEY=VALUE,…], comma-separated, e.g. "
                   "gpu:nvidia:A100-80G:8:80Gi@cuda=12.4 (docs/agent.md)");
+  cmd->add_option("--fault-file", f->fault_file,
+                  "inject device faults: read at every heartbeat, each line 'INDEX REASON' reports that device "
+                  "Unhealthy with REASON (e.g. '1 XID 79'); remove the line to report it healthy again (docs/agent.md)");
   cmd->add_flag("!--no-real-devices", f->real_devices, "do not look for real accelerators (fake devices only)");
   cmd->add_option("--heartbeat", f->heartbeat_seconds, "seconds between heartbeats (0: what the server asks)")
       ->capture_default_str()

@@ -38,6 +38,7 @@
 #include "server/auth.h"
 #include "server/change_feed.h"
 #include "server/committed_store.h"
+#include "server/device_health.h"
 #include "server/governance.h"
 #include "server/idempotency.h"
 #include "server/fencing.h"
@@ -80,6 +81,8 @@ struct ControlPlaneOptions {
   std::string audit_key_file;
   std::string audit_anchor_file;
   Duration idempotency_ttl = kIdempotencyTtl;  // how long a write's Idempotency-Key is kept
+  // Device faults, probation and the health cordon (server/device_health.h).
+  HealthPolicy health;
   // The audit chain is checked whole in the background this often (server/audit_watch.h); 0: never.
   Duration audit_check_every = std::chrono::minutes(30);
 };
@@ -261,6 +264,8 @@ class ControlPlane {
   std::map<std::string, std::map<int, double>> DeviceUtilization() const;
   nlohmann::json ListNodes() const;
   Result<nlohmann::json> GetNode(const std::string& name) const;
+  // GET /api/v1/nodes/{name}/events: the node's stored events, oldest first.
+  Result<nlohmann::json> NodeEvents(const std::string& name) const;
   nlohmann::json ListDevices() const;
   nlohmann::json ListFlavors() const;
   nlohmann::json ListQueues() const;
@@ -363,6 +368,11 @@ class ControlPlane {
                          const std::function<bool(const WorkloadRecord&, const PlacementRecord&)>& keep);
   // Reports Lost every unfinished task on `node` that holds a device now gone or unhealthy.
   void FailOverTasksOnBadDevices(const std::string& node);
+  // Device health (device_health.h): the event's details of `outcome`; its metrics, log lines and
+  // audit entries once committed; and, on the loop, the probations and health cordons that ended.
+  void AddHealthDetails(const NodeRecord& n, const HealthOutcome& outcome, nlohmann::json& details) const;
+  void NoteHealthOutcome(const NodeRecord& n, const HealthOutcome& outcome);
+  void SettleNodeHealth(Time now);
   // Commits a node record and its event and puts it in the ledger; loop thread only.
   Status CommitNode(NodeRecord node, const std::string& event, nlohmann::json details);
   // Adds to `batch` the usage intervals that close and open when `before` (null: nothing held)

@@ -148,6 +148,13 @@ Result<json> ControlPlane::RegisterAgent(const json& request) {
     node->node.last_heartbeat = now;
     std::string event = before == nullptr ? "Registered" : "Reregistered";
     node->cordon = before != nullptr ? before->cordon : NodeCordonRecord{};  // a cordon outlives re-registration
+    if (before != nullptr) {
+      // So does the health history: a device on probation stays out of service (device_health.h).
+      node->health = before->health;
+      for (Device& d : node->node.devices) {
+        if (node->health.probation.count(d.index) != 0) d.health = DeviceHealth::kUnhealthy;
+      }
+    }
     ABACUS_RETURN_IF_ERROR(CommitNode(*node, event,
                                       {{"agent", true},
                                        {"agentVersion", node->agent_version},
@@ -280,7 +287,7 @@ Result<json> ControlPlane::AgentHeartbeat(const std::string& node, const json& b
     if (n == nullptr || !n->agent) return NotFound("node '" + node + "' is not registered: register again");
   }
   // Device health and utilization.
-  std::map<int, std::string> health;
+  std::map<int32_t, DeviceHealthReport> health;
   std::map<std::string, int> index_of_uuid;
   {
     std::shared_lock lock(state_mu_);
@@ -301,7 +308,15 @@ Result<json> ControlPlane::AgentHeartbeat(const std::string& node, const json& b
         util[index] = d["utilization"].get<double>();
         RecordUtilization(node, index, util[index], clock_.Now());
       }
-      if (d.contains("health") && d["health"].is_string()) health[index] = d["health"].get<std::string>();
+      if (d.contains("health") && d["health"].is_string()) {
+        const std::string h = d["health"].get<std::string>();
+        DeviceHealthReport rep;
+        rep.health = h == "Healthy" ? DeviceHealth::kHealthy : h == "Unhealthy" ? DeviceHealth::kUnhealthy : DeviceHealth::kUnknown;
+        if (d.contains("healthReason") && d["healthReason"].is_string()) {
+          rep.reason = d["healthReason"].get<std::string>().substr(0, 200);
+        }
+        health[index] = std::move(rep);
+      }
     }
   }
   bool changed = false;
@@ -311,9 +326,9 @@ Result<json> ControlPlane::AgentHeartbeat(const std::string& node, const json& b
     std::shared_lock lock(state_mu_);
     const NodeRecord* n = ledger_.FindNode(node);
     changed = inventory.has_value() || n->node.state != NodeState::kReady;
-    for (const Device& d : n->node.devices) {
-      auto it = health.find(d.index);
-      if (it != health.end() && it->second != DeviceHealthName(d.health)) changed = true;
+    if (!changed) {
+      NodeRecord probe = *n;  // the same rule, tried on a copy: most heartbeats change nothing
+      changed = ApplyHealthReports(probe, health, clock_.Now(), options_.health).changed();
     }
   }
   if (changed) {
@@ -330,21 +345,15 @@ Result<json> ControlPlane::AgentHeartbeat(const std::string& node, const json& b
         next.node.devices = parsed->node.devices;
         details["inventory"] = next.node.devices.size();
       }
-      for (Device& d : next.node.devices) {
-        auto it = health.find(d.index);
-        if (it == health.end()) continue;
-        DeviceHealth h = it->second == "Healthy" ? DeviceHealth::kHealthy
-                         : it->second == "Unhealthy" ? DeviceHealth::kUnhealthy
-                                                     : DeviceHealth::kUnknown;
-        if (h != d.health) details["device" + std::to_string(d.index)] = it->second;
-        d.health = h;
-      }
+      const HealthOutcome outcome = ApplyHealthReports(next, health, clock_.Now(), options_.health);
+      AddHealthDetails(next, outcome, details);
       bool back = next.node.state != NodeState::kReady;
       next.node.state = NodeState::kReady;
       next.not_ready_since = Time{};
       next.node.last_heartbeat = clock_.Now();
       if (back) details["state"] = "Ready";
-      ABACUS_RETURN_IF_ERROR(CommitNode(next, "DevicesChanged", details));
+      ABACUS_RETURN_IF_ERROR(CommitNode(next, outcome.cordoned ? "CordonedForHealth" : "DevicesChanged", details));
+      NoteHealthOutcome(next, outcome);
       FailOverTasksOnBadDevices(node);
       return json::object();
     });
@@ -676,6 +685,7 @@ void ControlPlane::CheckNodeLiveness() {
   Time now = clock_.Now();
   if (now - last_liveness_check_ < std::chrono::seconds(1)) return;
   last_liveness_check_ = now;
+  SettleNodeHealth(now);
   std::vector<std::string> silent;
   {
     std::lock_guard lock(seen_mu_);
@@ -721,6 +731,76 @@ void ControlPlane::FailOverFencedTasks(Time now) {
     FailOverNodeTasks(name, why, "NodeLost", [&](const WorkloadRecord& r, const PlacementRecord&) {
       return now < since + options_.fencing.Grace(r);  // still inside the fencing grace: keep
     });
+  }
+}
+
+// ---------------------------------------------------------------- device health (device_health.h)
+
+void ControlPlane::AddHealthDetails(const NodeRecord& n, const HealthOutcome& outcome, json& details) const {
+  json faults = json::array();
+  for (const auto& f : outcome.faults) {
+    faults.push_back({{"device", f.index}, {"reason", f.reason}});
+    details["device" + std::to_string(f.index)] = "Unhealthy";
+  }
+  if (!faults.empty()) details["faults"] = std::move(faults);
+  for (int32_t i : outcome.recovering) details["device" + std::to_string(i)] = "Recovering";
+  for (int32_t i : outcome.recovered) details["device" + std::to_string(i)] = "Healthy";
+  for (int32_t i : outcome.other) {
+    for (const Device& d : n.node.devices) {
+      if (d.index == i) details["device" + std::to_string(i)] = DeviceHealthName(d.health);
+    }
+  }
+  if (!outcome.recovering.empty()) {
+    details["cleanWindowSeconds"] = std::chrono::duration_cast<std::chrono::seconds>(options_.health.clean_window).count();
+  }
+  if (outcome.cordoned) {
+    details["by"] = kHealthRule;
+    details["reason"] = outcome.cordon_reason;
+  }
+  if (outcome.uncordoned) details["uncordonedBy"] = kHealthRule;
+}
+
+void ControlPlane::NoteHealthOutcome(const NodeRecord& n, const HealthOutcome& outcome) {
+  const std::string& name = n.node.name;
+  for (const auto& f : outcome.faults) {
+    std::string flavor = "unknown";
+    for (const Device& d : n.node.devices) {
+      if (d.index == f.index) flavor = d.flavor.name();
+    }
+    metrics_.labeled.CountDeviceFault(n.node.cluster, n.node.pool, flavor);
+    ABACUS_LOG_WARN("node {}: device {} unhealthy: {}", name, f.index, f.reason);
+    if (governance_) {
+      governance_->AppendDecision(std::string("agent/") + name, "device-fault", "node", name, "", "Healthy",
+                                  "device " + std::to_string(f.index) + " (" + flavor + "): " + f.reason);
+    }
+  }
+  if (outcome.cordoned) {
+    ABACUS_LOG_WARN("node {}: cordoned by {}: {}", name, kHealthRule, outcome.cordon_reason);
+    if (governance_) governance_->AppendDecision(kHealthRule, "cordon", "node", name, "", "Ready", outcome.cordon_reason);
+  }
+  if (outcome.uncordoned && governance_) {
+    governance_->AppendDecision(kHealthRule, "uncordon", "node", name, "", "Cordoned",
+                                "no device fault for the clean window");
+  }
+}
+
+void ControlPlane::SettleNodeHealth(Time now) {
+  std::vector<std::string> due;
+  for (const auto& [name, rec] : ledger_.nodes()) {
+    Time t = NextHealthDeadline(rec, options_.health);
+    if (ToMicros(t) != 0 && t <= now) due.push_back(name);
+  }
+  for (const auto& name : due) {
+    NodeRecord next = *ledger_.FindNode(name);
+    const HealthOutcome outcome = SettleHealth(next, now, options_.health);
+    if (!outcome.changed()) continue;
+    json details = json::object();
+    AddHealthDetails(next, outcome, details);
+    if (Status st = CommitNode(next, outcome.uncordoned ? "Uncordoned" : "DevicesRecovered", details); !st.ok()) {
+      ABACUS_LOG_ERROR("node {}: cannot record its recovery: {}", name, st.ToString());
+      continue;
+    }
+    NoteHealthOutcome(next, outcome);
   }
 }
 

@@ -86,8 +86,11 @@ Result<json> ControlPlane::CordonNode(const std::string& name, bool cordon, cons
                              if (n->cordon.state != NodeState::kReady) return json::object();  // already
                              next.cordon = NodeCordonRecord{NodeState::kCordoned, clock_.Now(), Time{}, false, by, reason};
                            } else {
-                             if (n->cordon.state == NodeState::kReady) return json::object();  // not cordoned
+                             if (n->cordon.state == NodeState::kReady && n->health.probation.empty()) {
+                               return json::object();  // not cordoned, no device waiting out its probation
+                             }
                              next.cordon = NodeCordonRecord{};
+                             ClearHealthOnUncordon(next);  // an operator's word ends a device's probation too
                              draining_nodes_.erase(name);
                            }
                            ABACUS_RETURN_IF_ERROR(CommitNode(std::move(next), cordon ? "Cordoned" : "Uncordoned",
@@ -351,6 +354,23 @@ Result<json> ControlPlane::SuspendQueue(const std::string& queue, bool suspend, 
     }
     return out;
   });
+}
+
+Result<json> ControlPlane::NodeEvents(const std::string& name) const {
+  {
+    std::shared_lock lock(state_mu_);
+    if (ledger_.FindNode(name) == nullptr) return NotFound("node '" + name + "' not found (abacus get nodes lists them)");
+  }
+  ABACUS_ASSIGN_OR_RETURN(auto events, store_->Events(kNodeKind, name));
+  json items = json::array();
+  for (const auto& e : events) {
+    items.push_back({{"seq", e.seq},
+                     {"time", FormatTime(FromMicros(e.time_us))},
+                     {"timeUs", e.time_us},
+                     {"type", e.type},
+                     {"details", json::parse(e.json, nullptr, false)}});
+  }
+  return json{{"node", name}, {"items", std::move(items)}};
 }
 
 }  // namespace abacus::server

@@ -50,6 +50,10 @@ std::string StringField(const json& body, const char* name) {
 }  // namespace
 
 void AddFleetRoutes(httplib::Server& s, ControlPlane& cp) {
+  // ---- a node's stored events: registrations, cordons, drains, device faults and recoveries
+  s.Get(R"(/api/v1/nodes/([^/]+)/events)", [&cp](const httplib::Request& req, httplib::Response& res) {
+    Send(res, cp.NodeEvents(req.matches[1]));
+  });
   // ---- nodes: cordon, uncordon, drain {"grace": "10m", "requeue": false, "reason": "..."}
   for (bool cordon : {true, false}) {
     s.Post(std::string(R"(/api/v1/nodes/([^/]+)/)") + (cordon ? "cordon" : "uncordon"),

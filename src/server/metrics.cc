@@ -50,6 +50,11 @@ void LabeledMetrics::CountPreemption(const std::string& reason) {
   preemptions_by_reason_[reason]++;
 }
 
+void LabeledMetrics::CountDeviceFault(const std::string& cluster, const std::string& pool, const std::string& flavor) {
+  std::lock_guard lock(mu_);
+  device_faults_[{cluster, pool, flavor}]++;
+}
+
 void LabeledMetrics::CountEviction(const std::string& reason) {
   std::lock_guard lock(mu_);
   evictions_by_reason_[reason]++;
@@ -85,6 +90,13 @@ void LabeledMetrics::Render(std::string& out) const {
   out += "# HELP abacus_preemptions_total Preemptions committed, per reason.\n# TYPE abacus_preemptions_total counter\n";
   for (const auto& [reason, n] : preemptions_by_reason_) {
     out += "abacus_preemptions_total{reason=\"" + EscapeLabel(reason) + "\"} " + std::to_string(n) + "\n";
+  }
+  out += "# HELP abacus_device_faults_total Devices their agents reported unhealthy (Healthy to Unhealthy), per "
+         "cluster, pool and flavor.\n# TYPE abacus_device_faults_total counter\n";
+  for (const auto& [key, n] : device_faults_) {
+    const auto& [cluster, pool, flavor] = key;
+    out += "abacus_device_faults_total{cluster=\"" + EscapeLabel(cluster) + "\",pool=\"" + EscapeLabel(pool) +
+           "\",flavor=\"" + EscapeLabel(flavor) + "\"} " + std::to_string(n) + "\n";
   }
   out += "# HELP abacus_evictions_total Workloads whose tasks were stopped and requeued, per reason.\n"
          "# TYPE abacus_evictions_total counter\n";

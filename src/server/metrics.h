@@ -11,6 +11,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace abacus::server {
@@ -43,6 +44,8 @@ class LabeledMetrics {
  public:
   void ObserveWait(const std::string& queue, double seconds);
   void CountPreemption(const std::string& reason);
+  // Counts one device fault an agent reported (abacus_device_faults_total{cluster,pool,flavor}).
+  void CountDeviceFault(const std::string& cluster, const std::string& pool, const std::string& flavor);
   // Counts one committed requeue of a workload's tasks (abacus_evictions_total{reason}).
   void CountEviction(const std::string& reason);
   // Counts one committed controller action (abacus_controller_actions_total{kind,action}).
@@ -60,6 +63,7 @@ class LabeledMetrics {
   std::map<std::string, std::unique_ptr<Histogram>> wait_by_queue_;  // GUARDED_BY(mu_)
   std::map<std::string, int64_t> preemptions_by_reason_;             // GUARDED_BY(mu_)
   std::map<std::string, int64_t> evictions_by_reason_;               // GUARDED_BY(mu_)
+  std::map<std::tuple<std::string, std::string, std::string>, int64_t> device_faults_;  // GUARDED_BY(mu_)
   std::map<std::pair<std::string, std::string>, int64_t> controller_actions_;  // GUARDED_BY(mu_)
   std::map<std::pair<std::string, std::string>, int64_t> admission_attempts_;  // GUARDED_BY(mu_)
 };

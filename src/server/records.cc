@@ -266,6 +266,15 @@ json ToJson(const NodeRecord& n) {
     if (n.cordon.requeue_all) c["requeueAll"] = true;
     j["cordon"] = std::move(c);
   }
+  if (!n.health.empty()) {
+    json faults = json::array();
+    for (const auto& f : n.health.faults) {
+      faults.push_back({{"index", f.index}, {"atUs", ToMicros(f.at)}, {"reason", f.reason}});
+    }
+    json probation = json::array();
+    for (const auto& [index, since] : n.health.probation) probation.push_back({{"index", index}, {"sinceUs", ToMicros(since)}});
+    j["health"] = {{"faults", std::move(faults)}, {"probation", std::move(probation)}};
+  }
   j["schedulingState"] = NodeStateName(n.EffectiveState());
   return j;
 }
@@ -334,6 +343,15 @@ Result<NodeRecord> NodeRecordFromJson(const json& j) {
       rec.cordon.requeue_all = c.value("requeueAll", false);
       rec.cordon.by = c.value("by", "");
       rec.cordon.reason = c.value("reason", "");
+    }
+    if (j.contains("health") && j["health"].is_object()) {
+      for (const auto& f : j["health"].value("faults", json::array())) {
+        rec.health.faults.push_back(
+            {f.value("index", 0), FromMicros(f.value("atUs", int64_t{0})), f.value("reason", std::string())});
+      }
+      for (const auto& p : j["health"].value("probation", json::array())) {
+        rec.health.probation[p.value("index", 0)] = FromMicros(p.value("sinceUs", int64_t{0}));
+      }
     }
     int next_index = 0;
     std::set<int> seen;

@@ -181,11 +181,29 @@ struct NodeCordonRecord {
   bool operator==(const NodeCordonRecord&) const = default;
 };
 
+// A device fault the agent reported: the device went from Healthy to Unhealthy (issue 26).
+struct DeviceFaultRecord {
+  int32_t index = 0;
+  Time at{};
+  std::string reason;  // what the agent said ("XID 79", "volatile uncorrected ECC errors", …)
+  bool operator==(const DeviceFaultRecord&) const = default;
+};
+
+// A node's device health history (server/device_health.h): recent faults, and the devices the
+// agent says are healthy again but that wait out the clean window before work goes there.
+struct NodeHealthRecord {
+  std::vector<DeviceFaultRecord> faults;  // within the policy's window, oldest first
+  std::map<int32_t, Time> probation;      // device index → healthy (as the agent says) since
+  bool operator==(const NodeHealthRecord&) const = default;
+  bool empty() const { return faults.empty() && probation.empty(); }
+};
+
 // A node as the ledger holds it: the model Node plus whether it is simulated (no agent) or
 // run by an agent, whose credential the server knows only as a SHA-256.
 struct NodeRecord {
   Node node;
   NodeCordonRecord cordon;
+  NodeHealthRecord health;
   bool simulated = false;
   bool agent = false;
   std::string credential_sha256;  // agent nodes

@@ -31,6 +31,7 @@ struct RunOptions {
   // Audit anchors: key file and append-only anchor file; empty: DATA/audit.key, DATA/audit.anchors.
   std::string audit_key_file, audit_anchor_file;
   Duration audit_check_every = std::chrono::minutes(30);  // background chain check (0: never)
+  HealthPolicy health;  // device faults, probation, the health cordon (device_health.h)
   double tenant_rate_limit = 1000;  // requests a second per tenant, all its users together (0: none)
   double tenant_rate_burst = 2000;
   size_t max_tokens_per_user = 20;  // active API tokens per user (0: no cap)

@@ -8,6 +8,7 @@
 
 #include "agent/command.h"
 #include "agent/discover/diff.h"
+#include "agent/discover/fault_file.h"
 #include "agent/loop/node_credential.h"
 #include "agent/loop/pid_file.h"
 #include "agent/runtime/container.h"
@@ -573,12 +574,25 @@ HeartbeatRequest Agent::BuildHeartbeat(int* inventory_generation) {
     sampler = sampler_.get();
   }
   UtilizationSnapshot snap = sampler->Sample();
+  std::map<int32_t, std::string> faults;
+  if (!options_.fault_file.empty()) {
+    auto read = ReadFaultFile(options_.fault_file);
+    if (read.ok()) {
+      faults = std::move(*read);
+    } else {
+      ABACUS_LOG_WARN("agent: fault file: {}", read.status().ToString());
+    }
+  }
   HeartbeatRequest hb;
   {
     std::lock_guard lock(mu_);
     hb.node = reg_.node;
     for (const Device& d : discovery_.devices) {
-      DeviceBeat beat{d.index, d.uuid, d.health, std::nullopt, std::nullopt};
+      DeviceBeat beat{d.index, d.uuid, d.health, "", std::nullopt, std::nullopt};
+      if (auto f = faults.find(d.index); f != faults.end()) {
+        beat.health = DeviceHealth::kUnhealthy;
+        beat.health_reason = f->second;
+      }
       auto it = std::find_if(snap.devices.begin(), snap.devices.end(),
                              [&](const DeviceUtilization& u) { return u.uuid == d.uuid; });
       if (it != snap.devices.end()) {

@@ -87,6 +87,8 @@ struct AgentOptions {
   // Fork the lifeline watcher (lifeline.h), which stops the tasks with their fencing signal and
   // grace should the agent die without shutting down (SIGKILL, a crash). Only with the real OS.
   bool lifeline = true;
+  // Injected device faults (discover/fault_file.h), read at every heartbeat; empty: none.
+  std::string fault_file;
 };
 
 // What the agent runs on; tests swap parts for fakes.

@@ -139,6 +139,7 @@ json ToJson(const HeartbeatRequest& r) {
   json devices = json::array();
   for (const auto& d : r.devices) {
     json dj = {{"index", d.index}, {"uuid", d.uuid}, {"health", DeviceHealthName(d.health)}};
+    if (!d.health_reason.empty()) dj["healthReason"] = d.health_reason;
     if (d.utilization) dj["utilization"] = *d.utilization;
     if (d.memory_used_bytes) dj["memoryUsedBytes"] = *d.memory_used_bytes;
     devices.push_back(std::move(dj));

@@ -150,6 +150,7 @@ struct DeviceBeat {
   int index = 0;
   std::string uuid;
   DeviceHealth health = DeviceHealth::kHealthy;
+  std::string health_reason;          // why Unhealthy, when known (an injected fault's reason)
   std::optional<double> utilization;  // 0..1
   std::optional<int64_t> memory_used_bytes;
 };
