@@ -50,7 +50,7 @@ class WorkloadBuilder {
   explicit WorkloadBuilder(std::string id) {
     w_.id = id;
     w_.name = std::move(id);
-    w_.groups.push_back({"main", 1, {}});
+    w_.groups.push_back({"main", 1, {}, {}});
     w_.groups[0].task.cpu_milli = 1000;
     w_.groups[0].task.memory_bytes = kGiB;
   }
@@ -78,6 +78,14 @@ class WorkloadBuilder {
   WorkloadBuilder& Preemptible(bool p) { w_.preemptible = p; return *this; }
   WorkloadBuilder& BorrowedOnly(bool b = true) { w_.borrowed_only = b; return *this; }
   WorkloadBuilder& QuotaGrant(ResourceKey r, int64_t amount) { w_.quota_grant.Add(r, amount); return *this; }
+  WorkloadBuilder& Name(std::string name) { w_.name = std::move(name); return *this; }
+  WorkloadBuilder& Selector(std::string k, std::string v) { w_.groups[0].task.node_selector[std::move(k)] = std::move(v); return *this; }
+  WorkloadBuilder& MaxPerNode(int32_t n) { w_.groups[0].rules.max_per_node = n; return *this; }
+  WorkloadBuilder& Spread(std::string topology_key, int32_t max_skew) {
+    w_.groups[0].rules.spread.push_back({std::move(topology_key), max_skew});
+    return *this;
+  }
+  WorkloadBuilder& AntiAffinity(std::string service) { w_.groups[0].rules.anti_affinity.push_back(std::move(service)); return *this; }
   WorkloadBuilder& DataLabel(std::string k, std::string v) { w_.data_labels[std::move(k)] = std::move(v); return *this; }
   WorkloadInfo Build() const { return w_; }
 

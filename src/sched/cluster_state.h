@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sched/buckets.h"
+#include "sched/placement_rules.h"
 #include "sched/types.h"
 
 namespace abacus::sched {
@@ -43,6 +44,20 @@ class ClusterState {
   void Release(const TaskPlacement& p);
   // Returns true when `p` could be allocated now (no double allocation).
   bool CanAllocate(const TaskPlacement& p) const;
+
+  // Registers the placement rules of `workloads` (maxPerNode, spread, anti-affinity); call before
+  // allocating their tasks with the two calls below, which keep the rule counts.
+  void SetRules(const std::vector<WorkloadInfo>& workloads) { rules_.Build(nodes_, workloads); }
+  const RuleCounts& rules() const { return rules_; }
+  // Allocate/Release of task `p` of workload `w`, counted for the placement rules.
+  void Allocate(const WorkloadInfo& w, const TaskPlacement& p) {
+    Allocate(p);
+    rules_.Add(w, p, +1);
+  }
+  void Release(const WorkloadInfo& w, const TaskPlacement& p) {
+    Release(p);
+    rules_.Add(w, p, -1);
+  }
 
   // Visits nodes with at least `min_whole` whole free devices of `flavor`, fewest free first
   // (ascending) or most free first; `visit(node)` returns true to stop.
@@ -122,6 +137,7 @@ class ClusterState {
   std::vector<int64_t> cluster_cpu_free_;
   // Per (cluster, flavor index): free and total milli of usable devices.
   std::vector<int64_t> cluster_free_milli_, cluster_total_milli_;
+  RuleCounts rules_;
 };
 
 }  // namespace abacus::sched

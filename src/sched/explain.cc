@@ -43,6 +43,9 @@ std::string_view FilterReasonName(FilterReason r) {
     case FilterReason::kDeviceMemory: return "device memory";
     case FilterReason::kTopology: return "topology";
     case FilterReason::kReserved: return "reserved for a gang";
+    case FilterReason::kMaxPerNode: return "maxPerNode";
+    case FilterReason::kSpread: return "spread (maxSkew)";
+    case FilterReason::kAntiAffinity: return "anti-affinity";
     case FilterReason::kCount: break;
   }
   return "?";
@@ -103,6 +106,10 @@ std::string DescribePlacement(const PlacementDetail& d) {
   std::string out = std::to_string(d.tasks_placeable) + " of " + std::to_string(d.tasks_needed) +
                     " tasks placeable on " + flavor + "; " + std::to_string(d.nodes_feasible) + " of " +
                     std::to_string(d.nodes_total) + " nodes fit one task";
+  if (d.max_per_node > 0 && d.nodes_feasible > 0 && d.rule_room < d.tasks_needed) {
+    out += "; maxPerNode " + std::to_string(d.max_per_node) + " leaves room for " + std::to_string(d.rule_room) +
+           " on them";
+  }
   if (!d.best_node.empty()) out += "; best candidate " + d.best_node + " (" + d.best_lacks + ")";
   std::string filtered;
   for (size_t i = 0; i < d.filtered.size(); ++i) {
@@ -115,8 +122,15 @@ std::string DescribePlacement(const PlacementDetail& d) {
     if (static_cast<FilterReason>(i) == FilterReason::kSelector && !d.selector_needed.empty()) {
       filtered += " (needs " + d.selector_needed + ")";
     }
+    const bool rule = static_cast<FilterReason>(i) >= FilterReason::kMaxPerNode;
+    if (rule && !d.rule_example.empty() && filtered.find(d.rule_example) == std::string::npos) {
+      filtered += " (" + d.rule_example + ")";
+    }
   }
   if (!filtered.empty()) out += "; ruled out: " + filtered;
+  if (!d.rule_example.empty() && out.find(d.rule_example) == std::string::npos) {
+    out += "; with its other tasks placed, a placement rule stops the next: " + d.rule_example;
+  }
   return out;
 }
 

@@ -27,6 +27,9 @@ enum class FilterReason : uint8_t {
   kDeviceMemory,  // devices free but with too little device memory
   kTopology,      // enough devices, but not inside one interconnect domain / NUMA node
   kReserved,      // held for a blocked gang workload ahead in order
+  kMaxPerNode,    // room, but the group's maxPerNode tasks are there already
+  kSpread,        // room, but one more task would break the group's spread (maxSkew) or the node lacks its label
+  kAntiAffinity,  // room, but it runs a service that anti-affinity keeps apart from this one
   kCount,
 };
 // Returns a short phrase: "not ready", "pool", "node selector", …
@@ -44,6 +47,9 @@ struct PlacementDetail {
   int32_t tasks_placeable = 0; // how many could be placed now
   std::string runtime_needed;  // the runtime constraints, when nodes were ruled out by them
   std::string selector_needed; // the node selector, when nodes were ruled out by it
+  std::string rule_example;    // the first node a placement rule ruled out, with numbers
+  int32_t max_per_node = 0;    // the group's maxPerNode (0: none)
+  int32_t rule_room = 0;       // with maxPerNode: tasks the nodes that fit one could still take
 };
 
 enum class PendingCode : uint8_t {

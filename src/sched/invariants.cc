@@ -92,6 +92,23 @@ Status CheckInvariants(const Snapshot& s, const CycleResult& result) {
       }
     }
   }
+  // Placement rules: the cycle's admissions add no maxPerNode, anti-affinity or spread violation.
+  const bool ruled = std::any_of(s.workloads.begin(), s.workloads.end(), [](const WorkloadInfo& w) {
+    return std::any_of(w.groups.begin(), w.groups.end(), [](const TaskGroupRequest& g) { return !g.rules.empty(); });
+  });
+  if (ruled && !result.admissions.empty()) {
+    std::vector<WorkloadInfo> after = s.workloads;
+    for (const auto& a : result.admissions) {
+      after[a.workload].admitted = true;
+      after[a.workload].placements = a.placements;
+    }
+    RuleViolations was = CountRuleViolations(s.nodes, s.workloads);
+    RuleViolations now = CountRuleViolations(s.nodes, after);
+    if (now.max_per_node > was.max_per_node || now.anti_affinity > was.anti_affinity || now.spread > was.spread) {
+      return Internal("placement rules broken by this cycle's admissions: " +
+                      (now.examples.empty() ? std::string("?") : now.examples.front()));
+    }
+  }
   for (const auto& p : result.preemptions) {
     const WorkloadInfo& v = s.workloads[p.victim];
     if (!v.preemptible) return Internal("non-preemptible " + v.id + " preempted");

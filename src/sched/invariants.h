@@ -3,7 +3,8 @@
 //   - no queue above nominal + borrowing limit;
 //   - no lender squeezed below nominal − lending limit (the lending pool is never overdrawn);
 //   - gang all-or-nothing (every admission places every task of every group);
-//   - placements honour the static filters (ready node, pool, selector, taints, runtime).
+//   - placements honour the static filters (ready node, pool, selector, taints, runtime);
+//   - admissions break no placement rule (maxPerNode, spread, anti-affinity) that was kept before.
 #pragma once
 
 #include "common/status.h"

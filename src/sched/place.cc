@@ -286,6 +286,7 @@ bool Placer::PlaceTask(const WorkloadInfo& w, WorkloadIndex self, int32_t group,
     if (!InCluster(n)) return false;
     if (reserved_by[n] != kNone && reserved_by[n] != self) return false;
     if (CachedStaticFilter(n, w.queue, t, flavor) != FilterReason::kCount) return false;
+    if (Ruled(n)) return false;
     if (FitOnNode(n, t, flavor, out, nullptr) != FilterReason::kCount) return false;
     found = true;
     return true;
@@ -298,6 +299,7 @@ bool Placer::PlaceTask(const WorkloadInfo& w, WorkloadIndex self, int32_t group,
         if (!InCluster(n)) return false;
         if (reserved_by[n] != kNone && reserved_by[n] != self) return false;
         if (CachedStaticFilter(n, w.queue, t, flavor) != FilterReason::kCount) return false;
+        if (Ruled(n)) return false;
         if (state_.cpu_free(n) < t.cpu_milli || state_.memory_free(n) < t.memory_bytes) return false;
         int32_t d = state_.device_pos(g);
         if (state_.device_free_memory(n, d) < t.device_memory) return false;
@@ -335,6 +337,7 @@ bool Placer::PlaceFgd(const TaskRequest& t, QueueIndex q, FlavorId flavor, Workl
     if (!InCluster(n)) return false;
     if (reserved_by[n] != kNone && reserved_by[n] != self) return false;
     if (CachedStaticFilter(n, q, t, flavor) != FilterReason::kCount) return false;
+    if (Ruled(n)) return false;
     const auto& devs = state_.nodes()[n].devices;
     free.clear();
     positions.clear();
@@ -514,12 +517,17 @@ bool Placer::PlaceAll(const WorkloadInfo& w, WorkloadIndex self, const std::vect
       std::fill(stamp_.begin(), stamp_.end(), 0);
       attempt_ = 1;
     }
+    probe_ = state_.rules().Resolve(w, g);
     for (int32_t r = 0; r < w.groups[g].replicas; ++r) {
       TaskPlacement p;
       if (!PlaceTask(w, self, g, r, flavors[g], reserved_by, &p)) {
+        // With its other tasks still held, name the placement rule that stopped this one (explain
+        // scans for one task alone and would not see them).
+        if (why && !probe_.empty()) why->rule_example = RuleNote(w, self, g, flavors[g], reserved_by);
         // All or nothing: give back what this workload took.
-        for (size_t i = out->size(); i > first; --i) state_.Release((*out)[i - 1]);
+        for (size_t i = out->size(); i > first; --i) state_.Release(w, (*out)[i - 1]);
         out->resize(first);
+        probe_ = RuleProbe{};
         if (why) {
           why->group = g;
           why->flavor = flavors[g];
@@ -528,11 +536,28 @@ bool Placer::PlaceAll(const WorkloadInfo& w, WorkloadIndex self, const std::vect
         }
         return false;
       }
-      state_.Allocate(p);
+      state_.Allocate(w, p);
       out->push_back(std::move(p));
     }
   }
+  probe_ = RuleProbe{};
   return true;
+}
+
+std::string Placer::RuleNote(const WorkloadInfo& w, WorkloadIndex self, int32_t group, FlavorId flavor,
+                             const std::vector<WorkloadIndex>& reserved_by) {
+  const TaskRequest& t = w.groups[group].task;
+  for (NodeIndex n = 0; n < state_.num_nodes(); ++n) {
+    if (!InCluster(n) || (reserved_by[n] != kNone && reserved_by[n] != self)) continue;
+    if (CachedStaticFilter(n, w.queue, t, flavor) != FilterReason::kCount) continue;
+    RuleBlock b = state_.rules().Check(probe_, n);
+    if (!b.blocks()) continue;
+    TaskPlacement p;
+    if (FitOnNode(n, t, flavor, &p, nullptr) != FilterReason::kCount) continue;
+    state_.rules().Name(state_.nodes(), w, group, n, &b);
+    return DescribeRuleBlock(b);
+  }
+  return "";
 }
 
 int64_t Placer::CpuCloseness(NodeIndex n, const TaskRequest& t) const {
@@ -555,12 +580,29 @@ PlacementDetail Placer::Explain(const WorkloadInfo& w, int32_t group, FlavorId f
   for (const auto& req : t.runtime) d.runtime_needed += (d.runtime_needed.empty() ? "" : ", ") + req.text;
   for (const auto& [k, v] : t.node_selector) d.selector_needed += (d.selector_needed.empty() ? "" : ", ") + k + "=" + v;
   int64_t best_score = -1;
+  const RuleProbe probe = state_.rules().Resolve(w, group);
+  d.max_per_node = probe.max_per_node;
   for (NodeIndex n = 0; n < state_.num_nodes(); ++n) {
     FilterReason r = StaticFilter(n, w.queue, t, flavor);
     if (r == FilterReason::kCount && reserved_by[n] != kNone && reserved_by[n] != self) r = FilterReason::kReserved;
     std::string lacks;
     TaskPlacement p;
     if (r == FilterReason::kCount) r = FitOnNode(n, t, flavor, &p, &lacks);
+    if (r == FilterReason::kCount && !probe.empty()) {
+      // It has room: do the group's placement rules let one more task of it go here?
+      RuleBlock b = state_.rules().Check(probe, n);
+      if (b.blocks()) {
+        r = b.kind == RuleKind::kMaxPerNode ? FilterReason::kMaxPerNode
+            : b.kind == RuleKind::kSpread   ? FilterReason::kSpread
+                                            : FilterReason::kAntiAffinity;
+        if (d.rule_example.empty()) {
+          state_.rules().Name(state_.nodes(), w, group, n, &b);
+          d.rule_example = DescribeRuleBlock(b);
+        }
+      } else if (probe.max_per_node > 0) {
+        d.rule_room += probe.max_per_node - state_.rules().OnNode(probe, n);
+      }
+    }
     if (r == FilterReason::kCount) {
       ++d.nodes_feasible;
       continue;
@@ -568,7 +610,7 @@ PlacementDetail Placer::Explain(const WorkloadInfo& w, int32_t group, FlavorId f
     ++d.filtered[static_cast<size_t>(r)];
     // Closest candidate: passes the static filters, has the flavor, and has the most of it free;
     // CPU-only work: the smallest shortfall of cpu and memory, each relative to the request.
-    if (r >= FilterReason::kCpu && r != FilterReason::kReserved && r != FilterReason::kNoDevice) {
+    if (r >= FilterReason::kCpu && r <= FilterReason::kTopology && r != FilterReason::kNoDevice) {
       int64_t score = TaskUsesDevices(t, flavor) ? state_.whole_free(n, flavor) * 1000 : CpuCloseness(n, t);
       if (t.share_milli > 0) {
         score = 0;
@@ -586,7 +628,8 @@ PlacementDetail Placer::Explain(const WorkloadInfo& w, int32_t group, FlavorId f
       }
     }
   }
-  d.tasks_placeable = std::min(d.nodes_feasible, d.tasks_needed);
+  // With maxPerNode, a node that fits one task takes at most what the limit leaves on it.
+  d.tasks_placeable = std::min(probe.max_per_node > 0 ? d.rule_room : d.nodes_feasible, d.tasks_needed);
   return d;
 }
 

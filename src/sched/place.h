@@ -72,6 +72,10 @@ class Placer {
   // Checks dynamic fit of a task on node n and picks devices; returns kCount on success.
   FilterReason FitOnNode(NodeIndex n, const TaskRequest& t, FlavorId flavor, TaskPlacement* out,
                          std::string* lacks) const;
+  // After a task of `group` found no node: the first node with room for it that a placement rule
+  // rules out, described with numbers ("" when none).
+  std::string RuleNote(const WorkloadInfo& w, WorkloadIndex self, int32_t group, FlavorId flavor,
+                       const std::vector<WorkloadIndex>& reserved_by);
   FilterReason CachedStaticFilter(NodeIndex n, QueueIndex q, const TaskRequest& t, FlavorId flavor);
   bool PlaceFgd(const TaskRequest& t, QueueIndex q, FlavorId flavor, WorkloadIndex self,
                 const std::vector<WorkloadIndex>& reserved_by, TaskPlacement* out);
@@ -86,6 +90,9 @@ class Placer {
   std::vector<std::map<std::string, std::string>> cluster_labels_;  // per cluster id
   int32_t cluster_only_ = -1;  // during Place: the cluster tried (-1: any)
   bool overflowing_ = false;   // during Place's second pass: tasks with pool_overflow may leave their reserved pool
+  // During PlaceAll: the placement rules of the group being placed (empty: none bind it).
+  RuleProbe probe_;
+  bool Ruled(NodeIndex n) const { return !probe_.empty() && state_.rules().Check(probe_, n).blocks(); }
   // Per-attempt cache of static filter results.
   uint32_t attempt_ = 0;
   std::vector<uint32_t> stamp_;

@@ -12,13 +12,13 @@ constexpr size_t kMaxCandidates = 128;
 void Evict(PreemptionContext& ctx, WorkloadIndex v) {
   const WorkloadInfo& w = ctx.workloads[v];
   ctx.quota.Remove(w.queue, ctx.usage[v], w.borrowed_only);
-  for (const auto& p : w.placements) ctx.cluster.Release(p);
+  for (const auto& p : w.placements) ctx.cluster.Release(w, p);
 }
 
 void Restore(PreemptionContext& ctx, WorkloadIndex v) {
   const WorkloadInfo& w = ctx.workloads[v];
   ctx.quota.Add(w.queue, ctx.usage[v], w.borrowed_only);
-  for (const auto& p : w.placements) ctx.cluster.Allocate(p);
+  for (const auto& p : w.placements) ctx.cluster.Allocate(w, p);
 }
 
 bool Fits(PreemptionContext& ctx, WorkloadIndex preemptor, const std::vector<FlavorId>& flavors,
@@ -28,7 +28,7 @@ bool Fits(PreemptionContext& ctx, WorkloadIndex preemptor, const std::vector<Fla
   if (q.mode != FlavorMode::kFit && q.mode != FlavorMode::kBorrow) return false;
   std::vector<TaskPlacement> placements;
   if (!ctx.placer.Place(w, preemptor, flavors, ctx.reserved_by, &placements, nullptr)) return false;
-  for (const auto& p : placements) ctx.cluster.Release(p);
+  for (const auto& p : placements) ctx.cluster.Release(w, p);
   return true;
 }
 

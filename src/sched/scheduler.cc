@@ -63,7 +63,7 @@ struct Option {
 // "name (id)" for reasons that name another workload; the id alone when it has no other name.
 std::string NameAndId(const WorkloadInfo& w) { return w.name == w.id ? w.id : w.name + " (" + w.id + ")"; }
 
-std::string ShapeKey(const WorkloadInfo& w, int32_t group, FlavorId flavor) {
+std::string ShapeKey(const WorkloadInfo& w, int32_t group, FlavorId flavor, bool rules_active) {
   const TaskRequest& t = w.groups[group].task;
   std::string k = std::to_string(w.queue) + "|" + std::to_string(flavor) + "|" + std::to_string(t.cpu_milli) + "|" +
                   std::to_string(t.memory_bytes) + "|" + std::to_string(t.device_count) + "|" +
@@ -74,7 +74,13 @@ std::string ShapeKey(const WorkloadInfo& w, int32_t group, FlavorId flavor) {
   if (!t.reserved_pool.empty()) k += "|R" + t.reserved_pool + (t.pool_overflow ? "+" : "");
   for (const auto& tol : t.tolerations) k += "|t" + tol.key + "=" + tol.value;
   for (const auto& r : t.runtime) k += "|r" + r.text;
+  // Placement rules make the answer depend on the group's own tasks and its service's name.
+  if (rules_active) k += "|k" + RuleCountKey(w, group) + "|n" + w.name;
   return k;
+}
+
+bool HasRules(const WorkloadInfo& w) {
+  return std::any_of(w.groups.begin(), w.groups.end(), [](const TaskGroupRequest& g) { return !g.rules.empty(); });
 }
 
 class Cycle {
@@ -96,6 +102,7 @@ class Cycle {
         tree_epoch_(s.cohorts.size() + s.queues.size(), 0),
         admitted_since_(s.cohorts.size() + s.queues.size()) {
     if (cluster_.num_clusters() > 1 || !s.clusters.empty()) placer_.SetClusterRules(s.queues, s.clusters);
+    cluster_.SetRules(s.workloads);
   }
 
   CycleResult Run();
@@ -183,7 +190,7 @@ void Cycle::LoadAdmitted() {
     ABACUS_CHECK(w.queue >= 0 && w.queue < static_cast<QueueIndex>(s_.queues.size()), "workload in unknown queue");
     usage_[i] = WorkloadUsage(w, w.group_flavors);
     quota_.Add(w.queue, usage_[i], w.borrowed_only);
-    for (const auto& p : w.placements) cluster_.Allocate(p);  // aborts on double allocation
+    for (const auto& p : w.placements) cluster_.Allocate(w, p);  // aborts on double allocation
     running_[w.queue].push_back(i);
     if (w.preemptible) min_preemptible_[w.queue] = std::min(min_preemptible_[w.queue], eff_prio_[i]);
     if (w.evicting) {
@@ -316,7 +323,7 @@ PlacementDetail Cycle::ExplainPlacement(WorkloadIndex w, const Option& o) {
   int32_t g = o.placement.group;
   FlavorId f = g < static_cast<int32_t>(o.flavors.size()) ? o.flavors[g] : kCpuFlavorId;
   PlacementDetail d;
-  std::string key = ShapeKey(wl, g, f);
+  std::string key = ShapeKey(wl, g, f, cluster_.rules().active());
   auto it = explain_cache_.find(key);
   if (it != explain_cache_.end()) {
     d = it->second;
@@ -328,6 +335,7 @@ PlacementDetail Cycle::ExplainPlacement(WorkloadIndex w, const Option& o) {
   }
   d.tasks_needed = o.placement.tasks_needed;
   d.tasks_placeable = o.placement.tasks_placeable;
+  if (!o.placement.rule_example.empty()) d.rule_example = o.placement.rule_example;  // seen with its other tasks held
   return d;
 }
 
@@ -429,7 +437,9 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
       if (!o.placement_failed && o.quota.mode != FlavorMode::kPreempt && o.quota.mode != FlavorMode::kNoFit) continue;
       tried_preemption = true;
       auto memo_key = std::make_pair(wl.queue, o.flavors);
-      auto memo = failed_searches_.find(memo_key);
+      // A group with placement rules fails for reasons of its own: neither remembered nor skipped.
+      const bool ruled = HasRules(wl);
+      auto memo = ruled ? failed_searches_.end() : failed_searches_.find(memo_key);
       if (memo != failed_searches_.end() && SearchStillFails(TreeOf(wl.queue), memo->second) &&
           eff_prio_[w] <= memo->second.priority && memo->second.usage.FitsIn(o.usage)) {
         if (why_not.empty()) why_not = memo->second.why_not;
@@ -442,7 +452,7 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
       VictimSearchResult vr = FindVictims(ctx, w, o.flavors, o.usage);
       if (!vr.found) {
         if (why_not.empty()) why_not = vr.why_not;
-        failed_searches_[memo_key] = {tree_epoch_[TreeOf(wl.queue)], eff_prio_[w], o.usage, vr.why_not};
+        if (!ruled) failed_searches_[memo_key] = {tree_epoch_[TreeOf(wl.queue)], eff_prio_[w], o.usage, vr.why_not};
         continue;
       }
       if (vr.victims.empty()) {
@@ -505,7 +515,7 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
       std::vector<WorkloadIndex> unreserved(reserved_by_.size(), kNone);
       std::vector<TaskPlacement> trial;
       if (placer_.Place(wl, w, placement_opt->flavors, unreserved, &trial, nullptr)) {
-        for (const auto& p : trial) cluster_.Release(p);
+        for (const auto& p : trial) cluster_.Release(wl, p);
         std::string holder;
         for (const auto& res : result_.reservations) holder += (holder.empty() ? "" : ", ") + res.workload_id;
         code = PendingCode::kReservedForGang;
@@ -644,7 +654,7 @@ std::string Cycle::NeverPlaceable(const WorkloadInfo& wl, const std::vector<Flav
   for (size_t g = 0; g < wl.groups.size(); ++g) {
     const FlavorId f = g < flavors.size() ? flavors[g] : kCpuFlavorId;
     // The same shape in the same queue gets the same answer all cycle: remember it.
-    auto [it, fresh] = never_placeable_.try_emplace(ShapeKey(wl, static_cast<int32_t>(g), f));
+    auto [it, fresh] = never_placeable_.try_emplace(ShapeKey(wl, static_cast<int32_t>(g), f, cluster_.rules().active()));
     if (fresh) it->second = NeverPlaceableGroup(wl, g, f);
     if (!it->second.empty()) return it->second;
   }
@@ -671,7 +681,23 @@ std::string Cycle::NeverPlaceableGroup(const WorkloadInfo& wl, size_t g, FlavorI
                FormatDeviceMilli(total) + " in all";
       }
     }
-    // 2. A constraint no node meets (node state aside: a node comes back).
+    // 2. maxPerNode: more tasks than the nodes it may use can take at that many per node.
+    if (const int32_t max = wl.groups[g].rules.max_per_node; max > 0) {
+      int64_t nodes = 0;
+      for (NodeIndex n = 0; n < cluster_.num_nodes(); ++n) {
+        FilterReason r = placer_.StaticFilter(n, wl.queue, t, f);
+        if (r != FilterReason::kCount && r != FilterReason::kNotReady) continue;
+        bool has = !t.needs_devices() || f == kCpuFlavorId;
+        for (const auto& d : s_.nodes[n].devices) has |= d.flavor == f;
+        nodes += has;
+      }
+      if (nodes > 0 && wl.groups[g].replicas > nodes * max) {
+        return "needs " + std::to_string(wl.groups[g].replicas) + " tasks at maxPerNode " + std::to_string(max) +
+               ", but only " + std::to_string(nodes) + " node(s) may take them (room for " +
+               std::to_string(nodes * max) + ")";
+      }
+    }
+    // 3. A constraint no node meets (node state aside: a node comes back).
     std::array<int32_t, static_cast<size_t>(FilterReason::kCount)> ruled{};
     bool any = false;
     for (NodeIndex n = 0; n < cluster_.num_nodes() && !any; ++n) {

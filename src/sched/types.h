@@ -132,10 +132,33 @@ struct TaskRequest {
   int64_t device_milli() const { return share_milli > 0 ? share_milli : int64_t{device_count} * 1000; }
 };
 
+// Spread of a group's tasks over the values of a node label (topology_key; "node": each node its
+// own domain): placing one more task on a domain may leave it at most max_skew above the least
+// loaded domain (Kubernetes topologySpreadConstraints, whenUnsatisfiable: DoNotSchedule).
+struct SpreadRule {
+  std::string topology_key;
+  int32_t max_skew = 1;
+  bool operator==(const SpreadRule&) const = default;
+};
+
+// Where a group's tasks may go relative to each other and to other services (docs/specs.md,
+// "placement"); placement_rules.h keeps the counts.
+struct PlacementRules {
+  int32_t max_per_node = 0;                 // tasks of this group per node; 0: no limit
+  std::vector<SpreadRule> spread;
+  std::vector<std::string> anti_affinity;   // workload (service) names whose tasks it never shares a node with
+  // What its tasks are counted under for max_per_node and spread; empty: "<workload id>/<group>".
+  // The server sets it to the workload's own id so that the slices of an elastic workload count together.
+  std::string count_key;
+  bool empty() const { return max_per_node == 0 && spread.empty() && anti_affinity.empty(); }
+  bool operator==(const PlacementRules&) const = default;
+};
+
 struct TaskGroupRequest {
   std::string name;
   int32_t replicas = 1;
   TaskRequest task;
+  PlacementRules rules;
 };
 
 // One task's place: node, and per device its index, milli and memory.

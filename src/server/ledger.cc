@@ -6,6 +6,7 @@
 
 #include "common/log.h"
 #include "model/version.h"
+#include "sched/placement_rules.h"
 #include "sched/tenancy_snapshot.h"
 #include "server/fit_check.h"
 #include "server/governance.h"
@@ -367,6 +368,7 @@ std::optional<sched::WorkloadInfo> BuildWorkloadInfo(const WorkloadRecord& r, co
     }
     t.tolerations = g.tolerations;
     for (const auto& c : g.runtime) t.runtime.push_back(ToRequirement(c));
+    gr.rules = sched::RulesFromSpec(g.placement, r.id + "/" + g.name);  // slices count with their workload
     w.groups.push_back(std::move(gr));
   }
   if (!slice) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "sched/placement_rules.h"
 #include "sched/tenancy_snapshot.h"
 #include "sim/scenario.h"
 #include "workload/documents.h"
@@ -164,6 +165,9 @@ Result<EventInput> BuildEventInput(const GenericTrace& trace, const TenancyConfi
       }
       if (gw.device_memory) g.task.device_memory = gw.device_memory->CeilUnits();
     }
+    PlacementSpec placement;
+    placement.max_per_node = gw.max_per_node;
+    g.rules = sched::RulesFromSpec(placement, "");  // the server's conversion; counted per workload
     w.groups.push_back(std::move(g));
     job.submit_s = gw.submit_s;
     job.duration_s = gw.duration_s;

@@ -121,6 +121,7 @@ nlohmann::ordered_json EventsJson(const EventSimResult& r, bool workloads) {
   j["tenants"] = nlohmann::ordered_json::array();
   for (const auto& t : r.tenants) j["tenants"].push_back(GroupJson(t));
   j["warnings"] = r.warnings;
+  j["placement_rule_violations"] = {{"max_per_node", r.max_per_node_violations}};
   j["unplaced"] = nlohmann::ordered_json::array();
   for (const auto& u : r.unplaced) {
     j["unplaced"].push_back({{"workload", u.workload}, {"queue", u.queue}, {"code", u.code}, {"reason", u.reason}});
@@ -157,7 +158,8 @@ std::string EventsTable(const EventSimResult& r) {
   out += "capacity: " + Fixed(static_cast<double>(r.gpu_milli) / 1000.0, 0) + " GPU, " +
          Fixed(static_cast<double>(r.npu_milli) / 1000.0, 0) + " NPU, " +
          Fixed(static_cast<double>(r.cpu_milli) / 1000.0, 0) + " CPU; mean allocated: GPU " + Fixed(r.mean_gpu_pct, 1) +
-         "%, NPU " + Fixed(r.mean_npu_pct, 1) + "%, CPU " + Fixed(r.mean_cpu_pct, 1) + "%\n\n";
+         "%, NPU " + Fixed(r.mean_npu_pct, 1) + "%, CPU " + Fixed(r.mean_cpu_pct, 1) + "%\n";
+  out += "placement rule violations: " + std::to_string(r.max_per_node_violations) + " (node/workload pairs above maxPerNode)\n\n";
   if (!r.pools.empty()) {
     std::vector<std::vector<std::string>> prows{{"POOL", "NODES", "DEVICES", "CPU", "DEVICE-ALLOC", "CPU-ALLOC", "DEV-H"}};
     for (const auto& p : r.pools) {

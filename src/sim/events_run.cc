@@ -196,6 +196,9 @@ Driver::Driver(const EventInput& input, const EventSimOptions& options)
   for (size_t j = 0; j < n; ++j) {
     r_.jobs[j].id = in_.jobs[j].workload.id;
     proto_.push_back(in_.jobs[j].workload);
+    if (!o_.placement_rules) {
+      for (auto& g : proto_.back().groups) g.rules = {};  // the "before": rules only counted, not honoured
+    }
     proto_.back().submitted = At(in_.jobs[j].submit_s);
     proto_.back().admitted = false;
     job_of_[in_.jobs[j].workload.id] = static_cast<int32_t>(j);
@@ -522,6 +525,17 @@ void Driver::Admit(int32_t j, sched::WorkloadInfo w, const sched::Admission& a, 
   ++running_count_;
   const int32_t q = proto_[j].queue;
   if (a.borrowing) ++qrep_[q].borrowing_admissions;
+  // maxPerNode as the trace states it: node/workload pairs above the limit at this start.
+  {
+    const auto& groups = in_.jobs[j].workload.groups;
+    std::map<std::pair<int32_t, sched::NodeIndex>, int32_t> per_node;
+    for (const auto& p : a.placements) {
+      if (groups[p.group].rules.max_per_node > 0) ++per_node[{p.group, p.node}];
+    }
+    for (const auto& [where, tasks] : per_node) {
+      if (tasks > groups[where.first].rules.max_per_node) ++r_.max_per_node_violations;
+    }
+  }
   JobOutcome& out = r_.jobs[j];
   if (!out.first_start_s) {
     out.first_start_s = t;

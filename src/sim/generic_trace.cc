@@ -40,9 +40,9 @@ struct Record {
 };
 
 constexpr std::array<std::string_view, 7> kNodeKeys = {"name", "cluster", "pool", "labels", "cpu", "memory", "devices"};
-constexpr std::array<std::string_view, 15> kWorkloadKeys = {
+constexpr std::array<std::string_view, 16> kWorkloadKeys = {
     "name",   "kind",     "tenant",   "queue",       "priorityClass", "submit", "duration", "replicas",
-    "cpu",    "memory",   "accelerator", "count",    "share",         "deviceMemory", "gang"};
+    "cpu",    "memory",   "accelerator", "count",    "share",         "deviceMemory", "gang", "maxPerNode"};
 // List-valued keys: CSV splits them at ';'.
 bool IsListKey(std::string_view key) { return key == "labels" || key == "devices"; }
 
@@ -276,6 +276,7 @@ std::optional<GenericTraceWorkload> BuildWorkload(const Record& record, const st
     }
   }
   w.gang = r.Bool("gang").value_or(w.kind == GenericWorkloadKind::kTrainingJob);
+  w.max_per_node = static_cast<int32_t>(r.Integer("maxPerNode", 0, 100'000, 0, false, "replicas per node").value_or(0));
   if (!r.ok()) return std::nullopt;
   return w;
 }

@@ -67,6 +67,7 @@ struct GenericTraceWorkload {
   int32_t share_milli = 1000;           // milli-device per device; < 1000 = a share of one device
   std::optional<Quantity> device_memory;  // per device, bytes
   bool gang = false;                    // all replicas start together or none
+  int32_t max_per_node = 0;             // replicas per node at most (maxPerNode); 0: no limit
   int line = 0;
   bool operator==(const GenericTraceWorkload& o) const {
     auto pattern = [](const std::optional<FlavorPattern>& p) { return p ? p->text() : std::string("-"); };
@@ -74,7 +75,7 @@ struct GenericTraceWorkload {
            priority_class == o.priority_class && submit_s == o.submit_s && duration_s == o.duration_s &&
            replicas == o.replicas && cpu == o.cpu && memory == o.memory && pattern(accelerator) == pattern(o.accelerator) &&
            accelerator_count == o.accelerator_count && share_milli == o.share_milli &&
-           device_memory == o.device_memory && gang == o.gang;
+           device_memory == o.device_memory && gang == o.gang && max_per_node == o.max_per_node;
   }
 };
 

@@ -458,6 +458,25 @@ bool Parser::TaskField(int line, const std::string& k, const std::string& v, sch
     } else {
       Error(line, "topology: expected same-interconnect, same-numa or none, got '" + v + "'");
     }
+  } else if (k == "maxPerNode") {
+    auto x = ParseInt(v);
+    if (!Check(line, k, x.status())) return true;
+    if (*x < 1) {
+      Error(line, "maxPerNode: expected tasks per node, 1 or more, got " + v);
+    } else {
+      g->rules.max_per_node = static_cast<int32_t>(*x);
+    }
+  } else if (k == "spread") {
+    // TOPOLOGY_KEY:MAX_SKEW (zone:1, node:1)
+    size_t colon = v.rfind(':');
+    auto skew = colon == std::string::npos ? ParseInt("") : ParseInt(v.substr(colon + 1));
+    if (colon == std::string::npos || colon == 0 || !skew.ok() || *skew < 1) {
+      Error(line, "spread: expected TOPOLOGY_KEY:MAX_SKEW such as zone:1, got '" + v + "'");
+    } else {
+      g->rules.spread.push_back({v.substr(0, colon), static_cast<int32_t>(*skew)});
+    }
+  } else if (k == "antiAffinity") {
+    g->rules.anti_affinity.push_back(v);
   } else if (k == "reservedPool") {
     task.reserved_pool = v;
   } else if (k == "overflow") {
@@ -501,7 +520,7 @@ void Parser::OnWorkload(int line, const std::vector<Token>& t, bool running) {
   WorkloadInfo& w = step.workload;
   w.id = w.name = t[1].text;
   if (!workload_names_.insert(w.id).second) return Error(line, "workload '" + w.id + "' declared twice");
-  w.groups.push_back({"main", 1, {}});
+  w.groups.push_back({"main", 1, {}, {}});
   w.groups[0].task.cpu_milli = 1000;
   w.groups[0].task.memory_bytes = kGiB;
   std::string pattern;
@@ -517,6 +536,8 @@ void Parser::OnWorkload(int line, const std::vector<Token>& t, bool running) {
         w.queue = it->second;
         has_queue = true;
       }
+    } else if (k == "service") {
+      w.name = v;  // the service name anti-affinity rules match (default: the workload's name)
     } else if (k == "priority") {
       auto p = ParsePriority(v);
       if (Check(line, k, p.status())) w.priority = *p;
@@ -583,7 +604,7 @@ void Parser::OnGroup(int line, const std::vector<Token>& t) {
   }
   if (t.size() < 2) return Error(line, "expected 'group NAME field=value...'");
   ScenarioStep& step = sc_.steps[last_workload_step_];
-  sched::TaskGroupRequest g{t[1].text, 1, {}};
+  sched::TaskGroupRequest g{t[1].text, 1, {}, {}};
   g.task.cpu_milli = 1000;
   g.task.memory_bytes = kGiB;
   std::string pattern;

@@ -341,3 +341,40 @@ spec:
 
 }  // namespace
 }  // namespace abacus
+
+namespace abacus {
+namespace {
+
+// A task group's placement rules (issue 24): decoded, round-tripped, and every mistake named with
+// file:line, field and what was expected.
+TEST(WorkloadCodecTest, PlacementRulesRoundTripAndReportMistakes) {
+  auto w = WorkloadFromYaml(
+      "kind: InferenceService\nname: app-82\nproject: a/b\nqueue: q\nspec:\n  command: [x]\n  replicas: 4\n"
+      "  taskGroups: [{name: s, resources: {cpu: 1, memory: 1Gi},\n"
+      "    placement: {maxPerNode: 2, spread: [{topologyKey: zone, maxSkew: 1}, {topologyKey: node}],\n"
+      "                antiAffinity: [{service: batch-etl}]}}]\n");
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  const PlacementSpec& p = w->spec.task_groups[0].placement;
+  EXPECT_EQ(p.max_per_node, 2);
+  ASSERT_EQ(p.spread.size(), 2u);
+  EXPECT_EQ(p.spread[0].topology_key, "zone");
+  EXPECT_EQ(p.spread[1].max_skew, 1);
+  EXPECT_EQ(p.anti_affinity, std::vector<std::string>{"batch-etl"});
+  auto back = WorkloadFromJson(ToJson(*w));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, *w);
+
+  const std::string group = "  taskGroups:\n    - name: w\n      resources: {cpu: 1, memory: 1Gi}\n";  // lines 7-9
+  EXPECT_EQ(Problems(std::string(kHead) + group + "      placement: {maxPerNode: 0, color: red}\n"),
+            "w.yaml:10: spec.taskGroups[0].placement.color: unknown field 'color'; allowed: maxPerNode, spread, antiAffinity\n"
+            "w.yaml:10: spec.taskGroups[0].placement.maxPerNode: must be at least 1, got 0\n");
+  EXPECT_EQ(Problems(std::string(kHead) + group + "      placement:\n        spread: [{maxSkew: 0}]\n"),
+            "w.yaml:11: spec.taskGroups[0].placement.spread[0].topologyKey: required field is missing\n"
+            "w.yaml:11: spec.taskGroups[0].placement.spread[0].maxSkew: must be at least 1, got 0\n");
+  EXPECT_EQ(Problems(std::string(kHead) + group + "      placement:\n        antiAffinity: [{service: 'Bad Name'}]\n"),
+            "w.yaml:11: spec.taskGroups[0].placement.antiAffinity[0].service: invalid name 'Bad Name': use 1-63 "
+            "characters of a-z, 0-9, '-', '_' or '.', starting and ending with a letter or digit\n");
+}
+
+}  // namespace
+}  // namespace abacus

@@ -67,6 +67,23 @@ std::string_view TopologyPolicyName(TopologyPolicy t);
 Result<TopologyPolicy> ParseTopologyPolicy(std::string_view text);
 
 // `replicas` identical tasks.
+// One spread rule of a task group: its tasks over the values of node label `topology_key`
+// ("node": every node its own domain), at most `max_skew` more on one than on the least loaded.
+struct SpreadConstraint {
+  std::string topology_key;
+  int32_t max_skew = 1;
+  bool operator==(const SpreadConstraint&) const = default;
+};
+
+// A task group's placement rules (docs/specs.md "placement"): maxPerNode, spread, antiAffinity.
+struct PlacementSpec {
+  int32_t max_per_node = 0;                  // 0: no limit
+  std::vector<SpreadConstraint> spread;
+  std::vector<std::string> anti_affinity;    // services (workload names) it never shares a node with
+  bool empty() const { return max_per_node == 0 && spread.empty() && anti_affinity.empty(); }
+  bool operator==(const PlacementSpec&) const = default;
+};
+
 struct TaskGroup {
   std::string name;
   int32_t replicas = 1;
@@ -75,6 +92,7 @@ struct TaskGroup {
   std::map<std::string, std::string> node_selector;  // node labels that must match
   std::vector<Toleration> tolerations;
   std::vector<VersionConstraint> runtime;  // e.g. cuda>=12.2, driver>=535
+  PlacementSpec placement;
   bool operator==(const TaskGroup&) const = default;
 };
 

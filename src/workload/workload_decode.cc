@@ -59,10 +59,43 @@ std::optional<Toleration> DecodeToleration(SpecContext& ctx, const SpecNode& nod
   return t;
 }
 
+// Reads a task group's `placement:` (docs/specs.md): maxPerNode, spread, antiAffinity.
+PlacementSpec DecodePlacement(MapReader& p) {
+  PlacementSpec out;
+  if (auto v = p.Int("maxPerNode", P::kOptional, 1, 100'000)) out.max_per_node = static_cast<int32_t>(*v);
+  if (auto list = p.List("spread")) {
+    if (list->size() == 0) p.Error("spread", "expected at least one {topologyKey, maxSkew}, got an empty list");
+    for (size_t i = 0; i < list->size(); ++i) {
+      MapReader s(p.ctx(), (*list)[i], p.Path("spread") + "[" + std::to_string(i) + "]", {"topologyKey", "maxSkew"});
+      if (!s.valid()) continue;
+      SpreadConstraint c;
+      if (auto k = s.String("topologyKey", P::kRequired)) {
+        if (k->empty()) s.Error("topologyKey", "expected a node label key (zone, rack, abacus.io/nvlink-domain) or node");
+        c.topology_key = *k;
+      }
+      if (auto m = s.Int("maxSkew", P::kOptional, 1, 100'000)) c.max_skew = static_cast<int32_t>(*m);
+      for (const auto& prev : out.spread) {
+        if (prev.topology_key == c.topology_key && !c.topology_key.empty()) {
+          s.Error("topologyKey", "'" + c.topology_key + "' is spread over twice; keep one entry");
+        }
+      }
+      out.spread.push_back(std::move(c));
+    }
+  }
+  if (auto list = p.List("antiAffinity")) {
+    for (size_t i = 0; i < list->size(); ++i) {
+      MapReader a(p.ctx(), (*list)[i], p.Path("antiAffinity") + "[" + std::to_string(i) + "]", {"service"});
+      if (!a.valid()) continue;
+      if (auto v = a.Name("service", P::kRequired)) out.anti_affinity.push_back(*v);
+    }
+  }
+  return out;
+}
+
 std::optional<TaskGroup> DecodeTaskGroup(SpecContext& ctx, const SpecNode& node,
                                          const std::string& path) {
   MapReader r(ctx, node, path,
-              {"name", "replicas", "resources", "topology", "nodeSelector", "tolerations", "runtime"});
+              {"name", "replicas", "resources", "topology", "nodeSelector", "tolerations", "runtime", "placement"});
   if (!r.valid()) return std::nullopt;
   TaskGroup g;
   if (auto v = r.Name("name", P::kRequired)) g.name = *v;
@@ -87,6 +120,7 @@ std::optional<TaskGroup> DecodeTaskGroup(SpecContext& ctx, const SpecNode& node,
       if (t) g.tolerations.push_back(*t);
     }
   }
+  if (auto p = r.Map("placement", {"maxPerNode", "spread", "antiAffinity"})) g.placement = DecodePlacement(*p);
   if (auto list = r.StringList("runtime")) {
     for (size_t i = 0; i < list->size(); ++i) {
       auto c = VersionConstraint::Parse((*list)[i]);

@@ -49,6 +49,21 @@ Json EncodeTaskGroup(const TaskGroup& g) {
     for (const auto& c : g.runtime) list.push_back(c.ToString());
     j["runtime"] = std::move(list);
   }
+  if (!g.placement.empty()) {
+    Json p;
+    if (g.placement.max_per_node > 0) p["maxPerNode"] = g.placement.max_per_node;
+    if (!g.placement.spread.empty()) {
+      Json list = Json::array();
+      for (const auto& c : g.placement.spread) list.push_back(Json{{"topologyKey", c.topology_key}, {"maxSkew", c.max_skew}});
+      p["spread"] = std::move(list);
+    }
+    if (!g.placement.anti_affinity.empty()) {
+      Json list = Json::array();
+      for (const auto& svc : g.placement.anti_affinity) list.push_back(Json{{"service", svc}});
+      p["antiAffinity"] = std::move(list);
+    }
+    j["placement"] = std::move(p);
+  }
   return j;
 }
 
