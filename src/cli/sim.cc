@@ -70,7 +70,10 @@ struct PackingOptionsCli {
   std::string plot;
   bool skip_bad_rows = false;
   bool quiet = false;
-  double coverage = 1.0;
+  double coverage = 0.95;
+  std::string sampling = "trace";
+  bool fgd_exact = false;
+  std::string ties = "auto";
 };
 
 int RunPacking(const PackingOptionsCli& o) {
@@ -105,6 +108,12 @@ int RunPacking(const PackingOptionsCli& o) {
   sim::PackingOptions po;
   po.arrival = o.arrival;
   po.typical_coverage = o.coverage;
+  po.sampling = o.sampling == "replacement" ? sim::PackingSampling::kReplacement : sim::PackingSampling::kTraceOnce;
+  po.fgd_exact_scores = o.fgd_exact;
+  po.ties = o.ties == "random"     ? sim::PackingTies::kRandom
+            : o.ties == "shuffled" ? sim::PackingTies::kShuffledNodes
+            : o.ties == "lowest"   ? sim::PackingTies::kLowestIndex
+                                   : sim::PackingTies::kAuto;
   const size_t node_count = nodes->rows.size();  // counted before the rows move into the experiment
   auto x = sim::PackingExperiment::Create(std::move(nodes->rows), pods->rows, po);
   if (!x.ok()) {
@@ -232,7 +241,8 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
                 "openb node list (default: openb_node_list_gpu_node.csv next to the pod list, the paper's cluster)");
   p->add_option("--pods", po->pods, "openb pod list (openb_pod_list_*.csv)")->required();
   p->add_option("--policy", po->policy,
-                "comma-separated: random, dotprod, clustering, packing, bestfit, fgd (the paper's), binpack, spread, "
+                "comma-separated: random, dotprod, clustering, packing, bestfit, fgd (the paper's), fgd-pack (Abacus's "
+                "FGD with packing tie-breaks), binpack, spread, "
                 "sched-fgd (Abacus's scorers through sched::Placer)")
       ->capture_default_str();
   p->add_option("--arrival", po->arrival, "stop when arrived GPU demand reaches this x cluster GPU capacity")
@@ -243,6 +253,20 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
                 "share of pods whose shapes form the target workload M of the fragmentation measure")
       ->capture_default_str()
       ->check(CLI::Range(0.01, 1.0));
+  p->add_option("--sampling", po->sampling,
+                "arrival sequence: trace (every pod once, shuffled, then draws with replacement: the authors' "
+                "simulator) or replacement (independent uniform draws)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"trace", "replacement"}));
+  p->add_flag("--fgd-exact", po->fgd_exact,
+              "fgd: compare exact fragmentation deltas instead of the reference's integer score "
+              "floor(100 sigmoid(-delta/1000))");
+  p->add_option("--ties", po->ties,
+                "which of the best nodes wins: lowest (node-file order), random (drawn per arrival, Kubernetes' "
+                "selectHost), shuffled (first in a seeded node order fixed for the run) or auto (shuffled for fgd "
+                "and fgd-pack, lowest for the others)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "lowest", "random", "shuffled"}));
   p->add_option("-o,--output", po->output, "table, json or csv")->capture_default_str()->check(CLI::IsMember({"table", "json", "csv"}));
   p->add_option("--plot", po->plot, "write an SVG chart (allocation and fragmentation ratio vs arrived demand)");
   p->add_flag("--skip-bad-rows", po->skip_bad_rows, "skip malformed trace rows (counted) instead of stopping");

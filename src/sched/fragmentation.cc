@@ -178,6 +178,25 @@ FgdChoice BestFgdPlacement(const GpuNodeFree& node, const TaskShape& task, Distr
   return {true, ExpectedFragmentMilli(trial.node, workload) - before, mask};
 }
 
+int FgdNodeScore(double delta) {
+  const double score = 100.0 / (1.0 + std::exp(delta / 1000.0));
+  return static_cast<int>(std::floor(score));
+}
+
+Placement FgdPackPlacement(const GpuNodeFree& node, const TaskShape& task, Distribution workload,
+                           const ResourceScale& scale) {
+  const FgdChoice c = BestFgdPlacement(node, task, workload);
+  if (!c.feasible) return {};
+  double left = 0;
+  if (scale.cpu_milli > 0) {
+    left += 0.5 * static_cast<double>(node.cpu_milli_free - task.cpu_milli) / static_cast<double>(scale.cpu_milli);
+  }
+  if (scale.gpu_milli > 0) {
+    left += 0.5 * static_cast<double>(FreeGpuMilli(node) - task.total_gpu_milli()) / static_cast<double>(scale.gpu_milli);
+  }
+  return {true, FgdNodeScore(c.delta) + 0.5 * (1.0 - std::clamp(left, 0.0, 1.0)), c.gpu_mask};
+}
+
 Placement BestFitPlacement(const GpuNodeFree& node, const TaskShape& task, const ResourceScale& scale) {
   if (!Fits(node, task)) return {};
   double left = 0;

@@ -95,6 +95,23 @@ struct FgdChoice {
 // does not fit. The scheduler picks the node with the smallest delta.
 FgdChoice BestFgdPlacement(const GpuNodeFree& node, const TaskShape& task, Distribution workload);
 
+// Returns FGD's node score as the authors' simulator computes it (a Kubernetes score plugin):
+// ⌊100 · sigmoid(−delta/1000)⌋, an integer 0..100, higher is better. Deltas within a few tens of
+// milli-GPU share a score, and the tie rule of the caller decides among them; on openb this
+// quantisation is worth +0.6–0.8 points of allocation over comparing exact deltas (docs/simulator.md §4).
+int FgdNodeScore(double delta);
+
+// ---- Beyond the paper. ----
+
+// FGD-Pack (Abacus's own scorer): FGD's integer score (FgdNodeScore of BestFgdPlacement's delta),
+// and among nodes with the same score the one the task leaves with the least resources, BestFit's
+// measure ½·cpu_left/scale.cpu + ½·gpu_left/scale.gpu. score = FgdNodeScore + (1 − that)/2, so the
+// fractional part only orders nodes whose FGD scores tie. Same GPUs as BestFgdPlacement.
+struct ResourceScale;
+struct Placement;
+Placement FgdPackPlacement(const GpuNodeFree& node, const TaskShape& task, Distribution workload,
+                           const ResourceScale& scale);
+
 // ---- Baselines of the paper's evaluation (§6, "baselines"). ----
 
 // A baseline's verdict for one task on one node: higher score is better, comparable across the

@@ -268,5 +268,40 @@ TEST_F(FragmentationTest, RandomScoresFeasibleNodesUniformly) {
   EXPECT_FALSE(RandomPlacement(node, Whole(3), 7).feasible);
 }
 
+TEST_F(FragmentationTest, FgdNodeScoreIsTheReferencesIntegerSigmoid) {
+  // ⌊100 / (1 + e^(Δ/1000))⌋: Δ = 0 → 50; Δ = −20 → ⌊50.49⌋ = 50 and Δ = −30 → ⌊50.74⌋ = 50, so
+  // these three tie although the exact deltas differ (the caller's tie rule decides); Δ = −50 →
+  // ⌊51.25⌋ = 51; Δ = +1 → ⌊49.97⌋ = 49; the extremes saturate at 0 and 100.
+  EXPECT_EQ(FgdNodeScore(0), 50);
+  EXPECT_EQ(FgdNodeScore(-20), 50);
+  EXPECT_EQ(FgdNodeScore(-30), 50);
+  EXPECT_EQ(FgdNodeScore(-50), 51);
+  EXPECT_EQ(FgdNodeScore(1), 49);
+  EXPECT_EQ(FgdNodeScore(-1e7), 100);
+  EXPECT_EQ(FgdNodeScore(1e7), 0);
+}
+
+TEST_F(FragmentationTest, FgdPackBreaksEqualFgdScoresTowardsTheFullerNode) {
+  // Workload: whole GPUs only. A whole GPU taken from an idle node or from a half-used node
+  // changes no fragment (Δ = 0, FGD score 50 on both), so FGD alone ties. FGD-Pack adds
+  // (1 − BestFit's left-over)/2: with scale (cpu 10000, gpu 4000), the idle node {1000 ×4} keeps
+  // ½·9000/10000 + ½·3000/4000 = 0.825 → 50.0875; the half-used {0, 0, 1000, 1000} keeps
+  // ½·9000/10000 + ½·1000/4000 = 0.575 → 50.2125, and wins.
+  const std::vector<WeightedShape> workload = {{Whole(1), 1.0}};
+  const ResourceScale scale{10000, 0, 4000};
+  std::vector<int32_t> idle = {1000, 1000, 1000, 1000};
+  std::vector<int32_t> used = {0, 0, 1000, 1000};
+  const GpuNodeFree a{10000, kUnlimitedMemory, idle, 0};
+  const GpuNodeFree b{10000, kUnlimitedMemory, used, 0};
+  EXPECT_EQ(FgdNodeScore(BestFgdPlacement(a, Whole(1), workload).delta), 50);
+  EXPECT_EQ(FgdNodeScore(BestFgdPlacement(b, Whole(1), workload).delta), 50);
+  const Placement pa = FgdPackPlacement(a, Whole(1), workload, scale);
+  const Placement pb = FgdPackPlacement(b, Whole(1), workload, scale);
+  EXPECT_DOUBLE_EQ(pa.score, 50.0875);
+  EXPECT_DOUBLE_EQ(pb.score, 50.2125);
+  EXPECT_EQ(pb.gpu_mask, 0b0100u);
+  EXPECT_FALSE(FgdPackPlacement(b, Whole(3), workload, scale).feasible);
+}
+
 }  // namespace
 }  // namespace abacus::sched::frag

@@ -34,6 +34,7 @@ constexpr PolicyName kPolicyNames[] = {
     {PackingPolicy::kRandom, "random"},       {PackingPolicy::kDotProd, "dotprod"},
     {PackingPolicy::kClustering, "clustering"}, {PackingPolicy::kPacking, "packing"},
     {PackingPolicy::kBestFit, "bestfit"},     {PackingPolicy::kFgd, "fgd"},
+    {PackingPolicy::kFgdPack, "fgd-pack"},
     {PackingPolicy::kBinpack, "binpack"},     {PackingPolicy::kSpread, "spread"},
     {PackingPolicy::kSchedFgd, "sched-fgd"},
 };
@@ -78,8 +79,8 @@ Result<PackingPolicy> ParsePackingPolicy(std::string_view text) {
   if (text == "gpuclustering") return PackingPolicy::kClustering;
   if (text == "gpupacking") return PackingPolicy::kPacking;
   return InvalidArgument("unknown policy '" + std::string(text) +
-                         "' (expected random, dotprod, clustering, packing, bestfit, fgd, binpack, spread or "
-                         "sched-fgd)");
+                         "' (expected random, dotprod, clustering, packing, bestfit, fgd, fgd-pack, binpack, spread "
+                         "or sched-fgd)");
 }
 
 Result<std::vector<PackingPolicy>> ParsePackingPolicies(std::string_view text) {
@@ -261,8 +262,21 @@ class PackingEngine {
  public:
   PackingEngine(const PackingExperiment& x, PackingPolicy policy, uint64_t seed)
       : x_(x), policy_(policy), state_(x.nodes_), policy_rng_(seed ^ 0x9e3779b97f4a7c15ULL) {
-    random_ties_ = x.options_.random_ties || x.options_.k8s_scores;
-    k8s_scores_ = x.options_.k8s_scores;
+    ties_ = x.options_.ties;
+    if (ties_ == PackingTies::kAuto) {
+      ties_ = policy == PackingPolicy::kFgd || policy == PackingPolicy::kFgdPack ? PackingTies::kShuffledNodes
+                                                                                 : PackingTies::kLowestIndex;
+    }
+    if (ties_ == PackingTies::kShuffledNodes) {
+      // rank_[n]: node n's place in a seeded random order (Fisher–Yates on a separate stream).
+      std::mt19937_64 g(seed ^ 0x5bd1e9955bd1e995ULL);
+      std::vector<int32_t> order(x.nodes_.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
+      for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[UniformBelow(g, i)]);
+      rank_.resize(order.size());
+      for (size_t i = 0; i < order.size(); ++i) rank_[order[i]] = static_cast<int32_t>(i);
+    }
+    fgd_exact_ = x.options_.fgd_exact_scores;
     const size_t n = x.nodes_.size();
     cpu_free_.resize(n);
     mem_free_mib_.resize(n);
@@ -352,9 +366,8 @@ class PackingEngine {
       case PackingPolicy::kFgd: {
         frag::FgdChoice c = frag::BestFgdPlacement(v, s, x_.distribution_);
         e->feasible = c.feasible;
-        // The paper's simulator scores a node sigmoid(−Δ/1000) × 100, truncated to an integer
-        // (Kubernetes node scores are integers 0..100); with k8s_scores the same quantization.
-        e->score = k8s_scores_ ? std::floor(100.0 / (1.0 + std::exp(c.delta / 1000.0))) : -c.delta;
+        // The reference scores a node by the integer FgdNodeScore; fgd_exact_ compares deltas.
+        e->score = fgd_exact_ ? -c.delta : static_cast<double>(frag::FgdNodeScore(c.delta));
         e->mask = c.gpu_mask;
         return;
       }
@@ -368,6 +381,7 @@ class PackingEngine {
     frag::Placement p;
     switch (policy_) {
       case PackingPolicy::kBestFit: p = frag::BestFitPlacement(v, s, x_.scale_); break;
+      case PackingPolicy::kFgdPack: p = frag::FgdPackPlacement(v, s, x_.distribution_, x_.scale_); break;
       case PackingPolicy::kDotProd: p = frag::DotProductPlacement(v, s, x_.scale_); break;
       case PackingPolicy::kPacking: p = frag::GpuPackingPlacement(v, s); break;
       case PackingPolicy::kClustering: p = frag::GpuClusteringPlacement(v, s, classes_[n]); break;
@@ -397,9 +411,13 @@ class PackingEngine {
         best = n;
         best_score = e.score;
         ties = 1;
-      } else if (random_ties_ && e.score >= best_score - kScoreEpsilon) {
-        // Kubernetes' selectHost: a uniformly random node among the best (reservoir sampling).
-        if (UniformBelow(policy_rng_, static_cast<uint64_t>(++ties)) == 0) best = n;
+      } else if (e.score >= best_score - kScoreEpsilon) {
+        if (ties_ == PackingTies::kRandom) {
+          // Kubernetes' selectHost: a uniformly random node among the best (reservoir sampling).
+          if (UniformBelow(policy_rng_, static_cast<uint64_t>(++ties)) == 0) best = n;
+        } else if (ties_ == PackingTies::kShuffledNodes && rank_[n] < rank_[best]) {
+          best = n;
+        }
       }
     }
     if (best == sched::kNone) return sched::kNone;
@@ -460,8 +478,9 @@ class PackingEngine {
   std::vector<Entry> cache_;  // shape-major: cache_[shape × nodes + node]
   int64_t allocated_milli_ = 0;
   int64_t evaluations_ = 0;
-  bool random_ties_ = false;
-  bool k8s_scores_ = false;
+  PackingTies ties_ = PackingTies::kLowestIndex;
+  std::vector<int32_t> rank_;  // kShuffledNodes: node → place in the run's node order
+  bool fgd_exact_ = false;
 };
 
 namespace {
@@ -509,8 +528,25 @@ PackingRun PackingExperiment::Run(PackingPolicy policy, uint64_t seed, std::vect
   PackingEngine engine(*this, policy, seed);
   std::mt19937_64 rng(seed);
   const uint64_t n = pod_shapes_.size();
-  PackingRun run = Drive(*this, engine, [&]() -> std::optional<int32_t> { return static_cast<int32_t>(UniformBelow(rng, n)); },
-                         decisions);
+  // kTraceOnce: a Fisher–Yates shuffle drawn lazily (position i is fixed when it is reached), then
+  // draws with replacement once every pod has arrived.
+  std::vector<int32_t> order;
+  if (options_.sampling == PackingSampling::kTraceOnce) {
+    order.resize(n);
+    for (uint64_t i = 0; i < n; ++i) order[i] = static_cast<int32_t>(i);
+  }
+  uint64_t next = 0;
+  PackingRun run = Drive(
+      *this, engine,
+      [&]() -> std::optional<int32_t> {
+        if (next < order.size()) {
+          const uint64_t j = next + UniformBelow(rng, n - next);
+          std::swap(order[next], order[j]);
+          return order[next++];
+        }
+        return static_cast<int32_t>(UniformBelow(rng, n));
+      },
+      decisions);
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return run;
 }

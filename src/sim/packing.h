@@ -41,6 +41,7 @@ enum class PackingPolicy : uint8_t {
   kPacking,
   kBestFit,
   kFgd,
+  kFgdPack,   // Abacus's own: FGD's score, ties to the node left fullest (frag::FgdPackPlacement)
   kBinpack,   // sched::Placer, ScoringPolicy::kBinpack
   kSpread,    // sched::Placer, ScoringPolicy::kSpread
   kSchedFgd,  // sched::Placer, ScoringPolicy::kFgd (per flavor, as the server scores)
@@ -70,18 +71,37 @@ struct PackingPoint {
   bool operator==(const PackingPoint&) const = default;
 };
 
+// How the arrival sequence is drawn from the pod list.
+enum class PackingSampling : uint8_t {
+  // Uniform draws with replacement (every arrival is an independent pick).
+  kReplacement,
+  // The authors' simulator (workload tuning with shuffled pods): every pod of the list once, in a
+  // seeded shuffled order; if the list's demand runs out before the target, uniform draws with
+  // replacement follow. A list with more demand than the target is cut where it is reached.
+  kTraceOnce,
+};
+
+// Which of the best-scoring nodes a policy takes.
+enum class PackingTies : uint8_t {
+  kAuto,           // kShuffledNodes for fgd and fgd-pack (the reference's FGD), kLowestIndex otherwise
+  kLowestIndex,    // the first in node-file order
+  kRandom,         // a uniformly random one, drawn anew at each arrival (Kubernetes' selectHost)
+  kShuffledNodes,  // the first in a seeded random order of the nodes fixed for the run (the authors'
+                   // simulator renames nodes with a seeded permutation prefix before scheduling)
+};
+
 struct PackingOptions {
-  double arrival = 1.3;  // stop when arrived GPU demand reaches arrival × capacity
+  double arrival = 1.3;
+  PackingSampling sampling = PackingSampling::kTraceOnce;  // stop when arrived GPU demand reaches arrival × capacity
   // The target workload M of the fragmentation measure: the most popular task shapes of the
   // pod list covering at least this share of pods, renormalised. 1 = every shape (the paper's
   // definition); the authors' simulator used 0.95, which drops the rare multi-GPU shapes.
-  double typical_coverage = 1.0;
-  // Ties between the best nodes: false = the lowest node index; true = uniformly at random
-  // (seeded), as the Kubernetes scheduler framework's selectHost does in the paper's simulator.
-  bool random_ties = false;
-  // FGD's score as the paper's simulator computes it: ⌊100 · sigmoid(−Δ/1000)⌋, an integer, with
-  // random ties. Implies random_ties.
-  bool k8s_scores = false;
+  double typical_coverage = 0.95;
+  // Ties between the best nodes.
+  PackingTies ties = PackingTies::kAuto;
+  // fgd scores nodes by frag::FgdNodeScore (the reference's integer ⌊100 · sigmoid(−Δ/1000)⌋, so
+  // nearby deltas tie and `ties` decides); true = by the exact delta −Δ instead.
+  bool fgd_exact_scores = false;
 };
 
 // What one seed's run produced.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 
 #include "sched/scheduler.h"
 #include "sim/packing_report.h"
@@ -93,6 +94,52 @@ std::vector<TracePod> MixedPods() {
   return pods;
 }
 
+// kTraceOnce (the reference's workload tuning): every pod of the list arrives once, in a seeded
+// shuffled order, before any is drawn again. Demand of the list: 1000 + 500 + 2000 = 3500 of
+// 3000 capacity, so arrival 2.0 (6000) needs all three and then draws with replacement.
+TEST(Packing, TraceOnceSamplingShowsEveryPodOnceFirst) {
+  PackingOptions o;
+  o.arrival = 2.0;
+  auto x = PackingExperiment::Create({Node("n1", 8000, 2), Node("n2", 8000, 1)},
+                                     {Pod("one", 1000, 1, 1000), Pod("half", 1000, 1, 500), Pod("two", 1000, 2, 1000)}, o);
+  ASSERT_TRUE(x.ok());
+  std::set<std::vector<int32_t>> orders;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    std::vector<PackingExperiment::Decision> d;
+    x->Run(PackingPolicy::kBestFit, seed, &d);
+    ASSERT_GT(d.size(), 3u);
+    std::vector<int32_t> first = {d[0].pod, d[1].pod, d[2].pod};
+    EXPECT_EQ(std::set<int32_t>(first.begin(), first.end()).size(), 3u) << "seed " << seed;
+    orders.insert(first);
+  }
+  EXPECT_GT(orders.size(), 1u);  // the order depends on the seed
+}
+
+// kShuffledNodes: ties go to the first node of an order drawn once per run, so equal nodes fill
+// one after another (as the reference's seeded node renaming does), not always node 0 and not a
+// new random node per arrival. Three equal 2-GPU nodes, whole-GPU pods only: every placement
+// has Δ = 0 (FGD score 50) on every node with a free GPU, so the tie rule alone decides. The
+// first two pods share the run's first node; which node that is depends on the seed.
+TEST(Packing, ShuffledTiesFillTheRunsFirstNodeFirst) {
+  PackingOptions o;
+  o.arrival = 1.0;
+  o.ties = PackingTies::kShuffledNodes;
+  auto x = PackingExperiment::Create({Node("n1", 8000, 2), Node("n2", 8000, 2), Node("n3", 8000, 2)},
+                                     {Pod("one", 1000, 1, 1000)}, o);
+  ASSERT_TRUE(x.ok());
+  std::set<int32_t> first_nodes;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    std::vector<PackingExperiment::Decision> d;
+    x->Run(PackingPolicy::kFgd, seed, &d);
+    ASSERT_EQ(d.size(), 6u);
+    EXPECT_EQ(d[0].node, d[1].node) << "seed " << seed;
+    EXPECT_NE(d[2].node, d[0].node);
+    EXPECT_EQ(d[2].node, d[3].node) << "seed " << seed;
+    first_nodes.insert(d[0].node);
+  }
+  EXPECT_GT(first_nodes.size(), 1u);
+}
+
 TEST(Packing, SameSeedSameOutput) {
   auto x = PackingExperiment::Create(MixedNodes(), MixedPods());
   ASSERT_TRUE(x.ok());
@@ -113,7 +160,8 @@ TEST(Packing, EveryPolicyKeepsTheLedgerConsistent) {
   auto x = PackingExperiment::Create(MixedNodes(), MixedPods());
   ASSERT_TRUE(x.ok());
   for (PackingPolicy p : {PackingPolicy::kRandom, PackingPolicy::kDotProd, PackingPolicy::kClustering,
-                          PackingPolicy::kPacking, PackingPolicy::kBestFit, PackingPolicy::kFgd, PackingPolicy::kBinpack,
+                          PackingPolicy::kPacking, PackingPolicy::kBestFit, PackingPolicy::kFgd, PackingPolicy::kFgdPack,
+                          PackingPolicy::kBinpack,
                           PackingPolicy::kSpread, PackingPolicy::kSchedFgd}) {
     SCOPED_TRACE(std::string(PackingPolicyName(p)));
     std::vector<PackingExperiment::Decision> d;
