@@ -39,13 +39,14 @@ Result<Grouping> ParseGrouping(std::string_view text) {
     std::string_view word = text.substr(pos, comma == std::string_view::npos ? text.npos : comma - pos);
     pos = comma == std::string_view::npos ? text.size() : comma + 1;
     if (word.empty()) continue;
-    TimeBucket bucket = word == "day"     ? TimeBucket::kDay
+    TimeBucket bucket = word == "hour"    ? TimeBucket::kHour
+                        : word == "day"   ? TimeBucket::kDay
                         : word == "week"  ? TimeBucket::kWeek
                         : word == "month" ? TimeBucket::kMonth
                                           : TimeBucket::kNone;
     if (bucket != TimeBucket::kNone) {
       if (g.bucket != TimeBucket::kNone) {
-        return InvalidArgument("--by: at most one of day, week, month");
+        return InvalidArgument("--by: at most one of hour, day, week, month");
       }
       g.bucket = bucket;
       continue;
@@ -55,7 +56,7 @@ Result<Grouping> ParseGrouping(std::string_view text) {
       std::string names;
       for (const auto& [k, name] : kKeys) names += std::string(name) + ", ";
       return InvalidArgument("--by: unknown field '" + std::string(word) + "'; use " + names +
-                             "day, week or month");
+                             "hour, day, week or month");
     }
     if (std::find(g.keys.begin(), g.keys.end(), it->first) != g.keys.end()) {
       return InvalidArgument("--by: '" + std::string(word) + "' given twice");
@@ -69,7 +70,7 @@ Status CheckGrouping(const Grouping& by, std::span<const GroupKey> allowed, bool
                      std::string_view report) {
   std::string names;
   for (GroupKey k : allowed) names += (names.empty() ? "" : ", ") + std::string(GroupKeyName(k));
-  if (allow_bucket) names += ", day, week, month";
+  if (allow_bucket) names += ", hour, day, week, month";
   for (GroupKey k : by.keys) {
     if (std::find(allowed.begin(), allowed.end(), k) == allowed.end()) {
       return InvalidArgument("the " + std::string(report) + " report cannot group by '" +

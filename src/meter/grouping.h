@@ -1,5 +1,5 @@
 // Grouping: the `--by` of a report — fields such as tenant or flavor, and at most one time
-// bucket (day, week, month) — and how each input record answers for a field.
+// bucket (hour, day, week, month) — and how each input record answers for a field.
 #pragma once
 
 #include <span>
@@ -38,7 +38,7 @@ struct Grouping {
 
 // Returns the column name of `key`: "tenant", ..., "priorityClass", "workload", "reason", "user".
 std::string_view GroupKeyName(GroupKey key);
-// Parses "tenant,flavor,day": names of GroupKeyName plus day|week|month (at most one); empty
+// Parses "tenant,flavor,day": names of GroupKeyName plus hour|day|week|month (at most one); empty
 // text is no grouping. InvalidArgument naming an unknown, repeated or second time field.
 Result<Grouping> ParseGrouping(std::string_view text);
 // Returns InvalidArgument when `by` uses a key not in `allowed` (or a bucket when

@@ -168,6 +168,8 @@ TEST(GroupingTest, ParsesKeysAndOneBucketAndRejectsTheRest) {
   EXPECT_TRUE(By("").keys.empty());
   EXPECT_FALSE(ParseGrouping("tenant,bogus").ok());
   EXPECT_FALSE(ParseGrouping("day,month").ok());
+  EXPECT_EQ(By("flavor,hour").bucket, TimeBucket::kHour);
+  EXPECT_FALSE(ParseGrouping("hour,day").ok());
   EXPECT_FALSE(ParseGrouping("queue,queue").ok());
   auto wait = WaitReport({}, {ScenarioWindow(), By("node")});
   EXPECT_EQ(wait.status().code(), StatusCode::kInvalidArgument);

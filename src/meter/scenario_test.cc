@@ -119,6 +119,19 @@ TEST_F(MeteringScenarioTest, UsageByFlavorAndDaySplitsAtMidnight) {
                         "cost 131.96 USD");
 }
 
+TEST_F(MeteringScenarioTest, UsageByHourSplitsAtEachHourWithinTheWindow) {
+  Play();
+  // 09:30–11:00 on Mar 1: train-a's 4 A100 from 09:30, the notebook's half A100 from 10:00.
+  Table t = Usage("flavor,hour", ReportWindow{T(1, 9, 30), T(1, 11), T(2, 12)});
+  std::vector<std::vector<std::string>> want = {
+      // 0.5h × 4 = 2 device-hours × 2.00; 4 core-h × 0.04; 32 GiB-h × 0.01.
+      {"2026-03-01T09:00:00Z", kA100, "1", "2.000", "4.000", "32.000", "4.00", "0.16", "0.32", "4.48"},
+      // 4 + 0.5 device-hours × 2.00; 8 + 2 core-h; 64 + 16 GiB-h.
+      {"2026-03-01T10:00:00Z", kA100, "2", "4.500", "10.000", "80.000", "9.00", "0.40", "0.80", "10.20"},
+  };
+  EXPECT_EQ(t.rows, want);
+}
+
 TEST_F(MeteringScenarioTest, WeeksStartOnMondayAndMonthsHoldEverything) {
   Play();
   Table weeks = Usage("week");

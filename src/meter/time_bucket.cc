@@ -89,6 +89,7 @@ Time BucketStart(Time t, TimeBucket bucket) {
   sys_days day = floor<days>(t);
   switch (bucket) {
     case TimeBucket::kNone: return t;
+    case TimeBucket::kHour: return std::chrono::floor<std::chrono::hours>(t);
     case TimeBucket::kDay: return Time(day);
     case TimeBucket::kWeek: {
       std::chrono::weekday wd{day};
@@ -106,6 +107,7 @@ Time NextBucket(Time start, TimeBucket bucket) {
   sys_days day = floor<days>(start);
   switch (bucket) {
     case TimeBucket::kNone: return Time::max();
+    case TimeBucket::kHour: return std::chrono::floor<std::chrono::hours>(start) + std::chrono::hours(1);
     case TimeBucket::kDay: return Time(day + days(1));
     case TimeBucket::kWeek: return Time(day + days(7));
     case TimeBucket::kMonth: {
@@ -120,7 +122,12 @@ std::string BucketLabel(Time start, TimeBucket bucket) {
   if (bucket == TimeBucket::kNone) return "";
   year_month_day ymd{floor<days>(start)};
   char buf[32];
-  if (bucket == TimeBucket::kMonth) {
+  if (bucket == TimeBucket::kHour) {
+    auto hour = std::chrono::duration_cast<std::chrono::hours>(start - Time(floor<days>(start))).count();
+    std::snprintf(buf, sizeof(buf), "%04d-%02u-%02uT%02d:00:00Z", static_cast<int>(ymd.year()),
+                  static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
+                  static_cast<int>(hour));
+  } else if (bucket == TimeBucket::kMonth) {
     std::snprintf(buf, sizeof(buf), "%04d-%02u", static_cast<int>(ymd.year()),
                   static_cast<unsigned>(ymd.month()));
   } else {
@@ -133,6 +140,7 @@ std::string BucketLabel(Time start, TimeBucket bucket) {
 std::string_view TimeBucketName(TimeBucket bucket) {
   switch (bucket) {
     case TimeBucket::kNone: return "none";
+    case TimeBucket::kHour: return "hour";
     case TimeBucket::kDay: return "day";
     case TimeBucket::kWeek: return "week";
     case TimeBucket::kMonth: return "month";

@@ -55,5 +55,14 @@ TEST(TimeBucketTest, DaysWeeksFromMondayAndMonths) {
   EXPECT_EQ(BucketLabel(T(1, 0), TimeBucket::kDay), "2026-03-01");
 }
 
+TEST(TimeBucketTest, HoursStartOnTheHourAndAreLabelledAsTimes) {
+  EXPECT_EQ(BucketStart(T(1, 8, 59) + std::chrono::seconds(30), TimeBucket::kHour), T(1, 8));
+  EXPECT_EQ(NextBucket(T(1, 8), TimeBucket::kHour), T(1, 9));
+  EXPECT_EQ(NextBucket(T(1, 23), TimeBucket::kHour), T(2, 0));  // across midnight
+  EXPECT_EQ(BucketLabel(T(1, 8), TimeBucket::kHour), "2026-03-01T08:00:00Z");
+  EXPECT_EQ(BucketLabel(T(1, 0), TimeBucket::kHour), "2026-03-01T00:00:00Z");
+  EXPECT_EQ(TimeBucketName(TimeBucket::kHour), "hour");
+}
+
 }  // namespace
 }  // namespace abacus::meter

@@ -14,6 +14,7 @@
 #include "govern/crypto.h"
 #include "sched/claims.h"
 #include "sched/explain.h"
+#include "server/device_holders.h"
 #include "server/fit_check.h"
 #include "server/governance.h"
 #include "server/node_history.h"
@@ -1289,15 +1290,18 @@ Result<json> ControlPlane::Events(const std::string& id_or_name) const {
   return json{{"id", rec->id}, {"items", items}};
 }
 
-json ControlPlane::ListNodes() const {
+json ControlPlane::ListNodes(const std::function<bool(const Workload&)>& visible) const {
   std::unordered_map<std::string, Time> seen;  // the agents' last requests (node_liveness.h)
+  std::map<std::string, std::map<int, double>> utilization;  // the agents' last reports
   {
     std::lock_guard seen_lock(seen_mu_);
     seen = last_seen_;
+    utilization = utilization_;
   }
   const Time now = clock_.Now();
   std::shared_lock lock(state_mu_);
   auto usage = ledger_.DeviceUsage();
+  DeviceHoldings holdings = HoldingsAsSeenBy(ledger_.workloads(), visible);
   std::map<std::string, std::pair<int64_t, int64_t>> cpu_mem;
   for (const auto& [id, r] : ledger_.workloads()) {
     if (!r.holds_quota()) continue;
@@ -1310,17 +1314,37 @@ json ControlPlane::ListNodes() const {
   for (const auto& [name, n] : ledger_.nodes()) {
     json j = ToJson(n);
     int64_t free_milli = 0;
+    const auto node_holdings = holdings.find(name);
+    const auto node_util = utilization.find(name);
     for (auto& d : j["devices"]) {
+      const int index = d["index"].get<int>();
       int32_t used = 0;
       if (auto it = usage.find(name); it != usage.end()) {
-        if (auto u = it->second.find(d["index"].get<int>()); u != it->second.end()) used = u->second;
+        if (auto u = it->second.find(index); u != it->second.end()) used = u->second;
       }
       d["allocatedMilli"] = used;
       free_milli += d["health"] == "Healthy" ? 1000 - used : 0;
+      json holders = json::array();
+      int32_t hidden = 0;
+      if (node_holdings != holdings.end()) {
+        if (auto h = node_holdings->second.devices.find(index); h != node_holdings->second.devices.end()) {
+          for (const DeviceHolder& x : h->second.holders) {
+            holders.push_back({{"workload", x.workload}, {"name", x.name}, {"milli", x.milli}});
+          }
+          hidden = h->second.hidden_milli;
+        }
+      }
+      d["holders"] = std::move(holders);
+      d["hiddenMilli"] = hidden;
+      if (node_util != utilization.end()) {
+        if (auto u = node_util->second.find(index); u != node_util->second.end()) d["utilization"] = u->second;
+      }
     }
     j["allocatedCpuMilli"] = cpu_mem[name].first;
     j["allocatedMemoryBytes"] = cpu_mem[name].second;
     j["freeDeviceMilli"] = free_milli;
+    j["hiddenCpuMilli"] = node_holdings == holdings.end() ? 0 : node_holdings->second.hidden_cpu_milli;
+    j["hiddenMemoryBytes"] = node_holdings == holdings.end() ? 0 : node_holdings->second.hidden_memory_bytes;
     auto heard = seen.find(name);
     AddLiveness(j, heard == seen.end() ? std::nullopt : std::optional<Time>(heard->second), now,
                 options_.heartbeat_interval);
@@ -1329,8 +1353,9 @@ json ControlPlane::ListNodes() const {
   return {{"items", items}};
 }
 
-Result<json> ControlPlane::GetNode(const std::string& name) const {
-  json all = ListNodes();
+Result<json> ControlPlane::GetNode(const std::string& name,
+                                   const std::function<bool(const Workload&)>& visible) const {
+  json all = ListNodes(visible);
   for (auto& n : all["items"]) {
     if (n["name"] == name) return n;
   }
@@ -1342,6 +1367,9 @@ json ControlPlane::ListDevices() const {
   json items = json::array();
   for (const auto& n : nodes["items"]) {
     for (auto d : n["devices"]) {
+      // Who holds a device is told per caller on /api/v1/nodes only; this list names no workload.
+      d.erase("holders");
+      d.erase("hiddenMilli");
       d["node"] = n["name"];
       d["pool"] = n["pool"];
       items.push_back(std::move(d));

@@ -262,8 +262,14 @@ class ControlPlane {
 
   // Device utilization last reported per node and device index (0..1).
   std::map<std::string, std::map<int, double>> DeviceUtilization() const;
-  nlohmann::json ListNodes() const;
-  Result<nlohmann::json> GetNode(const std::string& name) const;
+  // Returns every node with its devices; each device carries allocatedMilli, the agent's last
+  // reported utilization (when any), and its holders as `visible` sees them (device_holders.h:
+  // holders [{workload, name, milli}] and hiddenMilli; the node hiddenCpuMilli and
+  // hiddenMemoryBytes; null `visible`: every workload is seen).
+  nlohmann::json ListNodes(const std::function<bool(const Workload&)>& visible = nullptr) const;
+  // Returns the node `name` as ListNodes writes it; NotFound when there is none.
+  Result<nlohmann::json> GetNode(const std::string& name,
+                                 const std::function<bool(const Workload&)>& visible = nullptr) const;
   // GET /api/v1/nodes/{name}/events: the node's stored events, oldest first.
   Result<nlohmann::json> NodeEvents(const std::string& name) const;
   nlohmann::json ListDevices() const;

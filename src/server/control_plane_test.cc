@@ -160,6 +160,14 @@ TEST_F(ControlPlaneTest, UsageIsMeteredFromAdmissionToReleaseAndPricedOverTime) 
   EXPECT_DOUBLE_EQ(row["deviceHours"].get<double>(), 6.0) << row.dump();
   // 00:00-02:00 at 2/h and 02:00-03:00 at 3/h, for 2 GPUs.
   EXPECT_DOUBLE_EQ(row["cost"].get<double>(), 2 * (2 * 2.0 + 1 * 3.0)) << row.dump();
+  EXPECT_EQ(usage["currency"], "USD");  // of the price list the report used
+  // By hour: 2 device-hours in each of the three hours, the third at the later price.
+  json hours = Usage("flavor,hour");
+  ASSERT_EQ(hours["rows"].size(), 3u) << hours.dump();
+  EXPECT_EQ(hours["rows"][0]["period"], "2026-01-01T00:00:00Z");
+  EXPECT_EQ(hours["rows"][2]["period"], "2026-01-01T02:00:00Z");
+  for (const auto& r : hours["rows"]) EXPECT_DOUBLE_EQ(r["deviceHours"].get<double>(), 2.0) << r.dump();
+  EXPECT_DOUBLE_EQ(hours["rows"][2]["cost"].get<double>(), 6.0);
 }
 
 TEST_F(ControlPlaneTest, RestartKeepsOneOpenIntervalPerHeldAllocation) {
@@ -400,6 +408,28 @@ std::map<std::string, Family> ParsePrometheus(const std::string& text, std::vect
     }
   }
   return families;
+}
+
+// GET /api/v1/nodes: each device carries its agent's last reported utilization and its holders
+// as the caller sees them; a caller that may not see the workload gets only hiddenMilli.
+TEST_F(ControlPlaneTest, NodeDevicesCarryUtilizationAndHoldersAsTheCallerSeesThem) {
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  std::string id = Submit("ft", 1);
+  ASSERT_TRUE(cp_->AgentHeartbeat("gpu-a", json{{"devices", {{{"index", 0}, {"utilization", 0.75}}}}}).ok());
+  json node = *cp_->GetNode("gpu-a");
+  json dev0 = node["devices"][0];
+  EXPECT_EQ(dev0["utilization"], 0.75);
+  EXPECT_FALSE(node["devices"][1].contains("utilization"));  // never reported
+  ASSERT_EQ(dev0["holders"].size(), 1u) << dev0.dump();
+  EXPECT_EQ(dev0["holders"][0], (json{{"workload", id}, {"name", "ft"}, {"milli", 1000}}));
+  EXPECT_EQ(dev0["hiddenMilli"], 0);
+
+  json hidden = *cp_->GetNode("gpu-a", [](const Workload&) { return false; });
+  EXPECT_TRUE(hidden["devices"][0]["holders"].empty());
+  EXPECT_EQ(hidden["devices"][0]["hiddenMilli"], 1000);
+  EXPECT_EQ(hidden["hiddenCpuMilli"], 1000);
+  EXPECT_EQ(hidden.dump().find(id), std::string::npos);
+  EXPECT_EQ(cp_->ListDevices().dump().find(id), std::string::npos);  // names no holder
 }
 
 TEST_F(ControlPlaneTest, MetricsAreValidPrometheusTextWithTheIssueFamilies) {

@@ -444,12 +444,16 @@ void HttpServer::Routes() {
 
   // ---- nodes and devices
   s.Get("/api/v1/nodes", [this](const httplib::Request& req, httplib::Response& res) {
-    if (IsWatchRequest(req)) return ServeListWatch(cp_, [this] { return cp_.ListNodes(); }, req, res);
-    SendJson(res, 200, cp_.ListNodes());
+    // Each device names the holders the caller may see; other tenants' work is hiddenMilli.
+    auto visible = RequestWorkloadFilter();
+    if (IsWatchRequest(req)) {
+      return ServeListWatch(cp_, [this, visible] { return cp_.ListNodes(visible); }, req, res);
+    }
+    SendJson(res, 200, cp_.ListNodes(visible));
   });
   AddEventRoutes(s, cp_);  // GET /api/v1/events (watch_api.h)
   s.Get(R"(/api/v1/nodes/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp_.GetNode(req.matches[1]));
+    Send(res, cp_.GetNode(req.matches[1], RequestWorkloadFilter()));
   });
   s.Post("/api/v1/nodes", [this](const httplib::Request& req, httplib::Response& res) {
     std::optional<json> parsed = JsonBodyOr400(req, res);

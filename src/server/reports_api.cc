@@ -378,7 +378,14 @@ Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind,
   }
   std::string format = q.format.empty() ? "json" : q.format;
   ABACUS_ASSIGN_OR_RETURN(auto f, meter::ParseTableFormat(format));
-  out.body = meter::RenderTable(table, f);
+  if (f == meter::TableFormat::kJson) {
+    // JSON says in which currency its cost columns are (the price list the report used).
+    auto j = meter::TableToJson(table);
+    if (prices != nullptr) j["currency"] = prices->currency;
+    out.body = j.dump(2) + "\n";
+  } else {
+    out.body = meter::RenderTable(table, f);
+  }
   out.content_type = f == meter::TableFormat::kJson  ? "application/json"
                      : f == meter::TableFormat::kCsv ? "text/csv; charset=utf-8"
                                                      : "text/plain; charset=utf-8";

@@ -673,5 +673,106 @@ TEST(GovernanceRateLimitTest, TooManyRequestsPerTokenAre429WithRetryAfter) {
   EXPECT_EQ(other->status, 403);  // refused by role, not by the limit
 }
 
+// GET /api/v1/whoami against the real server (issue 25): an admin, a tenant member and a viewer
+// each get the actions their roles allow on a workload; a workload the caller may not see is 404,
+// exactly as GET /api/v1/workloads/W.
+TEST_F(GovernanceTest, WhoamiListsTheActionsEachRoleMayTakeOnAWorkload) {
+  const std::string own = Seed("who-own", 0);      // t1/p1: max's project
+  const std::string other = Seed("who-other", 2);  // t2/p3: another tenant
+  auto may = [&](const std::string& user, const std::string& id) {
+    auto r = As(user).Get("/api/v1/whoami?workload=" + id);
+    EXPECT_EQ(r.status, 200) << user << ": " << r.text;
+    std::set<std::string> out;
+    for (const auto& a : r.body.value("may", json::array())) out.insert(a.get<std::string>());
+    return out;
+  };
+  auto has = [](const std::set<std::string>& s, const char* a) { return s.count(a) != 0; };
+
+  auto ann = may("ann", own);
+  for (const char* a : {"read", "cancel", "hold", "scale", "quota-change"}) EXPECT_TRUE(has(ann, a)) << "admin: " << a;
+  auto max = may("max", own);
+  for (const char* a : {"read", "cancel", "hold", "scale"}) EXPECT_TRUE(has(max, a)) << "member: " << a;
+  for (const char* a : {"quota-change", "node-control", "audit-read"}) EXPECT_FALSE(has(max, a)) << "member: " << a;
+  auto val = may("val", own);
+  EXPECT_TRUE(has(val, "read"));
+  for (const char* a : {"cancel", "hold", "scale", "quota-change", "create"}) EXPECT_FALSE(has(val, a)) << "viewer: " << a;
+  EXPECT_TRUE(may("val", other).count("read"));  // an unscoped viewer sees every tenant
+
+  // Who the caller is comes with it.
+  auto who = As("max").Get("/api/v1/whoami");
+  EXPECT_EQ(who.body["name"], "max");
+  EXPECT_EQ(who.body["roles"][0]["role"], "member");
+  EXPECT_FALSE(who.body.contains("may"));
+
+  // Another tenant's workload, by id or by name: not found, naming nothing of it.
+  for (const std::string& w : {other, std::string("who-other")}) {
+    auto r = As("max").Get("/api/v1/whoami?workload=" + w);
+    EXPECT_EQ(r.status, 404) << r.text;
+    EXPECT_EQ(r.text.find("t2"), std::string::npos) << r.text;
+  }
+  EXPECT_EQ(As("max").Get("/api/v1/workloads/" + other).status, 404);
+}
+
+// GET /api/v1/nodes names a device's holders as the caller may see them (issue 25): the admin
+// sees both tenants' workloads; a member of t1/p1 sees its own by name and t2's only as
+// hiddenMilli (and hiddenCpuMilli on the node), never its id or name.
+TEST_F(GovernanceTest, NodeDevicesNameOnlyTheHoldersTheCallerMaySee) {
+  auto admin = server_->Client();
+  const std::string a100 = "gpu/nvidia/A100-80G";
+  for (const char* q : {"q1", "q2"}) {
+    std::string queue = std::string("kind: Queue\nname: ") + q + "\ntenant: " + (q[1] == '1' ? "t1" : "t2") +
+                        "\nquotas:\n  - {resource: cpu, nominal: 1000}\n  - {resource: memory, nominal: 4Ti}\n"
+                        "  - {resource: " + a100 + ", nominal: 1}\n";
+    ASSERT_EQ(admin.Post("/api/v1/apply", queue, "application/yaml").status, 200);
+  }
+  json devices = json::array();
+  for (int i = 0; i < 2; ++i) devices.push_back({{"index", i}, {"flavor", a100}, {"memory", "80Gi"}});
+  json node = {{"name", "gpu-sim"}, {"cpu", "64"}, {"memory", "256Gi"}, {"simulated", true}, {"devices", devices}};
+  ASSERT_TRUE(admin.Post("/api/v1/nodes", node.dump(), "application/json").ok());
+  auto submit = [&](const std::string& name, int col) {
+    std::string job = "kind: TrainingJob\nname: " + name + "\nproject: " + kProjects[col] + "\nqueue: " + kQueues[col] +
+                      "\nspec:\n  command: [\"true\"]\n  taskGroups:\n    - name: w\n      resources: {cpu: 1, memory: 1Gi, "
+                      "accelerators: {flavor: " + a100 + ", count: 1}}\n";
+    auto r = admin.Post("/api/v1/workloads", job, "application/yaml");
+    EXPECT_EQ(r.status, 201) << r.text;
+    return r.body["items"][0].value("id", "");
+  };
+  const std::string ours = submit("gpu-ours", 0), theirs = submit("gpu-theirs", 2);
+  ASSERT_TRUE(WaitFor([&] {
+    auto n = admin.Get("/api/v1/nodes/gpu-sim").body;
+    int held = 0;
+    for (const auto& d : n["devices"]) held += d.value("allocatedMilli", 0) > 0;
+    return held == 2;
+  }));
+
+  auto holders = [](const json& n) {
+    std::map<std::string, std::string> out;  // workload id -> name
+    for (const auto& d : n["devices"]) {
+      for (const auto& h : d["holders"]) out[h["workload"]] = h["name"];
+    }
+    return out;
+  };
+  auto hidden = [](const json& n) {
+    int64_t milli = 0;
+    for (const auto& d : n["devices"]) milli += d.value("hiddenMilli", 0);
+    return milli;
+  };
+  json seen_by_admin = admin.Get("/api/v1/nodes/gpu-sim").body;
+  EXPECT_EQ(holders(seen_by_admin), (std::map<std::string, std::string>{{ours, "gpu-ours"}, {theirs, "gpu-theirs"}}));
+  EXPECT_EQ(hidden(seen_by_admin), 0);
+
+  auto member = As("max").Get("/api/v1/nodes/gpu-sim");
+  ASSERT_EQ(member.status, 200) << member.text;
+  EXPECT_EQ(holders(member.body), (std::map<std::string, std::string>{{ours, "gpu-ours"}}));
+  EXPECT_EQ(hidden(member.body), 1000);
+  EXPECT_EQ(member.body.value("hiddenCpuMilli", int64_t{0}), 1000);
+  EXPECT_EQ(member.text.find(theirs), std::string::npos);
+  EXPECT_EQ(member.text.find("gpu-theirs"), std::string::npos);
+  // The list says the same, and /api/v1/devices names no holder at all.
+  auto list = As("max").Get("/api/v1/nodes");
+  EXPECT_EQ(list.text.find("gpu-theirs"), std::string::npos);
+  EXPECT_EQ(As("max").Get("/api/v1/devices").text.find("gpu-ours"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace abacus::testing

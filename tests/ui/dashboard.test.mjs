@@ -152,6 +152,13 @@ async function main() {
   check(Number(await page.getByTestId('count-pending').textContent()) === pendingNow, `pending count ${pendingNow}`);
   check((await page.locator('[data-testid=longest-waits] tbody tr').allTextContents()).some((r) => r.includes('pangu-pretrain')),
     'the longest waits name the oldest pending workload');
+  // The 24 h allocation chart: the usage report by flavor and hour, one line per flavor holding devices.
+  const hourly = await api(`/api/v1/reports/usage?by=flavor,hour&format=json&from=24h`);
+  check(hourly.rows.length > 0 && /^\d{4}-\d\d-\d\dT\d\d:00:00Z$/.test(hourly.rows[0].period), `hourly usage rows: ${JSON.stringify(hourly.rows[0])}`);
+  await page.locator('[data-testid=allocation-chart] canvas').waitFor();
+  const lines = await page.locator('[data-testid=allocation-chart] .u-legend .u-series').allTextContents();
+  const flavorsHeld = [...new Set(hourly.rows.filter((r) => r.deviceHours > 0).map((r) => r.flavor))];
+  for (const f of flavorsHeld) check(lines.some((l) => l.includes(f)), `the allocation chart has a line for ${f}: ${lines.join(' | ')}`);
   await shot(page, 'overview');
   await page.getByRole('link', { name: 'Ledger' }).click();
 
@@ -164,6 +171,8 @@ async function main() {
   const cell = page.locator(`[data-testid=device][data-node="${held.node}"][data-index="${held.devices[0].index}"]`);
   check((await cell.getAttribute('data-state')) === 'allocated', `${held.node}/${held.devices[0].index} is allocated`);
   check((await cell.getAttribute('title')).includes('llama-ft'), 'hover title names the holder');
+  // The admin sees every holder: no device says "another tenant" (the server's hiddenMilli is 0).
+  check(await page.locator('[data-testid=device][title*="another tenant"]').count() === 0, 'the admin sees no hidden work in the ledger');
   await cell.click();
   await page.getByTestId('device-panel').getByText('llama-ft').waitFor();
   const counts = {};
@@ -192,6 +201,20 @@ async function main() {
   check(cpuOnly, 'the demo has a CPU-only node');
   check((await page.getByTestId(`node-devices-${cpuOnly.name}`).textContent()).includes('CPU only'), `${cpuOnly.name} is listed as CPU only`);
   check((await page.getByTestId(`node-holders-${held.node}`).textContent()).includes('llama-ft'), `${held.node} names llama-ft as a holder`);
+  // Who holds a device is the server's (holders, hiddenMilli); the admin may see everything, so no
+  // node says "work of another tenant".
+  const heldDevice = nodes.find((n) => n.name === held.node).devices.find((d) => d.index === held.devices[0].index);
+  check(heldDevice.holders.some((h) => h.workload === llama.id && h.name === 'llama-ft') && heldDevice.hiddenMilli === 0,
+    `GET /api/v1/nodes names llama-ft on its device: ${JSON.stringify(heldDevice)}`);
+  const nodeTexts = await page.locator('[data-testid^=node-holders-]').allTextContents();
+  check(!nodeTexts.some((t) => t.includes('another tenant')), `the admin sees no work of another tenant: ${nodeTexts.join(' | ')}`);
+  // Measured utilization: what the agents reported (GET /api/v1/nodes devices[].utilization), or "not reported".
+  for (const n of nodes.filter((x) => (x.devices || []).length)) {
+    const text = await page.getByTestId(`node-utilization-${n.name}`).textContent();
+    const reported = n.devices.filter((d) => typeof d.utilization === 'number');
+    if (reported.length === 0) check(text.includes('not reported'), `${n.name}: utilization not reported (${text})`);
+    for (const d of reported) check(text.includes(`#${d.index} ${(100 * d.utilization).toFixed(1)}%`), `${n.name} device ${d.index} utilization in ${text}`);
+  }
   await shot(page, 'nodes');
   await page.getByTestId(`cordon-${cpuOnly.name}`).click();
   await page.getByRole('dialog').waitFor();
@@ -260,8 +283,28 @@ async function main() {
   await page.getByTestId('action-release').click();
   await page.getByRole('button', { name: 'Confirm release' }).click();
   await waitFor(async () => !(await api(`/api/v1/workloads/${hw.id}`)).hold, 'ui-hold released');
+  // Approve and Reject an Experiment's temporary quota: 2 A100 is above nlp's auto-approve limit
+  // (examples/org.yaml: 1), so the request waits for a tenant admin; the experiment asks more CPU
+  // than any node has, so it keeps waiting whatever the answer.
+  const exp = (name) => ['kind: Experiment', `name: ${name}`, 'project: nlp/llm', 'queue: nlp-dev', 'spec:', '  command: ["sleep", "600"]',
+    '  taskGroups:', '    - name: nb', '      resources: {cpu: 100000, memory: 1Gi}',
+    '  temporaryQuota: {resource: gpu/nvidia/A100-80G, amount: 2, expires: 1h}', ''].join('\n');
+  for (const [name, button, answered] of [['ui-quota-yes', 'approve', 'TemporaryQuotaApproved'], ['ui-quota-no', 'reject', 'TemporaryQuotaRejected']]) {
+    await api('/api/v1/workloads', { method: 'POST', body: exp(name), headers: { 'Content-Type': 'application/yaml' } });
+    const ew = await api(`/api/v1/workloads/${name}`);
+    await waitFor(async () => (await api(`/api/v1/workloads/${ew.id}/events`)).items.some((e) => e.type === 'TemporaryQuotaRequested'),
+      `${name}'s temporary quota request`);
+    await page.goto(`${url}/ui/workloads/${ew.id}`);
+    await page.getByTestId(`action-${button}`).click();
+    await page.getByRole('dialog').waitFor();
+    check((await page.getByRole('dialog').textContent()).includes(ew.id), `the ${button} dialog names ${ew.id}`);
+    if (button === 'approve') await shot(page, 'workload-quota-confirm');
+    await page.getByRole('button', { name: `Confirm ${button} quota` }).click();
+    await waitFor(async () => (await api(`/api/v1/workloads/${ew.id}/events`)).items.some((e) => e.type === answered), `${name}: ${answered}`);
+    await waitFor(async () => (await page.getByTestId(`action-${button}`).count()) === 0, `no ${button} button once answered`);
+  }
   const audited = await (await fetch(`${url}/api/v1/audit?since=1h`, { headers: { Authorization: `Bearer ${token}` } })).text();
-  for (const a of ['scale', 'cancel', 'hold', 'release', 'cordon', 'uncordon']) {
+  for (const a of ['scale', 'cancel', 'hold', 'release', 'cordon', 'uncordon', 'quota-decision']) {
     check(audited.split('\n').some((l) => l.includes(`"action":"${a}"`)), `the ${a} is audited`);
   }
   // The caller's roles decide the buttons: a member of another project sees none.
@@ -330,6 +373,16 @@ async function main() {
   check(csv[0].startsWith('period,tenant,workloads,deviceHours'), `CSV header: ${csv[0]}`);
   check(csv.length >= 2 && csv.slice(1).some((l) => l.includes(',nlp,')), 'CSV has the nlp tenant');
   check(download.suggestedFilename().endsWith('.csv'), 'a .csv file name');
+  // Headers for people, the currency from the report (its price list), 2 decimals for hours and money.
+  const usageJson = await api(`/api/v1/reports/usage?by=tenant,day&format=json&from=30d`);
+  const heads = await page.locator('[data-testid=usage-table] th').allTextContents();
+  check(heads.includes('Device-hours') && heads.includes(`Cost (${usageJson.currency})`) && usageJson.currency,
+    `usage headers for people with the currency ${usageJson.currency}: ${heads.join(', ')}`);
+  const hoursCol = heads.indexOf('Device-hours') + 1;
+  const hoursCells = await page.locator(`[data-testid=usage-table] tbody td:nth-child(${hoursCol})`).allTextContents();
+  check(hoursCells.length > 0 && hoursCells.every((c) => /^\d+\.\d\d$/.test(c)), `device-hours with 2 decimals: ${hoursCells.join(', ')}`);
+  const pctCells = await page.locator('[data-testid=utilization-table] th').allTextContents();
+  check(pctCells.some((h) => h.endsWith('(%)')), `percent headers: ${pctCells.join(', ')}`);
   await shot(page, 'usage');
 
   // ---- audit: chain verified, searching finds the submission's entry
@@ -342,7 +395,18 @@ async function main() {
     return rows.length > 0 && rows.every((r) => r.includes('ui-borrow')) && rows.some((r) => r.includes('create'));
   }, 'the audit entry of the submission, found by searching its name');
   await page.getByLabel('Search', { exact: true }).fill('');
+  // At 1400 px the result column is on screen in full: the table does not scroll sideways, and
+  // every result cell ends inside the viewport.
+  await page.setViewportSize({ width: 1400, height: 900 });
+  await page.locator('[data-testid=audit-result]').first().waitFor();
+  const auditFit = await page.evaluate(() => {
+    const wrap = document.querySelector('[data-testid=audit]').parentElement;
+    const cells = [...document.querySelectorAll('[data-testid=audit-result]')].slice(0, 50);
+    return { scroll: wrap.scrollWidth - wrap.clientWidth, outside: cells.filter((c) => c.getBoundingClientRect().right > window.innerWidth).length };
+  });
+  check(auditFit.scroll <= 1 && auditFit.outside === 0, `the audit result column fits at 1400 px: ${JSON.stringify(auditFit)}`);
   await shot(page, 'audit');
+  await page.setViewportSize({ width: 1280, height: 800 });
 
   // ---- every form control has an accessible label
   step = 'accessibility';

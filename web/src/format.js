@@ -43,3 +43,17 @@ export function when(iso) {
 
 // The short name of a flavor: "gpu/nvidia/A100-80G" -> "A100-80G".
 export const shortFlavor = (f) => (f || '').split('/').pop();
+
+// A device's measured utilization as its agent last reported it (0..1 on GET /api/v1/nodes) in
+// percent with one decimal; "not reported" for simulated devices and agents that sent none.
+export function utilization(device) {
+  const u = device && device.utilization;
+  if (u === undefined || u === null || !isFinite(u)) return 'not reported';
+  return `${(100 * u).toFixed(1)}%`;
+}
+
+// A number with exactly `digits` decimals ("12.50"), "–" when it is not a number.
+export function fixed(x, digits = 2) {
+  const n = Number(x);
+  return x === '' || x === null || x === undefined || !isFinite(n) ? '–' : n.toFixed(digits);
+}

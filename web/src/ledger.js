@@ -1,41 +1,48 @@
 // The ledger heatmap's model: nodes grouped cluster -> pool -> node, each device classified as
 // free, allocated, shared or unhealthy (simulated is a mark on top of any of them), with the
-// workloads that hold it taken from the placements of admitted and running workloads.
+// holders the server names on each device (GET /api/v1/nodes: `holders` the caller may see,
+// `hiddenMilli` held by work of tenants it may not) — the page infers nothing.
 
-const HOLDING = new Set(['Admitted', 'Running']);
-const GONE = new Set(['Exited', 'Lost']);
-
-// Returns Map "node/index" -> [{name, id, milli, queue}] from a workload list.
-export function holders(workloads) {
-  const m = new Map();
+// Returns Map "node/index" -> [{name, id, milli, queue, task}] from the server's device holders;
+// queue and task come from the caller's workload list when it holds the workload.
+export function holders(nodes, workloads) {
+  const tasks = new Map(); // "wl/node/index" -> "group.replica"
+  const queue = new Map();
   for (const w of workloads || []) {
-    if (!HOLDING.has(w.state)) continue;
+    queue.set(w.id, w.queue);
     for (const p of w.placements || []) {
-      if (GONE.has(p.phase)) continue;
-      for (const d of p.devices || []) {
-        const key = `${p.node}/${d.index}`;
-        if (!m.has(key)) m.set(key, []);
-        m.get(key).push({ name: w.name, id: w.id, milli: d.milli, queue: w.queue, task: `${p.group}.${p.replica}` });
-      }
+      for (const d of p.devices || []) tasks.set(`${w.id}/${p.node}/${d.index}`, `${p.group}.${p.replica}`);
+    }
+  }
+  const m = new Map();
+  for (const n of nodes || []) {
+    for (const d of n.devices || []) {
+      const hs = d.holders || [];
+      if (hs.length === 0) continue;
+      m.set(`${n.name}/${d.index}`, hs.map((h) => ({
+        name: h.name, id: h.workload, milli: h.milli, queue: queue.get(h.workload) || '', task: tasks.get(`${h.workload}/${n.name}/${d.index}`) || '',
+      })));
     }
   }
   return m;
 }
 
 // The state of one device: unhealthy (device or node not healthy), allocated (all of it held by
-// one workload), shared (part of it held, or several holders) or free.
+// one workload), shared (part of it held, or several holders — work the caller may not see
+// counts as one more) or free.
 export function deviceState(node, device, held) {
   if ((device.health && device.health !== 'Healthy') || (node.state && node.state !== 'Ready')) return 'unhealthy';
   const milli = device.allocatedMilli || 0;
-  if (milli <= 0 && held.length === 0) return 'free';
-  if (held.length > 1 || (milli > 0 && milli < 1000)) return 'shared';
+  const count = held.length + ((device.hiddenMilli || 0) > 0 ? 1 : 0);
+  if (milli <= 0 && count === 0) return 'free';
+  if (count > 1 || (milli > 0 && milli < 1000)) return 'shared';
   return 'allocated';
 }
 
 // Groups nodes into [{cluster, pools: [{pool, nodes: [{node, devices: [{device, state, held}]}]}]}],
 // keeping only devices of `flavor` (all when empty) and nodes that have any left.
 export function ledgerTree(nodes, workloads, flavor) {
-  const held = holders(workloads);
+  const held = holders(nodes, workloads);
   const clusters = new Map();
   for (const n of nodes || []) {
     const devices = (n.devices || [])

@@ -1,6 +1,7 @@
-// The nodes page's model: every node (CPU-only ones too) with what holds it — the workloads the
-// caller may see that have placements there, and whether the node's own allocation numbers show
-// more held than those (work of another tenant, which the caller may not see).
+// The nodes page's model: every node (CPU-only ones too) with what holds it — the holders the
+// server names on its devices and the caller's visible workloads placed there — and whether the
+// server says work the caller may not see holds part of it (hiddenMilli on a device,
+// hiddenCpuMilli / hiddenMemoryBytes on the node: work of another tenant).
 import { holders } from './ledger.js';
 
 // Returns Map node -> [{name, id, queue, cpuMilli, memoryBytes, devices}] from a workload list.
@@ -24,29 +25,43 @@ export function nodeHolders(workloads) {
   return new Map([...m].map(([node, byWl]) => [node, [...byWl.values()]]));
 }
 
-// One row per node, sorted by cluster, pool and name: the node, its holders, the allocated
-// device milli the server reports, and `hidden` when the node holds more CPU, memory or device
-// than the visible holders account for (another tenant's work).
+// True when the server says part of node `n` is held by work the caller may not see.
+export function hiddenWork(n) {
+  return (n.hiddenCpuMilli || 0) > 0 || (n.hiddenMemoryBytes || 0) > 0 || (n.devices || []).some((d) => (d.hiddenMilli || 0) > 0);
+}
+
+// One row per node, sorted by cluster, pool and name: the node, its holders (the server's device
+// holders, then visible workloads placed there without a device), the allocated device milli the
+// server reports, and `hidden` as hiddenWork says.
 export function nodeRows(nodes, workloads) {
   const held = nodeHolders(workloads);
   const rows = (nodes || []).map((n) => {
-    const hs = held.get(n.name) || [];
+    const byId = new Map();
+    for (const d of n.devices || []) {
+      for (const h of d.holders || []) {
+        if (!byId.has(h.workload)) byId.set(h.workload, { name: h.name, id: h.workload });
+      }
+    }
+    for (const h of held.get(n.name) || []) if (!byId.has(h.id)) byId.set(h.id, { name: h.name, id: h.id });
     const deviceMilli = (n.devices || []).reduce((s, d) => s + (d.allocatedMilli || 0), 0);
-    const seen = hs.reduce((s, h) => ({ cpu: s.cpu + h.cpuMilli, mem: s.mem + h.memoryBytes, dev: s.dev + h.devices }), { cpu: 0, mem: 0, dev: 0 });
-    const hidden = (n.allocatedCpuMilli || 0) > seen.cpu || (n.allocatedMemoryBytes || 0) > seen.mem || deviceMilli > seen.dev;
-    return { node: n, holders: hs, deviceMilli, hidden };
+    return { node: n, holders: [...byId.values()], deviceMilli, hidden: hiddenWork(n) };
   });
   const key = (r) => `${r.node.cluster || ''}\u0000${r.node.pool || ''}\u0000${r.node.name}`;
   return rows.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 }
 
-// Devices of a node by flavor: [{flavor, count, allocatedMilli}].
+// Devices of a node by flavor: [{flavor, count, allocatedMilli, utilization}] where utilization
+// is the mean of what the agent last reported for them (0..1; undefined when none reported).
 export function devicesByFlavor(node) {
   const m = new Map();
   for (const d of node.devices || []) {
-    const e = m.get(d.flavor) || { flavor: d.flavor, count: 0, allocatedMilli: 0 };
+    const e = m.get(d.flavor) || { flavor: d.flavor, count: 0, allocatedMilli: 0, utilization: undefined, reported: 0 };
     e.count++;
     e.allocatedMilli += d.allocatedMilli || 0;
+    if (typeof d.utilization === 'number') {
+      e.utilization = ((e.utilization || 0) * e.reported + d.utilization) / (e.reported + 1);
+      e.reported++;
+    }
     m.set(d.flavor, e);
   }
   return [...m.values()];

@@ -3,6 +3,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { holders, deviceState, ledgerTree, stateCounts } from '../src/ledger.js';
 import { queueRows, cohortTree, flowText } from '../src/queues.js';
+import { nodeRows, hiddenWork, devicesByFlavor } from '../src/nodes.js';
+import { columnLabel, cellText } from '../src/columns.js';
+import { utilization } from '../src/format.js';
+import { last24h, hourLabels, allocationRows } from '../src/allocation.js';
 
 const A100 = 'gpu/nvidia/A100-80G';
 
@@ -16,15 +20,62 @@ test('device states: free, allocated, shared, unhealthy', () => {
   assert.equal(deviceState({ name: 'n2', state: 'NotReady' }, { health: 'Healthy' }, []), 'unhealthy');
 });
 
-test('holders come from admitted and running placements, not finished tasks', () => {
-  const m = holders([
-    { name: 'run', id: 'wl-1', state: 'Running', queue: 'q', placements: [{ node: 'n1', group: 0, replica: 0, devices: [{ index: 2, milli: 1000 }] }] },
-    { name: 'done', id: 'wl-2', state: 'Succeeded', queue: 'q', placements: [{ node: 'n1', group: 0, replica: 0, devices: [{ index: 3, milli: 1000 }] }] },
-    { name: 'exited', id: 'wl-3', state: 'Running', queue: 'q', placements: [{ node: 'n1', group: 0, replica: 1, phase: 'Exited', devices: [{ index: 4, milli: 1000 }] }] },
+test('holders are the server\'s device holders, with queue and task from the caller\'s workloads', () => {
+  const nodes = [{ name: 'n1', devices: [
+    { index: 2, holders: [{ workload: 'wl-1', name: 'run', milli: 1000 }], hiddenMilli: 0 },
+    { index: 3, holders: [], hiddenMilli: 1000 },
+  ] }];
+  const m = holders(nodes, [
+    { name: 'run', id: 'wl-1', state: 'Running', queue: 'q', placements: [{ node: 'n1', group: 0, replica: 1, devices: [{ index: 2, milli: 1000 }] }] },
   ]);
   assert.deepEqual([...m.keys()], ['n1/2']);
-  assert.equal(m.get('n1/2')[0].name, 'run');
-  assert.equal(m.get('n1/2')[0].task, '0.0');
+  assert.deepEqual(m.get('n1/2')[0], { name: 'run', id: 'wl-1', milli: 1000, queue: 'q', task: '0.1' });
+  // A device held only by work the caller may not see: no holder, and shared with it counts as two.
+  assert.equal(deviceState({ state: 'Ready' }, { health: 'Healthy', allocatedMilli: 1000, hiddenMilli: 1000 }, []), 'allocated');
+  assert.equal(deviceState({ state: 'Ready' }, { health: 'Healthy', allocatedMilli: 1000, hiddenMilli: 500 }, [{ name: 'a' }]), 'shared');
+});
+
+test('nodes page: "another tenant" only when the server says hidden work holds the node', () => {
+  const admin = { name: 'n1', allocatedCpuMilli: 4000, devices: [{ index: 0, allocatedMilli: 1000, holders: [{ workload: 'wl-1', name: 'a', milli: 1000 }], hiddenMilli: 0 }], hiddenCpuMilli: 0, hiddenMemoryBytes: 0 };
+  // The caller's workload list need not hold the placement (an admin's demo): no inference.
+  assert.equal(nodeRows([admin], [])[0].hidden, false);
+  assert.deepEqual(nodeRows([admin], [])[0].holders, [{ name: 'a', id: 'wl-1' }]);
+  const member = { ...admin, devices: [{ index: 0, allocatedMilli: 1000, holders: [], hiddenMilli: 1000 }] };
+  assert.equal(nodeRows([member], [])[0].hidden, true);
+  assert.equal(hiddenWork({ name: 'cpu', devices: [], hiddenCpuMilli: 2000 }), true);
+  const [f] = devicesByFlavor({ devices: [{ flavor: A100, allocatedMilli: 1000, utilization: 0.5 }, { flavor: A100, utilization: 0.25 }] });
+  assert.equal(f.count, 2);
+  assert.equal(f.utilization, 0.375);
+});
+
+test('usage columns for people: headers with the currency, 2 decimals for hours and money, 1 for %', () => {
+  assert.equal(columnLabel('deviceHours'), 'Device-hours');
+  assert.equal(columnLabel('cost', 'EUR'), 'Cost (EUR)');
+  assert.equal(columnLabel('idleCost', 'USD'), 'Idle cost (USD)');
+  assert.equal(columnLabel('meanUtilizationPercent'), 'Mean utilization (%)');
+  assert.equal(columnLabel('someNewColumn'), 'Some new column');
+  assert.equal(cellText('deviceHours', 52), '52.00');
+  assert.equal(cellText('cost', 131.956), '131.96');
+  assert.equal(cellText('idlePercent', 12.345), '12.3');
+  assert.equal(cellText('workloads', 3), '3');
+  assert.equal(cellText('tenant', 'nlp'), 'nlp');
+  assert.equal(utilization({ utilization: 0.756 }), '75.6%');
+  assert.equal(utilization({}), 'not reported');
+});
+
+test('24 h allocation: 24 hour labels, every hour of every flavor, zero when idle', () => {
+  const w = last24h(new Date('2026-03-01T10:20:00Z'));
+  assert.equal(w.from, '2026-02-28T11:00:00Z');
+  const hours = hourLabels(w.from);
+  assert.equal(hours.length, 24);
+  assert.equal(hours[23], '2026-03-01T10:00:00Z');
+  const rows = allocationRows([
+    { period: '2026-03-01T09:00:00Z', flavor: A100, deviceHours: 2 },
+    { period: '2026-03-01T10:00:00Z', flavor: A100, deviceHours: 0.5 },
+    { period: '2026-03-01T10:00:00Z', flavor: 'cpu', deviceHours: 0 }, // CPU-only work: no line
+  ], hours);
+  assert.equal(rows.length, 24);
+  assert.deepEqual(rows.filter((r) => r.value > 0).map((r) => [r.period, r.value]), [['2026-03-01T09:00:00Z', 2], ['2026-03-01T10:00:00Z', 0.5]]);
 });
 
 test('ledger tree groups cluster -> pool -> node and filters by flavor', () => {

@@ -70,7 +70,7 @@ export function Audit() {
                 <td>{e.action}</td>
                 <td>{e.object ? `${e.object.kind} ${e.object.name}` : ''}</td>
                 <td>{e.tenant}</td>
-                <td class={e.result === 'ok' ? '' : 'bad'}>{e.result}{e.reason ? `: ${e.reason}` : ''}</td>
+                <td class={`result${e.result === 'ok' ? '' : ' bad'}`} data-testid="audit-result">{e.result}{e.reason ? `: ${e.reason}` : ''}</td>
                 <td class="change" title={change(e)}>{clip(change(e), 160)}</td>
               </tr>
             ))}

@@ -1,13 +1,14 @@
 // A time-ordered line chart (uPlot) of one value per period and group: periods on the x axis as
-// labels (day "2026-12-03", week, month), one series per group.
+// labels (hour "2026-12-03T08:00:00Z", day "2026-12-03", week, month), one series per group.
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 
 const COLORS = ['#2563eb', '#dc2626', '#16a34a', '#d97706', '#7c3aed', '#0891b2', '#db2777', '#4b5563', '#65a30d', '#9333ea'];
 
-// rows: [{period, group, value}]; draws into a responsive box.
-export function PeriodChart({ rows, label, title }) {
+// rows: [{period, group, value}]; draws into a responsive box. `tick` writes a period on the
+// axis (the label itself by default); `testid` names the box for tests.
+export function PeriodChart({ rows, label, title, tick = (p) => p, testid = 'usage-chart' }) {
   const box = useRef(null);
   useEffect(() => {
     const el = box.current;
@@ -28,7 +29,7 @@ export function PeriodChart({ rows, label, title }) {
         height: 260,
         scales: { x: { time: false, range: [-0.5, Math.max(periods.length - 0.5, 0.5)] } },
         axes: [
-          { values: (u, splits) => splits.map((i) => (Number.isInteger(i) && periods[i] ? periods[i] : '')), incrs: [1] },
+          { values: (u, splits) => splits.map((i) => (Number.isInteger(i) && periods[i] ? tick(periods[i]) : '')), incrs: [1, 2, 3, 4, 6, 12] },
           { label },
         ],
         series: [
@@ -51,5 +52,5 @@ export function PeriodChart({ rows, label, title }) {
       plot.destroy();
     };
   }, [JSON.stringify(rows), label, title]);
-  return <div class="chart" ref={box} role="img" aria-label={`${title}: ${label} per period`} data-testid="usage-chart" />;
+  return <div class="chart" ref={box} role="img" aria-label={`${title}: ${label} per period`} data-testid={testid} />;
 }

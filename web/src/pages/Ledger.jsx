@@ -5,18 +5,17 @@ import { get } from '../api.js';
 import { usePoll } from '../poll.js';
 import { ledgerTree, stateCounts } from '../ledger.js';
 import { flavorTotals } from '../nodes.js';
-import { shortFlavor, human } from '../format.js';
+import { shortFlavor, human, utilization } from '../format.js';
 import { Link } from '../router.js';
 import { PageHead, ErrorBox, Select } from './common.jsx';
 
 const STATES = ['free', 'allocated', 'shared', 'unhealthy'];
 
-// Who holds a device: the visible holders, and "another tenant's work" when the server counts
-// more of it allocated than they hold (work the caller's roles do not show).
+// Who holds a device: the visible holders, and "work of another tenant" when the server says
+// part of it is held by work the caller's roles do not show (hiddenMilli).
 export function heldBy(d) {
-  const seen = d.held.reduce((s, h) => s + (h.milli || 0), 0);
   const names = d.held.map((h) => `${h.name} (${h.milli / 1000})`);
-  if ((d.device.allocatedMilli || 0) > seen) names.push('work of another tenant');
+  if ((d.device.hiddenMilli || 0) > 0) names.push(`work of another tenant (${d.device.hiddenMilli / 1000})`);
   return names.length ? names.join(', ') : 'nobody';
 }
 
@@ -127,19 +126,24 @@ export function Ledger() {
                 <dt>state</dt><dd>{pickedDevice.d.state}{pickedDevice.d.simulated ? ' (simulated)' : ''}</dd>
                 <dt>health</dt><dd>{pickedDevice.d.device.health || '–'}</dd>
                 <dt>allocated</dt><dd>{(pickedDevice.d.device.allocatedMilli || 0) / 1000}</dd>
+                <dt>utilization</dt><dd>{utilization(pickedDevice.d.device)}</dd>
                 <dt>memory</dt><dd>{human('memory', pickedDevice.d.device.memoryBytes)}</dd>
                 <dt>cluster / pool</dt><dd>{pickedDevice.node.cluster} / {pickedDevice.node.pool}</dd>
               </dl>
               <h3>Held by</h3>
-              {pickedDevice.d.held.length === 0 ? (
-                <p data-testid="held-by">{heldBy(pickedDevice.d) === 'nobody' ? 'nobody' : 'a workload of another tenant (your roles do not show it)'}</p>
+              {pickedDevice.d.held.length === 0 && !(pickedDevice.d.device.hiddenMilli > 0) ? (
+                <p data-testid="held-by">nobody</p>
               ) : (
-                <ul>
+                <ul data-testid="held-by">
                   {pickedDevice.d.held.map((h) => (
                     <li>
-                      <Link to={`workloads/${encodeURIComponent(h.id)}`}>{h.name}</Link> task {h.task}, {h.milli / 1000} of the device, queue {h.queue}
+                      <Link to={`workloads/${encodeURIComponent(h.id)}`}>{h.name}</Link>
+                      {h.task ? ` task ${h.task},` : ''} {h.milli / 1000} of the device{h.queue ? `, queue ${h.queue}` : ''}
                     </li>
                   ))}
+                  {pickedDevice.d.device.hiddenMilli > 0 && (
+                    <li>a workload of another tenant (your roles do not show it), {pickedDevice.d.device.hiddenMilli / 1000} of the device</li>
+                  )}
                 </ul>
               )}
             </div>

@@ -1,11 +1,12 @@
 // Nodes page: every node, CPU-only ones included, with its state (and cordon), heartbeat,
-// devices per flavor, holders, and how much of it is allocated; cordon, uncordon and drain for
+// devices per flavor, each device's measured utilization (its agent's last report), holders
+// (as the server names them for the caller), and how much of it is allocated; cordon, uncordon and drain for
 // callers whose roles allow node control (GET /api/v1/whoami?node=N), each confirmed first.
 import { useState } from 'preact/hooks';
 import { get, post, allowed } from '../api.js';
 import { usePoll } from '../poll.js';
 import { nodeRows, devicesByFlavor } from '../nodes.js';
-import { shortFlavor, human, duration, round } from '../format.js';
+import { shortFlavor, human, duration, round, utilization } from '../format.js';
 import { Link } from '../router.js';
 import { PageHead, ErrorBox } from './common.jsx';
 import { Action } from './Action.jsx';
@@ -66,7 +67,7 @@ export function Nodes() {
           <thead>
             <tr>
               <th scope="col">node</th><th scope="col">cluster / pool</th><th scope="col">state</th><th scope="col">heartbeat</th>
-              <th scope="col">allocated CPU, memory</th><th scope="col">devices</th>
+              <th scope="col">allocated CPU, memory</th><th scope="col">devices</th><th scope="col">measured utilization</th>
               <th scope="col">held by</th>{data && data.control && <th scope="col">actions</th>}
             </tr>
           </thead>
@@ -86,6 +87,18 @@ export function Nodes() {
                   {(n.devices || []).length === 0
                     ? 'none (CPU only)'
                     : devicesByFlavor(n).map((f) => `${f.count} × ${shortFlavor(f.flavor)} (${round(f.allocatedMilli / 1000)} allocated)`).join(', ')}
+                </td>
+                <td class="wrap" data-testid={`node-utilization-${n.name}`}>
+                  {(n.devices || []).length === 0
+                    ? '–'
+                    : (n.devices || []).every((d) => typeof d.utilization !== 'number')
+                      ? <span class="muted">not reported{n.simulated ? ' (simulated)' : ''}</span>
+                      : (n.devices || []).map((d, i) => (
+                        <>
+                          {i > 0 && ', '}
+                          <span data-testid={`util-${n.name}-${d.index}`}>#{d.index} {utilization(d)}</span>
+                        </>
+                      ))}
                 </td>
                 <td class="holders" data-testid={`node-holders-${n.name}`}>
                   {holders.map((h, i) => (

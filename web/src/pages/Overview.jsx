@@ -1,12 +1,28 @@
 // Overview page: devices per flavor (free / allocated / unhealthy) per cluster and pool, running
-// against pending work, the queues that wait longest with the reason of their oldest workload,
-// and the recent failures and preemptions.
+// against pending work, allocated device-hours per hour per flavor over the last 24 h (the usage
+// report by flavor and hour), the queues that wait longest with the reason of their oldest
+// workload, and the recent failures and preemptions.
 import { get, query } from '../api.js';
 import { usePoll } from '../poll.js';
 import { flavorTotals } from '../nodes.js';
 import { duration, when, shortFlavor } from '../format.js';
 import { Link } from '../router.js';
+import { last24h, hourLabels, allocationRows, hourTick } from '../allocation.js';
 import { PageHead, ErrorBox } from './common.jsx';
+import { PeriodChart } from './Chart.jsx';
+
+// The last 24 h of the usage report by flavor and hour; a token whose roles may not read
+// reports gets the reason instead of the chart.
+async function allocation24h() {
+  const window = last24h();
+  try {
+    const report = await get(`/api/v1/reports/usage${query({ by: 'flavor,hour', format: 'json', ...window })}`);
+    return { rows: allocationRows(report.rows, hourLabels(window.from)) };
+  } catch (e) {
+    if (e.status === 403) return { denied: 'Your roles may not read usage reports (admins and unscoped viewers may).' };
+    throw e;
+  }
+}
 
 // Queues by their oldest pending workload, longest first: [{queue, count, waited, oldest}].
 export function longestWaits(pending, nowUs) {
@@ -23,15 +39,16 @@ export function longestWaits(pending, nowUs) {
 
 export function Overview() {
   const { data, error, at } = usePoll(async () => {
-    const [nodes, pending, running, admitted, failed, events] = await Promise.all([
+    const [nodes, pending, running, admitted, failed, events, allocation] = await Promise.all([
       get('/api/v1/nodes'),
       get('/api/v1/workloads?state=Pending&limit=5000'),
       get('/api/v1/workloads?state=Running&limit=1'),
       get('/api/v1/workloads?state=Admitted&limit=1'),
       get('/api/v1/workloads?state=Failed&limit=10'),
       get('/api/v1/events'),
+      allocation24h(),
     ]);
-    return { nodes: nodes.items, pending: pending.items, running: running.total + admitted.total, failed: failed.items, events: events.items || [] };
+    return { nodes: nodes.items, pending: pending.items, running: running.total + admitted.total, failed: failed.items, events: events.items || [], allocation };
   }, [], 5000);
   const totals = data ? flavorTotals(data.nodes, { perPool: true }) : [];
   const waits = data ? longestWaits(data.pending, Date.now() * 1000).slice(0, 8) : [];
@@ -63,6 +80,14 @@ export function Overview() {
                 </tbody>
               </table>
             </div>
+          </section>
+          <section class="card" aria-label="Allocation over the last 24 hours">
+            <h2>Allocated devices per hour, last 24 h</h2>
+            {data.allocation.denied
+              ? <p class="muted" data-testid="allocation-denied">{data.allocation.denied}</p>
+              : data.allocation.rows.length === 0
+                ? <p class="muted" data-testid="allocation-empty">No device was allocated in the last 24 hours.</p>
+                : <PeriodChart rows={data.allocation.rows} label="device-hours per hour" title="" tick={hourTick} testid="allocation-chart" />}
           </section>
           <div class="two-col">
             <section class="card" aria-label="Longest waits">

@@ -6,14 +6,15 @@ import { get, request, query } from '../api.js';
 import { usePoll } from '../poll.js';
 import { PageHead, ErrorBox, Select, ReportTable } from './common.jsx';
 import { PeriodChart } from './Chart.jsx';
+import { columnLabel } from '../columns.js';
 
 const BY = ['tenant', 'project', 'flavor', 'queue', 'kind', 'cluster', 'pool'];
-const PERIODS = ['day', 'week', 'month'];
+const PERIODS = ['hour', 'day', 'week', 'month'];
 const METRICS = [
-  ['deviceHours', 'device-hours'],
-  ['cost', 'cost'],
-  ['cpuCoreHours', 'core-hours'],
-  ['memoryGiBHours', 'GiB-hours'],
+  ['deviceHours', columnLabel('deviceHours')],
+  ['cost', columnLabel('cost')],
+  ['cpuCoreHours', columnLabel('cpuCoreHours')],
+  ['memoryGiBHours', columnLabel('memoryGiBHours')],
 ];
 
 const isoDay = (d) => d.toISOString().slice(0, 10);
@@ -63,7 +64,7 @@ export function Usage() {
   const rows = data
     ? data.usage.rows.map((r) => ({ period: String(r.period), group: String(r[f.by] ?? ''), value: Number(r[f.metric]) || 0 }))
     : [];
-  const metricLabel = METRICS.find(([k]) => k === f.metric)[1];
+  const metricLabel = data ? columnLabel(f.metric, data.usage.currency) : METRICS.find(([k]) => k === f.metric)[1];
   return (
     <section>
       <PageHead title="Usage and cost" at={at} error={error} />

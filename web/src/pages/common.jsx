@@ -1,3 +1,5 @@
+import { columnLabel, cellText } from '../columns.js';
+
 // Small pieces shared by the pages: title bar with the live-refresh stamp, error box, select.
 export function PageHead({ title, at, error, children }) {
   return (
@@ -36,7 +38,8 @@ export function Select({ id, label, value, onChange, options, all = 'all' }) {
   );
 }
 
-// A table of a report ({columns, rows}); numbers right-aligned.
+// A table of a report ({columns, rows, currency}); headers for people and numbers with sensible
+// decimals (columns.js), right-aligned; a cost column names the report's currency.
 export function ReportTable({ report, caption, testid }) {
   if (!report) return null;
   return (
@@ -44,11 +47,11 @@ export function ReportTable({ report, caption, testid }) {
       <table data-testid={testid}>
         {caption && <caption>{caption}</caption>}
         <thead>
-          <tr>{report.columns.map((c) => <th scope="col">{c}</th>)}</tr>
+          <tr>{report.columns.map((c) => <th scope="col" data-column={c}>{columnLabel(c, report.currency)}</th>)}</tr>
         </thead>
         <tbody>
           {report.rows.map((r) => (
-            <tr>{report.columns.map((c) => <td class={typeof r[c] === 'number' ? 'num' : ''}>{String(r[c] ?? '')}</td>)}</tr>
+            <tr>{report.columns.map((c) => <td class={typeof r[c] === 'number' ? 'num' : ''}>{cellText(c, r[c])}</td>)}</tr>
           ))}
           {report.rows.length === 0 && (
             <tr>
