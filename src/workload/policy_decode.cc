@@ -120,9 +120,11 @@ std::optional<AdmissionPolicy> DecodeAdmissionPolicy(const SpecNode& doc, SpecCo
     if (auto secrets = spec->Map("secrets", {"allowed", "queues"})) {
       if (auto v = secrets->StringList("allowed", P::kRequired)) {
         for (size_t i = 0; i < v->size(); ++i) {
+          // A prefix ("hf-*") is valid when some valid name starts with it.
           std::string name = (*v)[i];
-          if (!name.empty() && name.back() == '*') name.pop_back();
-          if (name.empty() ? (*v)[i] != "*" : !IsValidName(name)) {
+          const bool prefix = !name.empty() && name.back() == '*';
+          if (prefix) name.back() = 'x';
+          if (!IsValidName(name)) {
             secrets->Error("allowed", "expected secret names or name prefixes ending in '*', got '" + (*v)[i] + "'");
           }
         }

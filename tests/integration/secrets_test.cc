@@ -1,14 +1,18 @@
 // Secrets end to end with real processes (issue 24): a member creates a secret of its project, a
 // TrainingJob takes one key as an env var, every key as envFrom and the secret as files; its task
-// prints only whether the variable holds the expected value and the file's mode. Then a canary
+// prints only whether the variable holds the expected value (its spec holds the value's SHA-256,
+// not the value) and the file's mode. Then a canary
 // search: the value is in no API answer (workload, events, secrets list, audit), in no task log,
-// in no file of the server's data folder (the store holds it sealed) and in no file of the
-// agent's work folder outside the task's secrets directory. Another tenant's member can neither
+// in no file of the server's data folder (the store holds it sealed), in no file of the agent's
+// work folder outside the task's secrets directory and in neither process's debug log. Another tenant's member can neither
 // list nor reference it.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
+#include "child_stderr.h"
+#include "govern/crypto.h"
 #include "server_process.h"
 
 namespace abacus::testing {
@@ -38,8 +42,8 @@ roles: [{role: member, project: beta/lab}]
 std::string Job(const std::string& name, const std::string& project, const std::string& queue) {
   return "kind: TrainingJob\nname: " + name + "\nproject: " + project + "\nqueue: " + queue +
          "\nspec:\n"
-         "  command: [\"sh\", \"-c\", \"[ \\\"$DB_PASSWORD\\\" = \\\"" + std::string(kCanary) +
-         "\\\" ] && echo env-ok; [ \\\"$password\\\" = \\\"$DB_PASSWORD\\\" ] && echo envfrom-ok; "
+         "  command: [\"sh\", \"-c\", \"[ \\\"$(printf %s \\\"$DB_PASSWORD\\\" | sha256sum | cut -c1-64)\\\" = " +
+         govern::Sha256Hex(kCanary) + " ] && echo env-ok; [ \\\"$password\\\" = \\\"$DB_PASSWORD\\\" ] && echo envfrom-ok; "
          "stat -c 'mode=%a' \\\"$ABACUS_SECRETS_DIR/db/password\\\"; "
          "[ \\\"$(cat secrets/db/password)\\\" = \\\"$DB_PASSWORD\\\" ] && echo file-ok\"]\n"
          "  env:\n    - {name: DB_PASSWORD, secretRef: {secret: db-creds, key: password}}\n"
@@ -66,8 +70,12 @@ bool FilesHold(const fs::path& root, const std::string& text, const std::string&
 }
 
 TEST(SecretsTest, ATaskGetsItsSecretAndTheValueLeaksNowhere) {
-  TempDir dir;
-  ServerProcess server(dir.path());
+  TempDir dir, log_dir;
+  const std::string log_file = log_dir.path() + "/server-and-agent.log";
+  ChildStderrTo capture(log_file);  // the server's and the agent's logs, at debug level
+  const std::string config = log_dir.path() + "/debug.yaml";
+  { std::ofstream(config) << "log-level: debug\n"; }
+  ServerProcess server(dir.path(), {"--config", config});
   auto admin = server.Client();
   ASSERT_EQ(admin.Post("/api/v1/apply", kAcmeOrg, "application/yaml").status, 200);
   ASSERT_EQ(admin.Post("/api/v1/apply", kUsers, "application/yaml").status, 200);
@@ -78,7 +86,7 @@ TEST(SecretsTest, ATaskGetsItsSecretAndTheValueLeaksNowhere) {
   };
   cli::ApiClient mia({server.url(), token_of("mia")});
   cli::ApiClient bea({server.url(), token_of("bea")});
-  AgentProcess agent(server, "cpu-a", "");
+  AgentProcess agent(server, "cpu-a", "", {"--config", config});
 
   // Created by a member of the project (CLI); the answer names keys, never values.
   CliResult created = RunCli({"secret", "create", "db-creds", "-p", "acme/ml", "--from-literal",
@@ -123,6 +131,9 @@ TEST(SecretsTest, ATaskGetsItsSecretAndTheValueLeaksNowhere) {
   std::string where;
   EXPECT_FALSE(FilesHold(server.data_dir(), kCanary, "", &where)) << where;
   EXPECT_FALSE(FilesHold(agent.work_dir(), kCanary, "secrets", &where)) << where;
+  const std::string logged = ReadFile(log_file);
+  EXPECT_NE(logged.find("agent"), std::string::npos) << "the logs were not captured";
+  EXPECT_EQ(logged.find(kCanary), std::string::npos) << "a log holds the value";
   // Audited: the creation and the use, naming the secret, never the value.
   auto audit = admin.Get("/api/v1/audit");
   EXPECT_NE(audit.text.find("secret-create"), std::string::npos);

@@ -661,6 +661,7 @@ void Agent::CleanUp() {
     (void)logs_->Ship(id);  // anything written since the last round
     logs_->Forget(id);
     (void)runtime_->Remove(id);
+    if (Status s = RemoveSecretFiles(TaskDir(id) + "/work"); !s.ok()) ABACUS_LOG_WARN("agent: {}", s.ToString());
     if (!options_.keep_task_dirs) {
       std::error_code ec;
       fs::remove_all(TaskDir(id), ec);

@@ -85,4 +85,6 @@ Status WriteSecretFiles(const std::string& work_dir, const std::vector<SecretFil
   return Status::OK();
 }
 
+Status RemoveSecretFiles(const std::string& work_dir) { return WriteSecretFiles(work_dir, {}); }
+
 }  // namespace abacus::agent

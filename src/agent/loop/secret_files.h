@@ -22,5 +22,8 @@ std::string SecretsDir(const std::string& work_dir);
 // that is absolute or has empty, "." or ".." segments; FailedPrecondition naming the path (never
 // the value) when a file cannot be written.
 Status WriteSecretFiles(const std::string& work_dir, const std::vector<SecretFile>& files);
+// Removes SecretsDir(work_dir) (its 0500 directories included) when a task is done, so that the
+// values do not outlive the task even where task dirs are kept.
+Status RemoveSecretFiles(const std::string& work_dir);
 
 }  // namespace abacus::agent

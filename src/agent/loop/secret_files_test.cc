@@ -30,7 +30,7 @@ TEST(SecretFilesTest, FilesAreOwnerReadOnlyAndReplacedOnRestart) {
   fs::path work = fs::temp_directory_path() / ("secret_files_test_" + std::to_string(::getpid()));
   fs::create_directories(work);
   ASSERT_TRUE(WriteSecretFiles(work, {{"db/password", "s3cret"}, {"db/user", "app"}, {"token", "t"}}).ok());
-  const fs::path root = SecretsDir(work);
+  const fs::path root(SecretsDir(work));
   EXPECT_EQ(Read(root / "db/password"), "s3cret");
   EXPECT_EQ(ModeOf(root / "db/password"), 0400u);
   EXPECT_EQ(ModeOf(root / "token"), 0400u);
@@ -40,7 +40,7 @@ TEST(SecretFilesTest, FilesAreOwnerReadOnlyAndReplacedOnRestart) {
   ASSERT_TRUE(WriteSecretFiles(work, {{"db/password", "rotated"}}).ok());
   EXPECT_EQ(Read(root / "db/password"), "rotated");
   EXPECT_FALSE(fs::exists(root / "token"));
-  ASSERT_TRUE(WriteSecretFiles(work, {}).ok());
+  ASSERT_TRUE(RemoveSecretFiles(work).ok());  // the task is done
   EXPECT_FALSE(fs::exists(root));
   fs::remove_all(work);
 }
@@ -52,7 +52,7 @@ TEST(SecretFilesTest, UnsafePathsAreRefusedWithoutWritingAnything) {
     Status st = WriteSecretFiles(work, {{"ok", "v"}, {bad, "v"}});
     EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << bad;
     EXPECT_EQ(st.message().find("v\""), std::string::npos);
-    EXPECT_FALSE(fs::exists(SecretsDir(work) / "ok")) << bad;
+    EXPECT_FALSE(fs::exists(fs::path(SecretsDir(work)) / "ok")) << bad;
   }
   fs::remove_all(work);
 }
