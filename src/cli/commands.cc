@@ -45,6 +45,7 @@ int Main(int argc, char** argv) {
   AddEventsCommand(app, &exit_code);
   AddReportCommand(app, &exit_code);
   AddGovernanceCommands(app, &exit_code);
+  AddSecretCommands(app, &exit_code);
   AddAdminCommand(app, &exit_code);
   AddRolloutCommands(app, &exit_code);
   AddFleetCommands(app, &exit_code);

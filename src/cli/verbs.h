@@ -31,6 +31,8 @@ void AddAgentCommand(CLI::App& app, int* exit_code);
 // Registers `abacus audit`, `abacus token create|list|revoke` and `abacus node reset`
 // (governance_cmd.cc).
 void AddGovernanceCommands(CLI::App& app, int* exit_code);
+// `abacus secret …` (secret_cmd.cc).
+void AddSecretCommands(CLI::App& app, int* exit_code);
 // The tables of `abacus get users` and `abacus get policies` (governance_cmd.cc): one row per
 // item of GET /api/v1/users and /api/v1/policies.
 void UserTable(const nlohmann::json& items, std::ostream& out);

@@ -86,6 +86,31 @@ Status CheckImage(const AdmissionPolicy& p, const Workload& w, std::string_view 
   return Status::OK();
 }
 
+// spec.secrets: every Secret the work of a covered queue references must match an allowed
+// name or prefix ("hf-*").
+Status CheckSecrets(const AdmissionPolicy& p, const Workload& w) {
+  if (!p.allowed_secrets) return Status::OK();
+  if (!p.secret_queues.empty() &&
+      std::find(p.secret_queues.begin(), p.secret_queues.end(), w.queue) == p.secret_queues.end()) {
+    return Status::OK();
+  }
+  for (const std::string& name : w.spec.SecretNames()) {
+    bool allowed = false;
+    for (const std::string& rule : *p.allowed_secrets) {
+      if (!rule.empty() && rule.back() == '*' ? name.rfind(rule.substr(0, rule.size() - 1), 0) == 0 : name == rule) {
+        allowed = true;
+        break;
+      }
+    }
+    if (!allowed) {
+      return Deny(p, "rule secrets.allowed: secret " + name + " may not be referenced by work of queue " + w.queue +
+                         " (allowed: " + (p.allowed_secrets->empty() ? std::string("none") : Join(*p.allowed_secrets)) +
+                         ")");
+    }
+  }
+  return Status::OK();
+}
+
 Status CheckMounts(const AdmissionPolicy& p, const Workload& w, std::string_view tenant) {
   if (!p.mounts) return Status::OK();
   for (const DataMount& m : w.spec.mounts) {
@@ -207,6 +232,7 @@ Result<Admission> EvaluateAdmission(const Workload& w, std::string_view tenant,
     // 1) Images, 2) mounts, 3) resources.
     ABACUS_RETURN_IF_ERROR(CheckImage(p, w, tenant));
     ABACUS_RETURN_IF_ERROR(CheckMounts(p, w, tenant));
+    ABACUS_RETURN_IF_ERROR(CheckSecrets(p, w));
     ABACUS_RETURN_IF_ERROR(CheckResources(p, footprint));
     // 4) Pools: every pool the workload names must be allowed; the allowed sets intersect.
     if (!p.pools.empty()) {

@@ -48,7 +48,8 @@ WorkloadFootprint FootprintOf(const Workload& w);
 // workload's priority class), mounts (each mount under an allowed prefix; read-write needs a
 // read-write rule), maxResources (cpu, memory, devices), pools (a reservation pool or
 // nodeSelector abacus.io/pool outside them is refused; the pools of all policies must
-// intersect). network is not a check: the most restrictive class is returned.
+// intersect), secrets (each Secret the spec references matches secrets.allowed, for the work of
+// secrets.queues or of every queue). network is not a check: the most restrictive class is returned.
 Result<Admission> EvaluateAdmission(const Workload& w, std::string_view tenant,
                                     const std::vector<AdmissionPolicy>& policies);
 

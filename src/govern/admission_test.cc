@@ -191,5 +191,23 @@ TEST(AdmissionTest, FirstFailingPolicyIsNamed) {
   EXPECT_NE(Denial(Job("registry.local/x"), p).find("policy caps:"), std::string::npos);
 }
 
+TEST(AdmissionTest, SecretsRuleNamesTheSecretAndTheQueue) {
+  const std::string refs =
+      "  env:\n    - {name: DB_PASSWORD, secretRef: {secret: db-creds, key: password}}\n"
+      "  envFrom: [{secret: hf-token}]\n  secretMounts: [{secret: aws-root, path: aws}]\n";
+  Workload w = Job("registry.local/x:1", refs);
+  ASSERT_EQ(w.spec.SecretNames(), (std::vector<std::string>{"aws-root", "db-creds", "hf-token"}));
+  const std::string policy = "kind: AdmissionPolicy\nname: p\ntenants: [nlp]\nspec:\n  secrets:\n";
+  EXPECT_EQ(Denial(w, Policies(policy + "    allowed: [db-creds, \"hf-*\"]\n")),
+            "policy p: rule secrets.allowed: secret aws-root may not be referenced by work of queue nlp-train "
+            "(allowed: db-creds, hf-*)");
+  EXPECT_EQ(Denial(w, Policies(policy + "    allowed: [db-creds, \"hf-*\", aws-root]\n")), "admitted");
+  // Another queue's rule does not cover this work; [] forbids every secret of the queues it covers.
+  EXPECT_EQ(Denial(w, Policies(policy + "    queues: [other]\n    allowed: []\n")), "admitted");
+  EXPECT_NE(Denial(w, Policies(policy + "    queues: [nlp-train]\n    allowed: []\n")).find("allowed: none"),
+            std::string::npos);
+  EXPECT_EQ(Denial(Job("registry.local/x:1"), Policies(policy + "    allowed: []\n")), "admitted");
+}
+
 }  // namespace
 }  // namespace abacus::govern

@@ -154,7 +154,7 @@ const std::vector<Permission>& PermissionTable() {
     t.push_back({Role::kAdmin, all, Scope::kEverywhere, {}});
     // tenant-admin: everything inside its tenant except users and cluster-level config.
     t.push_back({Role::kTenantAdmin, kReadActions, Scope::kBinding, {}});
-    t.push_back({Role::kTenantAdmin, kMutateWork, Scope::kBinding, {"workload"}});
+    t.push_back({Role::kTenantAdmin, kMutateWork, Scope::kBinding, {"workload", "secret"}});
     t.push_back({Role::kTenantAdmin, kReadActions, Scope::kClusterLevel, {}});
     t.push_back({Role::kTenantAdmin, {A::kApplyConfig}, Scope::kBinding, {"project", "queue"}});
     t.push_back({Role::kTenantAdmin, {A::kQuotaChange}, Scope::kBinding, {"queue", "workload"}});
@@ -166,7 +166,7 @@ const std::vector<Permission>& PermissionTable() {
     t.push_back({Role::kTenantAdmin, kReadActions, Scope::kSelf, {"user"}});
     // member: work in its project; read its tenant's config and cluster-level objects.
     t.push_back({Role::kMember, kReadActions, Scope::kBinding, {}});
-    t.push_back({Role::kMember, kMutateWork, Scope::kBinding, {"workload"}});
+    t.push_back({Role::kMember, kMutateWork, Scope::kBinding, {"workload", "secret"}});
     // Like Slurm's users with their own jobs: hold, release, suspend, resume and requeue; the
     // priority against the project's other work is the tenant admin's call.
     t.push_back({Role::kMember, {A::kHold, A::kRequeue}, Scope::kBinding, {"workload"}});

@@ -145,6 +145,13 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptio
   go.audit_anchor_file =
       options.audit_anchor_file.empty() ? (data / "audit.anchors").string() : options.audit_anchor_file;
   ABACUS_ASSIGN_OR_RETURN(cp->governance_, Governance::Open(*cp->governance_store_, cp->clock_, *cp->tokens_, go));
+  {
+    const std::string key = options.secrets_key_file.empty() ? (data / "secrets.key").string() : options.secrets_key_file;
+    const std::string ring =
+        options.secrets_keyring_file.empty() ? (data / "secrets.keyring").string() : options.secrets_keyring_file;
+    ABACUS_ASSIGN_OR_RETURN(auto keyring, govern::LoadOrCreateSecretKeyring(key, ring));
+    cp->secrets_ = std::make_unique<SecretVault>(*cp->governance_store_, *cp->governance_, std::move(keyring));
+  }
   cp->audit_watch_ = std::make_unique<AuditWatch>(*cp->governance_, cp->clock_, options.audit_check_every);
   ABACUS_RETURN_IF_ERROR(cp->ledger_.Load(*cp->store_));
   {
@@ -278,6 +285,9 @@ Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_
   if (!diags.empty()) return diags.ToStatus();
   if (parsed.documents.empty()) return InvalidArgument(filename + ": no workload documents");
   ABACUS_RETURN_IF_ERROR(governance_->CheckSubmit(caller, parsed.documents));  // roles, admission policies
+  for (const Document& d : parsed.documents) {
+    if (const Workload* w = d.workload()) ABACUS_RETURN_IF_ERROR(secrets_->CheckReferences(*w));  // its own project's
+  }
   if (dry_run) {
     std::vector<WorkloadRecord> records;
     for (Document& d : parsed.documents) {

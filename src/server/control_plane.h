@@ -45,6 +45,7 @@
 #include "server/fleet.h"
 #include "server/ledger.h"
 #include "server/metrics.h"
+#include "server/secrets.h"
 #include "store/data_folder_lock.h"
 #include "store/group_commit.h"
 #include "store/store.h"
@@ -80,6 +81,11 @@ struct ControlPlaneOptions {
   // append-only file the signed heads go to. Empty: DATA/audit.key and DATA/audit.anchors.
   std::string audit_key_file;
   std::string audit_anchor_file;
+  // Secrets (server/secrets.h): the key values are sealed with (created mode 0600 when missing)
+  // and the keyring of older keys that still open values. Empty: DATA/secrets.key and
+  // DATA/secrets.keyring.
+  std::string secrets_key_file;
+  std::string secrets_keyring_file;
   Duration idempotency_ttl = kIdempotencyTtl;  // how long a write's Idempotency-Key is kept
   // Device faults, probation and the health cordon (server/device_health.h).
   HealthPolicy health;
@@ -296,6 +302,7 @@ class ControlPlane {
   const Authorizer& authorizer() const { return *authorizer_; }
   // Users, tokens, roles, audit chain, admission policies, rate limits (governance.h).
   Governance& governance() { return *governance_; }
+  SecretVault& secrets() { return *secrets_; }
   ServerMetrics& metrics() { return metrics_; }
   // The background audit chain check (tests run a check with CheckNow).
   AuditWatch& audit_watch() { return *audit_watch_; }
@@ -445,6 +452,7 @@ class ControlPlane {
   std::unique_ptr<CommittedStore> governance_store_;  // the store as governance writes it
   std::unique_ptr<Governance> governance_;
   std::unique_ptr<AuditWatch> audit_watch_;  // the background chain check
+  std::unique_ptr<SecretVault> secrets_;
   std::unique_ptr<AssignmentBoard> board_;
   std::unique_ptr<ChangeFeed> feed_;  // committed changes, published by the loop (watches)
   std::unique_ptr<meter::UsageLedger> usage_;

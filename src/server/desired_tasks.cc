@@ -2,6 +2,7 @@
 
 #include "server/evaluation_archive.h"
 #include "server/governance.h"
+#include "server/secrets.h"
 #include "server/task_ids.h"
 #include "server/workload_update.h"
 #include "workload/workload_codec.h"
@@ -75,6 +76,8 @@ std::map<std::string, std::map<std::string, json>> DesiredTasks(const WorkloadRe
                       {"readOnly", m.read_only}});
   }
   const std::string network = AdmittedNetwork(r.spec);
+  // Secret references only: the values are opened into the agent's answer (SecretVault).
+  const json secrets = SecretVault::References(r.spec);
   // An Evaluation's results file: the agent reads this name in ABACUS_RESULTS_DIR first.
   const EvaluationSpec* evaluation = r.spec.evaluation();
   const std::string results_file = evaluation != nullptr ? ResultsFileOf(evaluation->results_path) : "";
@@ -133,6 +136,7 @@ std::map<std::string, std::map<std::string, json>> DesiredTasks(const WorkloadRe
               {"fencingGraceSeconds", std::chrono::duration_cast<std::chrono::seconds>(fencing.Grace(r)).count()}};
     if (!probes.is_null()) t["probes"] = probes;
     if (!mounts.empty()) t["mounts"] = mounts;
+    if (!secrets.is_null()) t["secrets"] = secrets;
     if (!network.empty()) t["network"] = network;  // the tenant's network class (admission policies)
     if (!results_file.empty()) t["resultsFile"] = results_file;
     out[p.node][id] = std::move(t);

@@ -241,6 +241,10 @@ class Governance {
   // Returns how many entries (with their batches, for CommitAudited) wait for the writer.
   size_t audit_queued() const;
 
+  // Commits a request's change to governance state with the request's audit entry (both or
+  // neither); a plain commit outside a request.
+  Status CommitRequestChange(const WriteBatch& batch);
+
   // ---- rate limits (per token and per user) and token caps
   // `rate` requests a second (bursts of `burst`) for each token and for each user, all its tokens
   // together (so that minting tokens does not multiply it); 0: none.
@@ -274,9 +278,6 @@ class Governance {
   // all and `anchor_every` passed, since the last one; with `force`, whenever it moved.
   void MaybeAnchor(bool force);
   Status LoadPolicies();
-  // Commits a request's change to governance state with the request's audit entry (both or
-  // neither); a plain commit outside a request.
-  Status CommitRequestChange(const WriteBatch& batch);
 
   Store& store_;
   const Clock& clock_;

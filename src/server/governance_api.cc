@@ -306,6 +306,11 @@ Status AuthorizeRoute(ControlPlane& cp, const httplib::Request& req, RequestCont
     ctx.action = m == "DELETE" ? ctx.object_kind + "-delete" : "apply";
     return Status::OK();  // the handlers (and Apply) check each object
   }
+  if (top == "secrets") {
+    ctx.object_kind = "secret";
+    ctx.action = m == "DELETE" ? "secret-delete" : seg.size() == 2 && seg[1] == "reencrypt" ? "secret-reencrypt" : "secret-create";
+    return Status::OK();  // the handlers (SecretVault) check each secret
+  }
   if (top == "audit") return Status::OK();  // the handler filters by tenant
   if (admin) {
     ctx.action = Lower(m) + " " + req.path;
@@ -674,6 +679,25 @@ void AddGovernanceRoutes(httplib::Server& s, ControlPlane& cp) {
   });
   s.Delete(R"(/api/v1/policies/([^/]+))", [&cp](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp.governance().DeletePolicy(RequestPrincipal(), req.matches[1]));
+  });
+
+  // ---- secrets (server/secrets.h): values go in, never out
+  s.Post("/api/v1/secrets", [&cp](const httplib::Request& req, httplib::Response& res) {
+    auto parsed = ParseJsonBody(req.body);
+    if (!parsed.ok()) return SendStatus(res, parsed.status());
+    Send(res, cp.secrets().Create(RequestPrincipal(), *parsed), 201);
+  });
+  s.Post("/api/v1/secrets/reencrypt", [&cp](const httplib::Request& req, httplib::Response& res) {
+    auto parsed = ParseJsonBody(req.body.empty() ? "{}" : req.body);
+    if (!parsed.ok()) return SendStatus(res, parsed.status());
+    if (!parsed->is_object()) return SendError(res, 400, "invalid_argument", "body: expected a JSON object or none");
+    Send(res, cp.secrets().Reencrypt(RequestPrincipal()));
+  });
+  s.Get("/api/v1/secrets", [&cp](const httplib::Request& req, httplib::Response& res) {
+    Send(res, cp.secrets().List(RequestPrincipal(), Param(req, "project"), Param(req, "tenant")));
+  });
+  s.Delete(R"(/api/v1/secrets/([^/]+))", [&cp](const httplib::Request& req, httplib::Response& res) {
+    Send(res, cp.secrets().Delete(RequestPrincipal(), req.matches[1], Param(req, "project"), Param(req, "tenant")));
   });
 
   // ---- audit: JSON lines (the caller's tenants only, for a tenant-admin), or ?verify=1

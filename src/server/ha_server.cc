@@ -143,6 +143,8 @@ void HaNode::BecomeLeader(int64_t token) {
   cpo.fence = LeaseFence{kLeaseName, token};
   cpo.audit_key_file = options_.audit_key_file;
   cpo.audit_anchor_file = options_.audit_anchor_file;
+  cpo.secrets_key_file = options_.secrets_key_file;
+  cpo.secrets_keyring_file = options_.secrets_keyring_file;
   cpo.audit_check_every = options_.audit_check_every;
   auto cp = ControlPlane::Open(cpo);  // the follower keeps answering meanwhile (503: taking over)
   if (!cp.ok()) {

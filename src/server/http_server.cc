@@ -563,6 +563,7 @@ void HttpServer::Routes() {
     wait_ms = std::clamp<int64_t>(wait_ms, 0, 60000);
     auto answer = cp_.WaitAssignments(node, after, std::chrono::milliseconds(wait_ms));
     if (!answer.ok()) return SendStatus(res, answer.status());
+    cp_.secrets().FillAssignments(node, answer->tasks);  // values only in this answer
     SendJson(res, 200, {{"version", answer->version}, {"tasks", answer->tasks}});
   });
 }

@@ -77,6 +77,8 @@ int RunServer(const RunOptions& options) {
   cpo.node_timeout = std::chrono::seconds(options.node_timeout_seconds);
   cpo.audit_key_file = options.audit_key_file;
   cpo.audit_anchor_file = options.audit_anchor_file;
+  cpo.secrets_key_file = options.secrets_key_file;
+  cpo.secrets_keyring_file = options.secrets_keyring_file;
   cpo.audit_check_every = options.audit_check_every;
   cpo.max_task_log_bytes = options.max_task_log_bytes;
   cpo.fencing = options.fencing;

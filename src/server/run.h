@@ -30,6 +30,7 @@ struct RunOptions {
   double rate_burst = 400;
   // Audit anchors: key file and append-only anchor file; empty: DATA/audit.key, DATA/audit.anchors.
   std::string audit_key_file, audit_anchor_file;
+  std::string secrets_key_file, secrets_keyring_file;  // server/secrets.h; empty: DATA/secrets.key, DATA/secrets.keyring
   Duration audit_check_every = std::chrono::minutes(30);  // background chain check (0: never)
   HealthPolicy health;  // device faults, probation, the health cordon (device_health.h)
   double tenant_rate_limit = 1000;  // requests a second per tenant, all its users together (0: none)

@@ -33,7 +33,7 @@ TEST(WorkloadCodecTest, MalformedInputsReportExactMessagesAndLines) {
       {"field of another kind",
        std::string(kHead) + group + "      resources: {cpu: 1, memory: 1Gi}\n  minReplicas: 2\n",
        "w.yaml:10: spec.minReplicas: unknown field 'minReplicas'; allowed: image, command, env, taskGroups, "
-       "gang, maxQueueWait, mounts, checkpoint, restartPolicy, maxRuntime\n"},
+       "gang, maxQueueWait, mounts, envFrom, secretMounts, checkpoint, restartPolicy, maxRuntime\n"},
       {"wrong type", std::string(kHead) + group + "      replicas: two\n      resources: {cpu: 1, memory: 1Gi}\n",
        "w.yaml:9: spec.taskGroups[0].replicas: expected an integer, got 'two'\n"},
       {"missing required field", "kind: TrainingJob\nname: t\nproject: a/b\nspec:\n  command: [x]\n"
@@ -190,7 +190,7 @@ TEST(WorkloadCodecTest, ReportsEveryProblemAtOnce) {
                      "  colour: red\n";
   EXPECT_EQ(Problems(text),
             "w.yaml:12: spec.colour: unknown field 'colour'; allowed: image, command, env, taskGroups, gang, "
-            "maxQueueWait, mounts, checkpoint, restartPolicy, maxRuntime\n"
+            "maxQueueWait, mounts, envFrom, secretMounts, checkpoint, restartPolicy, maxRuntime\n"
             "w.yaml:9: spec.taskGroups[0].replicas: must be at least 1, got 0\n"
             "w.yaml:10: spec.taskGroups[0].resources.cpu: must be positive, got -1\n"
             "w.yaml:10: spec.taskGroups[0].resources.accelerators.flavor: invalid flavor pattern 'gpu/**': "
@@ -254,7 +254,7 @@ TEST(WorkloadCodecTest, JsonApiRoundTripsAndReportsFieldPaths) {
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(bad.status().message(),
             "spec.bogus: unknown field 'bogus'; allowed: image, command, env, taskGroups, gang, "
-            "maxQueueWait, mounts, ttl, idle, temporaryQuota\n"
+            "maxQueueWait, mounts, envFrom, secretMounts, ttl, idle, temporaryQuota\n"
             "spec.taskGroups[0].replicas: must be at least 1, got -1");
 }
 

@@ -62,6 +62,10 @@ struct AdmissionPolicy {
   std::optional<NetworkClass> network;           // passed to the runtime
   ResourceCeiling max_resources;
   std::vector<std::string> pools;  // node pools the tenant's workloads may use; empty: any
+  // Secrets the work may reference (spec.secrets.allowed: names, or "prefix*"); nullopt: any.
+  std::optional<std::vector<std::string>> allowed_secrets;
+  // Queues whose work allowed_secrets covers (spec.secrets.queues); empty: every queue.
+  std::vector<std::string> secret_queues;
 
   // True when the policy applies to `tenant`.
   bool AppliesTo(std::string_view tenant) const;

@@ -116,7 +116,22 @@ std::optional<AdmissionPolicy> DecodeAdmissionPolicy(const SpecNode& doc, SpecCo
   AdmissionPolicy p;
   if (auto v = r.Name("name", P::kRequired)) p.name = *v;
   if (auto v = DecodeNameList(r, "tenants")) p.tenants = *v;
-  if (auto spec = r.Map("spec", {"images", "mounts", "network", "maxResources", "pools"}, P::kRequired)) {
+  if (auto spec = r.Map("spec", {"images", "mounts", "network", "maxResources", "pools", "secrets"}, P::kRequired)) {
+    if (auto secrets = spec->Map("secrets", {"allowed", "queues"})) {
+      if (auto v = secrets->StringList("allowed", P::kRequired)) {
+        for (size_t i = 0; i < v->size(); ++i) {
+          // A prefix ("hf-*") is valid when some valid name starts with it.
+          std::string name = (*v)[i];
+          const bool prefix = !name.empty() && name.back() == '*';
+          if (prefix) name.back() = 'x';
+          if (!IsValidName(name)) {
+            secrets->Error("allowed", "expected secret names or name prefixes ending in '*', got '" + (*v)[i] + "'");
+          }
+        }
+        p.allowed_secrets = *v;
+      }
+      if (auto v = DecodeNameList(*secrets, "queues")) p.secret_queues = *v;
+    }
     DecodeImages(*spec, p);
     DecodeMounts(*spec, p);
     p.network = spec->Parsed<NetworkClass>("network", P::kOptional, ParseNetworkClass);

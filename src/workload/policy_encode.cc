@@ -35,6 +35,12 @@ Json EncodeAdmissionPolicy(const AdmissionPolicy& p) {
     spec["maxResources"] = std::move(m);
   }
   if (!p.pools.empty()) spec["pools"] = p.pools;
+  if (p.allowed_secrets) {
+    Json secrets = Json::object();
+    secrets["allowed"] = *p.allowed_secrets;
+    if (!p.secret_queues.empty()) secrets["queues"] = p.secret_queues;
+    spec["secrets"] = std::move(secrets);
+  }
   j["spec"] = std::move(spec);
   return j;
 }

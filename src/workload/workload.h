@@ -241,6 +241,21 @@ Status CheckMountPath(std::string_view path);
 // "/data/nlp/x" is within "/data/nlp", "/data/nlp2" is not; everything is within "/".
 bool PathWithin(std::string_view path, std::string_view prefix);
 
+// An environment variable whose value is one key of a Secret of the workload's project (or of
+// its tenant): `env: [{name: X, secretRef: {secret: S, key: K}}]`.
+struct SecretEnvVar {
+  std::string name;    // the variable
+  std::string secret;  // the Secret's name, looked up in the workload's project, then its tenant
+  std::string key;
+  bool operator==(const SecretEnvVar&) const = default;
+};
+// A Secret's keys as files: $ABACUS_WORK_DIR/secrets/<path>/<key>, mode 0400 (directory 0500).
+struct SecretMount {
+  std::string secret;
+  std::string path;  // relative, normalized: no "." or ".." segments
+  bool operator==(const SecretMount&) const = default;
+};
+
 // Fields every kind has under `spec:`.
 struct WorkloadSpec {
   std::string image;  // empty: the command runs as a plain process
@@ -250,6 +265,12 @@ struct WorkloadSpec {
   bool gang = false;                       // start all tasks or none
   std::optional<Duration> max_queue_wait;  // overrides the priority class's aging period
   std::vector<DataMount> mounts;
+  // Secrets (issue 24): values the server decrypts only into the agent's assignment.
+  std::vector<SecretEnvVar> secret_env;     // env list entries with secretRef
+  std::vector<std::string> env_from;        // envFrom: [{secret: S}]: every key as a variable
+  std::vector<SecretMount> secret_mounts;   // secretMounts: [{secret: S, path: P}]
+  // The names of the Secrets the spec references, sorted, once each.
+  std::vector<std::string> SecretNames() const;
   bool operator==(const WorkloadSpec&) const = default;
 };
 

@@ -6,6 +6,7 @@
 #include "tenancy/tenant.h"
 #include "tenancy/yaml_json.h"
 #include "workload/kind_decode.h"
+#include "workload/secret_refs.h"
 #include "workload/utf8.h"
 #include "workload/workload_codec.h"
 
@@ -161,7 +162,7 @@ void DecodeCommonSpec(MapReader& spec, WorkloadKind kind, WorkloadSpec& s) {
     spec.ctx().Error(spec.line(), spec.Path("command"),
                      "required field is missing (without an image the command is what runs)");
   }
-  if (auto v = spec.StringMap("env")) s.env = *v;
+  internal::DecodeEnvAndSecrets(spec, s);
   if (auto list = spec.List("taskGroups", P::kRequired)) {
     if (list->size() == 0) spec.Error("taskGroups", "needs at least one task group");
     for (size_t i = 0; i < list->size(); ++i) {

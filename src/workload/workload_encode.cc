@@ -1,6 +1,7 @@
 // Workload → canonical JSON and YAML (see workload_codec.h).
 #include "common/duration_parse.h"
 #include "tenancy/yaml_json.h"
+#include "workload/secret_refs.h"
 #include "workload/workload_codec.h"
 
 namespace abacus {
@@ -171,7 +172,7 @@ Json EncodeWorkloadAs(const Workload& w) {
   Json spec;
   if (!w.spec.image.empty()) spec["image"] = w.spec.image;
   if (!w.spec.command.empty()) spec["command"] = w.spec.command;
-  if (!w.spec.env.empty()) spec["env"] = w.spec.env;
+  internal::EncodeEnvAndSecrets(w.spec, spec);
   Json groups = Json::array();
   for (const auto& g : w.spec.task_groups) groups.push_back(EncodeTaskGroup<Json>(g));
   spec["taskGroups"] = std::move(groups);

@@ -150,7 +150,9 @@ TEST_F(InputLimitsTest, DeepNestingIsRefusedOnEveryBodyRoute) {
     // /api/v1/queues, ...); actions on one object (/api/v1/nodes/N/drain) read JSON only.
     const std::string path = route.substr(0, route.find('?'));
     const bool collection = path.find('/', std::string("/api/v1/").size()) == std::string::npos;
-    const bool reads_yaml = !agent && collection && path != "/api/v1/nodes" && path != "/api/v1/tokens";
+    // Tokens and secrets are JSON only (docs/api.md).
+    const bool reads_yaml = !agent && collection && path != "/api/v1/nodes" && path != "/api/v1/tokens" &&
+                            path != "/api/v1/secrets";
     std::vector<std::pair<std::string, const char*>> bodies = {{deep_json, "application/json"}};
     if (reads_yaml) bodies.emplace_back(deep_yaml, "application/yaml");
     for (const auto& [body, type] : bodies) {

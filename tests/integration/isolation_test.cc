@@ -438,6 +438,18 @@ TEST_F(IsolationTest, EveryRoleIsConfinedOnEveryRouteAndParameter) {
   ASSERT_TRUE(Assigned(n1, "n1", 3));
   ASSERT_EQ(Ship(n1, "n1", other + ".0.0.1", 0, "T2-SECRET\n").status, 200);
   ASSERT_EQ(Ship(n1, "n1", own + ".0.0.1", 0, "t1-out\n").status, 200);
+  // t2's secrets (issue 24): one of its project, one tenant-wide; their value is the canary.
+  auto admin = server_->Client();
+  auto secret = [](const std::string& name, const std::string& scope_field, const std::string& scope) {
+    return json{{"name", name}, {scope_field, scope}, {"stringData", {{"password", "T2-SECRET"}}}}.dump();
+  };
+  ASSERT_EQ(admin.Post("/api/v1/secrets", secret("t2-creds", "project", "t2/p3"), "application/json").status, 201);
+  ASSERT_EQ(admin.Post("/api/v1/secrets", secret("t2-wide", "tenant", "t2"), "application/json").status, 201);
+  // A workload of the caller's own project naming t2's secret: it resolves in the caller's
+  // project and tenant only, where there is none.
+  const std::string steal = "kind: TrainingJob\nname: steal\nproject: t1/p1\nqueue: q1\nspec:\n  command: [env]\n"
+                            "  envFrom: [{secret: t2-wide}]\n  secretMounts: [{secret: t2-creds, path: x}]\n"
+                            "  taskGroups:\n    - name: main\n      resources: {cpu: 1, memory: 1Gi}\n";
   struct Cell {
     std::string method, path, body;
   };
@@ -486,6 +498,18 @@ TEST_F(IsolationTest, EveryRoleIsConfinedOnEveryRouteAndParameter) {
       {"POST", "/api/v1/agent/register", Registration("n1").dump()},
       {"POST", "/api/v1/tokens", "{\"user\": \"mia\"}"},
       {"DELETE", "/api/v1/users/mia", ""},
+      // Secrets: each id in path, query and body (server/secrets.h).
+      {"GET", "/api/v1/secrets?project=t2/p3", ""},
+      {"GET", "/api/v1/secrets?tenant=t2", ""},
+      {"DELETE", "/api/v1/secrets/t2-creds?project=t2/p3", ""},
+      {"DELETE", "/api/v1/secrets/t2-wide?tenant=t2", ""},
+      {"DELETE", "/api/v1/secrets/t2-creds?project=t1/p1&tenant=t2", ""},
+      {"POST", "/api/v1/secrets", secret("t2-creds", "project", "t2/p3")},
+      {"POST", "/api/v1/secrets", secret("t2-wide", "tenant", "t2")},
+      {"POST", "/api/v1/secrets", json{{"name", "t2-wide"}, {"project", "t1/p1"}, {"tenant", "t2"},
+                                       {"stringData", {{"k", "v"}}}}.dump()},
+      {"POST", "/api/v1/secrets/reencrypt", "{}"},
+      {"POST", "/api/v1/workloads", steal},
   };
   for (const char* user : {"tia", "max", "vic"}) {
     auto me = As(user);
@@ -503,11 +527,20 @@ TEST_F(IsolationTest, EveryRoleIsConfinedOnEveryRouteAndParameter) {
         EXPECT_EQ(r.text.find(other), std::string::npos) << what << ": " << r.text;
         EXPECT_EQ(r.text.find(other_only), std::string::npos) << what << ": " << r.text;
       } else {
-        EXPECT_TRUE(r.status == 400 || r.status == 403 || r.status == 404) << what << ": " << r.status << " " << r.text;
+        // 409: a workload naming a secret its own project and tenant do not hold.
+        const bool refused = r.status == 400 || r.status == 403 || r.status == 404 ||
+                             (c.path == "/api/v1/workloads" && r.status == 409);
+        EXPECT_TRUE(refused) << what << ": " << r.status << " " << r.text;
       }
       EXPECT_EQ(r.text.find("T2-SECRET"), std::string::npos) << what;
+      EXPECT_EQ(r.text.find("\"t2-"), std::string::npos) << what << ": " << r.text;  // no t2 secret listed
     }
   }
+  // The viewer of t1 creates no secret even in its own tenant; t2's secrets are as created.
+  EXPECT_EQ(As("vic").Post("/api/v1/secrets", secret("mine", "project", "t1/p1"), "application/json").status, 403);
+  auto t2_secrets = admin.Get("/api/v1/secrets?tenant=t2");
+  ASSERT_EQ(t2_secrets.body["items"].size(), 2u) << t2_secrets.text;
+  for (const auto& item : t2_secrets.body["items"]) EXPECT_EQ(item.value("version", 0), 1) << t2_secrets.text;
   // Nothing of t2 changed.
   EXPECT_NE(StateOf(other), "Cancelled");
   EXPECT_NE(StateOf(other_only), "Cancelled");

@@ -1,4 +1,5 @@
 #include "server_process.h"
+#include "child_stderr.h"
 #include "server/server_test_util.h"
 
 #include <fcntl.h>
@@ -45,12 +46,24 @@ bool WaitFor(const std::function<bool()>& cond, std::chrono::milliseconds limit)
   return cond();
 }
 
+namespace {
+std::string child_stderr;  // ChildStderrTo's file; empty: the test's stderr (or /dev/null)
+}  // namespace
+
+ChildStderrTo::ChildStderrTo(std::string path) { child_stderr = std::move(path); }
+ChildStderrTo::~ChildStderrTo() { child_stderr.clear(); }
+
 pid_t SpawnChild(std::vector<std::string> args, bool silence_stderr) {
+  const std::string log = child_stderr;
   pid_t pid = fork();
   if (pid == 0) {
     int devnull = open("/dev/null", O_WRONLY);
     dup2(devnull, 1);
-    if (silence_stderr) dup2(devnull, 2);
+    if (!log.empty()) {
+      dup2(open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600), 2);
+    } else if (silence_stderr) {
+      dup2(devnull, 2);
+    }
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

@@ -334,6 +334,15 @@ void Agent::Apply(const Assignment& assignment) {
 }
 
 void Agent::StartTask(const AssignedTask& t) {
+  // Secrets first: a task whose secrets did not arrive does not start without them.
+  if (!t.secret_error.empty()) {
+    table_.Update(StartFailure(t.task_id, clock_.Now(), FailedPrecondition("task " + t.task_id + ": " + t.secret_error)));
+    return;
+  }
+  if (Status s = WriteSecretFiles(TaskDir(t.task_id) + "/work", t.secret_files); !s.ok()) {
+    table_.Update(StartFailure(t.task_id, clock_.Now(), s.WithContext("task " + t.task_id)));
+    return;
+  }
   TaskSpec spec;
   spec.task_id = t.task_id;
   spec.command = t.command;
@@ -353,6 +362,7 @@ void Agent::StartTask(const AssignedTask& t) {
     return;
   }
   spec.env[kResultsDirVariable] = results_dir;
+  if (!t.secret_files.empty()) spec.env["ABACUS_SECRETS_DIR"] = SecretsDir(TaskDir(t.task_id) + "/work");
   std::vector<std::string> vendors;
   {
     std::lock_guard lock(mu_);
@@ -665,6 +675,7 @@ void Agent::CleanUp() {
     (void)logs_->Ship(id);  // anything written since the last round
     logs_->Forget(id);
     (void)runtime_->Remove(id);
+    if (Status s = RemoveSecretFiles(TaskDir(id) + "/work"); !s.ok()) ABACUS_LOG_WARN("agent: {}", s.ToString());
     if (!options_.keep_task_dirs) {
       std::error_code ec;
       fs::remove_all(TaskDir(id), ec);

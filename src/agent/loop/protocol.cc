@@ -7,6 +7,8 @@
 #include <cctype>
 #include <charconv>
 
+#include "common/base64.h"
+
 namespace abacus::agent {
 
 using nlohmann::json;
@@ -263,6 +265,13 @@ Result<AssignedTask> ParseAssignedTask(const json& t) {
     a.mounts.push_back(Mount{path, in.empty() ? path : in, m.value("readOnly", true)});
   }
   a.network = t.value("network", "");
+  for (const auto& f : t.value("secretFiles", json::array())) {
+    if (!f.is_object()) continue;
+    std::optional<std::string> data = Base64Decode(f.value("data", ""));
+    if (!data) return InvalidArgument("task " + a.task_id + ": secretFiles: data is not base64");
+    a.secret_files.push_back(SecretFile{f.value("path", ""), std::move(*data)});
+  }
+  a.secret_error = t.value("secretError", "");
   a.cpu_milli = t.value("cpuMilli", int64_t{0});
   a.memory_bytes = t.value("memoryBytes", int64_t{0});
   for (const auto& d : t.value("devices", json::array())) {

@@ -13,6 +13,7 @@
 
 #include "agent/probe/probe.h"
 #include "agent/runtime/container.h"
+#include "agent/loop/secret_files.h"
 #include "agent/runtime/process_runtime.h"
 #include "common/clock.h"
 #include "common/status.h"
@@ -137,6 +138,10 @@ struct AssignedTask {
   Duration fencing_grace = std::chrono::seconds(30);
   std::optional<AssignedProbe> readiness, liveness;  // "probes": {"readiness": …, "liveness": …}
   std::string results_file;  // "resultsFile": the results file name to read first (Evaluation)
+  // Secrets (secret_files.h): "secretFiles": [{"path", "data" (base64)}], written mode 0400;
+  // "secretError": the server could not open a secret, the task fails to start with it.
+  std::vector<SecretFile> secret_files;
+  std::string secret_error;
 };
 
 // GET /api/v1/agent/assignments: the full set of tasks the node should run, with its version.

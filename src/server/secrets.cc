@@ -1,0 +1,296 @@
+#include "server/secrets.h"
+
+#include "common/base64.h"
+#include "common/ids.h"
+#include "common/log.h"
+#include "server/governance.h"
+#include "tenancy/tenant.h"
+#include "workload/secret_refs.h"
+
+namespace abacus::server {
+namespace {
+
+using nlohmann::json;
+using govern::Action;
+
+constexpr size_t kMaxSecretBytes = 1 << 20;  // all values of one secret together
+
+std::string StoreKey(const std::string& tenant, const std::string& project, const std::string& name) {
+  return (project.empty() ? tenant : project) + "/" + name;
+}
+
+std::string Identity(const json& rec, const std::string& key) {
+  return rec.value("tenant", "") + "/" + rec.value("project", "") + "/" + rec.value("name", "") + "/" +
+         std::to_string(rec.value("version", 0)) + "/" + key;
+}
+
+govern::Resource SecretResource(const std::string& name, const std::string& tenant, const std::string& project) {
+  govern::Resource r = govern::Resource::ForTenantObject("secret", name, tenant);
+  r.project = project;
+  return r;
+}
+
+std::string ScopeText(const std::string& tenant, const std::string& project) {
+  return project.empty() ? "tenant " + tenant : "project " + project;
+}
+
+// The secret's scope from a body or query: a project "t/p" or a tenant "t".
+Result<std::pair<std::string, std::string>> Scope(const std::string& project, const std::string& tenant) {
+  if (!project.empty()) {
+    auto p = ParseProjectRef(project);
+    if (!p.ok()) return InvalidArgument("project: " + p.status().message());
+    if (!tenant.empty() && tenant != p->first) return InvalidArgument("tenant " + tenant + " is not project " + project + "'s tenant");
+    return std::make_pair(p->first, project);
+  }
+  if (tenant.empty()) return InvalidArgument("give the secret's project (\"tenant/project\") or tenant");
+  if (!IsValidName(tenant)) return InvalidArgument("tenant: '" + tenant + "' is not a valid name");
+  return std::make_pair(tenant, std::string());
+}
+
+json Summary(const json& rec) {
+  json keys = json::array();
+  const json data = rec.value("data", json::object());
+  for (const auto& [k, v] : data.items()) keys.push_back(k);
+  json out = {{"name", rec.value("name", "")}, {"tenant", rec.value("tenant", "")}, {"keys", keys},
+              {"version", rec.value("version", 0)}, {"createdBy", rec.value("createdBy", "")},
+              {"createdAt", FormatTime(FromMicros(rec.value("createdUs", int64_t{0})))}};
+  if (!rec.value("project", "").empty()) out["project"] = rec.value("project", "");
+  return out;
+}
+
+std::string Text(const json& j, const char* field) {
+  return j.contains(field) && j[field].is_string() ? j[field].get<std::string>() : "";
+}
+
+}  // namespace
+
+SecretVault::SecretVault(Store& store, Governance& governance, govern::SecretKeyring keyring)
+    : store_(store), governance_(governance), keyring_(std::move(keyring)) {}
+
+Result<json> SecretVault::Create(const govern::Principal& who, const json& body) {
+  if (!body.is_object()) return InvalidArgument("body: expected {\"name\", \"project\" or \"tenant\", \"data\", \"stringData\"}");
+  for (const auto& [field, v] : body.items()) {
+    if (field != "name" && field != "project" && field != "tenant" && field != "data" && field != "stringData" &&
+        field != "kind") {
+      return InvalidArgument("unknown field '" + field + "'; allowed: name, project, tenant, data, stringData");
+    }
+  }
+  const std::string name = Text(body, "name");
+  if (!IsValidName(name)) return InvalidArgument("name: '" + name + "' is not a valid name (lower-case letters, digits, '-')");
+  ABACUS_ASSIGN_OR_RETURN(auto scope, Scope(Text(body, "project"), Text(body, "tenant")));
+  const auto& [tenant, project] = scope;
+  NoteRequestObject("secret", StoreKey(tenant, project, name), tenant);
+  ABACUS_RETURN_IF_ERROR(govern::Authorize(who, Action::kCreate, SecretResource(name, tenant, project)));
+  std::map<std::string, std::string> values;
+  size_t total = 0;
+  for (const char* field : {"data", "stringData"}) {
+    if (!body.contains(field)) continue;
+    if (!body[field].is_object()) return InvalidArgument(std::string(field) + ": expected a mapping of key to value");
+    for (const auto& [k, v] : body[field].items()) {
+      // Messages name the key, never the value.
+      if (!IsValidSecretKey(k)) return InvalidArgument(std::string(field) + ": key '" + k + "' must be 1-253 of [A-Za-z0-9._-]");
+      if (!v.is_string()) return InvalidArgument(std::string(field) + "." + k + ": expected a string");
+      std::optional<std::string> value = v.get<std::string>();
+      if (std::string_view(field) == "data") {
+        value = Base64Decode(*value);
+        if (!value) return InvalidArgument("data." + k + ": not valid base64 (use stringData for text)");
+      }
+      if (!values.emplace(k, *value).second) return InvalidArgument("key '" + k + "' is in both data and stringData");
+      total += value->size();
+    }
+  }
+  if (values.empty()) return InvalidArgument("a secret needs at least one key in data or stringData");
+  if (total > kMaxSecretBytes) return InvalidArgument("secret " + name + ": values hold more than 1 MiB together");
+  const std::string key = StoreKey(tenant, project, name);
+  ABACUS_ASSIGN_OR_RETURN(auto existing, store_.Get(kSecretStoreKind, key));
+  int64_t version = 1;
+  std::optional<int64_t> expected = 0;
+  if (existing) {
+    json old = json::parse(existing->json, nullptr, false);
+    version = (old.is_object() ? old.value("version", int64_t{0}) : 0) + 1;
+    expected = existing->version;
+  }
+  json rec = {{"tenant", tenant}, {"project", project}, {"name", name}, {"version", version},
+              {"createdUs", ToMicros(governance_.clock().Now())}, {"createdBy", who.name}};
+  json data = json::object();
+  for (const auto& [k, v] : values) data[k] = govern::SealSecret(keyring_, Identity(rec, k), v);
+  rec["data"] = std::move(data);
+  ABACUS_RETURN_IF_ERROR(
+      governance_.CommitRequestChange(WriteBatch().PutJson(std::string(kSecretStoreKind), key, rec, expected)));
+  return Summary(rec);
+}
+
+Result<json> SecretVault::List(const govern::Principal& who, const std::string& project, const std::string& tenant) {
+  ABACUS_ASSIGN_OR_RETURN(auto records, store_.List(kSecretStoreKind));
+  json items = json::array();
+  for (const auto& r : records) {
+    json rec = json::parse(r.json, nullptr, false);
+    if (!rec.is_object()) continue;
+    const std::string t = rec.value("tenant", ""), p = rec.value("project", "");
+    if (!project.empty() && p != project) continue;
+    if (!tenant.empty() && t != tenant) continue;
+    if (!govern::MaySee(who, SecretResource(rec.value("name", ""), t, p))) continue;
+    items.push_back(Summary(rec));
+  }
+  return json{{"items", std::move(items)}};
+}
+
+Result<json> SecretVault::Delete(const govern::Principal& who, const std::string& name, const std::string& project,
+                                 const std::string& tenant) {
+  ABACUS_ASSIGN_OR_RETURN(auto scope, Scope(project, tenant));
+  const std::string key = StoreKey(scope.first, scope.second, name);
+  const std::string missing = "secret " + name + " of " + ScopeText(scope.first, scope.second) + " not found";
+  govern::Resource r = SecretResource(name, scope.first, scope.second);
+  if (!govern::MaySee(who, r)) return NotFound(missing);
+  ABACUS_ASSIGN_OR_RETURN(auto existing, store_.Get(kSecretStoreKind, key));
+  if (!existing) return NotFound(missing);
+  NoteRequestObject("secret", key, scope.first);
+  ABACUS_RETURN_IF_ERROR(govern::Authorize(who, Action::kDelete, r));
+  ABACUS_RETURN_IF_ERROR(governance_.CommitRequestChange(WriteBatch().Delete(std::string(kSecretStoreKind), key)));
+  return json{{"name", name}, {"deleted", true}};
+}
+
+Result<json> SecretVault::Reencrypt(const govern::Principal& who) {
+  if (!who.HasRole(Role::kAdmin)) return PermissionDenied(who.ToString() + " may not re-encrypt secrets (admins only)");
+  ABACUS_ASSIGN_OR_RETURN(auto records, store_.List(kSecretStoreKind));
+  WriteBatch batch;
+  int64_t changed = 0;
+  for (const auto& r : records) {
+    json rec = json::parse(r.json, nullptr, false);
+    if (!rec.is_object() || !rec.contains("data")) continue;
+    bool stale = false;
+    for (const auto& [k, v] : rec["data"].items()) stale |= govern::SealedKeyId(v.get<std::string>()) != keyring_.active_id();
+    if (!stale) continue;
+    for (auto& [k, v] : rec["data"].items()) {
+      ABACUS_ASSIGN_OR_RETURN(std::string plain, govern::OpenSecret(keyring_, Identity(rec, k), v.get<std::string>()));
+      v = govern::SealSecret(keyring_, Identity(rec, k), plain);
+    }
+    batch.PutJson(std::string(kSecretStoreKind), r.key, rec, r.version);
+    ++changed;
+  }
+  if (changed > 0) ABACUS_RETURN_IF_ERROR(governance_.CommitRequestChange(batch));
+  return json{{"reencrypted", changed}, {"keyId", keyring_.active_id()}};
+}
+
+Result<SecretVault::Found> SecretVault::Resolve(const std::string& project, const std::string& name) {
+  const std::string tenant = project.substr(0, project.find('/'));
+  for (const std::string& key : {StoreKey(tenant, project, name), StoreKey(tenant, "", name)}) {
+    ABACUS_ASSIGN_OR_RETURN(auto r, store_.Get(kSecretStoreKind, key));
+    if (!r) continue;
+    json rec = json::parse(r->json, nullptr, false);
+    if (!rec.is_object()) return Internal("stored secret " + key + " is not JSON");
+    return Found{key, std::move(rec)};
+  }
+  return FailedPrecondition("secret " + name + " not found in project " + project + " or tenant " + tenant +
+                            ": create it first (abacus create secret " + name + " -p " + project + " ...)");
+}
+
+Result<std::map<std::string, std::string>> SecretVault::Open(const Found& f) {
+  std::map<std::string, std::string> out;
+  const json data = f.record.value("data", json::object());
+  for (const auto& [k, v] : data.items()) {
+    if (!v.is_string()) return Internal("stored secret " + f.key + ": value of key " + k + " is not sealed text");
+    ABACUS_ASSIGN_OR_RETURN(out[k], govern::OpenSecret(keyring_, Identity(f.record, k), v.get<std::string>()));
+  }
+  return out;
+}
+
+Status SecretVault::CheckReferences(const Workload& w) {
+  std::map<std::string, std::set<std::string>> keys;  // secret → keys named
+  for (const std::string& s : w.spec.SecretNames()) keys[s];
+  for (const SecretEnvVar& v : w.spec.secret_env) keys[v.secret].insert(v.key);
+  for (const auto& [name, wanted] : keys) {
+    auto found = Resolve(w.project, name);
+    if (!found.ok()) return found.status().WithContext("workload " + w.project + "/" + w.name);
+    const json data = found->record.value("data", json::object());
+    for (const std::string& k : wanted) {
+      if (!data.contains(k)) {
+        std::string have;
+        for (const auto& [dk, dv] : data.items()) have += (have.empty() ? "" : ", ") + dk;
+        return FailedPrecondition("workload " + w.project + "/" + w.name + ": secret " + name + " (" + found->key +
+                                  ") has no key " + k + " (keys: " + have + ")");
+      }
+    }
+  }
+  return Status::OK();
+}
+
+json SecretVault::References(const Workload& w) {
+  if (w.spec.SecretNames().empty()) return nullptr;
+  json env = json::array(), from = json::array(), mounts = json::array();
+  for (const SecretEnvVar& v : w.spec.secret_env) env.push_back({{"name", v.name}, {"secret", v.secret}, {"key", v.key}});
+  for (const std::string& s : w.spec.env_from) from.push_back(s);
+  for (const SecretMount& m : w.spec.secret_mounts) mounts.push_back({{"secret", m.secret}, {"path", m.path}});
+  return json{{"project", w.project}, {"env", env}, {"envFrom", from}, {"mounts", mounts}};
+}
+
+void SecretVault::FillAssignments(const std::string& node, json& tasks) {
+  for (json& t : tasks) {
+    if (!t.is_object() || !t.contains("secrets")) continue;
+    json refs = std::move(t["secrets"]);
+    t.erase("secrets");
+    if (t.value("action", "") != "run") continue;
+    const std::string project = refs.value("project", "");
+    std::map<std::string, std::map<std::string, std::string>> opened;
+    std::map<std::string, std::string> found_keys;  // secret → store key and version, for the audit
+    auto open = [&](const std::string& name) -> Result<const std::map<std::string, std::string>*> {
+      if (auto it = opened.find(name); it != opened.end()) return &it->second;
+      ABACUS_ASSIGN_OR_RETURN(Found f, Resolve(project, name));
+      ABACUS_ASSIGN_OR_RETURN(auto values, Open(f));
+      found_keys[name] = f.key + " v" + std::to_string(f.record.value("version", 0));
+      return &(opened[name] = std::move(values));
+    };
+    json env = t.value("env", json::object());
+    json files = json::array();
+    json uses = json::array();
+    Status st = [&]() -> Status {
+      const json from = refs.value("envFrom", json::array()), env_refs = refs.value("env", json::array()),
+                 mount_refs = refs.value("mounts", json::array());
+      for (const auto& s : from) {
+        ABACUS_ASSIGN_OR_RETURN(auto values, open(s.get<std::string>()));
+        for (const auto& [k, v] : *values) env[k] = v;
+        uses.push_back("envFrom " + s.get<std::string>());
+      }
+      for (const auto& e : env_refs) {
+        const std::string name = e.value("secret", ""), key = e.value("key", "");
+        ABACUS_ASSIGN_OR_RETURN(auto values, open(name));
+        auto it = values->find(key);
+        if (it == values->end()) return FailedPrecondition("secret " + name + " has no key " + key + " (deleted or changed after submit)");
+        env[e.value("name", "")] = it->second;
+        uses.push_back("env " + e.value("name", "") + " = " + name + "." + key);
+      }
+      for (const auto& m : mount_refs) {
+        const std::string name = m.value("secret", ""), path = m.value("path", "");
+        ABACUS_ASSIGN_OR_RETURN(auto values, open(name));
+        json keys = json::array();
+        for (const auto& [k, v] : *values) {
+          files.push_back({{"path", path + "/" + k}, {"data", Base64Encode(v)}});
+          keys.push_back(k);
+        }
+        uses.push_back("files " + path + "/{" + keys.dump() + "} = " + name);
+      }
+      return Status::OK();
+    }();
+    const std::string task_id = t.value("taskId", "");
+    if (!st.ok()) {
+      t["secretError"] = st.message();  // names the secret and key, never a value
+      continue;
+    }
+    t["env"] = std::move(env);
+    if (!files.empty()) t["secretFiles"] = std::move(files);
+    bool first = false;
+    {
+      std::lock_guard lock(used_mu_);
+      if (used_.size() > 100000) used_.clear();  // bounded: a later answer may audit a use again
+      first = used_.insert(task_id).second;
+    }
+    if (!first) continue;
+    for (const auto& [name, key] : found_keys) {
+      json after = {{"task", task_id}, {"node", node}, {"secret", key}, {"uses", uses}};
+      governance_.AppendDecision("server", "secret-use", "secret", key, project.substr(0, project.find('/')), "",
+                                 after.dump());
+    }
+  }
+}
+
+}  // namespace abacus::server

@@ -1,0 +1,78 @@
+// Secrets for workloads (issue 24; docs/governance.md, "Secrets"): `Secret` objects of a project
+// or a tenant whose values are sealed at rest (govern/secret_box.h) with a key kept outside the
+// store. The API creates, lists (names, keys, versions: never values) and deletes them; values
+// are opened only to answer the agent that runs a task referencing them (AssignmentSecrets), and
+// each such use is audited once per task.
+//
+// Store kind `secret`, key "TENANT/NAME" (tenant-scoped) or "TENANT/PROJECT/NAME":
+//   {"tenant","project","name","version","createdUs","createdBy","data":{KEY: sealed}}
+// Every call reads the store (no cache): HA servers sharing a store see the same secrets.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "govern/authorize.h"
+#include "govern/secret_box.h"
+#include "store/store.h"
+#include "workload/workload.h"
+
+namespace abacus::server {
+
+class Governance;
+
+inline constexpr std::string_view kSecretStoreKind = "secret";
+
+class SecretVault {
+ public:
+  SecretVault(Store& store, Governance& governance, govern::SecretKeyring keyring);
+
+  // POST /api/v1/secrets: {"name", "project": "t/p" | "tenant": "t", "data": {K: base64},
+  // "stringData": {K: text}}. Creates the secret, or replaces its values as the next version.
+  // Needs `create` on the secret (tenant admins in their tenant, members in their project).
+  // The answer never holds a value.
+  Result<nlohmann::json> Create(const govern::Principal& who, const nlohmann::json& body);
+  // GET /api/v1/secrets[?project=|tenant=]: the secrets `who` may see: names, keys, versions.
+  Result<nlohmann::json> List(const govern::Principal& who, const std::string& project, const std::string& tenant);
+  // DELETE /api/v1/secrets/{name}?project=|tenant=: needs `delete` on the secret; 404 when
+  // `who` may not see it.
+  Result<nlohmann::json> Delete(const govern::Principal& who, const std::string& name, const std::string& project,
+                                const std::string& tenant);
+  // POST /api/v1/secrets/reencrypt (admins): seals every value again with the active key;
+  // answers how many secrets changed. After it the old keys may leave the keyring.
+  Result<nlohmann::json> Reencrypt(const govern::Principal& who);
+
+  // Submit: every Secret `w` references exists in its project (or tenant) with the keys named;
+  // FailedPrecondition naming the secret, key and what to do otherwise.
+  Status CheckReferences(const Workload& w);
+  // The agent's assignment answer: for each task holding "secrets" (references, from
+  // DesiredTasks), opens the values into its "env" and "secretFiles" and drops the references;
+  // a task whose secret cannot be opened gets "secretError" instead (the agent fails it).
+  // Audits each task's first use ("secret-use": secret, keys and task, never values).
+  void FillAssignments(const std::string& node, nlohmann::json& tasks);
+
+  // The references of `w` as DesiredTasks puts them in an assignment ("secrets").
+  static nlohmann::json References(const Workload& w);
+
+ private:
+  struct Found {
+    std::string key;  // store key
+    nlohmann::json record;
+  };
+  // The secret `name` a workload of `project` sees: the project's, else its tenant's.
+  Result<Found> Resolve(const std::string& project, const std::string& name);
+  Result<std::map<std::string, std::string>> Open(const Found& f);
+
+  Store& store_;
+  Governance& governance_;
+  govern::SecretKeyring keyring_;
+  std::mutex used_mu_;
+  std::set<std::string> used_;  // GUARDED_BY(used_mu_): task ids whose use is audited
+};
+
+}  // namespace abacus::server

@@ -1,0 +1,145 @@
+// Secrets end to end with real processes (issue 24): a member creates a secret of its project, a
+// TrainingJob takes one key as an env var, every key as envFrom and the secret as files; its task
+// prints only whether the variable holds the expected value (its spec holds the value's SHA-256,
+// not the value) and the file's mode. Then a canary
+// search: the value is in no API answer (workload, events, secrets list, audit), in no task log,
+// in no file of the server's data folder (the store holds it sealed), in no file of the agent's
+// work folder outside the task's secrets directory and in neither process's debug log. Another tenant's member can neither
+// list nor reference it.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "child_stderr.h"
+#include "govern/crypto.h"
+#include "server_process.h"
+
+namespace abacus::testing {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr char kCanary[] = "canary-7f3e9b21-do-not-leak";
+
+constexpr char kUsers[] = R"(kind: User
+name: mia
+roles: [{role: member, project: acme/ml}]
+---
+kind: Tenant
+name: beta
+---
+kind: Project
+name: lab
+tenant: beta
+---
+kind: User
+name: bea
+roles: [{role: member, project: beta/lab}]
+)";
+
+std::string Job(const std::string& name, const std::string& project, const std::string& queue) {
+  return "kind: TrainingJob\nname: " + name + "\nproject: " + project + "\nqueue: " + queue +
+         "\nspec:\n"
+         "  command: [\"sh\", \"-c\", \"[ \\\"$(printf %s \\\"$DB_PASSWORD\\\" | sha256sum | cut -c1-64)\\\" = " +
+         govern::Sha256Hex(kCanary) + " ] && echo env-ok; [ \\\"$password\\\" = \\\"$DB_PASSWORD\\\" ] && echo envfrom-ok; "
+         "stat -c 'mode=%a' \\\"$ABACUS_SECRETS_DIR/db/password\\\"; "
+         "[ \\\"$(cat secrets/db/password)\\\" = \\\"$DB_PASSWORD\\\" ] && echo file-ok\"]\n"
+         "  env:\n    - {name: DB_PASSWORD, secretRef: {secret: db-creds, key: password}}\n"
+         "  envFrom: [{secret: db-creds}]\n"
+         "  secretMounts: [{secret: db-creds, path: db}]\n"
+         "  taskGroups:\n    - name: main\n      resources: {cpu: 1, memory: 1Gi}\n";
+}
+
+bool FilesHold(const fs::path& root, const std::string& text, const std::string& skip_dir, std::string* where) {
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_directory() && it->path().filename() == skip_dir) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (!it->is_regular_file()) continue;
+    if (ReadFile(it->path().string()).find(text) != std::string::npos) {
+      *where = it->path().string();
+      return true;
+    }
+  }
+  return false;
+}
+
+TEST(SecretsTest, ATaskGetsItsSecretAndTheValueLeaksNowhere) {
+  TempDir dir, log_dir;
+  const std::string log_file = log_dir.path() + "/server-and-agent.log";
+  ChildStderrTo capture(log_file);  // the server's and the agent's logs, at debug level
+  const std::string config = log_dir.path() + "/debug.yaml";
+  { std::ofstream(config) << "log-level: debug\n"; }
+  ServerProcess server(dir.path(), {"--config", config});
+  auto admin = server.Client();
+  ASSERT_EQ(admin.Post("/api/v1/apply", kAcmeOrg, "application/yaml").status, 200);
+  ASSERT_EQ(admin.Post("/api/v1/apply", kUsers, "application/yaml").status, 200);
+  auto token_of = [&](const std::string& user) {
+    auto r = admin.Post("/api/v1/tokens", json({{"user", user}}).dump(), "application/json");
+    EXPECT_EQ(r.status, 201) << r.text;
+    return r.body.value("token", "");
+  };
+  cli::ApiClient mia({server.url(), token_of("mia")});
+  cli::ApiClient bea({server.url(), token_of("bea")});
+  AgentProcess agent(server, "cpu-a", "", {"--config", config});
+
+  // Created by a member of the project (CLI); the answer names keys, never values.
+  CliResult created = RunCli({"secret", "create", "db-creds", "-p", "acme/ml", "--from-literal",
+                              std::string("password=") + kCanary, "--server", server.url(), "--token",
+                              mia.config().token});
+  ASSERT_EQ(created.code, 0) << created.err;
+  EXPECT_EQ(created.out.find(kCanary), std::string::npos);
+  // Not in another tenant's project, not by its member.
+  auto foreign = bea.Post("/api/v1/secrets", json({{"name", "x"}, {"project", "acme/ml"}, {"stringData", {{"k", "v"}}}}).dump(),
+                          "application/json");
+  EXPECT_EQ(foreign.status, 403) << foreign.text;
+  EXPECT_TRUE(bea.Get("/api/v1/secrets").body["items"].empty());
+  EXPECT_EQ(bea.Delete("/api/v1/secrets/db-creds?project=acme/ml").status, 404);
+  // bea's workload names the same secret: it resolves in bea's own project, where there is none.
+  auto stolen = bea.Post("/api/v1/workloads", Job("steal", "beta/lab", "train"), "application/yaml");
+  EXPECT_NE(stolen.status, 201) << stolen.text;
+
+  auto submitted = mia.Post("/api/v1/workloads", Job("uses-secret", "acme/ml", "train"), "application/yaml");
+  ASSERT_EQ(submitted.status, 201) << submitted.text;
+  const std::string id = submitted.body["items"][0]["id"];
+  auto state = [&] { return admin.Get("/api/v1/workloads/" + id).body.value("state", ""); };
+  ASSERT_TRUE(WaitFor([&] { return state() == "Succeeded" || state() == "Failed"; }, std::chrono::seconds(60)))
+      << admin.Get("/api/v1/workloads/" + id).text;
+  auto logs = admin.Get("/api/v1/workloads/" + id + "/logs");
+  ASSERT_EQ(logs.status, 200);
+  EXPECT_NE(logs.text.find("env-ok"), std::string::npos) << logs.text;
+  EXPECT_NE(logs.text.find("envfrom-ok"), std::string::npos) << logs.text;
+  EXPECT_NE(logs.text.find("mode=400"), std::string::npos) << logs.text;
+  EXPECT_NE(logs.text.find("file-ok"), std::string::npos) << logs.text;
+  EXPECT_EQ(state(), "Succeeded");
+
+  // The canary search.
+  for (const std::string& path :
+       {"/api/v1/workloads/" + id, "/api/v1/workloads/" + id + "/events", "/api/v1/workloads/" + id + "/logs",
+        std::string("/api/v1/workloads"), std::string("/api/v1/secrets"), std::string("/api/v1/audit"),
+        std::string("/api/v1/events")}) {
+    auto r = admin.Get(path);
+    EXPECT_EQ(r.text.find(kCanary), std::string::npos) << path;
+  }
+  CliResult described = RunCli({"describe", "workload", id, "--server", server.url(), "--token", server.token()});
+  EXPECT_EQ(described.out.find(kCanary), std::string::npos);
+  std::string where;
+  EXPECT_FALSE(FilesHold(server.data_dir(), kCanary, "", &where)) << where;
+  EXPECT_FALSE(FilesHold(agent.work_dir(), kCanary, "secrets", &where)) << where;
+  const std::string logged = ReadFile(log_file);
+  EXPECT_NE(logged.find("agent"), std::string::npos) << "the logs were not captured";
+  EXPECT_EQ(logged.find(kCanary), std::string::npos) << "a log holds the value";
+  // Audited: the creation and the use, naming the secret, never the value.
+  auto audit = admin.Get("/api/v1/audit");
+  EXPECT_NE(audit.text.find("secret-create"), std::string::npos);
+  EXPECT_NE(audit.text.find("secret-use"), std::string::npos) << audit.text;
+  EXPECT_NE(audit.text.find("acme/ml/db-creds"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace abacus::testing
