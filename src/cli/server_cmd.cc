@@ -174,7 +174,7 @@ void AddServerCommands(CLI::App& app, int* exit_code) {
                     "DATA/secrets.key); keep it out of the store's backups (docs/governance.md, Secrets)");
     cmd->add_option("--secrets-keyring", ro->secrets_keyring_file,
                     "file of older secrets keys (64 hex a line, mode 0600) that still open values after a rotation "
-                    "(default DATA/secrets.keyring; `abacus admin rotate-secrets-key` re-seals with the new key)");
+                    "(default DATA/secrets.keyring; `abacus secret reencrypt` re-seals with the new key)");
     auto audit_check = std::make_shared<std::string>("30m");
     cmd->add_option("--audit-check-every", *audit_check,
                     "how often the server verifies the whole audit chain in the background (abacus_audit_chain_ok in "

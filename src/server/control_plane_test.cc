@@ -470,6 +470,30 @@ TEST_F(ControlPlaneTest, MetricsAreValidPrometheusTextWithTheIssueFamilies) {
 namespace abacus::server {
 namespace {
 
+// Issue 24: a task group's placement rules go from the YAML through the ledger to the scheduler:
+// with maxPerNode 1 the two replicas land on two nodes (binpacking alone puts both on one).
+TEST_F(ControlPlaneTest, MaxPerNodeSpreadsTheReplicasOfASubmittedWorkloadOverNodes) {
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-b", 2)).ok());
+  auto submit = [&](const std::string& name, const std::string& placement) {
+    auto r = cp_->Submit("kind: TrainingJob\nname: " + name +
+                             "\nproject: acme/ml\nqueue: train\nspec:\n  command: [\"true\"]\n  taskGroups:\n"
+                             "    - name: w\n      replicas: 2\n" + placement +
+                             "      resources: {cpu: 1, memory: 1Gi, accelerators: {flavor: gpu/nvidia/A100-80G, count: 1}}\n",
+                         false, name + ".yaml");
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    cp_->WaitForCycle();
+    std::set<std::string> nodes;
+    json w = *cp_->GetWorkload((*r)[0]["id"].get<std::string>());
+    for (const auto& p : w["placements"]) nodes.insert(p["node"].get<std::string>());
+    return nodes;
+  };
+  EXPECT_EQ(submit("packed", "").size(), 1u);  // the queue's 2 GPUs: then cancelled
+  ASSERT_TRUE(cp_->Cancel("packed", "test").ok());
+  cp_->WaitForCycle();
+  EXPECT_EQ(submit("spread", "      placement: {maxPerNode: 1}\n").size(), 2u);
+}
+
 // Issue 25: admission attempts, controller actions, evictions and inference replicas are in
 // /metrics, counted once their batch committed.
 TEST_F(ControlPlaneTest, MetricsCountAttemptsControllerActionsEvictionsAndReplicas) {
