@@ -7,7 +7,8 @@ namespace abacus::server {
 DeviceHoldings HoldingsAsSeenBy(const std::unordered_map<std::string, WorkloadRecord>& workloads,
                                 const std::function<bool(const Workload&)>& visible) {
   DeviceHoldings out;
-  for (const auto& [id, r] : workloads) {
+  for (const auto& entry : workloads) {
+    const WorkloadRecord& r = entry.second;  // a named reference: lambdas below capture it
     if (!r.holds_quota()) continue;
     const bool seen = !visible || visible(r.spec);
     for (const auto& p : r.placements) {
