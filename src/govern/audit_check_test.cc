@@ -3,12 +3,8 @@
 #include "govern/audit_check.h"
 
 #include <gtest/gtest.h>
-#include <sqlite3.h>
-#include <stdlib.h>
 
-#include <filesystem>
-
-#include "store/store.h"
+#include "govern/sqlite_audit_fixture.h"
 
 namespace abacus::govern {
 namespace {
@@ -24,47 +20,17 @@ AuditRecord Rec(int i) {
   return r;
 }
 
-class AuditCheckTest : public ::testing::Test {
+class AuditCheckTest : public SqliteAuditFixture {
  protected:
-  void SetUp() override {
-    const char* tmp = getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/abacus-audit-check-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-    path_ = dir_ + "/abacus.db";
-    auto store = OpenStore("sqlite://" + path_, {&clock_});
-    ASSERT_TRUE(store.ok()) << store.status().ToString();
-    auto log = AuditLog::Open(**store, clock_);
-    ASSERT_TRUE(log.ok());
-    for (int i = 1; i <= 25; ++i) ASSERT_TRUE((*log)->Append(Rec(i)).ok());
-    head_ = (*log)->head();
-  }
-  void TearDown() override {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
-  void Sql(const std::string& sql) {
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
-    char* err = nullptr;
-    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
-    sqlite3_free(err);
-    sqlite3_close(db);
-  }
+  void SetUp() override { SetUpLog(25, Rec); }
   // Checks the chain in chunks of 4 (so that every chunk boundary is crossed) against `head`.
   AuditVerifyReport Check(const AuditHead& head) {
-    auto store = OpenStore("sqlite://" + path_, {&clock_});
-    EXPECT_TRUE(store.ok());
-    auto log = AuditLog::Open(**store, clock_);
-    EXPECT_TRUE(log.ok());
-    auto report = CheckAuditChain(**log, head, 4);
+    OpenedLog opened = OpenLog();
+    if (opened.log == nullptr) return {};
+    auto report = CheckAuditChain(*opened.log, head, 4);
     EXPECT_TRUE(report.ok()) << report.status().ToString();
-    return *report;
+    return report.ok() ? *report : AuditVerifyReport{};
   }
-
-  ManualClock clock_;
-  std::string dir_, path_;
-  AuditHead head_;
 };
 
 TEST_F(AuditCheckTest, AnIntactChainChecksWhole) {
@@ -103,12 +69,10 @@ TEST_F(AuditCheckTest, FindsTheNewestEntriesRemoved) {
 }
 
 TEST_F(AuditCheckTest, StopsWhenAskedBetweenChunks) {
-  auto store = OpenStore("sqlite://" + path_, {&clock_});
-  ASSERT_TRUE(store.ok());
-  auto log = AuditLog::Open(**store, clock_);
-  ASSERT_TRUE(log.ok());
+  OpenedLog opened = OpenLog();
+  ASSERT_NE(opened.log, nullptr);
   int asked = 0;
-  auto r = CheckAuditChain(**log, head_, 4, [&] { return ++asked < 3; });
+  auto r = CheckAuditChain(*opened.log, head_, 4, [&] { return ++asked < 3; });
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(asked, 3);
 }

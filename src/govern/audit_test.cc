@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "govern/sqlite_audit_fixture.h"
 #include "store/store.h"
 
 namespace abacus::govern {
@@ -229,48 +230,18 @@ TEST(AuditLogTest, AppendsToTheJournalWithTheChangeAndResumesAfterReopen) {
 }
 
 // Tampers with a real SQLite store behind the log's back, as an operator with file access could.
-class SqliteAuditTest : public ::testing::Test {
+class SqliteAuditTest : public SqliteAuditFixture {
  protected:
   void SetUp() override {
-    const char* tmp = getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/abacus-audit-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-    path_ = dir_ + "/abacus.db";
-    auto store = OpenStore("sqlite://" + path_, {&clock_});
-    ASSERT_TRUE(store.ok()) << store.status().ToString();
-    auto log = AuditLog::Open(**store, clock_);
-    ASSERT_TRUE(log.ok());
-    for (int i = 1; i <= 4; ++i) {
-      ASSERT_TRUE((*log)->Append(Rec("create", "nlp/llm/w" + std::to_string(i))).ok());
-      clock_.Advance(std::chrono::seconds(1));
-    }
-  }
-  void TearDown() override {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
-  void Sql(const std::string& sql) {
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
-    char* err = nullptr;
-    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
-    sqlite3_free(err);
-    sqlite3_close(db);
+    SetUpLog(4, [](int i) { return Rec("create", "nlp/llm/w" + std::to_string(i)); }, std::chrono::seconds(1));
   }
   AuditVerifyReport VerifyNow() {
-    auto store = OpenStore("sqlite://" + path_, {&clock_});
-    EXPECT_TRUE(store.ok());
-    auto log = AuditLog::Open(**store, clock_);
-    EXPECT_TRUE(log.ok());
-    auto report = (*log)->Verify();
+    OpenedLog opened = OpenLog();
+    if (opened.log == nullptr) return {};
+    auto report = opened.log->Verify();
     EXPECT_TRUE(report.ok());
-    return *report;
+    return report.ok() ? *report : AuditVerifyReport{};
   }
-
-  ManualClock clock_;
-  std::string dir_;
-  std::string path_;
 };
 
 TEST_F(SqliteAuditTest, IntactLogVerifies) { EXPECT_TRUE(VerifyNow().ok); }

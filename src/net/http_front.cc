@@ -36,16 +36,6 @@ constexpr size_t kFdMargin = 128;  // descriptors kept for the store, logs and o
 // the hand-back to the front, its epoll round and the queue (bench api, issue 21).
 constexpr auto kWorkerHold = std::chrono::milliseconds(1);
 
-std::string PeerAddress(const sockaddr_storage& addr) {
-  char text[INET6_ADDRSTRLEN] = {0};
-  if (addr.ss_family == AF_INET) {
-    ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(addr).sin_addr, text, sizeof(text));
-  } else if (addr.ss_family == AF_INET6) {
-    ::inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(addr).sin6_addr, text, sizeof(text));
-  }
-  return text;
-}
-
 // Sends a short answer without waiting; what does not fit the socket's buffer is dropped.
 void SendNow(int fd, const std::string& bytes) {
   size_t off = 0;
@@ -61,10 +51,11 @@ void SendNow(int fd, const std::string& bytes) {
 
 struct HttpFront::Conn {
   enum class Phase { kIdle, kHead, kBody, kLinger };
-  Conn(int fd_, std::string client_, const FrameLimits& limits)
-      : fd(fd_), client(std::move(client_)), head(limits), chunked(limits.max_body) {}
+  Conn(int fd_, ConnAddresses ends_, const FrameLimits& limits)
+      : fd(fd_), client(ends_.remote_ip), ends(std::move(ends_)), head(limits), chunked(limits.max_body) {}
   int fd;
-  std::string client;
+  std::string client;  // the remote address: the key of per-client limits and turns
+  ConnAddresses ends;
   std::string in;    // received, not yet framed
   std::string body;  // the request's body so far (decoded when chunked)
   RequestHeadParser head;
@@ -226,7 +217,9 @@ void HttpFront::AcceptAll(int listen_fd) {
       }
       return;
     }
-    std::string client = PeerAddress(addr);
+    std::string client;
+    int client_port = 0;
+    DescribeAddress(addr, client, client_port);
     size_t& mine = per_client_[client];
     if (conns_.size() >= max_connections_ ||
         (options_.max_connections_per_client > 0 && mine >= options_.max_connections_per_client)) {
@@ -246,7 +239,7 @@ void HttpFront::AcceptAll(int listen_fd) {
       int yes = 1;
       ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
     }
-    auto c = std::make_unique<Conn>(fd, std::move(client), options_.limits);
+    auto c = std::make_unique<Conn>(fd, ConnAddressesOf(fd, addr), options_.limits);
     c->deadline = Clock::now() + options_.idle_timeout;
     conns_.emplace(fd, std::move(c));
     Watch(fd, true);
@@ -372,7 +365,7 @@ bool HttpFront::Serve(Conn& c, std::string request, bool last) {
   for (;;) {
     bool keep = false;
     try {
-      keep = runner_(c.fd, request, last || stop_.load()) && !last;
+      keep = runner_(c.fd, c.ends, request, last || stop_.load()) && !last;
     } catch (const std::exception& e) {
       ABACUS_LOG_ERROR("http front: request failed: {}", e.what());
     }

@@ -11,7 +11,8 @@
 // hundred idle or slow sockets took every worker and stopped the API (issue 21). Here a worker is
 // busy only while a request runs. docs/operations.md ("The HTTP front door") has the limits.
 //
-//   HttpFront front(options, [](int fd, const std::string& request, bool closing) { ...; return keep; });
+//   HttpFront front(options, [](int fd, const ConnAddresses& ends, const std::string& request, bool closing) {
+//     ...; return keep; });
 //   std::thread t([&] { front.Run(listen_fd); });
 //   ...; front.Stop(); t.join();
 #pragma once
@@ -27,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "net/conn_addresses.h"
 #include "net/fair_queue.h"
 #include "net/http_framing.h"
 
@@ -67,9 +69,11 @@ struct FrontCounters {
 std::string RenderFrontMetrics(const FrontCounters& c);
 
 // Serves one complete request on a worker: writes the answer to `fd` (blocking up to the write
-// timeout), and returns whether the connection may carry another request. `closing`: the
-// server is stopping, so the answer should say Connection: close.
-using RequestRunner = std::function<bool(int fd, const std::string& request, bool closing)>;
+// timeout), and returns whether the connection may carry another request. `ends`: the
+// connection's addresses, read once at accept. `closing`: the server is stopping, so the answer
+// should say Connection: close.
+using RequestRunner =
+    std::function<bool(int fd, const ConnAddresses& ends, const std::string& request, bool closing)>;
 
 class HttpFront {
  public:

@@ -25,6 +25,11 @@ class FrontTest : public ::testing::Test {
       res.set_content("hello", "text/plain");
     });
     svr_.Post("/echo", [](const httplib::Request& req, httplib::Response& res) { res.set_content(req.body, "text/plain"); });
+    svr_.Get("/whoami", [](const httplib::Request& req, httplib::Response& res) {
+      res.set_content(req.remote_addr + ":" + std::to_string(req.remote_port) + " -> " + req.local_addr + ":" +
+                          std::to_string(req.local_port) + "|",
+                      "text/plain");
+    });
     svr_.set_payload_max_length(1 << 20);
     svr_.set_keep_alive_timeout(5);
     svr_.set_front_options(options);
@@ -213,6 +218,25 @@ TEST_F(FrontTest, OneClientsConnectionsAreLimited) {
   }
   EXPECT_TRUE(served);
   for (int fd : mine) ::close(fd);
+}
+
+// Each request on a kept-alive connection names both of its ends (read once, at accept), whether
+// the front or a worker holding the connection framed it.
+TEST_F(FrontTest, EveryRequestOnAConnectionNamesItsBothEnds) {
+  svr_.set_keep_alive_max_count(1000);
+  Serve();
+  int fd = Connect("127.0.0.2");
+  sockaddr_in mine{};
+  socklen_t len = sizeof(mine);
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&mine), &len), 0);
+  const std::string expected = "127.0.0.2:" + std::to_string(ntohs(mine.sin_port)) + " -> 127.0.0.1:" + std::to_string(port_) + "|";
+  for (int i = 0; i < 5; ++i) {
+    if (i == 3) std::this_thread::sleep_for(20ms);  // past the worker's hold: the front frames it
+    Send(fd, "GET /whoami HTTP/1.1\r\nHost: x\r\n\r\n");
+    std::string answer = ReadUntil(fd, "|", 1);
+    EXPECT_NE(answer.find("\r\n\r\n" + expected), std::string::npos) << answer;
+  }
+  ::close(fd);
 }
 
 TEST_F(FrontTest, AChunkedRequestWithinTheLimitIsServed) {

@@ -33,7 +33,8 @@ struct ListenSocket : httplib::Server {
 // httplib's parser sees exactly the bytes the front validated and nothing after them.
 class FramedStream final : public httplib::Stream {
  public:
-  FramedStream(int fd, const std::string& request, StreamTimeouts timeouts) : out_(fd, timeouts), in_(request) {}
+  FramedStream(int fd, const ConnAddresses& ends, const std::string& request, StreamTimeouts timeouts)
+      : out_(fd, timeouts), ends_(ends), in_(request) {}
 
   bool is_readable() const override { return pos_ < in_.size(); }
   bool is_writable() const override { return out_.is_writable(); }
@@ -53,8 +54,14 @@ class FramedStream final : public httplib::Stream {
     }
     return out_.write(ptr, size);
   }
-  void get_remote_ip_and_port(std::string& ip, int& port) const override { out_.get_remote_ip_and_port(ip, port); }
-  void get_local_ip_and_port(std::string& ip, int& port) const override { out_.get_local_ip_and_port(ip, port); }
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    ip = ends_.remote_ip;
+    port = ends_.remote_port;
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    ip = ends_.local_ip;
+    port = ends_.local_port;
+  }
   // Never used for I/O; below FD_SETSIZE, which httplib's select() build checks.
   socket_t socket() const override { return 0; }
 
@@ -64,6 +71,7 @@ class FramedStream final : public httplib::Stream {
 
  private:
   SocketStream out_;
+  const ConnAddresses& ends_;
   const std::string& in_;
   size_t pos_ = 0;
   bool head_seen_ = false, closes_ = false;
@@ -139,9 +147,10 @@ bool BufferedServer::Serve() {
     options.limits.max_body = payload_max_length_;
     options.idle_timeout = std::chrono::seconds(keep_alive_timeout_sec_);
     options.max_requests_per_connection = [this] { return keep_alive_max_count_; };
-    front_ = std::make_unique<HttpFront>(options, [this](int fd, const std::string& request, bool closing) {
-      return RunRequest(fd, request, closing);
-    });
+    front_ = std::make_unique<HttpFront>(
+        options, [this](int fd, const ConnAddresses& ends, const std::string& request, bool closing) {
+          return RunRequest(fd, ends, request, closing);
+        });
   }
   int sock = ListenSocketOf(*this);
   if (sock < 0) return false;
@@ -162,8 +171,8 @@ void BufferedServer::StopServing() {
   if (front_) front_->Stop();
 }
 
-bool BufferedServer::RunRequest(int fd, const std::string& request, bool closing) {
-  FramedStream strm(fd, request, {Timeout(read_timeout_sec_, read_timeout_usec_), Timeout(write_timeout_sec_, write_timeout_usec_)});
+bool BufferedServer::RunRequest(int fd, const ConnAddresses& ends, const std::string& request, bool closing) {
+  FramedStream strm(fd, ends, request, {Timeout(read_timeout_sec_, read_timeout_usec_), Timeout(write_timeout_sec_, write_timeout_usec_)});
   bool closed = false;
   bool ret = process_request(strm, closing, closed, nullptr);
   if (!strm.Flush()) ret = false;  // head and body in one send

@@ -40,7 +40,7 @@ class BufferedServer : public httplib::Server {
 
   // Runs one complete request (`request`, as ForwardedRequest builds it) through httplib's
   // processing and writes the answer to `fd`; returns whether the connection may carry another.
-  bool RunRequest(int fd, const std::string& request, bool closing);
+  bool RunRequest(int fd, const ConnAddresses& ends, const std::string& request, bool closing);
 
  private:
   // httplib's own loop (listen_after_bind) still lands here: one connection served on one

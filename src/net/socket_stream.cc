@@ -28,23 +28,6 @@ std::chrono::milliseconds Ceil(std::chrono::microseconds us) {
   return std::chrono::ceil<std::chrono::milliseconds>(us);
 }
 
-// Returns the numeric address and port of `addr`.
-void Describe(const sockaddr_storage& addr, std::string& ip, int& port) {
-  char text[INET6_ADDRSTRLEN] = {0};
-  if (addr.ss_family == AF_INET) {
-    const auto& a = reinterpret_cast<const sockaddr_in&>(addr);
-    ::inet_ntop(AF_INET, &a.sin_addr, text, sizeof(text));
-    port = ntohs(a.sin_port);
-  } else if (addr.ss_family == AF_INET6) {
-    const auto& a = reinterpret_cast<const sockaddr_in6&>(addr);
-    ::inet_ntop(AF_INET6, &a.sin6_addr, text, sizeof(text));
-    port = ntohs(a.sin6_port);
-  } else {
-    port = 0;
-  }
-  ip = text;
-}
-
 }  // namespace
 
 SocketStream::SocketStream(int fd, StreamTimeouts timeouts) : fd_(fd), timeouts_(timeouts) {}
@@ -127,9 +110,9 @@ void SocketStream::get_remote_ip_and_port(std::string& ip, int& port) const {
   if (!addresses_read_) {
     sockaddr_storage remote{}, local{};
     socklen_t len = sizeof(remote);
-    if (::getpeername(fd_, reinterpret_cast<sockaddr*>(&remote), &len) == 0) Describe(remote, remote_ip_, remote_port_);
+    if (::getpeername(fd_, reinterpret_cast<sockaddr*>(&remote), &len) == 0) DescribeAddress(remote, remote_ip_, remote_port_);
     len = sizeof(local);
-    if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&local), &len) == 0) Describe(local, local_ip_, local_port_);
+    if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&local), &len) == 0) DescribeAddress(local, local_ip_, local_port_);
     addresses_read_ = true;
   }
   ip = remote_ip_;

@@ -19,6 +19,8 @@
 #include <chrono>
 #include <string>
 
+#include "net/conn_addresses.h"
+
 namespace abacus::net {
 
 struct StreamTimeouts {

@@ -671,11 +671,8 @@ void ControlPlane::FailOverTasksOnBadDevices(const std::string& node) {
   FailOverNodeTasks(node, "its device is gone or unhealthy", "DeviceError",
                     [&](const WorkloadRecord&, const PlacementRecord& p) {
                       for (const auto& g : p.devices) {
-                        bool healthy = false;
-                        for (const Device& d : n->node.devices) {
-                          healthy |= d.index == g.index && d.health == DeviceHealth::kHealthy;
-                        }
-                        if (!healthy) return false;
+                        const Device* d = n->node.FindDevice(g.index);
+                        if (d == nullptr || d->health != DeviceHealth::kHealthy) return false;
                       }
                       return true;
                     });
@@ -746,9 +743,7 @@ void ControlPlane::AddHealthDetails(const NodeRecord& n, const HealthOutcome& ou
   for (int32_t i : outcome.recovering) details["device" + std::to_string(i)] = "Recovering";
   for (int32_t i : outcome.recovered) details["device" + std::to_string(i)] = "Healthy";
   for (int32_t i : outcome.other) {
-    for (const Device& d : n.node.devices) {
-      if (d.index == i) details["device" + std::to_string(i)] = DeviceHealthName(d.health);
-    }
+    if (const Device* d = n.node.FindDevice(i)) details["device" + std::to_string(i)] = DeviceHealthName(d->health);
   }
   if (!outcome.recovering.empty()) {
     details["cleanWindowSeconds"] = std::chrono::duration_cast<std::chrono::seconds>(options_.health.clean_window).count();
@@ -763,10 +758,8 @@ void ControlPlane::AddHealthDetails(const NodeRecord& n, const HealthOutcome& ou
 void ControlPlane::NoteHealthOutcome(const NodeRecord& n, const HealthOutcome& outcome) {
   const std::string& name = n.node.name;
   for (const auto& f : outcome.faults) {
-    std::string flavor = "unknown";
-    for (const Device& d : n.node.devices) {
-      if (d.index == f.index) flavor = d.flavor.name();
-    }
+    const Device* d = n.node.FindDevice(f.index);
+    const std::string flavor = d != nullptr ? d->flavor.name() : "unknown";
     metrics_.labeled.CountDeviceFault(n.node.cluster, n.node.pool, flavor);
     ABACUS_LOG_WARN("node {}: device {} unhealthy: {}", name, f.index, f.reason);
     if (governance_) {

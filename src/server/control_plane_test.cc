@@ -410,6 +410,16 @@ std::map<std::string, Family> ParsePrometheus(const std::string& text, std::vect
   return families;
 }
 
+// The value of sample `key` ("name{labels}") of `family`; -1 when absent.
+double SampleValue(const std::map<std::string, Family>& families, const std::string& family, const std::string& key) {
+  auto f = families.find(family);
+  if (f == families.end()) return -1.0;
+  for (const auto& [k, v] : f->second.samples) {
+    if (k == key) return v;
+  }
+  return -1.0;
+}
+
 // GET /api/v1/nodes: each device carries its agent's last reported utilization and its holders
 // as the caller sees them; a caller that may not see the workload gets only hiddenMilli.
 TEST_F(ControlPlaneTest, NodeDevicesCarryUtilizationAndHoldersAsTheCallerSeesThem) {
@@ -447,12 +457,7 @@ TEST_F(ControlPlaneTest, MetricsAreValidPrometheusTextWithTheIssueFamilies) {
         "abacus_workloads_total"}) {
     EXPECT_TRUE(families.count(name)) << name;
   }
-  auto value = [&](const std::string& family, const std::string& key) {
-    for (const auto& [k, v] : families[family].samples) {
-      if (k == key) return v;
-    }
-    return -1.0;
-  };
+  auto value = [&](const std::string& family, const std::string& key) { return SampleValue(families, family, key); };
   EXPECT_EQ(value("abacus_queue_quota_nominal",
                   R"(abacus_queue_quota_nominal{queue="train",tenant="acme",cohort="",resource="gpu/nvidia/A100-80G"})"),
             2.0);
@@ -522,12 +527,7 @@ spec:
   const std::string text = cp_->RenderMetrics();
   auto families = ParsePrometheus(text, problems);
   EXPECT_TRUE(problems.empty()) << ::testing::PrintToString(problems);
-  auto value = [&](const std::string& family, const std::string& key) {
-    for (const auto& [k, v] : families[family].samples) {
-      if (k == key) return v;
-    }
-    return -1.0;
-  };
+  auto value = [&](const std::string& family, const std::string& key) { return SampleValue(families, family, key); };
   // Admitted twice (first, then again after the requeue), and the service once.
   EXPECT_EQ(value("abacus_admission_attempts_total", R"(abacus_admission_attempts_total{result="admitted",reason=""})"),
             3.0)

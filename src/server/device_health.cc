@@ -5,13 +5,6 @@
 namespace abacus::server {
 namespace {
 
-Device* FindDevice(NodeRecord& n, int32_t index) {
-  for (Device& d : n.node.devices) {
-    if (d.index == index) return &d;
-  }
-  return nullptr;
-}
-
 void Forget(NodeRecord& n, Time now, const HealthPolicy& policy) {
   auto& f = n.health.faults;
   f.erase(std::remove_if(f.begin(), f.end(), [&](const DeviceFaultRecord& x) { return now - x.at >= policy.window; }),
@@ -33,7 +26,7 @@ HealthOutcome ApplyHealthReports(NodeRecord& n, const std::map<int32_t, DeviceHe
   HealthOutcome out;
   Forget(n, now, policy);
   for (const auto& [index, report] : reports) {
-    Device* d = FindDevice(n, index);
+    Device* d = n.node.FindDevice(index);
     if (d == nullptr) continue;
     const bool on_probation = n.health.probation.count(index) != 0;
     switch (report.health) {
@@ -83,7 +76,7 @@ HealthOutcome SettleHealth(NodeRecord& n, Time now, const HealthPolicy& policy) 
       ++it;
       continue;
     }
-    if (Device* d = FindDevice(n, it->first)) d->health = DeviceHealth::kHealthy;
+    if (Device* d = n.node.FindDevice(it->first)) d->health = DeviceHealth::kHealthy;
     out.recovered.push_back(it->first);
     it = n.health.probation.erase(it);
   }
@@ -103,7 +96,7 @@ HealthOutcome SettleHealth(NodeRecord& n, Time now, const HealthPolicy& policy) 
 
 void ClearHealthOnUncordon(NodeRecord& n) {
   for (const auto& [index, since] : n.health.probation) {
-    if (Device* d = FindDevice(n, index)) d->health = DeviceHealth::kHealthy;
+    if (Device* d = n.node.FindDevice(index)) d->health = DeviceHealth::kHealthy;
   }
   n.health = NodeHealthRecord{};
 }

@@ -16,18 +16,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr char kOtherTenant[] = R"(kind: Tenant
-name: beta
----
-kind: Project
-name: lab
-tenant: beta
----
-kind: User
-name: bea
-roles: [{role: member, project: beta/lab}]
-)";
-
 // An Evaluation of llama `version` whose task writes {"metrics": {"accuracy": ACCURACY}}. Its
 // resultsPath names no file the task writes: the agent falls back to results.json.
 std::string Evaluation(const std::string& version, const std::string& accuracy) {
@@ -48,7 +36,7 @@ class EvaluationTest : public ::testing::Test {
     server_ = std::make_unique<ServerProcess>(dir_.path());
     auto admin = server_->Client();
     ASSERT_EQ(admin.Post("/api/v1/apply", kAcmeOrg, "application/yaml").status, 200);
-    ASSERT_EQ(admin.Post("/api/v1/apply", kOtherTenant, "application/yaml").status, 200);
+    ASSERT_EQ(admin.Post("/api/v1/apply", kBetaTenant, "application/yaml").status, 200);
     agent_ = std::make_unique<AgentProcess>(*server_, "gpu-a", "gpu:nvidia:A100-80G:2:80Gi@cuda=12.4");
   }
   std::string Submit(const std::string& yaml) {

@@ -23,20 +23,9 @@ namespace fs = std::filesystem;
 
 constexpr char kCanary[] = "canary-7f3e9b21-do-not-leak";
 
-constexpr char kUsers[] = R"(kind: User
+constexpr char kMia[] = R"(kind: User
 name: mia
 roles: [{role: member, project: acme/ml}]
----
-kind: Tenant
-name: beta
----
-kind: Project
-name: lab
-tenant: beta
----
-kind: User
-name: bea
-roles: [{role: member, project: beta/lab}]
 )";
 
 std::string Job(const std::string& name, const std::string& project, const std::string& queue) {
@@ -78,7 +67,8 @@ TEST(SecretsTest, ATaskGetsItsSecretAndTheValueLeaksNowhere) {
   ServerProcess server(dir.path(), {"--config", config});
   auto admin = server.Client();
   ASSERT_EQ(admin.Post("/api/v1/apply", kAcmeOrg, "application/yaml").status, 200);
-  ASSERT_EQ(admin.Post("/api/v1/apply", kUsers, "application/yaml").status, 200);
+  ASSERT_EQ(admin.Post("/api/v1/apply", kMia, "application/yaml").status, 200);
+  ASSERT_EQ(admin.Post("/api/v1/apply", kBetaTenant, "application/yaml").status, 200);
   auto token_of = [&](const std::string& user) {
     auto r = admin.Post("/api/v1/tokens", json({{"user", user}}).dump(), "application/json");
     EXPECT_EQ(r.status, 201) << r.text;

@@ -159,6 +159,18 @@ int AgentProcess::Terminate() { return StopChild(pid_, SIGTERM); }
 
 const std::string kAcmeOrg = server::testing_org::AcmeOrg("train", 8);
 
+const char kBetaTenant[] = R"(kind: Tenant
+name: beta
+---
+kind: Project
+name: lab
+tenant: beta
+---
+kind: User
+name: bea
+roles: [{role: member, project: beta/lab}]
+)";
+
 CliResult RunCli(const std::vector<std::string>& args, const std::vector<std::string>& env,
                  const std::string& stdin_text) {
   TempDir tmp;

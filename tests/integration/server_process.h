@@ -93,6 +93,9 @@ nlohmann::json H100Node(const std::string& name);
 
 // A tenant acme with project ml and a queue `train` holding 8 A100, 64 cores and 512Gi.
 extern const std::string kAcmeOrg;
+// A second tenant beta with project lab and its member bea (no queue): the other tenant of
+// isolation checks.
+extern const char kBetaTenant[];
 std::string SourcePath(const std::string& relative);
 
 }  // namespace abacus::testing
