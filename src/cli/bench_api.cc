@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -39,15 +40,27 @@ struct BenchApiOptions {
   std::string client = "wire";  // wire: the lean load generator; cli: the CLI's own client
 };
 
+// This invocation's mark in workload names, so that a second run against the same server never
+// names a workload the first left active (409): the start time in milliseconds, base 36.
+const std::string& RunTag() {
+  static const std::string tag = [] {
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    std::string out;
+    for (auto v = static_cast<uint64_t>(ms); v > 0; v /= 36) out.insert(out.begin(), "0123456789abcdefghijklmnopqrstuvwxyz"[v % 36]);
+    return out;
+  }();
+  return tag;
+}
+
 // The canonical JSON form `abacus submit` sends (it validates YAML locally, with line numbers).
 std::string JsonBody(int client, int64_t n) {
-  return R"({"kind":"BatchJob","name":"load-)" + std::to_string(client) + "-" + std::to_string(n) +
+  return R"({"kind":"BatchJob","name":"load-)" + RunTag() + "-" + std::to_string(client) + "-" + std::to_string(n) +
          R"(","project":"bench/load","queue":"bench-q","spec":{"command":["true"],"taskGroups":[{"name":"main",)"
          R"("resources":{"cpu":"1","memory":"1Gi"}}],"tasks":1,"parallelism":1}})";
 }
 
 std::string Body(int client, int64_t n) {
-  return "kind: BatchJob\nname: load-" + std::to_string(client) + "-" + std::to_string(n) +
+  return "kind: BatchJob\nname: load-" + RunTag() + "-" + std::to_string(client) + "-" + std::to_string(n) +
          "\nproject: bench/load\nqueue: bench-q\nspec:\n  command: [\"true\"]\n  taskGroups:\n"
          "    - name: main\n      resources: {cpu: 1, memory: 1Gi}\n  tasks: 1\n  parallelism: 1\n";
 }

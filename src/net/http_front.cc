@@ -80,6 +80,9 @@ std::string RenderFrontMetrics(const FrontCounters& c) {
       "# HELP abacus_http_front_requests_total Complete requests handed to the workers.\n"
       "# TYPE abacus_http_front_requests_total counter\n"
       "abacus_http_front_requests_total " + std::to_string(c.requests.load()) + "\n"
+      "# HELP abacus_http_front_requests_kept_total Requests a worker read itself on the connection it had just answered.\n"
+      "# TYPE abacus_http_front_requests_kept_total counter\n"
+      "abacus_http_front_requests_kept_total " + std::to_string(c.kept.load()) + "\n"
       "# HELP abacus_http_front_closed_total Connections the front closed or refused, by reason.\n"
       "# TYPE abacus_http_front_closed_total counter\n";
   auto line = [&](const char* reason, const std::atomic<uint64_t>& v) {
@@ -383,6 +386,7 @@ HttpFront::Next HttpFront::AwaitNext(Conn& c, std::string& request, bool& last) 
   for (;;) {
     if (Advance(c)) {
       request = TakeRequest(c, last);
+      counters_.kept.fetch_add(1);
       return Next::kRun;
     }
     // Others waiting get the worker; a broken request lingers on the front.

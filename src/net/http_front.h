@@ -62,6 +62,7 @@ struct FrontCounters {
   std::atomic<uint64_t> closed_idle{0};
   std::atomic<uint64_t> refused_framing{0};  // 4xx/5xx the front answered itself
   std::atomic<uint64_t> requests{0};         // handed to workers
+  std::atomic<uint64_t> kept{0};             // of those, read by the worker that held the connection
   std::atomic<uint64_t> open{0};             // connections open now
 };
 

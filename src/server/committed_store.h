@@ -1,11 +1,13 @@
-// CommittedStore: a Store whose writes join the server's group commits (GroupCommitter) once one
-// is attached, so that a writer of its own (the audit chain) shares the fsyncs of the request
-// path instead of competing with it for SQLite's single writer. Reads go to the store.
+// CommittedStore: a Store whose writes go through the server's one committer (server/committer.h)
+// once one is attached, so that governance's own writes (users, tokens) share the request path's
+// commits instead of competing with them for SQLite's single writer. Writes made on the
+// committer's own thread (the audit chain it seals, its housekeeping) go straight to the store.
+// Reads go to the store.
 #pragma once
 
 #include <atomic>
 
-#include "store/group_commit.h"
+#include "server/committer.h"
 #include "store/store.h"
 
 namespace abacus::server {
@@ -15,14 +17,14 @@ class CommittedStore final : public Store {
   explicit CommittedStore(Store& base) : base_(base) {}
   // From now on, commits go through `committer` (null: straight to the store). The committer
   // must outlive its use here.
-  void Attach(GroupCommitter* committer) { committer_.store(committer); }
+  void Attach(Committer* committer) { committer_.store(committer); }
 
   void CommitGroup(std::span<const WriteBatch* const> batches, std::span<CommitResult* const> results,
                    std::span<Status> statuses) override {
-    GroupCommitter* c = committer_.load();
-    if (c == nullptr) return base_.CommitGroup(batches, results, statuses);
+    Committer* c = committer_.load();
+    if (c == nullptr || c->OnCommitterThread()) return base_.CommitGroup(batches, results, statuses);
     for (size_t i = 0; i < batches.size(); ++i) {
-      statuses[i] = c->Submit(*batches[i], i < results.size() ? results[i] : nullptr);
+      statuses[i] = c->Commit(*batches[i], {}, i < results.size() ? results[i] : nullptr);
     }
   }
   Result<std::optional<ObjectRecord>> Get(std::string_view kind, std::string_view key) override {
@@ -42,7 +44,7 @@ class CommittedStore final : public Store {
 
  private:
   Store& base_;
-  std::atomic<GroupCommitter*> committer_{nullptr};
+  std::atomic<Committer*> committer_{nullptr};
 };
 
 }  // namespace abacus::server

@@ -178,8 +178,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptio
   }
   ABACUS_LOG_INFO("ledger loaded from {}: {} nodes, {} workloads ({} active)", cp->store_->Describe(),
                   cp->ledger_.nodes().size(), cp->ledger_.workloads().size(), cp->ledger_.active_count());
-  cp->committer_ = std::make_unique<GroupCommitter>(*cp->store_);
-  cp->governance_store_->Attach(cp->committer_.get());  // audit entries share the group commits
+  cp->governance_store_->Attach(&cp->governance_->committer());  // governance's writes join the one committer
   cp->loop_thread_ = std::thread([p = cp.get()] {
     NameThisThread("abacus-loop");
     p->Loop();
@@ -207,13 +206,10 @@ void ControlPlane::Shutdown() {
     if (feed_) feed_->Shutdown();
     StopLoop();
     if (audit_watch_) audit_watch_->Stop();
-    // The audit writer commits through the committer: flush it while the committer runs, then
-    // let its last entries (if any) go straight to the store.
+    // Everything queued commits; then governance's last writes (if any) go straight to the store.
     if (governance_) governance_->FlushAudit();
     if (governance_store_) governance_store_->Attach(nullptr);
-    if (committer_) committer_->Shutdown();
-    committer_.reset();
-    if (governance_) governance_->Shutdown();  // writes the queued audit entries
+    if (governance_) governance_->Shutdown();  // stops the committer: the queued entries are written
     store_.reset();
   });
 }
@@ -227,13 +223,10 @@ Status ControlPlane::Commit(const WriteBatch& batch, CommitResult* result, std::
   if (!entry) entry = ClaimRequestAudit(pending.get(), batch);
   if (!entry) pending.reset();
   std::vector<govern::AuditRecord> records;
-  if (governance_) {
-    records.reserve(decisions.size() + 1);
-    if (entry) records.push_back(std::move(*entry));
-    for (auto& d : decisions) records.push_back(std::move(d));
-  }
-  Status st = !records.empty() ? governance_->CommitAudited(batch, std::move(records), result)
-                               : committer_->Submit(batch, result);
+  records.reserve(decisions.size() + 1);
+  if (entry) records.push_back(std::move(*entry));
+  for (auto& d : decisions) records.push_back(std::move(d));
+  Status st = governance_->committer().Commit(batch, std::move(records), result);
   SettleRequestAudit(pending.get(), st.ok());
   if (st.ok()) RecordChanges(batch, result);
   metrics_.commit_seconds.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -301,9 +294,8 @@ Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_
     ABACUS_RETURN_IF_ERROR(CheckNamesFree(records));
     return DryRunExplain(records);
   }
-  // Submissions wait at the audit writer (CommitAudited), other writes at the committer.
-  if (committer_->queued() > options_.max_queued_commits ||
-      governance_->audit_queued() > options_.max_queued_commits) {
+  // Every write waits at the one committer.
+  if (governance_->committer().queued() > options_.max_queued_commits) {
     metrics_.rejected_busy.fetch_add(1);
     return ResourceExhausted("server busy: too many writes waiting for the store; retry");
   }

@@ -1,7 +1,7 @@
-// ControlPlane: the server's core, without HTTP. It owns the store, the group committer, the
-// in-memory ledger and the scheduling loop (DESIGN §2):
+// ControlPlane: the server's core, without HTTP. It owns the store, the in-memory ledger and the
+// scheduling loop, and commits through governance's one committer (DESIGN §2):
 //
-//   - HTTP threads validate a request, persist it through the GroupCommitter (a write is
+//   - HTTP threads validate a request, persist it through the Committer (a write is
 //     acknowledged only after its transaction commits), then hand it to the loop: a new
 //     workload goes into the inbox; other writes (cancel, scale, apply, node registration)
 //     run as commands on the loop thread, which is the only writer of the ledger.
@@ -47,7 +47,6 @@
 #include "server/metrics.h"
 #include "server/secrets.h"
 #include "store/data_folder_lock.h"
-#include "store/group_commit.h"
 #include "store/store.h"
 #include "workload/label_selector.h"
 
@@ -446,7 +445,6 @@ class ControlPlane {
   std::unique_ptr<DataFolderLock> data_lock_;  // outlives store_: released after the store closes
   PostgresWriterLock pg_lock_;                 // a PostgreSQL store's single-writer lock
   std::unique_ptr<Store> store_;
-  std::unique_ptr<GroupCommitter> committer_;
   std::unique_ptr<Authorizer> authorizer_;
   TokenAuthorizer* tokens_ = nullptr;  // authorizer_, when it is the token authorizer
   std::unique_ptr<CommittedStore> governance_store_;  // the store as governance writes it

@@ -9,7 +9,6 @@
 #include "common/duration_parse.h"
 #include "common/log.h"
 #include "common/thread_name.h"
-#include "common/wake_slot.h"
 #include "govern/admission.h"
 #include "govern/crypto.h"
 #include "tenancy/tenancy_codec.h"
@@ -192,24 +191,22 @@ Result<std::unique_ptr<Governance>> Governance::Open(Store& store, const Clock& 
     ABACUS_ASSIGN_OR_RETURN(g->anchors_, govern::AuditAnchorWriter::Open(options.audit_anchor_file, g->audit_key_));
     g->MaybeAnchor(true);  // the head as this server found it
   }
-  g->writer_ = std::thread([p = g.get()] {
-    NameThisThread("abacus-audit");
-    p->Writer();
-  });
+  CommitterOptions co;
+  co.max_group = options.audit_group;
+  co.housekeeping_every = std::chrono::duration_cast<std::chrono::milliseconds>(options.last_used_flush);
+  co.after_group = [p = g.get()] { p->MaybeAnchor(false); };
+  co.housekeeping = [p = g.get()](bool final) {
+    p->FlushLastUsed();
+    p->MaybeAnchor(final);  // at shutdown, the final head
+  };
+  g->committer_ = std::make_unique<Committer>(*g->audit_, std::move(co));
   return g;
 }
 
 Governance::~Governance() { Shutdown(); }
 
 void Governance::Shutdown() {
-  std::call_once(shutdown_once_, [this] {
-    {
-      std::lock_guard lock(audit_mu_);
-      stopping_ = true;
-    }
-    audit_cv_.notify_all();
-    if (writer_.joinable()) writer_.join();
-  });
+  if (committer_) committer_->Shutdown();
 }
 
 Status Governance::LoadPolicies() {
@@ -621,85 +618,24 @@ Result<std::shared_ptr<const GovernanceApply>> Governance::PlanApply(const gover
 
 // ---- audit
 
-namespace {
-
-// Replaces each byte that is not part of well-formed UTF-8 with '?': entries are stored and
-// exported as JSON, which cannot carry them (a token id or path from a request may hold any
-// byte; found by http_request_fuzz).
-void MakeUtf8(std::string& s) {
-  size_t from = 0;
-  while (auto bad = FindInvalidUtf8(std::string_view(s).substr(from))) {
-    s[from + *bad] = '?';
-    from += *bad + 1;
-  }
-}
-
-}  // namespace
-
-// A CommitAudited caller waiting for its entry's commit, on the caller's stack. The writer
-// sets `status`, then wakes `slot` (the caller thread's own) and touches the waiter no more.
-struct Governance::AuditWaiter {
-  WakeSlot& slot = WakeSlot::ForThisThread();
-  Status status;
-};
-
-uint64_t Governance::Enqueue(AuditItem item) {
-  for (govern::AuditRecord& record : item.records) {
-    for (std::string* f : {&record.actor, &record.action, &record.object_kind, &record.object_name, &record.tenant,
-                           &record.before, &record.after, &record.result, &record.request_id}) {
-      MakeUtf8(*f);
-    }
-  }
-  const govern::AuditRecord none;
-  const govern::AuditRecord& record = item.records.empty() ? none : item.records.front();
-  uint64_t ticket = 0;
-  {
-    std::lock_guard lock(audit_mu_);
-    if (stopping_) {
-      ABACUS_LOG_ERROR("audit log closed: dropped {} {} {}", record.actor, record.action, record.object_name);
-      ++audit_failures_;
-      return 0;
-    }
-    audit_queue_.push_back(std::move(item));
-    audit_queue_size_.store(audit_queue_.size(), std::memory_order_relaxed);
-    ticket = ++audit_enqueued_;
-  }
-  audit_cv_.notify_one();
-  return ticket;
-}
-
 uint64_t Governance::EnqueueAudit(govern::AuditRecord record) {
-  AuditItem item;
-  item.records.push_back(std::move(record));
-  return Enqueue(std::move(item));
+  std::vector<govern::AuditRecord> records;
+  records.push_back(std::move(record));
+  return committer_->Enqueue(std::move(records));
 }
 
 Status Governance::CommitAudited(const WriteBatch& batch, govern::AuditRecord record, CommitResult* result) {
   std::vector<govern::AuditRecord> records;
   records.push_back(std::move(record));
-  return CommitAudited(batch, std::move(records), result);
+  return committer_->Commit(batch, std::move(records), result);
 }
 
 Status Governance::CommitAudited(const WriteBatch& batch, std::vector<govern::AuditRecord> records,
                                  CommitResult* result) {
-  AuditWaiter waiter;
-  waiter.slot.Arm();
-  if (Enqueue(AuditItem{std::move(records), &batch, result, &waiter}) == 0) {
-    return Unavailable("the audit log is closed: the server is shutting down");
-  }
-  waiter.slot.Wait();
-  return waiter.status;
+  return committer_->Commit(batch, std::move(records), result);
 }
 
-Status Governance::WaitAudit(uint64_t ticket) {
-  if (ticket == 0) return Unavailable("audit log closed");
-  std::unique_lock lock(audit_mu_);
-  if (!audit_done_cv_.wait_for(lock, options_.audit_wait, [&] { return audit_done_ >= ticket; })) {
-    return DeadlineExceeded("audit entry not committed within " + FormatDurationSpec(options_.audit_wait));
-  }
-  if (auto it = audit_errors_.find(ticket); it != audit_errors_.end()) return it->second;
-  return Status::OK();
-}
+Status Governance::WaitAudit(uint64_t ticket) { return committer_->Wait(ticket, options_.audit_wait); }
 
 void Governance::AppendDecision(std::string actor, std::string action, std::string object_kind,
                                 std::string object_name, std::string tenant, std::string before, std::string after,
@@ -723,116 +659,11 @@ govern::AuditRecord DecisionRecord(std::string actor, std::string action, std::s
   return r;
 }
 
-void Governance::FlushAudit() {
-  std::unique_lock lock(audit_mu_);
-  uint64_t target = audit_enqueued_;
-  audit_done_cv_.wait(lock, [&] { return audit_done_ >= target; });
-}
+void Governance::FlushAudit() { committer_->Flush(); }
 
-size_t Governance::audit_queued() const { return audit_queue_size_.load(std::memory_order_relaxed); }
+size_t Governance::audit_queued() const { return committer_->queued(); }
 
-int64_t Governance::audit_failures() const {
-  std::lock_guard lock(audit_mu_);
-  return audit_failures_;
-}
-
-std::vector<Status> Governance::CommitItems(std::vector<AuditItem>& items) {
-  // One commit for everything: the callers' batches in order, then every entry (sealed in the
-  // same order). A batch that fails fails this commit: then each item goes alone, so that only
-  // that batch (and its entry) fails.
-  std::lock_guard io(audit_io_mu_);
-  WriteBatch all;
-  std::vector<size_t> offsets(items.size(), 0);
-  std::vector<govern::AuditRecord> records;
-  records.reserve(items.size());
-  size_t with_batch = 0;
-  for (size_t i = 0; i < items.size(); ++i) {
-    offsets[i] = all.size();
-    if (items[i].batch != nullptr) {
-      all.Append(*items[i].batch);
-      ++with_batch;
-    }
-    records.insert(records.end(), items[i].records.begin(), items[i].records.end());
-  }
-  CommitResult result;
-  auto committed = audit_->CommitMany(std::move(all), std::move(records), &result);
-  const StatusCode code = committed.ok() ? StatusCode::kOk : committed.status().code();
-  const bool batch_error = code == StatusCode::kAborted || code == StatusCode::kInvalidArgument;
-  if (committed.ok() || !batch_error || with_batch == 0 || items.size() == 1) {
-    std::vector<Status> statuses(items.size(), committed.ok() ? Status::OK() : committed.status());
-    if (committed.ok()) {
-      for (size_t i = 0; i < items.size(); ++i) {
-        if (items[i].result == nullptr || items[i].batch == nullptr) continue;
-        auto from = result.assigned.begin() + static_cast<std::ptrdiff_t>(offsets[i]);
-        items[i].result->assigned.assign(from, from + static_cast<std::ptrdiff_t>(items[i].batch->size()));
-      }
-    }
-    return statuses;
-  }
-  std::vector<Status> statuses;
-  statuses.reserve(items.size());
-  for (auto& item : items) {
-    CommitResult own;
-    auto alone = audit_->CommitMany(item.batch != nullptr ? *item.batch : WriteBatch(), item.records, &own);
-    statuses.push_back(alone.ok() ? Status::OK() : alone.status());
-    if (alone.ok() && item.result != nullptr) *item.result = std::move(own);
-  }
-  return statuses;
-}
-
-void Governance::Writer() {
-  auto next_flush = std::chrono::steady_clock::now() + options_.last_used_flush;
-  std::unique_lock lock(audit_mu_);
-  while (true) {
-    audit_cv_.wait_until(lock, next_flush, [&] { return stopping_ || !audit_queue_.empty(); });
-    if (!audit_queue_.empty()) {
-      std::vector<AuditItem> items;
-      while (!audit_queue_.empty() && items.size() < options_.audit_group) {
-        items.push_back(std::move(audit_queue_.front()));
-        audit_queue_.pop_front();
-      }
-      audit_queue_size_.store(audit_queue_.size(), std::memory_order_relaxed);
-      const uint64_t first = audit_done_ + 1;
-      lock.unlock();
-      std::vector<Status> statuses = CommitItems(items);
-      // Callers of CommitAudited learn their own outcome; a refused batch is the caller's answer,
-      // not a lost entry.
-      int64_t lost = 0;
-      for (size_t i = 0; i < items.size(); ++i) {
-        if (AuditWaiter* w = items[i].waiter) {
-          w->status = statuses[i];
-          w->slot.Wake();
-        } else if (!statuses[i].ok()) {
-          ++lost;
-          for (const govern::AuditRecord& r : items[i].records) {
-            ABACUS_LOG_ERROR("audit: entry {} {} {} not written: {}", r.actor, r.action, r.object_name,
-                             statuses[i].ToString());
-          }
-        }
-      }
-      lock.lock();
-      audit_failures_ += lost;
-      for (size_t i = 0; i < items.size(); ++i) {
-        if (items[i].waiter == nullptr && !statuses[i].ok()) audit_errors_[first + i] = statuses[i];
-      }
-      while (audit_errors_.size() > 4096) audit_errors_.erase(audit_errors_.begin());
-      audit_done_ += items.size();
-      audit_done_cv_.notify_all();
-      lock.unlock();
-      MaybeAnchor(false);
-      lock.lock();
-      continue;
-    }
-    if (stopping_ || std::chrono::steady_clock::now() >= next_flush) {
-      lock.unlock();
-      FlushLastUsed();
-      MaybeAnchor(stopping_);  // at shutdown, the final head
-      lock.lock();
-      next_flush = std::chrono::steady_clock::now() + options_.last_used_flush;
-      if (stopping_ && audit_queue_.empty()) break;
-    }
-  }
-}
+int64_t Governance::audit_failures() const { return committer_->failures(); }
 
 Status Governance::CommitRequestChange(const WriteBatch& batch) {
   std::shared_ptr<PendingRequestAudit> pending = CurrentRequestAudit();
@@ -874,9 +705,14 @@ Result<std::vector<govern::AuditEntry>> Governance::ReadAudit(const AuditQuery& 
   return entries;
 }
 
+std::unique_lock<std::mutex> Governance::HoldAuditCommits() const {
+  // Before the committer starts (Open), nothing else writes the chain.
+  return committer_ ? committer_->HoldCommits() : std::unique_lock<std::mutex>();
+}
+
 void Governance::MaybeAnchor(bool force) {
   if (!anchors_) return;
-  std::lock_guard io(audit_io_mu_);  // Verify never sees an anchor newer than the entries it read
+  auto io = HoldAuditCommits();  // Verify never sees an anchor newer than the entries it read
   const govern::AuditHead head = audit_->head();
   if (head.seq == anchored_seq_) return;
   const auto now = std::chrono::steady_clock::now();
@@ -892,12 +728,12 @@ void Governance::MaybeAnchor(bool force) {
 }
 
 govern::AuditHead Governance::audit_head() const {
-  std::lock_guard io(audit_io_mu_);
+  auto io = HoldAuditCommits();
   return audit_->head();
 }
 
 Result<govern::AuditVerifyReport> Governance::VerifyAudit() const {
-  std::lock_guard io(audit_io_mu_);
+  auto io = HoldAuditCommits();
   ABACUS_ASSIGN_OR_RETURN(govern::AuditVerifyReport report, audit_->Verify());
   if (!report.ok || !anchors_) return report;
   // The chain is whole as the store holds it; the anchors say whether it is the chain that was.

@@ -33,6 +33,7 @@
 #include "govern/authorize.h"
 #include "govern/identity.h"
 #include "server/auth.h"
+#include "server/committer.h"
 #include "store/store.h"
 #include "tenancy/tenancy_config.h"
 #include "workload/documents.h"
@@ -238,8 +239,10 @@ class Governance {
   // The store-backed log, for readers that need no lock (server/audit_watch.h).
   const govern::AuditLog& audit_log() const { return *audit_; }
   int64_t audit_failures() const;
-  // Returns how many entries (with their batches, for CommitAudited) wait for the writer.
+  // Returns how many entries (with their batches, for CommitAudited) wait for the committer.
   size_t audit_queued() const;
+  // The server's one committer: ControlPlane commits every write through it, audited or not.
+  Committer& committer() { return *committer_; }
 
   // Commits a request's change to governance state with the request's audit entry (both or
   // neither); a plain commit outside a request.
@@ -260,23 +263,14 @@ class Governance {
  private:
   friend class GovernanceApply;
   Governance(Store& store, const Clock& clock, TokenAuthorizer& bootstrap, Options options);
-  // One entry waiting for the writer; `batch` (CommitAudited) is committed with it.
-  struct AuditWaiter;
-  struct AuditItem {
-    std::vector<govern::AuditRecord> records;  // sealed in this order, after the chain's head
-    const WriteBatch* batch = nullptr;  // CommitAudited's, owned by the caller
-    CommitResult* result = nullptr;
-    AuditWaiter* waiter = nullptr;      // CommitAudited's caller; null: a ticket (WaitAudit)
-  };
-  void Writer();
-  // Commits `items` (the writer thread); returns a status per item.
-  std::vector<Status> CommitItems(std::vector<AuditItem>& items);
-  uint64_t Enqueue(AuditItem item);
   // Persists the tokens whose last-used time changed.
   void FlushLastUsed();
   // Appends an anchor for the chain's head when it moved `anchor_every_entries` entries, or at
   // all and `anchor_every` passed, since the last one; with `force`, whenever it moved.
   void MaybeAnchor(bool force);
+  // Holds off the committer's commits (none before it starts), so that the head and the entries
+  // read meanwhile agree.
+  std::unique_lock<std::mutex> HoldAuditCommits() const;
   Status LoadPolicies();
 
   Store& store_;
@@ -290,11 +284,8 @@ class Governance {
   std::unique_ptr<govern::AuditLog> audit_;
   std::string audit_key_;                                   // set when anchoring
   std::unique_ptr<govern::AuditAnchorWriter> anchors_;      // null: no anchors
-  int64_t anchored_seq_ = -1;                               // GUARDED_BY(audit_io_mu_)
-  std::chrono::steady_clock::time_point anchored_at_{};     // GUARDED_BY(audit_io_mu_)
-  // Held while the writer commits and while Verify reads, so that Verify never sees a head
-  // newer than the entries it read.
-  mutable std::mutex audit_io_mu_;
+  int64_t anchored_seq_ = -1;                               // only on the committer's thread and in Open
+  std::chrono::steady_clock::time_point anchored_at_{};     // likewise
 
   mutable std::mutex policies_mu_;
   std::map<std::string, AdmissionPolicy> policies_;  // GUARDED_BY(policies_mu_)
@@ -304,19 +295,8 @@ class Governance {
   std::shared_ptr<RateLimiter> tenant_limiter_;  // GUARDED_BY(limiter_mu_); null: unlimited
   std::atomic<size_t> max_tokens_per_user_{0};
 
-  // The audit writer.
-  mutable std::mutex audit_mu_;
-  std::condition_variable audit_cv_;       // the writer waits for work
-  std::condition_variable audit_done_cv_;  // requests wait for their entry
-  std::deque<AuditItem> audit_queue_;            // GUARDED_BY(audit_mu_)
-  std::atomic<size_t> audit_queue_size_{0};      // audit_queue_.size(), read without the lock
-  uint64_t audit_enqueued_ = 0;                  // GUARDED_BY(audit_mu_): tickets handed out
-  uint64_t audit_done_ = 0;                      // GUARDED_BY(audit_mu_): tickets finished
-  std::map<uint64_t, Status> audit_errors_;      // GUARDED_BY(audit_mu_): failed tickets (recent)
-  int64_t audit_failures_ = 0;                   // GUARDED_BY(audit_mu_)
-  bool stopping_ = false;                        // GUARDED_BY(audit_mu_)
-  std::thread writer_;
-  std::once_flag shutdown_once_;
+  // The one writer of the store (server/committer.h): audit entries seal in its commits.
+  std::unique_ptr<Committer> committer_;
 };
 
 // Called by the Governance hooks to tell the HTTP layer what the request it serves is about, for

@@ -102,7 +102,7 @@ std::string EscapeLabel(const std::string& value);
 struct ServerMetrics {
   Histogram cycle_seconds;         // one scheduling cycle
   Histogram decision_seconds;      // submission to admission of a workload
-  Histogram commit_seconds;        // one GroupCommitter::Submit from an HTTP thread or the loop
+  Histogram commit_seconds;        // one Committer::Commit from an HTTP thread or the loop
   Histogram request_seconds;       // HTTP request handling
   LabeledMetrics labeled;          // waits per queue, preemptions per reason
   RequestCounter requests;         // answers by route template and code

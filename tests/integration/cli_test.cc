@@ -209,5 +209,22 @@ TEST_F(CliTest, BenchApiMeasuresDurableSubmissionsAndReportsStolenCpu) {
   EXPECT_NE(table.out.find("STOLEN %"), std::string::npos) << table.out;
 }
 
+// Two `bench api` runs against one server: the second names none of the workloads the first left
+// active (before, every row of the second run was refused with 409 already_exists).
+TEST(BenchApiTest, ASecondRunAgainstTheSameServerIsNotRefused) {
+  TempDir dir;
+  ServerProcess server(dir.path(), {"--rate-limit", "0", "--tenant-rate-limit", "0"});
+  for (int run = 0; run < 2; ++run) {
+    auto r = RunCli({"bench", "api", "--server", server.url(), "--token", server.token(), "--clients", "1,2",
+                     "--seconds", "0.2", "-o", "json"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    json out = json::parse(r.out);
+    for (const auto& row : out["runs"]) {
+      EXPECT_GT(row["acknowledged"].get<int64_t>(), 0) << "run " << run << ": " << row.dump();
+      EXPECT_EQ(row["errors"], 0) << "run " << run << ": " << row.dump() << r.err;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace abacus::testing
