@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "cli/client.h"
+#include "cli/watch.h"
 #include "cli/output.h"
 #include "cli/verbs.h"
 #include "workload/label_selector.h"
@@ -84,14 +85,27 @@ int RunDrain(const Connection& c, const DrainArgs& a) {
                             (state == "Drained" ? "" : " (grace " + a.grace + "; `abacus get nodes " + a.node +
                                                            "` shows Drained when nothing runs there)"));
   }
-  // --wait: until the node is Drained (the drain goes on without us if interrupted).
+  // --wait: until the node is Drained (the drain goes on without us if interrupted). The nodes
+  // list is watched (a long poll answers when a node changes), not polled.
   if (c.output == "table") std::cout << "node " << a.node << " draining (grace " << a.grace << "); waiting\n" << std::flush;
+  uint64_t version = 0;
   while (true) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    r = api.Get("/api/v1/nodes/" + UrlEncode(a.node));
-    if (!r.ok()) return Fail(r);
-    state = Str(r.body, "schedulingState");
-    if (state == "Drained") break;
+    ApiResponse changed = api.Get(WatchPath("/api/v1/nodes", version));
+    if (!changed.ok()) return Fail(changed);
+    version = changed.body.value("resourceVersion", uint64_t{0});
+    json node;
+    for (const json& item : changed.body.value("items", json::array())) {
+      if (item.value("name", "") == a.node) node = item;
+    }
+    if (node.is_null()) {
+      std::cerr << "error: node " << a.node << " is gone (deleted while draining)\n";
+      return kExitRefused;
+    }
+    state = Str(node, "schedulingState");
+    if (state == "Drained") {
+      r.body = node;
+      break;
+    }
     if (state != "Draining") {
       std::cerr << "error: node " << a.node << " is " << state << ", no longer draining (uncordoned?)\n";
       return kExitRefused;

@@ -20,12 +20,12 @@ constexpr int kWatchSeconds = 25;
 
 extern "C" void OnInterrupt(int) { _exit(kExitOk); }
 
-std::string WithWatch(const std::string& path, uint64_t version) {
+}  // namespace
+
+std::string WatchPath(const std::string& path, uint64_t version) {
   return path + (path.find('?') == std::string::npos ? "?" : "&") + "watch=1&timeoutSeconds=" +
          std::to_string(kWatchSeconds) + "&resourceVersion=" + std::to_string(version);
 }
-
-}  // namespace
 
 json WithoutVolatileFields(json item) {
   if (item.is_object()) {
@@ -47,7 +47,7 @@ int RunWatch(ApiClient& api, const WatchSpec& spec) {
   bool header = true;
   uint64_t version = 0;
   while (true) {
-    ApiResponse r = api.Get(WithWatch(spec.path, version));
+    ApiResponse r = api.Get(WatchPath(spec.path, version));
     if (!r.ok()) {
       if (r.status == 0) {
         std::cerr << "error: the watch ended: the server at " << api.config().server

@@ -25,6 +25,8 @@ struct WatchSpec {
 
 // Runs the watch of `spec`; returns the exit code.
 int RunWatch(ApiClient& api, const WatchSpec& spec);
+// `path` (a list route) as a long poll for changes after `version` (0: the list at once).
+std::string WatchPath(const std::string& path, uint64_t version);
 // The fields of an item that change without news (heartbeat ages); not compared.
 nlohmann::json WithoutVolatileFields(nlohmann::json item);
 // Ends the process with exit 0 on Ctrl-C (SIGINT), output flushed as it was printed.

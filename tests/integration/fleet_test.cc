@@ -328,5 +328,31 @@ TEST_F(FleetTest, DrainAgentNodeWaitsUntilDrained) {
   ASSERT_EQ(Run({"cancel", "sleeper"}).code, 0);
 }
 
+// `drain --wait` with a grace: the node drains when the grace ends, and the CLI learns it from
+// the nodes watch (a long poll), not by asking for the node every half second (before: one GET
+// /api/v1/nodes/{name} per 500 ms, about six over this drain).
+TEST_F(FleetTest, DrainWaitFollowsTheWatchInsteadOfPolling) {
+  AgentProcess agent(*server_, "agent-w", "");
+  Submit(Job("long", "t1/p1", "q1", "training", "[\"sleep\", \"300\"]"));
+  ASSERT_TRUE(WaitFor([&] { return StateIs("long", "Running"); })) << Workload("long").dump();
+  auto gets = [&](const std::string& route) {
+    const std::string text = server_->Client().Get("/metrics").text;
+    const std::string prefix = "abacus_http_requests_total{route=\"" + route + "\",code=\"200\"} ";
+    size_t at = text.find(prefix);
+    return at == std::string::npos ? 0.0 : std::stod(text.substr(at + prefix.size()));
+  };
+  const double by_name_before = gets("/api/v1/nodes/{name}");
+  const double lists_before = gets("/api/v1/nodes");
+  auto drain = Run({"drain", "agent-w", "--grace", "3s", "--wait"});
+  ASSERT_EQ(drain.code, 0) << drain.err;
+  EXPECT_NE(drain.out.find("node agent-w drained"), std::string::npos) << drain.out;
+  EXPECT_EQ(NodeState("agent-w"), "Drained");
+  EXPECT_EQ(Workload("long").value("requeueReason", ""), "Drained");
+  EXPECT_EQ(gets("/api/v1/nodes/{name}") - by_name_before, 1.0);  // NodeState above, nothing from the CLI
+  EXPECT_GE(gets("/api/v1/nodes") - lists_before, 1.0);  // the watch: the list, then its changes
+  ASSERT_EQ(Run({"uncordon", "agent-w"}).code, 0);
+  ASSERT_EQ(Run({"cancel", "long"}).code, 0);
+}
+
 }  // namespace
 }  // namespace abacus::testing
