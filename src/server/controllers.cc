@@ -7,6 +7,7 @@
 #include "server/control_plane.h"
 #include "server/desired_tasks.h"
 #include "server/evaluation_archive.h"
+#include "server/fleet.h"
 #include "server/governance.h"
 #include "server/task_ids.h"
 #include "server/elastic_units.h"
@@ -433,6 +434,15 @@ bool ControlPlane::SettleUnits(WorkloadRecord& w, std::vector<std::pair<std::str
       drop_reason = "NodeLost";
     }
   }
+  // A unit with work on a draining node leaves it when the drain says so (fleet.h): stopped, then
+  // removed, and placed again elsewhere as a slice; its other units keep serving.
+  for (const auto& p : w.placements) {
+    const NodeRecord* n = ledger_.FindNode(p.node);
+    if (n != nullptr && DrainStopsNow(ledger_, w, *n, now)) {
+      drop.insert(UnitOf(w, p));
+      drop_reason = "Drained";
+    }
+  }
   // A batch slot whose task was lost with its node is not reused there.
   if (w.spec.batch() != nullptr) {
     for (const auto& p : w.placements) {
@@ -490,7 +500,10 @@ bool ControlPlane::SettleUnits(WorkloadRecord& w, std::vector<std::pair<std::str
     for (size_t i = 0; i < removed.size(); ++i) what += (i ? ", " : "") + std::to_string(removed[i]);
     std::string reason = !drop_reason.empty() && drop.count(removed[0]) ? drop_reason : service ? "ScaleDown" : "Released";
     events.emplace_back(service ? "ReplicasRemoved" : "SlotsReleased",
-                        EventJson(w.state, what + (reason == "NodeLost" ? " removed: node lost" : " released"),
+                        EventJson(w.state,
+                                  what + (reason == "NodeLost"  ? " removed: node lost"
+                                          : reason == "Drained" ? " removed: node draining, placed again elsewhere"
+                                                                : " released"),
                                   {{"units", removed}, {"reason", reason}, {"placed", PlacedUnits(w).size()}}));
     changed = true;
   }

@@ -2,10 +2,12 @@
 // on the loop thread (RunOnLoop): the change is committed with its event (and the request's audit
 // entry), then put in the ledger; a stop goes to the agents through Publish.
 #include <charconv>
+#include <set>
 
 #include "common/log.h"
 #include "server/control_plane.h"
 #include "server/desired_tasks.h"
+#include "server/elastic_units.h"
 #include "server/fleet.h"
 #include "server/node_history.h"
 
@@ -101,6 +103,13 @@ Result<json> ControlPlane::CordonNode(const std::string& name, bool cordon, cons
   return GetNode(name);
 }
 
+bool DrainStopsNow(const Ledger& ledger, const WorkloadRecord& w, const NodeRecord& n, Time now) {
+  if (n.cordon.state != NodeState::kDraining) return false;
+  const PriorityClass* pc = ledger.config().FindPriorityClass(w.spec.priority_class);
+  const bool preemptible = pc != nullptr && pc->preemptible;
+  return preemptible || n.cordon.requeue_all || now >= n.cordon.deadline;
+}
+
 Result<json> ControlPlane::DrainNode(const std::string& name, const DrainOrder& order) {
   if (order.grace.count() < 0) return InvalidArgument("grace: must not be negative");
   ABACUS_RETURN_IF_ERROR(RunOnLoop([this, name, order]() -> Result<json> {
@@ -145,6 +154,7 @@ void ControlPlane::ProgressDrains(bool force) {
   // 1) Per Draining node, the workloads that hold something there, and those to stop now:
   // preemptible ones, every one with --requeue, every one once the grace is over.
   std::map<std::string, std::vector<std::string>> to_stop;  // workload id → nodes
+  std::set<std::string> settle;                             // elastic workloads: only units there
   std::vector<std::string> drained;
   std::map<std::string, bool> holding;  // node → something holds there
   for (auto it = draining_nodes_.begin(); it != draining_nodes_.end();) {
@@ -164,10 +174,14 @@ void ControlPlane::ProgressDrains(bool force) {
       if (h == holding.end()) continue;
       h->second = true;
       if (r.state == WorkloadState::kPreempting) continue;  // on its way out
-      const NodeRecord* n = ledger_.FindNode(p.node);
-      const PriorityClass* pc = ledger_.config().FindPriorityClass(r.spec.priority_class);
-      bool preemptible = pc != nullptr && pc->preemptible;
-      if (preemptible || n->cordon.requeue_all || now >= n->cordon.deadline) to_stop[id].push_back(p.node);
+      if (!DrainStopsNow(ledger_, r, *ledger_.FindNode(p.node), now)) continue;
+      // A service's replica (a batch's slot) leaves alone, replaced elsewhere (SettleUnits); other
+      // work leaves whole.
+      if (IsElastic(r) && (r.state == WorkloadState::kAdmitted || r.state == WorkloadState::kRunning)) {
+        settle.insert(id);
+      } else {
+        to_stop[id].push_back(p.node);
+      }
     }
   }
   // 2) Stop them (checkpoint signal first), each requeued as Drained once its tasks ended.
@@ -182,6 +196,10 @@ void ControlPlane::ProgressDrains(bool force) {
     if (Status st = CommitWorkloadControl(std::move(next), "Draining", {{"node", nodes.front()}}); !st.ok()) {
       ABACUS_LOG_ERROR("drain of {}: {} not stopped: {}", nodes.front(), id, st.ToString());
     }
+  }
+  if (!settle.empty()) {
+    std::vector<std::string> ids(settle.begin(), settle.end());
+    ProcessTaskReports({}, &ids);  // SettleUnits stops and removes the units on draining nodes
   }
   // 3) A node where nothing holds anything any more is Drained.
   for (const auto& [name, held] : holding) {

@@ -5,7 +5,9 @@
 // Draining is one mechanism, reusable by any rule that wants a node emptied (health-driven
 // draining, issue 26): DrainNode with a DrainOrder; ProgressDrains moves every Draining node on.
 // Work leaves a node through the preemption path (Preempting: checkpoint signal, grace, stop),
-// and is requeued with a typed reason ("Drained", "Requeued", "Suspended") so that metering ends
+// except a service's replica or a batch's slot, which leaves alone (SettleUnits: stopped, removed,
+// placed again elsewhere) while the rest of the workload runs on. Whole workloads are requeued
+// with a typed reason ("Drained", "Requeued", "Suspended") so that metering ends
 // its usage under that reason and no retry is used.
 #pragma once
 
@@ -18,6 +20,8 @@
 namespace abacus::server {
 
 struct WorkloadRecord;
+struct NodeRecord;
+class Ledger;
 
 // A drain: how long non-preemptible work may run on before it is requeued, or all at once.
 struct DrainOrder {
@@ -26,6 +30,10 @@ struct DrainOrder {
   std::string by;            // the user (or rule) that drains
   std::string reason;
 };
+
+// True when a drain of node `n` stops `w`'s work there now: `n` is Draining and the work is
+// preemptible, or the drain requeues all, or its grace is over.
+bool DrainStopsNow(const Ledger& ledger, const WorkloadRecord& w, const NodeRecord& n, Time now);
 
 // What an operator does to one workload.
 enum class WorkloadControl : uint8_t {

@@ -178,6 +178,72 @@ TEST_F(FleetControlTest, DrainWaitsForNonPreemptibleWorkUntilTheGraceThenRequeue
   EXPECT_EQ(NodeState("sim-a"), "Drained");
 }
 
+// Drain of a node that serves one replica of a two-replica service: only that replica is stopped
+// (the service keeps running on its other node, nothing requeued), then removed and placed again
+// on another node; the drained node ends Drained. (Before, the whole service was stopped and
+// requeued.)
+TEST_F(FleetControlTest, DrainMovesOnlyTheServicesReplicaOnThatNode) {
+  for (const char* name : {"gpu-a", "gpu-b"}) {
+    json n = Node(name, false);
+    n["devices"].erase(1);  // one GPU each: the replicas land on two nodes
+    ASSERT_TRUE(cp_->RegisterAgent(n).ok());
+  }
+  auto r = cp_->Submit(R"(kind: InferenceService
+name: chat
+project: acme/ml
+queue: train
+spec:
+  command: ["serve"]
+  replicas: 2
+  taskGroups:
+    - name: server
+      resources: {cpu: 1, memory: 1Gi, accelerators: {flavor: gpu/nvidia/A100-80G, count: 1}}
+)",
+                       false, "chat.yaml");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const std::string id = (*r)[0]["id"];
+  cp_->WaitForCycle();
+  auto task_on = [&](const std::string& node) {
+    json tasks = (*cp_->WaitAssignments(node, 0, 0ms)).tasks;
+    return tasks.size() == 1 ? tasks[0] : json();
+  };
+  const json on_a = task_on("gpu-a"), on_b = task_on("gpu-b");
+  ASSERT_FALSE(on_a.is_null());
+  ASSERT_FALSE(on_b.is_null());
+  Report("gpu-a", on_a["taskId"], {{"phase", "Running"}});
+  Report("gpu-b", on_b["taskId"], {{"phase", "Running"}});
+  json c = Node("gpu-c", false);
+  c["devices"].erase(1);
+  ASSERT_TRUE(cp_->RegisterAgent(c).ok());
+
+  DrainOrder order;
+  order.by = "ann";
+  order.requeue_all = true;
+  ASSERT_TRUE(cp_->DrainNode("gpu-a", order).ok());
+  Tick();
+  EXPECT_EQ(State(id), "Running");
+  json stopping = task_on("gpu-a");
+  ASSERT_FALSE(stopping.is_null());
+  EXPECT_EQ(stopping.value("action", ""), "stop") << stopping.dump();
+  EXPECT_EQ(task_on("gpu-b")["taskId"], on_b["taskId"]);  // the other replica is untouched
+  EXPECT_EQ(task_on("gpu-b").value("action", ""), "run") << task_on("gpu-b").dump();
+
+  Report("gpu-a", on_a["taskId"], {{"phase", "Exited"}, {"stopped", true}, {"signal", 15}});
+  Tick();
+  Tick();
+  EXPECT_EQ(NodeState("gpu-a"), "Drained");
+  json w = Workload(id);
+  EXPECT_EQ(w["state"], "Running") << w.dump();
+  EXPECT_FALSE(w.contains("requeueReason")) << w.dump();
+  EXPECT_FALSE(task_on("gpu-c").is_null()) << w.dump();  // the replica again, on gpu-c
+  bool removed_event = false;
+  const json events = *cp_->Events(id);
+  for (const auto& e : events["items"]) {
+    removed_event |= e.value("type", "") == "ReplicasRemoved" && e["details"].value("reason", "") == "Drained";
+  }
+  EXPECT_TRUE(removed_event) << events.dump();
+}
+
 // A held workload stays out of scheduling (its reason says Held and how to release it); hold of
 // running work and release of unheld work are refused with what to do instead.
 TEST_F(FleetControlTest, HoldKeepsWaitingWorkOutUntilReleased) {
