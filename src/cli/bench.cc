@@ -19,6 +19,7 @@ struct SchedulerBenchOptions {
   std::string output = "json";
   std::string policy = "binpack";
   int cycles = 1;
+  bool fair_share = false;  // order by fair share over time, as the server does by default
 };
 
 int64_t Percentile(std::vector<int64_t>& v, double p) {
@@ -38,6 +39,17 @@ int RunSchedulerBench(const SchedulerBenchOptions& o) {
             << " pending workloads…\n";
   auto t0 = std::chrono::steady_clock::now();
   sched::Snapshot snapshot = sim::MakeSyntheticSnapshot(o.spec);
+  if (o.fair_share) {
+    // A past day of uneven use per queue (0–9 devices of the first accelerator flavor), read
+    // with the server's default half-life: every queue gets a different fair-share factor.
+    sched::UsageHistory history(sched::kDefaultFairShareHalfLife);
+    const FlavorId f = Flavor::InternedCount() > 1 ? FlavorId{1} : kCpuFlavorId;
+    for (size_t q = 0; q < snapshot.queues.size(); ++q) {
+      history.Add(snapshot.queues[q].name, f, static_cast<int64_t>(q % 10) * 1000, snapshot.now - std::chrono::hours(48),
+                  snapshot.now - std::chrono::hours(24));
+    }
+    sched::SetFairShare(history, &snapshot);
+  }
   auto t1 = std::chrono::steady_clock::now();
   sched::SchedulerConfig config;
   config.policy = *policy;
@@ -57,6 +69,7 @@ int RunSchedulerBench(const SchedulerBenchOptions& o) {
   j["gang"] = o.spec.gang;
   j["clusters"] = o.spec.clusters;
   j["policy"] = o.policy;
+  j["fair_share"] = o.fair_share;
   j["admitted"] = r.stats.admitted;
   j["tasks_placed"] = tasks;
   j["pending"] = r.stats.pending;
@@ -104,6 +117,8 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(1, 1000));
   s->add_option("--seed", opts->spec.seed, "random seed")->capture_default_str();
   s->add_option("--policy", opts->policy, "scorer: binpack, spread or fgd")->capture_default_str();
+  s->add_flag("--fair-share", opts->fair_share,
+              "give each queue a past day of usage and order by fair share over time (the server's default)");
   s->add_option("-o,--output", opts->output, "json or table")->capture_default_str()->check(CLI::IsMember({"json", "table"}));
   s->callback([opts, exit_code] { *exit_code = RunSchedulerBench(*opts); });
 }

@@ -175,6 +175,12 @@ void AddServerCommands(CLI::App& app, int* exit_code) {
     cmd->add_option("--secrets-keyring", ro->secrets_keyring_file,
                     "file of older secrets keys (64 hex a line, mode 0600) that still open values after a rotation "
                     "(default DATA/secrets.keyring; `abacus secret reencrypt` re-seals with the new key)");
+    auto half_life = std::make_shared<std::string>("7d");
+    cmd->add_option("--fair-share-half-life", *half_life,
+                    "half-life of past usage for fair share over time (Slurm's PriorityDecayHalfLife): after nominal "
+                    "quota, the queue with less decayed usage per share goes first for borrowed capacity and is "
+                    "reclaimed last (docs/scheduler.md); 0: off, usage forgotten at once")
+        ->capture_default_str();
     auto audit_check = std::make_shared<std::string>("30m");
     cmd->add_option("--audit-check-every", *audit_check,
                     "how often the server verifies the whole audit chain in the background (abacus_audit_chain_ok in "
@@ -222,6 +228,14 @@ void AddServerCommands(CLI::App& app, int* exit_code) {
         return;
       }
       ro->audit_check_every = *check_every;
+      auto half = ParseDurationSpec(*half_life);
+      if (!half.ok()) {
+        std::cerr << "error: --fair-share-half-life: " << half.status().message()
+                  << " (a duration such as 7d or 12h; 0 turns fair share off)\n";
+        *exit_code = kExitUsage;
+        return;
+      }
+      ro->fair_share_half_life = *half;
       for (auto [flag, text, into] : {std::tuple{"--health-window", health_window, &ro->health.window},
                                       std::tuple{"--health-clean-window", clean_window, &ro->health.clean_window}}) {
         auto d = ParseDurationSpec(*text);

@@ -170,6 +170,7 @@ struct EventsOptionsCli {
   bool workloads = false;
   bool full_cycles = false;
   std::string until;  // empty: the trace's last arrival or departure
+  std::string fair_share_half_life = "7d";
 };
 
 int RunEvents(const EventsOptionsCli& o) {
@@ -199,6 +200,13 @@ int RunEvents(const EventsOptionsCli& o) {
     }
     so.until_s = std::chrono::duration_cast<std::chrono::seconds>(*until).count();
   }
+  auto half_life = ParseDurationSpec(o.fair_share_half_life);
+  if (!half_life.ok()) {
+    std::cerr << "abacus sim events: --fair-share-half-life: " << half_life.status().message()
+              << " (a duration such as 7d, 12h or 0 to turn fair share off)\n";
+    return 2;
+  }
+  so.config.fair_share_half_life = *half_life;
   so.config.policy = *policy;
   so.incremental = !o.full_cycles;
   Progress progress(o.quiet);
@@ -292,6 +300,9 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   e->add_option("--until", eo->until,
                 "the horizon, from the trace's start (e.g. 86400s, 7d): later events are not replayed and what runs "
                 "then counts up to it (default: the trace's last arrival or departure)");
+  e->add_option("--fair-share-half-life", eo->fair_share_half_life,
+                "half-life of past usage for fair share, as the server's flag (docs/scheduler.md); 0s: off")
+      ->capture_default_str();
   e->add_flag("--workloads", eo->workloads, "with -o json: each workload's first start, finish and nodes");
   e->add_flag("--full-cycles", eo->full_cycles,
               "one full cycle over every waiting workload at each instant instead of the server's incremental cycles "

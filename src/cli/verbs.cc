@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -257,6 +258,21 @@ void QueueTable(const json& items, std::ostream& out) {
              rows);
 }
 
+// `abacus get shares`, like sshare: usage in weighted device-hours (docs/scheduler.md).
+void ShareTable(const json& items, std::ostream& out) {
+  auto num = [](const json& j, const char* key, int digits) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", digits, j.value(key, 0.0));
+    return std::string(buf);
+  };
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& q : items) {
+    rows.push_back({Str(q, "name"), Str(q, "cohort").empty() ? "-" : Str(q, "cohort"), num(q, "rawUsage", 1),
+                    num(q, "decayedUsage", 1), num(q, "weight", 2), num(q, "share", 3), num(q, "fairShare", 3)});
+  }
+  PrintTable(out, {"QUEUE", "COHORT", "RAW USAGE", "DECAYED USAGE", "WEIGHT", "SHARE", "FAIR SHARE"}, rows);
+}
+
 void PoolTable(const json& items, std::ostream& out) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& p : items) {
@@ -348,6 +364,7 @@ std::optional<KindInfo> Kind(const std::string& k) {
       {"admissionpolicies", {"policies", PolicyTable}}, {"admissionpolicy", {"policies", PolicyTable}},
       {"evaluations", {"evaluations", nullptr}},     {"evaluation", {"evaluations", nullptr}},
       {"eval", {"evaluations", nullptr}},
+      {"shares", {"shares", ShareTable}},            {"share", {"shares", ShareTable}},
   };
   auto it = kinds.find(k);
   if (it == kinds.end()) return std::nullopt;
@@ -356,7 +373,7 @@ std::optional<KindInfo> Kind(const std::string& k) {
 
 constexpr char kKinds[] =
     "workloads, nodes, devices, queues, tenants, flavors, projects, cohorts, priorityclasses, pools, clusters, users, "
-    "policies, evaluations";
+    "policies, evaluations, shares";
 
 // "error: unknown kind 'workloda'; did you mean 'workload'? (expected ...)"; returns 2.
 int UnknownKind(const std::string& kind) {
@@ -364,7 +381,7 @@ int UnknownKind(const std::string& kind) {
       "workloads", "workload", "wl", "nodes", "node", "devices", "device", "queues", "queue", "tenants", "tenant",
       "flavors", "flavor", "projects", "project", "cohorts", "cohort", "priorityclasses", "priorityclass", "pools",
       "pool", "clusters", "cluster", "users", "user", "policies", "policy", "admissionpolicies", "admissionpolicy",
-      "evaluations", "evaluation", "eval"};
+      "evaluations", "evaluation", "eval", "shares", "share"};
   std::string hint = DidYouMean(kind, names);
   std::cerr << "error: unknown kind '" << kind << "'" << (hint.empty() ? "" : ";" + hint) << " (expected " << kKinds
             << ")\n";

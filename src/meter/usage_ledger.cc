@@ -107,6 +107,13 @@ Status UsageLedger::StageClose(std::string_view task_id, Time end, EndReason rea
   return Status::OK();
 }
 
+std::optional<UsageInterval> UsageLedger::FindOpen(std::string_view task_id) const {
+  std::lock_guard lock(mu_);
+  auto it = open_.find(task_id);
+  if (it == open_.end()) return std::nullopt;
+  return it->second.interval;
+}
+
 bool UsageLedger::IsOpen(std::string_view task_id) const {
   std::lock_guard lock(mu_);
   return open_.find(task_id) != open_.end();

@@ -59,6 +59,8 @@ class UsageLedger {
   Status StageClose(std::string_view task_id, Time end, EndReason reason, WriteBatch& batch);
   // Returns whether `task_id` has an open interval.
   bool IsOpen(std::string_view task_id) const;
+  // Returns the open interval of `task_id`, nullopt when it has none.
+  std::optional<UsageInterval> FindOpen(std::string_view task_id) const;
   // Rereads the open intervals from the store (after a staged batch failed to commit).
   Status Reload();
 

@@ -99,6 +99,18 @@ TYPED_TEST(UsageLedgerTest, RejectsASecondOpenIntervalAndUnknownCloses) {
   EXPECT_EQ(this->ledger_->Close("nb-0", T(1, 11), EndReason::kOpen).code(), StatusCode::kInvalidArgument);
 }
 
+TYPED_TEST(UsageLedgerTest, FindOpenReturnsTheOpenIntervalUntilItCloses) {
+  UsageInterval nb = Notebook();
+  ASSERT_TRUE(this->ledger_->Open(nb).ok());
+  auto found = this->ledger_->FindOpen(nb.task_id);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->queue, nb.queue);
+  EXPECT_EQ(found->start, nb.start);
+  EXPECT_FALSE(this->ledger_->FindOpen("nope").has_value());
+  ASSERT_TRUE(this->ledger_->Close(nb.task_id, nb.start + std::chrono::hours(1), EndReason::kSucceeded).ok());
+  EXPECT_FALSE(this->ledger_->FindOpen(nb.task_id).has_value());
+}
+
 TYPED_TEST(UsageLedgerTest, OpenWithoutStartUsesTheClock) {
   this->clock_.Set(T(1, 5));
   UsageInterval iv = Notebook();

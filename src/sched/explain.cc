@@ -138,6 +138,7 @@ std::string DescribePending(const PendingReason& r) {
   std::string out = std::string(PendingCodeName(r.code)) + ": " + r.message + "\n";
   if (r.placement) out += "  placement: " + DescribePlacement(*r.placement) + "\n";
   if (!r.preemption.empty()) out += "  preemption: " + r.preemption + "\n";
+  if (!r.fair_share.empty()) out += "  fair share: " + r.fair_share + "\n";
   out += "  queue position " + std::to_string(r.position) + ", " + std::to_string(r.ahead) + " ahead";
   if (!r.ahead_ids.empty()) {
     out += " (";

@@ -72,6 +72,9 @@ struct PendingReason {
   std::optional<QuotaDetail> quota;
   std::optional<PlacementDetail> placement;
   std::string preemption;                  // why preemption did not help (empty if not tried)
+  // Fair share on and its queue's head would borrow: how the decayed usage ordered its queue
+  // against a cohort sibling ("queue team-a decayed usage 412 GPU-h vs team-b 37 GPU-h: team-b first …").
+  std::string fair_share;
   int32_t position = 0;                    // 1-based position in its queue
   int32_t ahead = 0;                       // workloads ahead of it in its queue
   std::vector<std::string> ahead_ids;      // the first few of them

@@ -94,6 +94,7 @@ VictimSearchResult FindVictims(PreemptionContext& ctx, WorkloadIndex preemptor,
     VictimCandidate c;
     bool borrowed;
     int32_t priority;
+    double factor;  // its queue's fair-share factor (1 when off)
     Time admitted_at;
   };
   std::vector<Ranked> ranked;
@@ -128,7 +129,7 @@ VictimSearchResult FindVictims(PreemptionContext& ctx, WorkloadIndex preemptor,
       bool borrowing = queue_borrowing || vw.borrowed_only;
       if (!same && !borrowing) continue;
       ranked.push_back({{v, same ? PreemptionReason::kInQueuePriority : PreemptionReason::kReclaimQuota},
-                        borrowing, vprio, vw.admitted_at});
+                        borrowing, vprio, ctx.fair_factor != nullptr ? (*ctx.fair_factor)[q] : 1.0, vw.admitted_at});
     }
   }
   if (ranked.empty()) {
@@ -170,12 +171,14 @@ VictimSearchResult FindVictims(PreemptionContext& ctx, WorkloadIndex preemptor,
     }
     return out;
   }
-  // 2. Borrowed capacity first, then lowest priority, then newest.
+  // 2. Borrowed capacity first, then lowest priority, then the borrower whose queue used the most
+  //    over time for its share (lowest fair-share factor), then newest.
   auto better = [&](const Ranked& a, const Ranked& b) {
     bool a_be = ctx.workloads[a.c.workload].borrowed_only, b_be = ctx.workloads[b.c.workload].borrowed_only;
     if (a_be != b_be) return a_be;  // best-effort runs only on borrowed capacity: it goes first
     if (a.borrowed != b.borrowed) return a.borrowed;
     if (a.priority != b.priority) return a.priority < b.priority;
+    if (a.borrowed && a.factor != b.factor) return a.factor < b.factor;
     if (a.admitted_at != b.admitted_at) return a.admitted_at > b.admitted_at;
     return a.c.workload > b.c.workload;
   };

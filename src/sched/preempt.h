@@ -39,13 +39,17 @@ struct PreemptionContext {
   ClusterState& cluster;
   QuotaState& quota;
   Placer& placer;
+  // Per queue: its fair-share factor (fair_share.h); null when fair share is off. Among borrowers
+  // of equal priority, the queue with the lowest factor is reclaimed first.
+  const std::vector<double>* fair_factor = nullptr;
 };
 
 // Finds victims for `preemptor` with `flavors` (one per group) and quota `usage`:
 //   1. candidates: preemptible admitted workloads that are either borrowing in another queue
 //      of the same cohort tree (reclaim; priority at most the preemptor's, strictly lower when
 //      the preemptor itself would borrow) or in the preemptor's queue with lower priority;
-//   2. ordered borrowed-first, then lowest priority, then newest;
+//   2. ordered borrowed-first, then lowest priority, then (borrowers) lowest fair-share factor,
+//      then newest;
 //   3. evicted one by one in the copy until the preemptor fits by quota and by placement —
 //      if even all of them do not suffice, nothing is preempted;
 //   4. minimized: each victim but the last is given back if the preemptor still fits.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdio>
 #include <queue>
 #include <unordered_map>
 
@@ -112,6 +113,9 @@ class Cycle {
   void BuildQueues();
   void SetUpFgd();
   double Share(QueueIndex q) const;
+  bool WouldBorrow(QueueIndex q, WorkloadIndex w) const;
+  std::string FairShareNote(QueueIndex q) const;
+  void NoteFairShare();
   bool Attempt(WorkloadIndex w, bool at_head);
   std::vector<std::vector<FlavorId>> FlavorCombos(const WorkloadInfo& w, std::string* why) const;
   bool Reserve(WorkloadIndex w, const std::vector<FlavorId>& flavors);
@@ -144,6 +148,9 @@ class Cycle {
   std::vector<std::vector<WorkloadIndex>> pending_;  // per queue, in queue order
   std::vector<std::vector<WorkloadIndex>> running_;  // per queue, admitted
   std::unique_ptr<Sorter> sorter_;                   // fair share across queues
+  // Fair share that remembers (Snapshot::fair_share), per queue; empty when off.
+  std::vector<double> fair_factor_;
+  std::vector<uint8_t> would_borrow_;                // per queue: its head, when last queued, would borrow
   std::unordered_map<std::string, PlacementDetail> explain_cache_;
   std::vector<int32_t> pending_slot_;
   // Preemptor claims: per workload, the preemptor it yields to (kNone: none), and what became of
@@ -224,6 +231,11 @@ void Cycle::BuildQueues() {
   totals.device_milli.resize(nf, 0);
   for (FlavorId f = 1; f < nf; ++f) totals.device_milli[f] = cluster_.total_milli(f);
   sorter_ = std::make_unique<DrfSorter>(std::move(totals), std::move(weights));
+  if (s_.fair_share.size() == s_.queues.size() && !s_.queues.empty()) {
+    fair_factor_.resize(s_.queues.size());
+    for (size_t q = 0; q < s_.queues.size(); ++q) fair_factor_[q] = s_.fair_share[q].factor;
+    would_borrow_.assign(s_.queues.size(), 0);
+  }
 }
 
 void Cycle::SetUpFgd() {
@@ -259,6 +271,81 @@ void Cycle::SetUpFgd() {
 
 double Cycle::Share(QueueIndex q) const {
   return sorter_->Share(quota_.usage(q), s_.queues[q].weight_milli);
+}
+
+bool Cycle::WouldBorrow(QueueIndex q, WorkloadIndex w) const {
+  if (quota_.Root(q) == kNone) return false;  // no cohort: nothing to borrow
+  const WorkloadInfo& wl = s_.workloads[w];
+  if (wl.borrowed_only) return true;
+  // The request with each group on the first flavor of the queue's list it accepts (the first
+  // option Attempt tries), against what is left of the queue's nominal quota.
+  ResourceVector req;
+  for (const auto& g : wl.groups) {
+    const TaskRequest& t = g.task;
+    req.Add(ResourceKey::Cpu(), t.cpu_milli * g.replicas);
+    req.Add(ResourceKey::Memory(), t.memory_bytes * g.replicas);
+    if (!t.needs_devices()) continue;
+    for (const QuotaInfo& e : quota_.quotas(q)) {
+      if (e.resource.type != ResourceType::kDeviceMilli) continue;
+      if (std::find(t.flavors.begin(), t.flavors.end(), e.resource.flavor) == t.flavors.end()) continue;
+      req.Add(e.resource, t.device_milli() * g.replicas);
+      break;
+    }
+  }
+  bool over = false;
+  req.ForEach([&](ResourceKey r, int64_t v) {
+    if (!over && v > 0 && quota_.Limits(q, r) && quota_.used(q, r) + v > quota_.nominal(q, r)) over = true;
+  });
+  return over;
+}
+
+std::string Cycle::FairShareNote(QueueIndex q) const {
+  // The sibling (same cohort) competing for borrowed capacity with the highest factor: the one
+  // that goes first against this queue, or the one this queue goes first against.
+  const CohortIndex c = s_.queues[q].cohort;
+  QueueIndex best = kNone;
+  for (QueueIndex o : quota_.TreeQueues(q)) {
+    if (o == q || s_.queues[o].cohort != c) continue;
+    // Competing for borrowed capacity: its head would borrow, or it borrows now.
+    bool borrows = would_borrow_[o] != 0;
+    for (const QuotaInfo& e : s_.queues[o].quotas) borrows = borrows || quota_.IsOverNominal(o, e.resource);
+    if (!borrows) continue;
+    if (best == kNone || fair_factor_[o] > fair_factor_[best]) best = o;
+  }
+  if (best == kNone) return "";
+  std::string unit = "device-h";
+  for (const QuotaInfo& e : s_.queues[q].quotas) {
+    if (e.resource.type != ResourceType::kDeviceMilli) continue;
+    unit = Flavor::FromId(e.resource.flavor).kind() == DeviceKind::kNpu ? "NPU-h" : "GPU-h";
+    break;
+  }
+  const QueueShare& mine = s_.fair_share[q];
+  const QueueShare& other = s_.fair_share[best];
+  const bool other_first = fair_factor_[best] > fair_factor_[q] ||
+                           (fair_factor_[best] == fair_factor_[q] && Share(best) < Share(q));
+  char factors[96];
+  std::snprintf(factors, sizeof factors, " (fair-share factor %.3f vs %.3f)", mine.factor, other.factor);
+  return "queue " + mine.queue + " decayed usage " + DeviceHoursText(mine.decayed_usage) + " " + unit + " vs " +
+         other.queue + " " + DeviceHoursText(other.decayed_usage) + " " + unit + ": " +
+         (other_first ? other.queue : mine.queue) + " first for borrowed capacity" + factors;
+}
+
+void Cycle::NoteFairShare() {
+  // Every workload left pending in a queue whose head would borrow names the ordering.
+  std::vector<std::string> notes(s_.queues.size());
+  std::vector<uint8_t> done(s_.queues.size(), 0);
+  for (size_t q = 0; q < s_.queues.size(); ++q) {
+    if (!would_borrow_[q]) continue;
+    for (WorkloadIndex w : pending_[q]) {
+      if (pending_slot_[w] < 0) continue;
+      if (!done[q]) {
+        notes[q] = FairShareNote(static_cast<QueueIndex>(q));
+        done[q] = 1;
+      }
+      if (notes[q].empty()) break;
+      result_.pending[pending_slot_[w]].fair_share = notes[q];
+    }
+  }
 }
 
 std::vector<std::vector<FlavorId>> Cycle::FlavorCombos(const WorkloadInfo& w, std::string* why) const {
@@ -448,7 +535,8 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
       }
       ++result_.stats.victim_searches;
       PreemptionContext ctx{s_.workloads, usage_, running_, eff_prio_, min_preemptible_, excluded_,
-                            leaving_[TreeOf(wl.queue)], reserved_by_, cluster_, quota_, placer_};
+                            leaving_[TreeOf(wl.queue)], reserved_by_, cluster_, quota_, placer_,
+                            fair_factor_.empty() ? nullptr : &fair_factor_};
       VictimSearchResult vr = FindVictims(ctx, w, o.flavors, o.usage);
       if (!vr.found) {
         if (why_not.empty()) why_not = vr.why_not;
@@ -832,13 +920,18 @@ CycleResult Cycle::Run() {
   SetUpFgd();
   // Heap of queues by their next head: priority first, then fair share, then age.
   struct Entry {
-    int32_t priority;
+    // Fair share over time (0 when off): 0 when its head fits in nominal quota, else
+    // 2 − its queue's fair-share factor, so those within nominal go first and, among
+    // borrowers, the higher factor. Fields ordered to keep an entry at 32 bytes.
+    double fair;
     double share;
     Time submitted;
+    int32_t priority;
     QueueIndex queue;
   };
   auto worse = [](const Entry& a, const Entry& b) {
     if (a.priority != b.priority) return a.priority < b.priority;
+    if (a.fair != b.fair) return a.fair > b.fair;
     if (a.share != b.share) return a.share > b.share;
     if (a.submitted != b.submitted) return a.submitted > b.submitted;
     return a.queue > b.queue;
@@ -849,7 +942,13 @@ CycleResult Cycle::Run() {
   auto push = [&](QueueIndex q) {
     if (next[q] >= pending_[q].size()) return;
     WorkloadIndex w = pending_[q][next[q]];
-    heap.push({eff_prio_[w], Share(q), s_.workloads[w].submitted, q});
+    double fair = 0;
+    if (!fair_factor_.empty()) {
+      const bool borrow = WouldBorrow(q, w);
+      would_borrow_[q] = borrow ? 1 : 0;
+      if (borrow) fair = 2.0 - fair_factor_[q];
+    }
+    heap.push({fair, Share(q), s_.workloads[w].submitted, eff_prio_[w], q});
   };
   // 0. Capacity freed by a preemption goes to its preemptor: preemptors that victims yield to
   //    are tried first, before anyone else competes for what the victims gave back.
@@ -883,6 +982,7 @@ CycleResult Cycle::Run() {
     push(q);
   }
   FillPositions();
+  if (!fair_factor_.empty()) NoteFairShare();
   result_.stats.pending = static_cast<int64_t>(result_.pending.size());
   return std::move(result_);
 }

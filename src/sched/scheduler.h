@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "sched/explain.h"
+#include "sched/fair_share.h"
 #include "sched/order.h"
 #include "sched/place.h"
 #include "sched/types.h"
@@ -40,6 +41,10 @@ struct Snapshot {
   std::map<std::string, std::vector<std::string>> pool_tenants;
   // Declared clusters (labels for data locality); nodes may name clusters not listed here.
   std::vector<ClusterInfo> clusters;
+  // Fair share that remembers (fair_share.h), one per queue in `queues` order; empty: off (the
+  // half-life is 0). After guaranteed quota it orders queues whose head would borrow (higher
+  // factor first, DRF breaking ties) and picks which borrower is reclaimed first.
+  std::vector<QueueShare> fair_share;
 };
 
 struct SchedulerConfig {
@@ -50,6 +55,9 @@ struct SchedulerConfig {
   bool detailed_reasons = true;
   // Shapes for the FGD scorer (empty: derived from the pending workloads of the snapshot).
   std::vector<frag::WeightedShape> fgd_distribution;
+  // Fair share that remembers (fair_share.h): the half-life of past usage; 0 = off. Schedule()
+  // reads Snapshot::fair_share; callers keep the UsageHistory with this half-life and fill it.
+  Duration fair_share_half_life{0};
 };
 
 struct CycleStats {

@@ -171,6 +171,9 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptio
   ABACUS_ASSIGN_OR_RETURN(cp->usage_, meter::UsageLedger::Load(*cp->store_, cp->clock_));
   ABACUS_RETURN_IF_ERROR(cp->LoadPriceLists());
   ABACUS_RETURN_IF_ERROR(cp->ReconcileUsage());
+  // Fair share over time: rebuilt from the usage ledger, so a restart remembers what ran.
+  cp->shares_ = std::make_unique<FairShareBook>(options.scheduler.fair_share_half_life);
+  ABACUS_RETURN_IF_ERROR(cp->shares_->Rebuild(*cp->store_));
   for (const auto& [id, r] : cp->ledger_.workloads()) {
     if (!IsTerminal(r.state)) cp->active_names_[r.spec.project + "/" + r.spec.name] = id;
     if (r.state == WorkloadState::kPreempting) cp->preempting_.insert(id);
@@ -830,6 +833,7 @@ void ControlPlane::RunCycle() {
   SnapshotIndex index;
   sched::Snapshot snapshot = ledger_.BuildSnapshot(now, index, full ? nullptr : &fresh,
                                                    bounded ? options_.bounded_cycle_per_queue : 0);
+  if (shares_) shares_->Fill(&snapshot);
   // 2. Decide.
   sched::CycleResult result = sched::Schedule(snapshot, options_.scheduler);
   {
@@ -1234,6 +1238,7 @@ Result<json> ControlPlane::Explain(const std::string& id_or_name) const {
       if (pr.quota) j["reason"]["quota"] = DescribeQuota(*pr.quota, r.spec.queue);
       if (pr.placement) j["reason"]["placement"] = DescribePlacement(*pr.placement);
       if (!pr.preemption.empty()) j["reason"]["preemption"] = pr.preemption;
+      if (!pr.fair_share.empty()) j["reason"]["fairShare"] = pr.fair_share;
       text = DescribePending(pr);
     } else if (auto lr = ledger_.ledger_reasons().find(r.id); lr != ledger_.ledger_reasons().end()) {
       j["reason"] = {{"code", "Unschedulable"}, {"message", lr->second}};

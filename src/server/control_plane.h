@@ -32,6 +32,7 @@
 #include "control/controller.h"
 #include "meter/price_list.h"
 #include "meter/usage_ledger.h"
+#include "server/fair_share_book.h"
 #include "sched/scheduler.h"
 #include "server/assignments.h"
 #include "server/audit_watch.h"
@@ -280,6 +281,8 @@ class ControlPlane {
   nlohmann::json ListDevices() const;
   nlohmann::json ListFlavors() const;
   nlohmann::json ListQueues() const;
+  // GET /api/v1/shares (shares_api.h): every queue's fair share over time, like sshare.
+  nlohmann::json ListShares() const;
   Result<nlohmann::json> GetQueue(const std::string& name) const;
   // kind: "tenant", "project", "cohort", "priorityclass", "pool", "cluster"
   nlohmann::json ListConfig(const std::string& kind) const;
@@ -454,6 +457,7 @@ class ControlPlane {
   std::unique_ptr<AssignmentBoard> board_;
   std::unique_ptr<ChangeFeed> feed_;  // committed changes, published by the loop (watches)
   std::unique_ptr<meter::UsageLedger> usage_;
+  std::unique_ptr<FairShareBook> shares_;  // fair share over time, from usage_ (fair_share_book.h)
   std::set<std::string> preempting_;   // loop thread only: ids of Preempting workloads
   Time last_liveness_check_{};         // loop thread only
   Time last_controller_tick_{};        // loop thread only

@@ -273,6 +273,8 @@ Status AuthorizeRoute(ControlPlane& cp, const httplib::Request& req, RequestCont
   if (top == "version" && !IsMutating(m)) return Status::OK();  // any authenticated user
   // Who the caller is and what it may do: any authenticated caller, about itself (whoami_api.h).
   if (top == "whoami" && !IsMutating(m)) return Status::OK();
+  // Fair share per queue: the handler keeps the queues the caller may see (shares_api.h).
+  if (top == "shares" && !IsMutating(m)) return Status::OK();
   // Workload events: the handler keeps those of the workloads the caller may see (watch_api.cc).
   if (top == "events" && !IsMutating(m)) return Status::OK();
   // Archived evaluation results: the handler keeps those of the workloads the caller may see.

@@ -139,6 +139,7 @@ void HaNode::BecomeLeader(int64_t token) {
   cpo.node_timeout = std::chrono::seconds(options_.node_timeout_seconds);
   cpo.max_task_log_bytes = options_.max_task_log_bytes;
   cpo.fencing = options_.fencing;
+  cpo.scheduler.fair_share_half_life = options_.fair_share_half_life;
   cpo.health = options_.health;
   cpo.fence = LeaseFence{kLeaseName, token};
   cpo.audit_key_file = options_.audit_key_file;

@@ -19,6 +19,7 @@
 #include "server/logs_api.h"
 #include "server/ui_routes.h"
 #include "server/watch_api.h"
+#include "server/shares_api.h"
 #include "server/whoami_api.h"
 #include "store/migration.h"
 
@@ -472,6 +473,7 @@ void HttpServer::Routes() {
   // ---- governance: tokens, users, policies, audit
   AddGovernanceRoutes(s, cp_);
   AddWhoamiRoutes(s, cp_);  // GET /api/v1/whoami: the caller and what it may do (whoami_api.h)
+  AddSharesRoutes(s, cp_);  // GET /api/v1/shares: fair share over time per queue (shares_api.h)
 
   // ---- metering
   s.Get("/api/v1/pricelists", [this](const httplib::Request&, httplib::Response& res) {

@@ -82,6 +82,7 @@ int RunServer(const RunOptions& options) {
   cpo.audit_check_every = options.audit_check_every;
   cpo.max_task_log_bytes = options.max_task_log_bytes;
   cpo.fencing = options.fencing;
+  cpo.scheduler.fair_share_half_life = options.fair_share_half_life;
   cpo.health = options.health;
   auto cp = ControlPlane::Open(cpo);
   if (!cp.ok()) {

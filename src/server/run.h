@@ -32,6 +32,8 @@ struct RunOptions {
   std::string audit_key_file, audit_anchor_file;
   std::string secrets_key_file, secrets_keyring_file;  // server/secrets.h; empty: DATA/secrets.key, DATA/secrets.keyring
   Duration audit_check_every = std::chrono::minutes(30);  // background chain check (0: never)
+  // Fair share over time (docs/scheduler.md): half-life of past usage, Slurm's default 7 days; 0: off.
+  Duration fair_share_half_life = std::chrono::hours(24 * 7);
   HealthPolicy health;  // device faults, probation, the health cordon (device_health.h)
   double tenant_rate_limit = 1000;  // requests a second per tenant, all its users together (0: none)
   double tenant_rate_burst = 2000;

@@ -43,9 +43,11 @@ void ControlPlane::StageUsage(const WorkloadRecord* before, const WorkloadRecord
   auto has = Allocations(after);
   for (const auto& [task, p] : had) {
     if (has.count(task) != 0 || !usage_->IsOpen(task)) continue;
+    std::optional<meter::UsageInterval> open = shares_ ? usage_->FindOpen(task) : std::nullopt;
     Status st = usage_->StageClose(task, now, after.holds_quota() ? meter::EndReason::kScaledDown : EndReasonFor(after),
                                    batch);
     if (!st.ok()) ABACUS_LOG_WARN("usage of {}: {}", task, st.ToString());
+    if (st.ok() && open) shares_->Close(*open, now);
   }
   for (const auto& [task, p] : has) {
     if (usage_->IsOpen(task)) continue;
@@ -74,8 +76,10 @@ void ControlPlane::StageUsage(const WorkloadRecord* before, const WorkloadRecord
     iv.cpu_milli = p->cpu_milli;
     iv.memory_bytes = p->memory_bytes;
     iv.start = ToMicros(after.admitted_at) != 0 ? after.admitted_at : now;
+    std::optional<meter::UsageInterval> counted = shares_ ? std::optional(iv) : std::nullopt;
     auto st = usage_->StageOpen(std::move(iv), batch);
     if (!st.ok()) ABACUS_LOG_WARN("usage of {}: {}", task, st.status().ToString());
+    if (st.ok() && counted) shares_->Count(*counted);
   }
 }
 
@@ -83,6 +87,11 @@ void ControlPlane::UsageCommitFailed() {
   if (!usage_) return;
   Status st = usage_->Reload();
   if (!st.ok()) ABACUS_LOG_ERROR("usage ledger reload: {}", st.ToString());
+  // What was counted for the batch that failed is undone by recounting what the store holds.
+  if (shares_) {
+    Status rebuilt = shares_->Rebuild(*store_);
+    if (!rebuilt.ok()) ABACUS_LOG_ERROR("fair share usage rebuild: {}", rebuilt.ToString());
+  }
 }
 
 Status ControlPlane::ReconcileUsage() {
@@ -106,6 +115,7 @@ Status ControlPlane::ReconcileUsage() {
       }
     }
     ABACUS_RETURN_IF_ERROR(usage_->StageClose(iv.task_id, end, reason, batch));
+    if (shares_) shares_->Close(iv, end);
     ++closed;
   }
   for (const auto& [id, r] : ledger_.workloads()) {

@@ -132,6 +132,7 @@ struct GroupReport {
   int64_t borrowing_admissions = 0;   // admissions that ran partly on borrowed quota
   double borrowed_device_hours = 0;   // device-hours run by borrowing admissions (accelerators)
   double device_hours = 0;            // device-hours run (accelerators)
+  std::vector<double> device_hours_by_day;  // the same per day of the run (day 0 first)
 };
 
 struct UtilizationSample {

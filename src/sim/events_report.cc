@@ -35,6 +35,10 @@ nlohmann::ordered_json GroupJson(const GroupReport& g) {
   j["borrowing_admissions"] = g.borrowing_admissions;
   j["borrowed_device_hours"] = Round(g.borrowed_device_hours, 1e3);
   j["device_hours"] = Round(g.device_hours, 1e3);
+  if (!g.device_hours_by_day.empty()) {
+    j["device_hours_by_day"] = nlohmann::ordered_json::array();
+    for (double h : g.device_hours_by_day) j["device_hours_by_day"].push_back(Round(h, 1e3));
+  }
   return j;
 }
 
@@ -176,6 +180,19 @@ std::string EventsTable(const EventSimResult& r) {
   for (const auto& q : r.queues) rows.push_back(GroupRow("queue", q));
   rows.push_back(GroupRow("total", r.total));
   out += Table(rows);
+  // Runs longer than a day: device-hours each queue ran per day (fair share over time shows here).
+  size_t days = 0;
+  for (const auto& q : r.queues) days = std::max(days, q.device_hours_by_day.size());
+  if (days > 1) {
+    std::vector<std::vector<std::string>> drows{{"QUEUE"}};
+    for (size_t d = 0; d < days; ++d) drows[0].push_back("DAY " + std::to_string(d));
+    for (const auto& q : r.queues) {
+      std::vector<std::string> row{q.name};
+      for (size_t d = 0; d < days; ++d) row.push_back(Fixed(d < q.device_hours_by_day.size() ? q.device_hours_by_day[d] : 0, 1));
+      drows.push_back(std::move(row));
+    }
+    out += "\ndevice-hours per day:\n" + Table(drows);
+  }
   if (r.tenants.size() > 1) {
     out += "\n";
     header[0] = "TENANT";

@@ -135,7 +135,8 @@ class Driver {
   void Enqueue(int32_t j, int64_t t);
   void Requeue(int32_t j, int64_t t);
   void AccountRun(int32_t j, int64_t t);
-  void FreeCapacity(int32_t j);
+  void AddByDay(GroupReport& q, int64_t from_s, int64_t to_s, int64_t device_milli);
+  void FreeCapacity(int32_t j, int64_t t);
   void ResolveClaim(int32_t preemptor, int64_t t);
   void EndClaim(int32_t preemptor, int64_t t);
   std::vector<int32_t> Tail(CycleKind kind);
@@ -176,6 +177,9 @@ class Driver {
   int64_t dropped_ = 0;                // preemptions not applied at the current instant (loop guard)
   int64_t processed_ = 0;
   int64_t used_cpu_ = 0, used_gpu_ = 0, used_npu_ = 0;
+  // Fair share that remembers (sched/fair_share.h): usage as the server's ledger keeps it.
+  sched::UsageHistory history_;
+  bool fair_ = false;
   std::vector<int32_t> node_pool_;                           // node → index into r_.pools
   std::vector<int64_t> pool_used_device_, pool_used_cpu_;    // allocated now, per pool
   std::vector<double> pool_device_area_, pool_cpu_area_;     // milli × seconds, per pool
@@ -185,7 +189,11 @@ class Driver {
 };
 
 Driver::Driver(const EventInput& input, const EventSimOptions& options)
-    : in_(input), o_(options), snap_(input.cluster) {
+    : in_(input),
+      o_(options),
+      snap_(input.cluster),
+      history_(options.config.fair_share_half_life),
+      fair_(options.config.fair_share_half_life.count() > 0) {
   snap_.workloads.clear();
   const size_t n = in_.jobs.size();
   js_.resize(n);
@@ -276,17 +284,32 @@ void Driver::Arrive(int32_t j, int64_t t) {
   if (!js_[j].never) fresh_.push_back(j);
 }
 
+void Driver::AddByDay(GroupReport& q, int64_t from_s, int64_t to_s, int64_t device_milli) {
+  constexpr int64_t kDay = 86400;
+  for (int64_t a = from_s; a < to_s;) {
+    const int64_t day = (a - r_.start_s) / kDay;
+    const int64_t b = std::min(to_s, r_.start_s + (day + 1) * kDay);
+    if (day >= 0) {
+      if (q.device_hours_by_day.size() <= static_cast<size_t>(day)) q.device_hours_by_day.resize(day + 1, 0);
+      q.device_hours_by_day[day] += static_cast<double>(device_milli) / 1000.0 * static_cast<double>(b - a) / 3600.0;
+    }
+    a = b;
+  }
+}
+
 void Driver::AccountRun(int32_t j, int64_t t) {
   JobState& st = js_[j];
   const double hours = static_cast<double>(t - st.started_s) / 3600.0;
   GroupReport& q = qrep_[proto_[j].queue];
+  AddByDay(q, st.started_s, t, st.device_milli);
   q.device_hours += static_cast<double>(st.device_milli) / 1000.0 * hours;
   if (st.borrowing) q.borrowed_device_hours += static_cast<double>(st.device_milli) / 1000.0 * hours;
   --running_count_;
 }
 
-void Driver::FreeCapacity(int32_t j) {
+void Driver::FreeCapacity(int32_t j, int64_t t) {
   JobState& st = js_[j];
+  if (fair_) sched::StopWorkload(history_, snap_.queues[proto_[j].queue].name, snap_.workloads[st.slot], At(t));
   used_cpu_ -= st.cpu_milli;
   used_gpu_ -= st.gpu_milli;
   used_npu_ -= st.npu_milli;
@@ -310,7 +333,7 @@ void Driver::FreeCapacity(int32_t j) {
 void Driver::Requeue(int32_t j, int64_t t) {
   // The victim checkpointed and stopped: it waits again with its original submit time and the
   // run time it had left. Like the server's FinishPreemptions, a requeue asks for a full cycle.
-  FreeCapacity(j);
+  FreeCapacity(j, t);
   Enqueue(j, t);
   full_ = true;
 }
@@ -320,7 +343,7 @@ void Driver::Finish(int32_t j, int64_t t) {
   const bool evicting = st.phase == Phase::kEvicting;
   if (!evicting) CountPreemptible(snap_.workloads[st.slot], -1);
   AccountRun(j, t);
-  FreeCapacity(j);
+  FreeCapacity(j, t);
   st.phase = Phase::kDone;
   r_.jobs[j].finish_s = t;
   const int32_t q = proto_[j].queue;
@@ -461,6 +484,7 @@ void Driver::RunCycle(CycleKind kind, std::vector<int32_t> tail, int64_t t) {
   const size_t admitted = snap_.workloads.size();
   for (int32_t j : tail) snap_.workloads.push_back(proto_[j]);
   snap_.now = At(t);
+  if (fair_) sched::SetFairShare(history_, &snap_);
   sched::SchedulerConfig cfg = o_.config;
   cfg.detailed_reasons = false;
   sched::CycleResult cr = sched::Schedule(snap_, cfg);
@@ -494,6 +518,7 @@ void Driver::Admit(int32_t j, sched::WorkloadInfo w, const sched::Admission& a, 
   JobState& st = js_[j];
   pending_[w.queue].erase(Key(j));
   sched::NoteAdmission(&w, a, At(t));
+  if (fair_) sched::StartWorkload(history_, snap_.queues[w.queue].name, w, At(t));
   CountPreemptible(w, +1);
   st.slot = static_cast<int32_t>(snap_.workloads.size());
   snap_.workloads.push_back(std::move(w));
@@ -752,6 +777,7 @@ void Driver::Describe() {
   });
   for (int32_t j : tail) snap_.workloads.push_back(proto_[j]);
   snap_.now = At(r_.end_s);
+  if (fair_) sched::SetFairShare(history_, &snap_);
   sched::SchedulerConfig cfg = o_.config;
   cfg.detailed_reasons = true;
   sched::CycleResult cr = sched::Schedule(snap_, cfg);
@@ -782,6 +808,7 @@ void Driver::Summarize() {
       ++qrep_[q].running_at_end;
       // Count device-hours up to the end for workloads that never finish.
       const double hours = static_cast<double>(r_.end_s - st.started_s) / 3600.0;
+      AddByDay(qrep_[q], st.started_s, r_.end_s, st.device_milli);
       qrep_[q].device_hours += static_cast<double>(st.device_milli) / 1000.0 * hours;
       if (st.borrowing) qrep_[q].borrowed_device_hours += static_cast<double>(st.device_milli) / 1000.0 * hours;
     } else if (st.phase == Phase::kPending || st.phase == Phase::kHeld) {

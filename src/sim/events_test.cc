@@ -429,3 +429,45 @@ TEST(EventSim, MaxPerNodeColumnIsReadAndChecked) {
 
 }  // namespace
 }  // namespace abacus::sim
+
+namespace abacus::sim {
+namespace {
+
+// Fair share over time (docs/scheduler.md): examples/traces/fair-share — team-a bursts on
+// borrowed capacity on day 0; from day 1 both teams want the 16 borrowable GPUs. Without fair
+// share they split it; with it, team-b (no past usage) goes first on day 1.
+TEST(EventSim, FairShareOverTimePrefersTheQueueThatDidNotBurst) {
+  EventInputOptions io;
+  io.trace = std::string(ABACUS_SOURCE_DIR) + "/examples/traces/fair-share/trace.yaml";
+  io.config = std::string(ABACUS_SOURCE_DIR) + "/examples/traces/fair-share/org.yaml";
+  auto in = LoadEventInput(io);
+  ASSERT_TRUE(in.ok()) << in.status().ToString();
+  auto day = [](const EventSimResult& r, const std::string& queue, size_t d) {
+    for (const auto& q : r.queues) {
+      if (q.name == queue) return d < q.device_hours_by_day.size() ? q.device_hours_by_day[d] : 0.0;
+    }
+    ADD_FAILURE() << "no queue " << queue;
+    return 0.0;
+  };
+  EventSimOptions off = Until(4 * 86400);
+  EventSimOptions on = Until(4 * 86400);
+  on.config.fair_share_half_life = std::chrono::hours(24 * 7);
+  EventSimResult without = RunEventSim(*in, off), with = RunEventSim(*in, on);
+  // Day 0: only team-a, 24 GPUs (8 nominal + 16 borrowed) around the clock, either way.
+  EXPECT_DOUBLE_EQ(day(without, "team-a", 0), 576.0);
+  EXPECT_DOUBLE_EQ(day(with, "team-a", 0), 576.0);
+  // Day 1: without fair share the borrowed 16 are split; with it team-b takes them.
+  EXPECT_NEAR(day(without, "team-a", 1), day(without, "team-b", 1), 8.0 * 2);
+  EXPECT_GT(day(with, "team-b", 1), day(with, "team-a", 1) + 100);
+  EXPECT_GT(day(with, "team-b", 1), day(without, "team-b", 1));
+  // Capacity is used as fully either way.
+  for (size_t d = 0; d < 4; ++d) {
+    EXPECT_DOUBLE_EQ(day(with, "team-a", d) + day(with, "team-b", d), day(without, "team-a", d) + day(without, "team-b", d))
+        << "day " << d;
+  }
+  std::string table = EventsTable(with);
+  EXPECT_NE(table.find("device-hours per day:"), std::string::npos) << table;
+}
+
+}  // namespace
+}  // namespace abacus::sim

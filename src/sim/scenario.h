@@ -147,6 +147,10 @@ class ScenarioRunner {
   size_t next_ = 0;
   sched::Snapshot state_;
   sched::SchedulerConfig config_;
+  // Fair share (config fairShareHalfLife=…): usage of what ran, as the server keeps it.
+  sched::UsageHistory history_{Duration(0)};
+  // Counts or stops counting workload `w`'s holdings at the current time.
+  void Hold(const sched::WorkloadInfo& w, bool start);
   sched::CycleResult last_;
   bool cycled_ = false;
   bool trace_ = false;

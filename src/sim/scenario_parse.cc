@@ -632,8 +632,12 @@ void Parser::OnConfig(int line, const std::vector<Token>& t) {
       } else {
         Error(line, "reasons: expected detailed or brief");
       }
+    } else if (k == "fairShareHalfLife") {
+      auto d = ParseDurationSpec(v);
+      if (Check(line, k, d.status())) config_.fair_share_half_life = *d;
     } else {
-      Error(line, "config: unknown field '" + k + "' (expected policy, preemption, reservation, reasons)");
+      Error(line, "config: unknown field '" + k +
+                      "' (expected policy, preemption, reservation, reasons, fairShareHalfLife)");
     }
   }
   ScenarioStep step;

@@ -64,8 +64,27 @@ void ScenarioRunner::Run(const ScenarioStep& step) {
     case ScenarioStep::Kind::kCycle: return RunCycle(step);
     case ScenarioStep::Kind::kFinish: return Stop(step, false);
     case ScenarioStep::Kind::kRequeue: return Stop(step, true);
-    case ScenarioStep::Kind::kConfig: config_ = step.config; return;
+    case ScenarioStep::Kind::kConfig:
+      if (step.config.fair_share_half_life != config_.fair_share_half_life) {
+        // A new half-life starts the history afresh from what runs now.
+        history_ = sched::UsageHistory(step.config.fair_share_half_life);
+        for (const auto& w : state_.workloads) {
+          if (w.admitted) Hold(w, true);
+        }
+      }
+      config_ = step.config;
+      return;
     case ScenarioStep::Kind::kExpect: return Check(step);
+  }
+}
+
+void ScenarioRunner::Hold(const WorkloadInfo& w, bool start) {
+  if (w.queue < 0 || static_cast<size_t>(w.queue) >= state_.queues.size()) return;
+  const std::string& queue = state_.queues[w.queue].name;
+  if (start) {
+    sched::StartWorkload(history_, queue, w, ToMicros(w.admitted_at) != 0 ? w.admitted_at : state_.now);
+  } else {
+    sched::StopWorkload(history_, queue, w, state_.now);
   }
 }
 
@@ -91,6 +110,7 @@ void ScenarioRunner::AddRunning(const ScenarioStep& step) {
       cluster.Allocate(p);
     }
     state_.workloads.push_back(step.workload);
+    Hold(state_.workloads.back(), true);
     return;
   }
   // No places given: a cycle of its own over what already runs places it (no preemption).
@@ -113,9 +133,11 @@ void ScenarioRunner::AddRunning(const ScenarioStep& step) {
   w.group_flavors = r.admissions[0].group_flavors;
   w.placements = r.admissions[0].placements;
   state_.workloads.push_back(std::move(w));
+  Hold(state_.workloads.back(), true);
 }
 
 void ScenarioRunner::RunCycle(const ScenarioStep& step) {
+  sched::SetFairShare(history_, &state_);
   last_ = sched::Schedule(state_, config_);
   cycled_ = true;
   ++outcome_.cycles;
@@ -123,7 +145,10 @@ void ScenarioRunner::RunCycle(const ScenarioStep& step) {
   if (Status st = sched::CheckInvariants(state_, last_); !st.ok()) {
     Fail(step.line, "cycle broke an invariant: " + st.message() + "\ndecisions:\n" + Indent(DescribeCycle(state_, last_), "  "));
   }
-  for (const auto& a : last_.admissions) sched::NoteAdmission(&state_.workloads[a.workload], a, state_.now);
+  for (const auto& a : last_.admissions) {
+    sched::NoteAdmission(&state_.workloads[a.workload], a, state_.now);
+    Hold(state_.workloads[a.workload], true);
+  }
   for (const auto& p : last_.preemptions) sched::NotePreemption(&state_.workloads[p.victim], p, state_.now);
   for (const auto& a : last_.admissions) sched::EndClaims(&state_.workloads, a.workload_id);
 }
@@ -135,6 +160,7 @@ void ScenarioRunner::Stop(const ScenarioStep& step, bool requeue) {
       Fail(step.line, (requeue ? "requeue: " : "finish: ") + std::string("no workload ") + name);
       continue;
     }
+    if (state_.workloads[i].admitted) Hold(state_.workloads[i], false);
     if (!requeue) {
       state_.workloads.erase(state_.workloads.begin() + i);
       continue;

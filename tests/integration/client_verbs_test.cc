@@ -245,6 +245,29 @@ TEST_F(ClientVerbsTest, SubmitterShownAndReportsScopedToTheCallersTenants) {
   EXPECT_EQ(Run({"audit", "--since", "yesterday"}).code, 0);
 }
 
+// `abacus get shares`, like sshare: every queue's fair share over time, -o json, and a tenant's
+// user sees only its tenant's queues.
+TEST_F(ClientVerbsTest, GetSharesListsFairShareLikeSshare) {
+  auto table = Run({"get", "shares"});
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_TRUE(Contains(table.out.substr(0, table.out.find('\n')),
+                       "QUEUE  COHORT  RAW USAGE  DECAYED USAGE  WEIGHT  SHARE  FAIR SHARE"))
+      << table.out;
+  EXPECT_TRUE(Contains(table.out, "\nq1 ")) << table.out;
+  EXPECT_TRUE(Contains(table.out, "\nq2 ")) << table.out;
+  auto as_json = Run({"get", "shares", "-o", "json"});
+  ASSERT_EQ(as_json.code, 0) << as_json.err;
+  json parsed = json::parse(as_json.out);
+  ASSERT_TRUE(parsed.is_array() || parsed.contains("items")) << as_json.out;
+  const json items = parsed.is_array() ? parsed : parsed["items"];
+  ASSERT_EQ(items.size(), 2u) << as_json.out;
+  EXPECT_EQ(items[0]["fairShare"], 1.0) << as_json.out;  // nothing used yet
+  auto alice = Run({"get", "shares"}, "alice");
+  ASSERT_EQ(alice.code, 0) << alice.err;
+  EXPECT_TRUE(Contains(alice.out, "\nq1 ")) << alice.out;
+  EXPECT_FALSE(Contains(alice.out, "q2")) << alice.out;  // another tenant's queue is absent
+}
+
 TEST_F(ClientVerbsTest, AdminTokenRotationUserRevocationAndBreakGlass) {
   std::string old_token = server_->token();
   auto refused = Run({"token", "rotate-admin"}, "tia");

@@ -284,6 +284,9 @@ TEST_F(GovernanceTest, EveryRouteForEveryRole) {
       {"GET", "/api/v1/queues", "", "AAAAAD"},
       {"GET", "/api/v1/queues/q1", "", "AAAAAD"},
       {"GET", "/api/v1/queues/q2", "", "AHHAHD"},
+      {"GET", "/api/v1/shares", "", "AAAAAD"},
+      {"GET", "/api/v1/shares/q1", "", "AAAAAD"},
+      {"GET", "/api/v1/shares/q2", "", "AHHAHD"},
       {"GET", "/api/v1/cohorts", "", "AAAAAD"},
       {"GET", "/api/v1/pools", "", "AAAAAD"},
       {"GET", "/api/v1/priorityclasses", "", "AAAAAD"},
@@ -372,6 +375,11 @@ TEST_F(GovernanceTest, ListsAreFiltered) {
   EXPECT_EQ(names("max", "/api/v1/tenants"), (S{"t1"}));
   EXPECT_EQ(names("max", "/api/v1/projects"), (S{"p1", "p2"}));
   EXPECT_EQ(names("val", "/api/v1/queues"), (S{"q1", "q2"}));
+  // Fair shares follow the queues' visibility: another tenant's queue is absent (and 404).
+  EXPECT_EQ(names("max", "/api/v1/shares"), (S{"q1"}));
+  EXPECT_EQ(As("max").Get("/api/v1/shares/q2").status, 404);
+  EXPECT_EQ(As("max").Get("/api/v1/shares/q1").status, 200);
+  EXPECT_EQ(names("val", "/api/v1/shares"), (S{"q1", "q2"}));
   // Users and tokens: a user sees itself and its own tokens; an admin everything.
   EXPECT_EQ(names("max", "/api/v1/users"), (S{"max"}));
   EXPECT_EQ(names("ann", "/api/v1/users").size(), 5u);

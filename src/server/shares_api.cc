@@ -1,0 +1,97 @@
+#include "server/shares_api.h"
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include "net/http_framing.h"
+#include "sched/tenancy_snapshot.h"
+#include "server/control_plane.h"
+#include "server/error_detail.h"
+#include "server/governance_api.h"
+#include "server/http_server.h"
+
+namespace abacus::server {
+namespace {
+
+using nlohmann::json;
+
+double Rounded(double v, double scale) { return std::round(v * scale) / scale; }
+
+void SendAnswer(httplib::Response& res, const Result<json>& r) {
+  if (!r.ok()) {
+    Status st = ForCaller(r.status());
+    res.status = HttpStatusOf(st.code());
+    res.set_content(json({{"error", {{"code", StatusCodeName(st.code())}, {"message", net::CapAnswerText(st.message())}}}})
+                        .dump(-1, ' ', false, json::error_handler_t::replace),
+                    "application/json");
+    return;
+  }
+  res.status = 200;
+  res.set_content(r->dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+}
+
+}  // namespace
+
+json SharesJson(const std::vector<sched::QueueShare>& shares, const std::vector<std::string>& tenant_of,
+                Duration half_life) {
+  // By cohort, then queue name (siblings together, as sshare lists an account's children).
+  std::vector<size_t> order(shares.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::tie(shares[a].cohort, shares[a].queue) < std::tie(shares[b].cohort, shares[b].queue);
+  });
+  json items = json::array();
+  for (size_t i : order) {
+    const sched::QueueShare& s = shares[i];
+    items.push_back({{"name", s.queue},
+                     {"tenant", i < tenant_of.size() ? tenant_of[i] : ""},
+                     {"cohort", s.cohort},
+                     {"rawUsage", Rounded(s.raw_usage / 3600.0, 1e3)},
+                     {"decayedUsage", Rounded(s.decayed_usage / 3600.0, 1e3)},
+                     {"weight", Rounded(static_cast<double>(s.weight_milli) / 1000.0, 1e3)},
+                     {"share", Rounded(s.share, 1e6)},
+                     {"usageNorm", Rounded(s.usage_norm, 1e6)},
+                     {"fairShare", Rounded(s.factor, 1e6)}});
+  }
+  return {{"halfLifeSeconds", std::chrono::duration_cast<std::chrono::seconds>(half_life).count()},
+          {"unit", "weighted device-hours"},
+          {"items", std::move(items)}};
+}
+
+json ControlPlane::ListShares() const {
+  sched::Snapshot tenancy;
+  sched::AddTenancy(*ledger_.ConfigSnapshot(), &tenancy);
+  std::vector<std::string> tenant_of;
+  for (const auto& q : tenancy.queues) tenant_of.push_back(q.tenant);
+  const Duration half_life = shares_ ? shares_->half_life() : Duration(0);
+  std::vector<sched::QueueShare> shares;
+  if (shares_) {
+    shares = shares_->Shares(tenancy, clock_.Now());
+  } else {
+    shares = sched::ComputeShares(tenancy.queues, tenancy.cohorts, tenancy.flavor_weight_milli,
+                                  sched::UsageHistory(half_life), clock_.Now());
+  }
+  return SharesJson(shares, tenant_of, half_life);
+}
+
+void AddSharesRoutes(httplib::Server& s, ControlPlane& cp) {
+  s.Get("/api/v1/shares", [&cp](const httplib::Request&, httplib::Response& res) {
+    SendAnswer(res, FilterVisibleConfig("queue", cp.ListShares()));
+  });
+  s.Get(R"(/api/v1/shares/([^/]+))", [&cp](const httplib::Request& req, httplib::Response& res) {
+    const std::string name = req.matches[1];
+    json all = cp.ListShares();
+    for (auto& q : all["items"]) {
+      if (q["name"] == name) {
+        q["halfLifeSeconds"] = all["halfLifeSeconds"];
+        return SendAnswer(res, VisibleConfig("queue", Result<json>(std::move(q))));
+      }
+    }
+    SendAnswer(res, NotFound("queue '" + name + "' not found; `abacus get shares` lists the queues you may see"));
+  });
+}
+
+}  // namespace abacus::server
