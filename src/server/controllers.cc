@@ -51,6 +51,7 @@ void NextRun(PlacementRecord& p) {
   p.restart = false;
   p.restart_at = Time{};
   p.routed = false;
+  p.address.clear();
   p.results.reset();
   p.results_error.clear();
 }

@@ -60,6 +60,7 @@ json ToJson(const WorkloadRecord& r) {
     if (p.index >= 0) pj["index"] = p.index;
     if (!p.version.empty()) pj["version"] = p.version;
     if (p.routed) pj["routed"] = true;
+    if (!p.address.empty()) pj["address"] = p.address;
     if (p.restart) {
       pj["restart"] = true;
       pj["restartUs"] = ToMicros(p.restart_at);
@@ -210,6 +211,7 @@ Result<WorkloadRecord> WorkloadRecordFromJson(const json& j) {
       pr.index = p.value("index", -1);
       pr.version = p.value("version", "");
       pr.routed = p.value("routed", false);
+      pr.address = p.value("address", "");
       pr.restart = p.value("restart", false);
       pr.restart_at = FromMicros(TimeField(p, "restartUs"));
       if (p.contains("results")) pr.results = p.at("results").get<std::string>();

@@ -62,6 +62,7 @@ struct PlacementRecord {
   int32_t index = -1;       // BatchJob: the array task the slot runs (-1: none yet)
   std::string version;      // InferenceService: the version the replica runs (ABACUS_VERSION)
   bool routed = false;      // InferenceService: traffic goes to it (the controller's SetReady)
+  std::string address;      // InferenceService: "host:port" the replica listens on, as its agent reported it
   Time restart_at{};        // set with stop_requested by a RestartReplica/SetVersion: run again
                             // once the task ended, not before this time
   bool restart = false;
