@@ -199,12 +199,12 @@ Result<ProbeSpec> ParseProbe(const json& j) {
       ++kinds;
       p.kind = ProbeKind::kHttp;
       p.path = j.at("http").value("path", "/");
-      p.port = j.at("http").at("port").get<int>();
+      p.port = j.at("http").value("port", 0);  // absent: ABACUS_PORT
     }
     if (j.contains("tcp")) {
       ++kinds;
       p.kind = ProbeKind::kTcp;
-      p.port = j.at("tcp").at("port").get<int>();
+      p.port = j.at("tcp").value("port", 0);
     }
     if (j.contains("exec")) {
       ++kinds;
