@@ -154,6 +154,21 @@ TEST_F(EndpointsTest, ReplicasListenOnTheirAllocatedPortAndTheServerServesTheirA
       },
       std::chrono::seconds(30)))
       << As("ann").Get("/api/v1/services/" + id + "/endpoints").text;
+  // Scaled up again: the slot that ran before runs again under a new task id (its agent starts
+  // an id at most once; the same id again left it unstarted for good).
+  auto up = As("ann").Post("/api/v1/workloads/" + id + "/scale", json{{"replicas", 4}}.dump(), "application/json");
+  ASSERT_EQ(up.status, 200) << up.text;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        auto r = As("ann").Get("/api/v1/services/" + id + "/endpoints");
+        if (!r.ok() || r.body["items"].size() != 4) return false;
+        for (const json& e : r.body["items"]) {
+          if (!e.value("ready", false)) return false;
+        }
+        return true;
+      },
+      std::chrono::seconds(30)))
+      << As("ann").Get("/api/v1/workloads/" + id).text;
 }
 
 }  // namespace
