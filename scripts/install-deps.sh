@@ -9,6 +9,7 @@ PACKAGES=(
   libpq-dev libpqxx-dev libspdlog-dev libfmt-dev libcli11-dev libssl-dev
   zlib1g-dev libbrotli-dev libhwloc-dev libgtest-dev libgmock-dev libbenchmark-dev libjemalloc-dev openssl
   nodejs chromium  # the web dashboard (npm ci, Vite) and its browser test (docs/ui.md)
+  haproxy  # the data plane of `abacus gateway` (issue 24): its tests start it as a child, on loopback
   postgresql  # the PostgreSQL store's tests start a throwaway server (scripts/pg-test.sh)
   dpkg-dev file  # make package: dpkg-shlibdeps, and `file` for CPack's ELF detection
   prometheus  # promtool: `promtool check metrics` and `promtool test rules` in the tests (no daemon is started)
@@ -28,7 +29,7 @@ echo "install-deps: installing ${missing[*]}" >&2
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
-# No package may start its daemon here (prometheus, postgresql): the tests start what they need,
+# No package may start its daemon here (prometheus, postgresql, haproxy): the tests start what they need,
 # on loopback. Debian asks /usr/sbin/policy-rc.d before starting a service; 101 means "not now".
 POLICY=/usr/sbin/policy-rc.d
 if [ ! -e "$POLICY" ]; then

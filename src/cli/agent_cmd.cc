@@ -28,6 +28,7 @@ struct AgentFlags {
   std::string server, token, token_file, name, cluster = "default", pool, labels, work_dir, fake_devices;
   std::string cpus, memory;  // advertised capacity overrides
   std::string fault_file;    // injected device faults (agent/discover/fault_file.h)
+  std::string port_range = "20000-29999", advertise_host = "127.0.0.1";  // service replicas (port_pool.h)
   int heartbeat_seconds = 0;
   int rediscover_seconds = 60;
   bool real_devices = true;
@@ -107,6 +108,18 @@ int RunAgent(const AgentFlags& f) {
   o.rediscover_every = std::chrono::seconds(f.rediscover_seconds);
   o.keep_task_dirs = f.keep_task_dirs;
   o.fault_file = f.fault_file;
+  auto ports = agent::ParsePortRange(f.port_range);
+  if (!ports.ok()) {
+    std::cerr << "abacus agent: --port-range: " << ports.status().message() << "\n";
+    return kExitUsage;
+  }
+  o.port_range = *ports;
+  if (f.advertise_host.empty() || f.advertise_host.find_first_of(" :/") != std::string::npos) {
+    std::cerr << "abacus agent: --advertise-host: expected a host name or IPv4 address that gateways reach this "
+                 "node at (no port), e.g. 10.0.0.7\n";
+    return kExitUsage;
+  }
+  o.advertise_host = f.advertise_host;
   if (!f.cpus.empty()) {
     auto q = Quantity::Parse(f.cpus);
     if (!q.ok() || q->milli() <= 0) {
@@ -212,6 +225,12 @@ void AddAgentCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--fault-file", f->fault_file,
                   "inject device faults: read at every heartbeat, each line 'INDEX REASON' reports that device "
                   "Unhealthy with REASON (e.g. '1 XID 79'); remove the line to report it healthy again (docs/agent.md)");
+  cmd->add_option("--port-range", f->port_range,
+                  "TCP ports handed to InferenceService replicas as ABACUS_PORT, FIRST-LAST (docs/agent.md)")
+      ->capture_default_str();
+  cmd->add_option("--advertise-host", f->advertise_host,
+                  "host that gateways reach this node's service replicas at (their address is HOST:ABACUS_PORT)")
+      ->capture_default_str();
   cmd->add_flag("!--no-real-devices", f->real_devices, "do not look for real accelerators (fake devices only)");
   cmd->add_option("--heartbeat", f->heartbeat_seconds, "seconds between heartbeats (0: what the server asks)")
       ->capture_default_str()

@@ -40,6 +40,7 @@ int Main(int argc, char** argv) {
   AddValidateCommand(app, &exit_code);
   AddServerCommands(app, &exit_code);
   AddAgentCommand(app, &exit_code);
+  AddGatewayCommand(app, &exit_code);
   AddClientVerbs(app, &exit_code);
   AddRunCommand(app, &exit_code);
   AddEventsCommand(app, &exit_code);

@@ -1,5 +1,7 @@
 #include "cli/describe_view.h"
 
+#include "cli/endpoints_view.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -8,6 +10,7 @@
 #include <vector>
 
 #include "cli/client.h"
+#include "cli/endpoints_view.h"
 #include "cli/output.h"
 #include "common/clock.h"
 
@@ -181,6 +184,13 @@ void DescribeWorkload(ApiClient& api, const json& doc, std::ostream& out) {
     std::vector<std::vector<std::string>> list;
     for (auto& [_, row] : rows) list.push_back(row);
     Table(out, {"TASK", "NODE", "ATTEMPT", "INDEX", "PHASE", "EXIT", "STARTED", "FINISHED", "DURATION"}, list);
+  }
+  if (S(doc, "kind") == "InferenceService") {  // where a gateway sends its requests (endpoints_view.h)
+    ApiResponse ep = api.Get("/api/v1/services/" + UrlEncode(id) + "/endpoints");
+    if (ep.ok()) {
+      out << "\nEndpoints:\n";
+      PrintEndpoints(json::array({ep.body}), out, "  ");
+    }
   }
   ApiResponse ex = api.Get("/api/v1/workloads/" + UrlEncode(id) + "/explain");
   if (ex.ok()) out << "\nExplain:\n" << Indented(ex.body.value("text", ""), "  ") << "\n";

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "cli/client.h"
+#include "cli/endpoints_view.h"
 #include "cli/describe_view.h"
 #include "cli/output.h"
 #include "cli/output_format.h"
@@ -365,6 +366,8 @@ std::optional<KindInfo> Kind(const std::string& k) {
       {"evaluations", {"evaluations", nullptr}},     {"evaluation", {"evaluations", nullptr}},
       {"eval", {"evaluations", nullptr}},
       {"shares", {"shares", ShareTable}},            {"share", {"shares", ShareTable}},
+      {"endpoints", {"endpoints", nullptr}},         {"endpoint", {"endpoints", nullptr}},
+      {"ep", {"endpoints", nullptr}},
   };
   auto it = kinds.find(k);
   if (it == kinds.end()) return std::nullopt;
@@ -373,7 +376,7 @@ std::optional<KindInfo> Kind(const std::string& k) {
 
 constexpr char kKinds[] =
     "workloads, nodes, devices, queues, tenants, flavors, projects, cohorts, priorityclasses, pools, clusters, users, "
-    "policies, evaluations, shares";
+    "policies, evaluations, shares, endpoints";
 
 // "error: unknown kind 'workloda'; did you mean 'workload'? (expected ...)"; returns 2.
 int UnknownKind(const std::string& kind) {
@@ -381,7 +384,7 @@ int UnknownKind(const std::string& kind) {
       "workloads", "workload", "wl", "nodes", "node", "devices", "device", "queues", "queue", "tenants", "tenant",
       "flavors", "flavor", "projects", "project", "cohorts", "cohort", "priorityclasses", "priorityclass", "pools",
       "pool", "clusters", "cluster", "users", "user", "policies", "policy", "admissionpolicies", "admissionpolicy",
-      "evaluations", "evaluation", "eval", "shares", "share"};
+      "evaluations", "evaluation", "eval", "shares", "share", "endpoints", "endpoint", "ep"};
   std::string hint = DidYouMean(kind, names);
   std::cerr << "error: unknown kind '" << kind << "'" << (hint.empty() ? "" : ";" + hint) << " (expected " << kKinds
             << ")\n";
@@ -606,6 +609,37 @@ bool WorkloadFiltersFit(const GetArgs& a, const std::string& path) {
   return true;
 }
 
+// `abacus get endpoints [SERVICE]`: where each InferenceService's replicas listen (every live
+// service the caller sees without SERVICE).
+int GetEndpoints(ApiClient& api, const std::string& service, const GetFormat& format, const std::string& output) {
+  using F = GetFormat::Kind;
+  if (format.kind == F::kName || format.kind == F::kCustomColumns) {
+    std::cerr << "error: get endpoints prints table, wide, json or yaml\n";
+    return kExitUsage;
+  }
+  json answers = json::array();
+  if (!service.empty()) {
+    ApiResponse r = api.Get("/api/v1/services/" + UrlEncode(service) + "/endpoints");
+    if (!r.ok()) return Fail(r);
+    answers.push_back(r.body);
+  } else {
+    ApiResponse list = api.Get("/api/v1/workloads?kind=InferenceService&limit=100000");
+    if (!list.ok()) return Fail(list);
+    for (const json& w : list.body.value("items", json::array())) {
+      auto state = ParseWorkloadState(w.value("state", ""));
+      if (!state.ok() || IsTerminal(*state)) continue;
+      ApiResponse r = api.Get("/api/v1/services/" + UrlEncode(w.value("id", "")) + "/endpoints");
+      if (r.ok()) answers.push_back(r.body);
+    }
+  }
+  if (format.kind == F::kJson || format.kind == F::kYaml) {
+    PrintDocument(std::cout, service.empty() ? json{{"items", answers}} : answers[0], output);
+    return kExitOk;
+  }
+  PrintEndpoints(answers, std::cout);
+  return kExitOk;
+}
+
 int RunGet(const Common& c, const GetArgs& a) {
   auto kind = Kind(a.kind);
   if (!kind) return UnknownKind(a.kind);
@@ -631,6 +665,7 @@ int RunGet(const Common& c, const GetArgs& a) {
   if (!WorkloadFiltersFit(a, kind->path)) return kExitUsage;
   ApiClient api = Client(c);
   std::string path = "/api/v1/" + kind->path;
+  if (kind->path == "endpoints") return GetEndpoints(api, a.name, *format, c.output);
   if (kind->path == "evaluations") {
     if (!a.name.empty()) {
       std::cerr << "error: get evaluations takes no NAME; use --model MODEL to compare its versions\n";

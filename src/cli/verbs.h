@@ -28,6 +28,8 @@ void AddRunCommand(CLI::App& app, int* exit_code);
 void AddReportCommand(CLI::App& app, int* exit_code);
 // Registers `abacus agent` (agent_cmd.cc).
 void AddAgentCommand(CLI::App& app, int* exit_code);
+// `abacus gateway` (gateway_cmd.cc).
+void AddGatewayCommand(CLI::App& app, int* exit_code);
 // Registers `abacus audit`, `abacus token create|list|revoke` and `abacus node reset`
 // (governance_cmd.cc).
 void AddGovernanceCommands(CLI::App& app, int* exit_code);

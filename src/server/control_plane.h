@@ -337,6 +337,7 @@ class ControlPlane {
     Time started_at{}, finished_at{};
     std::optional<std::string> results;  // with Exited: the task's results file (evaluation_archive.h)
     std::string results_error;
+    std::string address;  // InferenceService replica: "host:port" (ABACUS_PORT)
   };
   // Applies task reports to their workloads (Started, Succeeded, Failed, retries, requeues),
   // commits them in one batch and republishes the assignments; loop thread only.

@@ -262,6 +262,9 @@ Result<json> ControlPlane::AgentStatus(const std::string& node, const json& body
     if (t.contains("resultsError") && t["resultsError"].is_string()) {
       r.results_error = t["resultsError"].get<std::string>();
     }
+    if (t.contains("address") && t["address"].is_string() && t["address"].get_ref<const std::string&>().size() <= 255) {
+      r.address = t["address"].get<std::string>();
+    }
     if (r.results && r.results->size() > kMaxResultsBytes) {
       r.results_error = "results are " + std::to_string(r.results->size()) + " bytes, more than the " +
                         std::to_string(kMaxResultsBytes) + " allowed";
@@ -558,6 +561,10 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
       if (rep.live) p.live = rep.live;
       if (rep.readiness_run) p.readiness_run = *rep.readiness_run;
       if (rep.liveness_run) p.liveness_run = *rep.liveness_run;
+      if (!rep.address.empty() && rep.address != p.address && !TaskEnded(p)) {
+        p.address = rep.address;
+        probes_changed = true;  // stored with the report, like a probe change
+      }
       if (TaskEnded(p) || p.phase == rep.phase) {
         if (probes_changed) touched.insert(w.id);
         break;

@@ -52,6 +52,7 @@ void NextRun(PlacementRecord& p) {
   p.restart = false;
   p.restart_at = Time{};
   p.routed = false;
+  p.address.clear();
   p.results.reset();
   p.results_error.clear();
 }
@@ -494,6 +495,12 @@ bool ControlPlane::SettleUnits(WorkloadRecord& w, std::vector<std::pair<std::str
   }
   if (!removed.empty()) {
     std::set<int32_t> rm(removed.begin(), removed.end());
+    // A slot placed again later runs under a new task id (records.h next_runs).
+    for (const PlacementRecord& p : w.placements) {
+      if (rm.count(UnitOf(w, p)) == 0) continue;
+      int32_t& next = w.next_runs[std::to_string(p.group) + "." + std::to_string(p.replica)];
+      next = std::max(next, p.run + 1);
+    }
     std::erase_if(w.placements, [&](const PlacementRecord& p) { return rm.count(UnitOf(w, p)) != 0; });
     bool service = w.spec.inference() != nullptr;
     std::string what = std::string(service ? "replica(s) " : "slot(s) ");

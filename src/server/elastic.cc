@@ -18,6 +18,9 @@ void ControlPlane::AddUnit(const sched::Snapshot& snapshot, const sched::Admissi
     int32_t per = tp.group < static_cast<int32_t>(groups.size()) ? std::max(1, groups[tp.group].replicas) : 1;
     p.replica = unit * per + tp.replica;
     p.version = InitialVersion(r, unit);
+    if (auto it = r.next_runs.find(std::to_string(p.group) + "." + std::to_string(p.replica)); it != r.next_runs.end()) {
+      p.run = it->second;  // the slot ran before this attempt's scale-down: a new task id
+    }
     nodes.insert(p.node);
     r.placements.push_back(std::move(p));
   }

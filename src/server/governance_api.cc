@@ -237,6 +237,11 @@ Status AuthorizeRoute(ControlPlane& cp, const httplib::Request& req, RequestCont
     }
     return AuthorizeWorkload(cp, ctx, id, action);
   }
+  if (top == "services") {  // GET …/services/{SERVICE}/endpoints (endpoints_api.h): read like the workload
+    ctx.object_kind = "workload";
+    if (seg.size() < 2 || IsMutating(m)) return PermissionDenied(who.ToString() + " may not " + m + " " + req.path);
+    return AuthorizeWorkload(cp, ctx, seg[1], Action::kRead);
+  }
   if (top == "queues" && seg.size() == 3 && IsMutating(m)) {  // suspend / resume (fleet_api.h)
     ctx.action = seg[2];
     ctx.object_kind = "queue";

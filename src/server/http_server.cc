@@ -16,6 +16,7 @@
 #include "server/evaluations_api.h"
 #include "server/fleet_api.h"
 #include "server/governance_api.h"
+#include "server/endpoints_api.h"
 #include "server/logs_api.h"
 #include "server/ui_routes.h"
 #include "server/watch_api.h"
@@ -368,6 +369,7 @@ void HttpServer::Routes() {
     Send(res, cp_.Events(RequestWorkloadId(req.matches[1])));
   });
   AddTaskRoutes(s, cp_);  // GET /api/v1/workloads/{W}/tasks (logs_api.h)
+  AddEndpointRoutes(s, cp_);  // GET /api/v1/services/{SERVICE}/endpoints (endpoints_api.h)
   s.Get(R"(/api/v1/workloads/([^/]+)/logs)", [this](const httplib::Request& req, httplib::Response& res) {
     if (IsLogFollow(req)) return ServeLogFollow(cp_, RequestWorkloadId(req.matches[1]), req, res);  // logs -f
     int64_t tail = 1 << 20;

@@ -60,6 +60,7 @@ json ToJson(const WorkloadRecord& r) {
     if (p.index >= 0) pj["index"] = p.index;
     if (!p.version.empty()) pj["version"] = p.version;
     if (p.routed) pj["routed"] = true;
+    if (!p.address.empty()) pj["address"] = p.address;
     if (p.restart) {
       pj["restart"] = true;
       pj["restartUs"] = ToMicros(p.restart_at);
@@ -90,6 +91,7 @@ json ToJson(const WorkloadRecord& r) {
   if (r.infra_requeues != 0) j["infraRequeues"] = r.infra_requeues;
   if (!r.next_env.empty()) j["nextEnv"] = r.next_env;
   if (!r.controller_state.is_null()) j["controllerState"] = r.controller_state;
+  if (!r.next_runs.empty()) j["nextRuns"] = r.next_runs;
   if (ToMicros(r.first_admitted_at) != 0) j["firstAdmittedUs"] = ToMicros(r.first_admitted_at);
   if (!r.yields_to.empty()) j["yieldsTo"] = r.yields_to;
   if (r.yield_count != 0) j["yieldCount"] = r.yield_count;
@@ -148,6 +150,7 @@ Result<WorkloadRecord> WorkloadRecordFromJson(const json& j) {
     r.infra_requeues = j.value("infraRequeues", 0);
     if (j.contains("nextEnv")) r.next_env = j.at("nextEnv").get<std::map<std::string, std::string>>();
     if (j.contains("controllerState")) r.controller_state = j.at("controllerState");
+    if (j.contains("nextRuns") && j["nextRuns"].is_object()) r.next_runs = j["nextRuns"].get<std::map<std::string, int32_t>>();
     r.first_admitted_at = FromMicros(TimeField(j, "firstAdmittedUs"));
     r.yields_to = j.value("yieldsTo", "");
     r.hold = j.value("hold", "");
@@ -210,6 +213,7 @@ Result<WorkloadRecord> WorkloadRecordFromJson(const json& j) {
       pr.index = p.value("index", -1);
       pr.version = p.value("version", "");
       pr.routed = p.value("routed", false);
+      pr.address = p.value("address", "");
       pr.restart = p.value("restart", false);
       pr.restart_at = FromMicros(TimeField(p, "restartUs"));
       if (p.contains("results")) pr.results = p.at("results").get<std::string>();

@@ -62,6 +62,7 @@ struct PlacementRecord {
   int32_t index = -1;       // BatchJob: the array task the slot runs (-1: none yet)
   std::string version;      // InferenceService: the version the replica runs (ABACUS_VERSION)
   bool routed = false;      // InferenceService: traffic goes to it (the controller's SetReady)
+  std::string address;      // InferenceService: "host:port" the replica listens on, as its agent reported it
   Time restart_at{};        // set with stop_requested by a RestartReplica/SetVersion: run again
                             // once the task ended, not before this time
   bool restart = false;
@@ -147,6 +148,9 @@ struct WorkloadRecord {
   // or "Suspended"; its Requeue decision then carries it as the typed reason. Cleared at admission.
   std::string evict_reason;
   std::optional<int32_t> priority;  // abacus set-priority N: replaces its priority class's value
+  // Elastic workloads: the run a slot ("GROUP.REPLICA") placed again after a scale-down starts
+  // at, so its task gets an id its agent never ran (agents start an id at most once).
+  std::map<std::string, int32_t> next_runs;
   int64_t version = 0;  // store version; not part of the document
 
   int32_t attempt() const { return requeues + 1; }

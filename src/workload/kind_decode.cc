@@ -64,10 +64,10 @@ std::optional<Probe> DecodeProbe(MapReader& probes, std::string_view key) {
       if (s->empty() || s->front() != '/') h->Error("path", "must start with '/', got '" + *s + "'");
       p.path = *s;
     }
-    Set(p.port, h->Int("port", P::kRequired, 1, 65535));
+    Set(p.port, h->Int("port", P::kOptional, 1, 65535));  // absent: the replica's ABACUS_PORT
   } else if (auto t = r->Map("tcp", {"port"})) {
     p.type = Probe::Type::kTcp;
-    Set(p.port, t->Int("port", P::kRequired, 1, 65535));
+    Set(p.port, t->Int("port", P::kOptional, 1, 65535));
   } else if (auto e = r->Map("exec", {"command"})) {
     p.type = Probe::Type::kExec;
     if (auto c = e->StringList("command", P::kRequired)) {

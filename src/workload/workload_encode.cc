@@ -72,8 +72,11 @@ template <class Json>
 Json EncodeProbe(const Probe& p) {
   Json j;
   switch (p.type) {
-    case Probe::Type::kHttp: j["http"] = Json{{"path", p.path}, {"port", p.port}}; break;
-    case Probe::Type::kTcp: j["tcp"] = Json{{"port", p.port}}; break;
+    // No port (0): the replica's ABACUS_PORT; the document then has none either.
+    case Probe::Type::kHttp:
+      j["http"] = p.port != 0 ? Json{{"path", p.path}, {"port", p.port}} : Json{{"path", p.path}};
+      break;
+    case Probe::Type::kTcp: j["tcp"] = p.port != 0 ? Json{{"port", p.port}} : Json::object(); break;
     case Probe::Type::kExec: j["exec"] = Json{{"command", p.command}}; break;
   }
   j["initialDelaySeconds"] = p.initial_delay_seconds;

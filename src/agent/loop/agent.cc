@@ -66,6 +66,7 @@ Agent::Agent(AgentOptions options, const Clock& clock, std::unique_ptr<Discovere
       poll_client_(AgentClientOptions{options_.server, milliseconds(5000), milliseconds(10000)}),
       client_(AgentClientOptions{options_.server, milliseconds(5000), milliseconds(10000)}),
       table_(clock),
+      ports_(options_.port_range),
       probes_(clock, [this](const std::string& id, const ProbeOutcome& o) {
         table_.SetProbes(id, o);
         status_waker_.Wake();
@@ -363,6 +364,18 @@ void Agent::StartTask(const AssignedTask& t) {
   }
   spec.env[kResultsDirVariable] = results_dir;
   if (!t.secret_files.empty()) spec.env["ABACUS_SECRETS_DIR"] = SecretsDir(TaskDir(t.task_id) + "/work");
+  // An InferenceService replica listens on a port of the agent's range; the server routes to it.
+  std::string port_env;
+  if (t.kind == "InferenceService") {
+    auto port = ports_.Acquire(t.task_id);
+    if (!port.ok()) {
+      table_.Update(StartFailure(t.task_id, clock_.Now(), port.status()));
+      return;
+    }
+    port_env = std::to_string(*port);
+    spec.env["ABACUS_PORT"] = port_env;
+    table_.SetAddress(t.task_id, options_.advertise_host + ":" + port_env);
+  }
   std::vector<std::string> vendors;
   {
     std::lock_guard lock(mu_);
@@ -372,6 +385,7 @@ void Agent::StartTask(const AssignedTask& t) {
         return ad.uuid.empty() ? d.index == ad.index && d.flavor.vendor() == ad.vendor : d.uuid == ad.uuid;
       });
       if (it == discovery_.devices.end()) {
+        ports_.Release(t.task_id);
         table_.Update(StartFailure(t.task_id, clock_.Now(),
                                    NotFound("device " + (ad.uuid.empty() ? std::to_string(ad.index) : ad.uuid) +
                                             " is not on this node")));
@@ -387,6 +401,7 @@ void Agent::StartTask(const AssignedTask& t) {
     // 1) An image runs under podman or docker, as a foreground `run` the runtime supervises.
     auto engine = FindContainerEngine();
     if (!engine.ok()) {
+      ports_.Release(t.task_id);
       table_.Update(StartFailure(t.task_id, clock_.Now(),
                                  NotFound("image " + t.image + " needs podman or docker, and neither is installed")));
       return;
@@ -397,6 +412,7 @@ void Agent::StartTask(const AssignedTask& t) {
     cs.command = t.command;
     cs.env = t.env;
     cs.env[kResultsDirVariable] = kContainerResultsDir;  // the results directory, mounted there
+    if (!port_env.empty()) cs.env["ABACUS_PORT"] = port_env;
     cs.devices = spec.devices;
     cs.node_vendors = vendors;
     cs.cpu_milli = t.cpu_milli;
@@ -408,6 +424,7 @@ void Agent::StartTask(const AssignedTask& t) {
     cs.network_class = t.network;
     auto argv = BuildContainerRunCommand(*engine, cs);
     if (!argv.ok()) {
+      ports_.Release(t.task_id);
       table_.Update(StartFailure(t.task_id, clock_.Now(), argv.status()));
       return;
     }
@@ -424,6 +441,7 @@ void Agent::StartTask(const AssignedTask& t) {
   auto rec = runtime_->Start(spec);
   if (!rec.ok()) {
     results_files_.erase(t.task_id);
+    ports_.Release(t.task_id);
     launch.unlock();
     ABACUS_LOG_WARN("agent: task {}: {}", t.task_id, rec.status().ToString());
     table_.Update(StartFailure(t.task_id, clock_.Now(), rec.status()));
@@ -444,7 +462,16 @@ void Agent::StartTask(const AssignedTask& t) {
 }
 
 void Agent::StartProbes(const AssignedTask& t, const std::optional<ContainerEngine>& engine, Time started_at) {
+  const int port = ports_.PortOf(t.task_id);
   auto adapt = [&](std::optional<AssignedProbe> p) {
+    // An http or tcp probe without a port checks the port the task was given (ABACUS_PORT).
+    if (p && p->invalid.empty() && p->spec.kind != ProbeKind::kExec && p->spec.port == 0) {
+      if (port > 0) {
+        p->spec.port = port;
+      } else {
+        p->invalid = "the probe names no port and the task has no ABACUS_PORT (only InferenceService replicas get one)";
+      }
+    }
     // An exec probe of an image task runs inside its container.
     if (p && engine && p->spec.kind == ProbeKind::kExec) {
       p->spec.command = BuildContainerExecCommand(*engine, t.task_id, p->spec.command);
@@ -483,6 +510,7 @@ void Agent::ReapEnded() {
   }
   for (const TaskRecord& rec : ended) {
     probes_.Remove(rec.task_id);
+    ports_.Release(rec.task_id);
     lifeline_.TaskEnded(rec.pid);
     RemovePidFile(TaskDir(rec.task_id));
     if (registered()) {

@@ -46,6 +46,7 @@
 #include "agent/loop/lifeline.h"
 #include "agent/loop/log_shipper.h"
 #include "agent/loop/probe_runner.h"
+#include "agent/loop/port_pool.h"
 #include "agent/loop/task_table.h"
 #include "agent/loop/waker.h"
 #include "agent/runtime/cgroup.h"
@@ -89,6 +90,10 @@ struct AgentOptions {
   bool lifeline = true;
   // Injected device faults (discover/fault_file.h), read at every heartbeat; empty: none.
   std::string fault_file;
+  // InferenceService replicas: each task gets a free TCP port of this range as ABACUS_PORT and
+  // reports "advertise_host:port" as its address (port_pool.h).
+  PortRange port_range;
+  std::string advertise_host = "127.0.0.1";
 };
 
 // What the agent runs on; tests swap parts for fakes.
@@ -201,6 +206,7 @@ class Agent {
   AgentClient poll_client_;  // the long poll only, so Shutdown can cut it without cutting reports
   AgentClient client_;
   TaskTable table_;
+  PortPool ports_;
   std::unique_ptr<LogShipper> logs_;
   Waker status_waker_;
   ProbeRunner probes_;  // after the table and the waker, which its reports use

@@ -97,6 +97,24 @@ TEST(TaskTableTest, RunIsStartedOnceEvenWhenRepublished) {
   EXPECT_TRUE(table.Started("a"));
 }
 
+TEST(TaskTableTest, AddressRidesWithEveryStatusOfTheTaskAndTheWire) {
+  ManualClock clock;
+  TaskTable table(clock);
+  table.Reconcile({1, {RunOrder("svc")}}, seconds(10));
+  table.SetAddress("svc", "10.0.0.7:20000");
+  table.Update(Phase("svc", ReportedPhase::kRunning));
+  std::vector<TaskStatus> sent = table.TakeUnsent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].address, "10.0.0.7:20000");
+  table.Update(Phase("svc", ReportedPhase::kStopping));  // a later status keeps it
+  sent = table.TakeUnsent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].address, "10.0.0.7:20000");
+  auto parsed = ParseTaskStatus(ToJson(sent[0]));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->address, "10.0.0.7:20000");
+}
+
 TEST(TaskTableTest, StopAndVanishedAreOrderedOnceWithTheirSignalAndGrace) {
   ManualClock clock;
   TaskTable table(clock);
@@ -322,11 +340,12 @@ TEST(ProbeProtocolTest, ParsesTheProbesOfAnAssignedTask) {
        "liveness": {"exec": {"command": ["cat", "/tmp/alive"]}, "initialDelaySeconds": 0, "periodSeconds": 10,
                     "timeoutSeconds": 1, "failureThreshold": 3, "successThreshold": 1}}},
     {"taskId": "inf.1.0.1", "probes": {}},
-    {"taskId": "inf.2.0.1", "probes": {"readiness": {"grpc": {"port": 9000}}, "liveness": {"tcp": {"port": 0}}}},
+    {"taskId": "inf.2.0.1", "probes": {"readiness": {"grpc": {"port": 9000}}, "liveness": {"tcp": {"port": 70000}}}},
+    {"taskId": "inf.3.0.1", "probes": {"readiness": {"http": {"path": "/ready", "port": 0}}}},
     {"taskId": "train.0.0.1"}]})");
   auto a = ParseAssignment(j);
   ASSERT_TRUE(a.ok()) << a.status().ToString();  // an unreadable probe does not fail the assignment
-  ASSERT_EQ(a->tasks.size(), 4u);
+  ASSERT_EQ(a->tasks.size(), 5u);
   const AssignedTask& t = a->tasks[0];
   ASSERT_TRUE(t.readiness.has_value());
   EXPECT_EQ(t.readiness->invalid, "");
@@ -342,8 +361,12 @@ TEST(ProbeProtocolTest, ParsesTheProbesOfAnAssignedTask) {
   EXPECT_EQ(t.liveness->spec.command, (std::vector<std::string>{"cat", "/tmp/alive"}));
   EXPECT_FALSE(a->tasks[1].readiness || a->tasks[1].liveness);
   EXPECT_EQ(a->tasks[2].readiness->invalid, "unreadable probe: expected exactly one of http, tcp, exec");
-  EXPECT_EQ(a->tasks[2].liveness->invalid, "unreadable probe: probe port 0 outside 1..65535");
-  EXPECT_FALSE(a->tasks[3].readiness || a->tasks[3].liveness);
+  EXPECT_EQ(a->tasks[2].liveness->invalid, "unreadable probe: probe port 70000 outside 1..65535");
+  // Port 0 (absent in the spec): the task's ABACUS_PORT, filled in by the agent at start.
+  ASSERT_TRUE(a->tasks[3].readiness.has_value());
+  EXPECT_EQ(a->tasks[3].readiness->invalid, "");
+  EXPECT_EQ(a->tasks[3].readiness->spec.port, 0);
+  EXPECT_FALSE(a->tasks[4].readiness || a->tasks[4].liveness);
 }
 
 TEST(ProbeProtocolTest, StatusFieldsOnlyWhenSet) {

@@ -114,6 +114,7 @@ json ToJson(const TaskStatus& s) {
   if (s.liveness_run) j["livenessRun"] = {{"ok", s.liveness_run->ok}, {"count", s.liveness_run->count}};
   if (s.results) j["results"] = *s.results;
   if (!s.results_error.empty()) j["resultsError"] = s.results_error;
+  if (!s.address.empty()) j["address"] = s.address;
   return j;
 }
 
@@ -198,12 +199,12 @@ Result<ProbeSpec> ParseProbe(const json& j) {
       ++kinds;
       p.kind = ProbeKind::kHttp;
       p.path = j.at("http").value("path", "/");
-      p.port = j.at("http").at("port").get<int>();
+      p.port = j.at("http").value("port", 0);  // absent: ABACUS_PORT
     }
     if (j.contains("tcp")) {
       ++kinds;
       p.kind = ProbeKind::kTcp;
-      p.port = j.at("tcp").at("port").get<int>();
+      p.port = j.at("tcp").value("port", 0);
     }
     if (j.contains("exec")) {
       ++kinds;
@@ -217,7 +218,10 @@ Result<ProbeSpec> ParseProbe(const json& j) {
     p.timeout = std::chrono::seconds(j.value("timeoutSeconds", 1));
     p.failure_threshold = j.value("failureThreshold", 3);
     p.success_threshold = j.value("successThreshold", 1);
-    ABACUS_RETURN_IF_ERROR(p.Validate());
+    // Port 0 (absent in the spec): the task's ABACUS_PORT, which the agent fills in at start.
+    ProbeSpec checked = p;
+    if (checked.port == 0 && checked.kind != ProbeKind::kExec) checked.port = 1;
+    ABACUS_RETURN_IF_ERROR(checked.Validate());
     return p;
   } catch (const json::exception& e) {
     return InvalidArgument(e.what());
@@ -341,6 +345,7 @@ Result<TaskStatus> ParseTaskStatus(const json& j) {
     }
     if (j.contains("results")) s.results = j.at("results").get<std::string>();
     s.results_error = j.value("resultsError", "");
+    s.address = j.value("address", "");
     return s;
   } catch (const json::exception& e) {
     return InvalidArgument(std::string("task status: ") + e.what());

@@ -59,6 +59,9 @@ struct TaskStatus {
   std::optional<std::string> results;
   std::string results_error;
   std::string lost_reason = "";  // Lost only: "NodeLost" when the agent fenced the task (cut off)
+  // InferenceService replica: "host:port" it listens on (the agent's advertise host and the
+  // port it allocated, ABACUS_PORT); "" for other tasks.
+  std::string address = "";
   bool operator==(const TaskStatus&) const = default;
 
   bool final() const { return phase == ReportedPhase::kExited || phase == ReportedPhase::kLost; }

@@ -108,6 +108,7 @@ void TaskTable::Update(const TaskStatus& reported) {
   started_.try_emplace(reported.task_id, kLive);
   Entry& e = entries_[reported.task_id];
   TaskStatus status = WithProbes(reported, e.probes);
+  if (status.address.empty()) status.address = e.address;
   if (!e.fenced.empty() && status.phase == ReportedPhase::kExited) {
     status.phase = ReportedPhase::kLost;  // it ended because it was fenced, not by itself
     status.lost_reason = "NodeLost";
@@ -119,6 +120,16 @@ void TaskTable::Update(const TaskStatus& reported) {
   }
   e.status = status;
   e.sent = false;
+}
+
+void TaskTable::SetAddress(const std::string& task_id, const std::string& address) {
+  std::lock_guard lock(mu_);
+  Entry& e = entries_[task_id];
+  e.address = address;
+  if (e.status && !e.status->final() && e.status->address != address) {
+    e.status->address = address;
+    e.sent = false;
+  }
 }
 
 void TaskTable::SetProbes(const std::string& task_id, const ProbeOutcome& outcome) {

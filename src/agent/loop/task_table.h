@@ -57,6 +57,9 @@ class TaskTable {
   // not know or whose status is final.
   void SetProbes(const std::string& task_id, const ProbeOutcome& outcome);
 
+  // Records the address ("host:port") a task listens on; folded into each of its statuses.
+  void SetAddress(const std::string& task_id, const std::string& address);
+
   // Returns the statuses the server has not been sent yet, and marks them sent.
   std::vector<TaskStatus> TakeUnsent();
   // The send of `statuses` failed: send them again (unless a newer status replaced them).
@@ -94,6 +97,7 @@ class TaskTable {
     Duration fencing_grace{};
     std::string fenced;  // not empty: fenced, why
     ProbeOutcome probes;
+    std::string address;  // SetAddress
   };
   void SetSent(const std::vector<TaskStatus>& statuses, bool sent);
   std::optional<StopOrder> OrderStopLocked(const std::string& id, Entry& e, int signal, Duration grace);

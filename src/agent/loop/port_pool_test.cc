@@ -1,0 +1,70 @@
+#include "agent/loop/port_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <set>
+
+namespace abacus::agent {
+namespace {
+
+TEST(PortRangeTest, ParsesAndRejects) {
+  auto r = ParsePortRange("20000-29999");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->first, 20000);
+  EXPECT_EQ(r->last, 29999);
+  for (const char* bad : {"", "20000", "2000x-3000", "30000-20000", "80-90", "20000-70000", "-1-5"}) {
+    auto b = ParsePortRange(bad);
+    ASSERT_FALSE(b.ok()) << bad;
+    EXPECT_NE(b.status().message().find("FIRST-LAST"), std::string::npos) << b.status().message();
+  }
+}
+
+TEST(PortPoolTest, EachTaskItsOwnPortAndTheSameOneAgain) {
+  PortPool pool({30000, 30003}, [](int) { return true; });
+  std::set<int> seen;
+  for (const char* t : {"a", "b", "c", "d"}) {
+    auto p = pool.Acquire(t);
+    ASSERT_TRUE(p.ok());
+    EXPECT_TRUE(seen.insert(*p).second) << "port " << *p << " handed out twice";
+  }
+  EXPECT_EQ(*pool.Acquire("b"), pool.PortOf("b"));  // the one it holds
+  auto full = pool.Acquire("e");
+  ASSERT_FALSE(full.ok());
+  EXPECT_EQ(full.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(full.status().message().find("--port-range"), std::string::npos);
+  pool.Release("c");
+  auto again = pool.Acquire("e");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(pool.held(), 4u);
+}
+
+TEST(PortPoolTest, SkipsPortsTheHostUsesAndDoesNotReuseAGivenBackPortAtOnce) {
+  PortPool pool({30000, 30009}, [](int port) { return port != 30001; });
+  EXPECT_EQ(*pool.Acquire("a"), 30000);
+  EXPECT_EQ(*pool.Acquire("b"), 30002);  // 30001 is in use on the host
+  pool.Release("a");
+  EXPECT_EQ(*pool.Acquire("c"), 30003);  // round the range, not 30000 again
+}
+
+TEST(PortPoolTest, PortFreeSeesAListener) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  const int port = ntohs(a.sin_port);
+  EXPECT_FALSE(PortFree(port));
+  ::close(fd);
+  EXPECT_TRUE(PortFree(port));
+}
+
+}  // namespace
+}  // namespace abacus::agent

@@ -1,0 +1,81 @@
+#include "server/endpoints_api.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "server/control_plane.h"
+#include "server/governance_api.h"
+#include "server/http_server.h"
+#include "server/service_endpoints.h"
+
+namespace abacus::server {
+namespace {
+
+using nlohmann::json;
+using std::chrono::steady_clock;
+
+void Answer(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+}
+
+void Error(httplib::Response& res, const Status& st) {
+  Answer(res, HttpStatusOf(st.code()),
+         {{"error", {{"code", std::string(StatusCodeName(st.code()))}, {"message", st.message()}}}});
+}
+
+// The endpoints of `id` with "revision": a digest of what a gateway acts on (items, rollout,
+// health check), equal as long as those are.
+Result<json> Read(const ControlPlane& cp, const std::string& id) {
+  auto view = cp.GetWorkload(id);
+  if (!view.ok()) return view.status();
+  auto out = ServiceEndpoints(*view);
+  if (!out.ok()) return out.status();
+  json digest = {out->value("items", json::array()), out->value("rollout", json::object()),
+                 out->value("healthCheck", json())};
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016zx", std::hash<std::string>{}(digest.dump()));
+  (*out)["revision"] = std::string(hex);
+  return out;
+}
+
+}  // namespace
+
+void AddEndpointRoutes(httplib::Server& s, const ControlPlane& cp) {
+  s.Get(R"(/api/v1/services/([^/]+)/endpoints)", [&cp](const httplib::Request& req, httplib::Response& res) {
+    const std::string id = RequestWorkloadId(req.matches[1]);
+    // ?waitChange=REVISION: answer once the endpoints differ from REVISION (a long poll on the
+    // server's change feed), or after timeoutSeconds (default 30, at most 300) with them unchanged.
+    const std::string known = req.has_param("waitChange") ? req.get_param_value("waitChange") : "";
+    int timeout = 30;
+    if (req.has_param("timeoutSeconds")) {
+      try {
+        timeout = std::stoi(req.get_param_value("timeoutSeconds"));
+      } catch (...) {
+        timeout = -1;
+      }
+      if (timeout < 0 || timeout > 300) {
+        return Error(res, InvalidArgument("timeoutSeconds: expected a number of seconds from 0 to 300, got '" +
+                                          req.get_param_value("timeoutSeconds") + "'"));
+      }
+    }
+    const auto deadline = steady_clock::now() + std::chrono::seconds(timeout);
+    ChangeFeed& feed = cp.feed();
+    while (true) {
+      const uint64_t version = feed.version();
+      auto out = Read(cp, id);
+      if (!out.ok()) return Error(res, out.status());
+      if (known.empty() || out->value("revision", "") != known || steady_clock::now() >= deadline ||
+          !feed.WaitPast(version, deadline)) {
+        return Answer(res, 200, *out);
+      }
+    }
+  });
+}
+
+}  // namespace abacus::server

@@ -1,0 +1,278 @@
+// Acceptance of `abacus gateway` (issue 24) with real processes: a server, an agent running CPU
+// tasks, replicas that are python http.servers on their ABACUS_PORT (tests/fixtures/replica),
+// the gateway and its HAProxy. A bounded loopback load generator sees zero failed requests while
+// a replica is killed and while the service scales; a canary at 20% gets 20% ± 3% of requests;
+// a canary whose readiness fails is rolled back without a failed request. Skipped (with the
+// reason) only when haproxy is not installed and ABACUS_REQUIRE_HAPROXY is unset.
+#include <gtest/gtest.h>
+
+#include <httplib.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "server_process.h"
+
+namespace abacus::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kHaproxy[] = "/usr/sbin/haproxy";
+constexpr char kOrg[] = R"(kind: Tenant
+name: a
+---
+kind: Project
+name: serve
+tenant: a
+---
+kind: Queue
+name: qa
+tenant: a
+quotas:
+  - {resource: cpu, nominal: 32}
+  - {resource: memory, nominal: 64Gi}
+)";
+
+// Requests through the gateway from `threads` threads, each at most one per `pause`; counts
+// answers by version and failures (no answer, or not 200).
+class Load {
+ public:
+  Load(int port, int threads = 2, std::chrono::milliseconds pause = std::chrono::milliseconds(4)) {
+    for (int i = 0; i < threads; ++i) {
+      workers_.emplace_back([this, port, pause] {
+        httplib::Client c("127.0.0.1", port);
+        c.set_connection_timeout(2);
+        c.set_read_timeout(5);
+        while (!stop_.load()) {
+          auto r = c.Get("/");
+          std::lock_guard lock(mu_);
+          if (r && r->status == 200) {
+            ++by_version_[r->body.substr(0, r->body.find(' '))];
+          } else {
+            ++failed_;
+            if (failures_.size() < 5) failures_.push_back(r ? std::to_string(r->status) + " " + r->body : httplib::to_string(r.error()));
+          }
+          std::this_thread::sleep_for(pause);
+        }
+      });
+    }
+  }
+  ~Load() { Stop(); }
+  void Stop() {
+    stop_.store(true);
+    for (auto& w : workers_) {
+      if (w.joinable()) w.join();
+    }
+  }
+  int failed() {
+    std::lock_guard lock(mu_);
+    return failed_;
+  }
+  std::map<std::string, int> by_version() {
+    std::lock_guard lock(mu_);
+    return by_version_;
+  }
+  int total() {
+    std::lock_guard lock(mu_);
+    int n = failed_;
+    for (auto& [_, c] : by_version_) n += c;
+    return n;
+  }
+  std::string failures() {
+    std::lock_guard lock(mu_);
+    std::string out;
+    for (auto& f : failures_) out += f + "; ";
+    return out;
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::map<std::string, int> by_version_;
+  int failed_ = 0;
+  std::vector<std::string> failures_;
+  std::vector<std::thread> workers_;
+};
+
+// A loopback port nothing listens on now (bound to port 0, read, closed).
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+class GatewayTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (access(kHaproxy, X_OK) != 0) {
+      if (std::getenv("ABACUS_REQUIRE_HAPROXY") != nullptr) FAIL() << kHaproxy << " is missing and ABACUS_REQUIRE_HAPROXY is set";
+      GTEST_SKIP() << kHaproxy << " is not installed (Debian package haproxy; scripts/install-deps.sh)";
+    }
+    server_ = std::make_unique<ServerProcess>(dir_.path(), std::vector<std::string>{"--heartbeat", "1"});
+    auto applied = server_->Client().Post("/api/v1/apply", kOrg, "application/yaml");
+    ASSERT_EQ(applied.status, 200) << applied.text;
+    agent_ = std::make_unique<AgentProcess>(*server_, "cpu-1", "",
+                                            std::vector<std::string>{"--cpus", "16", "--memory", "16Gi", "--port-range",
+                                                                     "24200-24299"});
+    token_file_ = dir_.path() + "/gateway.token";
+    std::ofstream(token_file_) << server_->token() << "\n";
+  }
+  void TearDown() override {
+    if (gateway_ > 0) {
+      kill(gateway_, SIGTERM);
+      int st = 0;
+      waitpid(gateway_, &st, 0);
+    }
+  }
+  std::string Submit(int replicas) {
+    const std::string spec =
+        "kind: InferenceService\nname: chat\nproject: a/serve\nqueue: qa\nlabels: {version: v1}\nspec:\n"
+        "  command: [\"python3\", \"" + SourcePath("tests/fixtures/replica/serve.py") + "\"]\n"
+        "  env: {REPLICA_FAIL_VERSION: v3}\n"
+        "  taskGroups:\n    - name: server\n      resources: {cpu: 1, memory: 256Mi}\n"
+        "  replicas: " + std::to_string(replicas) + "\n  minReplicas: 1\n  maxReplicas: 8\n"
+        "  probes:\n    readiness: {http: {path: /ready}, periodSeconds: 1, failureThreshold: 2}\n";
+    auto r = server_->Client().Post("/api/v1/workloads", spec, "application/yaml");
+    EXPECT_EQ(r.status, 201) << r.text;
+    return r.ok() ? r.body["items"][0]["id"].get<std::string>() : "";
+  }
+  json Endpoints(const std::string& id) { return server_->Client().Get("/api/v1/services/" + id + "/endpoints").body; }
+  // Waits until `n` endpoints are ready and serving (and no other one is listed).
+  bool WaitReady(const std::string& id, size_t n, const std::string& version = "") {
+    return WaitFor(
+        [&] {
+          json e = Endpoints(id);
+          size_t ready = 0;
+          for (const json& i : e.value("items", json::array())) {
+            if (i.value("ready", false) && (version.empty() || i.value("release", "") == version)) ++ready;
+          }
+          return ready == n && e.value("items", json::array()).size() == n;
+        },
+        std::chrono::seconds(60));
+  }
+  void StartGateway() {
+    port_ = FreePort();
+    gateway_ = SpawnChild({ABACUS_BINARY, "gateway", "--server", server_->url(), "--token-file", token_file_, "--listen",
+                           "127.0.0.1:" + std::to_string(port_), "--service", "chat", "--run-dir", dir_.path() + "/gw"},
+                          false);
+    ASSERT_TRUE(WaitFor([&] {
+      httplib::Client c("127.0.0.1", port_);
+      auto r = c.Get("/");
+      return r && r->status == 200;
+    })) << "the gateway did not answer on " << port_;
+  }
+  // Lets the load run for `d` (real time: the replicas and HAProxy are real).
+  static void Run(std::chrono::milliseconds d) { std::this_thread::sleep_for(d); }
+
+  TempDir dir_;
+  std::unique_ptr<ServerProcess> server_;
+  std::unique_ptr<AgentProcess> agent_;
+  std::string token_file_;
+  pid_t gateway_ = -1;
+  int port_ = 0;
+};
+
+TEST_F(GatewayTest, NoFailedRequestWhileTheServiceScalesAndAReplicaIsKilled) {
+  const std::string id = Submit(2);
+  ASSERT_TRUE(WaitReady(id, 2)) << Endpoints(id).dump();
+  StartGateway();
+  // A second gateway on the same address is refused, saying why.
+  CliResult second = RunCli({"gateway", "--server", server_->url(), "--token-file", token_file_, "--listen",
+                             "127.0.0.1:" + std::to_string(port_), "--service", "chat"});
+  EXPECT_NE(second.code, 0);
+  EXPECT_NE(second.err.find("127.0.0.1:" + std::to_string(port_)), std::string::npos) << second.err;
+
+  Load load(port_);
+  Run(std::chrono::milliseconds(500));
+  auto scale = [&](int n) {
+    auto scaled = server_->Client().Post("/api/v1/workloads/" + id + "/scale", json{{"replicas", n}}.dump(), "application/json");
+    ASSERT_EQ(scaled.status, 200) << scaled.text;
+    ASSERT_TRUE(WaitReady(id, n)) << n << ": " << Endpoints(id).dump();
+    Run(std::chrono::milliseconds(1200));
+  };
+  // (b) 2 → 6, then down to 4.
+  scale(6);
+  scale(4);
+  EXPECT_EQ(load.failed(), 0) << load.failures();
+  // (a) one of 4 replicas killed (SIGKILL: no goodbye); it runs again.
+  const std::string address = Endpoints(id)["items"][1]["address"];
+  httplib::Client direct("127.0.0.1", std::stoi(address.substr(address.find(':') + 1)));
+  auto who = direct.Get("/");
+  ASSERT_TRUE(who);
+  const pid_t victim = std::stoi(who->body.substr(who->body.rfind(' ') + 1));
+  ASSERT_EQ(kill(victim, SIGKILL), 0);
+  Run(std::chrono::milliseconds(1500));
+  ASSERT_TRUE(WaitReady(id, 4)) << Endpoints(id).dump();
+  EXPECT_EQ(load.failed(), 0) << load.failures();
+  // (b) … and down to 2.
+  scale(2);
+  load.Stop();
+  EXPECT_EQ(load.failed(), 0) << load.failures();
+  EXPECT_GT(load.total(), 500);
+  std::cout << "requests through the gateway: " << load.total() << ", failed: " << load.failed() << "\n";
+}
+
+TEST_F(GatewayTest, CanaryGetsItsPercentAndAFailingCanaryIsRolledBackWithoutFailures) {
+  const std::string id = Submit(4);
+  ASSERT_TRUE(WaitReady(id, 4)) << Endpoints(id).dump();
+  StartGateway();
+  auto patch = server_->Client().Patch(
+      "/api/v1/workloads/" + id,
+      R"({"spec": {"rollout": {"version": "v2", "canaryPercent": 20, "promoteAfterSeconds": 3600}}})", "application/json");
+  ASSERT_EQ(patch.status, 200) << patch.text;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        json e = Endpoints(id);
+        int canary = 0, ready = 0;
+        for (const json& i : e["items"]) {
+          ready += i.value("ready", false) ? 1 : 0;
+          canary += i.value("version", "") == "canary" && i.value("ready", false) ? 1 : 0;
+        }
+        return canary == 1 && ready == 4 && e["items"].size() == 4;
+      },
+      std::chrono::seconds(60)))
+      << Endpoints(id).dump();
+  Run(std::chrono::milliseconds(1500));  // the gateway's weights follow
+  {
+    Load load(port_, 2, std::chrono::milliseconds(1));
+    ASSERT_TRUE(WaitFor([&] { return load.total() >= 3000; }, std::chrono::seconds(60)));
+    load.Stop();
+    auto v = load.by_version();
+    const double share = static_cast<double>(v["v2"]) / (v["v1"] + v["v2"]);
+    std::cout << "canary share: " << share << " of " << load.total() << " requests\n";
+    EXPECT_NEAR(share, 0.20, 0.03) << json(v).dump();
+    EXPECT_EQ(load.failed(), 0) << load.failures();
+  }
+  // v3 fails its readiness: rolled back, and no request fails meanwhile.
+  Load load(port_);
+  auto broken = server_->Client().Patch("/api/v1/workloads/" + id,
+                                        R"({"spec": {"rollout": {"version": "v3", "canaryPercent": 20}}})",
+                                        "application/json");
+  ASSERT_EQ(broken.status, 200) << broken.text;
+  ASSERT_TRUE(WaitFor([&] { return Endpoints(id)["rollout"].value("phase", "") == "RolledBack"; },
+                      std::chrono::seconds(60)))
+      << Endpoints(id).dump();
+  ASSERT_TRUE(WaitReady(id, 4)) << Endpoints(id).dump();
+  Run(std::chrono::milliseconds(1000));
+  load.Stop();
+  EXPECT_EQ(load.failed(), 0) << load.failures();
+  EXPECT_EQ(load.by_version().count("v3"), 0u) << json(load.by_version()).dump();
+}
+
+}  // namespace
+}  // namespace abacus::testing
