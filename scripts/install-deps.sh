@@ -9,7 +9,7 @@ PACKAGES=(
   libpq-dev libpqxx-dev libspdlog-dev libfmt-dev libcli11-dev libssl-dev
   zlib1g-dev libbrotli-dev libhwloc-dev libgtest-dev libgmock-dev libbenchmark-dev libjemalloc-dev openssl
   nodejs chromium  # the web dashboard (npm ci, Vite) and its browser test (docs/ui.md)
-  haproxy  # the data plane of `abacus gateway` (issue 24): its tests start it as a child, on loopback
+  haproxy python3  # the data plane of `abacus gateway` (issue 24), started by its tests on loopback; python3 runs their replicas
   postgresql  # the PostgreSQL store's tests start a throwaway server (scripts/pg-test.sh)
   dpkg-dev file  # make package: dpkg-shlibdeps, and `file` for CPack's ELF detection
   prometheus  # promtool: `promtool check metrics` and `promtool test rules` in the tests (no daemon is started)

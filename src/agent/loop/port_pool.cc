@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <random>
 
 namespace abacus::agent {
 namespace {
@@ -56,8 +57,15 @@ bool PortFree(int port) {
   return rc == 0;
 }
 
-PortPool::PortPool(PortRange range, std::function<bool(int)> free)
-    : range_(range), free_(std::move(free)), next_(range.first) {}
+PortPool::PortPool(PortRange range, std::function<bool(int)> free, std::optional<int> first_try)
+    : range_(range), free_(std::move(free)), next_(range.first) {
+  if (first_try && *first_try >= range.first && *first_try <= range.last) {
+    next_ = *first_try;
+  } else if (!first_try) {
+    std::random_device seed;
+    next_ = range.first + static_cast<int>(seed() % static_cast<unsigned>(range.last - range.first + 1));
+  }
+}
 
 Result<int> PortPool::Acquire(const std::string& task_id) {
   std::lock_guard lock(mu_);

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -31,8 +32,11 @@ bool PortFree(int port);
 
 class PortPool {
  public:
-  // `free` says whether the host has a port free (default: PortFree); tests inject one.
-  explicit PortPool(PortRange range, std::function<bool(int)> free = PortFree);
+  // `free` says whether the host has a port free (default: PortFree); tests inject one. The first
+  // port tried is `first_try`, else a random one of the range: two agents on one host (tests,
+  // a second agent for another device set) then rarely hand out the same port in the same
+  // moment, when neither replica has bound it yet and both bind tests pass.
+  explicit PortPool(PortRange range, std::function<bool(int)> free = PortFree, std::optional<int> first_try = std::nullopt);
 
   // Returns the port of `task_id`: the one it holds, else the next free one of the range;
   // ResourceExhausted (naming the range and what to do) when every port is taken.

@@ -24,7 +24,7 @@ TEST(PortRangeTest, ParsesAndRejects) {
 }
 
 TEST(PortPoolTest, EachTaskItsOwnPortAndTheSameOneAgain) {
-  PortPool pool({30000, 30003}, [](int) { return true; });
+  PortPool pool({30000, 30003}, [](int) { return true; }, 30000);
   std::set<int> seen;
   for (const char* t : {"a", "b", "c", "d"}) {
     auto p = pool.Acquire(t);
@@ -43,11 +43,27 @@ TEST(PortPoolTest, EachTaskItsOwnPortAndTheSameOneAgain) {
 }
 
 TEST(PortPoolTest, SkipsPortsTheHostUsesAndDoesNotReuseAGivenBackPortAtOnce) {
-  PortPool pool({30000, 30009}, [](int port) { return port != 30001; });
+  PortPool pool({30000, 30009}, [](int port) { return port != 30001; }, 30000);
   EXPECT_EQ(*pool.Acquire("a"), 30000);
   EXPECT_EQ(*pool.Acquire("b"), 30002);  // 30001 is in use on the host
   pool.Release("a");
   EXPECT_EQ(*pool.Acquire("c"), 30003);  // round the range, not 30000 again
+}
+
+// Two agents on one host (or two test processes) start at random places of the range, so that
+// neither hands out the port the other just handed out to a replica that has not bound it yet
+// (a gateway test saw a restarted replica crash-loop on such a port while another test ran).
+TEST(PortPoolTest, EachPoolStartsAtItsOwnPlaceOfTheRange) {
+  std::set<int> firsts;
+  for (int i = 0; i < 5; ++i) {
+    PortPool pool({20000, 29999}, [](int) { return true; });
+    auto p = pool.Acquire("t");
+    ASSERT_TRUE(p.ok());
+    EXPECT_GE(*p, 20000);
+    EXPECT_LE(*p, 29999);
+    firsts.insert(*p);
+  }
+  EXPECT_GT(firsts.size(), 1u);  // all five alike: about 1 in 10^16
 }
 
 TEST(PortPoolTest, PortFreeSeesAListener) {
