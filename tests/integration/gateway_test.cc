@@ -146,7 +146,9 @@ class GatewayTest : public ::testing::Test {
         "  env: {REPLICA_FAIL_VERSION: v3}\n"
         "  taskGroups:\n    - name: server\n      resources: {cpu: 1, memory: 256Mi}\n"
         "  replicas: " + std::to_string(replicas) + "\n  minReplicas: 1\n  maxReplicas: 8\n"
-        "  probes:\n    readiness: {http: {path: /ready}, periodSeconds: 1, failureThreshold: 2}\n";
+        // A Python replica may take seconds to listen while other tests run: the default failure
+        // threshold (3) after a second's delay, as a service owner would set it.
+        "  probes:\n    readiness: {http: {path: /ready}, initialDelaySeconds: 1, periodSeconds: 1}\n";
     auto r = server_->Client().Post("/api/v1/workloads", spec, "application/yaml");
     EXPECT_EQ(r.status, 201) << r.text;
     return r.ok() ? r.body["items"][0]["id"].get<std::string>() : "";
