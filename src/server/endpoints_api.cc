@@ -10,6 +10,7 @@
 
 #include "server/control_plane.h"
 #include "server/governance_api.h"
+#include "server/http_answer.h"
 #include "server/http_server.h"
 #include "server/service_endpoints.h"
 
@@ -18,16 +19,6 @@ namespace {
 
 using nlohmann::json;
 using std::chrono::steady_clock;
-
-void Answer(httplib::Response& res, int status, const json& body) {
-  res.status = status;
-  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
-}
-
-void Error(httplib::Response& res, const Status& st) {
-  Answer(res, HttpStatusOf(st.code()),
-         {{"error", {{"code", std::string(StatusCodeName(st.code()))}, {"message", st.message()}}}});
-}
 
 // The endpoints of `id` with "revision": a digest of what a gateway acts on (items, rollout,
 // health check), equal as long as those are.
@@ -60,7 +51,7 @@ void AddEndpointRoutes(httplib::Server& s, const ControlPlane& cp) {
         timeout = -1;
       }
       if (timeout < 0 || timeout > 300) {
-        return Error(res, InvalidArgument("timeoutSeconds: expected a number of seconds from 0 to 300, got '" +
+        return SendStatus(res, InvalidArgument("timeoutSeconds: expected a number of seconds from 0 to 300, got '" +
                                           req.get_param_value("timeoutSeconds") + "'"));
       }
     }
@@ -69,10 +60,10 @@ void AddEndpointRoutes(httplib::Server& s, const ControlPlane& cp) {
     while (true) {
       const uint64_t version = feed.version();
       auto out = Read(cp, id);
-      if (!out.ok()) return Error(res, out.status());
+      if (!out.ok()) return SendStatus(res, out.status());
       if (known.empty() || out->value("revision", "") != known || steady_clock::now() >= deadline ||
           !feed.WaitPast(version, deadline)) {
-        return Answer(res, 200, *out);
+        return SendJson(res, 200, *out);
       }
     }
   });

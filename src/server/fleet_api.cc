@@ -8,6 +8,7 @@
 #include "server/control_plane.h"
 #include "server/error_detail.h"
 #include "server/governance_api.h"
+#include "server/http_answer.h"
 #include "server/http_server.h"
 
 namespace abacus::server {
@@ -15,29 +16,15 @@ namespace {
 
 using nlohmann::json;
 
-void SendError(httplib::Response& res, const Status& given) {
-  Status st = ForCaller(given);  // no store detail for non-admins (error_detail.h)
-  res.status = HttpStatusOf(st.code());
-  res.set_content(json({{"error", {{"code", StatusCodeName(st.code())}, {"message", net::CapAnswerText(st.message())}}}})
-                      .dump(-1, ' ', false, json::error_handler_t::replace),
-                  "application/json");
-}
-
-void Send(httplib::Response& res, const Result<json>& r) {
-  if (!r.ok()) return SendError(res, r.status());
-  res.status = 200;
-  res.set_content(r->dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
-}
-
 // The request's JSON object body ({} when empty), or nullopt with a 400 sent.
 std::optional<json> ObjectBody(const httplib::Request& req, httplib::Response& res) {
   auto parsed = ParseJsonBody(req.body.empty() ? std::string_view("{}") : std::string_view(req.body));
   if (!parsed.ok()) {
-    SendError(res, parsed.status());
+    SendStatus(res, parsed.status());
     return std::nullopt;
   }
   if (!parsed->is_object()) {
-    SendError(res, InvalidArgument("body: expected a JSON object"));
+    SendStatus(res, InvalidArgument("body: expected a JSON object"));
     return std::nullopt;
   }
   return std::move(*parsed);
@@ -70,13 +57,13 @@ void AddFleetRoutes(httplib::Server& s, ControlPlane& cp) {
     order.by = RequestPrincipal().name;
     order.reason = StringField(*body, "reason");
     if (body->contains("grace")) {
-      if (!(*body)["grace"].is_string()) return SendError(res, InvalidArgument("grace: expected a duration like \"10m\""));
+      if (!(*body)["grace"].is_string()) return SendStatus(res, InvalidArgument("grace: expected a duration like \"10m\""));
       auto grace = ParseDurationSpec((*body)["grace"].get<std::string>());
-      if (!grace.ok()) return SendError(res, grace.status().WithContext("grace"));
+      if (!grace.ok()) return SendStatus(res, grace.status().WithContext("grace"));
       order.grace = *grace;
     }
     if (body->contains("requeue")) {
-      if (!(*body)["requeue"].is_boolean()) return SendError(res, InvalidArgument("requeue: expected true or false"));
+      if (!(*body)["requeue"].is_boolean()) return SendStatus(res, InvalidArgument("requeue: expected true or false"));
       order.requeue_all = (*body)["requeue"].get<bool>();
     }
     Send(res, cp.DrainNode(req.matches[1], order));
@@ -102,7 +89,7 @@ void AddFleetRoutes(httplib::Server& s, ControlPlane& cp) {
       priority = StringField(*body, "priority");
     }
     if (priority.empty()) {
-      return SendError(res, InvalidArgument("body: expected {\"priority\": N} or {\"priority\": \"CLASS\"}"));
+      return SendStatus(res, InvalidArgument("body: expected {\"priority\": N} or {\"priority\": \"CLASS\"}"));
     }
     Send(res, cp.SetWorkloadPriority(RequestWorkloadId(req.matches[1]), priority, RequestPrincipal().name));
   });

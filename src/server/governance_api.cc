@@ -17,6 +17,7 @@
 #include "server/control_plane.h"
 #include "server/error_detail.h"
 #include "server/governance.h"
+#include "server/http_answer.h"
 #include "server/http_server.h"
 #include "workload/utf8.h"
 #include "server/ui_assets.h"
@@ -50,24 +51,6 @@ thread_local RequestContext t_request;
 std::string Lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
-}
-
-void SendError(httplib::Response& res, int status, std::string_view code, const std::string& message) {
-  res.status = status;
-  res.set_content(json({{"error", {{"code", code}, {"message", net::CapAnswerText(message)}}}})
-                      .dump(-1, ' ', false, json::error_handler_t::replace),
-                  "application/json");
-}
-
-void SendStatus(httplib::Response& res, const Status& given) {
-  Status st = ForCaller(given);  // no store detail for non-admins (error_detail.h)
-  SendError(res, HttpStatusOf(st.code()), StatusCodeName(st.code()), st.message());
-}
-
-void Send(httplib::Response& res, const Result<json>& r, int ok_status = 200) {
-  if (!r.ok()) return SendStatus(res, r.status());
-  res.status = ok_status;
-  res.set_content(r->dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
 std::string Param(const httplib::Request& req, const char* name) {

@@ -17,6 +17,7 @@
 #include "server/fleet_api.h"
 #include "server/governance_api.h"
 #include "server/endpoints_api.h"
+#include "server/http_answer.h"
 #include "server/logs_api.h"
 #include "server/ui_routes.h"
 #include "server/watch_api.h"
@@ -44,44 +45,6 @@ std::string_view CodeForHttp(int status) {
     case 429: return "resource_exhausted";
     case 503: return "unavailable";
     default: return status >= 500 ? "internal" : "error";
-  }
-}
-
-void SendError(httplib::Response& res, int status, std::string_view code, const std::string& raw_message) {
-  // Messages may quote request input (a YAML error's context line): never sent back whole.
-  const std::string message = net::CapAnswerText(raw_message);
-  json err = {{"code", code}, {"message", message}};
-  if (message.find('\n') != std::string::npos) {
-    json details = json::array();
-    size_t start = 0;
-    while (start <= message.size()) {
-      size_t end = message.find('\n', start);
-      if (end == std::string::npos) end = message.size();
-      if (end > start) details.push_back(message.substr(start, end - start));
-      start = end + 1;
-    }
-    err["details"] = details;
-  }
-  res.status = status;
-  // Messages may quote request bytes (a path, a name) that are not UTF-8: replaced, never thrown.
-  res.set_content(json({{"error", err}}).dump(-1, ' ', false, json::error_handler_t::replace), kJson);
-}
-
-void SendStatus(httplib::Response& res, const Status& given) {
-  Status st = ForCaller(given);  // no store detail for non-admins (error_detail.h)
-  SendError(res, HttpStatusOf(st.code()), StatusCodeName(st.code()), st.message());
-}
-
-void SendJson(httplib::Response& res, int status, const json& body) {
-  res.status = status;
-  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), kJson);
-}
-
-void Send(httplib::Response& res, const Result<json>& r, int ok_status = 200) {
-  if (r.ok()) {
-    SendJson(res, ok_status, *r);
-  } else {
-    SendStatus(res, r.status());
   }
 }
 

@@ -12,6 +12,7 @@
 
 #include "server/control_plane.h"
 #include "server/governance_api.h"
+#include "server/http_answer.h"
 #include "server/http_server.h"
 #include "server/task_logs.h"
 #include "workload/lifecycle.h"
@@ -21,16 +22,6 @@ namespace {
 
 using nlohmann::json;
 using std::chrono::steady_clock;
-
-void Answer(httplib::Response& res, int status, const json& body) {
-  res.status = status;
-  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
-}
-
-void Error(httplib::Response& res, const Status& st) {
-  Answer(res, HttpStatusOf(st.code()),
-         {{"error", {{"code", std::string(StatusCodeName(st.code()))}, {"message", st.message()}}}});
-}
 
 int64_t FileSize(const std::filesystem::path& file) {
   std::error_code ec;
@@ -73,7 +64,7 @@ bool TaskEnded(const json& view, const TaskRef& ref) {
 void AddTaskRoutes(httplib::Server& s, const ControlPlane& cp) {
   s.Get(R"(/api/v1/workloads/([^/]+)/tasks)", [&cp](const httplib::Request& req, httplib::Response& res) {
     auto view = cp.GetWorkload(RequestWorkloadId(req.matches[1]));
-    if (!view.ok()) return Error(res, view.status());
+    if (!view.ok()) return SendStatus(res, view.status());
     const std::string id = view->value("id", "");
     // Every task file of this workload: DATA/logs/<task id>.<stream>.
     std::map<std::tuple<int32_t, int32_t, int32_t, int32_t>, json> tasks;
@@ -108,7 +99,7 @@ void AddTaskRoutes(httplib::Server& s, const ControlPlane& cp) {
       }
       items.push_back(std::move(t));
     }
-    Answer(res, 200, {{"workload", id}, {"attempt", attempt}, {"items", std::move(items)}});
+    SendJson(res, 200, {{"workload", id}, {"attempt", attempt}, {"items", std::move(items)}});
   });
 }
 
@@ -126,10 +117,10 @@ void ServeLogFollow(const ControlPlane& cp, const std::string& workload_id, cons
     if (req.has_param("tail")) tail = std::stoll(req.get_param_value("tail"));
     if (req.has_param("timeoutSeconds")) timeout = std::stoi(req.get_param_value("timeoutSeconds"));
   } catch (...) {
-    return Error(res, InvalidArgument("offset, tail, timeoutSeconds: expected numbers"));
+    return SendStatus(res, InvalidArgument("offset, tail, timeoutSeconds: expected numbers"));
   }
   if (offset < -1 || tail < 0 || timeout < 0 || timeout > 300) {
-    return Error(res, InvalidArgument("offset >= 0, tail >= 0 and timeoutSeconds 0 to 300 expected"));
+    return SendStatus(res, InvalidArgument("offset >= 0, tail >= 0 and timeoutSeconds 0 to 300 expected"));
   }
   // The task as GET …/logs resolves it (a task id of this workload, GROUP.REPLICA or the first).
   // Before any output, a follow waits for the first (or for the workload to end).
@@ -144,17 +135,17 @@ void ServeLogFollow(const ControlPlane& cp, const std::string& workload_id, cons
     auto state = view.ok() ? ParseWorkloadState(view->value("state", "")) : Result<WorkloadState>(view.status());
     if (!state.ok() || IsTerminal(*state)) break;  // it ended without output: the 404 says so
     if (steady_clock::now() >= deadline || !feed.WaitPast(version, deadline)) {
-      return Answer(res, 200, {{"workload", workload_id}, {"taskId", ""}, {"stream", stream}, {"content", ""},
+      return SendJson(res, 200, {{"workload", workload_id}, {"taskId", ""}, {"stream", stream}, {"content", ""},
                                {"offset", 0}, {"size", 0}, {"done", false}});
     }
     resolved = cp.Logs(workload_id, task, stream, 0);
   }
-  if (!resolved.ok()) return Error(res, resolved.status());
+  if (!resolved.ok()) return SendStatus(res, resolved.status());
   const std::string task_id = resolved->value("taskId", "");
   auto ref = ParseTaskId(task_id);
-  if (!ref.ok()) return Error(res, ref.status());
+  if (!ref.ok()) return SendStatus(res, ref.status());
   auto file = TaskLogPath(cp.data_dir(), *ref, stream);
-  if (!file.ok()) return Error(res, file.status());
+  if (!file.ok()) return SendStatus(res, file.status());
   constexpr int64_t kMaxAnswer = 1 << 20;
   while (true) {
     const uint64_t version = feed.version();
@@ -165,12 +156,12 @@ void ServeLogFollow(const ControlPlane& cp, const std::string& workload_id, cons
     if (size > from || offset < 0 || ended || steady_clock::now() >= deadline) {
       std::string content = ReadFrom(*file, from, kMaxAnswer);
       const int64_t next = from + static_cast<int64_t>(content.size());
-      return Answer(res, 200,
+      return SendJson(res, 200,
                     {{"workload", workload_id}, {"taskId", task_id}, {"stream", stream}, {"content", std::move(content)},
                      {"offset", next}, {"size", size}, {"done", ended && next >= size}});
     }
     if (!feed.WaitPast(version, deadline)) {
-      return Answer(res, 200, {{"workload", workload_id}, {"taskId", task_id}, {"stream", stream}, {"content", ""},
+      return SendJson(res, 200, {{"workload", workload_id}, {"taskId", task_id}, {"stream", stream}, {"content", ""},
                                {"offset", from}, {"size", size}, {"done", true}});
     }
   }

@@ -11,6 +11,7 @@
 #include "server/control_plane.h"
 #include "server/error_detail.h"
 #include "server/governance_api.h"
+#include "server/http_answer.h"
 #include "server/http_server.h"
 
 namespace abacus::server {
@@ -19,19 +20,6 @@ namespace {
 using nlohmann::json;
 
 double Rounded(double v, double scale) { return std::round(v * scale) / scale; }
-
-void SendAnswer(httplib::Response& res, const Result<json>& r) {
-  if (!r.ok()) {
-    Status st = ForCaller(r.status());
-    res.status = HttpStatusOf(st.code());
-    res.set_content(json({{"error", {{"code", StatusCodeName(st.code())}, {"message", net::CapAnswerText(st.message())}}}})
-                        .dump(-1, ' ', false, json::error_handler_t::replace),
-                    "application/json");
-    return;
-  }
-  res.status = 200;
-  res.set_content(r->dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
-}
 
 }  // namespace
 
@@ -79,7 +67,7 @@ json ControlPlane::ListShares() const {
 
 void AddSharesRoutes(httplib::Server& s, ControlPlane& cp) {
   s.Get("/api/v1/shares", [&cp](const httplib::Request&, httplib::Response& res) {
-    SendAnswer(res, FilterVisibleConfig("queue", cp.ListShares()));
+    Send(res, FilterVisibleConfig("queue", cp.ListShares()));
   });
   s.Get(R"(/api/v1/shares/([^/]+))", [&cp](const httplib::Request& req, httplib::Response& res) {
     const std::string name = req.matches[1];
@@ -87,10 +75,10 @@ void AddSharesRoutes(httplib::Server& s, ControlPlane& cp) {
     for (auto& q : all["items"]) {
       if (q["name"] == name) {
         q["halfLifeSeconds"] = all["halfLifeSeconds"];
-        return SendAnswer(res, VisibleConfig("queue", Result<json>(std::move(q))));
+        return Send(res, VisibleConfig("queue", Result<json>(std::move(q))));
       }
     }
-    SendAnswer(res, NotFound("queue '" + name + "' not found; `abacus get shares` lists the queues you may see"));
+    Send(res, NotFound("queue '" + name + "' not found; `abacus get shares` lists the queues you may see"));
   });
 }
 

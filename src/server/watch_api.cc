@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "server/governance_api.h"
+#include "server/http_answer.h"
 #include "server/records.h"
 
 namespace abacus::server {
@@ -19,15 +20,6 @@ using std::chrono::steady_clock;
 
 constexpr int kDefaultTimeoutSeconds = 30;
 constexpr int kMaxTimeoutSeconds = 300;
-
-void Answer(httplib::Response& res, int status, const json& body) {
-  res.status = status;
-  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
-}
-
-void BadRequest(httplib::Response& res, const std::string& message) {
-  Answer(res, 400, {{"error", {{"code", "invalid_argument"}, {"message", message}}}});
-}
 
 struct WatchParams {
   uint64_t resource_version = 0;  // 0: list first
@@ -46,7 +38,7 @@ std::optional<WatchParams> ReadParams(const httplib::Request& req, httplib::Resp
       if (used != v.size()) throw std::invalid_argument(v);
     }
   } catch (...) {
-    BadRequest(res, "resourceVersion: expected the resourceVersion of the previous answer (a number), got '" +
+    SendError(res, 400, "invalid_argument", "resourceVersion: expected the resourceVersion of the previous answer (a number), got '" +
                         req.get_param_value("resourceVersion") + "'");
     return std::nullopt;
   }
@@ -57,7 +49,7 @@ std::optional<WatchParams> ReadParams(const httplib::Request& req, httplib::Resp
       timeout = std::stoi(v, &used);
       if (used != v.size() || timeout < 1 || timeout > kMaxTimeoutSeconds) throw std::out_of_range(v);
     } catch (...) {
-      BadRequest(res, "timeoutSeconds: expected 1 to " + std::to_string(kMaxTimeoutSeconds) + ", got '" + v + "'");
+      SendError(res, 400, "invalid_argument", "timeoutSeconds: expected 1 to " + std::to_string(kMaxTimeoutSeconds) + ", got '" + v + "'");
       return std::nullopt;
     }
   }
@@ -135,7 +127,7 @@ void ServeWorkloadWatch(const ControlPlane& cp, WorkloadFilter filter, const htt
     ChangeFeed::Since since = feed.ChangesSince(version);
     if (version == 0 || !since.complete) {
       // The version was taken before the list: a change made meanwhile comes again next time.
-      return Answer(res, 200, Body("List", cp.ListWorkloads(filter)["items"], since.version));
+      return SendJson(res, 200, Body("List", cp.ListWorkloads(filter)["items"], since.version));
     }
     std::unordered_set<std::string> ids;
     for (const FeedChange& c : since.changes) {
@@ -146,11 +138,11 @@ void ServeWorkloadWatch(const ControlPlane& cp, WorkloadFilter filter, const htt
       changed.ids = &ids;
       changed.limit = std::numeric_limits<size_t>::max();
       json items = cp.ListWorkloads(changed)["items"];
-      if (!items.empty()) return Answer(res, 200, Body("Changes", std::move(items), since.version));
+      if (!items.empty()) return SendJson(res, 200, Body("Changes", std::move(items), since.version));
     }
     version = since.version;  // nothing the caller may see changed: wait on
     if (steady_clock::now() >= p->deadline || !feed.WaitPast(version, p->deadline)) {
-      return Answer(res, 200, Body("Changes", json::array(), version));
+      return SendJson(res, 200, Body("Changes", json::array(), version));
     }
   }
 }
@@ -164,12 +156,12 @@ void ServeListWatch(const ControlPlane& cp, const std::function<json()>& list, c
   json first = list();
   // A first call, or changes since the caller's version: the list now.
   if (p->resource_version == 0 || p->resource_version != version) {
-    return Answer(res, 200, Body("List", first.value("items", json::array()), version));
+    return SendJson(res, 200, Body("List", first.value("items", json::array()), version));
   }
   const std::map<std::string, json> before = ByName(first);
   while (true) {
     if (steady_clock::now() >= p->deadline || !feed.WaitPast(version, p->deadline)) {
-      return Answer(res, 200, Body("Changes", json::array(), version));
+      return SendJson(res, 200, Body("Changes", json::array(), version));
     }
     version = feed.version();
     json now = list();
@@ -178,7 +170,7 @@ void ServeListWatch(const ControlPlane& cp, const std::function<json()>& list, c
       auto it = before.find(item.value("name", ""));
       if (it == before.end() || it->second != Comparable(item)) changed.push_back(item);
     }
-    if (!changed.empty()) return Answer(res, 200, Body("Changes", std::move(changed), version));
+    if (!changed.empty()) return SendJson(res, 200, Body("Changes", std::move(changed), version));
   }
 }
 
@@ -192,7 +184,7 @@ void AddEventRoutes(httplib::Server& s, const ControlPlane& cp) {
       auto id = cp.ResolveWorkload(req.get_param_value("workload"), visible);
       if (!id.ok()) {
         const bool missing = id.status().code() == StatusCode::kNotFound;
-        return Answer(res, missing ? 404 : 409,
+        return SendJson(res, missing ? 404 : 409,
                       {{"error", {{"code", missing ? "not_found" : "failed_precondition"}, {"message", id.status().message()}}}});
       }
       only_id = *id;
@@ -207,7 +199,7 @@ void AddEventRoutes(httplib::Server& s, const ControlPlane& cp) {
         json items;
         if (!only_id.empty()) {
           auto stored = cp.Events(only_id);
-          if (!stored.ok()) return Answer(res, 500, {{"error", {{"code", "internal"}, {"message", stored.status().message()}}}});
+          if (!stored.ok()) return SendJson(res, 500, {{"error", {{"code", "internal"}, {"message", stored.status().message()}}}});
           items = (*stored)["items"];
           const std::string name = cp.GetWorkload(only_id).ok() ? cp.GetWorkload(only_id)->value("name", "") : "";
           for (json& e : items) {
@@ -217,13 +209,13 @@ void AddEventRoutes(httplib::Server& s, const ControlPlane& cp) {
         } else {
           items = VisibleEvents(cp, feed.Recent().changes, visible, "");
         }
-        return Answer(res, 200, Body("List", std::move(items), since.version));
+        return SendJson(res, 200, Body("List", std::move(items), since.version));
       }
       json items = VisibleEvents(cp, since.changes, visible, only_id);
-      if (!items.empty()) return Answer(res, 200, Body("Changes", std::move(items), since.version));
+      if (!items.empty()) return SendJson(res, 200, Body("Changes", std::move(items), since.version));
       version = since.version;
       if (steady_clock::now() >= p->deadline || !feed.WaitPast(version, p->deadline)) {
-        return Answer(res, 200, Body("Changes", json::array(), version));
+        return SendJson(res, 200, Body("Changes", json::array(), version));
       }
     }
   });

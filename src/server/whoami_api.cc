@@ -6,6 +6,7 @@
 #include "server/control_plane.h"
 #include "server/error_detail.h"
 #include "server/governance_api.h"
+#include "server/http_answer.h"
 #include "server/http_server.h"
 
 namespace abacus::server {
@@ -14,19 +15,6 @@ namespace {
 using nlohmann::json;
 using govern::Action;
 using govern::Resource;
-
-void SendAnswer(httplib::Response& res, const Result<json>& r) {
-  if (!r.ok()) {
-    Status st = ForCaller(r.status());  // no store detail for non-admins (error_detail.h)
-    res.status = HttpStatusOf(st.code());
-    res.set_content(json({{"error", {{"code", StatusCodeName(st.code())}, {"message", net::CapAnswerText(st.message())}}}})
-                        .dump(-1, ' ', false, json::error_handler_t::replace),
-                    "application/json");
-    return;
-  }
-  res.status = 200;
-  res.set_content(r->dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
-}
 
 // The Resource the query names: the workload W among those the caller may see (404 otherwise,
 // exactly like GET /api/v1/workloads/W), or the node N; nullopt when it names neither.
@@ -75,8 +63,8 @@ json WhoAmI(const govern::Principal& who, const Resource* about) {
 void AddWhoamiRoutes(httplib::Server& s, ControlPlane& cp) {
   s.Get("/api/v1/whoami", [&cp](const httplib::Request& req, httplib::Response& res) {
     auto named = Named(cp, req);
-    if (!named.ok()) return SendAnswer(res, named.status());
-    SendAnswer(res, WhoAmI(RequestPrincipal(), named->has_value() ? &**named : nullptr));
+    if (!named.ok()) return Send(res, named.status());
+    Send(res, WhoAmI(RequestPrincipal(), named->has_value() ? &**named : nullptr));
   });
 }
 
