@@ -30,7 +30,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr char kJson[] = "application/json";
 
 std::string_view CodeForHttp(int status) {
   switch (status) {
