@@ -438,6 +438,7 @@ bool ControlPlane::SettleUnits(WorkloadRecord& w, std::vector<std::pair<std::str
   // A unit with work on a draining node leaves it when the drain says so (fleet.h): stopped, then
   // removed, and placed again elsewhere as a slice; its other units keep serving.
   for (const auto& p : w.placements) {
+    if (draining_nodes_.count(p.node) == 0) continue;  // the common case: no node lookup
     const NodeRecord* n = ledger_.FindNode(p.node);
     if (n != nullptr && DrainStopsNow(ledger_, w, *n, now)) {
       drop.insert(UnitOf(w, p));
