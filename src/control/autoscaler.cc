@@ -27,7 +27,8 @@ AutoscaleResult Autoscale(const InferenceSpec& spec, const std::vector<MetricSam
   // 1) The latest fresh sample of each replica.
   std::map<int32_t, const MetricSample*> latest;
   for (const MetricSample& m : samples) {
-    if (m.metric != a.metric || m.time > now || m.time < now - o.metric_max_age) continue;
+    // A replica beyond the desired ones was stopped: its last samples no longer count.
+    if (m.metric != a.metric || m.replica >= s.desired || m.time > now || m.time < now - o.metric_max_age) continue;
     const MetricSample*& cur = latest[m.replica];
     if (cur == nullptr || m.time > cur->time) cur = &m;
   }
@@ -44,7 +45,8 @@ AutoscaleResult Autoscale(const InferenceSpec& spec, const std::vector<MetricSam
   double ratio = *r.average / target;
   int32_t rec = s.desired;
   if (std::abs(ratio - 1.0) > o.tolerance) {
-    double want = std::ceil(sum / target - 1e-9);
+    // Requests add up over the replicas; a latency does not: it scales the replicas there are.
+    double want = a.metric == kP99LatencyMs ? std::ceil(s.desired * ratio - 1e-9) : std::ceil(sum / target - 1e-9);
     rec = ClampReplicas(spec, static_cast<int32_t>(std::min(want, 1e6)));
   }
   r.recommended = rec;

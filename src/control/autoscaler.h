@@ -1,5 +1,6 @@
 // The InferenceService autoscaler, after the Kubernetes HPA: replicas = ceil(Σ metric / target)
-// over the replicas' latest fresh samples, within [minReplicas, maxReplicas]; no change inside
+// over the replicas' latest fresh samples (for p99LatencyMs, not additive: ceil(current ×
+// average / target)), within [minReplicas, maxReplicas]; no change inside
 // a ±10% tolerance; a scale-down takes the highest recommendation of the stabilization window;
 // no scaling at all within cooldownSeconds of the last one.
 #pragma once

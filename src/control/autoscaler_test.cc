@@ -110,3 +110,52 @@ TEST(AutoscalerTest, WithoutAutoscalingFollowsTheSpec) {
 
 }  // namespace
 }  // namespace abacus::control
+
+namespace abacus::control {
+namespace {
+
+using namespace testing;  // NOLINT
+
+// target: {requestsPerSecond: 50} with the defaults a user gets (stabilization 60 s, cooldown
+// 300 s): up at once, down only after the cooldown and with the window's highest
+// recommendation; samples of replicas beyond the desired ones (stopped) do not count.
+TEST(AutoscalerTest, GatewayRequestsPerSecondWithTheDefaultWindows) {
+  InferenceSpec spec;
+  spec.replicas = 2;
+  spec.min_replicas = 1;
+  spec.max_replicas = 6;
+  spec.autoscaling = Autoscaling{kRequestsPerSecond, Quantity::FromMilli(50'000)};
+  AutoscalerState s;
+  EXPECT_EQ(Autoscale(spec, Load({120, 120}, T(10), kRequestsPerSecond), s, T(10)).desired, 5);  // ceil(240 / 50)
+  // Load falls: held by the 300 s cooldown; then down to the highest recommendation of the last
+  // 60 s (3 at T(290)), not to what the latest sample alone asks (1).
+  AutoscaleResult r = Autoscale(spec, Load({0, 0, 0, 0, 0}, T(100), kRequestsPerSecond), s, T(100));
+  EXPECT_EQ(r.desired, 5);
+  EXPECT_EQ(r.held_by, "Cooldown");
+  r = Autoscale(spec, Load({30, 30, 30, 30, 30}, T(290), kRequestsPerSecond), s, T(290));
+  EXPECT_EQ(r.recommended, 3);
+  EXPECT_EQ(r.held_by, "Cooldown");
+  r = Autoscale(spec, Load({0, 0, 0, 0, 0}, T(320), kRequestsPerSecond), s, T(320));
+  EXPECT_EQ(r.recommended, 1);
+  EXPECT_EQ(r.desired, 3);
+  // A stale high sample of replica 4, stopped since, does not count.
+  auto samples = Load({60}, T(400), kRequestsPerSecond);
+  samples.push_back({4, kRequestsPerSecond, 500, T(399)});
+  EXPECT_EQ(Autoscale(spec, samples, s, T(400)).recommended, 2);  // ceil(60 / 50)
+}
+
+// A latency does not add up over replicas: the replicas there are, times average / target.
+TEST(AutoscalerTest, P99LatencyScalesTheCurrentReplicasByTheRatio) {
+  InferenceSpec spec;
+  spec.replicas = 2;
+  spec.min_replicas = 1;
+  spec.max_replicas = 8;
+  spec.autoscaling = Autoscaling{kP99LatencyMs, Quantity::FromMilli(200'000), 0, 0};
+  AutoscalerState s;
+  EXPECT_EQ(Autoscale(spec, Load({400, 400}, T(10), kP99LatencyMs), s, T(10)).desired, 4);  // 2 × 400 / 200
+  EXPECT_EQ(Autoscale(spec, Load({210, 210, 210, 210}, T(20), kP99LatencyMs), s, T(20)).desired, 4);  // tolerance
+  EXPECT_EQ(Autoscale(spec, Load({50, 50, 50, 50}, T(30), kP99LatencyMs), s, T(30)).desired, 1);
+}
+
+}  // namespace
+}  // namespace abacus::control

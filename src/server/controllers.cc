@@ -45,6 +45,7 @@ void NextRun(PlacementRecord& p) {
   p.stop_requested = false;
   p.stop_signal.clear();
   p.stop_grace = 0;
+  p.drain_until = Time{};
   p.ready.reset();
   p.live.reset();
   p.readiness_run = 0;
@@ -57,10 +58,42 @@ void NextRun(PlacementRecord& p) {
   p.results_error.clear();
 }
 
+// Whether `p` is published as draining, its stop not yet sent.
+bool Draining(const PlacementRecord& p) { return ToMicros(p.drain_until) != 0 && !p.stop_requested; }
+
+// Stops placement `p` (`signal`, SIGKILL after `grace`) once: a service replica that runs and
+// reported an address is first published as draining for the spec's drainSeconds (gateways send
+// it no new requests; FinishDrains sends the stop at the deadline, on the controller tick, so a
+// server restart meanwhile keeps it); anything else is stopped at once. Returns true when it
+// changed `p`.
+bool RequestStop(const WorkloadRecord& w, PlacementRecord& p, const std::string& signal, int32_t grace, Time now) {
+  if (p.stop_requested || TaskEnded(p) || Draining(p)) return false;
+  p.stop_signal = signal;
+  p.stop_grace = grace;
+  const InferenceSpec* inf = w.spec.inference();
+  if (inf != nullptr && inf->drain_seconds > 0 && p.phase == "Running" && !p.address.empty()) {
+    p.drain_until = now + std::chrono::seconds(inf->drain_seconds);
+    return true;
+  }
+  p.stop_requested = true;
+  return true;
+}
+
+// Sends the stop of every replica whose drain ended by `now`. Returns true when one changed.
+bool FinishDrains(WorkloadRecord& w, Time now) {
+  bool changed = false;
+  for (auto& p : w.placements) {
+    if (!Draining(p) || TaskEnded(p) || now < p.drain_until) continue;  // ended meanwhile: nothing to stop
+    p.stop_requested = true;
+    changed = true;
+  }
+  return changed;
+}
+
 // RestartReplica / SetVersion: stop the unit's tasks that still run and mark the unit to run
 // again once they ended, not before `at` (SettleUnits does it). A task that never started runs
 // again at once. With `version`, the next run has it.
-bool RestartUnit(WorkloadRecord& w, int32_t unit, Time at, const std::string* version) {
+bool RestartUnit(WorkloadRecord& w, int32_t unit, Time at, const std::string* version, Time now) {
   bool any = false;
   for (auto& p : w.placements) {
     if (UnitOf(w, p) != unit) continue;
@@ -70,14 +103,10 @@ bool RestartUnit(WorkloadRecord& w, int32_t unit, Time at, const std::string* ve
       any = any || version != nullptr;
       continue;
     }
-    if (p.restart && p.restart_at == at && (TaskEnded(p) || p.stop_requested)) continue;
+    if (p.restart && p.restart_at == at && (TaskEnded(p) || p.stop_requested || Draining(p))) continue;
     p.restart = true;
     p.restart_at = at;
-    if (!TaskEnded(p) && !p.stop_requested) {
-      p.stop_requested = true;
-      p.stop_signal = "SIGTERM";
-      p.stop_grace = kDefaultStopGraceSeconds;
-    }
+    RequestStop(w, p, "SIGTERM", kDefaultStopGraceSeconds, now);
     any = true;
   }
   return any;
@@ -174,7 +203,7 @@ control::WorkloadView ControlPlane::ViewOf(const WorkloadRecord& r) const {
     t.signal = p.signal;
     t.oom_killed = p.oom_killed;
     t.stopped = p.stopped;
-    t.stop_requested = p.stop_requested;
+    t.stop_requested = p.stop_requested || Draining(p);  // a draining replica is on its way out
     t.message = p.message;
     t.started_at = p.started_at;
     t.finished_at = p.finished_at;
@@ -318,11 +347,8 @@ bool ControlPlane::ApplyDecision(WorkloadRecord& w, const control::Decision& d,
           bool any = false;
           for (const auto& ref : x.tasks) {
             for (auto& p : w.placements) {
-              if (p.group != ref.group || p.replica != ref.replica || p.stop_requested || TaskEnded(p)) continue;
-              p.stop_requested = true;
-              p.stop_signal = x.signal;
-              p.stop_grace = x.grace_seconds;
-              any = true;
+              if (p.group != ref.group || p.replica != ref.replica) continue;
+              any |= RequestStop(w, p, x.signal, x.grace_seconds, now);
             }
           }
           return any;
@@ -359,12 +385,12 @@ bool ControlPlane::ApplyDecision(WorkloadRecord& w, const control::Decision& d,
           }
           return true;
         } else if constexpr (std::is_same_v<T, control::RestartReplica>) {
-          return RestartUnit(w, x.replica, x.not_before, nullptr);
+          return RestartUnit(w, x.replica, x.not_before, nullptr, now);
         } else if constexpr (std::is_same_v<T, control::SetVersion>) {
           bool differs = false;
           for (const auto& p : w.placements) differs |= UnitOf(w, p) == x.replica && p.version != x.version;
           if (!differs) return false;  // re-applying is a no-op
-          return RestartUnit(w, x.replica, now, &x.version);
+          return RestartUnit(w, x.replica, now, &x.version, now);
         } else if constexpr (std::is_same_v<T, control::SetReady>) {
           bool any = false;
           for (auto& p : w.placements) {
@@ -420,7 +446,7 @@ bool ControlPlane::ApplyDecision(WorkloadRecord& w, const control::Decision& d,
 
 bool ControlPlane::SettleUnits(WorkloadRecord& w, std::vector<std::pair<std::string, json>>& events, Time now) {
   if (!IsElastic(w) || (w.state != WorkloadState::kAdmitted && w.state != WorkloadState::kRunning)) return false;
-  bool changed = false;
+  bool changed = FinishDrains(w, now);
   std::set<int32_t> drop;  // units to remove once their tasks ended
   std::string drop_reason;
   // 1. Restarts that are due: a new run on the same node, or no placement when the node is gone
@@ -485,12 +511,7 @@ bool ControlPlane::SettleUnits(WorkloadRecord& w, std::vector<std::pair<std::str
     for (PlacementRecord* p : ps) {
       if (TaskEnded(*p) || p->phase.empty()) continue;
       gone = false;
-      if (!p->stop_requested) {
-        p->stop_requested = true;
-        p->stop_signal = "SIGTERM";
-        p->stop_grace = kDefaultStopGraceSeconds;
-        changed = true;
-      }
+      changed |= RequestStop(w, *p, "SIGTERM", kDefaultStopGraceSeconds, now);
     }
     if (gone) removed.push_back(u);
   }

@@ -21,14 +21,14 @@ using nlohmann::json;
 using std::chrono::steady_clock;
 
 // The endpoints of `id` with "revision": a digest of what a gateway acts on (items, rollout,
-// health check), equal as long as those are.
+// health check, autoscaling metric), equal as long as those are.
 Result<json> Read(const ControlPlane& cp, const std::string& id) {
   auto view = cp.GetWorkload(id);
   if (!view.ok()) return view.status();
   auto out = ServiceEndpoints(*view);
   if (!out.ok()) return out.status();
   json digest = {out->value("items", json::array()), out->value("rollout", json::object()),
-                 out->value("healthCheck", json())};
+                 out->value("healthCheck", json()), out->value("autoscaling", json())};
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016zx", std::hash<std::string>{}(digest.dump()));
   (*out)["revision"] = std::string(hex);

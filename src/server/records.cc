@@ -47,11 +47,12 @@ json ToJson(const WorkloadRecord& r) {
       if (ToMicros(p.started_at) != 0) pj["startedUs"] = ToMicros(p.started_at);
       if (ToMicros(p.finished_at) != 0) pj["finishedUs"] = ToMicros(p.finished_at);
     }
-    if (p.stop_requested) {
-      pj["stopRequested"] = true;
+    if (p.stop_requested || ToMicros(p.drain_until) != 0) {
+      if (p.stop_requested) pj["stopRequested"] = true;
       pj["stopSignal"] = p.stop_signal;
       pj["stopGraceSeconds"] = p.stop_grace;
     }
+    if (ToMicros(p.drain_until) != 0) pj["drainUntilUs"] = ToMicros(p.drain_until);
     if (p.ready) pj["ready"] = *p.ready;
     if (p.live) pj["live"] = *p.live;
     if (p.readiness_run != 0) pj["readinessRun"] = p.readiness_run;
@@ -205,6 +206,7 @@ Result<WorkloadRecord> WorkloadRecordFromJson(const json& j) {
       pr.stop_requested = p.value("stopRequested", false);
       pr.stop_signal = p.value("stopSignal", "");
       pr.stop_grace = p.value("stopGraceSeconds", 0);
+      pr.drain_until = FromMicros(TimeField(p, "drainUntilUs"));
       if (p.contains("ready")) pr.ready = p.at("ready").get<bool>();
       if (p.contains("live")) pr.live = p.at("live").get<bool>();
       pr.readiness_run = p.value("readinessRun", 0);

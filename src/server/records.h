@@ -42,6 +42,10 @@ struct PlacementRecord {
   bool stop_requested = false;  // the server told the agent to stop it (a controller decision)
   std::string stop_signal;      // with stop_requested: the signal, then SIGKILL after stop_grace
   int32_t stop_grace = 0;
+  // InferenceService: the server decided to stop it and publishes it as draining until this
+  // time (spec drainSeconds), then sets stop_requested with stop_signal/stop_grace. Epoch: not
+  // draining.
+  Time drain_until{};
   std::string lost_reason;      // with phase Lost: NodeLost, DeviceError, AgentRestart
   std::optional<bool> ready;    // readiness probe, as its agent last reported it
   std::optional<bool> live;     // liveness probe

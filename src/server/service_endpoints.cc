@@ -40,7 +40,7 @@ Result<json> ServiceEndpoints(const json& view) {
     const std::string address = p.value("address", "");
     const std::string task_phase = p.value("phase", "");
     if (address.empty() || (task_phase != "Running" && task_phase != "Stopping")) continue;
-    const bool draining = p.value("stopRequested", false) || task_phase == "Stopping";
+    const bool draining = p.value("stopRequested", false) || p.contains("drainUntilUs") || task_phase == "Stopping";
     TaskRef ref{id, 0, replica, attempt, p.value("run", 0)};
     items.push_back({{"replica", replica},
                      {"taskId", FormatTaskId(ref)},
@@ -70,6 +70,9 @@ Result<json> ServiceEndpoints(const json& view) {
               {"items", std::move(items)}};
   const json readiness = spec.value("probes", json::object()).value("readiness", json::object());
   if (readiness.contains("http")) out["healthCheck"] = {{"path", readiness["http"].value("path", "/")}};
+  // A gateway posts this metric per replica when the service scales on what it observes.
+  const json target = spec.value("autoscaling", json::object()).value("target", json());
+  if (target.is_object() && target.size() == 1) out["autoscaling"] = {{"metric", target.begin().key()}};
   return out;
 }
 

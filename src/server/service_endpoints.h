@@ -18,6 +18,7 @@ namespace abacus::server {
 
 // Returns {"service", "name", "project", "state", "rollout": {phase, stableVersion,
 // canaryVersion, canaryPercent}, "healthCheck": {"path"} (an HTTP readiness probe only),
+// "autoscaling": {"metric"} (requestsPerSecond or p99LatencyMs: autoscaled on what a gateway sees),
 // "items": [{replica, taskId, address, node, version, release, ready, state}]} for the workload
 // view `view`; FailedPrecondition when it is not an InferenceService.
 Result<nlohmann::json> ServiceEndpoints(const nlohmann::json& view);

@@ -61,9 +61,10 @@ json DocumentDiff(const json& before, const json& after) {
 
 std::vector<std::string> ImmutablePaths(const json& diff, WorkloadKind kind) {
   static constexpr std::array<std::string_view, 4> kAny = {"labels", "spec.image", "spec.command", "spec.env"};
-  static constexpr std::array<std::string_view, 6> kService = {"spec.replicas",    "spec.minReplicas",
+  static constexpr std::array<std::string_view, 7> kService = {"spec.replicas",    "spec.minReplicas",
                                                                "spec.maxReplicas", "spec.autoscaling",
-                                                               "spec.rollout",     "spec.probes"};
+                                                               "spec.rollout",     "spec.probes",
+                                                               "spec.drainSeconds"};
   auto under = [](const std::string& path, std::string_view prefix) {
     return path == prefix || (path.size() > prefix.size() && path.compare(0, prefix.size(), prefix) == 0 &&
                               path[prefix.size()] == '.');
@@ -141,7 +142,7 @@ Result<UpdatePlan> PlanUpdate(const WorkloadRecord& current, Workload proposed, 
                            " (mutable: labels, spec.image, spec.command, spec.env" +
                            (current.spec.kind() == WorkloadKind::kInferenceService
                                 ? std::string(", spec.replicas, spec.minReplicas, spec.maxReplicas, spec.autoscaling, "
-                                              "spec.rollout, spec.probes")
+                                              "spec.rollout, spec.probes, spec.drainSeconds")
                                 : std::string()) +
                            "; submit a new workload for the rest)");
   }

@@ -378,3 +378,52 @@ TEST(WorkloadCodecTest, PlacementRulesRoundTripAndReportMistakes) {
 
 }  // namespace
 }  // namespace abacus
+
+namespace abacus {
+namespace {
+
+// Issue 24: autoscaling on what the gateway observes, and the drain before a replica stops.
+TEST(WorkloadCodecTest, ServiceGatewayTargetsAndDrainSecondsDecodeWithDefaultsAndRoundTrip) {
+  const std::string head =
+      "kind: InferenceService\nname: s\nproject: a/b\nqueue: q\nspec:\n  image: img\n"
+      "  taskGroups: [{name: w, resources: {cpu: 1, memory: 1Gi}}]\n  minReplicas: 1\n  maxReplicas: 6\n";
+  auto w = WorkloadFromYaml(head + "  autoscaling: {minReplicas: 1, target: {requestsPerSecond: 50}}\n");
+  ASSERT_FALSE(w.ok());  // minReplicas belongs to the spec
+  w = WorkloadFromYaml(head + "  autoscaling: {target: {requestsPerSecond: 50}}\n");
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  const InferenceSpec& s = *w->inference();
+  EXPECT_EQ(s.autoscaling->metric, kRequestsPerSecond);
+  EXPECT_EQ(s.autoscaling->target.ToString(), "50");
+  EXPECT_EQ(s.autoscaling->stabilization_seconds, 60);  // the defaults
+  EXPECT_EQ(s.autoscaling->cooldown_seconds, 300);
+  EXPECT_EQ(s.drain_seconds, 5);
+  nlohmann::json j = ToJson(*w);
+  EXPECT_EQ(j["spec"]["autoscaling"]["target"]["requestsPerSecond"], "50");
+  EXPECT_FALSE(j["spec"].contains("drainSeconds"));  // the default is not written
+  EXPECT_EQ(*WorkloadFromJson(j), *w);
+
+  w = WorkloadFromYaml(head + "  drainSeconds: 0\n  autoscaling: {target: {p99LatencyMs: 200}, cooldownSeconds: 0}\n");
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ(w->inference()->autoscaling->metric, kP99LatencyMs);
+  EXPECT_EQ(w->inference()->drain_seconds, 0);
+  EXPECT_EQ(*WorkloadFromYaml(ToYaml(*w)), *w);
+
+  // Mistakes name the field.
+  auto problem = [&](const std::string& extra) {
+    auto r = WorkloadFromYaml(head + extra);
+    return r.ok() ? std::string("accepted") : r.status().message();
+  };
+  EXPECT_NE(problem("  autoscaling: {target: {requestsPerSecond: 50, p99LatencyMs: 200}}\n")
+                .find("spec.autoscaling.target: takes exactly one of requestsPerSecond or p99LatencyMs"),
+            std::string::npos);
+  EXPECT_NE(problem("  autoscaling: {target: {rps: 50}}\n").find("spec.autoscaling.target.rps: unknown field"),
+            std::string::npos);
+  EXPECT_NE(problem("  autoscaling: {target: {requestsPerSecond: 0}}\n").find("spec.autoscaling.target.requestsPerSecond"),
+            std::string::npos);
+  EXPECT_NE(problem("  autoscaling: {metric: qps, target: {requestsPerSecond: 5}}\n").find("spec.autoscaling.metric"),
+            std::string::npos);
+  EXPECT_NE(problem("  drainSeconds: 5000\n").find("spec.drainSeconds: must be at most 3600"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace abacus

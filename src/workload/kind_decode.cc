@@ -123,8 +123,30 @@ InferenceSpec DecodeInference(MapReader& spec) {
   }
   if (auto r = spec.Map("autoscaling", {"metric", "target", "stabilizationSeconds", "cooldownSeconds"})) {
     Autoscaling a;
-    if (auto m = r->String("metric", P::kRequired)) a.metric = *m;
-    if (auto t = r->Qty("target", P::kRequired, /*positive=*/true)) a.target = *t;
+    auto target = r->Value("target", P::kRequired);
+    if (target && target->IsMap()) {
+      // A signal the gateway observes (docs/gateway.md "Autoscaling signals"): exactly one.
+      if (auto t = r->Map("target", {std::string_view(kRequestsPerSecond), std::string_view(kP99LatencyMs)})) {
+        int given = int(t->Has(kRequestsPerSecond)) + int(t->Has(kP99LatencyMs));
+        if (given != 1) {
+          t->ctx().Error(t->line(), t->path(),
+                         std::string("takes exactly one of ") + kRequestsPerSecond + " or " + kP99LatencyMs);
+        }
+        for (const char* m : {kRequestsPerSecond, kP99LatencyMs}) {
+          if (auto q = t->Qty(m, P::kOptional, /*positive=*/true)) {
+            a.metric = m;
+            a.target = *q;
+          }
+        }
+      }
+      if (r->Has("metric")) {
+        r->Error("metric", std::string("not with target: {") + a.metric +
+                               ": …} (the target names the gateway's metric)");
+      }
+    } else {
+      if (auto m = r->String("metric", P::kRequired)) a.metric = *m;
+      if (auto t = r->Qty("target", P::kRequired, /*positive=*/true)) a.target = *t;
+    }
     Set(a.stabilization_seconds, r->Int("stabilizationSeconds", P::kOptional, 0, kDay));
     Set(a.cooldown_seconds, r->Int("cooldownSeconds", P::kOptional, 0, kDay));
     if (s.max_replicas <= s.min_replicas) {
@@ -153,6 +175,7 @@ InferenceSpec DecodeInference(MapReader& spec) {
     }
     s.rollout = ro;
   }
+  Set(s.drain_seconds, spec.Int("drainSeconds", P::kOptional, 0, 3600));
   return s;
 }
 
@@ -223,7 +246,8 @@ const std::vector<std::string_view>& CommonSpecKeys() {
 const std::vector<std::string_view>& KindSpecKeys(WorkloadKind kind) {
   static const std::array<std::vector<std::string_view>, 5> kKeys = {{
       {"checkpoint", "restartPolicy", "maxRuntime"},
-      {"replicas", "minReplicas", "maxReplicas", "reservation", "probes", "autoscaling", "rollout"},
+      {"replicas", "minReplicas", "maxReplicas", "reservation", "probes", "autoscaling", "rollout",
+       "drainSeconds"},
       {"ttl", "idle", "temporaryQuota"},
       {"model", "modelVersion", "dataset", "resultsPath", "archive", "baselineVersion"},
       {"tasks", "parallelism", "restartPolicy"},

@@ -138,6 +138,12 @@ struct Probes {
   bool operator==(const Probes&) const = default;
 };
 
+// The metrics `abacus gateway` observes and posts per replica (YAML `target: {requestsPerSecond:
+// 50}` or `target: {p99LatencyMs: 200}`): requests per second are summed over the replicas and
+// divided by the target; a latency is averaged and scales the current replicas by average/target.
+inline constexpr char kRequestsPerSecond[] = "requestsPerSecond";
+inline constexpr char kP99LatencyMs[] = "p99LatencyMs";
+
 // Scale between minReplicas and maxReplicas to keep `metric` (reported per replica) near
 // `target`.
 struct Autoscaling {
@@ -179,6 +185,9 @@ struct InferenceSpec {
   Probes probes;
   std::optional<Autoscaling> autoscaling;
   std::optional<Rollout> rollout;
+  // A replica the server stops (scale-down, new version, restart, node drain) is first
+  // published as draining for this long — gateways send it no new requests — then stopped.
+  int32_t drain_seconds = 5;
   bool operator==(const InferenceSpec&) const = default;
 };
 

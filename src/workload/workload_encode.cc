@@ -115,11 +115,20 @@ void EncodeInference(const InferenceSpec& s, Json& spec) {
     spec["probes"] = std::move(p);
   }
   if (const auto& a = s.autoscaling) {
-    spec["autoscaling"] = Json{{"metric", a->metric},
-                               {"target", a->target.ToString()},
-                               {"stabilizationSeconds", a->stabilization_seconds},
-                               {"cooldownSeconds", a->cooldown_seconds}};
+    Json j;
+    if (a->metric == kRequestsPerSecond || a->metric == kP99LatencyMs) {
+      Json target;
+      target[a->metric] = a->target.ToString();
+      j["target"] = std::move(target);
+    } else {
+      j["metric"] = a->metric;
+      j["target"] = a->target.ToString();
+    }
+    j["stabilizationSeconds"] = a->stabilization_seconds;
+    j["cooldownSeconds"] = a->cooldown_seconds;
+    spec["autoscaling"] = std::move(j);
   }
+  if (s.drain_seconds != InferenceSpec{}.drain_seconds) spec["drainSeconds"] = s.drain_seconds;
   if (const auto& r = s.rollout) {
     Json j;
     j["version"] = r->version;
