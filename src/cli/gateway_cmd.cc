@@ -22,6 +22,7 @@ namespace {
 struct GatewayFlags {
   std::string server, token_file, listen = "127.0.0.1:8080", haproxy = "/usr/sbin/haproxy", run_dir;
   std::vector<std::string> services;
+  int metrics_interval = 5;
 };
 
 // The first line of `file`, trimmed; NotFound/InvalidArgument naming the file.
@@ -54,6 +55,11 @@ int RunGateway(const GatewayFlags& f) {
   o.listen = f.listen;
   o.services = f.services;
   o.haproxy = f.haproxy;
+  if (f.metrics_interval < 1 || f.metrics_interval > 3600) {
+    std::cerr << "abacus gateway: --metrics-interval: expected 1..3600 seconds, got " << f.metrics_interval << "\n";
+    return kExitUsage;
+  }
+  o.metrics_interval_seconds = f.metrics_interval;
   const char* runtime = std::getenv("XDG_RUNTIME_DIR");
   const std::string base = runtime != nullptr && *runtime != '\0' ? runtime : "/tmp";
   o.lock_dir = base;
@@ -69,13 +75,21 @@ int RunGateway(const GatewayFlags& f) {
     if (r.status == 404) return NotFound(message + " (check the name and that your token may see the service)");
     return FailedPrecondition(message);
   };
+  // The autoscaling signals HAProxy observes, for services that scale on them.
+  auto post = [config](const std::string& service_id, const nlohmann::json& body) -> Status {
+    ApiClient api(config);
+    ApiResponse r = api.Post("/api/v1/workloads/" + UrlEncode(service_id) + "/metrics", body.dump(), "application/json");
+    if (r.ok()) return Status::OK();
+    if (r.status == 0) return Unavailable(r.error);
+    return FailedPrecondition("HTTP " + std::to_string(r.status) + ": " + r.text);
+  };
   // SIGTERM/SIGINT are taken here, by sigtimedwait, not by a handler.
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  gateway::Gateway gw(o, fetch);
+  gateway::Gateway gw(o, fetch, post);
   Status started = gw.Start();
   if (!started.ok()) {
     std::cerr << "abacus gateway: " << started.message() << "\n";
@@ -111,7 +125,9 @@ void AddGatewayCommand(CLI::App& app, int* exit_code) {
       "Starts HAProxy as a child on --listen and keeps its servers equal to each service's ready replicas "
       "(GET /api/v1/services/{S}/endpoints), weighted by the rollout, through HAProxy's runtime API (no "
       "reloads). A request whose connection failed is retried on another replica. The first --service is the "
-      "default; the others are chosen by the Host header (their name). Details: docs/gateway.md.\n"
+      "default; the others are chosen by the Host header (their name). A service with spec.autoscaling.target "
+      "requestsPerSecond or p99LatencyMs gets them from HAProxy's stats every --metrics-interval seconds. "
+      "Details: docs/gateway.md.\n"
       "Example: abacus gateway --server http://127.0.0.1:8420 --token-file ~/.abacus/token --listen 127.0.0.1:8080 "
       "--service chat");
   cmd->add_option("--server", f->server, "server URL (else ABACUS_SERVER, else the client config)");
@@ -119,6 +135,9 @@ void AddGatewayCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--listen", f->listen, "HOST:PORT to serve on (one gateway per address)")->capture_default_str();
   cmd->add_option("--service", f->services, "service name or id to serve (repeat for more)");
   cmd->add_option("--haproxy", f->haproxy, "the haproxy binary")->capture_default_str();
+  cmd->add_option("--metrics-interval", f->metrics_interval,
+                  "seconds between the autoscaling signals posted per service (requests/s, latency)")
+      ->capture_default_str();
   cmd->add_option("--run-dir", f->run_dir,
                   "private folder for haproxy.cfg, the runtime API socket and haproxy.log (default: a new one under "
                   "$XDG_RUNTIME_DIR or /tmp, removed at exit)");

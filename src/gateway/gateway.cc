@@ -69,7 +69,8 @@ Status CheckListenFree(const std::string& listen) {
 
 }  // namespace
 
-Gateway::Gateway(GatewayOptions options, EndpointsFetch fetch) : options_(std::move(options)), fetch_(std::move(fetch)) {}
+Gateway::Gateway(GatewayOptions options, EndpointsFetch fetch, MetricsPost post)
+    : options_(std::move(options)), fetch_(std::move(fetch)), post_(std::move(post)) {}
 
 Gateway::~Gateway() { Stop(); }
 
@@ -96,6 +97,63 @@ Status Gateway::TakeLock() {
   return Status::OK();
 }
 
+Status Gateway::WriteConfig() {
+  HaproxyConfig config;
+  config.listen = options_.listen;
+  config.admin_socket = admin_socket_;
+  config.pid_file = options_.run_dir + "/haproxy.pid";
+  for (const Followed& f : followed_) config.backends.push_back({f.backend, f.host, f.health_path, f.have});
+  const std::string cfg = options_.run_dir + "/haproxy.cfg";
+  const std::string tmp = cfg + ".new";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << RenderHaproxyConfig(config);
+    if (!out) return Unavailable("cannot write " + tmp);
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, cfg, ec);
+  if (ec) return Unavailable("cannot write " + cfg + ": " + ec.message());
+  return Status::OK();
+}
+
+Result<pid_t> Gateway::SpawnHaproxy(pid_t previous) {
+  // HAProxy in the foreground (-db), its output appended to haproxy.log.
+  const std::string log = options_.run_dir + "/haproxy.log";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  std::vector<std::string> args = {options_.haproxy, "-db", "-f", options_.run_dir + "/haproxy.cfg"};
+  if (previous > 0) {  // take the listening sockets from the running one, then soft-stop it
+    args.insert(args.end(), {"-x", admin_socket_, "-sf", std::to_string(previous)});
+  }
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  int rc = ::posix_spawn(&pid, options_.haproxy.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    return NotFound("cannot start " + options_.haproxy + ": " + std::strerror(rc) +
+                    " (install the Debian package haproxy, or give --haproxy PATH)");
+  }
+  // Its runtime API answers with its own pid once it took over.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  const std::string want = "Pid: " + std::to_string(pid) + "\n";
+  while (true) {
+    auto info = api_.Send("show info");
+    if (info.ok() && info->find(want) != std::string::npos) return pid;
+    int status = 0;
+    if (::waitpid(pid, &status, WNOHANG) == pid) return Unavailable("haproxy exited at start: " + Tail(log));
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      return Unavailable("haproxy's runtime API did not answer: " + Tail(log));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 Status Gateway::Start() {
   if (options_.services.empty()) return InvalidArgument("no service to serve: give --service NAME (one or more)");
   ABACUS_RETURN_IF_ERROR(TakeLock());
@@ -104,66 +162,73 @@ Status Gateway::Start() {
   std::filesystem::create_directories(options_.run_dir, ec);
   if (ec) return Unavailable("cannot make " + options_.run_dir + ": " + ec.message());
   ::chmod(options_.run_dir.c_str(), 0700);
-  // Each service's endpoints once: its backend, and whether HAProxy checks its readiness path.
-  HaproxyConfig config;
-  config.listen = options_.listen;
   admin_socket_ = options_.run_dir + "/admin.sock";
-  config.admin_socket = admin_socket_;
-  config.pid_file = options_.run_dir + "/haproxy.pid";
+  api_ = RuntimeApi(admin_socket_);
+  // Each service's endpoints once: its backend, and whether HAProxy checks its readiness path.
   std::vector<json> first;
   for (const std::string& s : options_.services) {
     auto eps = fetch_(s, "", 0);
     if (!eps.ok()) return eps.status().WithContext("service '" + s + "'");
     Followed f;
     f.service = s;
-    f.backend = BackendName(eps->value("name", s));
-    const std::string path = eps->value("healthCheck", json::object()).value("path", "");
-    f.health_checks = !path.empty();
-    config.backends.push_back({f.backend, eps->value("name", s), path});
+    f.host = eps->value("name", s);
+    f.backend = BackendName(f.host);
+    f.health_path = eps->value("healthCheck", json::object()).value("path", "");
+    f.health_checks = !f.health_path.empty();
     followed_.push_back(std::move(f));
     first.push_back(*eps);
   }
-  const std::string cfg = options_.run_dir + "/haproxy.cfg";
   {
-    std::ofstream out(cfg, std::ios::trunc);
-    out << RenderHaproxyConfig(config);
-    if (!out) return Unavailable("cannot write " + cfg);
+    std::ofstream truncate(options_.run_dir + "/haproxy.log", std::ios::trunc);
   }
-  // HAProxy in the foreground (-db), its output in haproxy.log.
-  const std::string log = options_.run_dir + "/haproxy.log";
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  std::vector<std::string> args = {options_.haproxy, "-db", "-f", cfg};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  int rc = ::posix_spawn(&haproxy_pid_, options_.haproxy.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    haproxy_pid_ = -1;
-    return NotFound("cannot start " + options_.haproxy + ": " + std::strerror(rc) +
-                    " (install the Debian package haproxy, or give --haproxy PATH)");
-  }
-  api_ = RuntimeApi(admin_socket_);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (true) {
-    if (api_.Send("show info").ok()) break;
-    if (!HaproxyRunning()) return Unavailable("haproxy exited at start: " + Tail(log));
-    if (std::chrono::steady_clock::now() > deadline) return Unavailable("haproxy's runtime API did not answer: " + Tail(log));
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  ABACUS_RETURN_IF_ERROR(WriteConfig());
+  auto pid = SpawnHaproxy(-1);
+  if (!pid.ok()) return pid.status();
+  haproxy_pid_ = *pid;
   for (size_t i = 0; i < followed_.size(); ++i) {
     Status s = Apply(followed_[i], first[i]);
     if (!s.ok()) ABACUS_LOG_WARN("gateway: {}", s.ToString());
   }
   for (size_t i = 0; i < followed_.size(); ++i) threads_.emplace_back([this, i] { Follow(i); });
+  if (post_) threads_.emplace_back([this] { PostMetrics(); });
   ABACUS_LOG_INFO("gateway: haproxy pid {} serves {} on {}", haproxy_pid_, options_.services.size(), options_.listen);
   return Status::OK();
 }
 
+Status Gateway::Reload() {
+  std::unique_lock reload(reload_mu_);
+  ABACUS_RETURN_IF_ERROR(WriteConfig());
+  pid_t previous = -1;
+  {
+    std::lock_guard lock(wait_mu_);
+    previous = haproxy_pid_;
+  }
+  auto pid = SpawnHaproxy(previous);
+  if (!pid.ok()) return pid.status().WithContext("reload");
+  {
+    std::lock_guard lock(wait_mu_);
+    if (previous > 0) old_pids_.push_back(previous);
+    haproxy_pid_ = *pid;
+  }
+  // Draining servers were written with weight 0: give them their state and weight back.
+  for (const Followed& f : followed_) {
+    for (const auto& [name, w] : f.have) {
+      if (w.admin != ServerAdmin::kDrain) continue;
+      (void)api_.Send("set server " + f.backend + "/" + name + " state drain");
+      (void)api_.Send("set server " + f.backend + "/" + name + " weight " + std::to_string(w.weight));
+    }
+  }
+  {
+    std::lock_guard lock(metrics_mu_);
+    for (Followed& f : followed_) f.stats = StatsRead{};  // the new process counts from 0
+  }
+  reloads_.fetch_add(1);
+  ABACUS_LOG_INFO("gateway: reloaded haproxy (pid {} → {}) for a new health-check path", previous, *pid);
+  return Status::OK();
+}
+
 Status Gateway::Apply(Followed& f, const json& endpoints) {
+  std::shared_lock reload(reload_mu_);
   const ServerSet want = WantedServers(endpoints);
   Status first_error = Status::OK();
   for (const std::string& cmd : PlanCommands(f.backend, f.have, want, f.health_checks)) {
@@ -173,6 +238,15 @@ Status Gateway::Apply(Followed& f, const json& endpoints) {
   }
   if (f.have != want) changes_.fetch_add(1);
   f.have = want;
+  {
+    std::lock_guard lock(metrics_mu_);
+    f.service_id = endpoints.value("service", f.service);
+    f.metric = endpoints.value("autoscaling", json::object()).value("metric", "");
+    f.replicas.clear();
+    for (const json& e : endpoints.value("items", json::array())) {
+      f.replicas[ServerName(e.value("taskId", ""))] = e.value("replica", 0);
+    }
+  }
   f.revision = first_error.ok() ? endpoints.value("revision", "") : "";  // "": read again at once
   return first_error;
 }
@@ -188,15 +262,75 @@ void Gateway::Follow(size_t index) {
       continue;
     }
     if (eps->value("revision", "") == f.revision && !f.revision.empty()) continue;
+    // A changed readiness path: HAProxy 2.6 cannot change a check at run time, so a graceful
+    // reload with the servers it has, then the rest of the change as usual.
+    const std::string path = eps->value("healthCheck", json::object()).value("path", "");
+    if (path != f.health_path) {
+      std::string was = f.health_path;
+      {
+        std::unique_lock reload(reload_mu_);  // no Apply of another service while the flags change
+        f.health_path = path;
+        f.health_checks = !path.empty();
+      }
+      Status r = Reload();
+      if (!r.ok()) {
+        ABACUS_LOG_WARN("gateway: service '{}': health-check path {} → {}: {}", f.service, was, path, r.ToString());
+      }
+    }
     Status s = Apply(f, *eps);
     if (!s.ok()) ABACUS_LOG_WARN("gateway: service '{}': {}", f.service, s.ToString());
   }
 }
 
+void Gateway::PostMetrics() {
+  while (!stopping_.load()) {
+    for (int i = 0; i < options_.metrics_interval_seconds * 10 && !stopping_.load(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (stopping_.load()) break;
+    std::vector<std::pair<std::string, json>> posts;  // service id → samples
+    {
+      std::lock_guard lock(metrics_mu_);
+      bool any = false;
+      for (const Followed& f : followed_) any = any || !f.metric.empty();
+      if (!any) continue;
+    }
+    auto stat = api_.Send("show stat");
+    if (!stat.ok()) {
+      ABACUS_LOG_WARN("gateway: show stat: {}", stat.status().ToString());
+      continue;
+    }
+    auto rows = ParseShowStat(*stat);
+    if (!rows.ok()) {
+      ABACUS_LOG_WARN("gateway: {}", rows.status().ToString());
+      continue;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    {
+      std::lock_guard lock(metrics_mu_);
+      for (Followed& f : followed_) {
+        if (f.metric.empty()) continue;
+        json samples = MetricSamples(f.backend, *rows, now, f.replicas, f.metric, f.stats);
+        if (!samples.empty()) posts.emplace_back(f.service_id, json{{"samples", std::move(samples)}});
+      }
+    }
+    for (const auto& [service, body] : posts) {
+      Status s = post_(service, body);
+      if (s.ok()) {
+        metric_posts_.fetch_add(1);
+        ABACUS_LOG_DEBUG("gateway: metrics of {}: {}", service, body.dump());
+      } else {
+        ABACUS_LOG_WARN("gateway: posting the metrics of {}: {}", service, s.ToString());
+      }
+    }
+  }
+}
+
 bool Gateway::HaproxyRunning() {
   std::lock_guard lock(wait_mu_);
-  if (haproxy_pid_ <= 0) return false;
   int status = 0;
+  std::erase_if(old_pids_, [&](pid_t p) { return ::waitpid(p, &status, WNOHANG) == p; });  // reloaded away, done
+  if (haproxy_pid_ <= 0) return false;
   pid_t r = ::waitpid(haproxy_pid_, &status, WNOHANG);
   if (r == haproxy_pid_) {
     haproxy_pid_ = -1;
@@ -213,20 +347,22 @@ void Gateway::Stop() {
     if (t.joinable()) t.join();
   }
   std::lock_guard lock(wait_mu_);
-  if (haproxy_pid_ > 0) {
-    ::kill(haproxy_pid_, SIGUSR1);  // soft stop: open requests finish
+  if (haproxy_pid_ > 0) old_pids_.push_back(haproxy_pid_);
+  haproxy_pid_ = -1;
+  for (pid_t pid : old_pids_) {
+    ::kill(pid, SIGUSR1);  // soft stop: open requests finish
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     int status = 0;
-    while (::waitpid(haproxy_pid_, &status, WNOHANG) == 0) {
+    while (::waitpid(pid, &status, WNOHANG) == 0) {
       if (std::chrono::steady_clock::now() > deadline) {
-        ::kill(haproxy_pid_, SIGKILL);
-        ::waitpid(haproxy_pid_, &status, 0);
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
         break;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    haproxy_pid_ = -1;
   }
+  old_pids_.clear();
   if (lock_fd_ >= 0) {
     ::close(lock_fd_);
     lock_fd_ = -1;

@@ -1,9 +1,12 @@
 // `abacus gateway` (docs/gateway.md): a stable address for InferenceServices. It starts HAProxy
 // as a child on the listen address (haproxy_config.h), then follows each service's endpoints on
 // the server (a long poll, GET …/endpoints?waitChange=REVISION) and changes HAProxy's servers
-// through its runtime API (server_plan.h) — never a reload, so no connection is cut. HAProxy
+// through its runtime API (server_plan.h) — no reload, so no connection is cut. HAProxy
 // balances, retries a request whose connection failed on another replica and health-checks the
-// replicas on the readiness probe's path.
+// replicas on the readiness probe's path. When that path changes (HAProxy 2.6 cannot change a
+// check at run time) the gateway reloads HAProxy gracefully: a new process with the current
+// servers in its config takes the listening sockets over the runtime API (-x) and the old one
+// finishes its open requests (-sf).
 //
 // One gateway per listen address: a second one is refused (a lock file, and a bind test, since
 // HAProxy's SO_REUSEPORT would share the port silently).
@@ -16,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/status.h"
+#include "gateway/haproxy_stats.h"
 #include "gateway/runtime_api.h"
 #include "gateway/server_plan.h"
 
@@ -35,16 +40,21 @@ struct GatewayOptions {
   std::string run_dir;                    // private (0700): haproxy.cfg, admin.sock, haproxy.log
   std::string lock_dir = "/tmp";          // where the per-listen-address lock file goes
   int poll_timeout_seconds = 5;           // each long poll's timeoutSeconds
+  int metrics_interval_seconds = 5;       // how often HAProxy's stats are posted (autoscaled services)
 };
 
 // Fetches the endpoints of `service` (GET /api/v1/services/{S}/endpoints), waiting up to
 // `timeout_seconds` for a revision other than `known` ("": at once).
 using EndpointsFetch =
     std::function<Result<nlohmann::json>(const std::string& service, const std::string& known, int timeout_seconds)>;
+// Posts `body` ({"samples": [...]}) to POST /api/v1/workloads/{service_id}/metrics.
+using MetricsPost = std::function<Status(const std::string& service_id, const nlohmann::json& body)>;
 
 class Gateway {
  public:
-  Gateway(GatewayOptions options, EndpointsFetch fetch);
+  // `post` (may be empty: no metrics posted) sends the autoscaling signals HAProxy observes
+  // for each service whose endpoints name one (docs/gateway.md "Autoscaling signals").
+  Gateway(GatewayOptions options, EndpointsFetch fetch, MetricsPost post = {});
   ~Gateway();
   Gateway(const Gateway&) = delete;
   Gateway& operator=(const Gateway&) = delete;
@@ -62,22 +72,43 @@ class Gateway {
   pid_t haproxy_pid() const { return haproxy_pid_; }
   // How many times servers were changed (tests, logs).
   int changes() const { return changes_.load(); }
+  // How many graceful reloads of HAProxy there were (tests, logs).
+  int reloads() const { return reloads_.load(); }
+  // How many metric posts the server accepted (tests, logs).
+  int metric_posts() const { return metric_posts_.load(); }
   const std::string& admin_socket() const { return admin_socket_; }
 
  private:
   struct Followed {
     std::string service;  // as given
     std::string backend;
+    std::string host;     // the service's name: the Host header that picks this backend
+    std::string health_path;  // the HTTP readiness path HAProxy checks ("": none)
     bool health_checks = false;
     std::string revision;
     ServerSet have;
+    // Under metrics_mu_: what the metrics loop needs from the latest endpoints.
+    std::string service_id;
+    std::string metric;                         // requestsPerSecond | p99LatencyMs | "" (none)
+    std::map<std::string, int32_t> replicas;    // server name → replica number
+    StatsRead stats;                            // the previous read (metrics loop only)
   };
   Status TakeLock();
+  // Writes haproxy.cfg from followed_ (with each backend's current servers).
+  Status WriteConfig();
+  // Starts HAProxy on the config; `previous` > 0: takes its listeners and soft-stops it.
+  Result<pid_t> SpawnHaproxy(pid_t previous);
+  // A graceful reload for a changed health-check path (holds reload_mu_ exclusively).
+  Status Reload();
   Status Apply(Followed& f, const nlohmann::json& endpoints);
   void Follow(size_t index);
+  void PostMetrics();
 
   GatewayOptions options_;
   EndpointsFetch fetch_;
+  MetricsPost post_;
+  std::mutex metrics_mu_;
+  std::atomic<int> metric_posts_{0};
   std::vector<Followed> followed_;
   std::string admin_socket_;
   RuntimeApi api_{""};
@@ -85,6 +116,9 @@ class Gateway {
   pid_t haproxy_pid_ = -1;
   std::atomic<bool> stopping_{false};
   std::atomic<int> changes_{0};
+  std::atomic<int> reloads_{0};
+  std::shared_mutex reload_mu_;   // runtime API changes: shared; a reload: exclusive
+  std::vector<pid_t> old_pids_;   // reloaded-away HAProxy processes finishing their requests (wait_mu_)
   std::mutex wait_mu_;
   std::vector<std::thread> threads_;
   bool stopped_ = false;

@@ -1,11 +1,14 @@
 // The HAProxy configuration `abacus gateway` starts its HAProxy with (docs/gateway.md): one
 // HTTP frontend on the listen address, one backend per service whose servers the gateway adds
-// and removes at run time (server_plan.h), the runtime API on a private unix socket, and the
+// and removes at run time (server_plan.h), the runtime API on a private unix socket (which
+// also hands the listening sockets to a reloaded HAProxy: `expose-fd listeners`), and the
 // retry rules that send a request whose connection failed to another replica.
 #pragma once
 
 #include <string>
 #include <vector>
+
+#include "gateway/server_plan.h"
 
 namespace abacus::gateway {
 
@@ -13,6 +16,9 @@ struct BackendConfig {
   std::string name;         // the backend's name (BackendName of the service)
   std::string host;         // requests whose Host header (without port) is this go here ("": none)
   std::string health_path;  // "": no HTTP health check (servers are checked by TCP connect)
+  // Servers written into the file (a reload keeps what the runtime API had put in): drain as
+  // weight 0, maint as disabled; health-checked when health_path is set.
+  ServerSet servers;
 };
 
 struct HaproxyConfig {
