@@ -12,6 +12,7 @@ namespace {
 // True when HAProxy's answer to a change says it failed (it answers errors in words; a success
 // is empty, "New server registered." or "Server deleted.").
 bool Refused(const std::string& answer) {
+  if (answer.rfind("# ", 0) == 0) return false;  // a CSV answer (show stat): its header names "…errors" columns
   for (const char* bad : {"No such", "Unknown command", "Require", "cannot", "Cannot", "invalid", "Invalid",
                           "error", "Error", "not found", "Permission denied", "must be", "Only"}) {
     if (answer.find(bad) != std::string::npos) return true;

@@ -307,9 +307,10 @@ TEST_F(GatewayTest, ScaleDownDrainsAReplicaThatExitsAtOnceOnSigterm) {
     std::cout << "drainSeconds 0, scale 4 -> 2: " << before << " failed of " << before_total << " (" << load.failures()
               << ")\n";
   }
-  // The default grace (5 s): drainSeconds is mutable; the field removed means the default.
-  auto patch = server_->Client().Patch("/api/v1/workloads/" + id, R"({"spec": {"drainSeconds": null}})", "application/json");
+  // The default grace (5 s): drainSeconds is mutable.
+  auto patch = server_->Client().Patch("/api/v1/workloads/" + id, R"({"spec": {"drainSeconds": 5}})", "application/json");
   ASSERT_EQ(patch.status, 200) << patch.text;
+  ASSERT_EQ(server_->Client().Get("/api/v1/workloads/" + id).body["spec"]["spec"].value("drainSeconds", 5), 5);
   ScaleAndWait(id, 4);
   Run(std::chrono::milliseconds(1500));  // the gateway has the new servers
   Load load(port_, 4, std::chrono::milliseconds(1));
@@ -320,7 +321,8 @@ TEST_F(GatewayTest, ScaleDownDrainsAReplicaThatExitsAtOnceOnSigterm) {
   // Draining first: listed as draining, still answering.
   ASSERT_TRUE(WaitFor([&] {
     int draining = 0;
-    for (const json& i : Endpoints(id)["items"]) draining += i.value("state", "") == "draining" ? 1 : 0;
+    const json e = Endpoints(id);  // kept: a range-for over a temporary's member dangles
+    for (const json& i : e["items"]) draining += i.value("state", "") == "draining" ? 1 : 0;
     return draining == 2;
   })) << Endpoints(id).dump();
   ASSERT_TRUE(WaitReady(id, 2)) << Endpoints(id).dump();
@@ -345,7 +347,8 @@ TEST_F(GatewayTest, AutoscalesOnRequestsPerSecondSeenByTheGateway) {
   StartGateway({"--metrics-interval", "1"});
   auto ready = [&] {
     int n = 0;
-    for (const json& i : Endpoints(id)["items"]) n += i.value("ready", false) ? 1 : 0;
+    const json e = Endpoints(id);
+    for (const json& i : e["items"]) n += i.value("ready", false) ? 1 : 0;
     return n;
   };
   const auto t0 = std::chrono::steady_clock::now();
