@@ -178,8 +178,8 @@ FgdChoice BestFgdPlacement(const GpuNodeFree& node, const TaskShape& task, Distr
   return {true, ExpectedFragmentMilli(trial.node, workload) - before, mask};
 }
 
-int FgdNodeScore(double delta) {
-  const double score = 100.0 / (1.0 + std::exp(delta / 1000.0));
+int FgdNodeScore(double delta, int levels) {
+  const double score = static_cast<double>(levels) / (1.0 + std::exp(delta / 1000.0));
   return static_cast<int>(std::floor(score));
 }
 

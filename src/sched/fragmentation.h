@@ -99,7 +99,9 @@ FgdChoice BestFgdPlacement(const GpuNodeFree& node, const TaskShape& task, Distr
 // ⌊100 · sigmoid(−delta/1000)⌋, an integer 0..100, higher is better. Deltas within a few tens of
 // milli-GPU share a score, and the tie rule of the caller decides among them; on openb this
 // quantisation is worth +0.6–0.8 points of allocation over comparing exact deltas (docs/simulator.md §4).
-int FgdNodeScore(double delta);
+// `levels` (default 100, the reference) is the number of score steps: fewer levels make more
+// nodes tie, so the caller's tie rule (a node order fixed for the run) packs more.
+int FgdNodeScore(double delta, int levels = 100);
 
 // ---- Beyond the paper. ----
 

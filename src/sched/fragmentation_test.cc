@@ -281,6 +281,17 @@ TEST_F(FragmentationTest, FgdNodeScoreIsTheReferencesIntegerSigmoid) {
   EXPECT_EQ(FgdNodeScore(1e7), 0);
 }
 
+TEST_F(FragmentationTest, FewerFgdScoreLevelsTieMoreNodes) {
+  // 30 levels: ⌊30 / (1 + e^(Δ/1000))⌋; Δ = 0 → 15, Δ = −50 → ⌊15.37⌋ = 15 (51 vs 50 at 100
+  // levels), Δ = −100 → ⌊15.75⌋ = 15, Δ = −150 → ⌊16.12⌋ = 16.
+  EXPECT_EQ(FgdNodeScore(0, 30), 15);
+  EXPECT_EQ(FgdNodeScore(-50, 30), 15);
+  EXPECT_EQ(FgdNodeScore(-100, 30), 15);
+  EXPECT_EQ(FgdNodeScore(-150, 30), 16);
+  EXPECT_EQ(FgdNodeScore(-1e7, 30), 30);
+  EXPECT_EQ(FgdNodeScore(-50, 100), FgdNodeScore(-50));
+}
+
 TEST_F(FragmentationTest, FgdPackBreaksEqualFgdScoresTowardsTheFullerNode) {
   // Workload: whole GPUs only. A whole GPU taken from an idle node or from a half-used node
   // changes no fragment (Δ = 0, FGD score 50 on both), so FGD alone ties. FGD-Pack adds

@@ -277,6 +277,7 @@ class PackingEngine {
       for (size_t i = 0; i < order.size(); ++i) rank_[order[i]] = static_cast<int32_t>(i);
     }
     fgd_exact_ = x.options_.fgd_exact_scores;
+    fgd_levels_ = x.options_.fgd_levels;
     const size_t n = x.nodes_.size();
     cpu_free_.resize(n);
     mem_free_mib_.resize(n);
@@ -367,7 +368,7 @@ class PackingEngine {
         frag::FgdChoice c = frag::BestFgdPlacement(v, s, x_.distribution_);
         e->feasible = c.feasible;
         // The reference scores a node by the integer FgdNodeScore; fgd_exact_ compares deltas.
-        e->score = fgd_exact_ ? -c.delta : static_cast<double>(frag::FgdNodeScore(c.delta));
+        e->score = fgd_exact_ ? -c.delta : static_cast<double>(frag::FgdNodeScore(c.delta, fgd_levels_));
         e->mask = c.gpu_mask;
         return;
       }
@@ -481,6 +482,7 @@ class PackingEngine {
   PackingTies ties_ = PackingTies::kLowestIndex;
   std::vector<int32_t> rank_;  // kShuffledNodes: node → place in the run's node order
   bool fgd_exact_ = false;
+  int fgd_levels_ = 100;
 };
 
 namespace {

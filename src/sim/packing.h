@@ -102,6 +102,9 @@ struct PackingOptions {
   // fgd scores nodes by frag::FgdNodeScore (the reference's integer ⌊100 · sigmoid(−Δ/1000)⌋, so
   // nearby deltas tie and `ties` decides); true = by the exact delta −Δ instead.
   bool fgd_exact_scores = false;
+  // fgd's score steps (frag::FgdNodeScore levels): 100 is the reference; fewer steps tie more
+  // nodes (docs/simulator.md §4, "coarser scores").
+  int fgd_levels = 100;
 };
 
 // What one seed's run produced.
