@@ -12,6 +12,7 @@ PACKAGES=(
   haproxy python3  # the data plane of `abacus gateway` (issue 24), started by its tests on loopback; python3 runs their replicas
   postgresql  # the PostgreSQL store's tests start a throwaway server (scripts/pg-test.sh)
   dpkg-dev file  # make package: dpkg-shlibdeps, and `file` for CPack's ELF detection
+  podman runc catatonit busybox-static  # real containers in tests (issue 24, docs/agent.md "Containers"): runc, not crun, on hybrid cgroup hosts; catatonit for --init; the test image is a busybox-static root filesystem
   prometheus  # promtool: `promtool check metrics` and `promtool test rules` in the tests (no daemon is started)
 )
 

@@ -137,6 +137,7 @@ std::map<std::string, std::map<std::string, json>> DesiredTasks(const WorkloadRe
     if (!probes.is_null()) t["probes"] = probes;
     if (!mounts.empty()) t["mounts"] = mounts;
     if (!secrets.is_null()) t["secrets"] = secrets;
+    if (r.spec.spec.read_only_root) t["readOnlyRoot"] = true;  // spec.readOnlyRootFilesystem (containers)
     if (!network.empty()) t["network"] = network;  // the tenant's network class (admission policies)
     if (!results_file.empty()) t["resultsFile"] = results_file;
     out[p.node][id] = std::move(t);

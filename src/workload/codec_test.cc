@@ -33,7 +33,8 @@ TEST(WorkloadCodecTest, MalformedInputsReportExactMessagesAndLines) {
       {"field of another kind",
        std::string(kHead) + group + "      resources: {cpu: 1, memory: 1Gi}\n  minReplicas: 2\n",
        "w.yaml:10: spec.minReplicas: unknown field 'minReplicas'; allowed: image, command, env, taskGroups, "
-       "gang, maxQueueWait, mounts, envFrom, secretMounts, checkpoint, restartPolicy, maxRuntime\n"},
+       "gang, maxQueueWait, mounts, envFrom, secretMounts, readOnlyRootFilesystem, checkpoint, restartPolicy, "
+       "maxRuntime\n"},
       {"wrong type", std::string(kHead) + group + "      replicas: two\n      resources: {cpu: 1, memory: 1Gi}\n",
        "w.yaml:9: spec.taskGroups[0].replicas: expected an integer, got 'two'\n"},
       {"missing required field", "kind: TrainingJob\nname: t\nproject: a/b\nspec:\n  command: [x]\n"
@@ -190,7 +191,7 @@ TEST(WorkloadCodecTest, ReportsEveryProblemAtOnce) {
                      "  colour: red\n";
   EXPECT_EQ(Problems(text),
             "w.yaml:12: spec.colour: unknown field 'colour'; allowed: image, command, env, taskGroups, gang, "
-            "maxQueueWait, mounts, envFrom, secretMounts, checkpoint, restartPolicy, maxRuntime\n"
+            "maxQueueWait, mounts, envFrom, secretMounts, readOnlyRootFilesystem, checkpoint, restartPolicy, maxRuntime\n"
             "w.yaml:9: spec.taskGroups[0].replicas: must be at least 1, got 0\n"
             "w.yaml:10: spec.taskGroups[0].resources.cpu: must be positive, got -1\n"
             "w.yaml:10: spec.taskGroups[0].resources.accelerators.flavor: invalid flavor pattern 'gpu/**': "
@@ -254,8 +255,28 @@ TEST(WorkloadCodecTest, JsonApiRoundTripsAndReportsFieldPaths) {
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(bad.status().message(),
             "spec.bogus: unknown field 'bogus'; allowed: image, command, env, taskGroups, gang, "
-            "maxQueueWait, mounts, envFrom, secretMounts, ttl, idle, temporaryQuota\n"
+            "maxQueueWait, mounts, envFrom, secretMounts, readOnlyRootFilesystem, ttl, idle, temporaryQuota\n"
             "spec.taskGroups[0].replicas: must be at least 1, got -1");
+}
+
+// Issue 24: a container's root filesystem is read-only on request; a plain process has none.
+TEST(WorkloadCodecTest, ReadOnlyRootFilesystemRoundTripsAndNeedsAnImage) {
+  const std::string spec = "kind: TrainingJob\nname: t\nproject: a/b\nqueue: q\nspec:\n";
+  const std::string rest = "  readOnlyRootFilesystem: true\n  taskGroups: [{name: w, resources: {cpu: 1, memory: 1Gi}}]\n";
+  auto w = WorkloadFromYaml(spec + "  image: busybox:1\n" + rest);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_TRUE(w->spec.read_only_root);
+  EXPECT_EQ(ToJson(*w)["spec"]["readOnlyRootFilesystem"], true);
+  auto back = WorkloadFromJson(ToJson(*w));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, *w);
+  auto plain = WorkloadFromYaml(spec + "  image: busybox:1\n  taskGroups: [{name: w, resources: {cpu: 1, memory: 1Gi}}]\n");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->spec.read_only_root);
+  EXPECT_FALSE(ToJson(*plain)["spec"].contains("readOnlyRootFilesystem"));
+  EXPECT_EQ(Problems(spec + "  command: [x]\n" + rest),
+            "w.yaml:7: spec.readOnlyRootFilesystem: needs an image (a plain process has no root filesystem of its "
+            "own)\n");
 }
 
 TEST(WorkloadCodecTest, ReferencesAreCheckedAcrossDocuments) {

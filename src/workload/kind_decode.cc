@@ -239,7 +239,7 @@ BatchSpec DecodeBatch(MapReader& spec, const WorkloadSpec& common) {
 const std::vector<std::string_view>& CommonSpecKeys() {
   static const std::vector<std::string_view> kKeys = {"image", "command", "env", "taskGroups",
                                                       "gang", "maxQueueWait", "mounts", "envFrom",
-                                                      "secretMounts"};
+                                                      "secretMounts", "readOnlyRootFilesystem"};
   return kKeys;
 }
 

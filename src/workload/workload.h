@@ -274,6 +274,7 @@ struct WorkloadSpec {
   bool gang = false;                       // start all tasks or none
   std::optional<Duration> max_queue_wait;  // overrides the priority class's aging period
   std::vector<DataMount> mounts;
+  bool read_only_root = false;             // readOnlyRootFilesystem: an image runs with a read-only root
   // Secrets (issue 24): values the server decrypts only into the agent's assignment.
   std::vector<SecretEnvVar> secret_env;     // env list entries with secretRef
   std::vector<std::string> env_from;        // envFrom: [{secret: S}]: every key as a variable

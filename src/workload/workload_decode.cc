@@ -155,6 +155,10 @@ std::optional<DataMount> DecodeMount(SpecContext& ctx, const SpecNode& node,
 
 void DecodeCommonSpec(MapReader& spec, WorkloadKind kind, WorkloadSpec& s) {
   if (auto v = spec.String("image")) s.image = *v;
+  s.read_only_root = spec.Bool("readOnlyRootFilesystem").value_or(false);
+  if (s.read_only_root && s.image.empty() && spec.valid()) {
+    spec.Error("readOnlyRootFilesystem", "needs an image (a plain process has no root filesystem of its own)");
+  }
   if (auto v = spec.StringList("command")) {
     if (v->empty()) spec.Error("command", "must not be empty");
     s.command = *v;

@@ -183,6 +183,7 @@ Json EncodeWorkloadAs(const Workload& w) {
   if (!w.labels.empty()) j["labels"] = w.labels;
   Json spec;
   if (!w.spec.image.empty()) spec["image"] = w.spec.image;
+  if (w.spec.read_only_root) spec["readOnlyRootFilesystem"] = true;
   if (!w.spec.command.empty()) spec["command"] = w.spec.command;
   internal::EncodeEnvAndSecrets(w.spec, spec);
   Json groups = Json::array();

@@ -422,6 +422,9 @@ void Agent::StartTask(const AssignedTask& t) {
     cs.mounts.push_back(Mount{results_dir, kContainerResultsDir, false});
     cs.stop_signal = t.stop_signal;
     cs.network_class = t.network;
+    cs.read_only_root = t.read_only_root;
+    // Secret files are under the work dir, which the container sees at /workspace.
+    if (!t.secret_files.empty()) cs.env["ABACUS_SECRETS_DIR"] = SecretsDir("/workspace");
     auto argv = BuildContainerRunCommand(*engine, cs);
     if (!argv.ok()) {
       ports_.Release(t.task_id);
@@ -433,14 +436,19 @@ void Agent::StartTask(const AssignedTask& t) {
     if (auto path = FindExecutable(std::string(ContainerEngineName(*engine))); path.ok()) engine_path = *path;
     spec.cpu_milli = 0;  // the engine enforces them inside the container
     spec.memory_bytes = 0;
+    // The task's variables reach the container through `-e`; the engine itself runs with the
+    // agent's environment only, so a task cannot steer it (CONTAINERS_CONF, TMPDIR, PATH …).
+    spec.env.clear();
   }
   // Reaping waits until the pid file is written and the logs are followed, so a task that ends
   // at once is reported with its logs and leaves no pid file behind.
   std::unique_lock launch(launch_mu_);
   results_files_[t.task_id] = t.results_file;
+  if (engine_used) containers_[t.task_id] = *engine_used;
   auto rec = runtime_->Start(spec);
   if (!rec.ok()) {
     results_files_.erase(t.task_id);
+    containers_.erase(t.task_id);
     ports_.Release(t.task_id);
     launch.unlock();
     ABACUS_LOG_WARN("agent: task {}: {}", t.task_id, rec.status().ToString());
@@ -498,10 +506,15 @@ void Agent::StopTask(const StopOrder& o) {
 void Agent::ReapEnded() {
   std::vector<TaskRecord> ended;
   std::map<std::string, std::string> results_files;
+  std::map<std::string, ContainerEngine> containers;
   {
     std::lock_guard launch(launch_mu_);
     ended = runtime_->Poll();
     for (const TaskRecord& rec : ended) {
+      if (auto c = containers_.find(rec.task_id); c != containers_.end()) {
+        containers[rec.task_id] = c->second;
+        containers_.erase(c);
+      }
       auto it = results_files_.find(rec.task_id);
       if (it == results_files_.end()) continue;
       results_files[rec.task_id] = it->second;
@@ -512,6 +525,9 @@ void Agent::ReapEnded() {
     probes_.Remove(rec.task_id);
     ports_.Release(rec.task_id);
     lifeline_.TaskEnded(rec.pid);
+    if (auto c = containers.find(rec.task_id); c != containers.end() && rec.exit && rec.exit->signal != 0) {
+      RemoveContainer(c->second, rec.task_id);
+    }
     RemovePidFile(TaskDir(rec.task_id));
     if (registered()) {
       Status shipped = logs_->Ship(rec.task_id);
@@ -524,6 +540,16 @@ void Agent::ReapEnded() {
     if (!status.results_error.empty()) ABACUS_LOG_WARN("agent: task {}: {}", rec.task_id, status.results_error);
     table_.Update(status);
     ABACUS_LOG_DEBUG("agent: task {} {}", rec.task_id, rec.exit ? rec.exit->Describe() : "ended");
+  }
+}
+
+void Agent::RemoveContainer(ContainerEngine engine, const std::string& task_id) {
+  const std::vector<std::string> argv = BuildContainerRemoveCommand(engine, task_id);
+  auto out = RunCommand(argv, std::chrono::seconds(30), /*merge_stderr=*/true);
+  if (!out.ok()) {
+    ABACUS_LOG_WARN("agent: task {}: {}: {}", task_id, JoinArgv(argv), out.status().ToString());
+  } else if (!out->ok()) {
+    ABACUS_LOG_WARN("agent: task {}: {} failed: {}", task_id, JoinArgv(argv), out->out);
   }
 }
 

@@ -177,6 +177,9 @@ class Agent {
   void StartProbes(const AssignedTask& task, const std::optional<ContainerEngine>& engine, Time started_at);
   void StopTask(const StopOrder& order);
   void ReapEnded();
+  // Kills and removes the container of a task whose `run` client ended by a signal (the stop's
+  // SIGKILL after the grace reaches the client only); logs when the engine refuses.
+  void RemoveContainer(ContainerEngine engine, const std::string& task_id);
   Status SendStatuses();
   void SendHeartbeat();
   void Rediscover();
@@ -213,6 +216,7 @@ class Agent {
 
   std::mutex launch_mu_;  // a task's start (spawn, pid file, log tracking) vs. reaping
   std::map<std::string, std::string> results_files_;  // GUARDED_BY(launch_mu_); task → resultsFile
+  std::map<std::string, ContainerEngine> containers_;  // GUARDED_BY(launch_mu_); image tasks → their engine
   mutable std::mutex mu_;
   std::condition_variable cv_;
   Registration reg_;                                  // GUARDED_BY(mu_)

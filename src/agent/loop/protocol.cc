@@ -269,6 +269,7 @@ Result<AssignedTask> ParseAssignedTask(const json& t) {
     a.mounts.push_back(Mount{path, in.empty() ? path : in, m.value("readOnly", true)});
   }
   a.network = t.value("network", "");
+  a.read_only_root = t.value("readOnlyRoot", false);
   for (const auto& f : t.value("secretFiles", json::array())) {
     if (!f.is_object()) continue;
     std::optional<std::string> data = Base64Decode(f.value("data", ""));

@@ -129,6 +129,7 @@ struct AssignedTask {
   std::map<std::string, std::string> env;
   std::string image;
   std::vector<Mount> mounts;  // "mounts": [{"path", "mountPath", "readOnly"}] (containers)
+  bool read_only_root = false;  // "readOnlyRoot": the container's root filesystem is read-only
   std::string network;        // "network": isolated | internal | internet; "": the runtime's default
   int64_t cpu_milli = 0;
   int64_t memory_bytes = 0;

@@ -49,7 +49,11 @@ Result<std::vector<std::string>> BuildContainerRunCommand(ContainerEngine engine
     argv.push_back(std::move(flag));
     argv.push_back(std::move(value));
   };
-  // 1) Limits.
+  // 1) Confinement: the engine's default seccomp profile (never unconfined), no privilege gain
+  // through setuid files, and a read-only root filesystem when the spec asks for one.
+  add("--security-opt", "no-new-privileges");
+  if (spec.read_only_root) argv.push_back("--read-only");
+  // 2) Limits.
   if (spec.cpu_milli > 0) argv.push_back("--cpus=" + Cpus(spec.cpu_milli));
   if (spec.memory_bytes > 0) {
     argv.push_back("--memory=" + std::to_string(spec.memory_bytes) + "b");
@@ -59,7 +63,7 @@ Result<std::vector<std::string>> BuildContainerRunCommand(ContainerEngine engine
   auto network = ContainerNetworkFor(spec.network_class);
   if (!network.ok()) return network.status().WithContext("task " + spec.task_id);
   if (!network->empty()) argv.push_back("--network=" + *network);
-  // 2) Devices, per vendor.
+  // 3) Devices, per vendor.
   std::vector<std::string> nvidia_uuids;
   bool ascend = false, rocm = false, cambricon = false;
   for (const auto& g : spec.devices) {
@@ -95,22 +99,21 @@ Result<std::vector<std::string>> BuildContainerRunCommand(ContainerEngine engine
     add("--device", "/dev/kfd");
     add("--device", "/dev/dri");
     add("--group-add", "video");
-    add("--security-opt", "seccomp=unconfined");
   }
   if (cambricon) add("--device", "/dev/cambricon_ctl");
-  // 3) Environment: the task's, then device visibility (which wins), sorted for stable argv.
+  // 4) Environment: the task's, then device visibility (which wins), sorted for stable argv.
   std::map<std::string, std::string> env = spec.env;
   for (const auto& [k, v] : DeviceEnvironment(spec.devices, spec.node_vendors)) env[k] = v;
   env["ABACUS_TASK_ID"] = spec.task_id;
   (void)AddNetworkClass(spec.network_class, env);  // validated above
   for (const auto& [k, v] : env) add("-e", k + "=" + v);
-  // 4) Workspace and mounts.
+  // 5) Workspace and mounts.
   if (!spec.work_dir.empty()) {
     add("-v", spec.work_dir + ":/workspace");
     add("-w", "/workspace");
   }
   for (const auto& m : spec.mounts) add("-v", m.host_path + ":" + m.container_path + (m.read_only ? ":ro" : ""));
-  // 5) Image and command.
+  // 6) Image and command.
   argv.push_back(spec.image);
   for (const auto& c : spec.command) argv.push_back(c);
   return argv;
@@ -118,6 +121,11 @@ Result<std::vector<std::string>> BuildContainerRunCommand(ContainerEngine engine
 
 std::vector<std::string> BuildContainerSignalCommand(ContainerEngine engine, const std::string& task_id, int signal) {
   return {std::string(ContainerEngineName(engine)), "kill", "--signal=" + SignalText(signal), ContainerName(task_id)};
+}
+
+std::vector<std::string> BuildContainerRemoveCommand(ContainerEngine engine, const std::string& task_id) {
+  if (engine == ContainerEngine::kPodman) return {"podman", "rm", "--force", "--time=0", ContainerName(task_id)};
+  return {"docker", "rm", "--force", ContainerName(task_id)};
 }
 
 std::vector<std::string> BuildContainerExecCommand(ContainerEngine engine, const std::string& task_id,

@@ -36,6 +36,7 @@ struct ContainerSpec {
   std::vector<Mount> mounts;
   int stop_signal = 0;                       // the checkpoint signal; 0: engine default
   std::string network_class;                 // isolated, internal, internet; "": engine default (network.h)
+  bool read_only_root = false;               // spec.readOnlyRootFilesystem: --read-only
 };
 
 // Finds the engine to use: podman first, then docker, on `path_env` (process PATH when empty).
@@ -45,18 +46,26 @@ Result<ContainerEngine> FindContainerEngine(const std::string& path_env = "");
 // Returns the name of the task's container: "abacus-<task id>".
 std::string ContainerName(const std::string& task_id);
 
-// Returns argv for `<engine> run` in the foreground (--rm, --init, name, labels, --cpus,
+// Returns argv for `<engine> run` in the foreground (--rm, --init, name, labels,
+// --security-opt no-new-privileges under the engine's default seccomp profile, --read-only when
+// asked, --cpus,
 // --memory and --memory-swap, --stop-signal, --network of the network class (network.h) with
 // ABACUS_NETWORK_CLASS, env incl. device visibility, workspace and mounts,
 // device access per vendor: NVIDIA via CDI "nvidia.com/gpu=<index>" on podman and
 // --gpus device=<uuid,…> on docker; Ascend /dev/davinci<N> plus davinci_manager, devmm_svm,
-// hisi_hdc and the driver mounted read-only; AMD and Hygon /dev/kfd and /dev/dri; Cambricon
+// hisi_hdc and the driver mounted read-only; AMD and Hygon /dev/kfd, /dev/dri and group video; Cambricon
 // /dev/cambricon_ctl and /dev/cambricon_dev<N>). InvalidArgument without an image or for an
 // unknown network class.
 Result<std::vector<std::string>> BuildContainerRunCommand(ContainerEngine engine, const ContainerSpec& spec);
 
 // Returns argv that sends `signal` to the task's container (`<engine> kill --signal …`).
 std::vector<std::string> BuildContainerSignalCommand(ContainerEngine engine, const std::string& task_id, int signal);
+
+// Returns argv that kills the task's container at once and removes it (`podman rm --force
+// --time=0 abacus-<task>`, `docker rm --force abacus-<task>`): for a container whose `run` client
+// was killed (the stop's SIGKILL after the grace reaches the client, not the container, which
+// lives under the engine's monitor).
+std::vector<std::string> BuildContainerRemoveCommand(ContainerEngine engine, const std::string& task_id);
 
 // Returns argv running `command` inside the task's container: `<engine> exec abacus-<task> …`
 // (exec probes of image tasks).

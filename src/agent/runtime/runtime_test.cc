@@ -416,7 +416,7 @@ TEST(ContainerTest, DockerWithNvidiaGpusLimitsAndMounts) {
   ASSERT_TRUE(argv.ok());
   std::vector<std::string> want = {
       "docker", "run", "--rm", "--init", "--name", "abacus-train-0", "--label", "abacus.task=train-0",
-      "--cpus=2.5", "--memory=68719476736b", "--memory-swap=68719476736b", "--stop-signal=SIGUSR1",
+      "--security-opt", "no-new-privileges", "--cpus=2.5", "--memory=68719476736b", "--memory-swap=68719476736b", "--stop-signal=SIGUSR1",
       "--gpus", "\"device=" + gpus[0].uuid + "," + gpus[1].uuid + "\"",
       "-e", "ABACUS_DEVICES=" + gpus[0].uuid + "," + gpus[1].uuid, "-e", "ABACUS_TASK_ID=train-0",
       "-e", "CUDA_VISIBLE_DEVICES=0,1", "-e", "EPOCHS=3",
@@ -460,6 +460,27 @@ TEST(ContainerTest, PodmanWithAscendAndCdiAndNoImageIsAnError) {
 
   gpu.image.clear();
   EXPECT_EQ(BuildContainerRunCommand(ContainerEngine::kDocker, gpu).status().code(), StatusCode::kInvalidArgument);
+}
+
+// Issue 24: every container keeps the engine's default seccomp profile (ROCm too, which used to
+// get seccomp=unconfined) and cannot gain privileges; the root is read-only when the spec asks.
+TEST(ContainerTest, DefaultSeccompNoNewPrivilegesAndReadOnlyRootOnRequest) {
+  ContainerSpec spec;
+  spec.task_id = "r";
+  spec.image = "rocm/pytorch:6.1";
+  spec.devices = {Whole(Fake("gpu:amd:MI300X:2")[0])};
+  auto argv = BuildContainerRunCommand(ContainerEngine::kPodman, spec);
+  ASSERT_TRUE(argv.ok());
+  auto count = [&](const std::string& a) { return std::count(argv->begin(), argv->end(), a); };
+  EXPECT_EQ(count("seccomp=unconfined"), 0);
+  EXPECT_EQ(count("--privileged"), 0);
+  EXPECT_EQ(count("no-new-privileges"), 1);
+  EXPECT_EQ(count("--read-only"), 0);
+  EXPECT_EQ(count("/dev/kfd"), 1);
+  spec.read_only_root = true;
+  argv = BuildContainerRunCommand(ContainerEngine::kPodman, spec);
+  ASSERT_TRUE(argv.ok());
+  EXPECT_EQ(count("--read-only"), 1);
 }
 
 TEST(ContainerTest, FindsPodmanBeforeDocker) {
