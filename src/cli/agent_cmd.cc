@@ -19,6 +19,7 @@
 #include "cli/client.h"
 #include "cli/command_config.h"
 #include "cli/verbs.h"
+#include "model/extended_resource.h"
 #include "model/quantity.h"
 
 namespace abacus::cli {
@@ -27,6 +28,7 @@ namespace {
 struct AgentFlags {
   std::string server, token, token_file, name, cluster = "default", pool, labels, work_dir, fake_devices;
   std::string cpus, memory;  // advertised capacity overrides
+  std::string resources;     // extended resources, NAME=AMOUNT,… (model/extended_resource.h)
   std::string fault_file;    // injected device faults (agent/discover/fault_file.h)
   std::string port_range = "20000-29999", advertise_host = "127.0.0.1";  // service replicas (port_pool.h)
   int heartbeat_seconds = 0;
@@ -103,6 +105,12 @@ int RunAgent(const AgentFlags& f) {
   o.cluster = f.cluster;
   o.pool = f.pool;
   o.labels = *labels;
+  auto extended = ParseExtendedList(f.resources);
+  if (!extended.ok()) {
+    std::cerr << "abacus agent: --resources: " << extended.status().message() << "\n";
+    return kExitUsage;
+  }
+  o.extended = *extended;
   o.work_dir = !f.work_dir.empty() ? f.work_dir : DefaultWorkDir();
   o.heartbeat = std::chrono::seconds(f.heartbeat_seconds);
   o.rediscover_every = std::chrono::seconds(f.rediscover_seconds);
@@ -216,6 +224,10 @@ void AddAgentCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--cpus", f->cpus, "CPU cores to advertise instead of the discovered ones (simulation, benchmarks)");
   cmd->add_option("--memory", f->memory, "memory to advertise instead of the discovered amount, e.g. 64Gi");
   cmd->add_option("--labels", f->labels, "node labels, KEY=VALUE,… (e.g. zone=a,rack=r12)");
+  cmd->add_option("--resources", f->resources,
+                  "extended resources this node offers, NAME=AMOUNT,… (e.g. rdma/hca=4,ephemeral-storage=500Gi,"
+                  "license/matlab=10); replaces what discovery found under a name (RDMA HCAs from "
+                  "/sys/class/infiniband as rdma/hca), 0 declares none");
   cmd->add_option("--work-dir", f->work_dir,
                   "where task directories, logs and pid files go (default /var/lib/abacus/agent as root, else "
                   "~/.local/state/abacus/agent)");

@@ -227,6 +227,7 @@ void DescribeNode(ApiClient& api, const json& doc, std::ostream& out) {
                         " cores allocated");
   Field(out, "Memory", HumanBytes(doc.value("allocatedMemoryBytes", int64_t{0})) + " of " +
                            HumanBytes(doc.value("memoryBytes", int64_t{0})) + " allocated");
+  if (doc.contains("extended")) Field(out, "Extended", ExtendedUsedOfAll(doc) + " allocated");
   Field(out, "Run by", doc.contains("agentVersion")      ? "agent " + S(doc, "agentVersion")
                        : doc.value("simulated", false) ? "nothing (simulated)"
                                                         : "no agent (registered through the API)");

@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "common/clock.h"
+#include "model/extended_resource.h"
 #include "model/resources.h"
 #include "tenancy/yaml_json.h"
 
@@ -85,5 +86,19 @@ std::string Cores(int64_t milli) {
 }
 
 std::string Bytes(int64_t bytes) { return FormatBytes(bytes); }
+
+std::string ExtendedUsedOfAll(const nlohmann::json& node) {
+  const nlohmann::json all = node.value("extended", nlohmann::json::object());
+  const nlohmann::json used = node.value("allocatedExtended", nlohmann::json::object());
+  std::string out;
+  for (const auto& [name, amount] : all.items()) {
+    if (!amount.is_number_integer()) continue;
+    auto r = ExtendedResource::Parse(name);
+    auto fmt = [&](int64_t v) { return r.ok() ? r->FormatAmount(v) : std::to_string(v); };
+    const int64_t held = used.contains(name) && used[name].is_number_integer() ? used[name].get<int64_t>() : 0;
+    out += (out.empty() ? "" : ", ") + name + " " + fmt(held) + "/" + fmt(amount.get<int64_t>());
+  }
+  return out.empty() ? "-" : out;
+}
 
 }  // namespace abacus::cli

@@ -22,5 +22,8 @@ std::string HumanAge(int64_t micros);
 std::string Devices(int64_t milli);
 std::string Cores(int64_t milli);
 std::string Bytes(int64_t bytes);
+// Returns a node's extended resources as "rdma/hca 2/4, ephemeral-storage 400Gi/500Gi" (held of
+// all, from a node document's allocatedExtended and extended); "-" when it has none.
+std::string ExtendedUsedOfAll(const nlohmann::json& node);
 
 }  // namespace abacus::cli

@@ -192,12 +192,13 @@ void NodeRows(const json& items, std::ostream& out, bool wide) {
       row.insert(row.end() - 2, dom.empty() ? "-" : dom);
       row.insert(row.end() - 2, labels.empty() ? "-" : labels);
       row.insert(row.end() - 2, taints.empty() ? "-" : taints);
+      row.insert(row.end() - 2, ExtendedUsedOfAll(n));
     }
     rows.push_back(std::move(row));
   }
   if (wide) {
     PrintTable(out, {"NAME", "CLUSTER", "POOL", "STATE", "CPU(USED/ALL)", "MEMORY(USED/ALL)", "DEVICES", "FREE", "DOMAINS",
-                     "LABELS", "TAINTS", "SIMULATED", "HEARTBEAT"},
+                     "LABELS", "TAINTS", "EXTENDED(USED/ALL)", "SIMULATED", "HEARTBEAT"},
                rows);
   } else {
     PrintTable(out, {"NAME", "POOL", "STATE", "CPU(USED/ALL)", "MEMORY(USED/ALL)", "DEVICES", "FREE", "SIMULATED", "HEARTBEAT"},

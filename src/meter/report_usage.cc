@@ -6,6 +6,7 @@
 
 #include "meter/reports.h"
 #include "meter/units.h"
+#include "model/extended_resource.h"
 
 namespace abacus::meter {
 namespace {
@@ -16,13 +17,29 @@ struct Sums {
   ResourceTime memory = 0;  // bytes × us
   Cost cost;
   std::unordered_set<std::string_view> workloads;
+  std::map<std::string, ResourceTime> extended;  // units (bytes for storage) × us, by name
 };
+
+// Storage resources are metered in GiB-hours, counted ones in unit-hours.
+bool IsStorage(const std::string& name) {
+  auto r = ExtendedResource::Parse(name);
+  return r.ok() && r->is_bytes();
+}
+
+std::string ExtendedColumn(const std::string& name) { return name + (IsStorage(name) ? " GiB-hours" : " hours"); }
+
+std::string ExtendedCell(const Sums& s, const std::string& name) {
+  auto it = s.extended.find(name);
+  ResourceTime v = it == s.extended.end() ? 0 : it->second;
+  return IsStorage(name) ? FormatGiBHours(v) : FormatMilliHours(v * 1000);
+}
 
 void Add(Sums& s, const UsageInterval& iv, Time a, Time b, Pricer& pricer) {
   int64_t us = (b - a).count();
   s.device += static_cast<ResourceTime>(iv.device_milli) * us;
   s.cpu += static_cast<ResourceTime>(iv.cpu_milli) * us;
   s.memory += static_cast<ResourceTime>(iv.memory_bytes) * us;
+  for (const auto& [name, amount] : iv.extended) s.extended[name] += static_cast<ResourceTime>(amount) * us;
   s.cost += pricer.Price(iv, a, b);
   s.workloads.insert(iv.workload_id);
 }
@@ -41,9 +58,11 @@ Result<Table> UsageReport(std::span<const UsageInterval> intervals, const UsageR
   std::map<std::vector<std::string>, Sums> groups;
   Sums total;
   std::set<std::string> unpriced;
+  std::set<std::string> extended;  // extended resources held in the window: a column each
   for (const UsageInterval& iv : intervals) {
     auto [a, b] = Clip(iv, w.from, w.to, w.now);
     if (a >= b) continue;
+    for (const auto& [name, amount] : iv.extended) extended.insert(name);
     if (options.prices && iv.device_milli > 0 && !pricer.HasDevicePrice(iv.flavor)) unpriced.insert(iv.flavor);
     std::vector<std::string> key = GroupCells(iv, options.by);
     total.workloads.insert(iv.workload_id);
@@ -65,19 +84,25 @@ Result<Table> UsageReport(std::span<const UsageInterval> intervals, const UsageR
                            "cpuCost", "memoryCost", "cost"}) {
     table.columns.push_back({name, true});
   }
+  for (const std::string& name : extended) table.columns.push_back({ExtendedColumn(name), true});
   for (auto& [key, sums] : groups) {
     // The total is the sum of the rows, so that a CSV adds up to it exactly.
     total.device += sums.device;
     total.cpu += sums.cpu;
     total.memory += sums.memory;
     total.cost += sums.cost;
+    for (const auto& [name, v] : sums.extended) total.extended[name] += v;
     std::vector<std::string> row = key;
     for (auto& cell : Cells(sums)) row.push_back(std::move(cell));
+    for (const std::string& name : extended) row.push_back(ExtendedCell(sums, name));
     table.rows.push_back(std::move(row));
   }
   std::vector<std::string> t = Cells(total);
   table.notes.push_back("total: " + t[0] + " workloads, " + t[1] + " device-hours, " + t[2] +
                         " core-hours, " + t[3] + " GiB-hours, cost " + t[7] + " " + pricer.currency());
+  for (const std::string& name : extended) {
+    table.notes.push_back("total " + ExtendedColumn(name) + ": " + ExtendedCell(total, name));
+  }
   if (!options.prices) table.notes.push_back("no price list: costs are 0");
   for (const auto& f : unpriced) table.notes.push_back("no price for " + f + ": its devices cost 0");
   return table;

@@ -61,6 +61,7 @@ nlohmann::json UsageToJson(const UsageInterval& iv) {
       {"startUs", ToMicros(iv.start)},
       {"endReason", EndReasonName(iv.end_reason)},
   };
+  if (!iv.extended.empty()) j["extended"] = iv.extended;
   if (iv.end) {
     j["end"] = FormatTime(*iv.end);
     j["endUs"] = ToMicros(*iv.end);
@@ -91,6 +92,7 @@ Result<UsageInterval> UsageFromJson(const nlohmann::json& j) {
     iv.device_memory_bytes = j.value("deviceMemoryBytes", int64_t{0});
     iv.cpu_milli = j.value("cpuMilli", int64_t{0});
     iv.memory_bytes = j.value("memoryBytes", int64_t{0});
+    if (j.contains("extended")) iv.extended = j.at("extended").get<std::map<std::string, int64_t>>();
     iv.start = FromMicros(j.at("startUs").get<int64_t>());
     if (j.contains("endUs")) iv.end = FromMicros(j.at("endUs").get<int64_t>());
   } catch (const nlohmann::json::exception& e) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -58,6 +59,8 @@ struct UsageInterval {
   int64_t device_memory_bytes = 0;
   int64_t cpu_milli = 0;
   int64_t memory_bytes = 0;
+  // Extended resources held, by name ("rdma/hca" → 2, "ephemeral-storage" → bytes).
+  std::map<std::string, int64_t> extended;
   Time start{};
   std::optional<Time> end;  // nullopt while open
   EndReason end_reason = EndReason::kOpen;

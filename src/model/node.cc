@@ -70,6 +70,9 @@ ResourceVector Node::Capacity() const {
     v.Add(ResourceKey::Devices(f), Device::kWholeMilli);
     v.Add(ResourceKey::DeviceMemory(f), d.memory_bytes);
   }
+  for (const auto& [name, amount] : extended) {
+    if (auto r = ExtendedResource::Parse(name); r.ok()) v.Set(ResourceKey::Extended(r->Intern()), amount);
+  }
   return v;
 }
 

@@ -65,13 +65,15 @@ struct Node {
   int64_t cpu_milli = 0;      // allocatable CPU
   int64_t memory_bytes = 0;   // allocatable memory
   std::vector<Device> devices;
+  // Allocatable extended resources by name ("rdma/hca" → 4, "ephemeral-storage" → bytes).
+  std::map<std::string, int64_t> extended;
   NodeState state = NodeState::kReady;
   Time last_heartbeat{};
   // CPU and memory held by tasks, by task id.
   std::map<std::string, std::pair<int64_t, int64_t>> cpu_memory_allocations;
 
-  // Returns total capacity: cpu, memory and, per flavor, device milli and device memory
-  // (healthy devices only).
+  // Returns total capacity: cpu, memory, per flavor device milli and device memory (healthy
+  // devices only), and the extended resources.
   ResourceVector Capacity() const;
   // Returns what is held by tasks.
   ResourceVector Allocated() const;

@@ -32,6 +32,7 @@ std::string ResourceKey::ToString() const {
     case ResourceType::kMemory: return "memory";
     case ResourceType::kDeviceMilli: return Flavor::FromId(flavor).name();
     case ResourceType::kDeviceMemory: return Flavor::FromId(flavor).name() + ".memory";
+    case ResourceType::kExtended: return ExtendedResource::FromId(flavor).name();
   }
   return "?";
 }
@@ -143,14 +144,20 @@ std::string ResourceVector::ToString() const {
     if (!out.empty()) out += ", ";
     out += k.ToString();
     out += '=';
-    switch (k.type) {
-      case ResourceType::kCpu: out += Quantity::FromMilli(v).ToString(); break;
-      case ResourceType::kMemory:
-      case ResourceType::kDeviceMemory: out += FormatBytes(v); break;
-      case ResourceType::kDeviceMilli: out += FormatDeviceMilli(v); break;
-    }
+    out += FormatAmount(k, v);
   }
   return out;
+}
+
+std::string FormatAmount(ResourceKey key, int64_t amount) {
+  switch (key.type) {
+    case ResourceType::kCpu: return Quantity::FromMilli(amount).ToString();
+    case ResourceType::kMemory:
+    case ResourceType::kDeviceMemory: return FormatBytes(amount);
+    case ResourceType::kDeviceMilli: return FormatDeviceMilli(amount);
+    case ResourceType::kExtended: return ExtendedResource::FromId(key.flavor).FormatAmount(amount);
+  }
+  return std::to_string(amount);
 }
 
 }  // namespace abacus

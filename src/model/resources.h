@@ -1,5 +1,6 @@
-// ResourceVector: exact amounts over cpu (millicores), memory (bytes) and, per accelerator
-// flavor, device milli-shares (1000 = one whole device) and device memory (bytes).
+// ResourceVector: exact amounts over cpu (millicores), memory (bytes), per accelerator flavor
+// device milli-shares (1000 = one whole device) and device memory (bytes), and extended
+// resources (whole units or bytes: "rdma/hca", "ephemeral-storage", "license/matlab").
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "model/extended_resource.h"
 #include "model/flavor.h"
 
 namespace abacus {
@@ -18,9 +20,11 @@ enum class ResourceType : uint8_t {
   kMemory = 1,        // bytes
   kDeviceMilli = 2,   // milli-devices of one flavor
   kDeviceMemory = 3,  // bytes of device memory of one flavor
+  kExtended = 4,      // units (or bytes) of one extended resource (model/extended_resource.h)
 };
 
-// One dimension: a type and, for device dimensions, the flavor. Packs into 32 bits.
+// One dimension: a type and, for device dimensions, the flavor (for kExtended, the ExtendedId).
+// Packs into 32 bits.
 struct ResourceKey {
   ResourceType type = ResourceType::kCpu;
   FlavorId flavor = kCpuFlavorId;
@@ -29,12 +33,14 @@ struct ResourceKey {
   static ResourceKey Memory() { return {ResourceType::kMemory, kCpuFlavorId}; }
   static ResourceKey Devices(FlavorId f) { return {ResourceType::kDeviceMilli, f}; }
   static ResourceKey DeviceMemory(FlavorId f) { return {ResourceType::kDeviceMemory, f}; }
+  static ResourceKey Extended(ExtendedId e) { return {ResourceType::kExtended, e}; }
 
-  uint32_t packed() const { return (static_cast<uint32_t>(flavor) << 2) | static_cast<uint32_t>(type); }
+  uint32_t packed() const { return (static_cast<uint32_t>(flavor) << 3) | static_cast<uint32_t>(type); }
   static ResourceKey Unpack(uint32_t p) {
-    return {static_cast<ResourceType>(p & 3u), static_cast<FlavorId>(p >> 2)};
+    return {static_cast<ResourceType>(p & 7u), static_cast<FlavorId>(p >> 3)};
   }
-  // Returns "cpu", "memory", "<flavor>" (device count) or "<flavor>.memory".
+  // Returns "cpu", "memory", "<flavor>" (device count), "<flavor>.memory" or the extended
+  // resource's name ("rdma/hca").
   std::string ToString() const;
   bool operator==(const ResourceKey&) const = default;
 };
@@ -56,6 +62,7 @@ class ResourceVector {
   int64_t memory_bytes() const { return Get(ResourceKey::Memory()); }
   int64_t device_milli(FlavorId f) const { return Get(ResourceKey::Devices(f)); }
   int64_t device_memory(FlavorId f) const { return Get(ResourceKey::DeviceMemory(f)); }
+  int64_t extended(ExtendedId e) const { return Get(ResourceKey::Extended(e)); }
 
   // Element-wise sum/difference; abort on overflow (quantities come from validated input).
   ResourceVector& operator+=(const ResourceVector& other);
@@ -95,6 +102,9 @@ class ResourceVector {
 
 // Formats a device amount in milli: "8" for 8000, "250m" for 250, "1500m" for 1500.
 std::string FormatDeviceMilli(int64_t milli);
+// Formats the amount of `key` as specs write it: "500m" cpu, "64Gi" memory, "8" devices,
+// "4" rdma/hca, "500Gi" ephemeral-storage.
+std::string FormatAmount(ResourceKey key, int64_t amount);
 // Formats bytes exactly with a binary suffix where it divides ("64Gi", "1536Mi", "1000").
 std::string FormatBytes(int64_t bytes);
 

@@ -18,6 +18,10 @@ ClusterState::ClusterState(const std::vector<NodeInfo>& nodes)
   cpu_free_.resize(n);
   mem_free_.resize(n);
   dev_base_.resize(n + 1);
+  if (std::any_of(nodes_.begin(), nodes_.end(), [](const NodeInfo& x) { return !x.extended.empty(); })) {
+    ext_free_.resize(n);
+    for (size_t i = 0; i < n; ++i) ext_free_[i] = nodes_[i].extended;
+  }
   // 1. Number the devices and collect flavors.
   int32_t devices = 0;
   int32_t max_per_node = 0;
@@ -149,9 +153,42 @@ void ClusterState::ReindexCpu(NodeIndex n) {
   (has_accelerators(n) ? cpu_accel_ : cpu_only_).Set(n, key);
 }
 
+int64_t ClusterState::extended_free(NodeIndex n, ExtendedId id) const {
+  if (ext_free_.empty()) return 0;
+  for (const ExtendedAmount& e : ext_free_[n]) {
+    if (e.id == id) return e.amount;
+  }
+  return 0;
+}
+
+bool ClusterState::ExtendedFits(NodeIndex n, const std::vector<ExtendedAmount>& want, std::string* lacks) const {
+  for (const ExtendedAmount& w : want) {
+    int64_t free = extended_free(n, w.id);
+    if (free >= w.amount) continue;
+    if (lacks) {
+      const ExtendedResource& r = ExtendedResource::FromId(w.id);
+      *lacks = r.name() + " " + r.FormatAmount(std::max<int64_t>(free, 0)) + " free of " + r.FormatAmount(w.amount) + " needed";
+    }
+    return false;
+  }
+  return true;
+}
+
+void ClusterState::TakeExtended(NodeIndex n, const std::vector<ExtendedAmount>& held, int64_t sign) {
+  if (ext_free_.empty()) return;
+  // A node that no longer declares a resource its tasks hold keeps no count of it; one declaring
+  // less than its tasks hold goes negative, so that nothing new is placed there until they end.
+  for (const ExtendedAmount& h : held) {
+    for (ExtendedAmount& e : ext_free_[n]) {
+      if (e.id == h.id) e.amount -= sign * h.amount;
+    }
+  }
+}
+
 bool ClusterState::CanAllocate(const TaskPlacement& p) const {
   if (p.node < 0 || p.node >= num_nodes()) return false;
   if (p.cpu_milli > cpu_free_[p.node] || p.memory_bytes > mem_free_[p.node]) return false;
+  if (!p.extended.empty() && !ExtendedFits(p.node, p.extended, nullptr)) return false;
   for (const auto& g : p.devices) {
     if (g.device < 0 || g.device >= static_cast<int32_t>(nodes_[p.node].devices.size())) return false;
     int32_t gd = dev_base_[p.node] + g.device;
@@ -167,6 +204,7 @@ void ClusterState::Allocate(const TaskPlacement& p) {
   if (node_usable(p.node)) cluster_cpu_free_[node_cluster_[p.node]] -= p.cpu_milli;
   ABACUS_CHECK(cpu_free_[p.node] >= 0 && mem_free_[p.node] >= 0,
                "CPU or memory allocated beyond node capacity");
+  if (!p.extended.empty()) TakeExtended(p.node, p.extended, +1);
   for (const auto& g : p.devices) {
     ABACUS_CHECK(g.device >= 0 && g.device < static_cast<int32_t>(nodes_[p.node].devices.size()),
                  "placement on an unknown device");
@@ -189,6 +227,7 @@ void ClusterState::Release(const TaskPlacement& p) {
   cpu_free_[p.node] += p.cpu_milli;
   mem_free_[p.node] += p.memory_bytes;
   if (node_usable(p.node)) cluster_cpu_free_[node_cluster_[p.node]] += p.cpu_milli;
+  if (!p.extended.empty()) TakeExtended(p.node, p.extended, -1);
   for (const auto& g : p.devices) {
     int32_t gd = dev_base_[p.node] + g.device;
     dev_free_milli_[gd] += g.milli;

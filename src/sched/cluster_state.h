@@ -30,6 +30,11 @@ class ClusterState {
   int32_t device_free_milli(NodeIndex n, int32_t d) const { return dev_free_milli_[dev_base_[n] + d]; }
   int64_t device_free_memory(NodeIndex n, int32_t d) const { return dev_free_mem_[dev_base_[n] + d]; }
   bool device_usable(NodeIndex n, int32_t d) const;
+  // Free amount of extended resource `id` on node `n` (0 when the node has none).
+  int64_t extended_free(NodeIndex n, ExtendedId id) const;
+  // Returns true when node `n` has `want` free; otherwise false and, with `lacks`, what is
+  // short ("rdma/hca 1 free of 2 needed").
+  bool ExtendedFits(NodeIndex n, const std::vector<ExtendedAmount>& want, std::string* lacks) const;
   // Whole free devices of `flavor` on node `n`.
   int32_t whole_free(NodeIndex n, FlavorId flavor) const;
   // Healthy devices of `flavor` on node `n` (free or not).
@@ -118,9 +123,13 @@ class ClusterState {
   }
   void Reindex(NodeIndex n, int32_t global_device);
   void ReindexCpu(NodeIndex n);
+  // Subtracts (sign +1) or returns (-1) extended resources `held` on node `n`.
+  void TakeExtended(NodeIndex n, const std::vector<ExtendedAmount>& held, int64_t sign);
 
   std::vector<NodeInfo> nodes_;
   std::vector<int64_t> cpu_free_, mem_free_;
+  // Free extended resources per node (empty when no node declares any).
+  std::vector<std::vector<ExtendedAmount>> ext_free_;
   std::vector<int32_t> dev_base_;       // first global device id of each node
   std::vector<NodeIndex> dev_node_;     // node of each global device
   std::vector<int32_t> dev_free_milli_;

@@ -11,6 +11,7 @@ std::string Amount(ResourceKey r, int64_t v) {
     case ResourceType::kMemory: return FormatBytes(v) + " memory";
     case ResourceType::kDeviceMilli: return FormatDeviceMilli(v) + " " + Flavor::FromId(r.flavor).name();
     case ResourceType::kDeviceMemory: return FormatBytes(v) + " " + Flavor::FromId(r.flavor).name() + " memory";
+    case ResourceType::kExtended: return FormatAmount(r, v) + " " + r.ToString();
   }
   return std::to_string(v);
 }
@@ -21,6 +22,7 @@ std::string Num(ResourceKey r, int64_t v) {
     case ResourceType::kMemory:
     case ResourceType::kDeviceMemory: return FormatBytes(v);
     case ResourceType::kDeviceMilli: return FormatDeviceMilli(v);
+    case ResourceType::kExtended: return FormatAmount(r, v);
   }
   return std::to_string(v);
 }
@@ -38,6 +40,7 @@ std::string_view FilterReasonName(FilterReason r) {
     case FilterReason::kRuntime: return "runtime version";
     case FilterReason::kCpu: return "free cpu";
     case FilterReason::kMemory: return "free memory";
+    case FilterReason::kExtended: return "free extended resources";
     case FilterReason::kNoDevice: return "no such device";
     case FilterReason::kDevices: return "free devices";
     case FilterReason::kDeviceMemory: return "device memory";

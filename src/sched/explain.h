@@ -22,6 +22,7 @@ enum class FilterReason : uint8_t {
   kRuntime,       // driver/runtime version constraint not met
   kCpu,           // not enough free CPU
   kMemory,        // not enough free memory
+  kExtended,      // not enough of an extended resource ("rdma/hca") free, or none at all
   kNoDevice,      // no device of the assigned flavor at all
   kDevices,       // not enough free devices / share of the flavor
   kDeviceMemory,  // devices free but with too little device memory

@@ -156,9 +156,11 @@ FilterReason Placer::FitOnNode(NodeIndex n, const TaskRequest& t, FlavorId flavo
     if (lacks) *lacks = "memory " + FormatBytes(state_.memory_free(n)) + " free of " + FormatBytes(t.memory_bytes) + " needed";
     return FilterReason::kMemory;
   }
+  if (!t.extended.empty() && !state_.ExtendedFits(n, t.extended, lacks)) return FilterReason::kExtended;
   out->node = n;
   out->cpu_milli = t.cpu_milli;
   out->memory_bytes = t.memory_bytes;
+  out->extended = t.extended;
   out->devices.clear();
   if (!TaskUsesDevices(t, flavor)) return FilterReason::kCount;
   const auto& devs = state_.nodes()[n].devices;
@@ -301,11 +303,13 @@ bool Placer::PlaceTask(const WorkloadInfo& w, WorkloadIndex self, int32_t group,
         if (CachedStaticFilter(n, w.queue, t, flavor) != FilterReason::kCount) return false;
         if (Ruled(n)) return false;
         if (state_.cpu_free(n) < t.cpu_milli || state_.memory_free(n) < t.memory_bytes) return false;
+        if (!t.extended.empty() && !state_.ExtendedFits(n, t.extended, nullptr)) return false;
         int32_t d = state_.device_pos(g);
         if (state_.device_free_memory(n, d) < t.device_memory) return false;
         out->node = n;
         out->cpu_milli = t.cpu_milli;
         out->memory_bytes = t.memory_bytes;
+        out->extended = t.extended;
         out->devices.assign(1, DeviceGrant{d, t.share_milli, t.device_memory});
         found = true;
         return true;
@@ -338,6 +342,7 @@ bool Placer::PlaceFgd(const TaskRequest& t, QueueIndex q, FlavorId flavor, Workl
     if (reserved_by[n] != kNone && reserved_by[n] != self) return false;
     if (CachedStaticFilter(n, q, t, flavor) != FilterReason::kCount) return false;
     if (Ruled(n)) return false;
+    if (!t.extended.empty() && !state_.ExtendedFits(n, t.extended, nullptr)) return false;
     const auto& devs = state_.nodes()[n].devices;
     free.clear();
     positions.clear();
@@ -376,6 +381,7 @@ bool Placer::PlaceFgd(const TaskRequest& t, QueueIndex q, FlavorId flavor, Workl
   out->node = best_node;
   out->cpu_milli = t.cpu_milli;
   out->memory_bytes = t.memory_bytes;
+  out->extended = t.extended;
   out->devices.clear();
   const auto& devs = state_.nodes()[best_node].devices;
   int32_t bit = 0;

@@ -196,10 +196,10 @@ TEST(PlacementRulesTest, ViolationCounterFindsBrokenRules) {
   std::vector<NodeInfo> nodes = {MakeNode("n1").Build(), MakeNode("n2").Build()};
   WorkloadInfo app = MakeWorkload("app").Replicas(3).MaxPerNode(2).Build();
   app.admitted = true;
-  for (int r = 0; r < 3; ++r) app.placements.push_back({0, r, 0, 1000, kGiB, {}});
+  for (int r = 0; r < 3; ++r) app.placements.push_back({0, r, 0, 1000, kGiB, {}, {}});
   WorkloadInfo other = MakeWorkload("other").AntiAffinity("app").Build();
   other.admitted = true;
-  other.placements.push_back({0, 0, 0, 1000, kGiB, {}});
+  other.placements.push_back({0, 0, 0, 1000, kGiB, {}, {}});
   RuleViolations v = CountRuleViolations(nodes, {app, other});
   EXPECT_EQ(v.max_per_node, 1);
   EXPECT_EQ(v.anti_affinity, 1);

@@ -60,12 +60,15 @@ VictimSearchResult FindVictims(PreemptionContext& ctx, WorkloadIndex preemptor,
   });
 
   // The resources a victim must hold to help: the preemptor's accelerator flavors, or cpu and
-  // memory for CPU-only work.
+  // memory for CPU-only work; and any extended resource it requests.
   std::vector<ResourceKey> needed_keys;
   usage.ForEach([&](ResourceKey r, int64_t) {
     if (r.type == ResourceType::kDeviceMilli) needed_keys.push_back(r);
   });
   if (needed_keys.empty()) needed_keys = {ResourceKey::Cpu(), ResourceKey::Memory()};
+  usage.ForEach([&](ResourceKey r, int64_t) {
+    if (r.type == ResourceType::kExtended) needed_keys.push_back(r);
+  });
   auto holds_needed = [&](WorkloadIndex v) {
     for (ResourceKey r : needed_keys) {
       if (ctx.usage[v].Get(r) > 0) return true;

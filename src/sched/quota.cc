@@ -95,9 +95,7 @@ int64_t QuotaState::MostEver(QueueIndex q, ResourceKey r, std::string* how) cons
   if (!Limits(q, r)) return INT64_MAX;
   const QuotaInfo* e = Entry(q, r);
   const int64_t n = e ? e->nominal : 0;
-  auto num = [&](int64_t v) {
-    return r.type == ResourceType::kDeviceMilli ? FormatDeviceMilli(v) : r.type == ResourceType::kCpu ? Quantity::FromMilli(v).ToString() : FormatBytes(v);
-  };
+  auto num = [&](int64_t v) { return FormatAmount(r, v); };
   CohortIndex root = root_of_queue_[q];
   if (root == kNone) {
     *how = "nominal " + num(n) + ", no cohort to borrow from";

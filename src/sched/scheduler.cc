@@ -40,6 +40,7 @@ ResourceVector WorkloadUsage(const WorkloadInfo& w, const std::vector<FlavorId>&
     int64_t n = w.groups[g].replicas;
     v.Add(ResourceKey::Cpu(), t.cpu_milli * n);
     v.Add(ResourceKey::Memory(), t.memory_bytes * n);
+    for (const ExtendedAmount& e : t.extended) v.Add(ResourceKey::Extended(e.id), e.amount * n);
     FlavorId f = g < group_flavors.size() ? group_flavors[g] : kCpuFlavorId;
     if (t.needs_devices() && f != kCpuFlavorId) v.Add(ResourceKey::Devices(f), t.device_milli() * n);
   }
@@ -70,6 +71,7 @@ std::string ShapeKey(const WorkloadInfo& w, int32_t group, FlavorId flavor, bool
                   std::to_string(t.memory_bytes) + "|" + std::to_string(t.device_count) + "|" +
                   std::to_string(t.share_milli) + "|" + std::to_string(t.device_memory) + "|" +
                   std::to_string(static_cast<int>(t.topology)) + "|" + std::to_string(w.groups[group].replicas);
+  for (const ExtendedAmount& e : t.extended) k += "|x" + std::to_string(e.id) + "=" + std::to_string(e.amount);
   for (const auto& [a, b] : t.node_selector) k += "|s" + a + "=" + b;
   for (const auto& p : t.pools) k += "|p" + p;
   if (!t.reserved_pool.empty()) k += "|R" + t.reserved_pool + (t.pool_overflow ? "+" : "");
@@ -284,6 +286,7 @@ bool Cycle::WouldBorrow(QueueIndex q, WorkloadIndex w) const {
     const TaskRequest& t = g.task;
     req.Add(ResourceKey::Cpu(), t.cpu_milli * g.replicas);
     req.Add(ResourceKey::Memory(), t.memory_bytes * g.replicas);
+    for (const ExtendedAmount& e : t.extended) req.Add(ResourceKey::Extended(e.id), e.amount * g.replicas);
     if (!t.needs_devices()) continue;
     for (const QuotaInfo& e : quota_.quotas(q)) {
       if (e.resource.type != ResourceType::kDeviceMilli) continue;
@@ -679,14 +682,8 @@ std::string Cycle::NeverHeld(const WorkloadInfo& wl, const Option& o) const {
     std::string how;
     int64_t most = quota_.MostEver(wl.queue, r, &how);
     if (amount <= most) return;
-    const std::string name = r.type == ResourceType::kDeviceMilli ? Flavor::FromId(r.flavor).name()
-                             : r.type == ResourceType::kCpu      ? "cpu"
-                                                                 : "memory";
-    auto num = [&](int64_t v) {
-      return r.type == ResourceType::kDeviceMilli ? FormatDeviceMilli(v)
-             : r.type == ResourceType::kCpu       ? std::to_string(v / 1000)
-                                                  : FormatBytes(v);
-    };
+    const std::string name = r.ToString();
+    auto num = [&](int64_t v) { return r.type == ResourceType::kCpu ? std::to_string(v / 1000) : FormatAmount(r, v); };
     why = "needs " + num(amount) + " " + name + ", at most " + num(most) + " can ever be free to queue " +
           s_.queues[wl.queue].name + " (" + how + ")";
   });

@@ -229,7 +229,7 @@ TEST(SchedulerTest, AgedWorkloadsDoNotEvictEachOtherInTurn) {
   a.admitted = true;
   a.admitted_at = t0 + std::chrono::seconds(1);
   a.group_flavors = {a100};
-  a.placements.push_back({0, 0, 0, 1000, kGiB, {{0, 1000, 80 * kGiB}}});
+  a.placements.push_back({0, 0, 0, 1000, kGiB, {{0, 1000, 80 * kGiB}}, {}});
   s.workloads.push_back(a);
   s.workloads.push_back(aging(MakeWorkload("b").Submitted(t0 + std::chrono::seconds(2))));
   CycleResult r = Schedule(s, {});
@@ -241,7 +241,7 @@ TEST(SchedulerTest, AgedWorkloadsDoNotEvictEachOtherInTurn) {
   s.workloads[1].admitted = true;
   s.workloads[1].admitted_at = s.now;
   s.workloads[1].group_flavors = {a100};
-  s.workloads[1].placements = {{0, 0, 0, 1000, kGiB, {{0, 1000, 80 * kGiB}}}};
+  s.workloads[1].placements = {{0, 0, 0, 1000, kGiB, {{0, 1000, 80 * kGiB}}, {}}};
   r = Schedule(s, {});
   EXPECT_TRUE(r.preemptions.empty());
   EXPECT_TRUE(r.admissions.empty());

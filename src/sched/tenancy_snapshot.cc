@@ -9,6 +9,11 @@ ResourceKey QuotaKey(const QuotaResource& r) {
     case QuotaResource::Kind::kCpu: return ResourceKey::Cpu();
     case QuotaResource::Kind::kMemory: return ResourceKey::Memory();
     case QuotaResource::Kind::kDevices: break;
+    case QuotaResource::Kind::kExtended: {
+      auto x = ExtendedResource::Parse(r.extended);  // parsed once already (QuotaResource::Parse)
+      if (x.ok()) return ResourceKey::Extended(x->Intern());
+      break;
+    }
   }
   return ResourceKey::Devices(r.flavor.Intern());
 }

@@ -44,6 +44,24 @@ struct VersionRequirement {
   std::string text;                     // as written, for reasons
 };
 
+// An amount of one extended resource ("rdma/hca: 4"); lists of them are sorted by id, no zeros.
+struct ExtendedAmount {
+  ExtendedId id = 0;
+  int64_t amount = 0;
+  bool operator==(const ExtendedAmount&) const = default;
+};
+
+// Sets the amount of `id` in `list`, keeping it sorted by id; amount 0 removes the entry.
+inline void SetExtended(std::vector<ExtendedAmount>* list, ExtendedId id, int64_t amount) {
+  auto it = list->begin();
+  while (it != list->end() && it->id < id) ++it;
+  if (it != list->end() && it->id == id) {
+    if (amount == 0) list->erase(it); else it->amount = amount;
+  } else if (amount != 0) {
+    list->insert(it, ExtendedAmount{id, amount});
+  }
+}
+
 struct NodeInfo {
   std::string name;
   std::string cluster = "default";
@@ -54,6 +72,7 @@ struct NodeInfo {
   int64_t cpu_milli = 0;
   int64_t memory_bytes = 0;
   std::vector<DeviceInfo> devices;
+  std::vector<ExtendedAmount> extended;  // allocatable extended resources ("rdma/hca: 4")
   // Runtime stack versions on this node by name ("cuda" → {12,4}, "driver" → {550,54}).
   std::map<std::string, std::vector<int64_t>> runtime_versions;
   // Versions of the devices of one flavor where they differ from runtime_versions (a node with
@@ -63,8 +82,8 @@ struct NodeInfo {
 
 // ---------------------------------------------------------------- tenancy
 
-// Quota of one queue (or cohort) for one resource: cpu (millicores), memory (bytes) or an
-// accelerator flavor (milli-devices).
+// Quota of one queue (or cohort) for one resource: cpu (millicores), memory (bytes), an
+// accelerator flavor (milli-devices) or an extended resource (units or bytes).
 struct QuotaInfo {
   ResourceKey resource;
   int64_t nominal = 0;
@@ -118,6 +137,7 @@ struct TaskRequest {
   int32_t share_milli = 0;         // fractional device (1..999); 0 = whole devices
   int64_t device_memory = 0;       // per device; 0 = any (whole devices: minimum memory)
   TopologyRequirement topology = TopologyRequirement::kNone;
+  std::vector<ExtendedAmount> extended;  // extended resources one task takes ("rdma/hca: 1")
   std::map<std::string, std::string> node_selector;
   std::vector<Toleration> tolerations;
   std::vector<VersionRequirement> runtime;
@@ -174,6 +194,7 @@ struct TaskPlacement {
   int64_t cpu_milli = 0;
   int64_t memory_bytes = 0;
   std::vector<DeviceGrant> devices;
+  std::vector<ExtendedAmount> extended;  // extended resources held (the task's request)
 };
 
 struct WorkloadInfo {

@@ -1310,11 +1310,13 @@ json ControlPlane::ListNodes(const std::function<bool(const Workload&)>& visible
   auto usage = ledger_.DeviceUsage();
   DeviceHoldings holdings = HoldingsAsSeenBy(ledger_.workloads(), visible);
   std::map<std::string, std::pair<int64_t, int64_t>> cpu_mem;
+  std::map<std::string, std::map<std::string, int64_t>> extended_used;  // node → name → held
   for (const auto& [id, r] : ledger_.workloads()) {
     if (!r.holds_quota()) continue;
     for (const auto& p : r.placements) {
       cpu_mem[p.node].first += p.cpu_milli;
       cpu_mem[p.node].second += p.memory_bytes;
+      for (const auto& [xname, amount] : ExtendedHeld(r, p)) extended_used[p.node][xname] += amount;
     }
   }
   json items = json::array();
@@ -1349,6 +1351,7 @@ json ControlPlane::ListNodes(const std::function<bool(const Workload&)>& visible
     }
     j["allocatedCpuMilli"] = cpu_mem[name].first;
     j["allocatedMemoryBytes"] = cpu_mem[name].second;
+    if (auto x = extended_used.find(name); x != extended_used.end()) j["allocatedExtended"] = x->second;
     j["freeDeviceMilli"] = free_milli;
     j["hiddenCpuMilli"] = node_holdings == holdings.end() ? 0 : node_holdings->second.hidden_cpu_milli;
     j["hiddenMemoryBytes"] = node_holdings == holdings.end() ? 0 : node_holdings->second.hidden_memory_bytes;
@@ -1433,6 +1436,7 @@ json ControlPlane::ListQueues() const {
       for (const auto& p : r.placements) {
         c.used["cpu"] += p.cpu_milli;
         c.used["memory"] += p.memory_bytes;
+        for (const auto& [xname, amount] : ExtendedHeld(r, p)) c.used[xname] += amount;
         std::string flavor = p.group < static_cast<int>(r.group_flavors.size()) ? r.group_flavors[p.group] : "cpu";
         for (const auto& d : p.devices) c.used[flavor] += d.milli;
       }

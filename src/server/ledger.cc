@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "common/log.h"
+#include "model/extended_resource.h"
 #include "model/version.h"
 #include "sched/placement_rules.h"
 #include "sched/tenancy_snapshot.h"
@@ -345,6 +346,9 @@ std::optional<sched::WorkloadInfo> BuildWorkloadInfo(const WorkloadRecord& r, co
     sched::TaskRequest& t = gr.task;
     t.cpu_milli = g.resources.cpu.milli();
     t.memory_bytes = g.resources.memory.CeilUnits();
+    for (const auto& [xname, amount] : g.resources.extended) {
+      if (auto x = ExtendedResource::Parse(xname); x.ok()) sched::SetExtended(&t.extended, x->Intern(), amount);
+    }
     if (g.resources.accelerators) {
       const AcceleratorRequest& a = *g.resources.accelerators;
       t.flavor_pattern = a.flavor.text();
@@ -394,6 +398,8 @@ std::optional<sched::WorkloadInfo> BuildWorkloadInfo(const WorkloadRecord& r, co
       tp.node = n->second;
       tp.cpu_milli = p.cpu_milli;
       tp.memory_bytes = p.memory_bytes;
+      // A task holds what its group requests of extended resources (the request is fixed).
+      if (p.group >= 0 && p.group < static_cast<int32_t>(w.groups.size())) tp.extended = w.groups[p.group].task.extended;
       bool ok = true;
       for (const auto& d : p.devices) {
         auto pos = device_pos[n->second].find(d.index);
@@ -575,6 +581,9 @@ void Ledger::RebuildBase() {
     ni.state = rec.EffectiveState();  // a cordon keeps new work off (server/fleet.h)
     ni.cpu_milli = n.cpu_milli;
     ni.memory_bytes = n.memory_bytes;
+    for (const auto& [xname, amount] : n.extended) {
+      if (auto x = ExtendedResource::Parse(xname); x.ok()) sched::SetExtended(&ni.extended, x->Intern(), amount);
+    }
     std::map<std::string, int> domains;
     std::map<int, int> pos;
     for (const Device& d : n.devices) {

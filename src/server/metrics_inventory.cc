@@ -17,10 +17,8 @@
 namespace abacus::server {
 namespace {
 
-// A quantity in ledger units: milli for cpu and devices, bytes for memory.
-int64_t LedgerUnits(const QuotaResource& r, const Quantity& q) {
-  return r.kind == QuotaResource::Kind::kMemory ? q.CeilUnits() : q.milli();
-}
+// A quantity in ledger units (tenancy/queue.h).
+int64_t LedgerUnits(const QuotaResource& r, const Quantity& q) { return LedgerAmount(r, q); }
 
 void Family(std::string& out, const char* name, const char* type, const char* help) {
   out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
@@ -53,7 +51,7 @@ bool Inadmissible(sched::PendingCode c) {
 }  // namespace
 
 std::string NaturalQuantity(const QuotaResource& r, int64_t ledger_units) {
-  if (r.kind == QuotaResource::Kind::kMemory) return std::to_string(ledger_units);
+  if (r.kind == QuotaResource::Kind::kMemory || r.kind == QuotaResource::Kind::kExtended) return std::to_string(ledger_units);
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.3f", static_cast<double>(ledger_units) / 1000.0);
   return buf;

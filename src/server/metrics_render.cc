@@ -30,6 +30,7 @@ std::string ControlPlane::RenderMetrics() const {
       for (const auto& p : r.placements) {
         used[{r.spec.queue, "cpu"}] += p.cpu_milli;
         used[{r.spec.queue, "memory"}] += p.memory_bytes;
+        for (const auto& [xname, amount] : ExtendedHeld(r, p)) used[{r.spec.queue, xname}] += amount;
         std::string flavor = p.group < static_cast<int32_t>(r.group_flavors.size()) ? r.group_flavors[p.group] : "cpu";
         for (const auto& g : p.devices) {
           used[{r.spec.queue, flavor}] += g.milli;
@@ -53,7 +54,7 @@ std::string ControlPlane::RenderMetrics() const {
         std::string res = quota.resource.Name();
         std::string labels = "{queue=\"" + EscapeLabel(q->name) + "\",tenant=\"" + EscapeLabel(q->tenant) +
                              "\",cohort=\"" + EscapeLabel(q->cohort) + "\",resource=\"" + EscapeLabel(res) + "\"}";
-        int64_t n = quota.resource.kind == QuotaResource::Kind::kMemory ? quota.nominal.CeilUnits() : quota.nominal.milli();
+        int64_t n = LedgerAmount(quota.resource, quota.nominal);
         int64_t u = 0;
         if (auto it = used.find({q->name, res}); it != used.end()) u = it->second;
         nominal += "abacus_queue_quota_nominal" + labels + " " + NaturalQuantity(quota.resource, n) + "\n";

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "common/ids.h"
+#include "model/extended_resource.h"
 #include "model/quantity.h"
 #include "workload/workload_codec.h"
 
@@ -259,6 +260,7 @@ json ToJson(const NodeRecord& n) {
             {"state", NodeStateName(node.state)},
             {"simulated", n.simulated},
             {"devices", std::move(devices)}};
+  if (!node.extended.empty()) j["extended"] = node.extended;  // exact units (bytes for storage)
   if (n.agent) {
     j["agent"] = true;
     if (!n.agent_version.empty()) j["agentVersion"] = n.agent_version;
@@ -326,6 +328,23 @@ Result<NodeRecord> NodeRecordFromJson(const json& j) {
     }
     if (n.cpu_milli <= 0) problem("cpu", "must be positive");
     if (n.memory_bytes <= 0) problem("memory", "must be positive");
+    // Extended resources: {"rdma/hca": 4, "ephemeral-storage": "500Gi"} (numbers or quantities).
+    if (j.contains("extended")) {
+      if (!j.at("extended").is_object()) problem("extended", "expected a map of resource name to amount");
+      for (const auto& [name, v] : j.value("extended", json::object()).items()) {
+        auto r = ExtendedResource::Parse(name);
+        if (!r.ok()) {
+          problem("extended", r.status().message());
+          continue;
+        }
+        auto amount = r->ParseAmount(v.is_string() ? v.get<std::string>() : v.dump());
+        if (!amount.ok()) {
+          problem("extended." + name, amount.status().message());
+        } else if (*amount > 0) {
+          n.extended[name] = *amount;
+        }
+      }
+    }
     if (j.contains("state")) {
       auto s = ParseNodeState(j.at("state").get<std::string>());
       if (s.ok()) n.state = *s; else problem("state", s.status().message());
@@ -405,6 +424,13 @@ Result<NodeRecord> NodeRecordFromJson(const json& j) {
     return InvalidArgument(msg);
   }
   return rec;
+}
+
+const std::map<std::string, int64_t>& ExtendedHeld(const WorkloadRecord& r, const PlacementRecord& p) {
+  static const std::map<std::string, int64_t> kNone;
+  const auto& groups = r.spec.spec.task_groups;
+  if (p.group < 0 || p.group >= static_cast<int>(groups.size())) return kNone;
+  return groups[p.group].resources.extended;
 }
 
 }  // namespace abacus::server

@@ -231,7 +231,12 @@ struct NodeRecord {
 nlohmann::json ToJson(const NodeRecord& n);
 // Reads a node: name required; cpu/memory as quantities ("64", "512Gi") or integers
 // (cpuMilli, memoryBytes); devices [{index, flavor, memory, uuid, interconnectDomain, numa,
-// driverVersion, runtimeVersions, health}]. InvalidArgument listing every problem.
+// driverVersion, runtimeVersions, health}]; extended {"rdma/hca": 4, "ephemeral-storage": "500Gi"}.
+// InvalidArgument listing every problem.
 Result<NodeRecord> NodeRecordFromJson(const nlohmann::json& j);
+
+// Returns the extended resources placement `p` of `r` holds: its group's request by name (a task
+// takes exactly what it asks); empty when it asks none.
+const std::map<std::string, int64_t>& ExtendedHeld(const WorkloadRecord& r, const PlacementRecord& p);
 
 }  // namespace abacus::server

@@ -75,6 +75,7 @@ void ControlPlane::StageUsage(const WorkloadRecord* before, const WorkloadRecord
     }
     iv.cpu_milli = p->cpu_milli;
     iv.memory_bytes = p->memory_bytes;
+    iv.extended = ExtendedHeld(after, *p);
     iv.start = ToMicros(after.admitted_at) != 0 ? after.admitted_at : now;
     std::optional<meter::UsageInterval> counted = shares_ ? std::optional(iv) : std::nullopt;
     auto st = usage_->StageOpen(std::move(iv), batch);

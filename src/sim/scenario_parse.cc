@@ -9,6 +9,7 @@
 
 #include "common/diagnostic.h"
 #include "common/duration_parse.h"
+#include "model/extended_resource.h"
 #include "model/quantity.h"
 #include "model/version.h"
 #include "sched/claims.h"
@@ -82,6 +83,11 @@ class Parser {
 Result<ResourceKey> Parser::Resource(std::string_view text) {
   if (text == "cpu") return ResourceKey::Cpu();
   if (text == "memory") return ResourceKey::Memory();
+  if (std::count(text.begin(), text.end(), '/') < 2) {
+    auto x = ExtendedResource::Parse(text);
+    if (!x.ok()) return x.status();
+    return ResourceKey::Extended(x->Intern());
+  }
   auto f = Flavor::Parse(text);
   if (!f.ok()) return f.status();
   if (!f->is_accelerator()) return ResourceKey::Cpu();
@@ -92,6 +98,7 @@ Result<ResourceKey> Parser::Resource(std::string_view text) {
 
 Result<int64_t> Parser::ResourceAmount(ResourceKey r, std::string_view text) {
   if (r.type == ResourceType::kMemory) return ParseBytes(text);
+  if (r.type == ResourceType::kExtended) return ExtendedResource::FromId(r.flavor).ParseAmount(text);
   return ParseMilli(text);  // cpu: millicores; devices: milli-devices
 }
 
@@ -195,6 +202,12 @@ void Parser::OnNode(int line, const std::vector<Token>& t) {
     } else if (k == "memory") {
       auto x = ParseBytes(v);
       if (Check(line, k, x.status())) n.memory_bytes = *x;
+    } else if (k.rfind("res.", 0) == 0) {
+      // res.NAME=AMOUNT: an extended resource the node has (res.rdma/hca=4).
+      auto x = ExtendedResource::Parse(std::string_view(k).substr(4));
+      if (!Check(line, k, x.status())) continue;
+      auto amount = x->ParseAmount(v);
+      if (Check(line, k, amount.status())) sched::SetExtended(&n.extended, x->Intern(), *amount);
     } else if (k == "devices") {
       for (const auto& item : Split(v, ',')) {
         // FLAVOR[*COUNT][:MEMORY]
@@ -250,7 +263,7 @@ void Parser::OnNode(int line, const std::vector<Token>& t) {
     } else {
       Error(line, "node: unknown field '" + k +
                       "' (expected cluster, pool, cpu, memory, devices, devmem, domains, numa, labels, taints, state, "
-                      "unhealthy, cuda, cann, rocm, driver)");
+                      "unhealthy, cuda, cann, rocm, driver, res.NAME)");
     }
   }
   for (const auto& s : specs) {
@@ -448,6 +461,12 @@ bool Parser::TaskField(int line, const std::string& k, const std::string& v, sch
   } else if (k == "devmem") {
     auto x = ParseBytes(v);
     if (Check(line, k, x.status())) task.device_memory = *x;
+  } else if (k.rfind("res.", 0) == 0) {
+    // res.NAME=AMOUNT: an extended resource each task takes (res.rdma/hca=1).
+    auto x = ExtendedResource::Parse(std::string_view(k).substr(4));
+    if (!Check(line, k, x.status())) return true;
+    auto amount = x->ParseAmount(v);
+    if (Check(line, k, amount.status())) sched::SetExtended(&task.extended, x->Intern(), *amount);
   } else if (k == "topology") {
     if (v == "same-interconnect") {
       task.topology = sched::TopologyRequirement::kSameInterconnect;
@@ -582,7 +601,7 @@ void Parser::OnWorkload(int line, const std::vector<Token>& t, bool running) {
       Error(line, verb + ": unknown field '" + k +
                       "' (expected queue, priority, submit, replicas, gang, gpus, share, devmem, cpu, memory, topology, "
                       "selector, tolerate, runtime, preemptible, canPreempt, borrowedOnly, grace, maxQueueWait, "
-                      "agingStep, ceiling" + (running ? ", on, flavor, admitted, auto)" : ")"));
+                      "agingStep, ceiling, res.NAME" + (running ? ", on, flavor, admitted, auto)" : ")"));
     }
   }
   if (!has_queue) Error(line, verb + " " + w.id + ": queue=Q is required");
@@ -611,7 +630,7 @@ void Parser::OnGroup(int line, const std::vector<Token>& t) {
   for (const auto& [k, v] : KeyValues(t, 2)) {
     if (!TaskField(line, k, v, &g, &pattern)) {
       Error(line, "group: unknown field '" + k +
-                      "' (expected replicas, gpus, share, devmem, cpu, memory, topology, selector, tolerate, runtime)");
+                      "' (expected replicas, gpus, share, devmem, cpu, memory, topology, selector, tolerate, runtime, res.NAME)");
     }
   }
   step.workload.groups.push_back(std::move(g));
@@ -805,6 +824,7 @@ void Parser::ResolveWorkloads() {
         p.node = it->second;
         p.cpu_milli = t.cpu_milli;
         p.memory_bytes = t.memory_bytes;
+        p.extended = t.extended;
         size_t want = t.needs_devices() ? (t.share_milli > 0 ? 1 : static_cast<size_t>(t.device_count)) : 0;
         if (place.devices.size() != want) {
           Error(step.line, "on: task " + std::to_string(k) + " on " + place.node + " lists " +

@@ -1,5 +1,7 @@
 #include "tenancy/quantity_field.h"
 
+#include "model/extended_resource.h"
+
 namespace abacus {
 
 QuantityUnit QuotaUnit(const QuotaResource& r) {
@@ -7,6 +9,10 @@ QuantityUnit QuotaUnit(const QuotaResource& r) {
     case QuotaResource::Kind::kCpu: return QuantityUnit::kCpu;
     case QuotaResource::Kind::kMemory: return QuantityUnit::kMemory;
     case QuotaResource::Kind::kDevices: break;
+    case QuotaResource::Kind::kExtended: {
+      auto x = ExtendedResource::Parse(r.extended);
+      return x.ok() && x->is_bytes() ? QuantityUnit::kMemory : QuantityUnit::kCount;
+    }
   }
   return QuantityUnit::kDevices;
 }

@@ -1,5 +1,9 @@
 #include "tenancy/queue.h"
 
+#include <algorithm>
+
+#include "model/extended_resource.h"
+
 namespace abacus {
 
 Result<QuotaResource> QuotaResource::Parse(std::string_view text) {
@@ -9,11 +13,20 @@ Result<QuotaResource> QuotaResource::Parse(std::string_view text) {
     return InvalidArgument("invalid quota resource '" + std::string(text) +
                            "': quotas name one exact flavor, not a pattern");
   }
+  if (std::count(text.begin(), text.end(), '/') < 2) {
+    auto x = ExtendedResource::Parse(text);
+    if (!x.ok()) {
+      return InvalidArgument("invalid quota resource '" + std::string(text) +
+                             "': expected cpu, memory, an accelerator flavor such as gpu/nvidia/A100-80G "
+                             "or an extended resource such as rdma/hca (" + x.status().message() + ")");
+    }
+    return Extended(x->name());
+  }
   auto f = Flavor::Parse(text);
   if (!f.ok()) {
     return InvalidArgument("invalid quota resource '" + std::string(text) +
-                           "': expected cpu, memory or an accelerator flavor such as "
-                           "gpu/nvidia/A100-80G");
+                           "': expected cpu, memory, an accelerator flavor such as "
+                           "gpu/nvidia/A100-80G or an extended resource such as rdma/hca");
   }
   return Devices(std::move(f).value());
 }
@@ -23,12 +36,14 @@ std::string QuotaResource::Name() const {
     case Kind::kCpu: return "cpu";
     case Kind::kMemory: return "memory";
     case Kind::kDevices: return flavor.name();
+    case Kind::kExtended: return extended;
   }
   return "cpu";
 }
 
 int64_t LedgerAmount(const QuotaResource& r, const Quantity& q) {
-  return r.kind == QuotaResource::Kind::kMemory ? q.CeilUnits() : q.milli();
+  const bool units = r.kind == QuotaResource::Kind::kMemory || r.kind == QuotaResource::Kind::kExtended;
+  return units ? q.CeilUnits() : q.milli();
 }
 
 std::string_view QueueingStrategyName(QueueingStrategy s) {

@@ -18,24 +18,31 @@
 
 namespace abacus {
 
-// What a quota entry counts: CPU cores, memory bytes, or whole devices of one exact flavor.
+// What a quota entry counts: CPU cores, memory bytes, whole devices of one exact flavor, or an
+// extended resource ("rdma/hca", "license/matlab", "ephemeral-storage").
 struct QuotaResource {
-  enum class Kind : uint8_t { kCpu, kMemory, kDevices };
+  enum class Kind : uint8_t { kCpu, kMemory, kDevices, kExtended };
   Kind kind = Kind::kCpu;
-  Flavor flavor;  // kDevices only; Flavor::Cpu() otherwise
+  Flavor flavor;         // kDevices only; Flavor::Cpu() otherwise
+  std::string extended;  // kExtended only: the resource's name
 
-  // Parses "cpu", "memory" or an exact accelerator flavor ("gpu/nvidia/A100-80G").
+  // Parses "cpu", "memory", an exact accelerator flavor ("gpu/nvidia/A100-80G") or an extended
+  // resource name ("rdma/hca", model/extended_resource.h).
   static Result<QuotaResource> Parse(std::string_view text);
   static QuotaResource Cpu() { return {}; }
-  static QuotaResource Memory() { return {Kind::kMemory, Flavor::Cpu()}; }
-  static QuotaResource Devices(Flavor f) { return {Kind::kDevices, std::move(f)}; }
-  // Returns "cpu", "memory" or the flavor name.
+  static QuotaResource Memory() { return {Kind::kMemory, Flavor::Cpu(), {}}; }
+  static QuotaResource Devices(Flavor f) { return {Kind::kDevices, std::move(f), {}}; }
+  static QuotaResource Extended(std::string name) { return {Kind::kExtended, Flavor::Cpu(), std::move(name)}; }
+  // Returns "cpu", "memory", the flavor name or the extended resource's name.
   std::string Name() const;
-  bool operator==(const QuotaResource& o) const { return kind == o.kind && flavor == o.flavor; }
+  bool operator==(const QuotaResource& o) const {
+    return kind == o.kind && flavor == o.flavor && extended == o.extended;
+  }
 };
 
 // Returns `q` in the ledger's integer unit for `r` (ResourceVector's): millicores for cpu,
-// bytes (rounded up) for memory, milli-devices for devices.
+// bytes (rounded up) for memory, milli-devices for devices, whole units (bytes for storage,
+// rounded up) for extended resources.
 int64_t LedgerAmount(const QuotaResource& r, const Quantity& q);
 
 struct Quota {

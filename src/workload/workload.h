@@ -54,6 +54,9 @@ struct ResourceRequest {
   Quantity cpu;     // cores ("16", "500m")
   Quantity memory;  // bytes ("64Gi")
   std::optional<AcceleratorRequest> accelerators;
+  // Extended resources per task by name, in whole units (bytes for storage):
+  // `extended: {rdma/hca: 1, ephemeral-storage: 100Gi}` (model/extended_resource.h).
+  std::map<std::string, int64_t> extended;
   bool operator==(const ResourceRequest&) const = default;
 };
 

@@ -2,6 +2,8 @@
 #include <algorithm>
 
 #include "common/nesting.h"
+#include "model/extended_resource.h"
+#include "model/quantity_limit.h"
 #include "tenancy/quantity_field.h"
 #include "tenancy/tenant.h"
 #include "tenancy/yaml_json.h"
@@ -14,6 +16,33 @@ namespace abacus {
 namespace {
 
 using P = Presence;
+
+// resources.extended: {rdma/hca: 1, ephemeral-storage: 100Gi}; each name valid, each amount whole
+// and positive.
+std::map<std::string, int64_t> DecodeExtended(MapReader& resources) {
+  std::map<std::string, int64_t> out;
+  auto m = resources.StringMap("extended");
+  if (!m) return out;
+  for (const auto& [name, text] : *m) {
+    auto x = ExtendedResource::Parse(name);
+    if (!x.ok()) {
+      resources.Error("extended", x.status().message());
+      continue;
+    }
+    auto amount = x->ParseAmount(text);
+    if (!amount.ok()) {
+      resources.Error("extended", amount.status().message());
+    } else if (*amount <= 0) {
+      resources.Error("extended", name + ": must be positive, got " + text);
+    } else if (Status st = CheckQuantityLimit(*Quantity::FromUnits(*amount), x->is_bytes() ? QuantityUnit::kMemory : QuantityUnit::kCount);
+               !st.ok()) {
+      resources.Error("extended", name + ": " + st.message());
+    } else {
+      out[name] = *amount;
+    }
+  }
+  return out;
+}
 
 std::optional<AcceleratorRequest> DecodeAccelerators(MapReader& resources) {
   auto r = resources.Map("accelerators", {"flavor", "count", "share", "memory"});
@@ -101,12 +130,13 @@ std::optional<TaskGroup> DecodeTaskGroup(SpecContext& ctx, const SpecNode& node,
   TaskGroup g;
   if (auto v = r.Name("name", P::kRequired)) g.name = *v;
   if (auto v = r.Int("replicas", P::kOptional, 1, 100'000)) g.replicas = static_cast<int32_t>(*v);
-  if (auto res = r.Map("resources", {"cpu", "memory", "accelerators"}, P::kRequired)) {
+  if (auto res = r.Map("resources", {"cpu", "memory", "accelerators", "extended"}, P::kRequired)) {
     if (auto q = BoundedQty(*res, "cpu", QuantityUnit::kCpu, P::kRequired, /*positive=*/true)) g.resources.cpu = *q;
     if (auto q = BoundedQty(*res, "memory", QuantityUnit::kMemory, P::kRequired, /*positive=*/true)) {
       g.resources.memory = *q;
     }
     g.resources.accelerators = DecodeAccelerators(*res);
+    g.resources.extended = DecodeExtended(*res);
   }
   if (auto t = r.Parsed<TopologyPolicy>("topology", P::kOptional, ParseTopologyPolicy)) {
     g.topology = *t;

@@ -1,5 +1,6 @@
 // Workload → canonical JSON and YAML (see workload_codec.h).
 #include "common/duration_parse.h"
+#include "model/extended_resource.h"
 #include "tenancy/yaml_json.h"
 #include "workload/secret_refs.h"
 #include "workload/workload_codec.h"
@@ -29,6 +30,14 @@ Json EncodeTaskGroup(const TaskGroup& g) {
     if (a->share) acc["share"] = *a->share;
     if (a->memory) acc["memory"] = a->memory->ToString();
     res["accelerators"] = std::move(acc);
+  }
+  if (!g.resources.extended.empty()) {
+    Json ext;
+    for (const auto& [name, amount] : g.resources.extended) {
+      auto x = ExtendedResource::Parse(name);
+      ext[name] = x.ok() ? x->FormatAmount(amount) : std::to_string(amount);
+    }
+    res["extended"] = std::move(ext);
   }
   j["resources"] = std::move(res);
   j["topology"] = TopologyPolicyName(g.topology);

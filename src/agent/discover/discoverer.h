@@ -41,6 +41,8 @@ struct HostInfo {
   int64_t memory_bytes = 0;  // MemTotal
   std::vector<NumaNode> numa_nodes;  // at least one once discovered
   std::vector<PciDevice> pci_devices;
+  // Extended resources found on the host ("rdma/hca" → HCAs under /sys/class/infiniband).
+  std::map<std::string, int64_t> extended;
 
   // Returns the NUMA node of the PCI function `bus_id` (any common spelling: "00000000:17:00.0",
   // "0000:17:00.0", "17:00.0"), or -1.

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstdio>
+#include <filesystem>
 
 #include "agent/command.h"
 #include "common/log.h"
@@ -139,6 +140,15 @@ int CountCpuInfoProcessors(std::string_view cpuinfo) {
   return n;
 }
 
+int CountInfinibandHcas(const std::string& class_dir) {
+  std::error_code ec;
+  int n = 0;
+  for (std::filesystem::directory_iterator it(class_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().filename().string().front() != '.') ++n;
+  }
+  return n;
+}
+
 Result<HostInfo> ProcfsHwlocHostSource::Read() {
   HostInfo host;
   char name[256] = {};
@@ -160,6 +170,7 @@ Result<HostInfo> ProcfsHwlocHostSource::Read() {
   if (host.numa_nodes.empty()) {
     host.numa_nodes.push_back({0, host.memory_bytes, static_cast<int>(host.cpu_milli / 1000)});
   }
+  if (int hcas = CountInfinibandHcas(infiniband_dir_); hcas > 0) host.extended["rdma/hca"] = hcas;
   return host;
 }
 

@@ -211,6 +211,10 @@ RegisterRequest Agent::BuildRegister() {
     r.cpu_milli = options_.cpu_milli_override > 0 ? options_.cpu_milli_override : discovery_.host.cpu_milli;
     r.memory_bytes = options_.memory_bytes_override > 0 ? options_.memory_bytes_override : discovery_.host.memory_bytes;
     r.devices = discovery_.devices;
+    r.extended = discovery_.host.extended;
+  }
+  for (const auto& [name, amount] : options_.extended) {
+    if (amount > 0) r.extended[name] = amount; else r.extended.erase(name);
   }
   r.simulated = !r.devices.empty() &&
                 std::all_of(r.devices.begin(), r.devices.end(), [](const Device& d) { return d.simulated; });

@@ -84,6 +84,9 @@ struct AgentOptions {
   // benchmarks that run many trivial tasks per core.
   int64_t cpu_milli_override = 0;
   int64_t memory_bytes_override = 0;
+  // Extended resources declared for this node (--resource rdma/hca=4,license/matlab=10): each
+  // replaces what discovery found under that name; 0 declares none.
+  std::map<std::string, int64_t> extended;
   Duration fence_after{};  // zero: the server's nodeTimeoutSeconds
   // Fork the lifeline watcher (lifeline.h), which stops the tasks with their fencing signal and
   // grace should the agent die without shutting down (SIGKILL, a crash). Only with the real OS.

@@ -134,6 +134,7 @@ json ToJson(const RegisterRequest& r) {
             {"agentVersion", r.agent_version},
             {"tasks", StatusesJson(r.tasks)}};
   if (!r.pool.empty()) j["pool"] = r.pool;  // absent: the server's default pool
+  if (!r.extended.empty()) j["extended"] = r.extended;
   if (!r.credential.empty()) j["credential"] = r.credential;
   return j;
 }

@@ -90,6 +90,7 @@ struct RegisterRequest {
   int64_t memory_bytes = 0;
   bool simulated = false;  // every device is simulated (--fake-devices only)
   std::vector<Device> devices;
+  std::map<std::string, int64_t> extended;  // extended resources, discovered or declared ("rdma/hca": 4)
   std::string agent_version;
   std::vector<TaskStatus> tasks;  // what this agent still knows of (orphans as Lost)
   std::string credential;         // its node credential when it registered before (proves it is that node)

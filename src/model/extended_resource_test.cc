@@ -1,0 +1,62 @@
+#include "model/extended_resource.h"
+
+#include <gtest/gtest.h>
+
+#include "model/resources.h"
+
+namespace abacus {
+namespace {
+
+TEST(ExtendedResourceTest, ParsesNamesAndRejectsReservedOnes) {
+  EXPECT_TRUE(ExtendedResource::Parse("rdma/hca").ok());
+  EXPECT_TRUE(ExtendedResource::Parse("ephemeral-storage").ok());
+  EXPECT_TRUE(ExtendedResource::Parse("license/matlab").ok());
+  EXPECT_FALSE(ExtendedResource::Parse("cpu").ok());
+  EXPECT_FALSE(ExtendedResource::Parse("memory").ok());
+  EXPECT_FALSE(ExtendedResource::Parse("gpu/nvidia").ok());
+  EXPECT_FALSE(ExtendedResource::Parse("RDMA/hca").ok());
+  EXPECT_FALSE(ExtendedResource::Parse("rdma/").ok());
+  EXPECT_FALSE(ExtendedResource::Parse("").ok());
+}
+
+TEST(ExtendedResourceTest, AmountsAreWholeUnitsOrBytes) {
+  auto hca = ExtendedResource::Parse("rdma/hca").value();
+  EXPECT_FALSE(hca.is_bytes());
+  EXPECT_EQ(hca.ParseAmount("4").value(), 4);
+  EXPECT_FALSE(hca.ParseAmount("500m").ok());
+  EXPECT_FALSE(hca.ParseAmount("-1").ok());
+  auto disk = ExtendedResource::Parse("ephemeral-storage").value();
+  EXPECT_TRUE(disk.is_bytes());
+  EXPECT_EQ(disk.ParseAmount("500Gi").value(), int64_t{500} << 30);
+  EXPECT_EQ(disk.FormatAmount(int64_t{500} << 30), "500Gi");
+  EXPECT_EQ(hca.FormatAmount(4), "4");
+}
+
+TEST(ExtendedResourceTest, ResourceVectorsCarryThemBesideDevices) {
+  ExtendedId hca = ExtendedResource::Parse("rdma/hca").value().Intern();
+  EXPECT_EQ(ExtendedResource::Parse("rdma/hca").value().Intern(), hca);
+  ResourceVector v;
+  v.Set(ResourceKey::Cpu(), 2000);
+  v.Set(ResourceKey::Extended(hca), 3);
+  EXPECT_EQ(v.extended(hca), 3);
+  EXPECT_EQ(v.cpu_milli(), 2000);
+  EXPECT_EQ(ResourceKey::Unpack(ResourceKey::Extended(hca).packed()), ResourceKey::Extended(hca));
+  EXPECT_NE(ResourceKey::Extended(0).packed(), ResourceKey::DeviceMemory(0).packed());
+  EXPECT_NE(v.ToString().find("rdma/hca=3"), std::string::npos);
+  ResourceVector limit;
+  limit.Set(ResourceKey::Cpu(), 4000);
+  limit.Set(ResourceKey::Extended(hca), 2);
+  EXPECT_FALSE(v.FitsIn(limit));
+}
+
+TEST(ExtendedResourceTest, ParsesDeclarationLists) {
+  auto m = ParseExtendedList("rdma/hca=4,ephemeral-storage=500Gi,license/matlab=0").value();
+  EXPECT_EQ(m.at("rdma/hca"), 4);
+  EXPECT_EQ(m.at("ephemeral-storage"), int64_t{500} << 30);
+  EXPECT_EQ(m.at("license/matlab"), 0);
+  EXPECT_FALSE(ParseExtendedList("rdma/hca").ok());
+  EXPECT_FALSE(ParseExtendedList("cpu=4").ok());
+}
+
+}  // namespace
+}  // namespace abacus
