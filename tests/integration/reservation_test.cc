@@ -31,12 +31,16 @@ kind: Queue
 name: q1
 tenant: t1
 quotas:
+  - {resource: cpu, nominal: 100}
+  - {resource: memory, nominal: 1Ti}
   - {resource: gpu/nvidia/A100-80G, nominal: 8}
 ---
 kind: Queue
 name: q2
 tenant: t2
 quotas:
+  - {resource: cpu, nominal: 100}
+  - {resource: memory, nominal: 1Ti}
   - {resource: gpu/nvidia/A100-80G, nominal: 8}
 ---
 kind: User
@@ -84,7 +88,7 @@ TEST(ReservationTest, OwnerOnlyDuringTheWindowThenEveryone) {
   EXPECT_NE(listed.out.find("Active"), std::string::npos) << listed.out;
 
   // t2's work waits though gpu-a has room; t1's runs there.
-  ASSERT_EQ(admin.Post("/api/v1/workloads", Job("other", "t2/p2", "q2"), "application/yaml").status, 201);
+  { auto sub = admin.Post("/api/v1/workloads", Job("other", "t2/p2", "q2"), "application/yaml"); ASSERT_EQ(sub.status, 201) << sub.text; }
   ASSERT_EQ(admin.Post("/api/v1/workloads", Job("mine", "t1/p1", "q1"), "application/yaml").status, 201);
   auto state = [&](const std::string& w) { return admin.Get("/api/v1/workloads/" + w).body.value("state", ""); };
   ASSERT_TRUE(WaitFor([&] { return state("mine") == "Admitted" || state("mine") == "Running"; })) << state("mine");
