@@ -290,6 +290,29 @@ void PoolTable(const json& items, std::ostream& out) {
   PrintTable(out, {"NAME", "CLUSTER", "PURPOSE", "NODES", "TENANTS", "DECLARED"}, rows);
 }
 
+void ReservationTable(const json& items, std::ostream& out) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : items) {
+    std::string owner = Str(r, "tenant");
+    if (owner.empty() && !Str(r, "queue").empty()) owner = "queue " + Str(r, "queue");
+    if (owner.empty() && !Str(r, "user").empty()) owner = "user " + Str(r, "user");
+    if (owner.empty()) owner = "maintenance";
+    std::string holds;
+    if (r.contains("devices")) {
+      holds = std::to_string(r["devices"].value("count", 0)) + " " + r["devices"].value("flavor", "");
+    } else {
+      for (const auto& n : r.value("nodes", json::array())) holds += (holds.empty() ? "" : ",") + n.get<std::string>();
+    }
+    std::string held;
+    for (const auto& n : r.value("nodesHeld", json::array())) held += (held.empty() ? "" : ",") + n.get<std::string>();
+    const json window = r.value("window", json::object());
+    std::string every = r.contains("recurrence") ? r["recurrence"].value("every", "-") : "-";
+    rows.push_back({Str(r, "name"), owner, holds, window.value("start", "-"), window.value("end", "-"), every,
+                    r.value("drain", false) ? "yes" : "no", Str(r, "state", "-"), held.empty() ? "-" : held});
+  }
+  PrintTable(out, {"NAME", "FOR", "HOLDS", "START", "END", "EVERY", "DRAIN", "STATE", "NODES"}, rows);
+}
+
 void TenantTable(const json& items, std::ostream& out) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& t : items) {
@@ -361,6 +384,7 @@ std::optional<KindInfo> Kind(const std::string& k) {
       {"priorityclass", {"priorityclasses", GenericTable}}, {"pools", {"pools", PoolTable}},
       {"pool", {"pools", PoolTable}},
       {"clusters", {"clusters", ClusterTable}},     {"cluster", {"clusters", ClusterTable}},
+      {"reservations", {"reservations", ReservationTable}}, {"reservation", {"reservations", ReservationTable}},
       {"users", {"users", UserTable}},               {"user", {"users", UserTable}},
       {"policies", {"policies", PolicyTable}},       {"policy", {"policies", PolicyTable}},
       {"admissionpolicies", {"policies", PolicyTable}}, {"admissionpolicy", {"policies", PolicyTable}},
@@ -376,7 +400,8 @@ std::optional<KindInfo> Kind(const std::string& k) {
 }
 
 constexpr char kKinds[] =
-    "workloads, nodes, devices, queues, tenants, flavors, projects, cohorts, priorityclasses, pools, clusters, users, "
+    "workloads, nodes, devices, queues, tenants, flavors, projects, cohorts, priorityclasses, pools, clusters, "
+    "reservations, users, "
     "policies, evaluations, shares, endpoints";
 
 // "error: unknown kind 'workloda'; did you mean 'workload'? (expected ...)"; returns 2.
@@ -384,7 +409,7 @@ int UnknownKind(const std::string& kind) {
   static const std::vector<std::string> names = {
       "workloads", "workload", "wl", "nodes", "node", "devices", "device", "queues", "queue", "tenants", "tenant",
       "flavors", "flavor", "projects", "project", "cohorts", "cohort", "priorityclasses", "priorityclass", "pools",
-      "pool", "clusters", "cluster", "users", "user", "policies", "policy", "admissionpolicies", "admissionpolicy",
+      "pool", "clusters", "cluster", "reservations", "reservation", "users", "user", "policies", "policy", "admissionpolicies", "admissionpolicy",
       "evaluations", "evaluation", "eval", "shares", "share", "endpoints", "endpoint", "ep"};
   std::string hint = DidYouMean(kind, names);
   std::cerr << "error: unknown kind '" << kind << "'" << (hint.empty() ? "" : ";" + hint) << " (expected " << kKinds
@@ -809,6 +834,23 @@ int RunCancel(const Common& c, const std::string& w, const std::string& reason) 
   return kExitOk;
 }
 
+// abacus delete reservation NAME: only reservations are deleted this way (workloads are cancelled).
+int RunDelete(const Common& c, const std::string& kind, const std::string& name) {
+  if (kind != "reservation" && kind != "reservations") {
+    std::cerr << "error: delete takes reservation NAME (a workload: abacus cancel; other configuration stays)\n";
+    return kExitUsage;
+  }
+  ApiClient api = Client(c);
+  ApiResponse r = api.Delete("/api/v1/reservations/" + UrlEncode(name));
+  if (!r.ok()) return Fail(r);
+  if (c.output != "table") {
+    PrintDocument(std::cout, r.body, c.output);
+  } else {
+    std::cout << "reservation " << name << " deleted\n";
+  }
+  return kExitOk;
+}
+
 int RunScale(const Common& c, const std::string& w, int replicas) {
   ApiClient api = Client(c);
   ApiResponse r = api.PostIdempotent("/api/v1/workloads/" + UrlEncode(w) + "/scale", json{{"replicas", replicas}}.dump(),
@@ -991,6 +1033,18 @@ void AddClientVerbs(CLI::App& app, int* exit_code) {
       args.reason = *reason;
       *exit_code = RunBulkCancel(args);
     });
+  }
+  {
+    auto c = std::make_shared<Common>();
+    auto kind = std::make_shared<std::string>();
+    auto name = std::make_shared<std::string>();
+    CLI::App* cmd = app.add_subcommand("delete", "Delete a reservation (kind Reservation; admins). Nodes its maintenance "
+                                                 "window cordoned are uncordoned.\n"
+                                                 "Example: abacus delete reservation node3-maint");
+    cmd->add_option("KIND", *kind, "reservation")->required();
+    cmd->add_option("NAME", *name, "its name")->required();
+    AddConnectionFlags(cmd, c.get());
+    cmd->callback([=] { *exit_code = RunDelete(*c, *kind, *name); });
   }
   AddLogsCommand(app, exit_code);  // logs_cmd.cc
   {

@@ -10,6 +10,7 @@ namespace {
 
 struct Hours {
   ResourceTime total = 0, allocated = 0, down = 0, drained = 0;  // milli-devices × us
+  ResourceTime reserved_idle = 0;  // reserved for an owner, not used by it
 };
 
 // The group cells of a device on `node` of `flavor`: flavor first, then pool/cluster as asked.
@@ -53,6 +54,23 @@ Result<Table> UtilizationReport(std::span<const CapacitySpan> capacity, std::spa
     groups[Cells(iv.flavor, iv.node, options.by, options)].allocated +=
         static_cast<ResourceTime>(iv.device_milli) * (b - a).count();
   }
+  // Reserved-idle: each reservation window's devices less what the owner's work held there then.
+  for (const ReservedSpan& r : options.reserved) {
+    const Time a = std::max(r.from, w.from);
+    const Time b = std::min(r.to, w.end());
+    if (a >= b || r.devices <= 0) continue;
+    ResourceTime reserved = static_cast<ResourceTime>(r.devices) * 1000 * (b - a).count();
+    ResourceTime used = 0;
+    for (const UsageInterval& iv : intervals) {
+      if (iv.device_milli <= 0 || iv.node != r.node || iv.flavor != r.flavor) continue;
+      const bool owner = (!r.tenant.empty() && iv.tenant == r.tenant) || (!r.queue.empty() && iv.queue == r.queue) ||
+                         (!r.user.empty() && iv.user == r.user);
+      if (!owner) continue;
+      auto [ia, ib] = Clip(iv, a, b, w.now);
+      if (ia < ib) used += static_cast<ResourceTime>(iv.device_milli) * (ib - ia).count();
+    }
+    groups[Cells(r.flavor, r.node, options.by, options)].reserved_idle += std::max<ResourceTime>(0, reserved - used);
+  }
   Table table;
   table.title = "device utilization " + FormatTime(w.from) + " .. " + FormatTime(w.to);
   table.columns.push_back({"flavor", false});
@@ -60,23 +78,28 @@ Result<Table> UtilizationReport(std::span<const CapacitySpan> capacity, std::spa
     if (k != GroupKey::kFlavor) table.columns.push_back({std::string(GroupKeyName(k)), false});
   }
   for (const char* name : {"reportedDeviceHours", "allocatedDeviceHours", "idleDeviceHours", "downDeviceHours",
-                           "drainedDeviceHours", "allocatedPercent", "idlePercent", "downPercent", "drainedPercent"}) {
+                           "drainedDeviceHours", "reservedIdleDeviceHours", "allocatedPercent", "idlePercent",
+                           "downPercent", "drainedPercent", "reservedIdlePercent"}) {
     table.columns.push_back({name, true});
   }
   for (const auto& [key, h] : groups) {
     // Work on a node whose history is incomplete (older than the node events) can exceed what
     // the spans saw; idle never goes below zero.
-    const ResourceTime idle = std::max<ResourceTime>(0, h.total - h.down - h.drained - h.allocated);
+    // Reserved-idle is counted apart from idle (never more than what was otherwise idle).
+    const ResourceTime unused = std::max<ResourceTime>(0, h.total - h.down - h.drained - h.allocated);
+    const ResourceTime reserved_idle = std::min(unused, h.reserved_idle);
+    const ResourceTime idle = unused - reserved_idle;
     std::vector<std::string> row = key;
-    for (ResourceTime v : {h.total, h.allocated, idle, h.down, h.drained}) row.push_back(FormatMilliHours(v));
-    for (ResourceTime v : {h.allocated, idle, h.down, h.drained}) {
+    for (ResourceTime v : {h.total, h.allocated, idle, h.down, h.drained, reserved_idle}) row.push_back(FormatMilliHours(v));
+    for (ResourceTime v : {h.allocated, idle, h.down, h.drained, reserved_idle}) {
       row.push_back(h.total == 0 ? "" : FormatPercent(static_cast<double>(v) / static_cast<double>(h.total)));
     }
     table.rows.push_back(std::move(row));
   }
   table.notes.push_back(
       "reported: every device that existed, over its node's life within the window; allocated: what work held "
-      "(shares as fractions); down: on NotReady nodes; drained: on Cordoned, Draining or Drained nodes; idle: the rest");
+      "(shares as fractions); down: on NotReady nodes; drained: on Cordoned, Draining or Drained nodes; reservedIdle: held by a reservation for its owner in its window "
+      "and not used by the owner; idle: the rest");
   return table;
 }
 

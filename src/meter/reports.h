@@ -66,15 +66,30 @@ struct ShortageReportOptions {
 Result<Table> ShortageReport(std::span<const ShortageInterval> shortages,
                              const ShortageReportOptions& options);
 
+// Devices a reservation (kind Reservation) held for its owner over one window: reserved
+// device-hours, of which what the owner's work did not use is reserved-idle.
+struct ReservedSpan {
+  std::string reservation;
+  std::string node;
+  std::string flavor;
+  int64_t devices = 0;
+  Time from{};
+  Time to{};
+  std::string tenant, queue, user;  // the owner (one of them)
+};
+
 struct UtilizationReportOptions {
   ReportWindow window;
   Grouping by;  // flavor (always first), pool, cluster; no buckets
   // Where each node is (node → {cluster, pool}); a node no longer known reads as "-".
   std::map<std::string, std::pair<std::string, std::string>> node_places;
+  // Reservations' windows with an owner (maintenance windows are drained time already).
+  std::vector<ReservedSpan> reserved;
 };
 // The cluster's device-hours as sreport's "cluster utilization" counts them: what existed (over
 // each device's life, capacity.h), of which allocated (usage intervals), down (NotReady),
-// drained (Cordoned, Draining, Drained) and idle (the rest), with percentages of what existed.
+// drained (Cordoned, Draining, Drained), reserved-idle (held by a reservation for its owner, not
+// used by the owner) and idle (the rest), with percentages of what existed.
 Result<Table> UtilizationReport(std::span<const CapacitySpan> capacity, std::span<const UsageInterval> intervals,
                                 const UtilizationReportOptions& options);
 

@@ -232,5 +232,36 @@ TEST(UtilizationReportTest, ReportedHoursSplitIntoAllocatedIdleDownAndDrained) {
   EXPECT_FALSE(UtilizationReport(capacity, intervals, o).ok());
 }
 
+TEST(UtilizationReportTest, ReservedIdleIsCountedApartFromIdle) {
+  const std::string f = kA100;
+  // n1: 4 devices for 10 h. A reservation holds them for team nlp from 2:00 to 6:00; nlp's work
+  // uses 2 of them 3:00–5:00 (4 device-hours), other work 1 device 7:00–9:00 (2 device-hours).
+  std::vector<CapacitySpan> capacity = {{"n1", f, 4, T(1, 0), T(1, 10), NodeCondition::kUp}};
+  std::vector<UsageInterval> intervals = {
+      scenario::Closed(scenario::Task("w", "t", "nlp", "q", "TrainingJob", "n1", f, 2000, 1, 1, T(1, 3)), T(1, 5),
+                       EndReason::kSucceeded),
+      scenario::Closed(scenario::Task("o", "t", "cv", "q2", "TrainingJob", "n1", f, 1000, 1, 1, T(1, 7)), T(1, 9),
+                       EndReason::kSucceeded)};
+  UtilizationReportOptions o;
+  o.window = {T(1, 0), T(1, 10), T(1, 10)};
+  o.reserved = {{"r1", "n1", f, 4, T(1, 2), T(1, 6), "nlp", "", ""}};
+  const ResourceTime hour = 1000LL * 3'600'000'000LL;
+  auto t = UtilizationReport(capacity, intervals, o);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->rows.size(), 1u);
+  auto cell = [&](const char* c) { return t->rows[0][static_cast<size_t>(t->ColumnIndex(c))]; };
+  EXPECT_EQ(cell("reportedDeviceHours"), FormatMilliHours(40 * hour));
+  EXPECT_EQ(cell("allocatedDeviceHours"), FormatMilliHours(6 * hour));
+  EXPECT_EQ(cell("reservedIdleDeviceHours"), FormatMilliHours(12 * hour));  // 16 reserved, 4 used by nlp
+  EXPECT_EQ(cell("idleDeviceHours"), FormatMilliHours(22 * hour));          // 40 - 6 - 12
+  EXPECT_EQ(cell("reservedIdlePercent"), FormatPercent(0.3));
+  // Without reservations the column is zero and idle is all that was unused.
+  o.reserved.clear();
+  auto plain = UtilizationReport(capacity, intervals, o);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->rows[0][static_cast<size_t>(plain->ColumnIndex("reservedIdleDeviceHours"))], FormatMilliHours(0));
+  EXPECT_EQ(plain->rows[0][static_cast<size_t>(plain->ColumnIndex("idleDeviceHours"))], FormatMilliHours(34 * hour));
+}
+
 }  // namespace
 }  // namespace abacus::meter

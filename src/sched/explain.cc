@@ -46,6 +46,7 @@ std::string_view FilterReasonName(FilterReason r) {
     case FilterReason::kDeviceMemory: return "device memory";
     case FilterReason::kTopology: return "topology";
     case FilterReason::kReserved: return "reserved for a gang";
+    case FilterReason::kWindowReserved: return "reservation";
     case FilterReason::kMaxPerNode: return "maxPerNode";
     case FilterReason::kSpread: return "spread (maxSkew)";
     case FilterReason::kAntiAffinity: return "anti-affinity";
@@ -124,6 +125,9 @@ std::string DescribePlacement(const PlacementDetail& d) {
     }
     if (static_cast<FilterReason>(i) == FilterReason::kSelector && !d.selector_needed.empty()) {
       filtered += " (needs " + d.selector_needed + ")";
+    }
+    if (static_cast<FilterReason>(i) == FilterReason::kWindowReserved && !d.reservation_note.empty()) {
+      filtered += " (" + d.reservation_note + ")";
     }
     const bool rule = static_cast<FilterReason>(i) >= FilterReason::kMaxPerNode;
     if (rule && !d.rule_example.empty() && filtered.find(d.rule_example) == std::string::npos) {

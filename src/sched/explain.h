@@ -28,6 +28,7 @@ enum class FilterReason : uint8_t {
   kDeviceMemory,  // devices free but with too little device memory
   kTopology,      // enough devices, but not inside one interconnect domain / NUMA node
   kReserved,      // held for a blocked gang workload ahead in order
+  kWindowReserved,// a time-window reservation (kind Reservation) holds it for someone else
   kMaxPerNode,    // room, but the group's maxPerNode tasks are there already
   kSpread,        // room, but one more task would break the group's spread (maxSkew) or the node lacks its label
   kAntiAffinity,  // room, but it runs a service that anti-affinity keeps apart from this one
@@ -51,6 +52,7 @@ struct PlacementDetail {
   std::string rule_example;    // the first node a placement rule ruled out, with numbers
   int32_t max_per_node = 0;    // the group's maxPerNode (0: none)
   int32_t rule_room = 0;       // with maxPerNode: tasks the nodes that fit one could still take
+  std::string reservation_note;// the first time-window reservation that ruled out a node, why
 };
 
 enum class PendingCode : uint8_t {

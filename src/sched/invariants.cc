@@ -53,11 +53,17 @@ Status CheckInvariants(const Snapshot& s, const CycleResult& result) {
   for (const auto& w : s.workloads) {
     if (w.admitted) ABACUS_RETURN_IF_ERROR(apply(w, w.group_flavors, w.placements));
   }
+  // New admissions honour time-window reservations too (work admitted before a window keeps
+  // running there, so only from here on).
+  if (!s.window_reservations.empty()) {
+    filters.SetReservations(ReservationGate(s.nodes, s.queues, s.window_reservations, s.now));
+  }
   std::set<std::string> admitted;
   for (const auto& a : result.admissions) {
     const WorkloadInfo& w = s.workloads[a.workload];
     if (w.admitted) return Internal(w.id + ": admitted twice");
     if (!admitted.insert(w.id).second) return Internal(w.id + ": admitted twice in one cycle");
+    filters.PrepareFor(w);
     ABACUS_RETURN_IF_ERROR(apply(w, a.group_flavors, a.placements));
     std::set<std::string> clusters;
     for (const auto& p : a.placements) clusters.insert(s.nodes[p.node].cluster);

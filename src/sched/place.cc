@@ -135,6 +135,7 @@ FilterReason Placer::StaticFilter(NodeIndex n, QueueIndex q, const TaskRequest& 
     }
     if (version == nullptr || !VersionSatisfies(*version, req)) return FilterReason::kRuntime;
   }
+  if (gate_.Blocks(n)) return FilterReason::kWindowReserved;
   return FilterReason::kCount;
 }
 
@@ -473,6 +474,7 @@ std::vector<int32_t> Placer::RankClusters(const WorkloadInfo& w, const std::vect
 bool Placer::Place(const WorkloadInfo& w, WorkloadIndex self, const std::vector<FlavorId>& flavors,
                    const std::vector<WorkloadIndex>& reserved_by, std::vector<TaskPlacement>* out,
                    PlacementDetail* why) {
+  gate_.For(w);
   // 1) Reserved pools hold: every task with one is placed inside it. 2) Only when that fails
   // and the tasks allow overflow, again with their pools open (the why of pass 1 stays).
   if (PlaceInClusters(w, self, flavors, reserved_by, out, why)) return true;
@@ -578,6 +580,7 @@ int64_t Placer::CpuCloseness(NodeIndex n, const TaskRequest& t) const {
 PlacementDetail Placer::Explain(const WorkloadInfo& w, int32_t group, FlavorId flavor,
                                 const std::vector<WorkloadIndex>& reserved_by, WorkloadIndex self) {
   PlacementDetail d;
+  gate_.For(w);
   const TaskRequest& t = w.groups[group].task;
   d.group = group;
   d.flavor = flavor;
@@ -614,6 +617,7 @@ PlacementDetail Placer::Explain(const WorkloadInfo& w, int32_t group, FlavorId f
       continue;
     }
     ++d.filtered[static_cast<size_t>(r)];
+    if (r == FilterReason::kWindowReserved && d.reservation_note.empty()) d.reservation_note = gate_.Why(n);
     // Closest candidate: passes the static filters, has the flavor, and has the most of it free;
     // CPU-only work: the smallest shortfall of cpu and memory, each relative to the request.
     if (r >= FilterReason::kCpu && r <= FilterReason::kTopology && r != FilterReason::kNoDevice) {

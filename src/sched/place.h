@@ -12,6 +12,7 @@
 #include "sched/explain.h"
 #include "sched/fragmentation.h"
 #include "sched/types.h"
+#include "sched/window_reservation.h"
 
 namespace abacus::sched {
 
@@ -56,7 +57,14 @@ class Placer {
   PlacementDetail Explain(const WorkloadInfo& w, int32_t group, FlavorId flavor,
                           const std::vector<WorkloadIndex>& reserved_by, WorkloadIndex self);
 
-  // Returns the first static filter node `n` fails for a task (kCount = passes).
+  // Sets the cycle's time-window reservations (an empty gate: none, no cost).
+  void SetReservations(ReservationGate gate) { gate_ = std::move(gate); }
+  // Makes the static filters judge reservations for `w` (Place and Explain do it themselves).
+  void PrepareFor(const WorkloadInfo& w) { gate_.For(w); }
+  const ReservationGate& reservations() const { return gate_; }
+
+  // Returns the first static filter node `n` fails for a task (kCount = passes); a time-window
+  // reservation is judged for the workload last given to PrepareFor, Place or Explain.
   FilterReason StaticFilter(NodeIndex n, QueueIndex q, const TaskRequest& t, FlavorId flavor) const;
 
  private:
@@ -92,6 +100,7 @@ class Placer {
   bool overflowing_ = false;   // during Place's second pass: tasks with pool_overflow may leave their reserved pool
   // During PlaceAll: the placement rules of the group being placed (empty: none bind it).
   RuleProbe probe_;
+  ReservationGate gate_;
   bool Ruled(NodeIndex n) const { return !probe_.empty() && state_.rules().Check(probe_, n).blocks(); }
   // Per-attempt cache of static filter results.
   uint32_t attempt_ = 0;

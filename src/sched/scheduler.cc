@@ -105,6 +105,9 @@ class Cycle {
         tree_epoch_(s.cohorts.size() + s.queues.size(), 0),
         admitted_since_(s.cohorts.size() + s.queues.size()) {
     if (cluster_.num_clusters() > 1 || !s.clusters.empty()) placer_.SetClusterRules(s.queues, s.clusters);
+    if (!s.window_reservations.empty()) {
+      placer_.SetReservations(ReservationGate(s.nodes, s.queues, s.window_reservations, s.now));
+    }
     cluster_.SetRules(s.workloads);
   }
 
@@ -414,6 +417,10 @@ PlacementDetail Cycle::ExplainPlacement(WorkloadIndex w, const Option& o) {
   FlavorId f = g < static_cast<int32_t>(o.flavors.size()) ? o.flavors[g] : kCpuFlavorId;
   PlacementDetail d;
   std::string key = ShapeKey(wl, g, f, cluster_.rules().active());
+  if (!placer_.reservations().empty()) {
+    placer_.PrepareFor(wl);
+    key += placer_.reservations().Key();
+  }
   auto it = explain_cache_.find(key);
   if (it != explain_cache_.end()) {
     d = it->second;
@@ -431,6 +438,7 @@ PlacementDetail Cycle::ExplainPlacement(WorkloadIndex w, const Option& o) {
 
 bool Cycle::Reserve(WorkloadIndex w, const std::vector<FlavorId>& flavors) {
   const WorkloadInfo& wl = s_.workloads[w];
+  placer_.PrepareFor(wl);
   std::vector<NodeIndex> chosen;
   for (size_t g = 0; g < wl.groups.size(); ++g) {
     const TaskRequest& t = wl.groups[g].task;
@@ -613,6 +621,7 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
         msg = "room exists only on nodes held for gang workload(s) " + holder + " ahead of it";
       }
     }
+    if (code == PendingCode::kPlacement && !d.reservation_note.empty()) msg += "; " + d.reservation_note;
     PendingReason& r = Pend(w, code, msg);
     r.placement = d;
     if (tried_preemption) r.preemption = why_not;
@@ -771,7 +780,7 @@ std::string Cycle::NeverPlaceableGroup(const WorkloadInfo& wl, size_t g, FlavorI
       int64_t nodes = 0;
       for (NodeIndex n = 0; n < cluster_.num_nodes(); ++n) {
         FilterReason r = placer_.StaticFilter(n, wl.queue, t, f);
-        if (r != FilterReason::kCount && r != FilterReason::kNotReady) continue;
+        if (r != FilterReason::kCount && r != FilterReason::kNotReady && r != FilterReason::kWindowReserved) continue;
         bool has = !t.needs_devices() || f == kCpuFlavorId;
         for (const auto& d : s_.nodes[n].devices) has |= d.flavor == f;
         nodes += has;
@@ -787,7 +796,7 @@ std::string Cycle::NeverPlaceableGroup(const WorkloadInfo& wl, size_t g, FlavorI
     bool any = false;
     for (NodeIndex n = 0; n < cluster_.num_nodes() && !any; ++n) {
       FilterReason r = placer_.StaticFilter(n, wl.queue, t, f);
-      if (r == FilterReason::kCount || r == FilterReason::kNotReady) {
+      if (r == FilterReason::kCount || r == FilterReason::kNotReady || r == FilterReason::kWindowReserved) {
         bool has = !t.needs_devices() || f == kCpuFlavorId;
         for (const auto& d : s_.nodes[n].devices) has |= d.flavor == f;
         any = has;

@@ -45,6 +45,8 @@ struct Snapshot {
   // half-life is 0). After guaranteed quota it orders queues whose head would borrow (higher
   // factor first, DRF breaking ties) and picks which borrower is reclaimed first.
   std::vector<QueueShare> fair_share;
+  // Time-window reservations (window_reservation.h); empty: no cost at all.
+  std::vector<WindowReservation> window_reservations;
 };
 
 struct SchedulerConfig {

@@ -27,6 +27,24 @@ QuotaInfo ToQuotaInfo(const Quota& q) {
   return out;
 }
 
+WindowReservation ToWindowReservation(const ReservationConfig& r) {
+  WindowReservation w;
+  w.name = r.name;
+  w.nodes = r.nodes;
+  if (r.count > 0) w.flavor = r.flavor.Intern();
+  w.devices = r.count;
+  w.pool = r.pool;
+  w.cluster = r.cluster;
+  w.tenant = r.tenant;
+  w.queue = r.queue;
+  w.user = r.user;
+  w.start = r.start;
+  w.end = r.end;
+  w.every = r.every;
+  w.drain = r.drain;
+  return w;
+}
+
 std::vector<std::string> AddTenancy(const TenancyConfig& config, Snapshot* snapshot,
                                     std::map<std::string, int>* queue_index) {
   std::vector<std::string> problems;
@@ -78,6 +96,7 @@ std::vector<std::string> AddTenancy(const TenancyConfig& config, Snapshot* snaps
     if (!p->tenants.empty()) snapshot->pool_tenants[p->name] = p->tenants;
   }
   for (const ClusterConfig* c : config.clusters()) snapshot->clusters.push_back({c->name, c->labels});
+  for (const ReservationConfig* r : config.reservations()) snapshot->window_reservations.push_back(ToWindowReservation(*r));
   return problems;
 }
 

@@ -17,8 +17,11 @@ ResourceKey QuotaKey(const QuotaResource& r);
 // A queue's or cohort's quota entry in the scheduler's units (milli-cpu, bytes, milli-devices).
 QuotaInfo ToQuotaInfo(const Quota& q);
 
+// A kind Reservation in the scheduler's terms.
+WindowReservation ToWindowReservation(const ReservationConfig& r);
+
 // Appends `config`'s cohorts and queues (in the configuration's order), flavor weights, pools with
-// their tenants and clusters to `snapshot`; fills `queue_index` (name → position) when given.
+// their tenants, clusters and reservations to `snapshot`; fills `queue_index` (name → position) when given.
 // A queue's cohort or a cohort's parent that the configuration lacks is left out and named in
 // the returned problems ("queue q: unknown cohort c"): the simulator refuses such a
 // configuration, the server (which checked references at apply) logs them.

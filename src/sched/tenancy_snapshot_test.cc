@@ -82,5 +82,62 @@ TEST(TenancySnapshotTest, ReferencesToMissingCohortsAreLeftOutAndNamed) {
   EXPECT_EQ(s.queues[0].cohort, kNone);
 }
 
+// kind Reservation reaches the scheduler as a WindowReservation; YAML and JSON decode alike.
+TEST(TenancySnapshotTest, ReservationsBecomeWindowReservations) {
+  TenancyConfig config = Config(R"(kind: Reservation
+name: team-a-a100
+devices: {flavor: gpu/nvidia/A100-80G, count: 4, pool: train}
+tenant: team-a
+start: 2026-12-05T02:00:00Z
+end: 2026-12-05T06:00:00Z
+recurrence: daily
+---
+kind: Reservation
+name: node3-maint
+nodes: [node-3]
+start: 2026-12-06T02:00:00Z
+end: 2026-12-06T04:00:00Z
+recurrence: {every: 168h}
+drain: true
+drainGrace: 30m
+)");
+  Snapshot s;
+  AddTenancy(config, &s);
+  ASSERT_EQ(s.window_reservations.size(), 2u);
+  const WindowReservation& a = s.window_reservations[0];
+  EXPECT_EQ(a.name, "team-a-a100");
+  EXPECT_EQ(Flavor::FromId(a.flavor).name(), "gpu/nvidia/A100-80G");
+  EXPECT_EQ(a.devices, 4);
+  EXPECT_EQ(a.pool, "train");
+  EXPECT_EQ(a.tenant, "team-a");
+  EXPECT_EQ(FormatTime(a.start), "2026-12-05T02:00:00.000Z");
+  EXPECT_EQ(a.every, std::chrono::hours(24));
+  const WindowReservation& m = s.window_reservations[1];
+  EXPECT_EQ(m.nodes, std::vector<std::string>{"node-3"});
+  EXPECT_TRUE(m.drain);
+  EXPECT_EQ(m.every, std::chrono::hours(168));
+  EXPECT_EQ(config.FindReservation("node3-maint")->drain_grace, std::chrono::minutes(30));
+}
+
+TEST(TenancySnapshotTest, ReservationMistakesAreReportedAtTheirFields) {
+  ParsedDocuments parsed = ParseDocuments(R"(kind: Reservation
+name: bad
+nodes: [n1]
+devices: {flavor: gpu/nvidia/A100-80G, count: 0}
+tenant: a
+user: bob
+start: 2026-12-05T06:00:00Z
+end: 2026-12-05T02:00:00Z
+recurrence: hourly
+)",
+                                          "r.yaml");
+  const std::string text = parsed.diagnostics.ToString();
+  EXPECT_NE(text.find("give nodes or devices, one of them"), std::string::npos) << text;
+  EXPECT_NE(text.find("devices.count: must be at least 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("a reservation is for one owner"), std::string::npos) << text;
+  EXPECT_NE(text.find("end: must be after start"), std::string::npos) << text;
+  EXPECT_NE(text.find("expected daily, weekly or {every: DURATION}"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace abacus::sched

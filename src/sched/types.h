@@ -235,6 +235,10 @@ struct WorkloadInfo {
   std::vector<FlavorId> group_flavors;  // chosen accelerator flavor per group (kCpuFlavorId: none)
   std::vector<TaskPlacement> placements;
   Time admitted_at{};
+  // Time-window reservations (WindowReservation): who submitted it (a reservation may be for a
+  // user) and its declared maxRuntime (0: none; such work never runs on capacity reserved later).
+  std::string user;
+  Duration max_runtime{0};
 };
 
 // ---------------------------------------------------------------- decisions
@@ -264,6 +268,25 @@ struct Preemption {
   std::string preemptor_id;
   PreemptionReason reason = PreemptionReason::kMakeRoom;
   int64_t grace_seconds = 0;
+};
+
+// A time-window reservation (kind Reservation, docs/scheduler.md "Reservations"): nodes held for
+// an owner from `start` to `end`, optionally every `every`. It holds the `nodes` named, or nodes
+// (in node order) with at least `devices` devices of `flavor` in `pool`/`cluster`.
+// During a window only the owner's work (tenant, queue or user; none: maintenance) may be placed
+// there; before it, other work only when its maxRuntime ends by `start`.
+struct WindowReservation {
+  std::string name;
+  std::vector<std::string> nodes;
+  FlavorId flavor = kCpuFlavorId;
+  int32_t devices = 0;
+  std::string pool;
+  std::string cluster;
+  std::string tenant, queue, user;
+  Time start{};
+  Time end{};
+  Duration every{0};  // recurrence period; 0 = once
+  bool drain = false; // maintenance: the server drains its nodes ahead of the window
 };
 
 // Nodes held for a blocked gang workload at the head of its queue: other work does not

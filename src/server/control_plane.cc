@@ -20,6 +20,7 @@
 #include "server/node_history.h"
 #include "server/node_liveness.h"
 #include "server/quota_view.h"
+#include "server/reservations_api.h"
 #include "server/reserved_pool.h"
 #include "server/workload_update.h"
 #include "server/elastic_units.h"
@@ -709,6 +710,7 @@ void ControlPlane::Loop() {
     ProcessTaskReports(reports);
     CheckNodeLiveness();
     TickControllers();
+    MaintainReservations();  // nothing unless a reservation drains (reservations_api.cc)
     ProgressDrains();  // nothing unless a node is Draining (fleet.cc)
     if (clock_.Now() - idempotency_purged_ >= std::chrono::hours(1)) {
       idempotency_purged_ = clock_.Now();
@@ -1510,6 +1512,15 @@ json ControlPlane::ListConfig(const std::string& kind) const {
     items.push_back(std::move(j));
   }
   if (kind == "pool") AddPoolTenants(ledger_, items);  // each pool's tenants and nodes (quota_view.h)
+  if (kind == "reservation") {  // each one's window in force or next and the nodes it holds
+    const auto held = ledger_.ReservationNodes();
+    const auto all = ledger_.config().reservations();
+    for (auto& item : items) {
+      for (size_t i = 0; i < all.size() && i < held.size(); ++i) {
+        if (all[i]->name == item.value("name", "")) AddReservationStatus(*all[i], held[i], clock_.Now(), item);
+      }
+    }
+  }
   return {{"items", items}};
 }
 

@@ -284,8 +284,11 @@ class ControlPlane {
   // GET /api/v1/shares (shares_api.h): every queue's fair share over time, like sshare.
   nlohmann::json ListShares() const;
   Result<nlohmann::json> GetQueue(const std::string& name) const;
-  // kind: "tenant", "project", "cohort", "priorityclass", "pool", "cluster"
+  // kind: "tenant", "project", "cohort", "priorityclass", "pool", "cluster", "reservation"
   nlohmann::json ListConfig(const std::string& kind) const;
+  // DELETE /api/v1/reservations/NAME (reservations_api.cc): removes a reservation (audited);
+  // NotFound when there is none. Maintenance nodes it cordoned are uncordoned.
+  Result<nlohmann::json> DeleteReservation(const std::string& name);
   // The declared clusters and those agents registered into, with nodes, pools and devices per
   // flavor ({total, allocatedMilli, unhealthy}).
   nlohmann::json ListClusters() const;
@@ -389,6 +392,13 @@ class ControlPlane {
   void AddHealthDetails(const NodeRecord& n, const HealthOutcome& outcome, nlohmann::json& details) const;
   void NoteHealthOutcome(const NodeRecord& n, const HealthOutcome& outcome);
   void SettleNodeHealth(Time now);
+  // CordonNode's and DrainNode's work on the loop thread (fleet.cc); also for rules that drain
+  // (maintenance reservations).
+  Status CordonOnLoop(const std::string& name, bool cordon, const std::string& by, const std::string& reason);
+  Status DrainOnLoop(const std::string& name, const DrainOrder& order);
+  // Maintenance reservations (reservations_api.cc): drains the nodes of each `drain: true`
+  // reservation from its drainGrace before the window, uncordons them after it; loop only.
+  void MaintainReservations();
   // Commits a node record and its event and puts it in the ledger; loop thread only.
   Status CommitNode(NodeRecord node, const std::string& event, nlohmann::json details);
   // Adds to `batch` the usage intervals that close and open when `before` (null: nothing held)
@@ -465,6 +475,7 @@ class ControlPlane {
   StagedActions staged_;               // loop thread only: counted when their batch commits
   std::set<std::string> draining_nodes_;  // loop thread only: nodes whose cordon is Draining
   Time last_drain_check_{};             // loop thread only
+  Time last_maintenance_check_{};       // loop thread only (MaintainReservations)
   // Autoscaling metric samples per workload (POST /api/v1/workloads/{id}/metrics), the last 10 min.
   std::map<std::string, std::deque<control::MetricSample>> metrics_by_workload_;  // GUARDED_BY(seen_mu_)
   mutable std::mutex seen_mu_;

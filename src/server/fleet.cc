@@ -79,28 +79,29 @@ Status ControlPlane::CommitWorkloadControl(WorkloadRecord next, const std::strin
 Result<json> ControlPlane::CordonNode(const std::string& name, bool cordon, const std::string& by,
                                       const std::string& reason) {
   ABACUS_RETURN_IF_ERROR(RunOnLoop([this, name, cordon, by, reason]() -> Result<json> {
-                           const NodeRecord* n = ledger_.FindNode(name);
-                           if (n == nullptr) {
-                             return NotFound("node '" + name + "' not found (abacus get nodes lists them)");
-                           }
-                           NodeRecord next = *n;
-                           if (cordon) {
-                             if (n->cordon.state != NodeState::kReady) return json::object();  // already
-                             next.cordon = NodeCordonRecord{NodeState::kCordoned, clock_.Now(), Time{}, false, by, reason};
-                           } else {
-                             if (n->cordon.state == NodeState::kReady && n->health.probation.empty()) {
-                               return json::object();  // not cordoned, no device waiting out its probation
-                             }
-                             next.cordon = NodeCordonRecord{};
-                             ClearHealthOnUncordon(next);  // an operator's word ends a device's probation too
-                             draining_nodes_.erase(name);
-                           }
-                           ABACUS_RETURN_IF_ERROR(CommitNode(std::move(next), cordon ? "Cordoned" : "Uncordoned",
-                                                             {{"by", by}, {"reason", reason}}));
+                           ABACUS_RETURN_IF_ERROR(CordonOnLoop(name, cordon, by, reason));
                            return json::object();
                          })
                              .status());
   return GetNode(name);
+}
+
+Status ControlPlane::CordonOnLoop(const std::string& name, bool cordon, const std::string& by, const std::string& reason) {
+  const NodeRecord* n = ledger_.FindNode(name);
+  if (n == nullptr) return NotFound("node '" + name + "' not found (abacus get nodes lists them)");
+  NodeRecord next = *n;
+  if (cordon) {
+    if (n->cordon.state != NodeState::kReady) return Status::OK();  // already
+    next.cordon = NodeCordonRecord{NodeState::kCordoned, clock_.Now(), Time{}, false, by, reason};
+  } else {
+    if (n->cordon.state == NodeState::kReady && n->health.probation.empty()) {
+      return Status::OK();  // not cordoned, no device waiting out its probation
+    }
+    next.cordon = NodeCordonRecord{};
+    ClearHealthOnUncordon(next);  // an operator's word ends a device's probation too
+    draining_nodes_.erase(name);
+  }
+  return CommitNode(std::move(next), cordon ? "Cordoned" : "Uncordoned", {{"by", by}, {"reason", reason}});
 }
 
 bool DrainStopsNow(const Ledger& ledger, const WorkloadRecord& w, const NodeRecord& n, Time now) {
@@ -113,37 +114,37 @@ bool DrainStopsNow(const Ledger& ledger, const WorkloadRecord& w, const NodeReco
 Result<json> ControlPlane::DrainNode(const std::string& name, const DrainOrder& order) {
   if (order.grace.count() < 0) return InvalidArgument("grace: must not be negative");
   ABACUS_RETURN_IF_ERROR(RunOnLoop([this, name, order]() -> Result<json> {
-                           const NodeRecord* n = ledger_.FindNode(name);
-                           if (n == nullptr) {
-                             return NotFound("node '" + name + "' not found (abacus get nodes lists them)");
-                           }
-                           if (n->cordon.state == NodeState::kDrained) return json::object();  // nothing left
-                           NodeRecord next = *n;
-                           Time now = clock_.Now();
-                           // A second drain may shorten the grace or ask for all at once; never lengthen it.
-                           Time deadline = now + order.grace;
-                           if (n->cordon.state == NodeState::kDraining && n->cordon.deadline < deadline) {
-                             deadline = n->cordon.deadline;
-                           }
-                           next.cordon = NodeCordonRecord{NodeState::kDraining,
-                                                          n->cordon.state == NodeState::kDraining ? n->cordon.since : now,
-                                                          deadline,
-                                                          order.requeue_all || n->cordon.requeue_all,
-                                                          order.by,
-                                                          order.reason};
-                           const int64_t grace_s =
-                               std::chrono::duration_cast<std::chrono::seconds>(order.grace).count();
-                           ABACUS_RETURN_IF_ERROR(CommitNode(std::move(next), "DrainStarted",
-                                                             {{"by", order.by},
-                                                              {"reason", order.reason},
-                                                              {"graceSeconds", grace_s},
-                                                              {"requeueAll", order.requeue_all}}));
-                           draining_nodes_.insert(name);
-                           ProgressDrains(true);
+                           ABACUS_RETURN_IF_ERROR(DrainOnLoop(name, order));
                            return json::object();
                          })
                              .status());
   return GetNode(name);
+}
+
+Status ControlPlane::DrainOnLoop(const std::string& name, const DrainOrder& order) {
+  const NodeRecord* n = ledger_.FindNode(name);
+  if (n == nullptr) return NotFound("node '" + name + "' not found (abacus get nodes lists them)");
+  if (n->cordon.state == NodeState::kDrained) return Status::OK();  // nothing left
+  NodeRecord next = *n;
+  Time now = clock_.Now();
+  // A second drain may shorten the grace or ask for all at once; never lengthen it.
+  Time deadline = now + order.grace;
+  if (n->cordon.state == NodeState::kDraining && n->cordon.deadline < deadline) deadline = n->cordon.deadline;
+  next.cordon = NodeCordonRecord{NodeState::kDraining,
+                                 n->cordon.state == NodeState::kDraining ? n->cordon.since : now,
+                                 deadline,
+                                 order.requeue_all || n->cordon.requeue_all,
+                                 order.by,
+                                 order.reason};
+  const int64_t grace_s = std::chrono::duration_cast<std::chrono::seconds>(order.grace).count();
+  ABACUS_RETURN_IF_ERROR(CommitNode(std::move(next), "DrainStarted",
+                                    {{"by", order.by},
+                                     {"reason", order.reason},
+                                     {"graceSeconds", grace_s},
+                                     {"requeueAll", order.requeue_all}}));
+  draining_nodes_.insert(name);
+  ProgressDrains(true);
+  return Status::OK();
 }
 
 void ControlPlane::ProgressDrains(bool force) {

@@ -234,8 +234,15 @@ Status AuthorizeRoute(ControlPlane& cp, const httplib::Request& req, RequestCont
     ctx.tenant = q->value("tenant", "");
     return govern::Authorize(who, Action::kQueueControl, Resource::ForTenantObject("queue", seg[1], ctx.tenant));
   }
+  if (top == "reservations" && m == "DELETE") {  // reservations_api.h: admins, as applying one
+    ctx.action = "reservation-delete";
+    ctx.object_kind = "reservation";
+    ctx.object_name = seg.size() > 1 ? seg[1] : "";
+    return govern::Authorize(who, Action::kApplyConfig, Resource::ForCluster("reservation", ctx.object_name));
+  }
   static const std::set<std::string> kConfigKinds = {"apply",  "tenants", "projects", "cohorts",  "queues",
-                                                     "priorityclasses", "pools", "clusters", "flavors"};
+                                                     "priorityclasses", "pools", "clusters", "flavors",
+                                                     "reservations"};
   if (kConfigKinds.count(top) > 0) {
     // POST: ControlPlane::Apply checks each document. GET: lists are filtered, cluster-level
     // kinds (cohorts, priority classes, pools, flavors) are readable by every user.

@@ -21,6 +21,7 @@
 #include "server/logs_api.h"
 #include "server/ui_routes.h"
 #include "server/watch_api.h"
+#include "server/reservations_api.h"
 #include "server/shares_api.h"
 #include "server/whoami_api.h"
 #include "store/migration.h"
@@ -364,7 +365,7 @@ void HttpServer::Routes() {
   };
   s.Post("/api/v1/apply", apply);
   for (const char* kind : {"tenants", "projects", "cohorts", "queues", "priorityclasses", "pools", "clusters", "flavors",
-                           "users", "policies"}) {
+                           "users", "policies", "reservations"}) {
     s.Post(std::string("/api/v1/") + kind, apply);
   }
   struct ConfigRoute {
@@ -373,7 +374,8 @@ void HttpServer::Routes() {
   };
   for (ConfigRoute r : {ConfigRoute{"tenants", "tenant"}, ConfigRoute{"projects", "project"},
                         ConfigRoute{"cohorts", "cohort"}, ConfigRoute{"priorityclasses", "priorityclass"},
-                        ConfigRoute{"pools", "pool"}, ConfigRoute{"clusters", "cluster"}}) {
+                        ConfigRoute{"pools", "pool"}, ConfigRoute{"clusters", "cluster"},
+                        ConfigRoute{"reservations", "reservation"}}) {
     std::string kind = r.kind;
     s.Get(std::string("/api/v1/") + r.path, [this, kind](const httplib::Request&, httplib::Response& res) {
       SendJson(res, 200, FilterVisibleConfig(kind, cp_.ListConfig(kind)));
@@ -437,6 +439,7 @@ void HttpServer::Routes() {
   // ---- governance: tokens, users, policies, audit
   AddGovernanceRoutes(s, cp_);
   AddWhoamiRoutes(s, cp_);  // GET /api/v1/whoami: the caller and what it may do (whoami_api.h)
+  AddReservationRoutes(s, cp_);  // DELETE /api/v1/reservations/NAME (reservations_api.h)
   AddSharesRoutes(s, cp_);  // GET /api/v1/shares: fair share over time per queue (shares_api.h)
 
   // ---- metering

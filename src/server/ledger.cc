@@ -9,6 +9,7 @@
 #include "model/version.h"
 #include "sched/placement_rules.h"
 #include "sched/tenancy_snapshot.h"
+#include "sched/window_reservation.h"
 #include "server/fit_check.h"
 #include "server/governance.h"
 #include "server/elastic_units.h"
@@ -35,6 +36,7 @@ KindName KeyOf(const SpecObject& o) {
         if constexpr (std::is_same_v<T, FlavorConfig>) return {"flavor", x.flavor.name()};
         if constexpr (std::is_same_v<T, PoolConfig>) return {"pool", x.name};
         if constexpr (std::is_same_v<T, ClusterConfig>) return {"cluster", x.name};
+        if constexpr (std::is_same_v<T, ReservationConfig>) return {"reservation", x.name};
       },
       o);
 }
@@ -53,6 +55,7 @@ void AddToConfig(TenancyConfig& c, const SpecObject& o) {
         if constexpr (std::is_same_v<T, FlavorConfig>) return c.AddFlavor(x);
         if constexpr (std::is_same_v<T, PoolConfig>) return c.AddPool(x);
         if constexpr (std::is_same_v<T, ClusterConfig>) return c.AddCluster(x);
+        if constexpr (std::is_same_v<T, ReservationConfig>) return c.AddReservation(x);
       },
       o);
   if (!st.ok()) ABACUS_LOG_WARN("config: {}", st.ToString());
@@ -73,7 +76,7 @@ std::string StoreKindOf(const SpecObject& object) { return KeyOf(object).store_k
 
 const std::vector<std::string>& ConfigStoreKinds() {
   static const std::vector<std::string> kinds = {"tenant", "project", "cohort", "flavor", "pool",
-                                                 "cluster", "priorityclass", "queue"};
+                                                 "cluster", "priorityclass", "queue", "reservation"};
   return kinds;
 }
 
@@ -329,6 +332,12 @@ std::optional<sched::WorkloadInfo> BuildWorkloadInfo(const WorkloadRecord& r, co
   if (const TrainingSpec* t = spec.training(); t != nullptr && t->checkpoint) {
     w.grace_seconds = t->checkpoint->grace_seconds;
   }
+  // Time-window reservations: whose it is, and how long it may still run (maxRuntime counts
+  // every attempt) to backfill reserved capacity before a window.
+  w.user = r.submitted_by;
+  if (const TrainingSpec* t = spec.training(); t != nullptr && t->max_runtime) {
+    w.max_runtime = std::max(Duration(std::chrono::seconds(1)), *t->max_runtime - Duration(r.prior_runtime_us));
+  }
   int32_t multiplier = 1;
   if (const InferenceSpec* inf = spec.inference()) multiplier = std::max(1, inf->replicas);
   if (spec.batch() != nullptr) multiplier = std::max(1, WantedUnits(r));  // slots for what is left to do
@@ -413,6 +422,38 @@ std::optional<sched::WorkloadInfo> BuildWorkloadInfo(const WorkloadRecord& r, co
     }
   }
   return w;
+}
+
+std::vector<std::vector<std::string>> Ledger::ReservationNodes() const {
+  std::vector<std::vector<std::string>> out;
+  std::vector<sched::WindowReservation> reservations;
+  for (const ReservationConfig* r : config_->reservations()) reservations.push_back(sched::ToWindowReservation(*r));
+  if (reservations.empty()) return out;
+  // The scheduler's node order (RebuildBase: by name), with what ReservedNodes reads.
+  std::vector<sched::NodeInfo> nodes;
+  nodes.reserve(nodes_.size());
+  for (const auto& [name, rec] : nodes_) {
+    sched::NodeInfo ni;
+    ni.name = name;
+    ni.cluster = rec.node.cluster;
+    ni.pool = rec.node.pool;
+    for (const Device& d : rec.node.devices) ni.devices.push_back({d.index, d.flavor.Intern()});
+    nodes.push_back(std::move(ni));
+  }
+  for (const auto& held : sched::ReservedNodes(nodes, reservations)) {
+    out.emplace_back();
+    for (sched::NodeIndex n : held) out.back().push_back(nodes[n].name);
+  }
+  return out;
+}
+
+bool Ledger::RemoveConfig(const std::string& store_kind, const std::string& name) {
+  const std::string key = store_kind + "/" + name;
+  auto it = std::find_if(config_objects_.begin(), config_objects_.end(), [&](const auto& e) { return e.first == key; });
+  if (it == config_objects_.end()) return false;
+  config_objects_.erase(it);
+  RebuildConfig();
+  return true;
 }
 
 sched::Snapshot Ledger::BuildSnapshot(Time now, SnapshotIndex& index, const std::unordered_set<std::string>* fresh,

@@ -78,6 +78,8 @@ class Ledger {
   // objects come last, in order) with one index of the held objects, and rebuilds the
   // configuration once, after the last: linear in the objects held and given (an apply).
   void PutConfigs(const std::vector<const SpecObject*>& objects);
+  // Removes configuration object `store_kind`/`name` ("reservation", "r1"); false when absent.
+  bool RemoveConfig(const std::string& store_kind, const std::string& name);
   // The configuration; read under the control plane's state lock.
   const TenancyConfig& config() const { return *config_; }
   // The current configuration, safe to read from any thread without the state lock (it is
@@ -111,6 +113,9 @@ class Ledger {
   size_t active_count() const;
 
   // ---- scheduling
+  // The nodes each reservation of the configuration holds (sched::ReservedNodes over the
+  // scheduler's nodes, in its order), by name, in config().reservations() order.
+  std::vector<std::vector<std::string>> ReservationNodes() const;
   // Builds the scheduler's input: nodes and queues, the workloads holding quota, and the
   // waiting ones — all of them when `fresh` is null, else those in `fresh` plus the waiting
   // queue-mates of fresh ones in StrictFIFO queues. `per_queue_limit` > 0 takes instead the

@@ -10,9 +10,12 @@
 #include "meter/evidence.h"
 #include "meter/price_list_codec.h"
 #include "meter/reports.h"
+#include "sched/tenancy_snapshot.h"
+#include "sched/window_reservation.h"
 #include "server/control_plane.h"
 #include "server/node_history.h"
 #include "server/quota_view.h"
+#include "server/reservations_api.h"
 #include "workload/label_selector.h"
 
 namespace abacus::server {
@@ -371,6 +374,10 @@ Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind,
     o.window = window;
     o.by = by;
     o.node_places = std::move(node_places);
+    {
+      std::shared_lock lock(state_mu_);
+      o.reserved = ReservedSpans(ledger_, window);
+    }
     ABACUS_ASSIGN_OR_RETURN(table, meter::UtilizationReport(capacity, intervals, o));
   } else {
     return NotFound("report '" + kind +

@@ -60,6 +60,7 @@ class Parser {
   void OnFlavor(int line, const std::vector<Token>& t);
   void OnNode(int line, const std::vector<Token>& t);
   void OnPool(int line, const std::vector<Token>& t);
+  void OnReservation(int line, const std::vector<Token>& t);
   void OnCohort(int line, const std::vector<Token>& t);
   void OnQueue(int line, const std::vector<Token>& t);
   void OnWorkload(int line, const std::vector<Token>& t, bool running);
@@ -123,6 +124,7 @@ void Parser::Line(int line, std::string_view raw) {
   if (verb == "flavor") return OnFlavor(line, t);
   if (verb == "node") return OnNode(line, t);
   if (verb == "pool") return OnPool(line, t);
+  if (verb == "reservation") return OnReservation(line, t);
   if (verb == "cohort") return OnCohort(line, t);
   if (verb == "queue") return OnQueue(line, t);
   if (verb == "workload") return OnWorkload(line, t, false);
@@ -152,7 +154,7 @@ void Parser::Line(int line, std::string_view raw) {
     for (size_t i = 1; i < t.size(); ++i) step.names.push_back(t[i].text);
   } else {
     return Error(line, "unknown statement '" + verb +
-                           "' (expected flavor, node, pool, cohort, queue, workload, running, group, now, cycle, "
+                           "' (expected flavor, node, pool, reservation, cohort, queue, workload, running, group, now, cycle, "
                            "finish, requeue, config or expect)");
   }
   sc_.steps.push_back(std::move(step));
@@ -323,6 +325,54 @@ void Parser::OnPool(int line, const std::vector<Token>& t) {
       Error(line, "pool: unknown field '" + k + "' (expected tenants)");
     }
   }
+}
+
+void Parser::OnReservation(int line, const std::vector<Token>& t) {
+  if (t.size() < 2) {
+    return Error(line, "expected 'reservation NAME nodes=a,b|devices=FLAVOR*N start=T end=T [owner fields]'");
+  }
+  sched::WindowReservation r;
+  r.name = t[1].text;
+  bool has_start = false, has_end = false;
+  for (const auto& [k, v] : KeyValues(t, 2)) {
+    if (k == "nodes") {
+      for (const auto& s : Split(v, ',')) {
+        auto names = ExpandNames(s);
+        if (Check(line, k, names.status())) r.nodes.insert(r.nodes.end(), names->begin(), names->end());
+      }
+    } else if (k == "devices") {
+      size_t star = v.rfind('*');
+      auto f = Flavor::Parse(v.substr(0, star));
+      auto n = ParseInt(star == std::string::npos ? "" : v.substr(star + 1));
+      if (star == std::string::npos || !f.ok() || !n.ok() || *n < 1) {
+        Error(line, "devices: expected FLAVOR*N, got '" + v + "'");
+      } else {
+        r.flavor = f->Intern();
+        Mention(r.flavor);
+        r.devices = static_cast<int32_t>(*n);
+      }
+    } else if (k == "pool" || k == "cluster" || k == "tenant" || k == "queue" || k == "user") {
+      (k == "pool" ? r.pool : k == "cluster" ? r.cluster : k == "tenant" ? r.tenant : k == "queue" ? r.queue : r.user) = v;
+    } else if (k == "start" || k == "end") {
+      bool relative = !v.empty() && v[0] == '+';
+      auto d = ParseDurationSpec(relative ? std::string_view(v).substr(1) : std::string_view(v));
+      if (!Check(line, k, d.status())) continue;
+      (k == "start" ? r.start : r.end) = (relative ? now_ : ScenarioEpoch()) + *d;
+      (k == "start" ? has_start : has_end) = true;
+    } else if (k == "every") {
+      auto d = ParseDurationSpec(v);
+      if (Check(line, k, d.status())) r.every = *d;
+    } else if (k == "drain" && v.empty()) {
+      r.drain = true;
+    } else {
+      Error(line, "reservation: unknown field '" + k +
+                      "' (expected nodes, devices, pool, cluster, tenant, queue, user, start, end, every, drain)");
+    }
+  }
+  if (!has_start || !has_end || r.end <= r.start) Error(line, "reservation " + r.name + ": start= and end= after it are required");
+  if (r.nodes.empty() == (r.devices == 0)) Error(line, "reservation " + r.name + ": give nodes= or devices=, one of them");
+  if (r.every.count() > 0 && r.every < r.end - r.start) Error(line, "reservation " + r.name + ": every= is shorter than the window");
+  sc_.cluster.window_reservations.push_back(std::move(r));
 }
 
 void Parser::OnCohort(int line, const std::vector<Token>& t) {
@@ -587,6 +637,11 @@ void Parser::OnWorkload(int line, const std::vector<Token>& t, bool running) {
     } else if (k == "maxQueueWait") {
       auto d = ParseDurationSpec(v);
       if (Check(line, k, d.status())) w.max_queue_wait = *d;
+    } else if (k == "maxRuntime") {
+      auto d = ParseDurationSpec(v);
+      if (Check(line, k, d.status())) w.max_runtime = *d;
+    } else if (k == "user") {
+      w.user = v;
     } else if (k == "agingStep" || k == "ceiling") {
       auto p = ParsePriority(v);
       if (Check(line, k, p.status())) (k == "agingStep" ? w.aging_step : w.priority_ceiling) = *p;
@@ -601,7 +656,7 @@ void Parser::OnWorkload(int line, const std::vector<Token>& t, bool running) {
       Error(line, verb + ": unknown field '" + k +
                       "' (expected queue, priority, submit, replicas, gang, gpus, share, devmem, cpu, memory, topology, "
                       "selector, tolerate, runtime, preemptible, canPreempt, borrowedOnly, grace, maxQueueWait, "
-                      "agingStep, ceiling, res.NAME" + (running ? ", on, flavor, admitted, auto)" : ")"));
+                      "maxRuntime, user, agingStep, ceiling, res.NAME" + (running ? ", on, flavor, admitted, auto)" : ")"));
     }
   }
   if (!has_queue) Error(line, verb + " " + w.id + ": queue=Q is required");

@@ -14,6 +14,7 @@
 #include "tenancy/pool.h"
 #include "tenancy/priority_class.h"
 #include "tenancy/queue.h"
+#include "tenancy/reservation.h"
 #include "tenancy/tenant.h"
 #include "tenancy/yaml_reader.h"
 
@@ -27,6 +28,7 @@ inline constexpr std::string_view kPriorityClassKind = "PriorityClass";
 inline constexpr std::string_view kFlavorKind = "Flavor";
 inline constexpr std::string_view kPoolKind = "Pool";
 inline constexpr std::string_view kClusterKind = "Cluster";
+inline constexpr std::string_view kReservationKind = "Reservation";
 
 std::optional<Tenant> DecodeTenant(const SpecNode& doc, SpecContext& ctx);
 std::optional<Project> DecodeProject(const SpecNode& doc, SpecContext& ctx);
@@ -36,6 +38,7 @@ std::optional<PriorityClass> DecodePriorityClass(const SpecNode& doc, SpecContex
 std::optional<FlavorConfig> DecodeFlavorConfig(const SpecNode& doc, SpecContext& ctx);
 std::optional<PoolConfig> DecodePoolConfig(const SpecNode& doc, SpecContext& ctx);
 std::optional<ClusterConfig> DecodeClusterConfig(const SpecNode& doc, SpecContext& ctx);
+std::optional<ReservationConfig> DecodeReservation(const SpecNode& doc, SpecContext& ctx);
 
 // Reads the list of quota entries under `key` of `r`:
 //   - {resource: gpu/nvidia/A100-80G, nominal: 16, borrowingLimit: 8, lendingLimit: 4}
@@ -50,6 +53,7 @@ nlohmann::ordered_json EncodePriorityClass(const PriorityClass& pc);
 nlohmann::ordered_json EncodeFlavorConfig(const FlavorConfig& f);
 nlohmann::ordered_json EncodePoolConfig(const PoolConfig& p);
 nlohmann::ordered_json EncodeClusterConfig(const ClusterConfig& c);
+nlohmann::ordered_json EncodeReservation(const ReservationConfig& r);
 nlohmann::ordered_json EncodeQuotas(const std::vector<Quota>& quotas);
 
 // Returns the text of an exact thousandths amount as a Quantity would write it ("1", "1500m").

@@ -76,6 +76,12 @@ Status TenancyConfig::AddCluster(ClusterConfig c, SourceLocation loc) {
   return clusters_.Add("Cluster", std::move(name), std::move(c), std::move(loc));
 }
 
+const ReservationConfig* TenancyConfig::FindReservation(std::string_view name) const { return reservations_.Find(name); }
+Status TenancyConfig::AddReservation(ReservationConfig r, SourceLocation loc) {
+  std::string name = r.name;
+  return reservations_.Add("Reservation", std::move(name), std::move(r), std::move(loc));
+}
+
 const PriorityClass* TenancyConfig::FindPriorityClass(std::string_view name) const {
   if (const auto* pc = priority_classes_.Find(name)) return pc;
   return FindDefaultPriorityClass(name);
@@ -94,6 +100,7 @@ const SourceLocation* TenancyConfig::LocationOf(std::string_view kind, std::stri
   if (kind == "Flavor") return find(flavors_);
   if (kind == "Pool") return find(pools_);
   if (kind == "Cluster") return find(clusters_);
+  if (kind == "Reservation") return find(reservations_);
   return nullptr;
 }
 
@@ -202,6 +209,21 @@ void TenancyConfig::CheckReferences(Diagnostics& diags) const {
         report(e.loc, "tenants[" + std::to_string(i) + "]",
                "unknown tenant '" + e.value.tenants[i] + "'");
       }
+    }
+  }
+  for (const auto& e : reservations_.items) {
+    const ReservationConfig& r = e.value;
+    if (!r.tenant.empty() && !tenants_.items.empty() && tenants_.Find(r.tenant) == nullptr) {
+      report(e.loc, "tenant", "unknown tenant '" + r.tenant + "'");
+    }
+    if (!r.queue.empty() && !queues_.items.empty() && queues_.Find(r.queue) == nullptr) {
+      report(e.loc, "queue", "unknown queue '" + r.queue + "'");
+    }
+    if (!r.pool.empty() && !pools_.items.empty() && pools_.Find(r.pool) == nullptr) {
+      report(e.loc, "devices.pool", "unknown pool '" + r.pool + "'");
+    }
+    if (!r.cluster.empty() && !clusters_.items.empty() && clusters_.Find(r.cluster) == nullptr) {
+      report(e.loc, "devices.cluster", "unknown cluster '" + r.cluster + "'");
     }
   }
 }

@@ -12,6 +12,7 @@
 #include "tenancy/pool.h"
 #include "tenancy/priority_class.h"
 #include "tenancy/queue.h"
+#include "tenancy/reservation.h"
 #include "tenancy/tenant.h"
 #include "tenancy/yaml_reader.h"
 
@@ -40,6 +41,7 @@ class TenancyConfig {
   Status AddFlavor(FlavorConfig f, SourceLocation loc = {});
   Status AddPool(PoolConfig p, SourceLocation loc = {});
   Status AddCluster(ClusterConfig c, SourceLocation loc = {});
+  Status AddReservation(ReservationConfig r, SourceLocation loc = {});
 
   // Checks every cross-reference and reports each problem at the referencing field:
   //   project → tenant; queue → tenant, cohort, quota flavors; cohort → parent (unknown
@@ -58,6 +60,7 @@ class TenancyConfig {
   const FlavorConfig* FindFlavor(std::string_view name) const;
   const PoolConfig* FindPool(std::string_view name) const;
   const ClusterConfig* FindCluster(std::string_view name) const;
+  const ReservationConfig* FindReservation(std::string_view name) const;
   // Returns where the object of `kind` ("Queue", …) and `name` was defined, or nullptr.
   const SourceLocation* LocationOf(std::string_view kind, std::string_view name) const;
 
@@ -70,6 +73,7 @@ class TenancyConfig {
   std::vector<const FlavorConfig*> flavors() const { return All(flavors_); }
   std::vector<const PoolConfig*> pools() const { return All(pools_); }
   std::vector<const ClusterConfig*> clusters() const { return All(clusters_); }
+  std::vector<const ReservationConfig*> reservations() const { return All(reservations_); }
 
   // Returns the cohorts from `cohort` up to its root ([cohort, parent, …, root]);
   // NotFound for an unknown cohort, FailedPrecondition for a cycle.
@@ -104,6 +108,7 @@ class TenancyConfig {
   Table<FlavorConfig> flavors_;
   Table<PoolConfig> pools_;
   Table<ClusterConfig> clusters_;
+  Table<ReservationConfig> reservations_;
 };
 
 }  // namespace abacus

@@ -78,7 +78,8 @@ TEST(WorkloadCodecTest, MalformedInputsReportExactMessagesAndLines) {
        "(expected NAME OP VERSION such as cuda>=12.2; OP is one of >=, >, <=, <, ==, !=)\n"},
       {"unknown kind", "kind: TraningJob\nname: t\n",
        "w.yaml:1: kind: unknown kind 'TraningJob'; known kinds: TrainingJob, InferenceService, Experiment, "
-       "Evaluation, BatchJob, Tenant, Project, Cohort, Queue, PriorityClass, Flavor, Pool, AdmissionPolicy, User\n"},
+       "Evaluation, BatchJob, Tenant, Project, Cohort, Queue, PriorityClass, Flavor, Pool, Cluster, Reservation, "
+       "AdmissionPolicy, User\n"},
       {"reserved kind", "kind: PriceList\nname: p\n", "w.yaml:1: kind: kind PriceList is not supported yet\n"},
       {"task groups not a list", std::string(kHead) + "  taskGroups: {name: w}\n",
        "w.yaml:7: spec.taskGroups: expected a list, got a mapping\n"},

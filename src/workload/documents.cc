@@ -25,7 +25,7 @@ Overloaded(F...) -> Overloaded<F...>;
 const std::vector<std::string_view>& KnownKinds() {
   static const std::vector<std::string_view> kKinds = {
       "TrainingJob", "InferenceService", "Experiment",  "Evaluation", "BatchJob", "Tenant",
-      "Project",     "Cohort",           "Queue",       "PriorityClass", "Flavor", "Pool",
+      "Project",     "Cohort",           "Queue",       "PriorityClass", "Flavor", "Pool", "Cluster", "Reservation",
       "AdmissionPolicy", "User"};
   return kKinds;
 }
@@ -62,6 +62,7 @@ std::optional<SpecObject> DecodeObject(const SpecNode& doc, SpecContext& ctx) {
   if (kind == kFlavorKind) return Wrap(DecodeFlavorConfig(doc, ctx));
   if (kind == kPoolKind) return Wrap(DecodePoolConfig(doc, ctx));
   if (kind == kClusterKind) return Wrap(DecodeClusterConfig(doc, ctx));
+  if (kind == kReservationKind) return Wrap(DecodeReservation(doc, ctx));
   if (IsGovernanceKind(kind)) {
     ctx.Error(kind_node.Line(), "kind",
               "kind " + kind + " is a governance object: read it with ParseDocuments or GovernanceObjectFromJson");
@@ -117,7 +118,8 @@ std::string_view Document::kind() const {
                                [](const PriorityClass&) { return kPriorityClassKind; },
                                [](const FlavorConfig&) { return kFlavorKind; },
                                [](const PoolConfig&) { return kPoolKind; },
-                               [](const ClusterConfig&) { return kClusterKind; }},
+                               [](const ClusterConfig&) { return kClusterKind; },
+                               [](const ReservationConfig&) { return kReservationKind; }},
                     object);
 }
 
@@ -193,7 +195,8 @@ nlohmann::ordered_json EncodeSpecObject(const SpecObject& object) {
                                [](const PriorityClass& pc) { return EncodePriorityClass(pc); },
                                [](const FlavorConfig& f) { return EncodeFlavorConfig(f); },
                                [](const PoolConfig& p) { return EncodePoolConfig(p); },
-                               [](const ClusterConfig& c) { return EncodeClusterConfig(c); }},
+                               [](const ClusterConfig& c) { return EncodeClusterConfig(c); },
+                               [](const ReservationConfig& r) { return EncodeReservation(r); }},
                     object);
 }
 
@@ -220,7 +223,8 @@ void AddToTenancyConfig(const std::vector<Document>& docs, TenancyConfig& config
                    [&](const PriorityClass& pc) { return config.AddPriorityClass(pc, d.source); },
                    [&](const FlavorConfig& f) { return config.AddFlavor(f, d.source); },
                    [&](const PoolConfig& p) { return config.AddPool(p, d.source); },
-                   [&](const ClusterConfig& c) { return config.AddCluster(c, d.source); }},
+                   [&](const ClusterConfig& c) { return config.AddCluster(c, d.source); },
+                   [&](const ReservationConfig& r) { return config.AddReservation(r, d.source); }},
         d.object);
     if (!s.ok()) diags.Add(d.source.file, d.source.LineOf("name"), "name", s.message());
   }

@@ -24,7 +24,8 @@
 namespace abacus {
 
 using SpecObject =
-    std::variant<Workload, Tenant, Project, Cohort, Queue, PriorityClass, FlavorConfig, PoolConfig, ClusterConfig>;
+    std::variant<Workload, Tenant, Project, Cohort, Queue, PriorityClass, FlavorConfig, PoolConfig, ClusterConfig,
+                 ReservationConfig>;
 
 // One decoded document and where it came from.
 struct Document {

@@ -1,0 +1,117 @@
+// kind Reservation against a real server with a simulated GPU node (issue 26): while a window is
+// in force only its owner's work lands on the reserved node and the others' explain names the
+// reservation; once the window passes they run. Applying and deleting are admin-only and audited.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "common/clock.h"
+#include "server_process.h"
+
+namespace abacus::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kOrg[] = R"(kind: Tenant
+name: t1
+---
+kind: Project
+name: p1
+tenant: t1
+---
+kind: Tenant
+name: t2
+---
+kind: Project
+name: p2
+tenant: t2
+---
+kind: Queue
+name: q1
+tenant: t1
+quotas:
+  - {resource: cpu, nominal: 100}
+  - {resource: memory, nominal: 1Ti}
+  - {resource: gpu/nvidia/A100-80G, nominal: 8}
+---
+kind: Queue
+name: q2
+tenant: t2
+quotas:
+  - {resource: cpu, nominal: 100}
+  - {resource: memory, nominal: 1Ti}
+  - {resource: gpu/nvidia/A100-80G, nominal: 8}
+---
+kind: User
+name: tia
+roles: [{role: tenant-admin, tenant: t1}]
+)";
+
+std::string Job(const std::string& name, const std::string& project, const std::string& queue) {
+  return "kind: TrainingJob\nname: " + name + "\nproject: " + project + "\nqueue: " + queue +
+         "\nspec:\n  command: [\"true\"]\n  taskGroups:\n    - name: w\n      resources: {cpu: 1, memory: 1Gi, "
+         "accelerators: {flavor: gpu/nvidia/A100-80G, count: 4}}\n";
+}
+
+json GpuNode(const std::string& name) {
+  json devices = json::array();
+  for (int i = 0; i < 8; ++i) devices.push_back({{"index", i}, {"flavor", "gpu/nvidia/A100-80G"}, {"memory", "80Gi"}});
+  return {{"name", name}, {"cpu", "64"}, {"memory", "512Gi"}, {"simulated", true}, {"devices", devices}};
+}
+
+TEST(ReservationTest, OwnerOnlyDuringTheWindowThenEveryone) {
+  TempDir dir;
+  ServerProcess server(dir.path());
+  auto admin = server.Client();
+  ASSERT_EQ(admin.Post("/api/v1/apply?filename=org.yaml", kOrg, "application/yaml").status, 200);
+  ASSERT_EQ(admin.Post("/api/v1/nodes", GpuNode("gpu-a").dump(), "application/json").status, 201);
+  auto token = admin.Post("/api/v1/tokens", json{{"user", "tia"}, {"description", "test"}}.dump(), "application/json");
+  ASSERT_EQ(token.status, 201) << token.text;
+  const std::vector<std::string> env = {"ABACUS_SERVER=" + server.url(), "ABACUS_TOKEN=" + server.token()};
+
+  // In force from a minute ago for 15 s: gpu-a is t1's.
+  const Time now = SystemClock::Get().Now();
+  const std::string reservation = "kind: Reservation\nname: t1-a100\nnodes: [gpu-a]\ntenant: t1\nstart: " +
+                                  FormatTime(now - std::chrono::minutes(1)) + "\nend: " +
+                                  FormatTime(now + std::chrono::seconds(15)) + "\n";
+  // A tenant admin may not reserve cluster capacity.
+  auto refused = RunCli({"apply", "-f", "-"}, {"ABACUS_SERVER=" + server.url(), "ABACUS_TOKEN=" + token.body["token"].get<std::string>()},
+                        reservation);
+  EXPECT_NE(refused.code, 0) << refused.out;
+  auto applied = RunCli({"apply", "-f", "-"}, env, reservation);
+  ASSERT_EQ(applied.code, 0) << applied.err;
+
+  auto listed = RunCli({"get", "reservations"}, env);
+  ASSERT_EQ(listed.code, 0) << listed.err;
+  EXPECT_NE(listed.out.find("t1-a100"), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find("Active"), std::string::npos) << listed.out;
+
+  // t2's work waits though gpu-a has room; t1's runs there.
+  { auto sub = admin.Post("/api/v1/workloads", Job("other", "t2/p2", "q2"), "application/yaml"); ASSERT_EQ(sub.status, 201) << sub.text; }
+  ASSERT_EQ(admin.Post("/api/v1/workloads", Job("mine", "t1/p1", "q1"), "application/yaml").status, 201);
+  auto state = [&](const std::string& w) { return admin.Get("/api/v1/workloads/" + w).body.value("state", ""); };
+  ASSERT_TRUE(WaitFor([&] { return state("mine") == "Admitted" || state("mine") == "Running"; })) << state("mine");
+  std::string explained;
+  ASSERT_TRUE(WaitFor([&] {
+    explained = RunCli({"explain", "other"}, env).out;
+    return explained.find("gpu-a reserved for t1 (reservation t1-a100)") != std::string::npos;
+  })) << explained;
+  EXPECT_EQ(state("other"), "Pending");
+
+  // The window passes: the others' work runs there too.
+  ASSERT_TRUE(WaitFor([&] { return state("other") == "Admitted" || state("other") == "Running"; },
+                      std::chrono::seconds(60)))
+      << RunCli({"explain", "other"}, env).out;
+  EXPECT_NE(RunCli({"get", "reservations"}, env).out.find("Over"), std::string::npos);
+
+  // Deleted (admins only), audited.
+  auto deleted = RunCli({"delete", "reservation", "t1-a100"}, env);
+  ASSERT_EQ(deleted.code, 0) << deleted.err;
+  EXPECT_EQ(admin.Get("/api/v1/reservations/t1-a100").status, 404);
+  auto audit = RunCli({"audit", "-o", "json"}, env);
+  EXPECT_NE(audit.out.find("reservation-delete"), std::string::npos) << audit.out;
+}
+
+}  // namespace
+}  // namespace abacus::testing
