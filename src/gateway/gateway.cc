@@ -102,6 +102,7 @@ Status Gateway::WriteConfig() {
   config.listen = options_.listen;
   config.admin_socket = admin_socket_;
   config.pid_file = options_.run_dir + "/haproxy.pid";
+  config.latency_log = latency_.address();
   for (const Followed& f : followed_) config.backends.push_back({f.backend, f.host, f.health_path, f.have});
   const std::string cfg = options_.run_dir + "/haproxy.cfg";
   const std::string tmp = cfg + ".new";
@@ -181,6 +182,7 @@ Status Gateway::Start() {
   {
     std::ofstream truncate(options_.run_dir + "/haproxy.log", std::ios::trunc);
   }
+  if (post_) ABACUS_RETURN_IF_ERROR(latency_.Start());  // only the metrics loop reads the latencies
   ABACUS_RETURN_IF_ERROR(WriteConfig());
   auto pid = SpawnHaproxy(-1);
   if (!pid.ok()) return pid.status();
@@ -289,10 +291,15 @@ void Gateway::PostMetrics() {
     }
     if (stopping_.load()) break;
     std::vector<std::pair<std::string, json>> posts;  // service id → samples
+    // Every backend's latencies of this interval (taken even when unused, so none piles up).
+    std::map<std::string, std::map<std::string, LatencyCounts>> latencies;
     {
       std::lock_guard lock(metrics_mu_);
       bool any = false;
-      for (const Followed& f : followed_) any = any || !f.metric.empty();
+      for (const Followed& f : followed_) {
+        any = any || !f.metric.empty();
+        latencies[f.backend] = latency_.Take(f.backend);
+      }
       if (!any) continue;
     }
     auto stat = api_.Send("show stat");
@@ -310,7 +317,7 @@ void Gateway::PostMetrics() {
       std::lock_guard lock(metrics_mu_);
       for (Followed& f : followed_) {
         if (f.metric.empty()) continue;
-        json samples = MetricSamples(f.backend, *rows, now, f.replicas, f.metric, f.stats);
+        json samples = MetricSamples(f.backend, *rows, now, f.replicas, f.metric, f.stats, latencies[f.backend]);
         if (!samples.empty()) posts.emplace_back(f.service_id, json{{"samples", std::move(samples)}});
       }
     }
@@ -363,6 +370,7 @@ void Gateway::Stop() {
     }
   }
   old_pids_.clear();
+  latency_.Stop();
   if (lock_fd_ >= 0) {
     ::close(lock_fd_);
     lock_fd_ = -1;

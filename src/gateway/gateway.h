@@ -28,6 +28,7 @@
 
 #include "common/status.h"
 #include "gateway/haproxy_stats.h"
+#include "gateway/latency_log.h"
 #include "gateway/runtime_api.h"
 #include "gateway/server_plan.h"
 
@@ -112,6 +113,7 @@ class Gateway {
   std::vector<Followed> followed_;
   std::string admin_socket_;
   RuntimeApi api_{""};
+  LatencyListener latency_;  // HAProxy's per-request times (p99LatencyMs)
   int lock_fd_ = -1;
   pid_t haproxy_pid_ = -1;
   std::atomic<bool> stopping_{false};

@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "gateway/latency_log.h"
+
 namespace abacus::gateway {
 
 std::string BackendName(const std::string& service) {
@@ -18,6 +20,7 @@ std::string RenderHaproxyConfig(const HaproxyConfig& c) {
   out += "  stats socket " + c.admin_socket + " mode 600 level admin expose-fd listeners\n";
   out += "  pidfile " + c.pid_file + "\n";
   out += "  maxconn " + std::to_string(c.max_connections) + "\n";
+  if (!c.latency_log.empty()) out += "  log " + c.latency_log + " len 512 local0 info\n";
   out += "\ndefaults\n";
   out += "  mode http\n";
   out += "  timeout connect 1s\n";
@@ -30,6 +33,11 @@ std::string RenderHaproxyConfig(const HaproxyConfig& c) {
   out += "  retry-on conn-failure empty-response response-timeout\n";
   out += "\nfrontend gateway\n";
   out += "  bind " + c.listen + "\n";
+  if (!c.latency_log.empty()) {
+    // One line per request: backend, server, active time (ms, request's first byte to answer's last).
+    out += "  log global\n";
+    out += std::string("  log-format \"") + kLatencyLogTag + " %b %s %Ta\"\n";
+  }
   for (const BackendConfig& b : c.backends) {
     if (b.host.empty()) continue;
     out += "  use_backend " + b.name + " if { hdr(host),field(1,:) -i " + b.host + " }\n";

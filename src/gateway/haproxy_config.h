@@ -2,7 +2,8 @@
 // HTTP frontend on the listen address, one backend per service whose servers the gateway adds
 // and removes at run time (server_plan.h), the runtime API on a private unix socket (which
 // also hands the listening sockets to a reloaded HAProxy: `expose-fd listeners`), and the
-// retry rules that send a request whose connection failed to another replica.
+// retry rules that send a request whose connection failed to another replica, and the request
+// log line the gateway's latency listener reads (latency_log.h).
 #pragma once
 
 #include <string>
@@ -26,6 +27,9 @@ struct HaproxyConfig {
   std::string admin_socket;  // the runtime API's unix socket
   std::string pid_file;
   int max_connections = 4096;
+  // "127.0.0.1:PORT": HAProxy logs each request's backend, server and time there (latency_log.h);
+  // "": no request log.
+  std::string latency_log;
   std::vector<BackendConfig> backends;  // the first is the default one
 };
 

@@ -65,7 +65,8 @@ Result<std::vector<ServerStats>> ParseShowStat(const std::string& csv) {
 
 json MetricSamples(const std::string& backend, const std::vector<ServerStats>& now_rows,
                    std::chrono::steady_clock::time_point now, const std::map<std::string, int32_t>& replicas,
-                   const std::string& metric, StatsRead& before) {
+                   const std::string& metric, StatsRead& before,
+                   const std::map<std::string, LatencyCounts>& latencies) {
   json samples = json::array();
   const double seconds = std::chrono::duration<double>(now - before.at).count();
   StatsRead next;
@@ -81,7 +82,8 @@ json MetricSamples(const std::string& backend, const std::vector<ServerStats>& n
       if (seconds <= 0) continue;
       value = std::max<int64_t>(0, s.requests - seen->second) / seconds;
     } else if (metric == kGatewayP99LatencyMs) {
-      value = static_cast<double>(s.ttime_ms.value_or(0));
+      auto l = latencies.find(s.server);
+      value = l == latencies.end() ? 0 : Percentile(l->second, 0.99);
     } else {
       continue;
     }

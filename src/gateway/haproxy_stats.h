@@ -1,8 +1,8 @@
 // Per-replica traffic as HAProxy sees it, for the autoscaler (docs/gateway.md "Autoscaling
 // signals"): the runtime API's `show stat` CSV is parsed into one row per server, and two reads
 // apart become requests per second (the difference of `req_tot` over the time between them) and
-// a latency (HAProxy's `ttime`: the average total time, in ms, of the server's last 1024
-// requests — HAProxy 2.6 keeps no percentiles, so this average stands in for p99LatencyMs).
+// the 99th percentile of the latencies HAProxy logged for each server between the reads
+// (latency_log.h; HAProxy 2.6 keeps no percentiles of its own).
 #pragma once
 
 #include <chrono>
@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/status.h"
+#include "gateway/latency_log.h"
 
 namespace abacus::gateway {
 
@@ -43,10 +44,12 @@ struct StatsRead {
 // Returns the samples for POST /api/v1/workloads/{S}/metrics (`{"samples": [{metric, value,
 // replica}]}` items) of backend `backend`: one per server that `replicas` (server name →
 // replica number) names and that `before` also saw, `metric` being requestsPerSecond ((req_tot
-// now − before) / seconds between the reads) or p99LatencyMs (ttime, 0 for a server with no
-// request yet). Updates `before` to this read.
+// now − before) / seconds between the reads) or p99LatencyMs (the 99th percentile of
+// `latencies`, the server's logged request times since the previous read; 0 for a server that
+// answered none). Updates `before` to this read.
 nlohmann::json MetricSamples(const std::string& backend, const std::vector<ServerStats>& now_rows,
                              std::chrono::steady_clock::time_point now, const std::map<std::string, int32_t>& replicas,
-                             const std::string& metric, StatsRead& before);
+                             const std::string& metric, StatsRead& before,
+                             const std::map<std::string, LatencyCounts>& latencies = {});
 
 }  // namespace abacus::gateway

@@ -43,10 +43,16 @@ TEST(HaproxyStatsTest, RequestsPerSecondAreTheDifferenceOverTheTimeBetweenReads)
   EXPECT_DOUBLE_EQ(s[0]["value"].get<double>(), 50.0);
   EXPECT_EQ(s[0]["metric"], "requestsPerSecond");
   EXPECT_DOUBLE_EQ(s[1]["value"].get<double>(), 0.0);
-  // Latency: the server's ttime; another backend's rows are not counted.
-  s = MetricSamples("svc_chat", rows, t0 + 4s, replicas, kGatewayP99LatencyMs, before);
+  // Latency: the 99th percentile of the requests HAProxy logged since the last read, not the
+  // average (ttime): 98 fast requests and 2 slow ones on replica 0 give the slow time; replica 1
+  // answered none (0); another backend's rows are not counted.
+  std::map<std::string, LatencyCounts> latencies;
+  latencies["t-w-1.0.0.1.0"] = {{2, 98}, {300, 2}};
+  s = MetricSamples("svc_chat", rows, t0 + 4s, replicas, kGatewayP99LatencyMs, before, latencies);
   ASSERT_EQ(s.size(), 2u);
-  EXPECT_DOUBLE_EQ(s[1]["value"].get<double>(), 4.0);
+  EXPECT_DOUBLE_EQ(s[0]["value"].get<double>(), 300.0);
+  EXPECT_EQ(s[0]["metric"], "p99LatencyMs");
+  EXPECT_DOUBLE_EQ(s[1]["value"].get<double>(), 0.0);
   EXPECT_TRUE(MetricSamples("svc_other", rows, t0 + 6s, replicas, kGatewayRequestsPerSecond, before).empty());
 }
 

@@ -372,6 +372,34 @@ TEST_F(GatewayTest, AutoscalesOnRequestsPerSecondSeenByTheGateway) {
   EXPECT_GE(scaled, 2) << events.dump();
 }
 
+// p99LatencyMs is a true 99th percentile of the requests HAProxy logged, not an average: every
+// 20th request waits 300 ms, so the average (about 16 ms) is far below the 100 ms target while
+// the 99th percentile (300 ms) is above it, and the service scales up.
+TEST_F(GatewayTest, AutoscalesOnTheP99LatencyOfLoggedRequests) {
+  const std::string id = Submit(1, "  autoscaling: {target: {p99LatencyMs: 100}, stabilizationSeconds: 3, cooldownSeconds: 0}\n"
+                                    "  drainSeconds: 1\n",
+                                ", \"--slow-every\", \"20\", \"--slow-ms\", \"300\"");
+  ASSERT_TRUE(WaitReady(id, 1)) << Endpoints(id).dump();
+  EXPECT_EQ(Endpoints(id)["autoscaling"]["metric"], "p99LatencyMs");
+  StartGateway({"--metrics-interval", "1"});
+  auto ready = [&] {
+    int n = 0;
+    for (const json& i : Endpoints(id)["items"]) n += i.value("ready", false) ? 1 : 0;
+    return n;
+  };
+  Load load(port_, 1, std::chrono::milliseconds(5));
+  const bool scaled_up = WaitFor([&] { return ready() >= 2; }, std::chrono::seconds(60));
+  const int requests = load.total();
+  load.Stop();
+  ASSERT_TRUE(scaled_up) << Endpoints(id).dump();
+  EXPECT_EQ(load.failed(), 0) << load.failures();
+  std::cout << "p99 autoscale: " << requests << " requests, " << ready() << " ready replicas\n";
+  json events = server_->Client().Get("/api/v1/workloads/" + id + "/events").body;
+  bool scaled = false;
+  for (const json& e : events["items"]) scaled = scaled || e.value("type", "") == "Scaled";
+  EXPECT_TRUE(scaled) << events.dump();
+}
+
 // A changed readiness path reaches HAProxy's checks without restarting the gateway: HAProxy 2.6
 // cannot change a check at run time, so the gateway reloads it gracefully (the new process takes
 // the listening sockets, the old one finishes its requests): zero failed requests under load.
