@@ -171,6 +171,7 @@ struct EventsOptionsCli {
   bool quiet = false;
   bool workloads = false;
   bool full_cycles = false;
+  bool ignore_placement_rules = false;
   std::string until;  // empty: the trace's last arrival or departure
   std::string fair_share_half_life = "7d";
 };
@@ -211,6 +212,7 @@ int RunEvents(const EventsOptionsCli& o) {
   so.config.fair_share_half_life = *half_life;
   so.config.policy = *policy;
   so.incremental = !o.full_cycles;
+  so.placement_rules = !o.ignore_placement_rules;
   Progress progress(o.quiet);
   so.progress = [&](const std::string& line) { progress.Update(line); };
   sim::EventSimResult result = sim::RunEventSim(*input, so);
@@ -314,6 +316,9 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   e->add_flag("--full-cycles", eo->full_cycles,
               "one full cycle over every waiting workload at each instant instead of the server's incremental cycles "
               "(the slow reference)");
+  e->add_flag("--ignore-placement-rules", eo->ignore_placement_rules,
+              "schedule as if the trace had no maxPerNode, spread, antiAffinity nor extended requests, and only count "
+              "what that breaks (the 'before' of a scheduler that cannot express them)");
   e->add_flag("-q,--quiet", eo->quiet, "no progress line on stderr");
   e->callback([eo, exit_code] { *exit_code = RunEvents(*eo); });
 }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "model/extended_request.h"
 #include "model/resources.h"
 
 namespace abacus {
@@ -17,6 +18,19 @@ TEST(ExtendedResourceTest, ParsesNamesAndRejectsReservedOnes) {
   EXPECT_FALSE(ExtendedResource::Parse("RDMA/hca").ok());
   EXPECT_FALSE(ExtendedResource::Parse("rdma/").ok());
   EXPECT_FALSE(ExtendedResource::Parse("").ok());
+}
+
+// A task's request (specs and traces alike): whole, above zero, within the quantity limit.
+TEST(ExtendedResourceTest, RequestsArePositiveAndBounded) {
+  auto hca = ExtendedResource::Parse("rdma/hca").value();
+  EXPECT_EQ(ParseExtendedRequest(hca, "2").value(), 2);
+  EXPECT_EQ(ParseExtendedRequest(hca, "0").status().message(), "rdma/hca: must be positive, got 0");
+  EXPECT_FALSE(ParseExtendedRequest(hca, "1.5").ok());
+  EXPECT_FALSE(ParseExtendedRequest(hca, "-1").ok());
+  EXPECT_FALSE(ParseExtendedRequest(hca, "2000000000").ok());  // above the limit for counts
+  auto disk = ExtendedResource::Parse("ephemeral-storage").value();
+  EXPECT_EQ(ParseExtendedRequest(disk, "100Gi").value(), int64_t{100} << 30);
+  EXPECT_FALSE(ParseExtendedRequest(disk, "2Pi").ok());  // above the limit for bytes
 }
 
 TEST(ExtendedResourceTest, AmountsAreWholeUnitsOrBytes) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "model/extended_resource.h"
 #include "sched/placement_rules.h"
 #include "sched/tenancy_snapshot.h"
 #include "sim/scenario.h"
@@ -85,6 +86,15 @@ int32_t FindQueue(const sched::Snapshot& s, const std::string& name) {
   return -1;
 }
 
+// Extended resources by name (validated by the trace reader) as the scheduler's interned amounts.
+std::vector<sched::ExtendedAmount> ExtendedAmounts(const std::map<std::string, int64_t>& by_name) {
+  std::vector<sched::ExtendedAmount> out;
+  for (const auto& [name, amount] : by_name) {
+    if (auto x = ExtendedResource::Parse(name); x.ok()) sched::SetExtended(&out, x->Intern(), amount);
+  }
+  return out;
+}
+
 void SortJobs(EventInput* in) {
   std::stable_sort(in->jobs.begin(), in->jobs.end(),
                    [](const EventJob& a, const EventJob& b) { return a.submit_s < b.submit_s; });
@@ -121,6 +131,7 @@ Result<EventInput> BuildEventInput(const GenericTrace& trace, const TenancyConfi
         n.devices.push_back(d);
       }
     }
+    n.extended = ExtendedAmounts(gn.extended);
     s.nodes.push_back(std::move(n));
   }
   if (config) {
@@ -165,8 +176,11 @@ Result<EventInput> BuildEventInput(const GenericTrace& trace, const TenancyConfi
       }
       if (gw.device_memory) g.task.device_memory = gw.device_memory->CeilUnits();
     }
+    g.task.extended = ExtendedAmounts(gw.extended);
     PlacementSpec placement;
     placement.max_per_node = gw.max_per_node;
+    placement.spread = gw.spread;
+    placement.anti_affinity = gw.anti_affinity;
     g.rules = sched::RulesFromSpec(placement, "");  // the server's conversion; counted per workload
     w.groups.push_back(std::move(g));
     job.submit_s = gw.submit_s;

@@ -25,6 +25,7 @@
 
 #include "common/status.h"
 #include "sched/scheduler.h"
+#include "sim/events_rules.h"
 #include "sim/generic_trace.h"
 #include "sim/openb_trace.h"
 #include "tenancy/tenancy_config.h"
@@ -93,8 +94,9 @@ struct EventSimOptions {
   // then is counted up to it. nullopt: the last arrival or departure in the trace
   // (TraceHorizon), so runs of one trace compare across policies.
   std::optional<int64_t> until_s;
-  // Honour the workloads' placement rules (maxPerNode, ...). false: schedule as if they had none
-  // and only count the violations (what a scheduler that cannot express them does).
+  // Honour the workloads' placement rules (maxPerNode, spread, antiAffinity) and extended
+  // resource requests. false: schedule as if they had none and only count the violations (what a
+  // scheduler that cannot express them does).
   bool placement_rules = true;
 };
 
@@ -182,9 +184,9 @@ struct EventSimResult {
   std::vector<UnplacedWorkload> unplaced;
   std::vector<JobOutcome> jobs;      // in input order
   std::vector<std::string> warnings; // e.g. preemptions left out to end a same-instant loop
-  // Starts that put more tasks of a workload on one node than its maxPerNode: one per
-  // (start, group, node). Zero whenever placement_rules is on.
-  int64_t max_per_node_violations = 0;
+  // What the starts broke of the trace's maxPerNode, spread, antiAffinity and extended capacity,
+  // checked from the replay's own placements (ReplayRuleTally). Zero whenever placement_rules is on.
+  ReplayViolations violations;
 };
 
 // Replays `input` and returns its metrics. Deterministic: no wall clock enters a decision.

@@ -125,7 +125,11 @@ nlohmann::ordered_json EventsJson(const EventSimResult& r, bool workloads) {
   j["tenants"] = nlohmann::ordered_json::array();
   for (const auto& t : r.tenants) j["tenants"].push_back(GroupJson(t));
   j["warnings"] = r.warnings;
-  j["placement_rule_violations"] = {{"max_per_node", r.max_per_node_violations}};
+  j["placement_rule_violations"] = {{"max_per_node", r.violations.max_per_node},
+                                    {"spread", r.violations.spread},
+                                    {"anti_affinity", r.violations.anti_affinity},
+                                    {"extended", r.violations.extended},
+                                    {"total", r.violations.total()}};
   j["unplaced"] = nlohmann::ordered_json::array();
   for (const auto& u : r.unplaced) {
     j["unplaced"].push_back({{"workload", u.workload}, {"queue", u.queue}, {"code", u.code}, {"reason", u.reason}});
@@ -163,7 +167,10 @@ std::string EventsTable(const EventSimResult& r) {
          Fixed(static_cast<double>(r.npu_milli) / 1000.0, 0) + " NPU, " +
          Fixed(static_cast<double>(r.cpu_milli) / 1000.0, 0) + " CPU; mean allocated: GPU " + Fixed(r.mean_gpu_pct, 1) +
          "%, NPU " + Fixed(r.mean_npu_pct, 1) + "%, CPU " + Fixed(r.mean_cpu_pct, 1) + "%\n";
-  out += "placement rule violations: " + std::to_string(r.max_per_node_violations) + " (node/workload pairs above maxPerNode)\n\n";
+  out += "placement rule violations: " + std::to_string(r.violations.total()) + " (maxPerNode " +
+         std::to_string(r.violations.max_per_node) + ", spread " + std::to_string(r.violations.spread) +
+         ", antiAffinity " + std::to_string(r.violations.anti_affinity) + ", extended over capacity " +
+         std::to_string(r.violations.extended) + ")\n\n";
   if (!r.pools.empty()) {
     std::vector<std::vector<std::string>> prows{{"POOL", "NODES", "DEVICES", "CPU", "DEVICE-ALLOC", "CPU-ALLOC", "DEV-H"}};
     for (const auto& p : r.pools) {

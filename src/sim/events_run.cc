@@ -14,6 +14,7 @@
 #include "sched/claims.h"
 #include "sched/order.h"
 #include "sim/events.h"
+#include "sim/events_rules.h"
 #include "sim/scenario.h"
 
 namespace abacus::sim {
@@ -186,6 +187,7 @@ class Driver {
   int32_t pending_count_ = 0, running_count_ = 0;
   std::vector<std::vector<double>> queueing_, completion_;
   std::vector<GroupReport> qrep_;
+  ReplayRuleTally rules_;  // the trace's placement rules and extended capacity, from the replay's own starts
 };
 
 Driver::Driver(const EventInput& input, const EventSimOptions& options)
@@ -193,7 +195,8 @@ Driver::Driver(const EventInput& input, const EventSimOptions& options)
       o_(options),
       snap_(input.cluster),
       history_(options.config.fair_share_half_life),
-      fair_(options.config.fair_share_half_life.count() > 0) {
+      fair_(options.config.fair_share_half_life.count() > 0),
+      rules_(input.cluster.nodes) {
   snap_.workloads.clear();
   const size_t n = in_.jobs.size();
   js_.resize(n);
@@ -205,7 +208,10 @@ Driver::Driver(const EventInput& input, const EventSimOptions& options)
     r_.jobs[j].id = in_.jobs[j].workload.id;
     proto_.push_back(in_.jobs[j].workload);
     if (!o_.placement_rules) {
-      for (auto& g : proto_.back().groups) g.rules = {};  // the "before": rules only counted, not honoured
+      for (auto& g : proto_.back().groups) {  // the "before": rules and requests only counted, not honoured
+        g.rules = {};
+        g.task.extended.clear();
+      }
     }
     proto_.back().submitted = At(in_.jobs[j].submit_s);
     proto_.back().admitted = false;
@@ -318,6 +324,7 @@ void Driver::FreeCapacity(int32_t j, int64_t t) {
     pool_used_cpu_[pool] -= cpu;
   }
   st.pool_use.clear();
+  rules_.Stop(j);
   const int32_t s = st.slot;
   const int32_t last = static_cast<int32_t>(snap_.workloads.size()) - 1;
   if (s != last) {
@@ -550,17 +557,7 @@ void Driver::Admit(int32_t j, sched::WorkloadInfo w, const sched::Admission& a, 
   ++running_count_;
   const int32_t q = proto_[j].queue;
   if (a.borrowing) ++qrep_[q].borrowing_admissions;
-  // maxPerNode as the trace states it: node/workload pairs above the limit at this start.
-  {
-    const auto& groups = in_.jobs[j].workload.groups;
-    std::map<std::pair<int32_t, sched::NodeIndex>, int32_t> per_node;
-    for (const auto& p : a.placements) {
-      if (groups[p.group].rules.max_per_node > 0) ++per_node[{p.group, p.node}];
-    }
-    for (const auto& [where, tasks] : per_node) {
-      if (tasks > groups[where.first].rules.max_per_node) ++r_.max_per_node_violations;
-    }
-  }
+  rules_.Start(j, in_.jobs[j].workload, a.placements);  // what the trace asks, where the replay put it
   JobOutcome& out = r_.jobs[j];
   if (!out.first_start_s) {
     out.first_start_s = t;
@@ -748,6 +745,7 @@ EventSimResult Driver::Run() {
     pool.device_hours = pool_device_area_[p] / 1000.0 / 3600.0;
   }
   Summarize();
+  r_.violations = rules_.violations();
   // Thin the timeline: keep every k-th sample and the last.
   if (o_.timeline_points > 0 && static_cast<int64_t>(samples.size()) > o_.timeline_points) {
     const size_t k = (samples.size() + static_cast<size_t>(o_.timeline_points) - 1) / static_cast<size_t>(o_.timeline_points);

@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
+#include "model/extended_resource.h"
 #include "sim/events_report.h"
+#include "sim/events_rules.h"
 #include "workload/documents.h"
 
 namespace abacus::sim {
@@ -399,9 +403,9 @@ TEST(EventSim, PerNodeLimitsReplayWithZeroViolations) {
   EventSimOptions ignored = Until(100);
   ignored.placement_rules = false;  // what a scheduler that cannot express the rule does
   EventSimResult before = RunEventSim(in, ignored);
-  EXPECT_GT(before.max_per_node_violations, 0);
+  EXPECT_GT(before.violations.max_per_node, 0);
   EventSimResult after = RunEventSim(in, Until(100));
-  EXPECT_EQ(after.max_per_node_violations, 0);
+  EXPECT_EQ(after.violations.max_per_node, 0);
   for (const char* app : {"app-1", "app-2", "app-3"}) {
     const JobOutcome& j = Job(after, app);
     ASSERT_TRUE(j.first_start_s.has_value()) << app;
@@ -411,6 +415,114 @@ TEST(EventSim, PerNodeLimitsReplayWithZeroViolations) {
     for (const auto& [node, tasks] : per_node) EXPECT_LE(tasks, max) << app << " on " << node;
   }
   EXPECT_EQ(EventsJson(after, false)["placement_rule_violations"]["max_per_node"], 0);
+}
+
+// The DLRM-style serving replay of issue 24 with every rule the trace carries: per-app limits,
+// zone spread, one anti-affinity pair and RDMA requests. Binpack without the rules stacks each
+// app on the fullest node; with them the replay breaks none, counted from its own placements.
+constexpr char kServingRules[] = R"(
+nodes:
+  - {name: n1, cpu: 64, memory: 256Gi, labels: {zone: a}, devices: ["gpu:nvidia:A100-80G:8"], extended: {rdma/hca: 2}}
+  - {name: n2, cpu: 64, memory: 256Gi, labels: {zone: a}, devices: ["gpu:nvidia:A100-80G:8"], extended: {rdma/hca: 2}}
+  - {name: n3, cpu: 64, memory: 256Gi, labels: {zone: b}, devices: ["gpu:nvidia:A100-80G:8"], extended: {rdma/hca: 2}}
+  - {name: n4, cpu: 64, memory: 256Gi, labels: {zone: b}, devices: ["gpu:nvidia:A100-80G:8"], extended: {rdma/hca: 2}}
+workloads:
+  - {name: ranker, kind: InferenceService, submit: 0, replicas: 4, cpu: 2, memory: 8Gi, maxPerNode: 2,
+     accelerators: {flavor: "gpu/*", count: 1}}
+  - {name: embed, kind: InferenceService, submit: 5, replicas: 4, cpu: 2, memory: 8Gi,
+     spread: [{topologyKey: zone, maxSkew: 1}], accelerators: {flavor: "gpu/*", count: 1}}
+  - {name: feature, kind: InferenceService, submit: 10, replicas: 2, cpu: 1, memory: 4Gi}
+  - {name: recall, kind: InferenceService, submit: 15, replicas: 2, cpu: 1, memory: 4Gi, antiAffinity: [feature]}
+  - {name: dlrm-train, kind: TrainingJob, submit: 20, duration: 50, replicas: 4, cpu: 4, memory: 16Gi,
+     extended: {rdma/hca: 1}, accelerators: {flavor: "gpu/*", count: 1}}
+)";
+
+TEST(EventSim, SpreadAntiAffinityAndExtendedReplayWithZeroViolations) {
+  EventInput in = Input(kServingRules);
+  EventSimOptions ignored = Until(100);
+  ignored.placement_rules = false;  // a scheduler that cannot express them
+  EventSimResult before = RunEventSim(in, ignored);
+  EXPECT_GT(before.violations.max_per_node, 0);
+  EXPECT_GT(before.violations.spread, 0);
+  EXPECT_GT(before.violations.anti_affinity, 0);
+  EXPECT_GT(before.violations.extended, 0);
+  EventSimResult after = RunEventSim(in, Until(100));
+  EXPECT_EQ(after.violations.total(), 0);
+  EXPECT_EQ(after.total.completed + after.total.running_at_end, 5);  // every workload started
+  // Check the placements directly too: zones within one, feature and recall apart, RDMA within 2.
+  std::map<std::string, int> zone;
+  for (const auto& n : Job(after, "embed").first_nodes) ++zone[n == "n1" || n == "n2" ? "a" : "b"];
+  EXPECT_LE(std::abs(zone["a"] - zone["b"]), 1);
+  for (const auto& f : Job(after, "feature").first_nodes) {
+    for (const auto& r : Job(after, "recall").first_nodes) EXPECT_NE(f, r);
+  }
+  std::map<std::string, int> rdma;
+  for (const auto& n : Job(after, "dlrm-train").first_nodes) ++rdma[n];
+  for (const auto& [node, held] : rdma) EXPECT_LE(held, 2) << node;
+  auto json = EventsJson(before, false)["placement_rule_violations"];
+  EXPECT_EQ(json["total"], before.violations.total());
+  EXPECT_EQ(json["spread"], before.violations.spread);
+  EXPECT_NE(EventsTable(before).find("antiAffinity " + std::to_string(before.violations.anti_affinity)), std::string::npos);
+}
+
+// examples/traces/dlrm-serving (both forms, docs/simulator.md §2): the same trace, every rule
+// kept when honoured, each kind broken when not.
+TEST(EventSim, DlrmServingExampleKeepsEveryRule) {
+  const std::string dir = std::string(ABACUS_SOURCE_DIR) + "/examples/traces/";
+  auto yaml = LoadGenericTrace(dir + "dlrm-serving.yaml");
+  ASSERT_TRUE(yaml.ok()) << yaml.status().ToString();
+  auto csv = LoadGenericTrace(dir + "dlrm-serving");
+  ASSERT_TRUE(csv.ok()) << csv.status().ToString();
+  EXPECT_EQ(yaml->nodes, csv->nodes);
+  EXPECT_EQ(yaml->workloads, csv->workloads);
+  auto in = BuildEventInput(*yaml, nullptr);
+  ASSERT_TRUE(in.ok()) << in.status().ToString();
+  EventSimOptions ignored;
+  ignored.placement_rules = false;
+  EventSimResult before = RunEventSim(*in, ignored);
+  EXPECT_GT(before.violations.max_per_node, 0);
+  EXPECT_GT(before.violations.spread, 0);
+  EXPECT_GT(before.violations.anti_affinity, 0);
+  EXPECT_GT(before.violations.extended, 0);
+  EventSimResult after = RunEventSim(*in, {});
+  EXPECT_EQ(after.violations.total(), 0);
+  EXPECT_TRUE(after.unplaced.empty()) << after.unplaced.front().workload << ": " << after.unplaced.front().reason;
+}
+
+// The replay counts anti-affinity both ways (a start next to a service its rule names, and next
+// to a service whose rule names it) and gives back what a finished workload held.
+TEST(EventSim, ReplayRuleTallyCountsBothDirectionsAndReleases) {
+  std::vector<sched::NodeInfo> nodes(1);
+  nodes[0].name = "n1";
+  auto rdma = *ExtendedResource::Parse("rdma/hca");
+  sched::SetExtended(&nodes[0].extended, rdma.Intern(), 1);
+  auto workload = [&](const std::string& name, std::vector<std::string> avoid, int64_t hca) {
+    sched::WorkloadInfo w;
+    w.id = w.name = name;
+    sched::TaskGroupRequest g;
+    g.rules.anti_affinity = std::move(avoid);
+    if (hca > 0) sched::SetExtended(&g.task.extended, rdma.Intern(), hca);
+    w.groups.push_back(std::move(g));
+    return w;
+  };
+  std::vector<sched::TaskPlacement> on_n1(1);
+  on_n1[0].node = 0;
+  ReplayRuleTally tally(nodes);
+  tally.Start(0, workload("a", {}, 1), on_n1);
+  EXPECT_EQ(tally.violations().total(), 0);
+  tally.Start(1, workload("b", {"a"}, 0), on_n1);   // b's rule names a
+  EXPECT_EQ(tally.violations().anti_affinity, 1);
+  tally.Start(2, workload("c", {}, 1), on_n1);      // a second HCA on a node that has one
+  EXPECT_EQ(tally.violations().extended, 1);
+  tally.Stop(2);
+  tally.Stop(1);
+  tally.Start(3, workload("d", {"b"}, 0), on_n1);   // b is gone: nothing to keep apart
+  EXPECT_EQ(tally.violations().anti_affinity, 1);
+  tally.Stop(0);
+  tally.Start(4, workload("a", {}, 1), on_n1);      // d's rule names b, not a; the HCA is free again
+  EXPECT_EQ(tally.violations().extended, 1);
+  tally.Start(5, workload("b", {}, 0), on_n1);      // d's rule names b: reverse direction
+  EXPECT_EQ(tally.violations().anti_affinity, 2);
 }
 
 TEST(EventSim, MaxPerNodeColumnIsReadAndChecked) {

@@ -8,10 +8,15 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <set>
 #include <unordered_map>
 
 #include "common/file.h"
 #include "common/diagnostic.h"
+#include "model/extended_request.h"
+#include "model/extended_resource.h"
+#include "workload/placement_check.h"
+#include "workload/workload.h"
 
 namespace abacus::sim {
 namespace {
@@ -39,12 +44,16 @@ struct Record {
   }
 };
 
-constexpr std::array<std::string_view, 7> kNodeKeys = {"name", "cluster", "pool", "labels", "cpu", "memory", "devices"};
-constexpr std::array<std::string_view, 16> kWorkloadKeys = {
+constexpr std::array<std::string_view, 8> kNodeKeys = {"name", "cluster", "pool",    "labels",
+                                                        "cpu",  "memory",  "devices", "extended"};
+constexpr std::array<std::string_view, 19> kWorkloadKeys = {
     "name",   "kind",     "tenant",   "queue",       "priorityClass", "submit", "duration", "replicas",
-    "cpu",    "memory",   "accelerator", "count",    "share",         "deviceMemory", "gang", "maxPerNode"};
+    "cpu",    "memory",   "accelerator", "count",    "share",         "deviceMemory", "gang", "maxPerNode",
+    "spread", "antiAffinity", "extended"};
 // List-valued keys: CSV splits them at ';'.
-bool IsListKey(std::string_view key) { return key == "labels" || key == "devices"; }
+bool IsListKey(std::string_view key) {
+  return key == "labels" || key == "devices" || key == "spread" || key == "antiAffinity" || key == "extended";
+}
 
 bool IsNameChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
@@ -209,8 +218,62 @@ std::optional<GenericTraceNode> BuildNode(const Record& record, const std::strin
       node.devices.push_back(*std::move(d));
     }
   }
+  if (const Field* ext = record.Find("extended")) {
+    for (const auto& [item, line] : ext->items) {
+      auto parsed = ParseExtendedList(item);  // the rule for declared capacity (abacus agent --resources)
+      if (!parsed.ok()) {
+        r.Error(ext->path, line, parsed.status().message());
+        continue;
+      }
+      for (const auto& [name, amount] : *parsed) {
+        if (!node.extended.emplace(name, amount).second) r.Error(ext->path, line, "resource '" + name + "' given twice");
+      }
+    }
+  }
   if (!r.ok()) return std::nullopt;
   return node;
+}
+
+// Reads spread ("KEY[:MAXSKEW]" items) and antiAffinity (workload names) into `w`.
+void ReadPlacement(const Record& record, RecordReader* r, GenericTraceWorkload* w) {
+  if (const Field* spread = record.Find("spread")) {
+    for (const auto& [item, line] : spread->items) {
+      const size_t colon = item.rfind(':');
+      SpreadConstraint c;
+      c.topology_key = std::string(Trim(std::string_view(item).substr(0, colon)));
+      if (std::string problem = SpreadKeyProblem(c.topology_key, w->spread); !problem.empty()) {
+        r->Error(spread->path, line, problem);  // the spec's rule
+        continue;
+      }
+      if (!IsLabelKey(c.topology_key)) {
+        r->Error(spread->path, line, "invalid topology key '" + c.topology_key + "': expected a node label key or node");
+        continue;
+      }
+      if (colon != std::string::npos) {
+        const std::string skew(Trim(std::string_view(item).substr(colon + 1)));
+        int64_t v = 0;
+        if (!ParseInt(skew, &v) || v < 1 || v > kMaxPlacementLimit) {
+          r->Error(spread->path, line,
+                   "maxSkew of '" + c.topology_key + "' must be a whole number 1.." + std::to_string(kMaxPlacementLimit) +
+                       ", found '" + skew + "'");
+          continue;
+        }
+        c.max_skew = static_cast<int32_t>(v);
+      }
+      w->spread.push_back(std::move(c));
+    }
+  }
+  if (const Field* anti = record.Find("antiAffinity")) {
+    for (const auto& [item, line] : anti->items) {
+      if (!IsName(item)) {
+        r->Error(anti->path, line, "invalid workload name '" + item + "': use letters, digits, '.', '_' and '-'");
+      } else if (std::find(w->anti_affinity.begin(), w->anti_affinity.end(), item) != w->anti_affinity.end()) {
+        r->Error(anti->path, line, "'" + item + "' listed twice");
+      } else {
+        w->anti_affinity.push_back(item);
+      }
+    }
+  }
 }
 
 std::optional<GenericWorkloadKind> ParseKind(std::string_view text) {
@@ -276,7 +339,29 @@ std::optional<GenericTraceWorkload> BuildWorkload(const Record& record, const st
     }
   }
   w.gang = r.Bool("gang").value_or(w.kind == GenericWorkloadKind::kTrainingJob);
-  w.max_per_node = static_cast<int32_t>(r.Integer("maxPerNode", 0, 100'000, 0, false, "replicas per node").value_or(0));
+  w.max_per_node =
+      static_cast<int32_t>(r.Integer("maxPerNode", 0, kMaxPlacementLimit, 0, false, "replicas per node").value_or(0));
+  ReadPlacement(record, &r, &w);
+  if (const Field* ext = record.Find("extended")) {
+    for (const auto& [item, line] : ext->items) {
+      const size_t eq = item.find('=');
+      if (eq == std::string::npos) {
+        r.Error(ext->path, line, "'" + item + "' is not NAME=AMOUNT (e.g. rdma/hca=1)");
+        continue;
+      }
+      auto x = ExtendedResource::Parse(Trim(std::string_view(item).substr(0, eq)));
+      if (!x.ok()) {
+        r.Error(ext->path, line, x.status().message());
+        continue;
+      }
+      auto amount = ParseExtendedRequest(*x, Trim(std::string_view(item).substr(eq + 1)));  // the spec's rule
+      if (!amount.ok()) {
+        r.Error(ext->path, line, amount.status().message());
+      } else if (!w.extended.emplace(x->name(), *amount).second) {
+        r.Error(ext->path, line, "resource '" + x->name() + "' given twice");
+      }
+    }
+  }
   if (!r.ok()) return std::nullopt;
   return w;
 }
@@ -297,6 +382,12 @@ Result<GenericTrace> Assemble(const std::vector<Record>& nodes, const std::strin
       continue;
     }
     trace.nodes.push_back(*std::move(node));
+  }
+  std::set<std::string> label_keys = {"node"};
+  std::set<std::string> declared;  // extended resources some node has
+  for (const GenericTraceNode& n : trace.nodes) {
+    for (const auto& [key, value] : n.labels) label_keys.insert(key);
+    for (const auto& [name, amount] : n.extended) declared.insert(name);
   }
   std::unordered_map<std::string, int> workload_lines;
   for (const Record& rec : workloads) {
@@ -320,7 +411,30 @@ Result<GenericTrace> Assemble(const std::vector<Record>& nodes, const std::strin
         continue;
       }
     }
+    // A trace is the whole world: a rule or request that nothing in it can meet is a typo.
+    bool unmet = false;
+    for (const SpreadConstraint& c : w->spread) {
+      if (label_keys.count(c.topology_key) > 0 || trace.nodes.empty()) continue;
+      const Field* f = rec.Find("spread");
+      diags->Add(workloads_file, f->line, f->path, "no node in the trace has label '" + c.topology_key + "'");
+      unmet = true;
+    }
+    for (const auto& [name, amount] : w->extended) {
+      if (declared.count(name) > 0 || trace.nodes.empty()) continue;
+      const Field* f = rec.Find("extended");
+      diags->Add(workloads_file, f->line, f->path, "no node in the trace declares '" + name + "'");
+      unmet = true;
+    }
+    if (unmet) continue;
     trace.workloads.push_back(*std::move(w));
+  }
+  for (const Record& rec : workloads) {
+    const Field* anti = rec.Find("antiAffinity");
+    if (anti == nullptr) continue;
+    for (const auto& [other, line] : anti->items) {
+      if (!IsName(other) || workload_lines.count(other) > 0) continue;
+      diags->Add(workloads_file, line, anti->path, "'" + other + "' names no workload in the trace");
+    }
   }
   if (!diags->empty()) {
     // Report in file order whatever stage found the problem.
@@ -341,6 +455,54 @@ int LineOf(const YAML::Node& n) { return n.Mark().line >= 0 ? n.Mark().line + 1 
 
 std::string ScalarText(const YAML::Node& n) { return n.IsNull() ? std::string() : n.Scalar(); }
 
+// What a list- or map-valued field should look like, for diagnostics.
+std::string ExpectedShape(std::string_view key) {
+  if (key == "labels") return "expected a map of label values";
+  if (key == "devices") return "expected a list of device specs";
+  if (key == "extended") return "expected a map of resource amounts (rdma/hca: 1)";
+  if (key == "spread") return "expected a list of {topologyKey, maxSkew}";
+  return "expected a list of workload names";
+}
+
+// One item of a list-valued field as CSV writes it: a device spec, a workload name ({service: x}
+// as in specs, or plain), a spread rule {topologyKey, maxSkew} as "KEY[:MAXSKEW]".
+std::optional<std::string> YamlListItem(const std::string& key, const YAML::Node& item, const std::string& path,
+                                        Diagnostics* diags, const std::string& file) {
+  if (item.IsScalar()) {
+    if (key != "spread") return item.Scalar();
+    diags->Add(file, LineOf(item), path, "expected {topologyKey, maxSkew}");
+    return std::nullopt;
+  }
+  const bool spread = key == "spread";
+  if (!item.IsMap() || key == "devices") {
+    diags->Add(file, LineOf(item), path,
+               key == "devices" ? "expected a device spec KIND:VENDOR:MODEL:COUNT[:MEMORY]"
+                                : (spread ? "expected {topologyKey, maxSkew}" : "expected a workload name"));
+    return std::nullopt;
+  }
+  std::string topology_key, skew, service;
+  bool ok = true;
+  for (const auto& kv : item) {
+    const std::string sub = kv.first.Scalar();
+    const bool known = spread ? (sub == "topologyKey" || sub == "maxSkew") : sub == "service";
+    if (!known) {
+      diags->Add(file, LineOf(kv.first), path + "." + sub,
+                 spread ? "unknown field (expected topologyKey or maxSkew)" : "unknown field (expected service)");
+      ok = false;
+      continue;
+    }
+    if (!kv.second.IsScalar()) {
+      diags->Add(file, LineOf(kv.first), path + "." + sub, "expected a scalar");
+      ok = false;
+      continue;
+    }
+    (sub == "topologyKey" ? topology_key : sub == "maxSkew" ? skew : service) = kv.second.Scalar();
+  }
+  if (!ok) return std::nullopt;
+  if (!spread) return service;
+  return skew.empty() ? topology_key : topology_key + ":" + skew;
+}
+
 // Reads one list entry (a map) of `section` into a record, mapping YAML keys to canonical ones.
 Record ReadYamlRecord(const YAML::Node& entry, const std::string& prefix, bool is_node, Diagnostics* diags,
                       const std::string& file) {
@@ -356,28 +518,25 @@ Record ReadYamlRecord(const YAML::Node& entry, const std::string& prefix, bool i
     const YAML::Node& value = kv.second;
     const std::string path = prefix + "." + key;
     const int line = LineOf(value) > 0 ? LineOf(value) : LineOf(kv.first);
-    if (is_node && (key == "labels" || key == "devices")) {
+    const bool map_items = key == "extended" || (is_node && key == "labels");
+    const bool list_items = (is_node && key == "devices") || (!is_node && (key == "spread" || key == "antiAffinity"));
+    if (map_items || list_items) {
       Field f{path, line, "", {}};
-      if (key == "labels" && value.IsMap()) {
-        for (const auto& label : value) {
-          if (!label.second.IsScalar() && !label.second.IsNull()) {
-            diags->Add(file, LineOf(label.second), path + "." + label.first.Scalar(), "expected a scalar value");
+      if (map_items && value.IsMap()) {
+        for (const auto& entry_kv : value) {
+          if (!entry_kv.second.IsScalar() && !entry_kv.second.IsNull()) {
+            diags->Add(file, LineOf(entry_kv.second), path + "." + entry_kv.first.Scalar(), "expected a scalar value");
             continue;
           }
-          f.items.emplace_back(label.first.Scalar() + "=" + ScalarText(label.second), LineOf(label.first));
+          f.items.emplace_back(entry_kv.first.Scalar() + "=" + ScalarText(entry_kv.second), LineOf(entry_kv.first));
         }
-      } else if (key == "devices" && value.IsSequence()) {
+      } else if (list_items && value.IsSequence()) {
         for (size_t i = 0; i < value.size(); ++i) {
-          if (!value[i].IsScalar()) {
-            diags->Add(file, LineOf(value[i]), path + "[" + std::to_string(i) + "]",
-                       "expected a device spec KIND:VENDOR:MODEL:COUNT[:MEMORY]");
-            continue;
-          }
-          f.items.emplace_back(value[i].Scalar(), LineOf(value[i]));
+          const std::string item_path = path + "[" + std::to_string(i) + "]";
+          if (auto text = YamlListItem(key, value[i], item_path, diags, file)) f.items.emplace_back(*text, LineOf(value[i]));
         }
       } else if (!value.IsNull()) {
-        diags->Add(file, line, path,
-                   key == "labels" ? "expected a map of label values" : "expected a list of device specs");
+        diags->Add(file, line, path, ExpectedShape(key));
         continue;
       }
       rec.fields.emplace(key, std::move(f));

@@ -16,6 +16,7 @@
 #include "common/status.h"
 #include "model/flavor.h"
 #include "model/quantity.h"
+#include "workload/workload.h"
 
 namespace abacus::sim {
 
@@ -38,10 +39,13 @@ struct GenericTraceNode {
   Quantity cpu;     // cores; milli() is millicores
   Quantity memory;  // bytes
   std::vector<GenericDevices> devices;
+  // Extended resources the node has, by name, in whole units (bytes for storage): `extended:
+  // {rdma/hca: 4}`, CSV `rdma/hca=4;ephemeral-storage=2Ti` (model/extended_resource.h).
+  std::map<std::string, int64_t> extended;
   int line = 0;  // where the node was defined
   bool operator==(const GenericTraceNode& o) const {
     return name == o.name && cluster == o.cluster && pool == o.pool && labels == o.labels && cpu == o.cpu &&
-           memory == o.memory && devices == o.devices;  // line is where, not what
+           memory == o.memory && devices == o.devices && extended == o.extended;  // line is where, not what
   }
 };
 
@@ -68,6 +72,13 @@ struct GenericTraceWorkload {
   std::optional<Quantity> device_memory;  // per device, bytes
   bool gang = false;                    // all replicas start together or none
   int32_t max_per_node = 0;             // replicas per node at most (maxPerNode); 0: no limit
+  // Replicas spread over the values of node labels (or "node"), at most max_skew apart:
+  // YAML `spread: [{topologyKey: zone, maxSkew: 1}]`, CSV `zone:1;rack:2`.
+  std::vector<SpreadConstraint> spread;
+  // Workloads of the trace whose replicas this one never shares a node with: `antiAffinity: [a, b]`, CSV `a;b`.
+  std::vector<std::string> anti_affinity;
+  // Extended resources per replica, by name: `extended: {rdma/hca: 1}`, CSV `rdma/hca=1;ephemeral-storage=100Gi`.
+  std::map<std::string, int64_t> extended;
   int line = 0;
   bool operator==(const GenericTraceWorkload& o) const {
     auto pattern = [](const std::optional<FlavorPattern>& p) { return p ? p->text() : std::string("-"); };
@@ -75,7 +86,8 @@ struct GenericTraceWorkload {
            priority_class == o.priority_class && submit_s == o.submit_s && duration_s == o.duration_s &&
            replicas == o.replicas && cpu == o.cpu && memory == o.memory && pattern(accelerator) == pattern(o.accelerator) &&
            accelerator_count == o.accelerator_count && share_milli == o.share_milli &&
-           device_memory == o.device_memory && gang == o.gang && max_per_node == o.max_per_node;
+           device_memory == o.device_memory && gang == o.gang && max_per_node == o.max_per_node &&
+           spread == o.spread && anti_affinity == o.anti_affinity && extended == o.extended;
   }
 };
 

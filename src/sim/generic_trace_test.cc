@@ -262,6 +262,89 @@ TEST(GenericTraceYaml, ErrorsNameFileLineAndPath) {
   EXPECT_THAT(m, Not(HasSubstr("submit: required")));  // reported once, as not a scalar
 }
 
+// Spread, anti-affinity and extended resources (issue 24) read the same from both forms.
+TEST(GenericTracePlacement, YamlAndCsvReadSpreadAntiAffinityAndExtended) {
+  auto yaml = ParseGenericTraceYaml(
+      "nodes:\n"
+      "  - {name: n1, cpu: 8, memory: 32Gi, labels: {zone: a, rack: r1}, extended: {rdma/hca: 4, ephemeral-storage: 2Ti}}\n"
+      "workloads:\n"
+      "  - {name: a, kind: InferenceService, submit: 0, spread: [{topologyKey: zone, maxSkew: 1}, {topologyKey: rack, maxSkew: 2}],\n"
+      "     antiAffinity: [b], extended: {rdma/hca: 1, ephemeral-storage: 100Gi}}\n"
+      "  - {name: b, kind: BatchJob, submit: 0, spread: [{topologyKey: node}], antiAffinity: [{service: a}]}\n",
+      "t.yaml");
+  ASSERT_TRUE(yaml.ok()) << yaml.status().ToString();
+  auto csv = ParseGenericTraceCsv("name,cpu,memory,labels,extended\n"
+                                  "n1,8,32Gi,\"zone=a;rack=r1\",\"rdma/hca=4;ephemeral-storage=2Ti\"\n",
+                                  "nodes.csv",
+                                  "name,kind,submit,spread,antiAffinity,extended\n"
+                                  "a,InferenceService,0,zone:1;rack:2,b,\"rdma/hca=1;ephemeral-storage=100Gi\"\n"
+                                  "b,BatchJob,0,node,a,\n",
+                                  "workloads.csv");
+  ASSERT_TRUE(csv.ok()) << csv.status().ToString();
+  EXPECT_EQ(yaml->nodes, csv->nodes);
+  EXPECT_EQ(yaml->workloads, csv->workloads);
+  EXPECT_EQ(yaml->nodes[0].extended, (std::map<std::string, int64_t>{{"ephemeral-storage", int64_t{2} << 40}, {"rdma/hca", 4}}));
+  const GenericTraceWorkload& a = yaml->workloads[0];
+  ASSERT_EQ(a.spread.size(), 2u);
+  EXPECT_EQ(a.spread[0], (SpreadConstraint{"zone", 1}));
+  EXPECT_EQ(a.spread[1], (SpreadConstraint{"rack", 2}));
+  EXPECT_EQ(a.anti_affinity, std::vector<std::string>{"b"});
+  EXPECT_EQ(a.extended, (std::map<std::string, int64_t>{{"ephemeral-storage", int64_t{100} << 30}, {"rdma/hca", 1}}));
+  EXPECT_EQ(yaml->workloads[1].spread, (std::vector<SpreadConstraint>{SpreadConstraint{"node", 1}}));  // maxSkew 1 by default
+  EXPECT_EQ(yaml->workloads[1].anti_affinity, std::vector<std::string>{"a"});
+}
+
+TEST(GenericTracePlacement, CsvErrorsUseTheSpecRules) {
+  auto csv = ParseGenericTraceCsv("name,cpu,memory,labels,extended\n"
+                                  "n1,8,32Gi,zone=a,rdma/hca=4\n"
+                                  "n2,8,32Gi,zone=b,RDMA=1\n"
+                                  "n3,8,32Gi,zone=b,rdma/hca=-1\n",
+                                  "nodes.csv",
+                                  "name,kind,submit,spread,antiAffinity,extended\n"
+                                  "a,BatchJob,0,zone:0,b,rdma/hca=0\n"
+                                  "b,BatchJob,0,zone:1;zone:2,Bad Name,gpu/x=1\n"
+                                  "c,BatchJob,0,zonee:1,nobody,licence=1\n"
+                                  "d,BatchJob,0,:1,,rdma/hca=1.5\n",
+                                  "workloads.csv");
+  ASSERT_FALSE(csv.ok());
+  const std::string m = csv.status().message();
+  EXPECT_THAT(m, HasSubstr("nodes.csv:3: extended: invalid resource name 'RDMA'"));
+  EXPECT_THAT(m, HasSubstr("nodes.csv:4: extended: rdma/hca: amount '-1' is negative"));
+  EXPECT_THAT(m, HasSubstr("workloads.csv:2: spread: maxSkew of 'zone' must be a whole number 1..100000, found '0'"));
+  EXPECT_THAT(m, HasSubstr("workloads.csv:2: extended: rdma/hca: must be positive, got 0"));
+  EXPECT_THAT(m, HasSubstr("workloads.csv:3: spread: 'zone' is spread over twice; keep one entry"));
+  EXPECT_THAT(m, HasSubstr("workloads.csv:3: antiAffinity: invalid workload name 'Bad Name'"));
+  EXPECT_THAT(m, HasSubstr("workloads.csv:3: extended: invalid resource name 'gpu/x': a device flavor"));
+  EXPECT_THAT(m, HasSubstr("workloads.csv:4: spread: no node in the trace has label 'zonee'"));
+  EXPECT_THAT(m, HasSubstr("workloads.csv:4: extended: no node in the trace declares 'licence'"));
+  EXPECT_THAT(m, HasSubstr("workloads.csv:4: antiAffinity: 'nobody' names no workload in the trace"));
+  EXPECT_THAT(m, HasSubstr("workloads.csv:5: spread: expected a node label key (zone, rack, abacus.io/nvlink-domain) or node"));
+  EXPECT_THAT(m, HasSubstr("workloads.csv:5: extended: rdma/hca: amount '1.5' is not a whole number"));
+}
+
+TEST(GenericTracePlacement, YamlErrorsNameLineAndPath) {
+  auto yaml = ParseGenericTraceYaml(
+      "nodes:\n"
+      "  - {name: n1, cpu: 8, memory: 32Gi, labels: {zone: a}, extended: [rdma]}\n"
+      "workloads:\n"
+      "  - name: a\n"
+      "    kind: BatchJob\n"
+      "    submit: 0\n"
+      "    spread:\n"
+      "      - {topologyKey: zone, skew: 1}\n"
+      "      - zone\n"
+      "    antiAffinity: a\n"
+      "    extended: {rdma/hca: [1]}\n",
+      "t.yaml");
+  ASSERT_FALSE(yaml.ok());
+  const std::string m = yaml.status().message();
+  EXPECT_THAT(m, HasSubstr("t.yaml:2: nodes[0].extended: expected a map of resource amounts (rdma/hca: 1)"));
+  EXPECT_THAT(m, HasSubstr("t.yaml:8: workloads[0].spread[0].skew: unknown field (expected topologyKey or maxSkew)"));
+  EXPECT_THAT(m, HasSubstr("t.yaml:9: workloads[0].spread[1]: expected {topologyKey, maxSkew}"));
+  EXPECT_THAT(m, HasSubstr("t.yaml:10: workloads[0].antiAffinity: expected a list of workload names"));
+  EXPECT_THAT(m, HasSubstr("t.yaml:11: workloads[0].extended.rdma/hca: expected a scalar value"));
+}
+
 TEST(GenericTraceYaml, SyntaxAndShapeErrors) {
   auto syntax = ParseGenericTraceYaml("nodes: [\n", "t.yaml");
   ASSERT_FALSE(syntax.ok());

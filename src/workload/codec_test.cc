@@ -396,6 +396,12 @@ TEST(WorkloadCodecTest, PlacementRulesRoundTripAndReportMistakes) {
   EXPECT_EQ(Problems(std::string(kHead) + group + "      placement:\n        antiAffinity: [{service: 'Bad Name'}]\n"),
             "w.yaml:11: spec.taskGroups[0].placement.antiAffinity[0].service: invalid name 'Bad Name': use 1-63 "
             "characters of a-z, 0-9, '-', '_' or '.', starting and ending with a letter or digit\n");
+  // The rules the generic trace reader shares (SpreadKeyProblem, ParseExtendedRequest).
+  EXPECT_EQ(Problems(std::string(kHead) + group + "      placement:\n        spread: [{topologyKey: zone}, {topologyKey: zone}]\n"),
+            "w.yaml:11: spec.taskGroups[0].placement.spread[1].topologyKey: 'zone' is spread over twice; keep one entry\n");
+  const std::string extended = "  taskGroups:\n    - name: w\n      resources: {cpu: 1, memory: 1Gi, extended: {rdma/hca: 0}}\n";
+  EXPECT_EQ(Problems(std::string(kHead) + extended),
+            "w.yaml:9: spec.taskGroups[0].resources.extended: rdma/hca: must be positive, got 0\n");
 }
 
 }  // namespace

@@ -2,12 +2,14 @@
 #include <algorithm>
 
 #include "common/nesting.h"
+#include "model/extended_request.h"
 #include "model/extended_resource.h"
 #include "model/quantity_limit.h"
 #include "tenancy/quantity_field.h"
 #include "tenancy/tenant.h"
 #include "tenancy/yaml_json.h"
 #include "workload/kind_decode.h"
+#include "workload/placement_check.h"
 #include "workload/secret_refs.h"
 #include "workload/utf8.h"
 #include "workload/workload_codec.h"
@@ -29,14 +31,9 @@ std::map<std::string, int64_t> DecodeExtended(MapReader& resources) {
       resources.Error("extended", x.status().message());
       continue;
     }
-    auto amount = x->ParseAmount(text);
+    auto amount = ParseExtendedRequest(*x, text);  // the one rule for a requested amount (traces use it too)
     if (!amount.ok()) {
       resources.Error("extended", amount.status().message());
-    } else if (*amount <= 0) {
-      resources.Error("extended", name + ": must be positive, got " + text);
-    } else if (Status st = CheckQuantityLimit(*Quantity::FromUnits(*amount), x->is_bytes() ? QuantityUnit::kMemory : QuantityUnit::kCount);
-               !st.ok()) {
-      resources.Error("extended", name + ": " + st.message());
     } else {
       out[name] = *amount;
     }
@@ -92,7 +89,7 @@ std::optional<Toleration> DecodeToleration(SpecContext& ctx, const SpecNode& nod
 // Reads a task group's `placement:` (docs/specs.md): maxPerNode, spread, antiAffinity.
 PlacementSpec DecodePlacement(MapReader& p) {
   PlacementSpec out;
-  if (auto v = p.Int("maxPerNode", P::kOptional, 1, 100'000)) out.max_per_node = static_cast<int32_t>(*v);
+  if (auto v = p.Int("maxPerNode", P::kOptional, 1, kMaxPlacementLimit)) out.max_per_node = static_cast<int32_t>(*v);
   if (auto list = p.List("spread")) {
     if (list->size() == 0) p.Error("spread", "expected at least one {topologyKey, maxSkew}, got an empty list");
     for (size_t i = 0; i < list->size(); ++i) {
@@ -100,15 +97,10 @@ PlacementSpec DecodePlacement(MapReader& p) {
       if (!s.valid()) continue;
       SpreadConstraint c;
       if (auto k = s.String("topologyKey", P::kRequired)) {
-        if (k->empty()) s.Error("topologyKey", "expected a node label key (zone, rack, abacus.io/nvlink-domain) or node");
+        if (std::string problem = SpreadKeyProblem(*k, out.spread); !problem.empty()) s.Error("topologyKey", problem);
         c.topology_key = *k;
       }
-      if (auto m = s.Int("maxSkew", P::kOptional, 1, 100'000)) c.max_skew = static_cast<int32_t>(*m);
-      for (const auto& prev : out.spread) {
-        if (prev.topology_key == c.topology_key && !c.topology_key.empty()) {
-          s.Error("topologyKey", "'" + c.topology_key + "' is spread over twice; keep one entry");
-        }
-      }
+      if (auto m = s.Int("maxSkew", P::kOptional, 1, kMaxPlacementLimit)) c.max_skew = static_cast<int32_t>(*m);
       out.spread.push_back(std::move(c));
     }
   }

@@ -36,6 +36,22 @@ TEST(SimCliTest, EventsReplaysTheExampleTraceInBothFormsAlike) {
   EXPECT_NE(missing.err.find("nope.yaml"), std::string::npos) << missing.err;
 }
 
+// examples/traces/dlrm-serving (issue 24): --ignore-placement-rules shows what a scheduler that
+// cannot express maxPerNode, spread, antiAffinity and extended requests breaks; honoured, nothing.
+TEST(SimCliTest, EventsCountPlacementRuleViolationsOnlyWhenIgnored) {
+  for (const char* form : {"examples/traces/dlrm-serving.yaml", "examples/traces/dlrm-serving"}) {
+    auto before = RunCli({"sim", "events", "--trace", SourcePath(form), "-o", "json", "-q", "--ignore-placement-rules"});
+    ASSERT_EQ(before.code, 0) << before.err;
+    json v = json::parse(before.out)["placement_rule_violations"];
+    for (const char* kind : {"max_per_node", "spread", "anti_affinity", "extended"}) {
+      EXPECT_GT(v[kind].get<int>(), 0) << form << " " << kind;
+    }
+    auto after = RunCli({"sim", "events", "--trace", SourcePath(form), "-q"});
+    ASSERT_EQ(after.code, 0) << after.err;
+    EXPECT_NE(after.out.find("placement rule violations: 0 ("), std::string::npos) << after.out;
+  }
+}
+
 TEST(SimCliTest, PackingOnTheOpenbTraceOrdersFgdAheadOfRandom) {
   std::string pods = SourcePath("../shared/traces/openb/openb_pod_list_default.csv");
   if (!std::filesystem::exists(pods)) GTEST_SKIP() << "no openb trace in this workspace";
