@@ -16,12 +16,14 @@
 #include "common/build_info.h"
 #include "common/log.h"
 #include "meter/price_list_codec.h"
+#include "workload/secret_doc.h"
 
 namespace abacus::cli {
 
 int Main(int argc, char** argv) {
   // Document kinds other modules read: validate, submit and the server all know them.
   meter::RegisterPriceListKind();
+  RegisterSecretKind();
   CLI::App app{"Abacus — a heterogeneous compute ledger and scheduler for GPUs, NPUs and CPUs.\n"
                "Run `abacus COMMAND --help` for a command's options and examples.",
                "abacus"};

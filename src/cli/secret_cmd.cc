@@ -88,14 +88,7 @@ int RunList(const SecretOptions& o) {
     PrintDocument(std::cout, r.body["items"], o.output);
     return kExitOk;
   }
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& s : r.body.value("items", json::array())) {
-    std::string keys;
-    for (const auto& k : s.value("keys", json::array())) keys += (keys.empty() ? "" : ",") + k.get<std::string>();
-    rows.push_back({s.value("name", ""), s.value("project", s.value("tenant", "") + " (tenant)"), keys,
-                    std::to_string(s.value("version", 0)), s.value("createdBy", ""), s.value("createdAt", "")});
-  }
-  PrintTable(std::cout, {"NAME", "SCOPE", "KEYS", "VERSION", "CREATED BY", "CREATED"}, rows);
+  SecretTable(r.body.value("items", json::array()), std::cout);
   return kExitOk;
 }
 
@@ -116,6 +109,17 @@ int RunReencrypt(const SecretOptions& o) {
 }
 
 }  // namespace
+
+void SecretTable(const json& items, std::ostream& out) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& s : items) {
+    std::string keys;
+    for (const auto& k : s.value("keys", json::array())) keys += (keys.empty() ? "" : ",") + k.get<std::string>();
+    rows.push_back({s.value("name", ""), s.value("project", s.value("tenant", "") + " (tenant)"), keys,
+                    std::to_string(s.value("version", 0)), s.value("createdBy", ""), s.value("createdAt", "")});
+  }
+  PrintTable(out, {"NAME", "SCOPE", "KEYS", "VERSION", "CREATED BY", "CREATED"}, rows);
+}
 
 void AddSecretCommands(CLI::App& app, int* exit_code) {
   CLI::App* secret = app.add_subcommand(

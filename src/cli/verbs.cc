@@ -386,6 +386,7 @@ std::optional<KindInfo> Kind(const std::string& k) {
       {"clusters", {"clusters", ClusterTable}},     {"cluster", {"clusters", ClusterTable}},
       {"reservations", {"reservations", ReservationTable}}, {"reservation", {"reservations", ReservationTable}},
       {"users", {"users", UserTable}},               {"user", {"users", UserTable}},
+      {"secrets", {"secrets", SecretTable}},         {"secret", {"secrets", SecretTable}},
       {"policies", {"policies", PolicyTable}},       {"policy", {"policies", PolicyTable}},
       {"admissionpolicies", {"policies", PolicyTable}}, {"admissionpolicy", {"policies", PolicyTable}},
       {"evaluations", {"evaluations", nullptr}},     {"evaluation", {"evaluations", nullptr}},
@@ -402,7 +403,7 @@ std::optional<KindInfo> Kind(const std::string& k) {
 constexpr char kKinds[] =
     "workloads, nodes, devices, queues, tenants, flavors, projects, cohorts, priorityclasses, pools, clusters, "
     "reservations, users, "
-    "policies, evaluations, shares, endpoints";
+    "policies, secrets, evaluations, shares, endpoints";
 
 // "error: unknown kind 'workloda'; did you mean 'workload'? (expected ...)"; returns 2.
 int UnknownKind(const std::string& kind) {
@@ -410,7 +411,7 @@ int UnknownKind(const std::string& kind) {
       "workloads", "workload", "wl", "nodes", "node", "devices", "device", "queues", "queue", "tenants", "tenant",
       "flavors", "flavor", "projects", "project", "cohorts", "cohort", "priorityclasses", "priorityclass", "pools",
       "pool", "clusters", "cluster", "reservations", "reservation", "users", "user", "policies", "policy", "admissionpolicies", "admissionpolicy",
-      "evaluations", "evaluation", "eval", "shares", "share", "endpoints", "endpoint", "ep"};
+      "secrets", "secret", "evaluations", "evaluation", "eval", "shares", "share", "endpoints", "endpoint", "ep"};
   std::string hint = DidYouMean(kind, names);
   std::cerr << "error: unknown kind '" << kind << "'" << (hint.empty() ? "" : ";" + hint) << " (expected " << kKinds
             << ")\n";
@@ -426,6 +427,13 @@ CLI::Validator KindNames() {
     if (ch != ' ') set += ch;
   }
   return CLI::Validator([](std::string&) { return std::string(); }, "{" + set + "}");
+}
+
+// "?project=P" or "?tenant=T" (a secret's scope), or "" for neither.
+std::string SecretScopeQuery(const std::string& project, const std::string& tenant) {
+  if (!project.empty()) return "?project=" + UrlEncode(project);
+  if (!tenant.empty()) return "?tenant=" + UrlEncode(tenant);
+  return "";
 }
 
 // The singular of a route: "workloads" → "workload", "policies" → "policy".
@@ -727,6 +735,7 @@ int RunGet(const Common& c, const GetArgs& a) {
     if (!a.user.empty()) q += "&user=" + UrlEncode(a.user);
     path += q;
   }
+  if (kind->path == "secrets") path += SecretScopeQuery(a.project, a.tenant);  // the list or the one
   if (a.watch) {
     WatchSpec spec;
     spec.path = path;
@@ -773,7 +782,8 @@ int RunGet(const Common& c, const GetArgs& a) {
   return kExitOk;
 }
 
-int RunDescribe(const Common& c, const std::string& kind_arg, const std::string& name) {
+int RunDescribe(const Common& c, const std::string& kind_arg, const std::string& name, const std::string& project,
+                const std::string& tenant) {
   auto kind = Kind(kind_arg);
   if (!kind) return UnknownKind(kind_arg);
   if (kind->table == nullptr) {
@@ -781,7 +791,12 @@ int RunDescribe(const Common& c, const std::string& kind_arg, const std::string&
     return kExitUsage;
   }
   ApiClient api = Client(c);
-  ApiResponse r = api.Get("/api/v1/" + kind->path + "/" + (kind->path == "projects" ? name : UrlEncode(name)));
+  if ((!project.empty() || !tenant.empty()) && kind->path != "secrets") {
+    std::cerr << "error: --project and --tenant name a secret's scope; " << kind->path << " have none\n";
+    return kExitUsage;
+  }
+  ApiResponse r = api.Get("/api/v1/" + kind->path + "/" + (kind->path == "projects" ? name : UrlEncode(name)) +
+                          (kind->path == "secrets" ? SecretScopeQuery(project, tenant) : ""));
   if (!r.ok()) return Fail(r);
   json doc = r.body;
   if (kind->path == "workloads") {
@@ -834,19 +849,28 @@ int RunCancel(const Common& c, const std::string& w, const std::string& reason) 
   return kExitOk;
 }
 
-// abacus delete reservation NAME: only reservations are deleted this way (workloads are cancelled).
-int RunDelete(const Common& c, const std::string& kind, const std::string& name) {
-  if (kind != "reservation" && kind != "reservations") {
-    std::cerr << "error: delete takes reservation NAME (a workload: abacus cancel; other configuration stays)\n";
+// abacus delete reservation NAME | secret NAME: only these are deleted this way (workloads are
+// cancelled).
+int RunDelete(const Common& c, const std::string& kind, const std::string& name, const std::string& project,
+              const std::string& tenant) {
+  const bool secret = kind == "secret" || kind == "secrets";
+  if (kind != "reservation" && kind != "reservations" && !secret) {
+    std::cerr << "error: delete takes reservation NAME or secret NAME (a workload: abacus cancel; other "
+                 "configuration stays)\n";
+    return kExitUsage;
+  }
+  if (!secret && (!project.empty() || !tenant.empty())) {
+    std::cerr << "error: --project and --tenant name a secret's scope; reservations have none\n";
     return kExitUsage;
   }
   ApiClient api = Client(c);
-  ApiResponse r = api.Delete("/api/v1/reservations/" + UrlEncode(name));
+  ApiResponse r = secret ? api.Delete("/api/v1/secrets/" + UrlEncode(name) + SecretScopeQuery(project, tenant))
+                         : api.Delete("/api/v1/reservations/" + UrlEncode(name));
   if (!r.ok()) return Fail(r);
   if (c.output != "table") {
     PrintDocument(std::cout, r.body, c.output);
   } else {
-    std::cout << "reservation " << name << " deleted\n";
+    std::cout << (secret ? "secret " : "reservation ") << name << " deleted\n";
   }
   return kExitOk;
 }
@@ -941,8 +965,8 @@ void AddClientVerbs(CLI::App& app, int* exit_code) {
     cmd->add_option("--state", a->state,
                     "workloads: only this state, any case (Pending, Admitted, Running, Preempting, Requeued, "
                     "Succeeded, Failed, Cancelled)");
-    cmd->add_option("--project", a->project, "workloads: only this project (tenant/project)");
-    cmd->add_option("--tenant", a->tenant, "workloads: only this tenant");
+    cmd->add_option("-p,--project", a->project, "workloads, secrets: only this project (tenant/project)");
+    cmd->add_option("--tenant", a->tenant, "workloads: only this tenant; secrets: the tenant's own (tenant-wide)");
     cmd->add_option("-l,--selector", a->selector,
                     "workloads: only those whose labels match: k=v, k!=v, k (has it), !k (has it not), "
                     "comma-separated, all must hold");
@@ -980,11 +1004,18 @@ void AddClientVerbs(CLI::App& app, int* exit_code) {
                                                    "-o yaml or -o json.\n"
                                                    "Examples: abacus describe workload llama-ft\n"
                                                    "          abacus describe node h100-a\n"
-                                                   "          abacus describe workload llama-ft -o yaml");
+                                                   "          abacus describe workload llama-ft -o yaml\n"
+                                                   "          abacus describe secret db-creds -p acme/ml   # keys, "
+                                                   "version: never a value");
     cmd->add_option("KIND", *kind, "kind")->required()->check(KindNames());
     cmd->add_option("NAME", *name, "name (a workload: id or name)")->required();
+    auto project = std::make_shared<std::string>();
+    auto tenant = std::make_shared<std::string>();
+    cmd->add_option("-p,--project", *project, "secrets: the secret's project (tenant/project), when the name is in "
+                                              "several scopes");
+    cmd->add_option("--tenant", *tenant, "secrets: the tenant-wide secret of this tenant");
     AddConnectionFlags(cmd, c.get());
-    cmd->callback([=] { *exit_code = RunDescribe(*c, *kind, *name); });
+    cmd->callback([=] { *exit_code = RunDescribe(*c, *kind, *name, *project, *tenant); });
   }
   {
     auto c = std::make_shared<Common>();
@@ -1038,13 +1069,21 @@ void AddClientVerbs(CLI::App& app, int* exit_code) {
     auto c = std::make_shared<Common>();
     auto kind = std::make_shared<std::string>();
     auto name = std::make_shared<std::string>();
-    CLI::App* cmd = app.add_subcommand("delete", "Delete a reservation (kind Reservation; admins). Nodes its maintenance "
-                                                 "window cordoned are uncordoned.\n"
-                                                 "Example: abacus delete reservation node3-maint");
-    cmd->add_option("KIND", *kind, "reservation")->required();
+    CLI::App* cmd = app.add_subcommand("delete", "Delete a reservation (kind Reservation; admins; nodes its maintenance "
+                                                 "window cordoned are uncordoned)\nor a secret (as its creator may: "
+                                                 "members of its project, tenant admins; tasks started with it keep "
+                                                 "their copy).\n"
+                                                 "Examples: abacus delete reservation node3-maint\n"
+                                                 "          abacus delete secret db-creds -p acme/ml");
+    cmd->add_option("KIND", *kind, "reservation or secret")->required();
     cmd->add_option("NAME", *name, "its name")->required();
+    auto project = std::make_shared<std::string>();
+    auto tenant = std::make_shared<std::string>();
+    cmd->add_option("-p,--project", *project, "secrets: the secret's project (tenant/project); without it and "
+                                              "--tenant, the one secret of NAME you may see");
+    cmd->add_option("--tenant", *tenant, "secrets: the tenant-wide secret of this tenant");
     AddConnectionFlags(cmd, c.get());
-    cmd->callback([=] { *exit_code = RunDelete(*c, *kind, *name); });
+    cmd->callback([=] { *exit_code = RunDelete(*c, *kind, *name, *project, *tenant); });
   }
   AddLogsCommand(app, exit_code);  // logs_cmd.cc
   {

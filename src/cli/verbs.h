@@ -39,6 +39,9 @@ void AddSecretCommands(CLI::App& app, int* exit_code);
 // item of GET /api/v1/users and /api/v1/policies.
 void UserTable(const nlohmann::json& items, std::ostream& out);
 void PolicyTable(const nlohmann::json& items, std::ostream& out);
+// Prints secrets (GET /api/v1/secrets items): name, scope, keys, version, who and when; never a
+// value (the API has none to give).
+void SecretTable(const nlohmann::json& items, std::ostream& out);
 // Prints the body of GET /api/v1/evaluations as `abacus get evaluations` tables
 // (evaluations_cmd.cc): one row per archived result, or, when the body has "comparison"
 // (--model), that model's versions side by side; returns the exit code.

@@ -30,6 +30,7 @@
 #include "tenancy/tenancy_codec.h"
 #include "tenancy/yaml_json.h"
 #include "workload/governance_codec.h"
+#include "workload/secret_doc.h"
 #include "workload/workload_codec.h"
 
 namespace abacus::server {
@@ -151,6 +152,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptio
     const std::string ring =
         options.secrets_keyring_file.empty() ? (data / "secrets.keyring").string() : options.secrets_keyring_file;
     ABACUS_ASSIGN_OR_RETURN(auto keyring, govern::LoadOrCreateSecretKeyring(key, ring));
+    RegisterSecretKind();  // kind: Secret in apply (SecretVault::Prepare)
     cp->secrets_ = std::make_unique<SecretVault>(*cp->governance_store_, *cp->governance_, std::move(keyring));
   }
   cp->audit_watch_ = std::make_unique<AuditWatch>(*cp->governance_, cp->clock_, options.audit_check_every);
@@ -404,9 +406,26 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
     ABACUS_ASSIGN_OR_RETURN(governed, governance_->PlanApply(caller, parsed.documents, parsed.extensions,
                                                              parsed.governance, ledger_.config()));
   }
+  // Secrets: checked, authorized (tenant and project roles, as `secret create`) and sealed here;
+  // stored with the other documents. Their answer holds keys and versions, never a value.
+  auto secrets = std::make_shared<std::vector<SecretVault::Staged>>();
+  for (auto it = parsed.extensions.begin(); it != parsed.extensions.end();) {
+    if (it->kind != kSecretKind) {
+      ++it;
+      continue;
+    }
+    if (caller == nullptr) return PermissionDenied(it->source.ToString() + ": a Secret needs a caller");
+    auto staged = secrets_->Prepare(*caller, it->object);
+    if (!staged.ok()) {
+      std::string where = it->source.ToString();
+      return where.empty() ? staged.status() : staged.status().WithContext(where);
+    }
+    secrets->push_back(std::move(*staged));
+    it = parsed.extensions.erase(it);
+  }
   auto docs = std::make_shared<std::vector<Document>>(std::move(parsed.documents));
   auto extensions = std::make_shared<std::vector<ExtensionDocument>>(std::move(parsed.extensions));
-  auto change = [this, docs, extensions, governed, keyed, dry_run]() -> Result<json> {
+  auto change = [this, docs, extensions, secrets, governed, keyed, dry_run]() -> Result<json> {
     std::vector<const SpecObject*> objects;
     for (const Document& d : *docs) objects.push_back(&d.object);
     Diagnostics diags;
@@ -441,6 +460,12 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
     }
     std::vector<meter::PriceList> prices;
     ABACUS_RETURN_IF_ERROR(StagePriceLists(*extensions, batch, out, prices));
+    for (const SecretVault::Staged& s : *secrets) {
+      if (s.item.value("action", "") != "unchanged") {
+        batch.PutJson(std::string(kSecretStoreKind), s.key, s.record, s.expected);  // audited per request
+      }
+      out.push_back(s.item);
+    }
     governed->Stage(batch, out);
     if (dry_run) return out;  // checked and compared; nothing stored, nothing changed in memory
     keyed->Stage(batch, out, clock_.Now());  // also when every document is unchanged

@@ -14,6 +14,7 @@
 #include "tenancy/tenancy_codec.h"
 #include "tenancy/yaml_json.h"
 #include "workload/governance_codec.h"
+#include "workload/secret_doc.h"
 #include "workload/utf8.h"
 
 namespace abacus::server {
@@ -520,7 +521,7 @@ Result<std::shared_ptr<const GovernanceApply>> Governance::PlanApply(const gover
                           [&](const auto&) { note(d.kind(), d.name(), ""); }},
                d.object);
   }
-  for (const auto& e : extensions) note(e.kind, e.name, "");
+  for (const auto& e : extensions) note(e.kind, e.name, e.object.value("tenant", ""));  // a Secret's tenant
   for (const auto& g : governance) {
     const auto* p = std::get_if<AdmissionPolicy>(&g.object);
     note(g.kind(), g.name(), p != nullptr && p->tenants.size() == 1 ? p->tenants[0] : "");
@@ -578,6 +579,7 @@ Result<std::shared_ptr<const GovernanceApply>> Governance::PlanApply(const gover
     ABACUS_RETURN_IF_ERROR(st);
   }
   for (const auto& e : extensions) {
+    if (e.kind == kSecretKind) continue;  // tenant and project roles: SecretVault::Prepare
     ABACUS_RETURN_IF_ERROR(check(e.source, Action::kApplyConfig, Resource::ForCluster(Lower(e.kind), e.name)));
   }
   Diagnostics diags;

@@ -693,6 +693,9 @@ void AddGovernanceRoutes(httplib::Server& s, ControlPlane& cp) {
   s.Get("/api/v1/secrets", [&cp](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp.secrets().List(RequestPrincipal(), Param(req, "project"), Param(req, "tenant")));
   });
+  s.Get(R"(/api/v1/secrets/([^/]+))", [&cp](const httplib::Request& req, httplib::Response& res) {
+    Send(res, cp.secrets().Get(RequestPrincipal(), req.matches[1], Param(req, "project"), Param(req, "tenant")));
+  });
   s.Delete(R"(/api/v1/secrets/([^/]+))", [&cp](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp.secrets().Delete(RequestPrincipal(), req.matches[1], Param(req, "project"), Param(req, "tenant")));
   });

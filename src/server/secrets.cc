@@ -5,6 +5,7 @@
 #include "common/log.h"
 #include "server/governance.h"
 #include "tenancy/tenant.h"
+#include "workload/secret_doc.h"
 #include "workload/secret_refs.h"
 
 namespace abacus::server {
@@ -68,6 +69,19 @@ SecretVault::SecretVault(Store& store, Governance& governance, govern::SecretKey
     : store_(store), governance_(governance), keyring_(std::move(keyring)) {}
 
 Result<json> SecretVault::Create(const govern::Principal& who, const json& body) {
+  ABACUS_ASSIGN_OR_RETURN(Staged staged, Stage(who, body, true));
+  if (staged.item.value("action", "") != "unchanged") {
+    ABACUS_RETURN_IF_ERROR(governance_.CommitRequestChange(
+        WriteBatch().PutJson(std::string(kSecretStoreKind), staged.key, staged.record, staged.expected)));
+  }
+  return Summary(staged.record);
+}
+
+Result<SecretVault::Staged> SecretVault::Prepare(const govern::Principal& who, const json& body) {
+  return Stage(who, body, false);
+}
+
+Result<SecretVault::Staged> SecretVault::Stage(const govern::Principal& who, const json& body, bool note) {
   if (!body.is_object()) return InvalidArgument("body: expected {\"name\", \"project\" or \"tenant\", \"data\", \"stringData\"}");
   for (const auto& [field, v] : body.items()) {
     if (field != "name" && field != "project" && field != "tenant" && field != "data" && field != "stringData" &&
@@ -79,7 +93,7 @@ Result<json> SecretVault::Create(const govern::Principal& who, const json& body)
   if (!IsValidName(name)) return InvalidArgument("name: '" + name + "' is not a valid name (lower-case letters, digits, '-')");
   ABACUS_ASSIGN_OR_RETURN(auto scope, Scope(Text(body, "project"), Text(body, "tenant")));
   const auto& [tenant, project] = scope;
-  NoteRequestObject("secret", StoreKey(tenant, project, name), tenant);
+  if (note) NoteRequestObject("secret", StoreKey(tenant, project, name), tenant);
   ABACUS_RETURN_IF_ERROR(govern::Authorize(who, Action::kCreate, SecretResource(name, tenant, project)));
   std::map<std::string, std::string> values;
   size_t total = 0;
@@ -101,23 +115,76 @@ Result<json> SecretVault::Create(const govern::Principal& who, const json& body)
   }
   if (values.empty()) return InvalidArgument("a secret needs at least one key in data or stringData");
   if (total > kMaxSecretBytes) return InvalidArgument("secret " + name + ": values hold more than 1 MiB together");
-  const std::string key = StoreKey(tenant, project, name);
-  ABACUS_ASSIGN_OR_RETURN(auto existing, store_.Get(kSecretStoreKind, key));
+  Staged out;
+  out.key = StoreKey(tenant, project, name);
+  ABACUS_ASSIGN_OR_RETURN(auto existing, store_.Get(kSecretStoreKind, out.key));
   int64_t version = 1;
-  std::optional<int64_t> expected = 0;
+  out.expected = 0;
+  std::string action = "created";
   if (existing) {
     json old = json::parse(existing->json, nullptr, false);
     version = (old.is_object() ? old.value("version", int64_t{0}) : 0) + 1;
-    expected = existing->version;
+    out.expected = existing->version;
+    action = "configured";
+    if (old.is_object()) {
+      // The same keys and values: nothing to write (an apply of an unchanged file).
+      auto held = Open(Found{out.key, old});
+      if (held.ok() && *held == values) {
+        out.record = std::move(old);
+        action = "unchanged";
+      }
+    }
   }
-  json rec = {{"tenant", tenant}, {"project", project}, {"name", name}, {"version", version},
-              {"createdUs", ToMicros(governance_.clock().Now())}, {"createdBy", who.name}};
-  json data = json::object();
-  for (const auto& [k, v] : values) data[k] = govern::SealSecret(keyring_, Identity(rec, k), v);
-  rec["data"] = std::move(data);
-  ABACUS_RETURN_IF_ERROR(
-      governance_.CommitRequestChange(WriteBatch().PutJson(std::string(kSecretStoreKind), key, rec, expected)));
-  return Summary(rec);
+  if (action != "unchanged") {
+    out.record = {{"tenant", tenant}, {"project", project}, {"name", name}, {"version", version},
+                  {"createdUs", ToMicros(governance_.clock().Now())}, {"createdBy", who.name}};
+    json data = json::object();
+    for (const auto& [k, v] : values) data[k] = govern::SealSecret(keyring_, Identity(out.record, k), v);
+    out.record["data"] = std::move(data);
+  }
+  out.item = Summary(out.record);
+  out.item["kind"] = kSecretKind;
+  out.item["action"] = action;
+  return out;
+}
+
+Result<SecretVault::Found> SecretVault::Lookup(const govern::Principal& who, const std::string& name,
+                                               const std::string& project, const std::string& tenant) {
+  if (project.empty() && tenant.empty()) {
+    // No scope: the only secret of that name `who` may see.
+    ABACUS_ASSIGN_OR_RETURN(auto records, store_.List(kSecretStoreKind));
+    std::vector<Found> seen;
+    for (const auto& r : records) {
+      json rec = json::parse(r.json, nullptr, false);
+      if (!rec.is_object() || rec.value("name", "") != name) continue;
+      if (!govern::MaySee(who, SecretResource(name, rec.value("tenant", ""), rec.value("project", "")))) continue;
+      seen.push_back(Found{r.key, std::move(rec)});
+    }
+    if (seen.empty()) return NotFound("secret " + name + " not found");
+    if (seen.size() > 1) {
+      std::string scopes;
+      for (const Found& f : seen) {
+        scopes += (scopes.empty() ? "" : ", ") + ScopeText(f.record.value("tenant", ""), f.record.value("project", ""));
+      }
+      return FailedPrecondition("secret " + name + " is in " + scopes + ": give --project or --tenant (?project= or ?tenant=)");
+    }
+    return std::move(seen[0]);
+  }
+  ABACUS_ASSIGN_OR_RETURN(auto scope, Scope(project, tenant));
+  const std::string key = StoreKey(scope.first, scope.second, name);
+  const std::string missing = "secret " + name + " of " + ScopeText(scope.first, scope.second) + " not found";
+  if (!govern::MaySee(who, SecretResource(name, scope.first, scope.second))) return NotFound(missing);
+  ABACUS_ASSIGN_OR_RETURN(auto existing, store_.Get(kSecretStoreKind, key));
+  if (!existing) return NotFound(missing);
+  json rec = json::parse(existing->json, nullptr, false);
+  if (!rec.is_object()) return Internal("stored secret " + key + " is not JSON");
+  return Found{key, std::move(rec)};
+}
+
+Result<json> SecretVault::Get(const govern::Principal& who, const std::string& name, const std::string& project,
+                              const std::string& tenant) {
+  ABACUS_ASSIGN_OR_RETURN(Found f, Lookup(who, name, project, tenant));
+  return Summary(f.record);
 }
 
 Result<json> SecretVault::List(const govern::Principal& who, const std::string& project, const std::string& tenant) {
@@ -137,17 +204,14 @@ Result<json> SecretVault::List(const govern::Principal& who, const std::string& 
 
 Result<json> SecretVault::Delete(const govern::Principal& who, const std::string& name, const std::string& project,
                                  const std::string& tenant) {
-  ABACUS_ASSIGN_OR_RETURN(auto scope, Scope(project, tenant));
-  const std::string key = StoreKey(scope.first, scope.second, name);
-  const std::string missing = "secret " + name + " of " + ScopeText(scope.first, scope.second) + " not found";
-  govern::Resource r = SecretResource(name, scope.first, scope.second);
-  if (!govern::MaySee(who, r)) return NotFound(missing);
-  ABACUS_ASSIGN_OR_RETURN(auto existing, store_.Get(kSecretStoreKind, key));
-  if (!existing) return NotFound(missing);
-  NoteRequestObject("secret", key, scope.first);
-  ABACUS_RETURN_IF_ERROR(govern::Authorize(who, Action::kDelete, r));
-  ABACUS_RETURN_IF_ERROR(governance_.CommitRequestChange(WriteBatch().Delete(std::string(kSecretStoreKind), key)));
-  return json{{"name", name}, {"deleted", true}};
+  ABACUS_ASSIGN_OR_RETURN(Found f, Lookup(who, name, project, tenant));
+  const std::string t = f.record.value("tenant", ""), p = f.record.value("project", "");
+  NoteRequestObject("secret", f.key, t);
+  ABACUS_RETURN_IF_ERROR(govern::Authorize(who, Action::kDelete, SecretResource(name, t, p)));
+  ABACUS_RETURN_IF_ERROR(governance_.CommitRequestChange(WriteBatch().Delete(std::string(kSecretStoreKind), f.key)));
+  json out = {{"name", name}, {"tenant", t}, {"deleted", true}};
+  if (!p.empty()) out["project"] = p;
+  return out;
 }
 
 Result<json> SecretVault::Reencrypt(const govern::Principal& who) {
@@ -182,7 +246,7 @@ Result<SecretVault::Found> SecretVault::Resolve(const std::string& project, cons
     return Found{key, std::move(rec)};
   }
   return FailedPrecondition("secret " + name + " not found in project " + project + " or tenant " + tenant +
-                            ": create it first (abacus create secret " + name + " -p " + project + " ...)");
+                            ": create it first (abacus secret create " + name + " -p " + project + " ..., or kind: Secret in abacus apply)");
 }
 
 Result<std::map<std::string, std::string>> SecretVault::Open(const Found& f) {
@@ -241,6 +305,7 @@ void SecretVault::FillAssignments(const std::string& node, json& tasks) {
       return &(opened[name] = std::move(values));
     };
     json env = t.value("env", json::object());
+    std::set<std::string> secret_env;  // the variables holding a value (containers pass them by name)
     json files = json::array();
     json uses = json::array();
     Status st = [&]() -> Status {
@@ -248,7 +313,10 @@ void SecretVault::FillAssignments(const std::string& node, json& tasks) {
                  mount_refs = refs.value("mounts", json::array());
       for (const auto& s : from) {
         ABACUS_ASSIGN_OR_RETURN(auto values, open(s.get<std::string>()));
-        for (const auto& [k, v] : *values) env[k] = v;
+        for (const auto& [k, v] : *values) {
+          env[k] = v;
+          secret_env.insert(k);
+        }
         uses.push_back("envFrom " + s.get<std::string>());
       }
       for (const auto& e : env_refs) {
@@ -257,6 +325,7 @@ void SecretVault::FillAssignments(const std::string& node, json& tasks) {
         auto it = values->find(key);
         if (it == values->end()) return FailedPrecondition("secret " + name + " has no key " + key + " (deleted or changed after submit)");
         env[e.value("name", "")] = it->second;
+        secret_env.insert(e.value("name", ""));
         uses.push_back("env " + e.value("name", "") + " = " + name + "." + key);
       }
       for (const auto& m : mount_refs) {
@@ -277,6 +346,7 @@ void SecretVault::FillAssignments(const std::string& node, json& tasks) {
       continue;
     }
     t["env"] = std::move(env);
+    if (!secret_env.empty()) t["secretEnv"] = secret_env;
     if (!files.empty()) t["secretFiles"] = std::move(files);
     bool first = false;
     {

@@ -11,6 +11,7 @@
 
 #include <map>
 #include <mutex>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -37,10 +38,28 @@ class SecretVault {
   // Needs `create` on the secret (tenant admins in their tenant, members in their project).
   // The answer never holds a value.
   Result<nlohmann::json> Create(const govern::Principal& who, const nlohmann::json& body);
+  // A secret checked, authorized and sealed but not yet stored: `abacus apply` (kind: Secret)
+  // puts it in the batch of its other documents. `item` is the answer's entry: kind, name,
+  // scope, keys, version and action ("created", "configured", "unchanged": the same keys and
+  // values, nothing written) — never a value.
+  struct Staged {
+    std::string key;                   // store key
+    nlohmann::json record;             // sealed
+    std::optional<int64_t> expected;   // the store version it replaces (0: none)
+    nlohmann::json item;
+  };
+  // Checks `body` (Create's) as Create does, with the same rights, for apply: the request's
+  // audit entry is the apply's.
+  Result<Staged> Prepare(const govern::Principal& who, const nlohmann::json& body);
+  // GET /api/v1/secrets/{name}[?project=|tenant=]: the secret's summary (names, keys, version:
+  // never values). Without a scope, the one secret of that name `who` may see; 404 when `who`
+  // sees none, FailedPrecondition naming the scopes when several.
+  Result<nlohmann::json> Get(const govern::Principal& who, const std::string& name, const std::string& project,
+                             const std::string& tenant);
   // GET /api/v1/secrets[?project=|tenant=]: the secrets `who` may see: names, keys, versions.
   Result<nlohmann::json> List(const govern::Principal& who, const std::string& project, const std::string& tenant);
-  // DELETE /api/v1/secrets/{name}?project=|tenant=: needs `delete` on the secret; 404 when
-  // `who` may not see it.
+  // DELETE /api/v1/secrets/{name}[?project=|tenant=]: needs `delete` on the secret; 404 when
+  // `who` may not see it. Without a scope, the one secret of that name `who` may see (as Get).
   Result<nlohmann::json> Delete(const govern::Principal& who, const std::string& name, const std::string& project,
                                 const std::string& tenant);
   // POST /api/v1/secrets/reencrypt (admins): seals every value again with the active key;
@@ -51,7 +70,8 @@ class SecretVault {
   // FailedPrecondition naming the secret, key and what to do otherwise.
   Status CheckReferences(const Workload& w);
   // The agent's assignment answer: for each task holding "secrets" (references, from
-  // DesiredTasks), opens the values into its "env" and "secretFiles" and drops the references;
+  // DesiredTasks), opens the values into its "env" (naming those variables in "secretEnv") and
+  // "secretFiles" and drops the references;
   // a task whose secret cannot be opened gets "secretError" instead (the agent fails it).
   // Audits each task's first use ("secret-use": secret, keys and task, never values).
   void FillAssignments(const std::string& node, nlohmann::json& tasks);
@@ -67,6 +87,12 @@ class SecretVault {
   // The secret `name` a workload of `project` sees: the project's, else its tenant's.
   Result<Found> Resolve(const std::string& project, const std::string& name);
   Result<std::map<std::string, std::string>> Open(const Found& f);
+  // The secret `name` of the scope given, or (no scope) the only one of that name `who` may
+  // see; NotFound when `who` may not see it.
+  Result<Found> Lookup(const govern::Principal& who, const std::string& name, const std::string& project,
+                       const std::string& tenant);
+  // Prepare, with `note` naming the object in the request's audit entry (the POST route).
+  Result<Staged> Stage(const govern::Principal& who, const nlohmann::json& body, bool note);
 
   Store& store_;
   Governance& governance_;

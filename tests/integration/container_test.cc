@@ -5,12 +5,24 @@
 // read-only data mount, a read-only root with a writable workspace, a secret as a 0400 file, that
 // the task's environment does not steer the engine, its logs and its exit code. Another one gets
 // its checkpoint signal on cancel; a third ignores it and its container is gone after the grace.
+// A secret env var reaches the container while no process's command line holds its value, and a
+// task of the isolated class cannot reach a host listener that a task of the default class can.
 // Skipped with the engine's reason where podman cannot run, unless ABACUS_REQUIRE_PODMAN=1.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <thread>
 
+#include "govern/crypto.h"
 #include "podman_sandbox.h"
 #include "server_process.h"
 
@@ -50,6 +62,66 @@ std::string StateOf(cli::ApiClient& api, const std::string& id) {
 }
 
 bool Finished(const std::string& state) { return state == "Succeeded" || state == "Failed" || state == "Cancelled"; }
+
+// The first process whose command line holds `text` ("pid: cmdline"), or "".
+std::string ProcessWithArgument(const std::string& text) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string pid = e.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "cmdline", std::ios::binary);
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmdline.find(text) != std::string::npos) {
+      std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+      return pid + ": " + cmdline;
+    }
+  }
+  return "";
+}
+
+// A TCP listener of the test on `address`: answers each connection with a line and counts them.
+class Listener {
+ public:
+  explicit Listener(const std::string& address) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = 0;
+    if (::inet_pton(AF_INET, address.c_str(), &a.sin_addr) != 1 ||
+        ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd_, 16) != 0) {
+      ::close(fd_);
+      fd_ = -1;
+      return;
+    }
+    socklen_t len = sizeof a;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] {
+      for (;;) {
+        int c = ::accept(fd_, nullptr, nullptr);
+        if (c < 0) return;  // closed by the destructor
+        ++accepted_;
+        static constexpr char kReply[] = "host-listener-reply\n";
+        (void)!::write(c, kReply, sizeof kReply - 1);
+        ::close(c);
+      }
+    });
+  }
+  ~Listener() {
+    if (fd_ < 0) return;
+    ::shutdown(fd_, SHUT_RDWR);
+    thread_.join();
+    ::close(fd_);
+  }
+  bool ok() const { return fd_ >= 0; }
+  int port() const { return port_; }
+  int accepted() const { return accepted_; }
+
+ private:
+  int fd_ = -1, port_ = 0;
+  std::atomic<int> accepted_{0};
+  std::thread thread_;
+};
 
 TEST_F(ContainerTest, ATaskRunsInItsImageWithLimitsMountsSecretsAndNoNetwork) {
   std::cout << "podman: a container start (run --rm true) took " << PodmanSandbox::Get().start_seconds() << " s\n";
@@ -161,6 +233,92 @@ TEST_F(ContainerTest, TheCheckpointSignalReachesTheTaskAndAKillAfterTheGraceRemo
     return left.empty();
   }, std::chrono::seconds(30)))
       << "containers left: " << left;
+}
+
+TEST_F(ContainerTest, ASecretVariableReachesTheContainerAndNoCommandLineHoldsItsValue) {
+  const std::string value = "env-canary-5e0a71c3";
+  TempDir dir;
+  ServerProcess server(dir.path());
+  auto admin = server.Client();
+  ASSERT_EQ(admin.Post("/api/v1/apply", kAcmeOrg, "application/yaml").status, 200);
+  // Through apply (kind: Secret), as a user would keep it next to the rest of the project.
+  auto applied = admin.Post("/api/v1/apply", "kind: Secret\nmetadata: {name: db-creds, tenant: acme, project: ml}\n"
+                                             "stringData: {password: " + value + "}\n",
+                            "application/yaml");
+  ASSERT_EQ(applied.status, 200) << applied.text;
+  AgentProcess agent(server, "cpu-a", "");
+  // The script holds the value's SHA-256, never the value: its own command line must not hold it.
+  const std::string spec = "  env:\n    - {name: DB_PASSWORD, secretRef: {secret: db-creds, key: password}}\n";
+  const std::string script = "echo \"env-sha=$(printf %s \"$DB_PASSWORD\" | sha256sum | cut -c1-64)\"\n"
+                             "echo started\nsleep 4\n";
+  auto submitted = admin.Post("/api/v1/workloads", Job("env-secret", spec, script), "application/yaml");
+  ASSERT_EQ(submitted.status, 201) << submitted.text;
+  const std::string id = submitted.body["items"][0]["id"];
+  auto logs = [&] { return admin.Get("/api/v1/workloads/" + id + "/logs").body.value("content", ""); };
+  ASSERT_TRUE(WaitFor([&] { return logs().find("started") != std::string::npos; }, std::chrono::seconds(60)))
+      << admin.Get("/api/v1/workloads/" + id).text;
+  // The container runs (`podman run` and conmon are alive): no process shows the value.
+  auto running = PodmanSandbox::Get().Podman({"ps", "--quiet", "--filter", "label=abacus.task=" + id + ".0.0.1"});
+  EXPECT_FALSE(running.text.empty()) << "the container is not running any more: " << running.text;
+  EXPECT_EQ(ProcessWithArgument(value), "");
+  EXPECT_NE(logs().find("env-sha=" + govern::Sha256Hex(value)), std::string::npos) << logs();
+  ASSERT_TRUE(WaitFor([&] { return Finished(StateOf(admin, id)); }, std::chrono::seconds(60)));
+  EXPECT_EQ(StateOf(admin, id), "Succeeded") << admin.Get("/api/v1/workloads/" + id).text;
+  EXPECT_EQ(logs().find(value), std::string::npos);
+}
+
+// The network class, for real: the test listens on the host's end of podman's default bridge
+// (a host-local address: nothing leaves the machine) and on 127.0.0.1. A task of the default
+// class reaches the first; an isolated one (--network=none) reaches neither; no container
+// reaches the host's loopback (its 127.0.0.1 is its own).
+TEST_F(ContainerTest, AnIsolatedTaskCannotReachAHostListenerThatADefaultTaskReaches) {
+  auto inspect = PodmanSandbox::Get().Podman({"network", "inspect", "podman", "--format",
+                                              "{{range .Subnets}}{{.Gateway}}{{end}}"});
+  ASSERT_EQ(inspect.code, 0) << inspect.text;
+  std::string gateway = inspect.text.substr(0, inspect.text.find_first_of(" \n"));
+  auto bridge = std::make_unique<Listener>(gateway);
+  if (!bridge->ok()) {
+    // The bridge is made with the first container on it.
+    PodmanSandbox::Get().Podman({"run", "--rm", PodmanSandbox::kImage, "true"});
+    bridge = std::make_unique<Listener>(gateway);
+  }
+  ASSERT_TRUE(bridge->ok()) << "cannot listen on the bridge's host address " << gateway;
+  Listener loopback("127.0.0.1");
+  ASSERT_TRUE(loopback.ok());
+  TempDir dir;
+  ServerProcess server(dir.path());
+  auto admin = server.Client();
+  ASSERT_EQ(admin.Post("/api/v1/apply", kAcmeOrg, "application/yaml").status, 200);
+  AgentProcess agent(server, "cpu-a", "");
+  const std::string script = "echo \"class=${ABACUS_NETWORK_CLASS:-default}\"\n"
+                             "nc -w 3 " + gateway + " " + std::to_string(bridge->port()) +
+                             " </dev/null && echo bridge-reached || echo bridge-unreachable\n"
+                             "nc -w 3 127.0.0.1 " + std::to_string(loopback.port()) +
+                             " </dev/null && echo loopback-reached || echo loopback-unreachable\n";
+  auto run = [&](const std::string& name) {
+    auto submitted = admin.Post("/api/v1/workloads", Job(name, "", script), "application/yaml");
+    EXPECT_EQ(submitted.status, 201) << submitted.text;
+    if (submitted.status != 201) return std::string();
+    const std::string id = submitted.body["items"][0]["id"];
+    EXPECT_TRUE(WaitFor([&] { return Finished(StateOf(admin, id)); }, std::chrono::seconds(90)))
+        << admin.Get("/api/v1/workloads/" + id).text;
+    return admin.Get("/api/v1/workloads/" + id + "/logs").body.value("content", "");
+  };
+  // The default class first (no policy), then the tenant's work is isolated.
+  const std::string open = run("default-class");
+  EXPECT_NE(open.find("class=default"), std::string::npos) << open;
+  EXPECT_NE(open.find("host-listener-reply"), std::string::npos) << open;
+  EXPECT_NE(open.find("bridge-reached"), std::string::npos) << open;
+  EXPECT_NE(open.find("loopback-unreachable"), std::string::npos) << open;
+  EXPECT_EQ(bridge->accepted(), 1);
+  ASSERT_EQ(admin.Post("/api/v1/policies", kIsolated, "application/yaml").status, 200);
+  const std::string closed = run("isolated-class");
+  EXPECT_NE(closed.find("class=isolated"), std::string::npos) << closed;
+  EXPECT_NE(closed.find("bridge-unreachable"), std::string::npos) << closed;
+  EXPECT_NE(closed.find("loopback-unreachable"), std::string::npos) << closed;
+  EXPECT_EQ(closed.find("host-listener-reply"), std::string::npos) << closed;
+  EXPECT_EQ(bridge->accepted(), 1) << "the isolated task reached the host";
+  EXPECT_EQ(loopback.accepted(), 0) << "a container reached the host's loopback";
 }
 
 }  // namespace

@@ -131,5 +131,107 @@ TEST(SecretsTest, ATaskGetsItsSecretAndTheValueLeaksNowhere) {
   EXPECT_NE(audit.text.find("acme/ml/db-creds"), std::string::npos);
 }
 
+// `kind: Secret` through `abacus apply -f` (issue 24): a member of the project applies it, applies
+// it again unchanged and changed (a new version), lists, gets, describes and deletes it with the
+// CLI; another tenant's member is refused each of these with the name in the path, the query
+// and the body; no answer, audit entry or log line holds a value.
+TEST(SecretsTest, ApplyGetDescribeAndDeleteASecretWithTheRightsOfCreate) {
+  const std::string first = "apply-canary-1-0c9d4e", second = "apply-canary-2-7a11f0";
+  TempDir dir, log_dir, files;
+  const std::string log_file = log_dir.path() + "/server.log";
+  ChildStderrTo capture(log_file);  // the server's log, at debug level
+  const std::string config = log_dir.path() + "/debug.yaml";
+  { std::ofstream(config) << "log-level: debug\n"; }
+  ServerProcess server(dir.path(), {"--config", config});
+  auto admin = server.Client();
+  ASSERT_EQ(admin.Post("/api/v1/apply", kAcmeOrg, "application/yaml").status, 200);
+  ASSERT_EQ(admin.Post("/api/v1/apply", kMia, "application/yaml").status, 200);
+  ASSERT_EQ(admin.Post("/api/v1/apply", kBetaTenant, "application/yaml").status, 200);
+  auto token_of = [&](const std::string& user) {
+    auto r = admin.Post("/api/v1/tokens", json({{"user", user}}).dump(), "application/json");
+    EXPECT_EQ(r.status, 201) << r.text;
+    return r.body.value("token", "");
+  };
+  const std::string mia = token_of("mia"), bea = token_of("bea");
+  auto cli = [&](const std::string& token, std::vector<std::string> args) {
+    args.insert(args.end(), {"--server", server.url(), "--token", token});
+    CliResult r = RunCli(args);
+    EXPECT_EQ(r.out.find(first), std::string::npos) << r.out;
+    EXPECT_EQ(r.err.find(first), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find(second), std::string::npos) << r.out;
+    EXPECT_EQ(r.err.find(second), std::string::npos) << r.err;
+    return r;
+  };
+  auto secret_file = [&](const std::string& name, const std::string& value) {
+    const std::string path = files.path() + "/" + name;
+    std::ofstream(path) << "kind: Secret\nmetadata:\n  name: db-creds\n  tenant: acme\n  project: ml\n"
+                           "stringData:\n  password: " << value << "\ndata:\n  user: YXBw\n";  // "app"
+    return path;
+  };
+  const std::string v1 = secret_file("v1.yaml", first), v2 = secret_file("v2.yaml", second);
+
+  CliResult created = cli(mia, {"apply", "-f", v1});
+  ASSERT_EQ(created.code, 0) << created.err;
+  EXPECT_NE(created.out.find("created"), std::string::npos) << created.out;
+  CliResult again = cli(mia, {"apply", "-f", v1, "-o", "json"});
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_NE(again.out.find("unchanged"), std::string::npos) << again.out;
+  CliResult changed = cli(mia, {"apply", "-f", v2, "-o", "json"});
+  ASSERT_EQ(changed.code, 0) << changed.err;
+  EXPECT_NE(changed.out.find("configured"), std::string::npos) << changed.out;
+  EXPECT_NE(changed.out.find("\"version\": 2"), std::string::npos) << changed.out;
+
+  CliResult listed = cli(mia, {"get", "secrets"});
+  ASSERT_EQ(listed.code, 0) << listed.err;
+  for (const char* want : {"NAME", "SCOPE", "KEYS", "VERSION", "db-creds", "acme/ml", "password,user"}) {
+    EXPECT_NE(listed.out.find(want), std::string::npos) << want << " is not in\n" << listed.out;
+  }
+  CliResult one = cli(mia, {"get", "secret", "db-creds", "-p", "acme/ml", "-o", "json"});
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_EQ(json::parse(one.out).value("version", 0), 2) << one.out;
+  CliResult described = cli(mia, {"describe", "secret", "db-creds"});
+  ASSERT_EQ(described.code, 0) << described.err;
+  EXPECT_NE(described.out.find("password"), std::string::npos) << described.out;
+
+  // Another tenant's member: apply, get and delete refused, the name in body, query and path.
+  CliResult foreign = cli(bea, {"apply", "-f", v1});
+  EXPECT_NE(foreign.code, 0);
+  EXPECT_NE(foreign.err.find("may not"), std::string::npos) << foreign.err;
+  cli::ApiClient as_bea({server.url(), bea});
+  for (const std::string& body :
+       {std::string("kind: Secret\nmetadata: {name: db-creds, tenant: acme, project: ml}\nstringData: {k: v}\n"),
+        std::string("kind: Secret\nname: wide\ntenant: acme\nstringData: {k: v}\n"),
+        std::string("kind: Secret\nname: x\nproject: acme/ml\ntenant: beta\nstringData: {k: v}\n")}) {
+    auto r = as_bea.Post("/api/v1/apply", body, "application/yaml");
+    EXPECT_TRUE(r.status == 400 || r.status == 403) << r.status << " " << r.text;
+  }
+  EXPECT_EQ(as_bea.Get("/api/v1/secrets/db-creds").status, 404);
+  EXPECT_EQ(as_bea.Get("/api/v1/secrets/db-creds?project=acme/ml").status, 404);
+  EXPECT_TRUE(as_bea.Get("/api/v1/secrets?project=acme/ml").body["items"].empty());
+  EXPECT_EQ(as_bea.Delete("/api/v1/secrets/db-creds").status, 404);
+  CliResult foreign_get = cli(bea, {"get", "secret", "db-creds", "-p", "acme/ml"});
+  EXPECT_NE(foreign_get.code, 0);
+  CliResult foreign_delete = cli(bea, {"delete", "secret", "db-creds", "-p", "acme/ml"});
+  EXPECT_NE(foreign_delete.code, 0);
+  EXPECT_EQ(admin.Get("/api/v1/secrets/db-creds?project=acme/ml").body.value("version", 0), 2);
+
+  // Audited as the apply it was, naming the secret; no value anywhere.
+  auto audit = admin.Get("/api/v1/audit");
+  EXPECT_NE(audit.text.find("Secret/db-creds"), std::string::npos) << audit.text;
+  CliResult deleted = cli(mia, {"delete", "secret", "db-creds", "-p", "acme/ml"});
+  ASSERT_EQ(deleted.code, 0) << deleted.err;
+  EXPECT_EQ(admin.Get("/api/v1/secrets/db-creds?project=acme/ml").status, 404);
+  audit = admin.Get("/api/v1/audit");
+  EXPECT_NE(audit.text.find("secret-delete"), std::string::npos) << audit.text;
+  for (const std::string& value : {first, second}) {
+    EXPECT_EQ(audit.text.find(value), std::string::npos);
+    EXPECT_EQ(admin.Get("/api/v1/events").text.find(value), std::string::npos);
+    std::string where;
+    EXPECT_FALSE(FilesHold(server.data_dir(), value, "", &where)) << where;
+    EXPECT_EQ(ReadFile(log_file).find(value), std::string::npos) << "the server's log holds a value";
+  }
+  EXPECT_FALSE(ReadFile(log_file).empty()) << "the log was not captured";
+}
+
 }  // namespace
 }  // namespace abacus::testing

@@ -415,6 +415,12 @@ void Agent::StartTask(const AssignedTask& t) {
     cs.image = t.image;
     cs.command = t.command;
     cs.env = t.env;
+    for (const std::string& name : t.secret_env) {  // by name only: never on the command line
+      if (auto it = cs.env.find(name); it != cs.env.end()) {
+        cs.secret_env[name] = std::move(it->second);
+        cs.env.erase(it);
+      }
+    }
     cs.env[kResultsDirVariable] = kContainerResultsDir;  // the results directory, mounted there
     if (!port_env.empty()) cs.env["ABACUS_PORT"] = port_env;
     cs.devices = spec.devices;
@@ -441,8 +447,10 @@ void Agent::StartTask(const AssignedTask& t) {
     spec.cpu_milli = 0;  // the engine enforces them inside the container
     spec.memory_bytes = 0;
     // The task's variables reach the container through `-e`; the engine itself runs with the
-    // agent's environment only, so a task cannot steer it (CONTAINERS_CONF, TMPDIR, PATH …).
-    spec.env.clear();
+    // agent's environment and the secret variables (`--env NAME` takes the value from there,
+    // out of the process list), whose names it does not read (CheckSecretVariableName), so a
+    // task cannot steer it (CONTAINERS_CONF, TMPDIR, PATH …).
+    spec.env = ContainerEngineEnvironment(cs);
   }
   // Reaping waits until the pid file is written and the logs are followed, so a task that ends
   // at once is reported with its logs and leaves no pid file behind.

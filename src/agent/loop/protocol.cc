@@ -278,6 +278,9 @@ Result<AssignedTask> ParseAssignedTask(const json& t) {
     a.secret_files.push_back(SecretFile{f.value("path", ""), std::move(*data)});
   }
   a.secret_error = t.value("secretError", "");
+  for (const auto& n : t.value("secretEnv", json::array())) {
+    if (n.is_string()) a.secret_env.insert(n.get<std::string>());
+  }
   a.cpu_milli = t.value("cpuMilli", int64_t{0});
   a.memory_bytes = t.value("memoryBytes", int64_t{0});
   for (const auto& d : t.value("devices", json::array())) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -147,6 +148,9 @@ struct AssignedTask {
   // "secretError": the server could not open a secret, the task fails to start with it.
   std::vector<SecretFile> secret_files;
   std::string secret_error;
+  // "secretEnv": the variables of `env` whose value is a secret's: a container gets them by name
+  // only, never on the engine's command line (BuildContainerRunCommand).
+  std::set<std::string> secret_env;
 };
 
 // GET /api/v1/agent/assignments: the full set of tasks the node should run, with its version.

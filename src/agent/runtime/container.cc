@@ -3,6 +3,8 @@
 #include <signal.h>
 #include <string.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 
 #include "agent/command.h"
@@ -26,7 +28,51 @@ std::string Cpus(int64_t milli) {
   return s;
 }
 
+// The variables the engine reads besides its task's: device visibility, ABACUS_TASK_ID and the
+// network class, which override the task's own (in BuildContainerRunCommand's order).
+std::map<std::string, std::string> EngineSetVariables(const ContainerSpec& spec) {
+  std::map<std::string, std::string> env = DeviceEnvironment(spec.devices, spec.node_vendors);
+  env["ABACUS_TASK_ID"] = spec.task_id;
+  (void)AddNetworkClass(spec.network_class, env);  // validated by the caller
+  return env;
+}
+
+bool StartsWith(const std::string& s, std::string_view prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
+
+std::string Upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
 }  // namespace
+
+Status CheckSecretVariableName(const std::string& name) {
+  const std::string up = Upper(name);
+  static const std::vector<std::string_view> kExact = {
+      "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TZ", "LANG", "IFS", "ENV", "BASH_ENV", "NOTIFY_SOCKET",
+      "DBUS_SESSION_BUS_ADDRESS", "SSL_CERT_FILE", "SSL_CERT_DIR", "OPENSSL_CONF", "MALLOC_ARENA_MAX",
+      "HOSTALIASES", "LOCALDOMAIN", "RES_OPTIONS", "NLSPATH", "GCONV_PATH", "LOCPATH", "TERMINFO", "STORAGE_DRIVER",
+      "STORAGE_OPTS", "REGISTRY_AUTH_FILE", "GODEBUG", "GOGC", "GOMAXPROCS", "GOMEMLIMIT", "GOTRACEBACK", "GORACE"};
+  static const std::vector<std::string_view> kPrefixes = {
+      "LD_", "XDG_", "CONTAINERS_", "CONTAINER_", "_CONTAINERS", "PODMAN_", "DOCKER_", "BUILDAH_", "CNI_",
+      "NETAVARK_", "CONMON_", "CRUN_", "RUNC_", "LC_", "MALLOC_", "GLIBC_", "SYSTEMD_", "LISTEN_"};
+  bool engine = std::find(kExact.begin(), kExact.end(), up) != kExact.end() || up.ends_with("_PROXY");
+  for (std::string_view p : kPrefixes) engine |= StartsWith(up, p);
+  if (!engine) return Status::OK();
+  return InvalidArgument("secret variable " + name +
+                         " would reach the container engine's own environment, which reads it (PATH, HOME, TMPDIR, "
+                         "LD_*, XDG_*, CONTAINERS_*, *_PROXY, GODEBUG, …): give the secret as a file (secretMounts) or "
+                         "under another variable name");
+}
+
+std::map<std::string, std::string> ContainerEngineEnvironment(const ContainerSpec& spec) {
+  std::map<std::string, std::string> out;
+  const std::map<std::string, std::string> set = EngineSetVariables(spec);
+  for (const auto& [k, v] : spec.secret_env) {
+    if (set.count(k) == 0) out[k] = v;
+  }
+  return out;
+}
 
 std::string_view ContainerEngineName(ContainerEngine engine) {
   return engine == ContainerEngine::kPodman ? "podman" : "docker";
@@ -101,12 +147,18 @@ Result<std::vector<std::string>> BuildContainerRunCommand(ContainerEngine engine
     add("--group-add", "video");
   }
   if (cambricon) add("--device", "/dev/cambricon_ctl");
-  // 4) Environment: the task's, then device visibility (which wins), sorted for stable argv.
+  // 4) Environment: the task's, then device visibility (which wins), sorted for stable argv;
+  // then the secret variables by name only: the engine reads their values from its own
+  // environment (ContainerEngineEnvironment), so no value is in the process list.
   std::map<std::string, std::string> env = spec.env;
-  for (const auto& [k, v] : DeviceEnvironment(spec.devices, spec.node_vendors)) env[k] = v;
-  env["ABACUS_TASK_ID"] = spec.task_id;
-  (void)AddNetworkClass(spec.network_class, env);  // validated above
+  const std::map<std::string, std::string> set = EngineSetVariables(spec);
+  for (const auto& [k, v] : spec.secret_env) env.erase(k);
+  for (const auto& [k, v] : set) env[k] = v;
   for (const auto& [k, v] : env) add("-e", k + "=" + v);
+  for (const auto& [k, v] : ContainerEngineEnvironment(spec)) {
+    if (Status s = CheckSecretVariableName(k); !s.ok()) return s.WithContext("task " + spec.task_id);
+    add("--env", k);
+  }
   // 5) Workspace and mounts.
   if (!spec.work_dir.empty()) {
     add("-v", spec.work_dir + ":/workspace");

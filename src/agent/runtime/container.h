@@ -28,6 +28,10 @@ struct ContainerSpec {
   std::string image;
   std::vector<std::string> command;          // empty: the image's entrypoint/cmd
   std::map<std::string, std::string> env;    // task variables
+  // Variables whose value is a secret's: on the command line by name only (`--env NAME`); the
+  // engine takes the value from its own environment (ContainerEngineEnvironment), which only the
+  // engine's user can read, never from `ps`.
+  std::map<std::string, std::string> secret_env;
   std::vector<DeviceGrant> devices;
   std::vector<std::string> node_vendors;
   int64_t cpu_milli = 0;
@@ -54,9 +58,21 @@ std::string ContainerName(const std::string& task_id);
 // device access per vendor: NVIDIA via CDI "nvidia.com/gpu=<index>" on podman and
 // --gpus device=<uuid,…> on docker; Ascend /dev/davinci<N> plus davinci_manager, devmm_svm,
 // hisi_hdc and the driver mounted read-only; AMD and Hygon /dev/kfd, /dev/dri and group video; Cambricon
-// /dev/cambricon_ctl and /dev/cambricon_dev<N>). InvalidArgument without an image or for an
-// unknown network class.
+// /dev/cambricon_ctl and /dev/cambricon_dev<N>). Secret variables go as `--env NAME`, never
+// with their value. InvalidArgument without an image, for an unknown network class, or for a
+// secret variable the engine would read itself (CheckSecretVariableName).
 Result<std::vector<std::string>> BuildContainerRunCommand(ContainerEngine engine, const ContainerSpec& spec);
+
+// Returns the variables to add to the engine's own environment for the `--env NAME` arguments
+// of BuildContainerRunCommand: the secret variables that device visibility and ABACUS_* do not
+// override.
+std::map<std::string, std::string> ContainerEngineEnvironment(const ContainerSpec& spec);
+
+// OK when a secret's value may travel to the container in the engine's environment under
+// `name`; InvalidArgument for a name the engine, its runtime or the loader reads itself (PATH,
+// HOME, TMPDIR, LD_*, XDG_*, CONTAINERS_*, *_PROXY, GODEBUG, …), which would let a task steer the
+// engine: such a secret is given as a file (secretMounts) or under another name.
+Status CheckSecretVariableName(const std::string& name);
 
 // Returns argv that sends `signal` to the task's container (`<engine> kill --signal …`).
 std::vector<std::string> BuildContainerSignalCommand(ContainerEngine engine, const std::string& task_id, int signal);

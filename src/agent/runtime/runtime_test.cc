@@ -429,6 +429,52 @@ TEST(ContainerTest, DockerWithNvidiaGpusLimitsAndMounts) {
             (std::vector<std::string>{"podman", "exec", "abacus-infer-0", "cat", "/tmp/ready"}));
 }
 
+// A secret's value is never on the engine's command line (the process list shows it to every
+// user of the node): the argv names the variable, the engine's environment holds the value.
+TEST(ContainerTest, SecretVariablesGoByNameAndTheirValuesOnlyInTheEnginesEnvironment) {
+  const std::string value = "s3cret-sentinel-4b1e";
+  auto gpus = Fake("gpu:nvidia:A100-80G:2");
+  ContainerSpec spec;
+  spec.task_id = "train-0";
+  spec.image = "busybox";
+  spec.env = {{"MODE", "train"}};
+  spec.secret_env = {{"DB_PASSWORD", value}, {"HF_TOKEN", value + "-2"}, {"CUDA_VISIBLE_DEVICES", value}};
+  spec.devices = {Whole(gpus[0])};
+  spec.node_vendors = {"nvidia"};
+  for (ContainerEngine engine : {ContainerEngine::kPodman, ContainerEngine::kDocker}) {
+    auto argv = BuildContainerRunCommand(engine, spec);
+    ASSERT_TRUE(argv.ok()) << argv.status().ToString();
+    for (const std::string& a : *argv) EXPECT_EQ(a.find(value), std::string::npos) << a;
+    auto has = [&](const std::string& a, const std::string& b) {
+      for (size_t i = 0; i + 1 < argv->size(); ++i) {
+        if ((*argv)[i] == a && (*argv)[i + 1] == b) return true;
+      }
+      return false;
+    };
+    EXPECT_TRUE(has("--env", "DB_PASSWORD"));
+    EXPECT_TRUE(has("--env", "HF_TOKEN"));
+    EXPECT_TRUE(has("-e", "MODE=train"));
+    // Device visibility overrides a secret of its name, as it overrides a task variable.
+    EXPECT_TRUE(has("-e", "CUDA_VISIBLE_DEVICES=0"));
+    EXPECT_FALSE(has("--env", "CUDA_VISIBLE_DEVICES"));
+  }
+  const std::map<std::string, std::string> engine_env = ContainerEngineEnvironment(spec);
+  EXPECT_EQ(engine_env, (std::map<std::string, std::string>{{"DB_PASSWORD", value}, {"HF_TOKEN", value + "-2"}}));
+
+  // A secret under a name the engine reads itself would steer it: refused, naming the variable.
+  for (const std::string name : {"LD_PRELOAD", "PATH", "CONTAINERS_CONF", "https_proxy", "XDG_RUNTIME_DIR", "TMPDIR"}) {
+    ContainerSpec bad = spec;
+    bad.secret_env = {{name, value}};
+    auto argv = BuildContainerRunCommand(ContainerEngine::kPodman, bad);
+    ASSERT_FALSE(argv.ok()) << name;
+    EXPECT_NE(argv.status().message().find("secret variable " + name), std::string::npos) << argv.status().ToString();
+    EXPECT_EQ(argv.status().message().find(value), std::string::npos);
+  }
+  for (const std::string name : {"DB_PASSWORD", "GOOGLE_API_KEY", "STORAGE_ACCOUNT_KEY", "AWS_SECRET_ACCESS_KEY"}) {
+    EXPECT_TRUE(CheckSecretVariableName(name).ok()) << name;
+  }
+}
+
 TEST(ContainerTest, PodmanWithAscendAndCdiAndNoImageIsAnError) {
   auto npus = Fake("npu:huawei:Ascend910B3:8");
   ContainerSpec spec;
