@@ -174,6 +174,9 @@ int RunAgent(const AgentFlags& f) {
     seams.device_sampler = std::make_unique<agent::NvmlDeviceSampler>([lib = d.nvml_library] {
       return agent::OpenNvml(lib);
     });
+    seams.health_watcher = std::make_unique<agent::NvmlHealthWatcher>([lib = d.nvml_library] {
+      return agent::OpenNvml(lib);
+    });
   }
   agent::Agent node(o, SystemClock::Get(), std::move(*discoverer), std::move(seams));
   Status started = node.Start();

@@ -12,6 +12,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "model/node.h"
+#include "sched/health_rule.h"
 #include "workload/lifecycle.h"
 #include "workload/workload.h"
 
@@ -189,22 +190,10 @@ struct NodeCordonRecord {
   bool operator==(const NodeCordonRecord&) const = default;
 };
 
-// A device fault the agent reported: the device went from Healthy to Unhealthy (issue 26).
-struct DeviceFaultRecord {
-  int32_t index = 0;
-  Time at{};
-  std::string reason;  // what the agent said ("XID 79", "volatile uncorrected ECC errors", …)
-  bool operator==(const DeviceFaultRecord&) const = default;
-};
-
-// A node's device health history (server/device_health.h): recent faults, and the devices the
-// agent says are healthy again but that wait out the clean window before work goes there.
-struct NodeHealthRecord {
-  std::vector<DeviceFaultRecord> faults;  // within the policy's window, oldest first
-  std::map<int32_t, Time> probation;      // device index → healthy (as the agent says) since
-  bool operator==(const NodeHealthRecord&) const = default;
-  bool empty() const { return faults.empty() && probation.empty(); }
-};
+// A device fault the agent reported, and a node's device health history (recent faults, devices
+// on probation): the shared rule's types (sched/health_rule.h, applied by server/device_health.h).
+using DeviceFaultRecord = sched::DeviceFault;
+using NodeHealthRecord = sched::HealthHistory;
 
 // A node as the ledger holds it: the model Node plus whether it is simulated (no agent) or
 // run by an agent, whose credential the server knows only as a SHA-256.

@@ -18,6 +18,7 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "sched/health_rule.h"
 #include "sched/scheduler.h"
 
 namespace abacus::sim {
@@ -46,6 +47,7 @@ struct ScenarioExpect {
     kOrder,         // the listed workloads were admitted in this relative order
     kRunning,       // admitted and not evicting in the current state (optionally: nodes)
     kEvicting,      // admitted and being evicted in the current state
+    kNode,          // a node's current state (optionally) and its devices out of service (optionally)
   };
   Kind kind = Kind::kAdmitted;
   int line = 0;
@@ -64,6 +66,9 @@ struct ScenarioExpect {
   std::optional<int32_t> priority;                 // admitted priority=N (effective priority)
   std::map<std::string, int64_t> counts;           // admitted, pending, preempted, reserved
   std::vector<std::string> order;
+  std::string node;                                // kNode
+  std::optional<NodeState> node_state;             // kNode: Ready, Cordoned, …
+  std::optional<std::vector<int>> unhealthy;       // kNode: exactly these device indexes not healthy
 };
 
 // One step, run in file order.
@@ -77,6 +82,9 @@ struct ScenarioStep {
     kRequeue,  // `requeue W...`: the workloads stop and go back to pending
     kConfig,   // `config ...`
     kExpect,
+    kFault,     // `fault node=N device=I reason="…"`: the device is reported Unhealthy
+    kRecover,   // `recover node=N device=I`: the device is reported Healthy again
+    kUncordon,  // `uncordon N`: an operator's uncordon (ends the health rule's cordon and probation)
   };
   Kind kind = Kind::kCycle;
   int line = 0;
@@ -88,6 +96,9 @@ struct ScenarioStep {
   std::vector<std::string> names;               // kFinish, kRequeue
   sched::SchedulerConfig config;                // kConfig: the whole config after the line
   ScenarioExpect expect;                        // kExpect
+  std::string node;                             // kFault, kRecover, kUncordon
+  int32_t device = 0;                           // kFault, kRecover: the device index on the node
+  std::string reason;                           // kFault
 };
 
 struct Scenario {
@@ -96,6 +107,7 @@ struct Scenario {
   std::string title;            // the first comment line, if any
   sched::Snapshot cluster;      // nodes, queues, cohorts, flavor weights, pool tenants; no workloads
   sched::SchedulerConfig config;  // before any `config` line
+  sched::HealthPolicy health;     // the `health` line: the server's health rule's thresholds
   std::vector<ScenarioStep> steps;
 };
 
@@ -138,6 +150,14 @@ class ScenarioRunner {
   void AddRunning(const ScenarioStep& step);
   void RunCycle(const ScenarioStep& step);
   void Stop(const ScenarioStep& step, bool requeue);
+  // Device health (sched/health_rule.h), the server's rule over the snapshot's nodes.
+  void ReportHealth(const ScenarioStep& step);
+  void Uncordon(const ScenarioStep& step);
+  void SettleHealth(int line);  // at a `now` step (the server settles every second)
+  sched::NodeHealth& HealthOf(int32_t node);
+  void ApplyHealth(int32_t node, const sched::HealthOutcome& outcome, int line);
+  void RequeueOffBadDevices(int32_t node);
+  void Requeue(sched::WorkloadInfo& w);
   void Check(const ScenarioStep& step);
   void Fail(int line, const std::string& message);
   int32_t Find(const std::string& name) const;
@@ -151,6 +171,7 @@ class ScenarioRunner {
   sched::UsageHistory history_{Duration(0)};
   // Counts or stops counting workload `w`'s holdings at the current time.
   void Hold(const sched::WorkloadInfo& w, bool start);
+  std::map<int32_t, sched::NodeHealth> health_;  // nodes a fault or recovery touched
   sched::CycleResult last_;
   bool cycled_ = false;
   bool trace_ = false;

@@ -29,7 +29,7 @@ void ScenarioRunner::Check(const ScenarioStep& step) {
   using K = ScenarioExpect::Kind;
   const ScenarioExpect& e = step.expect;
   ++outcome_.expectations;
-  bool needs_cycle = e.kind != K::kRunning && e.kind != K::kEvicting;
+  bool needs_cycle = e.kind != K::kRunning && e.kind != K::kEvicting && e.kind != K::kNode;
   if (needs_cycle && !cycled_) return Fail(e.line, e.text_as_written + "\n  no cycle has run yet");
 
   const sched::Admission* adm = nullptr;
@@ -206,6 +206,33 @@ void ScenarioRunner::Check(const ScenarioStep& step) {
         problem("not being evicted");
       } else if (e.kind == K::kRunning) {
         check_places(w.placements, w.group_flavors);
+      }
+      break;
+    }
+    case K::kNode: {
+      const sched::NodeInfo* n = nullptr;
+      for (const auto& x : state_.nodes) {
+        if (x.name == e.node) n = &x;
+      }
+      if (n == nullptr) {
+        problem("no such node");
+        break;
+      }
+      if (e.node_state && n->state != *e.node_state) {
+        problem(std::string(NodeStateName(*e.node_state)) + " expected, got " + std::string(NodeStateName(n->state)));
+      }
+      if (e.unhealthy) {
+        std::vector<int> bad;
+        for (const auto& d : n->devices) {
+          if (!d.healthy) bad.push_back(d.index);
+        }
+        std::sort(bad.begin(), bad.end());
+        auto text = [](const std::vector<int>& v) {
+          std::string out;
+          for (int i : v) out += (out.empty() ? "" : ",") + std::to_string(i);
+          return out.empty() ? std::string("none") : out;
+        };
+        if (bad != *e.unhealthy) problem("devices out of service " + text(*e.unhealthy) + " expected, got " + text(bad));
       }
       break;
     }

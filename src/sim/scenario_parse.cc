@@ -68,6 +68,9 @@ class Parser {
   bool TaskField(int line, const std::string& k, const std::string& v, sched::TaskGroupRequest* g, std::string* pattern);
   void OnConfig(int line, const std::vector<Token>& t);
   void OnExpect(int line, const std::vector<Token>& t, std::string_view raw);
+  void OnHealth(int line, const std::vector<Token>& t);
+  // `fault node=N device=I reason="…"` / `recover node=N device=I` into `step`; false on error.
+  bool OnDeviceReport(int line, const std::vector<Token>& t, ScenarioStep* step);
   void ResolveWorkloads();
 
   std::string file_;
@@ -132,6 +135,7 @@ void Parser::Line(int line, std::string_view raw) {
   if (verb == "group") return OnGroup(line, t);
   if (verb == "config") return OnConfig(line, t);
   if (verb == "expect") return OnExpect(line, t, raw);
+  if (verb == "health") return OnHealth(line, t);
   ScenarioStep step;
   step.line = line;
   if (verb == "now") {
@@ -152,12 +156,67 @@ void Parser::Line(int line, std::string_view raw) {
     if (t.size() < 2) return Error(line, "expected '" + verb + " WORKLOAD...'");
     step.kind = verb == "finish" ? ScenarioStep::Kind::kFinish : ScenarioStep::Kind::kRequeue;
     for (size_t i = 1; i < t.size(); ++i) step.names.push_back(t[i].text);
+  } else if (verb == "fault" || verb == "recover") {
+    step.kind = verb == "fault" ? ScenarioStep::Kind::kFault : ScenarioStep::Kind::kRecover;
+    if (!OnDeviceReport(line, t, &step)) return;
+  } else if (verb == "uncordon") {
+    if (t.size() != 2) return Error(line, "expected 'uncordon NODE'");
+    if (nodes_.count(t[1].text) == 0) return Error(line, "uncordon: no node '" + t[1].text + "'");
+    step.kind = ScenarioStep::Kind::kUncordon;
+    step.node = t[1].text;
   } else {
     return Error(line, "unknown statement '" + verb +
-                           "' (expected flavor, node, pool, reservation, cohort, queue, workload, running, group, now, cycle, "
-                           "finish, requeue, config or expect)");
+                           "' (expected flavor, node, pool, reservation, cohort, queue, health, workload, running, group, "
+                           "now, cycle, finish, requeue, fault, recover, uncordon, config or expect)");
   }
   sc_.steps.push_back(std::move(step));
+}
+
+void Parser::OnHealth(int line, const std::vector<Token>& t) {
+  for (const auto& [k, v] : KeyValues(t, 1)) {
+    if (k == "cordonAfter") {
+      auto n = ParseNonNegative(v);
+      if (Check(line, k, n.status())) sc_.health.cordon_after = static_cast<int32_t>(*n);
+    } else if (k == "window" || k == "cleanWindow") {
+      auto d = ParseDurationSpec(v);
+      if (!Check(line, k, d.status())) continue;
+      (k == "window" ? sc_.health.window : sc_.health.clean_window) = *d;
+    } else {
+      Error(line, "health: unknown field '" + k + "' (expected cordonAfter, window, cleanWindow)");
+    }
+  }
+}
+
+bool Parser::OnDeviceReport(int line, const std::vector<Token>& t, ScenarioStep* step) {
+  const std::string& verb = t[0].text;
+  bool has_device = false;
+  for (const auto& [k, v] : KeyValues(t, 1)) {
+    if (k == "node") {
+      step->node = v;
+    } else if (k == "device") {
+      auto d = ParseNonNegative(v);
+      if (!Check(line, k, d.status())) return false;
+      step->device = static_cast<int32_t>(*d);
+      has_device = true;
+    } else if (k == "reason" && verb == "fault") {
+      step->reason = v;
+    } else {
+      Error(line, verb + ": unknown field '" + k + "' (expected node, device" + (verb == "fault" ? ", reason)" : ")"));
+      return false;
+    }
+  }
+  auto it = nodes_.find(step->node);
+  if (it == nodes_.end() || !has_device) {
+    Error(line, "expected '" + verb + " node=NODE device=INDEX" + (verb == "fault" ? " [reason=\"TEXT\"]'" : "'") +
+                    (step->node.empty() || it != nodes_.end() ? "" : " (no node '" + step->node + "')"));
+    return false;
+  }
+  const auto& devices = sc_.cluster.nodes[it->second].devices;
+  if (std::none_of(devices.begin(), devices.end(), [&](const auto& d) { return d.index == step->device; })) {
+    Error(line, verb + ": node " + step->node + " has no device " + std::to_string(step->device));
+    return false;
+  }
+  return true;
 }
 
 void Parser::OnFlavor(int line, const std::vector<Token>& t) {
@@ -733,7 +792,8 @@ void Parser::OnExpect(int line, const std::vector<Token>& t, std::string_view ra
       {"admitted", K::kAdmitted},   {"not-admitted", K::kNotAdmitted}, {"pending", K::kPending},
       {"preempted", K::kPreempted}, {"not-preempted", K::kNotPreempted}, {"reserved", K::kReserved},
       {"not-reserved", K::kNotReserved}, {"explain", K::kExplain}, {"count", K::kCount},
-      {"order", K::kOrder},         {"running", K::kRunning},           {"evicting", K::kEvicting}};
+      {"order", K::kOrder},         {"running", K::kRunning},           {"evicting", K::kEvicting},
+      {"node", K::kNode}};
   bool known = false;
   for (const auto& [name, kind] : kKinds) {
     if (t[1].text == name) {
@@ -744,10 +804,34 @@ void Parser::OnExpect(int line, const std::vector<Token>& t, std::string_view ra
   if (!known) {
     return Error(line, "expect: unknown check '" + t[1].text +
                            "' (expected admitted, not-admitted, pending, preempted, not-preempted, reserved, "
-                           "not-reserved, explain, count, order, running, evicting)");
+                           "not-reserved, explain, count, order, running, evicting, node)");
   }
   size_t i = 2;
-  if (e.kind == K::kCount) {
+  if (e.kind == K::kNode) {
+    if (t.size() < 3 || nodes_.count(t[2].text) == 0) {
+      return Error(line, "expect node: name a declared node ('expect node NODE [STATE] [unhealthy=1,2|none]')");
+    }
+    e.node = t[2].text;
+    for (i = 3; i < t.size(); ++i) {
+      const std::string& s = t[i].text;
+      if (s.rfind("unhealthy=", 0) == 0) {
+        std::vector<int> list;
+        if (s != "unhealthy=none") {
+          for (const auto& item : Split(s.substr(10), ',')) {
+            auto n = ParseNonNegative(item);
+            if (Check(line, "unhealthy", n.status())) list.push_back(static_cast<int>(*n));
+          }
+        }
+        std::sort(list.begin(), list.end());
+        e.unhealthy = std::move(list);
+      } else if (auto st = ParseNodeState(s); st.ok() && !e.node_state) {
+        e.node_state = *st;
+      } else {
+        Error(line, "expect node: unexpected '" + s + "' (expected a node state or unhealthy=INDEXES)");
+      }
+    }
+    if (!e.node_state && !e.unhealthy) Error(line, "expect node: give a state and/or unhealthy=…");
+  } else if (e.kind == K::kCount) {
     for (const auto& [k, v] : KeyValues(t, 2)) {
       if (k != "admitted" && k != "pending" && k != "preempted" && k != "reserved" && k != "running" && k != "evicting") {
         Error(line, "expect count: unknown counter '" + k + "' (expected admitted, pending, preempted, reserved, running, evicting)");

@@ -60,7 +60,9 @@ void ScenarioRunner::Run(const ScenarioStep& step) {
   switch (step.kind) {
     case ScenarioStep::Kind::kSubmit: return Submit(step);
     case ScenarioStep::Kind::kRunning: return AddRunning(step);
-    case ScenarioStep::Kind::kNow: state_.now = step.time; return;
+    case ScenarioStep::Kind::kNow:
+      state_.now = step.time;
+      return SettleHealth(step.line);
     case ScenarioStep::Kind::kCycle: return RunCycle(step);
     case ScenarioStep::Kind::kFinish: return Stop(step, false);
     case ScenarioStep::Kind::kRequeue: return Stop(step, true);
@@ -75,6 +77,9 @@ void ScenarioRunner::Run(const ScenarioStep& step) {
       config_ = step.config;
       return;
     case ScenarioStep::Kind::kExpect: return Check(step);
+    case ScenarioStep::Kind::kFault:
+    case ScenarioStep::Kind::kRecover: return ReportHealth(step);
+    case ScenarioStep::Kind::kUncordon: return Uncordon(step);
   }
 }
 
@@ -160,16 +165,12 @@ void ScenarioRunner::Stop(const ScenarioStep& step, bool requeue) {
       Fail(step.line, (requeue ? "requeue: " : "finish: ") + std::string("no workload ") + name);
       continue;
     }
-    if (state_.workloads[i].admitted) Hold(state_.workloads[i], false);
     if (!requeue) {
+      if (state_.workloads[i].admitted) Hold(state_.workloads[i], false);
       state_.workloads.erase(state_.workloads.begin() + i);
       continue;
     }
-    WorkloadInfo& w = state_.workloads[i];
-    w.admitted = false;
-    w.evicting = false;
-    w.placements.clear();
-    w.group_flavors.clear();
+    Requeue(state_.workloads[i]);
   }
 }
 

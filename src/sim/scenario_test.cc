@@ -292,5 +292,74 @@ TEST(ScenarioRunTest, ExpectBeforeAnyCycleFails) {
   EXPECT_NE(out.failures[0].find("no cycle has run yet"), std::string::npos);
 }
 
+TEST(ScenarioParseTest, HealthLinesAndDeviceReports) {
+  Scenario s = MustParse(
+      "flavor gpu/nvidia/H100\n"
+      "health cordonAfter=2 window=1h cleanWindow=5m\n"
+      "node n1 devices=gpu/nvidia/H100*4\n"
+      "fault node=n1 device=3 reason=\"XID 79: GPU has fallen off the bus\"\n"
+      "recover node=n1 device=3\n"
+      "uncordon n1\n"
+      "expect node n1 Cordoned unhealthy=3,1\n"
+      "expect node n1 unhealthy=none\n");
+  EXPECT_EQ(s.health.cordon_after, 2);
+  EXPECT_EQ(s.health.window, std::chrono::hours(1));
+  EXPECT_EQ(s.health.clean_window, std::chrono::minutes(5));
+  ASSERT_EQ(s.steps.size(), 5u);
+  EXPECT_EQ(s.steps[0].kind, ScenarioStep::Kind::kFault);
+  EXPECT_EQ(s.steps[0].node, "n1");
+  EXPECT_EQ(s.steps[0].device, 3);
+  EXPECT_EQ(s.steps[0].reason, "XID 79: GPU has fallen off the bus");
+  EXPECT_EQ(s.steps[1].kind, ScenarioStep::Kind::kRecover);
+  EXPECT_EQ(s.steps[2].kind, ScenarioStep::Kind::kUncordon);
+  EXPECT_EQ(s.steps[3].expect.node_state, NodeState::kCordoned);
+  EXPECT_EQ(s.steps[3].expect.unhealthy, (std::vector<int>{1, 3}));
+  EXPECT_FALSE(s.steps[4].expect.node_state.has_value());
+  EXPECT_EQ(s.steps[4].expect.unhealthy, std::vector<int>{});
+
+  std::string err = ParseError(
+      "flavor gpu/nvidia/H100\nnode n1 devices=gpu/nvidia/H100*4\n"
+      "fault node=n2 device=0\nfault node=n1 device=9\nrecover node=n1 device=0 reason=x\n"
+      "health cordonAfter=-1\nexpect node n1\nfault node=n1 device=1 reason=\"open\n");
+  EXPECT_NE(err.find("t.scn:3:"), std::string::npos) << err;
+  EXPECT_NE(err.find("no node 'n2'"), std::string::npos) << err;
+  EXPECT_NE(err.find("t.scn:4: fault: node n1 has no device 9"), std::string::npos) << err;
+  EXPECT_NE(err.find("t.scn:5: recover: unknown field 'reason'"), std::string::npos) << err;
+  EXPECT_NE(err.find("t.scn:6:"), std::string::npos) << err;
+  EXPECT_NE(err.find("t.scn:7: expect node: give a state"), std::string::npos) << err;
+  EXPECT_NE(err.find("t.scn:8:"), std::string::npos) << err;
+}
+
+TEST(ScenarioRunTest, AFaultRequeuesTheWorkOnTheDeviceAndCordonsAfterEnough) {
+  Scenario s = MustParse(
+      "flavor gpu/nvidia/H100\n"
+      "health cordonAfter=2 cleanWindow=0s\n"
+      "node n1 devices=gpu/nvidia/H100*2\n"
+      "queue q quota.gpu/nvidia/H100=2\n"
+      "running a queue=q gpus=gpu/nvidia/H100:1 on=n1:0\n"
+      "running b queue=q gpus=gpu/nvidia/H100:1 on=n1:1\n"
+      "fault node=n1 device=0 reason=\"XID 79\"\n");
+  ScenarioRunner runner(s);
+  runner.RunAll();
+  ASSERT_TRUE(runner.outcome().ok());
+  const auto& st = runner.state();
+  EXPECT_FALSE(st.workloads[0].admitted);  // a: on the faulty device
+  EXPECT_TRUE(st.workloads[0].placements.empty());
+  EXPECT_TRUE(st.workloads[1].admitted);   // b: on a healthy one
+  EXPECT_FALSE(st.nodes[0].devices[0].healthy);
+  EXPECT_EQ(st.nodes[0].state, NodeState::kReady);  // one fault of two
+
+  Scenario more = MustParse(
+      "flavor gpu/nvidia/H100\n"
+      "health cordonAfter=2 cleanWindow=0s\n"
+      "node n1 devices=gpu/nvidia/H100*2\n"
+      "fault node=n1 device=0\nrecover node=n1 device=0\nfault node=n1 device=0\n"
+      "expect node n1 Cordoned unhealthy=0\n"
+      "recover node=n1 device=0\nnow +1s\n"
+      "expect node n1 Ready unhealthy=none\n");
+  ScenarioOutcome o = RunScenario(more);
+  EXPECT_TRUE(o.ok()) << (o.failures.empty() ? "" : o.failures[0]);
+}
+
 }  // namespace
 }  // namespace abacus::sim

@@ -50,7 +50,19 @@ Status Tokenize(std::string_view line, std::vector<Token>* out) {
       }
       if (!closed) return InvalidArgument("unterminated quoted text");
     } else {
-      while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r') t.text += line[i++];
+      // A quoted part inside a token (key="text with blanks") belongs to it, without the quotes.
+      bool in_quotes = false;
+      while (i < line.size() && (in_quotes || (line[i] != ' ' && line[i] != '\t' && line[i] != '\r'))) {
+        char d = line[i++];
+        if (d == '"') {
+          in_quotes = !in_quotes;
+        } else if (d == '\\' && in_quotes && i < line.size()) {
+          t.text += line[i++];
+        } else {
+          t.text += d;
+        }
+      }
+      if (in_quotes) return InvalidArgument("unterminated quoted text");
     }
     out->push_back(std::move(t));
   }

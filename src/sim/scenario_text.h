@@ -21,8 +21,9 @@ struct Token {
   bool quoted = false;
 };
 
-// Splits `line` at blanks; "double quoted" text (with \" and \\ escapes) is one token. A '#'
-// that starts a token outside quotes begins a comment.
+// Splits `line` at blanks; "double quoted" text (with \" and \\ escapes) is one token, and a
+// quoted part inside a token (reason="XID 79") is part of it, blanks included, quotes dropped.
+// A '#' that starts a token outside quotes begins a comment.
 Status Tokenize(std::string_view line, std::vector<Token>* out);
 // Splits `s` at `sep` (empty parts kept).
 std::vector<std::string> Split(std::string_view s, char sep);

@@ -26,6 +26,11 @@ struct CNvmlPciInfo {
   unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
   char busId[32];
 };
+struct CNvmlEventData {
+  void* device;
+  unsigned long long eventType, eventData;
+  unsigned int gpuInstanceId, computeInstanceId;
+};
 
 constexpr int kFeatureEnabled = 1;         // NVML_FEATURE_ENABLED
 constexpr int kMemoryErrorUncorrected = 1;  // NVML_MEMORY_ERROR_TYPE_UNCORRECTED
@@ -56,6 +61,12 @@ class DlopenNvml final : public NvmlApi {
     sym(ancestor_, "nvmlDeviceGetTopologyCommonAncestor");
     sym(utilization_, "nvmlDeviceGetUtilizationRates");
     sym(ecc_, "nvmlDeviceGetTotalEccErrors");
+    sym(event_set_create_, "nvmlEventSetCreate");
+    sym(register_events_, "nvmlDeviceRegisterEvents");
+    sym(event_set_wait_, "nvmlEventSetWait_v2");
+    if (event_set_wait_ == nullptr) sym(event_set_wait_, "nvmlEventSetWait");
+    sym(event_set_free_, "nvmlEventSetFree");
+    sym(retired_pending_, "nvmlDeviceGetRetiredPagesPendingStatus");
     if (init_ == nullptr) return "nvmlInit_v2";
     if (shutdown_ == nullptr) return "nvmlShutdown";
     if (count_ == nullptr) return "nvmlDeviceGetCount_v2";
@@ -141,6 +152,29 @@ class DlopenNvml final : public NvmlApi {
     if (r == kNvmlSuccess) *count = n;
     return r;
   }
+  int EventSetCreate(NvmlEventSet* set) override {
+    return event_set_create_ != nullptr ? event_set_create_(set) : kNvmlErrorFunctionNotFound;
+  }
+  int DeviceRegisterEvents(NvmlDevice d, uint64_t types, NvmlEventSet set) override {
+    return register_events_ != nullptr ? register_events_(d, types, set) : kNvmlErrorFunctionNotFound;
+  }
+  int EventSetWait(NvmlEventSet set, unsigned timeout_ms, NvmlEventData* event) override {
+    if (event_set_wait_ == nullptr) return kNvmlErrorFunctionNotFound;
+    CNvmlEventData c{};
+    int r = event_set_wait_(set, &c, timeout_ms);
+    if (r == kNvmlSuccess) *event = {c.device, c.eventType, c.eventData};
+    return r;
+  }
+  int EventSetFree(NvmlEventSet set) override {
+    return event_set_free_ != nullptr ? event_set_free_(set) : kNvmlErrorFunctionNotFound;
+  }
+  int DeviceGetRetiredPagesPendingStatus(NvmlDevice d, bool* pending) override {
+    if (retired_pending_ == nullptr) return kNvmlErrorFunctionNotFound;
+    int state = 0;
+    int r = retired_pending_(d, &state);
+    if (r == kNvmlSuccess) *pending = state == kFeatureEnabled;
+    return r;
+  }
 
  private:
   void* handle_;
@@ -160,6 +194,11 @@ class DlopenNvml final : public NvmlApi {
   int (*ancestor_)(NvmlDevice, NvmlDevice, int*) = nullptr;
   int (*utilization_)(NvmlDevice, CNvmlUtilization*) = nullptr;
   int (*ecc_)(NvmlDevice, int, int, unsigned long long*) = nullptr;
+  int (*event_set_create_)(NvmlEventSet*) = nullptr;
+  int (*register_events_)(NvmlDevice, unsigned long long, NvmlEventSet) = nullptr;
+  int (*event_set_wait_)(NvmlEventSet, CNvmlEventData*, unsigned) = nullptr;
+  int (*event_set_free_)(NvmlEventSet) = nullptr;
+  int (*retired_pending_)(NvmlDevice, int*) = nullptr;
 };
 
 std::string Upper(std::string_view s) {

@@ -22,6 +22,7 @@ enum NvmlReturn : int {
   kNvmlErrorNoPermission = 4,
   kNvmlErrorNotFound = 6,
   kNvmlErrorDriverNotLoaded = 9,
+  kNvmlErrorTimeout = 10,  // nvmlEventSetWait: no event waiting
   kNvmlErrorLibraryNotFound = 12,
   kNvmlErrorFunctionNotFound = 13,
   kNvmlErrorGpuIsLost = 15,
@@ -42,6 +43,19 @@ inline constexpr unsigned kNvmlNvLinkMaxLinks = 18;  // NVML_NVLINK_MAX_LINKS
 
 // An opaque device handle (nvmlDevice_t).
 using NvmlDevice = void*;
+// An opaque event set (nvmlEventSet_t).
+using NvmlEventSet = void*;
+
+// nvmlEventType bits the health watcher registers for.
+inline constexpr uint64_t kNvmlEventDoubleBitEccError = 0x2;  // nvmlEventTypeDoubleBitEccError
+inline constexpr uint64_t kNvmlEventXidCriticalError = 0x8;   // nvmlEventTypeXidCriticalError
+
+// One event (nvmlEventData_t): for an XID event `data` is the XID.
+struct NvmlEventData {
+  NvmlDevice device = nullptr;
+  uint64_t type = 0;
+  uint64_t data = 0;
+};
 
 struct NvmlMemoryInfo {
   uint64_t total = 0, free = 0, used = 0;
@@ -72,6 +86,16 @@ class NvmlApi {
   virtual int DeviceGetUtilizationRates(NvmlDevice device, NvmlUtilizationRates* rates) = 0;
   // Volatile uncorrected ECC errors (nvmlDeviceGetTotalEccErrors, UNCORRECTED, VOLATILE_ECC).
   virtual int DeviceGetUncorrectedEccErrors(NvmlDevice device, uint64_t* count) = 0;
+  // The event API and retired pages: optional symbols, kNvmlErrorFunctionNotFound when the
+  // library lacks them (an old driver), which callers take as "not supported".
+  virtual int EventSetCreate(NvmlEventSet* set) = 0;                                    // nvmlEventSetCreate
+  virtual int DeviceRegisterEvents(NvmlDevice device, uint64_t types, NvmlEventSet set) = 0;  // nvmlDeviceRegisterEvents
+  // nvmlEventSetWait_v2: kNvmlErrorTimeout when no event came within `timeout_ms` (0: none waiting).
+  virtual int EventSetWait(NvmlEventSet set, unsigned timeout_ms, NvmlEventData* event) = 0;
+  virtual int EventSetFree(NvmlEventSet set) = 0;                                       // nvmlEventSetFree
+  // `pending`: nvmlDeviceGetRetiredPagesPendingStatus == NVML_FEATURE_ENABLED (a page awaits
+  // retirement, which takes effect at the next GPU reset).
+  virtual int DeviceGetRetiredPagesPendingStatus(NvmlDevice device, bool* pending) = 0;
 };
 
 // Opens `library` with dlopen and resolves the NVML symbols. NotFound when the library (or one of

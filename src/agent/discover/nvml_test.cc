@@ -1,9 +1,11 @@
 // NVIDIA discovery over a fake NVML function table.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <map>
 
 #include "agent/discover/nvml.h"
+#include "agent/discover/nvml_health.h"
 
 namespace abacus::agent {
 namespace {
@@ -21,10 +23,21 @@ class FakeNvml final : public NvmlApi {
     uint64_t ecc = 0;
     int handle_error = kNvmlSuccess;
     unsigned util = 0;
+    bool retired_pending = false;
+    uint64_t registered = 0;  // event types registered
   };
   std::vector<Gpu> gpus;
   int init_result = kNvmlSuccess;
   int init_calls = 0, shutdown_calls = 0;
+  // The event API and retired pages: `events` and `retired_pages` false act as missing symbols.
+  bool events = true, retired_pages = true;
+  struct Event {
+    int gpu;
+    uint64_t type, data;
+  };
+  std::vector<Event> queued;  // delivered by EventSetWait, oldest first
+  int sets_created = 0, sets_freed = 0, waits = 0;
+  std::vector<unsigned> wait_timeouts;
 
   int Init() override { ++init_calls; return init_result; }
   int Shutdown() override { ++shutdown_calls; return kNvmlSuccess; }
@@ -67,6 +80,37 @@ class FakeNvml final : public NvmlApi {
   }
   int DeviceGetUncorrectedEccErrors(NvmlDevice d, uint64_t* n) override {
     *n = G(d).ecc;
+    return kNvmlSuccess;
+  }
+  int EventSetCreate(NvmlEventSet* set) override {
+    if (!events) return kNvmlErrorFunctionNotFound;
+    ++sets_created;
+    *set = this;
+    return kNvmlSuccess;
+  }
+  int DeviceRegisterEvents(NvmlDevice d, uint64_t types, NvmlEventSet) override {
+    if (!events) return kNvmlErrorFunctionNotFound;
+    G(d).registered = types;
+    return kNvmlSuccess;
+  }
+  int EventSetWait(NvmlEventSet, unsigned timeout_ms, NvmlEventData* event) override {
+    if (!events) return kNvmlErrorFunctionNotFound;
+    ++waits;
+    wait_timeouts.push_back(timeout_ms);
+    if (queued.empty()) return kNvmlErrorTimeout;
+    Event e = queued.front();
+    queued.erase(queued.begin());
+    *event = {&gpus[e.gpu], e.type, e.data};
+    return kNvmlSuccess;
+  }
+  int EventSetFree(NvmlEventSet) override {
+    if (!events) return kNvmlErrorFunctionNotFound;
+    ++sets_freed;
+    return kNvmlSuccess;
+  }
+  int DeviceGetRetiredPagesPendingStatus(NvmlDevice d, bool* pending) override {
+    if (!retired_pages) return kNvmlErrorFunctionNotFound;
+    *pending = G(d).retired_pending;
     return kNvmlSuccess;
   }
 };
@@ -205,6 +249,115 @@ TEST(NvmlTest, DirectLinksFormTwoIslandsAndBrokenGpusAreUnhealthy) {
   EXPECT_TRUE((*devices)[4].topology.interconnect_domain.empty());
   EXPECT_TRUE((*devices)[0].topology.pcie_switch.empty());
 }
+
+std::shared_ptr<FakeNvml> FourGpus() {
+  auto fake = std::make_shared<FakeNvml>();
+  for (int i = 0; i < 4; ++i) {
+    FakeNvml::Gpu g;
+    g.name = "NVIDIA H100 80GB HBM3";
+    g.uuid = "GPU-" + std::to_string(i);
+    g.bus = Bus(i);
+    fake->gpus.push_back(g);
+  }
+  return fake;
+}
+
+TEST(NvmlHealthTest, ClassifiesXids) {
+  for (uint64_t xid : {48, 63, 64, 74, 79, 92, 94, 95, 119, 120}) EXPECT_TRUE(ClassifyXid(xid).critical) << xid;
+  for (uint64_t xid : {13, 31, 43, 45, 68, 109, 9999}) EXPECT_FALSE(ClassifyXid(xid).critical) << xid;
+  EXPECT_EQ(XidReason(79), "XID 79: GPU has fallen off the bus");
+  EXPECT_EQ(XidReason(9999), "XID 9999");
+}
+
+TEST(NvmlHealthTest, CriticalXidMarksTheGpuUntilRestartAppXidDoesNot) {
+  auto fake = FourGpus();
+  {
+    NvmlHealthWatcher watcher(OpenerFor(fake));
+    EXPECT_TRUE(watcher.Poll().empty());
+    EXPECT_TRUE(watcher.events_supported());
+    EXPECT_TRUE(watcher.retired_pages_supported());
+    for (const auto& g : fake->gpus) EXPECT_EQ(g.registered, kNvmlEventXidCriticalError | kNvmlEventDoubleBitEccError);
+
+    fake->queued = {{1, kNvmlEventXidCriticalError, 79},   // fallen off the bus
+                    {2, kNvmlEventXidCriticalError, 13},   // an application's fault
+                    {3, kNvmlEventDoubleBitEccError, 0}};
+    auto marked = watcher.Poll();
+    ASSERT_EQ(marked.size(), 2u);
+    EXPECT_EQ(marked.at("GPU-1"), "XID 79: GPU has fallen off the bus");
+    EXPECT_EQ(marked.at("GPU-3"), "double-bit ECC error");
+    EXPECT_EQ(marked.count("GPU-2"), 0u);
+    EXPECT_TRUE(fake->queued.empty());
+    // Every wait polls (timeout 0): the heartbeat never blocks.
+    for (unsigned t : fake->wait_timeouts) EXPECT_EQ(t, 0u);
+
+    // Sticky: no new event, still Unhealthy.
+    EXPECT_EQ(watcher.Poll(), marked);
+    EXPECT_EQ(fake->init_calls, 1);  // NVML stays open between polls
+  }
+  // Destroyed (the agent stops): the set is freed and NVML shut down; a new life starts clean.
+  EXPECT_EQ(fake->sets_freed, fake->sets_created);
+  EXPECT_EQ(fake->shutdown_calls, fake->init_calls);
+  NvmlHealthWatcher restarted(OpenerFor(fake));
+  EXPECT_TRUE(restarted.Poll().empty());
+}
+
+TEST(NvmlHealthTest, RetiredPagesPendingMarkWhilePending) {
+  auto fake = FourGpus();
+  NvmlHealthWatcher watcher(OpenerFor(fake));
+  fake->gpus[2].retired_pending = true;
+  auto marked = watcher.Poll();
+  ASSERT_EQ(marked.size(), 1u);
+  EXPECT_EQ(marked.at("GPU-2"), "retired pages pending, reset the GPU");
+  fake->gpus[2].retired_pending = false;  // the GPU was reset
+  EXPECT_TRUE(watcher.Poll().empty());
+}
+
+TEST(NvmlHealthTest, MissingSymbolsMeanNotSupportedAndHealthy) {
+  auto fake = FourGpus();
+  fake->events = false;
+  fake->retired_pages = false;
+  fake->gpus[0].retired_pending = true;  // not asked: the query is missing
+  NvmlHealthWatcher watcher(OpenerFor(fake));
+  EXPECT_TRUE(watcher.Poll().empty());
+  EXPECT_FALSE(watcher.events_supported());
+  EXPECT_FALSE(watcher.retired_pages_supported());
+  EXPECT_EQ(fake->waits, 0);
+
+  // No NVML at all: nothing watched, nothing marked.
+  NvmlHealthWatcher none([] { return OpenNvml("libnvidia-ml-does-not-exist.so.1"); });
+  EXPECT_TRUE(none.Poll().empty());
+  EXPECT_FALSE(none.events_supported());
+}
+
+#if defined(ABACUS_FAKE_NVML) && defined(ABACUS_FAKE_NVML_OLD)
+// Through dlopen/dlsym and NVML's C structures, with a stand-in library (tests/fake_nvml).
+TEST(NvmlHealthTest, ThroughTheLibraryEventsAndRetiredPagesMarkGpus) {
+  ::setenv("FAKE_NVML_EVENTS", "1:8:79,2:8:13,3:2:0", 1);  // XID 79, app XID 13, a DBE
+  ::setenv("FAKE_NVML_RETIRED", "0", 1);
+  {
+    NvmlHealthWatcher watcher([] { return OpenNvml(ABACUS_FAKE_NVML); });
+    auto marked = watcher.Poll();
+    EXPECT_TRUE(watcher.events_supported());
+    EXPECT_TRUE(watcher.retired_pages_supported());
+    ASSERT_EQ(marked.size(), 3u);
+    EXPECT_EQ(marked["GPU-fake-1"], "XID 79: GPU has fallen off the bus");
+    EXPECT_EQ(marked["GPU-fake-3"], "double-bit ECC error");
+    EXPECT_EQ(marked["GPU-fake-0"], "retired pages pending, reset the GPU");
+    EXPECT_EQ(marked.count("GPU-fake-2"), 0u);
+  }
+  ::unsetenv("FAKE_NVML_EVENTS");
+  ::unsetenv("FAKE_NVML_RETIRED");
+}
+
+TEST(NvmlHealthTest, ThroughALibraryWithoutTheEventApiNothingIsWatched) {
+  auto opened = OpenNvml(ABACUS_FAKE_NVML_OLD);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();  // the optional symbols are not required
+  NvmlHealthWatcher watcher([] { return OpenNvml(ABACUS_FAKE_NVML_OLD); });
+  EXPECT_TRUE(watcher.Poll().empty());
+  EXPECT_FALSE(watcher.events_supported());
+  EXPECT_FALSE(watcher.retired_pages_supported());
+}
+#endif
 
 }  // namespace
 }  // namespace abacus::agent

@@ -63,6 +63,7 @@ Agent::Agent(AgentOptions options, const Clock& clock, std::unique_ptr<Discovere
       os_(seams.os != nullptr ? *seams.os : RealProcessOs::Get()),
       cgroups_(seams.cgroups),
       real_sampler_(std::move(seams.device_sampler)),
+      health_watcher_(std::move(seams.health_watcher)),
       poll_client_(AgentClientOptions{options_.server, milliseconds(5000), milliseconds(10000)}),
       client_(AgentClientOptions{options_.server, milliseconds(5000), milliseconds(10000)}),
       table_(clock),
@@ -659,6 +660,9 @@ HeartbeatRequest Agent::BuildHeartbeat(int* inventory_generation) {
       ABACUS_LOG_WARN("agent: fault file: {}", read.status().ToString());
     }
   }
+  // Watched faults (by UUID) follow the same rule as injected ones (by index).
+  std::map<std::string, std::string> watched;
+  if (health_watcher_) watched = health_watcher_->Poll();
   HeartbeatRequest hb;
   {
     std::lock_guard lock(mu_);
@@ -668,6 +672,9 @@ HeartbeatRequest Agent::BuildHeartbeat(int* inventory_generation) {
       if (auto f = faults.find(d.index); f != faults.end()) {
         beat.health = DeviceHealth::kUnhealthy;
         beat.health_reason = f->second;
+      } else if (auto w = watched.find(d.uuid); w != watched.end() && !d.simulated) {
+        beat.health = DeviceHealth::kUnhealthy;
+        beat.health_reason = w->second;
       }
       auto it = std::find_if(snap.devices.begin(), snap.devices.end(),
                              [&](const DeviceUtilization& u) { return u.uuid == d.uuid; });

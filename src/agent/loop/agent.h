@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "agent/discover/discoverer.h"
+#include "agent/discover/nvml_health.h"
 #include "agent/loop/agent_client.h"
 #include "agent/loop/backoff.h"
 #include "agent/loop/lifeline.h"
@@ -104,6 +105,9 @@ struct AgentSeams {
   ProcessOs* os = nullptr;                         // nullptr: the real OS
   const CgroupManager* cgroups = nullptr;          // nullptr: no limits (a warning per task)
   std::unique_ptr<DeviceSampler> device_sampler;   // real devices (NVML); simulated ones are added
+  // Polled at every heartbeat (discover/nvml_health.h): the devices it names report Unhealthy
+  // with its reason; nullptr: none.
+  std::unique_ptr<DeviceHealthWatcher> health_watcher;
 };
 
 // Counters for tests and logs.
@@ -206,6 +210,7 @@ class Agent {
   ProcessOs& os_;
   const CgroupManager* cgroups_;
   std::unique_ptr<DeviceSampler> real_sampler_;
+  std::unique_ptr<DeviceHealthWatcher> health_watcher_;  // used by the upkeep thread only
 
   std::unique_ptr<ProcessRuntime> runtime_;
   Lifeline lifeline_;

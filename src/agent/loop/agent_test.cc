@@ -261,7 +261,7 @@ class AgentTest : public ::testing::Test {
     return o;
   }
 
-  void StartAgent(AgentOptions o, std::unique_ptr<Discoverer> discoverer = nullptr) {
+  void StartAgent(AgentOptions o, std::unique_ptr<Discoverer> discoverer = nullptr, AgentSeams seams = {}) {
     if (!discoverer) {
       DiscoveryOptions d;
       d.fake_devices = "gpu:nvidia:A100-80G:2";
@@ -271,7 +271,7 @@ class AgentTest : public ::testing::Test {
       ASSERT_TRUE(made.ok()) << made.status().ToString();
       discoverer = std::move(*made);
     }
-    agent_ = std::make_unique<Agent>(std::move(o), clock_, std::move(discoverer));
+    agent_ = std::make_unique<Agent>(std::move(o), clock_, std::move(discoverer), std::move(seams));
     ASSERT_TRUE(agent_->Start().ok());
   }
 
@@ -554,6 +554,41 @@ TEST_F(AgentTest, HeartbeatCarriesDeviceUtilizationAndUsage) {
   EXPECT_DOUBLE_EQ(hb["devices"][1]["utilization"].get<double>(), 0.83);
   EXPECT_EQ(hb["devices"][1]["memoryUsedBytes"], 123);
   EXPECT_FALSE(hb.contains("inventory"));
+}
+
+// A health watcher whose faults the test sets (NvmlHealthWatcher in production).
+class ScriptedWatcher final : public DeviceHealthWatcher {
+ public:
+  explicit ScriptedWatcher(std::shared_ptr<std::map<std::string, std::string>> faults) : faults_(std::move(faults)) {}
+  std::map<std::string, std::string> Poll() override { return *faults_; }
+
+ private:
+  std::shared_ptr<std::map<std::string, std::string>> faults_;
+};
+
+TEST_F(AgentTest, HeartbeatReportsWatchedFaultsWithTheirReason) {
+  FakeServer& server = Serve();
+  auto devices = std::make_shared<std::vector<Device>>();
+  for (int i = 0; i < 2; ++i) {
+    Device d;
+    d.index = i;
+    d.uuid = "GPU-" + std::to_string(i);
+    d.flavor = *Flavor::Parse("gpu/nvidia/H100-80G");
+    devices->push_back(d);
+  }
+  auto faults = std::make_shared<std::map<std::string, std::string>>();
+  AgentSeams seams;
+  seams.health_watcher = std::make_unique<ScriptedWatcher>(faults);
+  (*faults)["GPU-1"] = "XID 79: GPU has fallen off the bus";
+  StartAgent(Options(server.url()), std::make_unique<ScriptedDiscoverer>(devices), std::move(seams));
+  ASSERT_TRUE(agent_->WaitRegistered(milliseconds(15000)));
+  clock_.Advance(seconds(5));
+  ASSERT_TRUE(Eventually([&] { return agent_->counters().heartbeats > 0; }));
+  json hb = server.With([](FakeServer& s) { return s.heartbeats_.at(0); });
+  ASSERT_EQ(hb["devices"].size(), 2u);
+  EXPECT_EQ(hb["devices"][0]["health"], "Healthy");
+  EXPECT_EQ(hb["devices"][1]["health"], "Unhealthy");
+  EXPECT_EQ(hb["devices"][1]["healthReason"], "XID 79: GPU has fallen off the bus");
 }
 
 TEST_F(AgentTest, RediscoverySendsTheInventoryOnceWhenDevicesChanged) {
