@@ -384,7 +384,8 @@ TEST_F(GatewayTest, AutoscalesOnTheP99LatencyOfLoggedRequests) {
   StartGateway({"--metrics-interval", "1"});
   auto ready = [&] {
     int n = 0;
-    for (const json& i : Endpoints(id)["items"]) n += i.value("ready", false) ? 1 : 0;
+    const json e = Endpoints(id);  // kept: a range-for over a temporary's member would dangle
+    for (const json& i : e["items"]) n += i.value("ready", false) ? 1 : 0;
     return n;
   };
   Load load(port_, 1, std::chrono::milliseconds(5));
