@@ -331,7 +331,8 @@ Result<NodeRecord> NodeRecordFromJson(const json& j) {
     // Extended resources: {"rdma/hca": 4, "ephemeral-storage": "500Gi"} (numbers or quantities).
     if (j.contains("extended")) {
       if (!j.at("extended").is_object()) problem("extended", "expected a map of resource name to amount");
-      for (const auto& [name, v] : j.value("extended", json::object()).items()) {
+      const json extended = j.value("extended", json::object());  // kept: items() of a temporary would dangle
+      for (const auto& [name, v] : extended.items()) {
         auto r = ExtendedResource::Parse(name);
         if (!r.ok()) {
           problem("extended", r.status().message());
