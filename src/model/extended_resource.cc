@@ -1,11 +1,8 @@
 #include "model/extended_resource.h"
 
-#include <deque>
-#include <mutex>
-#include <shared_mutex>
-#include <unordered_map>
 
 #include "common/check.h"
+#include "model/intern_table.h"
 #include "model/quantity.h"
 #include "model/resources.h"
 
@@ -22,11 +19,7 @@ bool ValidPart(std::string_view s, bool allow_underscore) {
   return true;
 }
 
-struct ExtendedTable {
-  std::shared_mutex mu;
-  std::deque<ExtendedResource> resources;  // stable addresses
-  std::unordered_map<std::string, ExtendedId> ids;
-};
+using ExtendedTable = model_internal::InternTable<ExtendedResource, ExtendedId>;
 
 ExtendedTable& Table() {
   static ExtendedTable* table = new ExtendedTable();
@@ -72,27 +65,11 @@ std::string ExtendedResource::FormatAmount(int64_t amount) const {
 }
 
 ExtendedId ExtendedResource::Intern() const {
-  ExtendedTable& t = Table();
-  {
-    std::shared_lock lock(t.mu);
-    auto it = t.ids.find(name_);
-    if (it != t.ids.end()) return it->second;
-  }
-  std::unique_lock lock(t.mu);
-  auto it = t.ids.find(name_);
-  if (it != t.ids.end()) return it->second;
-  ABACUS_CHECK(t.resources.size() < 65535, "too many extended resources interned");
-  ExtendedId id = static_cast<ExtendedId>(t.resources.size());
-  t.resources.push_back(*this);
-  t.ids.emplace(name_, id);
-  return id;
+  return Table().Intern(name_, *this, "too many extended resources interned");
 }
 
 const ExtendedResource& ExtendedResource::FromId(ExtendedId id) {
-  ExtendedTable& t = Table();
-  std::shared_lock lock(t.mu);
-  ABACUS_CHECK(id < t.resources.size(), "extended resource id was never interned");
-  return t.resources[id];
+  return Table().At(id, "extended resource id was never interned");
 }
 
 Result<std::map<std::string, int64_t>> ParseExtendedList(std::string_view text) {

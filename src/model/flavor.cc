@@ -1,12 +1,9 @@
 #include "model/flavor.h"
 
 #include <algorithm>
-#include <deque>
-#include <mutex>
-#include <shared_mutex>
-#include <unordered_map>
 
 #include "common/check.h"
+#include "model/intern_table.h"
 
 namespace abacus {
 namespace {
@@ -29,17 +26,12 @@ std::vector<std::string_view> SplitSlash(std::string_view s) {
   return parts;
 }
 
-struct FlavorTable {
-  std::shared_mutex mu;
-  std::deque<Flavor> flavors;  // stable addresses
-  std::unordered_map<std::string, FlavorId> ids;
-};
+using FlavorTable = model_internal::InternTable<Flavor, FlavorId>;
 
 FlavorTable& Table() {
   static FlavorTable* table = [] {
     auto* t = new FlavorTable();
-    t->flavors.push_back(Flavor::Cpu());
-    t->ids.emplace("cpu", kCpuFlavorId);
+    t->Intern("cpu", Flavor::Cpu(), "too many flavors interned");  // id 0: kCpuFlavorId
     return t;
   }();
   return *table;
@@ -93,35 +85,11 @@ Result<Flavor> Flavor::Parse(std::string_view text) {
   return f;
 }
 
-FlavorId Flavor::Intern() const {
-  FlavorTable& t = Table();
-  {
-    std::shared_lock lock(t.mu);
-    auto it = t.ids.find(name_);
-    if (it != t.ids.end()) return it->second;
-  }
-  std::unique_lock lock(t.mu);
-  auto it = t.ids.find(name_);
-  if (it != t.ids.end()) return it->second;
-  ABACUS_CHECK(t.flavors.size() < 65535, "too many flavors interned");
-  FlavorId id = static_cast<FlavorId>(t.flavors.size());
-  t.flavors.push_back(*this);
-  t.ids.emplace(name_, id);
-  return id;
-}
+FlavorId Flavor::Intern() const { return Table().Intern(name_, *this, "too many flavors interned"); }
 
-const Flavor& Flavor::FromId(FlavorId id) {
-  FlavorTable& t = Table();
-  std::shared_lock lock(t.mu);
-  ABACUS_CHECK(id < t.flavors.size(), "flavor id was never interned");
-  return t.flavors[id];
-}
+const Flavor& Flavor::FromId(FlavorId id) { return Table().At(id, "flavor id was never interned"); }
 
-size_t Flavor::InternedCount() {
-  FlavorTable& t = Table();
-  std::shared_lock lock(t.mu);
-  return t.flavors.size();
-}
+size_t Flavor::InternedCount() { return Table().size(); }
 
 Result<FlavorPattern> FlavorPattern::Parse(std::string_view text) {
   auto fail = [&](std::string why) {

@@ -157,6 +157,13 @@ class GatewayTest : public ::testing::Test {
     return r.ok() ? r.body["items"][0]["id"].get<std::string>() : "";
   }
   json Endpoints(const std::string& id) { return server_->Client().Get("/api/v1/services/" + id + "/endpoints").body; }
+  // How many of `id`'s endpoints are ready now.
+  int ReadyCount(const std::string& id) {
+    int n = 0;
+    const json e = Endpoints(id);  // kept: a range-for over a temporary's member would dangle
+    for (const json& i : e.value("items", json::array())) n += i.value("ready", false) ? 1 : 0;
+    return n;
+  }
   // Waits until `n` endpoints are ready and serving (and no other one is listed).
   bool WaitReady(const std::string& id, size_t n, const std::string& version = "") {
     return WaitFor(
@@ -345,12 +352,7 @@ TEST_F(GatewayTest, AutoscalesOnRequestsPerSecondSeenByTheGateway) {
   ASSERT_TRUE(WaitReady(id, 1)) << Endpoints(id).dump();
   EXPECT_EQ(Endpoints(id)["autoscaling"]["metric"], "requestsPerSecond");
   StartGateway({"--metrics-interval", "1"});
-  auto ready = [&] {
-    int n = 0;
-    const json e = Endpoints(id);
-    for (const json& i : e["items"]) n += i.value("ready", false) ? 1 : 0;
-    return n;
-  };
+  auto ready = [&] { return ReadyCount(id); };
   const auto t0 = std::chrono::steady_clock::now();
   auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   Load load(port_, 1, std::chrono::milliseconds(10));
@@ -382,12 +384,7 @@ TEST_F(GatewayTest, AutoscalesOnTheP99LatencyOfLoggedRequests) {
   ASSERT_TRUE(WaitReady(id, 1)) << Endpoints(id).dump();
   EXPECT_EQ(Endpoints(id)["autoscaling"]["metric"], "p99LatencyMs");
   StartGateway({"--metrics-interval", "1"});
-  auto ready = [&] {
-    int n = 0;
-    const json e = Endpoints(id);  // kept: a range-for over a temporary's member would dangle
-    for (const json& i : e["items"]) n += i.value("ready", false) ? 1 : 0;
-    return n;
-  };
+  auto ready = [&] { return ReadyCount(id); };
   Load load(port_, 1, std::chrono::milliseconds(5));
   const bool scaled_up = WaitFor([&] { return ready() >= 2; }, std::chrono::seconds(60));
   const int requests = load.total();
