@@ -1,6 +1,6 @@
 // Extended resources end to end (issue 24): a real agent declares `--resources license/matlab=2`,
 // three jobs each asking for one licence: two run, the third waits and `explain` names the
-// licence; `get nodes -o wide` shows both held; when one job ends the third starts.
+// licence; `get nodes -o wide` shows both held; when one job is cancelled the third starts.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -46,24 +46,28 @@ TEST(ExtendedResourcesTest, AnAgentsDeclaredLicencesLimitWhatRunsAtOnce) {
     }
     return std::string();
   };
-  CliResult first = RunCli({"submit", "-f", "-"}, env, Job("short", "2"));
+  CliResult first = RunCli({"submit", "-f", "-"}, env, Job("first", "60"));
   ASSERT_EQ(first.code, 0) << first.out << first.err;
   ASSERT_EQ(RunCli({"submit", "-f", "-"}, env, Job("long", "60")).code, 0);
-  ASSERT_TRUE(WaitFor([&] { return state("short") == "Running" && state("long") == "Running"; }))
-      << state("short") << " " << state("long");
+  ASSERT_TRUE(WaitFor([&] { return state("first") == "Running" && state("long") == "Running"; }))
+      << state("first") << " " << state("long");
   ASSERT_EQ(RunCli({"submit", "-f", "-"}, env, Job("third", "60")).code, 0);
   // Both licences held: the third waits, and says why.
   CliResult wide = RunCli({"get", "nodes", "-o", "wide"}, env);
   EXPECT_NE(wide.out.find("license/matlab"), std::string::npos) << wide.out;
-  CliResult explained = RunCli({"explain", "third"}, env);
-  if (state("third") == "Pending") {
-    EXPECT_NE(explained.out.find("license/matlab"), std::string::npos) << explained.out;
-  }
-  // The short job ends and gives its licence back: the third runs.
+  CliResult explained;
+  EXPECT_TRUE(WaitFor([&] {
+    explained = RunCli({"explain", "third"}, env);
+    return explained.out.find("license/matlab") != std::string::npos;
+  })) << explained.out << explained.err;
+  EXPECT_EQ(state("third"), "Pending");
+  // The first job is cancelled and gives its licence back: the third runs.
+  CliResult cancelled = RunCli({"cancel", "first"}, env);
+  ASSERT_EQ(cancelled.code, 0) << cancelled.out << cancelled.err;
   ASSERT_TRUE(WaitFor([&] { return state("third") == "Running"; }, std::chrono::seconds(30)))
       << state("third") << "\n" << RunCli({"explain", "third"}, env).out;
   EXPECT_EQ(state("long"), "Running");
-  EXPECT_EQ(state("short"), "Succeeded");
+  EXPECT_EQ(state("first"), "Cancelled");
 }
 
 }  // namespace
