@@ -48,9 +48,12 @@ name: tia
 roles: [{role: tenant-admin, tenant: t1}]
 )";
 
-std::string Job(const std::string& name, const std::string& project, const std::string& queue) {
+// A job of 4 A100s; `max_runtime` ("10m") becomes its spec.maxRuntime when not empty.
+std::string Job(const std::string& name, const std::string& project, const std::string& queue,
+                const std::string& max_runtime = "") {
   return "kind: TrainingJob\nname: " + name + "\nproject: " + project + "\nqueue: " + queue +
-         "\nspec:\n  command: [\"true\"]\n  taskGroups:\n    - name: w\n      resources: {cpu: 1, memory: 1Gi, "
+         "\nspec:\n  command: [\"true\"]\n" + (max_runtime.empty() ? "" : "  maxRuntime: " + max_runtime + "\n") +
+         "  taskGroups:\n    - name: w\n      resources: {cpu: 1, memory: 1Gi, "
          "accelerators: {flavor: gpu/nvidia/A100-80G, count: 4}}\n";
 }
 
@@ -111,6 +114,56 @@ TEST(ReservationTest, OwnerOnlyDuringTheWindowThenEveryone) {
   EXPECT_EQ(admin.Get("/api/v1/reservations/t1-a100").status, 404);
   auto audit = RunCli({"audit", "-o", "json"}, env);
   EXPECT_NE(audit.out.find("reservation-delete"), std::string::npos) << audit.out;
+}
+
+// A reservation is configuration: a server stopped and started again on the same data folder
+// still keeps the window (work that would overlap it stays out, and explain names it), and
+// still backfills work that ends before it starts.
+TEST(ReservationTest, AWindowHoldsAcrossAServerRestart) {
+  TempDir dir;
+  ServerProcess server(dir.path());
+  auto before = server.Client();  // a client of the first server (ApiClient is not assignable)
+  ASSERT_EQ(before.Post("/api/v1/apply?filename=org.yaml", kOrg, "application/yaml").status, 200);
+  ASSERT_EQ(before.Post("/api/v1/nodes", GpuNode("gpu-a").dump(), "application/json").status, 201);
+  // gpu-a is t1's from in an hour, for two hours.
+  const Time now = SystemClock::Get().Now();
+  const std::string reservation = "kind: Reservation\nname: t1-later\nnodes: [gpu-a]\ntenant: t1\nstart: " +
+                                  FormatTime(now + std::chrono::hours(1)) + "\nend: " +
+                                  FormatTime(now + std::chrono::hours(3)) + "\n";
+  ASSERT_EQ(before.Post("/api/v1/apply?filename=r.yaml", reservation, "application/yaml").status, 200);
+  auto state = [&](const std::string& w) { return server.Client().Get("/api/v1/workloads/" + w).body.value("state", ""); };
+  auto explain = [&](const std::string& w) {
+    return RunCli({"explain", w}, {"ABACUS_SERVER=" + server.url(), "ABACUS_TOKEN=" + server.token()}).out;
+  };
+  // Submitted before the restart: t2's job declares no maxRuntime, so it may overlap the window.
+  ASSERT_EQ(before.Post("/api/v1/workloads", Job("before", "t2/p2", "q2"), "application/yaml").status, 201);
+  std::string why;
+  ASSERT_TRUE(WaitFor([&] { return (why = explain("before")).find("reservation t1-later") != std::string::npos; }))
+      << why;
+
+  ASSERT_EQ(server.Terminate(), 0);
+  server.Start();
+  auto admin = server.Client();
+
+  auto listed = admin.Get("/api/v1/reservations/t1-later");
+  ASSERT_EQ(listed.status, 200) << listed.text;
+  EXPECT_EQ(listed.body.value("state", ""), "Upcoming") << listed.text;
+  // After the restart: the waiting job still waits and explain still names the reservation; a new
+  // one that would overlap the window waits too; one that ends before it (maxRuntime 10m)
+  // backfills, which shows the restarted scheduler ran its cycles over gpu-a.
+  ASSERT_EQ(admin.Post("/api/v1/workloads", Job("after", "t2/p2", "q2"), "application/yaml").status, 201);
+  ASSERT_EQ(admin.Post("/api/v1/workloads", Job("short", "t2/p2", "q2", "10m"), "application/yaml").status, 201);
+  ASSERT_TRUE(WaitFor([&] { return state("short") == "Admitted" || state("short") == "Running" ||
+                                   state("short") == "Succeeded"; }))
+      << explain("short");
+  for (const std::string w : {"before", "after"}) {
+    ASSERT_TRUE(WaitFor([&] {
+      why = explain(w);
+      return why.find("gpu-a reserved for t1 (reservation t1-later)") != std::string::npos &&
+             why.find("declares no maxRuntime") != std::string::npos;
+    })) << w << ": " << why;
+    EXPECT_EQ(state(w), "Pending") << w;
+  }
 }
 
 }  // namespace
