@@ -30,6 +30,7 @@ struct AgentFlags {
   std::string cpus, memory;  // advertised capacity overrides
   std::string resources;     // extended resources, NAME=AMOUNT,… (model/extended_resource.h)
   std::string fault_file;    // injected device faults (agent/discover/fault_file.h)
+  std::string nvml_library = "libnvidia-ml.so.1";  // NVML for discovery, sampling and health
   std::string port_range = "20000-29999", advertise_host = "127.0.0.1";  // service replicas (port_pool.h)
   int heartbeat_seconds = 0;
   int rediscover_seconds = 60;
@@ -149,6 +150,7 @@ int RunAgent(const AgentFlags& f) {
   d.fake_devices = f.fake_devices;
   d.node_name = o.name;
   d.real_devices = f.real_devices;
+  d.nvml_library = f.nvml_library;
   auto discoverer = agent::MakeDiscoverer(d);
   if (!discoverer.ok()) {
     std::cerr << "abacus agent: " << discoverer.status().message() << "\n";
@@ -212,6 +214,7 @@ void AddAgentCommand(CLI::App& app, int* exit_code) {
       "  abacus agent --server http://10.0.0.1:8420 --token-file /etc/abacus/join.token\n"
       "  abacus agent --server http://127.0.0.1:8420 --token $(cat .abacus/join.token) --name sim-a \\\n"
       "      --fake-devices gpu:nvidia:A100-80G:8,npu:huawei:Ascend910B3:8 --work-dir /tmp/sim-a\n"
+      "  abacus agent --token-file /etc/abacus/join.token --nvml-library /usr/lib64/libnvidia-ml.so.1\n"
       "A restarted agent kills the tasks its previous life left running (WORK_DIR/tasks/*/pid) and reports them "
       "Lost. Details: docs/agent.md.\n"
       "Every option is also a key of the config file (--config, default /etc/abacus/agent.yaml).");
@@ -247,6 +250,10 @@ void AddAgentCommand(CLI::App& app, int* exit_code) {
                   "host that gateways reach this node's service replicas at (their address is HOST:ABACUS_PORT)")
       ->capture_default_str();
   cmd->add_flag("!--no-real-devices", f->real_devices, "do not look for real accelerators (fake devices only)");
+  cmd->add_option("--nvml-library", f->nvml_library,
+                  "the NVML library to dlopen for NVIDIA GPUs (discovery, utilization and health), a file name "
+                  "the loader finds or a path, e.g. /usr/lib64/libnvidia-ml.so.1 (docs/agent.md)")
+      ->capture_default_str();
   cmd->add_option("--heartbeat", f->heartbeat_seconds, "seconds between heartbeats (0: what the server asks)")
       ->capture_default_str()
       ->check(CLI::Range(0, 3600));

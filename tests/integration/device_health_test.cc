@@ -6,10 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <sstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "device_health_util.h"
 #include "server_process.h"
 
 namespace abacus::testing {
@@ -17,37 +17,12 @@ namespace {
 
 using nlohmann::json;
 
-std::string SleepJob(const std::string& name) {
-  return "kind: TrainingJob\nname: " + name +
-         "\nproject: acme/ml\nqueue: train\nspec:\n  command: [\"sleep\", \"120\"]\n"
-         "  taskGroups:\n    - name: worker\n      replicas: 1\n      resources:\n"
-         "        cpu: 1\n        memory: 1Gi\n        accelerators: {flavor: \"gpu/nvidia/A100-80G\", count: 1}\n";
-}
+constexpr char kA100[] = "gpu/nvidia/A100-80G";
 
-json Device(cli::ApiClient& api, int index) {
-  json node = api.Get("/api/v1/nodes/gpu-a").body;
-  for (const auto& d : node.value("devices", json::array())) {
-    if (d.value("index", -1) == index) return d;
-  }
-  return json::object();
-}
+json Device(cli::ApiClient& api, int index) { return NodeDevice(api, "gpu-a", index); }
 
-// The device index the workload's first task holds, -1 while it holds none.
-int HeldDevice(cli::ApiClient& api, const std::string& id) {
-  json w = api.Get("/api/v1/workloads/" + id).body;
-  if (w.value("state", "") != "Running" || w["placements"].empty()) return -1;
-  const json& devices = w["placements"][0]["devices"];
-  return devices.empty() ? -1 : devices[0].value("index", -1);
-}
-
-// How many of the node's events have `type` and mention `text`.
 int CountNodeEvents(cli::ApiClient& api, const std::string& type, const std::string& text) {
-  json events = api.Get("/api/v1/nodes/gpu-a/events").body;
-  int n = 0;
-  for (const auto& e : events.value("items", json::array())) {
-    n += e.value("type", "") == type && e.dump().find(text) != std::string::npos;
-  }
-  return n;
+  return testing::CountNodeEvents(api, "gpu-a", type, text);
 }
 
 bool NodeEventSays(cli::ApiClient& api, const std::string& type, const std::string& text) {
@@ -61,7 +36,7 @@ TEST(DeviceHealthTest, AFaultMovesTheWorkProbationHoldsTheDeviceAndRepeatedFault
   auto api = server.Client();
   ASSERT_EQ(api.Post("/api/v1/apply", kAcmeOrg, "application/yaml").status, 200);
   AgentProcess agent(server, "gpu-a", "gpu:nvidia:A100-80G:2:80Gi@cuda=12.4", {"--fault-file", fault_file});
-  auto sub = api.Post("/api/v1/workloads", SleepJob("victim"), "application/yaml");
+  auto sub = api.Post("/api/v1/workloads", GpuSleepJob("victim", kA100), "application/yaml");
   ASSERT_EQ(sub.status, 201) << sub.text;
   const std::string id = sub.body["items"][0]["id"];
   int bad = -1;
@@ -75,7 +50,7 @@ TEST(DeviceHealthTest, AFaultMovesTheWorkProbationHoldsTheDeviceAndRepeatedFault
   EXPECT_TRUE(WaitFor([&] { return HeldDevice(api, id) == good; }))
       << api.Get("/api/v1/workloads/" + id + "/events").text;
   // Nothing new goes to the failed device: a second job waits.
-  auto second = api.Post("/api/v1/workloads", SleepJob("waits"), "application/yaml");
+  auto second = api.Post("/api/v1/workloads", GpuSleepJob("waits", kA100), "application/yaml");
   ASSERT_EQ(second.status, 201);
   const std::string second_id = second.body["items"][0]["id"];
 
@@ -100,20 +75,9 @@ TEST(DeviceHealthTest, AFaultMovesTheWorkProbationHoldsTheDeviceAndRepeatedFault
   EXPECT_NE(metrics.find(R"(abacus_device_faults_total{cluster="default",pool="default",flavor="gpu/nvidia/A100-80G"} 2)"),
             std::string::npos)
       << metrics;
-  int device_faults = 0, cordons = 0;
-  std::string audit;
   ASSERT_TRUE(WaitFor([&] {  // decisions reach the chain through the audit writer
-    audit = api.Get("/api/v1/audit?since=1h").text;  // JSON lines
-    device_faults = cordons = 0;
-    std::istringstream lines(audit);
-    for (std::string line; std::getline(lines, line);) {
-      json e = json::parse(line, nullptr, false);
-      if (!e.is_object()) continue;
-      device_faults += e.value("action", "") == "device-fault";
-      cordons += e.value("action", "") == "cordon" && e.value("actor", "") == "abacus/health";
-    }
-    return device_faults == 2 && cordons == 1;
-  })) << audit;
+    return CountAudit(api, "device-fault") == 2 && CountAudit(api, "cordon", "abacus/health") == 1;
+  })) << api.Get("/api/v1/audit?since=1h").text;
 
   // 4. The operator fixes it and uncordons: the node and its devices are back at once.
   std::ofstream(fault_file, std::ios::trunc) << "";

@@ -136,7 +136,9 @@ AgentProcess::~AgentProcess() {
 void AgentProcess::Start() {
   std::vector<std::string> args = {ABACUS_BINARY, "agent", "--server", server_.url(), "--token-file",
                                    server_.data_dir() + "/join.token", "--name", name_, "--work-dir",
-                                   work_.path(), "--no-real-devices", "--no-cgroups", "--heartbeat", "1"};
+                                   work_.path(), "--no-cgroups", "--heartbeat", "1"};
+  // Real devices only through a stand-in NVML the test names; never this machine's own.
+  if (std::find(extra_.begin(), extra_.end(), "--nvml-library") == extra_.end()) args.push_back("--no-real-devices");
   if (std::find(extra_.begin(), extra_.end(), "--config") == extra_.end()) args.insert(args.end(), {"--config", ""});
   if (!devices_.empty()) {
     args.push_back("--fake-devices");

@@ -49,8 +49,9 @@ class ServerProcess {
   std::string url_, token_;
 };
 
-// A real `abacus agent` child process registered with a ServerProcess, with fake devices only and
-// its own work folder.
+// A real `abacus agent` child process registered with a ServerProcess, with fake devices only
+// (--no-real-devices, unless the extra arguments name an --nvml-library: then the GPUs that
+// library reports too) and its own work folder.
 class AgentProcess {
  public:
   // Starts `abacus agent --name NAME --fake-devices SPEC (none when empty) EXTRA...` against

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <map>
 
 #include "agent/discover/nvml.h"
@@ -347,6 +348,33 @@ TEST(NvmlHealthTest, ThroughTheLibraryEventsAndRetiredPagesMarkGpus) {
   }
   ::unsetenv("FAKE_NVML_EVENTS");
   ::unsetenv("FAKE_NVML_RETIRED");
+}
+
+// The stand-in's FAKE_NVML_FILE (what the real-process test drives): a line appended while the
+// watcher runs is delivered at the next poll, once; a retired-pages line holds while it is there.
+TEST(NvmlHealthTest, ThroughTheLibraryFaultsArriveWhileTheWatcherRuns) {
+  const std::string file = ::testing::TempDir() + "/fake-nvml-faults";
+  std::ofstream(file) << "";
+  ::setenv("FAKE_NVML_FILE", file.c_str(), 1);
+  ::setenv("FAKE_NVML_GPUS", "2", 1);
+  {
+    NvmlHealthWatcher watcher([] { return OpenNvml(ABACUS_FAKE_NVML); });
+    EXPECT_TRUE(watcher.Poll().empty());
+    std::ofstream(file, std::ios::app) << "xid 0 13\nretired 1\n";
+    auto marked = watcher.Poll();
+    ASSERT_EQ(marked.size(), 1u);
+    EXPECT_EQ(marked["GPU-fake-1"], "retired pages pending, reset the GPU");
+    std::ofstream(file, std::ios::app) << "xid 0 48\nxid 5 79\n";  // there is no GPU 5
+    marked = watcher.Poll();
+    ASSERT_EQ(marked.size(), 2u);
+    EXPECT_EQ(marked["GPU-fake-0"], "XID 48: double bit ECC error");
+    std::ofstream(file, std::ios::trunc) << "";  // the pages are retired; the XID mark stays
+    marked = watcher.Poll();
+    ASSERT_EQ(marked.size(), 1u);
+    EXPECT_EQ(marked["GPU-fake-0"], "XID 48: double bit ECC error");
+  }
+  ::unsetenv("FAKE_NVML_FILE");
+  ::unsetenv("FAKE_NVML_GPUS");
 }
 
 TEST(NvmlHealthTest, ThroughALibraryWithoutTheEventApiNothingIsWatched) {
