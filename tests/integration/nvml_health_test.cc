@@ -94,6 +94,10 @@ TEST(NvmlAgentHealthTest, XidAndEccEventsFromNvmlMoveTheWorkAndCordonTheNode) {
   // The task is requeued and placed on the healthy GPU.
   EXPECT_TRUE(WaitFor([&] { return HeldDevice(api, id) == good; }))
       << api.Get("/api/v1/workloads/" + id + "/events").text;
+  // Its attempt on the failed GPU ended Lost for the device (the job's failure policy requeued it).
+  const std::string events = api.Get("/api/v1/workloads/" + id + "/events").text;
+  EXPECT_NE(events.find("its device is gone or unhealthy"), std::string::npos) << events;
+  EXPECT_NE(events.find("DeviceError"), std::string::npos) << events;
   // Nothing new goes to the failed GPU: a second job waits.
   auto second = api.Post("/api/v1/workloads", GpuSleepJob("waits", kH100), "application/yaml");
   ASSERT_EQ(second.status, 201) << second.text;
