@@ -102,6 +102,11 @@ TEST(NvmlAgentHealthTest, XidAndEccEventsFromNvmlMoveTheWorkAndCordonTheNode) {
   auto second = api.Post("/api/v1/workloads", GpuSleepJob("waits", kH100), "application/yaml");
   ASSERT_EQ(second.status, 201) << second.text;
   const std::string second_id = second.body["items"][0]["id"];
+  json waiting;
+  ASSERT_TRUE(WaitFor([&] {  // a cycle looked at it and left it waiting
+    waiting = api.Get("/api/v1/workloads/" + second_id).body;
+    return waiting.value("state", "") == "Pending" && waiting.contains("pendingReason");
+  })) << waiting.dump();
 
   // 2. A double-bit ECC event on the other GPU: the second fault cordons the node by the rule.
   std::ofstream(fault_file, std::ios::app) << "dbe " << good << "\n";
