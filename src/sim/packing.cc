@@ -34,7 +34,7 @@ constexpr PolicyName kPolicyNames[] = {
     {PackingPolicy::kRandom, "random"},       {PackingPolicy::kDotProd, "dotprod"},
     {PackingPolicy::kClustering, "clustering"}, {PackingPolicy::kPacking, "packing"},
     {PackingPolicy::kBestFit, "bestfit"},     {PackingPolicy::kFgd, "fgd"},
-    {PackingPolicy::kFgdPack, "fgd-pack"},
+    {PackingPolicy::kFgdPack, "fgd-pack"},   {PackingPolicy::kFgdPlus, "fgd-plus"},
     {PackingPolicy::kBinpack, "binpack"},     {PackingPolicy::kSpread, "spread"},
     {PackingPolicy::kSchedFgd, "sched-fgd"},
 };
@@ -79,7 +79,7 @@ Result<PackingPolicy> ParsePackingPolicy(std::string_view text) {
   if (text == "gpuclustering") return PackingPolicy::kClustering;
   if (text == "gpupacking") return PackingPolicy::kPacking;
   return InvalidArgument("unknown policy '" + std::string(text) +
-                         "' (expected random, dotprod, clustering, packing, bestfit, fgd, fgd-pack, binpack, spread "
+                         "' (expected random, dotprod, clustering, packing, bestfit, fgd, fgd-pack, fgd-plus, binpack, spread "
                          "or sched-fgd)");
 }
 
@@ -230,6 +230,16 @@ Result<PackingExperiment> PackingExperiment::Create(std::vector<TraceNode> nodes
   all.resize(keep);
   for (auto& w : all) w.popularity /= covered;
   x.distribution_ = std::move(all);
+
+  // fgd-plus: M weighted by model scarcity, and the host resources of the list's GPU pods.
+  std::vector<int64_t> gpu_milli_by_model(x.model_flavor_.size(), 0);
+  for (size_t i = 0; i < x.nodes_.size(); ++i) {
+    if (x.node_model_[i] < gpu_milli_by_model.size()) {
+      gpu_milli_by_model[x.node_model_[i]] += static_cast<int64_t>(x.nodes_[i].devices.size()) * frag::kMilliPerGpu;
+    }
+  }
+  x.plus_distribution_ = frag::ScarcityWeighted(x.distribution_, gpu_milli_by_model);
+  x.host_per_gpu_ = frag::TypicalHostPerGpu(frag::BuildDistribution(x.pod_shapes_));
   return x;
 }
 
@@ -264,8 +274,9 @@ class PackingEngine {
       : x_(x), policy_(policy), state_(x.nodes_), policy_rng_(seed ^ 0x9e3779b97f4a7c15ULL) {
     ties_ = x.options_.ties;
     if (ties_ == PackingTies::kAuto) {
-      ties_ = policy == PackingPolicy::kFgd || policy == PackingPolicy::kFgdPack ? PackingTies::kShuffledNodes
-                                                                                 : PackingTies::kLowestIndex;
+      const bool fgd_family =
+          policy == PackingPolicy::kFgd || policy == PackingPolicy::kFgdPack || policy == PackingPolicy::kFgdPlus;
+      ties_ = fgd_family ? PackingTies::kShuffledNodes : PackingTies::kLowestIndex;
     }
     if (ties_ == PackingTies::kShuffledNodes) {
       // rank_[n]: node n's place in a seeded random order (Fisher–Yates on a separate stream).
@@ -364,8 +375,11 @@ class PackingEngine {
     const frag::GpuNodeFree v = View(n);
     e->version = version_[n];
     switch (policy_) {
-      case PackingPolicy::kFgd: {
-        frag::FgdChoice c = frag::BestFgdPlacement(v, s, x_.distribution_);
+      case PackingPolicy::kFgd:
+      case PackingPolicy::kFgdPlus: {
+        frag::FgdChoice c = policy_ == PackingPolicy::kFgd
+                                ? frag::BestFgdPlacement(v, s, x_.distribution_)
+                                : frag::BestFgdPlusPlacement(v, s, x_.plus_distribution_, x_.host_per_gpu_);
         e->feasible = c.feasible;
         // The reference scores a node by the integer FgdNodeScore; fgd_exact_ compares deltas.
         e->score = fgd_exact_ ? -c.delta : static_cast<double>(frag::FgdNodeScore(c.delta, fgd_levels_));
