@@ -305,7 +305,7 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   e->add_option("--config", eo->config, "tenants, queues, quotas and priority classes (an `abacus apply` YAML file)");
   e->add_option("--nodes", eo->nodes, "openb node list for an openb pod list (default: the GPU node list next to it)");
   e->add_option("--queue", eo->queue, "queue for openb pods (they name none)")->capture_default_str();
-  e->add_option("--policy", eo->policy, "scorer: binpack, spread or fgd")->capture_default_str();
+  e->add_option("--policy", eo->policy, "scorer: binpack, spread, fgd or fgd-plus")->capture_default_str();
   e->add_option("-o,--output", eo->output, "table, json or csv")->capture_default_str()->check(CLI::IsMember({"table", "json", "csv"}));
   e->add_option("--plot", eo->plot, "write an SVG chart (utilization and queue length over time)");
   e->add_flag("--skip-bad-rows", eo->skip_bad_rows, "skip malformed trace rows (counted) instead of stopping");

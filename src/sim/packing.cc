@@ -36,11 +36,12 @@ constexpr PolicyName kPolicyNames[] = {
     {PackingPolicy::kBestFit, "bestfit"},     {PackingPolicy::kFgd, "fgd"},
     {PackingPolicy::kFgdPack, "fgd-pack"},   {PackingPolicy::kFgdPlus, "fgd-plus"},
     {PackingPolicy::kBinpack, "binpack"},     {PackingPolicy::kSpread, "spread"},
-    {PackingPolicy::kSchedFgd, "sched-fgd"},
+    {PackingPolicy::kSchedFgd, "sched-fgd"},   {PackingPolicy::kSchedFgdPlus, "sched-fgd-plus"},
 };
 
 bool UsesPlacer(PackingPolicy p) {
-  return p == PackingPolicy::kBinpack || p == PackingPolicy::kSpread || p == PackingPolicy::kSchedFgd;
+  return p == PackingPolicy::kBinpack || p == PackingPolicy::kSpread || p == PackingPolicy::kSchedFgd ||
+         p == PackingPolicy::kSchedFgdPlus;
 }
 
 // A uniform integer in [0, n) from `g`, by rejection (portable, unlike std distributions).
@@ -79,8 +80,8 @@ Result<PackingPolicy> ParsePackingPolicy(std::string_view text) {
   if (text == "gpuclustering") return PackingPolicy::kClustering;
   if (text == "gpupacking") return PackingPolicy::kPacking;
   return InvalidArgument("unknown policy '" + std::string(text) +
-                         "' (expected random, dotprod, clustering, packing, bestfit, fgd, fgd-pack, fgd-plus, binpack, spread "
-                         "or sched-fgd)");
+                         "' (expected random, dotprod, clustering, packing, bestfit, fgd, fgd-pack, fgd-plus, binpack, spread, "
+                         "sched-fgd or sched-fgd-plus)");
 }
 
 Result<std::vector<PackingPolicy>> ParsePackingPolicies(std::string_view text) {
@@ -300,9 +301,10 @@ class PackingEngine {
     gpu_free_.assign(gpu_base_[n], 0);
     for (size_t i = 0; i < n; ++i) Refresh(static_cast<sched::NodeIndex>(i), /*bump=*/false);
     if (UsesPlacer(policy)) {
-      sched::ScoringPolicy sp = policy == PackingPolicy::kBinpack  ? sched::ScoringPolicy::kBinpack
-                                : policy == PackingPolicy::kSpread ? sched::ScoringPolicy::kSpread
-                                                                   : sched::ScoringPolicy::kFgd;
+      sched::ScoringPolicy sp = policy == PackingPolicy::kBinpack         ? sched::ScoringPolicy::kBinpack
+                                : policy == PackingPolicy::kSpread        ? sched::ScoringPolicy::kSpread
+                                : policy == PackingPolicy::kSchedFgdPlus ? sched::ScoringPolicy::kFgdPlus
+                                                                          : sched::ScoringPolicy::kFgd;
       placer_.emplace(state_, std::vector<int32_t>(n, 0), std::vector<std::vector<uint8_t>>{{1}}, sp);
       // The server's FGD scores one flavor's devices at a time with model id 0: the model
       // constraint is already the flavor, so the distribution drops it.

@@ -46,10 +46,11 @@ enum class PackingPolicy : uint8_t {
   kBinpack,   // sched::Placer, ScoringPolicy::kBinpack
   kSpread,    // sched::Placer, ScoringPolicy::kSpread
   kSchedFgd,  // sched::Placer, ScoringPolicy::kFgd (per flavor, as the server scores)
+  kSchedFgdPlus,  // sched::Placer, ScoringPolicy::kFgdPlus
 };
 
 // Returns "random", "dotprod", "clustering", "packing", "bestfit", "fgd", "fgd-pack", "fgd-plus",
-// "binpack", "spread" or "sched-fgd".
+// "binpack", "spread", "sched-fgd" or "sched-fgd-plus".
 std::string_view PackingPolicyName(PackingPolicy p);
 // Parses one policy name (also accepts the paper's spellings "dotproduct", "gpuclustering",
 // "gpupacking", "bestfit", "fgd").

@@ -162,7 +162,8 @@ TEST(Packing, EveryPolicyKeepsTheLedgerConsistent) {
   for (PackingPolicy p : {PackingPolicy::kRandom, PackingPolicy::kDotProd, PackingPolicy::kClustering,
                           PackingPolicy::kPacking, PackingPolicy::kBestFit, PackingPolicy::kFgd, PackingPolicy::kFgdPack,
                           PackingPolicy::kFgdPlus, PackingPolicy::kBinpack,
-                          PackingPolicy::kSpread, PackingPolicy::kSchedFgd}) {
+                          PackingPolicy::kSpread, PackingPolicy::kSchedFgd,
+                          PackingPolicy::kSchedFgdPlus}) {
     SCOPED_TRACE(std::string(PackingPolicyName(p)));
     std::vector<PackingExperiment::Decision> d;
     PackingRun r = x->Run(p, 42, &d);
