@@ -14,9 +14,11 @@
 //   random, dotprod, clustering, packing, bestfit, fgd — the paper's scorers in
 //     sched/fragmentation.h (RandomPlacement, DotProductPlacement, GpuClusteringPlacement,
 //     GpuPackingPlacement, BestFitPlacement, BestFgdPlacement) over node views of the ledger;
-//     the highest score wins, ties to the lower node index.
-//   binpack, spread, sched-fgd — Abacus's own scorers through sched::Placer::Place on the same
-//     ClusterState, flavors tried in the queue's order as sched::Schedule does.
+//     the highest score wins, ties by PackingTies.
+//   fgd-pack, fgd-plus — Abacus's own scorers on the same path (FgdPackPlacement,
+//     BestFgdPlusPlacement against ScarcityWeighted M and TypicalHostPerGpu of the pod list).
+//   binpack, spread, sched-fgd, sched-fgd-plus — Abacus's scorers through sched::Placer::Place on
+//     the same ClusterState, flavors tried in the queue's order as sched::Schedule does.
 // Speed: a score depends only on the node's free state and the task's shape, so each
 // (shape, node) score is cached and recomputed only for nodes that changed since.
 #pragma once
