@@ -130,7 +130,7 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
   s->add_option("--seed", opts->spec.seed, "random seed")->capture_default_str();
-  s->add_option("--policy", opts->policy, "scorer: binpack, spread or fgd")->capture_default_str();
+  s->add_option("--policy", opts->policy, "scorer: binpack, spread, fgd or fgd-plus")->capture_default_str();
   s->add_option("--reservations", opts->reservations,
                 "time-window reservations of 16 A100s each, half in force, half starting in 2 h (docs/scheduler.md)")
       ->capture_default_str()

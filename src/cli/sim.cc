@@ -248,13 +248,16 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       "demand reaches --arrival x cluster GPU capacity; none leave. Prints the GPU allocation ratio and fragmentation "
       "per policy as functions of arrived demand, averaged over the seeds.\n"
       "Example: abacus sim packing --pods ../shared/traces/openb/openb_pod_list_default.csv --policy fgd,bestfit "
-      "--arrival 1.3 --seeds 42-51 -o json");
+      "--arrival 1.3 --seeds 42-51 -o json\n"
+      "Example: abacus sim packing --pods ../shared/traces/openb/openb_pod_list_gpuspec33.csv --policy fgd,fgd-plus "
+      "--seeds 42-51 -q");
   p->add_option("--nodes", po->nodes,
                 "openb node list (default: openb_node_list_gpu_node.csv next to the pod list, the paper's cluster)");
   p->add_option("--pods", po->pods, "openb pod list (openb_pod_list_*.csv)")->required();
   p->add_option("--policy", po->policy,
                 "comma-separated: random, dotprod, clustering, packing, bestfit, fgd (the paper's), fgd-pack (Abacus's "
-                "FGD with packing tie-breaks), binpack, spread, "
+                "FGD with packing tie-breaks), fgd-plus (Abacus's FGD that also counts GPUs stranded by used-up CPU or "
+                "memory and weighs model-constrained shapes by the capacity they may use), binpack, spread, "
                 "sched-fgd (Abacus's scorers through sched::Placer)")
       ->capture_default_str();
   p->add_option("--arrival", po->arrival, "stop when arrived GPU demand reaches this x cluster GPU capacity")
@@ -271,17 +274,17 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "replacement"}));
   p->add_flag("--fgd-exact", po->fgd_exact,
-              "fgd: compare exact fragmentation deltas instead of the reference's integer score "
+              "fgd, fgd-plus: compare exact fragmentation deltas instead of the reference's integer score "
               "floor(100 sigmoid(-delta/1000))");
   p->add_option("--fgd-levels", po->fgd_levels,
-                "fgd: steps of the node score floor(N sigmoid(-delta/1000)); 100 is the reference, fewer steps "
+                "fgd, fgd-plus: steps of the node score floor(N sigmoid(-delta/1000)); 100 is the reference, fewer steps "
                 "tie more nodes and pack them by the tie rule (e.g. 30: +4.8 points on gpuspec33 at 100%)")
       ->capture_default_str()
       ->check(CLI::Range(2, 1000000));
   p->add_option("--ties", po->ties,
                 "which of the best nodes wins: lowest (node-file order), random (drawn per arrival, Kubernetes' "
-                "selectHost), shuffled (first in a seeded node order fixed for the run) or auto (shuffled for fgd "
-                "and fgd-pack, lowest for the others)")
+                "selectHost), shuffled (first in a seeded node order fixed for the run) or auto (shuffled for fgd, "
+                "fgd-pack and fgd-plus, lowest for the others)")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "lowest", "random", "shuffled"}));
   p->add_option("-o,--output", po->output, "table, json or csv")->capture_default_str()->check(CLI::IsMember({"table", "json", "csv"}));
@@ -302,7 +305,7 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   e->add_option("--config", eo->config, "tenants, queues, quotas and priority classes (an `abacus apply` YAML file)");
   e->add_option("--nodes", eo->nodes, "openb node list for an openb pod list (default: the GPU node list next to it)");
   e->add_option("--queue", eo->queue, "queue for openb pods (they name none)")->capture_default_str();
-  e->add_option("--policy", eo->policy, "scorer: binpack, spread or fgd")->capture_default_str();
+  e->add_option("--policy", eo->policy, "scorer: binpack, spread, fgd or fgd-plus")->capture_default_str();
   e->add_option("-o,--output", eo->output, "table, json or csv")->capture_default_str()->check(CLI::IsMember({"table", "json", "csv"}));
   e->add_option("--plot", eo->plot, "write an SVG chart (utilization and queue length over time)");
   e->add_flag("--skip-bad-rows", eo->skip_bad_rows, "skip malformed trace rows (counted) instead of stopping");

@@ -197,6 +197,56 @@ Placement FgdPackPlacement(const GpuNodeFree& node, const TaskShape& task, Distr
   return {true, FgdNodeScore(c.delta) + 0.5 * (1.0 - std::clamp(left, 0.0, 1.0)), c.gpu_mask};
 }
 
+HostPerGpu TypicalHostPerGpu(Distribution workload) {
+  double gpu = 0, cpu = 0, memory = 0;
+  for (const WeightedShape& w : workload) {
+    if (w.shape.cpu_only()) continue;
+    gpu += w.popularity * static_cast<double>(w.shape.total_gpu_milli());
+    cpu += w.popularity * static_cast<double>(w.shape.cpu_milli);
+    memory += w.popularity * static_cast<double>(w.shape.memory_mib);
+  }
+  if (gpu <= 0) return {};
+  return {cpu / gpu, memory / gpu};
+}
+
+double StrandedGpuMilli(const GpuNodeFree& node, const HostPerGpu& need) {
+  double fed = std::numeric_limits<double>::infinity();
+  if (need.cpu_milli > 0) fed = static_cast<double>(std::max<int64_t>(node.cpu_milli_free, 0)) / need.cpu_milli;
+  if (need.memory_mib > 0 && node.memory_mib_free != kUnlimitedMemory) {
+    fed = std::min(fed, static_cast<double>(std::max<int64_t>(node.memory_mib_free, 0)) / need.memory_mib);
+  }
+  return std::max(0.0, static_cast<double>(FreeGpuMilli(node)) - fed);
+}
+
+std::vector<WeightedShape> ScarcityWeighted(Distribution workload, std::span<const int64_t> gpu_milli_by_model) {
+  int64_t cluster = 0;
+  for (int64_t c : gpu_milli_by_model) cluster += c;
+  std::vector<WeightedShape> out(workload.begin(), workload.end());
+  for (WeightedShape& w : out) {
+    if (w.shape.cpu_only() || w.shape.allowed_models == 0) continue;
+    int64_t usable = 0;
+    for (size_t m = 0; m < gpu_milli_by_model.size() && m < static_cast<size_t>(kMaxGpuModels); ++m) {
+      if ((w.shape.allowed_models >> m) & 1u) usable += gpu_milli_by_model[m];
+    }
+    if (usable > 0) w.popularity *= static_cast<double>(cluster) / static_cast<double>(usable);
+  }
+  return out;
+}
+
+FgdChoice BestFgdPlusPlacement(const GpuNodeFree& node, const TaskShape& task, Distribution weighted,
+                               const HostPerGpu& need) {
+  FgdChoice c = BestFgdPlacement(node, task, weighted);
+  if (!c.feasible) return c;
+  // Stranding depends on the node's totals only, not on which GPUs the task takes.
+  TrialNode trial(node, task);
+  const int32_t n = static_cast<int32_t>(node.gpu_free_milli.size());
+  for (int32_t i = 0; i < n; ++i) {
+    if ((c.gpu_mask >> i) & 1u) trial.free[i] -= task.gpu_milli;
+  }
+  c.delta += StrandedGpuMilli(trial.node, need) - StrandedGpuMilli(node, need);
+  return c;
+}
+
 Placement BestFitPlacement(const GpuNodeFree& node, const TaskShape& task, const ResourceScale& scale) {
   if (!Fits(node, task)) return {};
   double left = 0;

@@ -114,6 +114,42 @@ struct Placement;
 Placement FgdPackPlacement(const GpuNodeFree& node, const TaskShape& task, Distribution workload,
                            const ResourceScale& scale);
 
+// FGD-Plus (Abacus's own scorer, docs/simulator.md §4 "Beyond the paper"): FGD with two
+// additions that the paper's measure leaves out.
+//  1. Host stranding: free GPUs whose node no longer has the CPU or memory a GPU task brings
+//     along are fragment too. StrandedGpuMilli measures them against the typical task's host
+//     demand per milli-GPU (TypicalHostPerGpu), in the same unit as F_n(M).
+//  2. Model scarcity: a shape that may run only on some GPU models weighs, on each node, in
+//     proportion to its popularity per unit of the capacity it may use (ScarcityWeighted), so
+//     the few nodes a constrained shape can use are kept for it.
+
+// CPU and host memory the typical GPU task brings per milli-GPU.
+struct HostPerGpu {
+  double cpu_milli = 0;   // CPU millicores per GPU milli; 0 = CPU never strands a GPU
+  double memory_mib = 0;  // host memory MiB per GPU milli; 0 = memory never strands a GPU
+};
+
+// Returns Σ p·cpu / Σ p·gpu and Σ p·memory / Σ p·gpu over the GPU shapes of `workload`
+// (CPU-only shapes are left out); zeros when no shape asks for a GPU.
+HostPerGpu TypicalHostPerGpu(Distribution workload);
+
+// Returns the free GPU milli of `node` that its free CPU and memory cannot feed at `need`:
+// max(0, free GPU − min(cpu_free / need.cpu_milli, memory_free / need.memory_mib)); a zero need
+// or kUnlimitedMemory leaves that resource out.
+double StrandedGpuMilli(const GpuNodeFree& node, const HostPerGpu& need);
+
+// Returns `workload` with each GPU shape that names models scaled by C / C_m, where C is the
+// cluster's GPU milli (the sum of `gpu_milli_by_model`) and C_m that of the models the shape
+// allows (index = model id); shapes without a model constraint, CPU-only shapes and shapes no
+// model of the cluster serves (C_m = 0) keep their popularity. Not renormalised.
+std::vector<WeightedShape> ScarcityWeighted(Distribution workload, std::span<const int64_t> gpu_milli_by_model);
+
+// Returns FGD-Plus's placement of `task` on `node`: BestFgdPlacement against `weighted` (a
+// ScarcityWeighted distribution), with delta increased by the change in StrandedGpuMilli at
+// `need`. Same GPUs as BestFgdPlacement; score nodes with FgdNodeScore(delta) as FGD does.
+FgdChoice BestFgdPlusPlacement(const GpuNodeFree& node, const TaskShape& task, Distribution weighted,
+                               const HostPerGpu& need);
+
 // ---- Baselines of the paper's evaluation (§6, "baselines"). ----
 
 // A baseline's verdict for one task on one node: higher score is better, comparable across the

@@ -314,5 +314,122 @@ TEST_F(FragmentationTest, FgdPackBreaksEqualFgdScoresTowardsTheFullerNode) {
   EXPECT_FALSE(FgdPackPlacement(b, Whole(3), workload, scale).feasible);
 }
 
+
+// ---- FGD-Plus ----
+
+TEST_F(FragmentationTest, TypicalHostPerGpuWeighsGpuShapesByPopularity) {
+  // 60 % of the tasks: one whole GPU with 8 cores and 32 GiB; 20 %: a 500 share with 2 cores
+  // and 8 GiB; 20 %: CPU-only, which brings no GPU and is left out. Per GPU milli, CPU is
+  // (0.6·8000 + 0.2·2000) / (0.6·1000 + 0.2·500), memory likewise.
+  TaskShape whole = Whole(1, 8000);
+  whole.memory_mib = 32768;
+  TaskShape share = Share(500, 2000);
+  share.memory_mib = 8192;
+  const std::vector<WeightedShape> workload = {{whole, 0.6}, {share, 0.2}, {CpuOnly(64000), 0.2}};
+  const HostPerGpu need = TypicalHostPerGpu(workload);
+  EXPECT_DOUBLE_EQ(need.cpu_milli, (0.6 * 8000 + 0.2 * 2000) / (0.6 * 1000 + 0.2 * 500));
+  EXPECT_DOUBLE_EQ(need.memory_mib, (0.6 * 32768 + 0.2 * 8192) / (0.6 * 1000 + 0.2 * 500));
+  const std::vector<WeightedShape> cpu_only = {{CpuOnly(1000), 1.0}};
+  EXPECT_EQ(TypicalHostPerGpu(cpu_only).cpu_milli, 0);
+}
+
+TEST_F(FragmentationTest, StrandedGpusAreTheOnesFreeCpuOrMemoryCannotFeed) {
+  const HostPerGpu need{8.0, 32.768};  // 8 cores and 32 GiB (32768 MiB) per whole GPU
+  // 3 GPUs free, 16 cores free: two GPUs can still be fed, one is stranded.
+  EXPECT_DOUBLE_EQ(StrandedGpuMilli(Node({1000, 1000, 1000, 0}, 16000), need), 1000);
+  // Enough CPU, but 48 GiB of memory feeds only 1.5 GPUs.
+  EXPECT_NEAR(StrandedGpuMilli(Node({1000, 1000, 1000, 0}, 64000, 49152), need), 1500, 1e-6);
+  // Enough of both: nothing stranded; no CPU left: everything free is stranded.
+  EXPECT_DOUBLE_EQ(StrandedGpuMilli(Node({1000, 500}, 64000, 65536), need), 0);
+  EXPECT_DOUBLE_EQ(StrandedGpuMilli(Node({1000, 500}, 0), need), 1500);
+  // Unlimited memory and a zero need leave that resource out.
+  EXPECT_DOUBLE_EQ(StrandedGpuMilli(Node({1000, 1000}, 8000), HostPerGpu{8.0, 0}), 1000);
+  EXPECT_DOUBLE_EQ(StrandedGpuMilli(Node({1000, 1000}, 0), HostPerGpu{}), 0);
+}
+
+TEST_F(FragmentationTest, ScarcityWeightingScalesConstrainedShapesByTheCapacityTheyMayUse) {
+  // Model 0 has 6000 milli, model 1 has 2000: a shape allowed only model 1 weighs 8000/2000 = 4×,
+  // one allowed both models (all the capacity) and unconstrained shapes keep their popularity.
+  const std::vector<int64_t> capacity = {6000, 2000};
+  TaskShape only_1 = Whole(1);
+  only_1.allowed_models = 0b10;
+  TaskShape both = Share(300);
+  both.allowed_models = 0b11;
+  TaskShape absent = Whole(1);
+  absent.allowed_models = uint64_t{1} << 5;  // a model no node has
+  const std::vector<WeightedShape> workload = {
+      {Whole(1), 0.4}, {only_1, 0.1}, {both, 0.2}, {CpuOnly(1000), 0.2}, {absent, 0.1}};
+  const std::vector<WeightedShape> w = ScarcityWeighted(workload, capacity);
+  ASSERT_EQ(w.size(), workload.size());
+  EXPECT_DOUBLE_EQ(w[0].popularity, 0.4);
+  EXPECT_DOUBLE_EQ(w[1].popularity, 0.4);
+  EXPECT_DOUBLE_EQ(w[2].popularity, 0.2);
+  EXPECT_DOUBLE_EQ(w[3].popularity, 0.2);
+  EXPECT_DOUBLE_EQ(w[4].popularity, 0.1);
+  EXPECT_EQ(w[1].shape, only_1);
+}
+
+TEST_F(FragmentationTest, FgdPlusKeepsCpuOffNodesWhoseGpusItWouldStrand) {
+  // Typical tasks: one whole GPU with 4 cores. A 12-core CPU-only task on node A (GPUs all used,
+  // 16 cores free) or on node B (two free GPUs, 16 cores free): it leaves 4 cores, enough for
+  // the typical task on B, so FGD sees no fragment change on either node and ties. FGD-Plus sees
+  // that 4 cores feed only one of B's two free GPUs: B's delta is +1000, A's 0.
+  const std::vector<WeightedShape> workload = {{Whole(1, 4000), 1.0}};
+  const HostPerGpu need = TypicalHostPerGpu(workload);
+  std::vector<int32_t> used = {0, 0};
+  std::vector<int32_t> idle = {1000, 1000};
+  const GpuNodeFree a{16000, kUnlimitedMemory, used, 0};
+  const GpuNodeFree b{16000, kUnlimitedMemory, idle, 0};
+  EXPECT_DOUBLE_EQ(BestFgdPlacement(a, CpuOnly(12000), workload).delta, 0);
+  EXPECT_DOUBLE_EQ(BestFgdPlacement(b, CpuOnly(12000), workload).delta, 0);
+  const FgdChoice pa = BestFgdPlusPlacement(a, CpuOnly(12000), workload, need);
+  const FgdChoice pb = BestFgdPlusPlacement(b, CpuOnly(12000), workload, need);
+  EXPECT_TRUE(pa.feasible);
+  EXPECT_DOUBLE_EQ(pa.delta, 0);
+  EXPECT_DOUBLE_EQ(pb.delta, 1000);
+  EXPECT_GT(FgdNodeScore(pa.delta), FgdNodeScore(pb.delta));
+  EXPECT_FALSE(BestFgdPlusPlacement(a, CpuOnly(20000), workload, need).feasible);
+}
+
+TEST_F(FragmentationTest, FgdPlusSendsUnconstrainedTasksAwayFromScarceModels) {
+  // Cluster: model 0 with 8000 milli, model 1 with 2000. M: 0.3 of the tasks need model 0, 0.2
+  // need model 1, 0.5 take any. A whole GPU of any model, on a node of model 0 {1000, 1000} or of
+  // model 1 {1000, 1000}: on the model-0 node it takes from the model-1 shape's fragment
+  // (Δ = −0.2·1000), on the model-1 node from the model-0 shape's (Δ = −0.3·1000), so FGD picks
+  // the scarce model-1 node. Weighted by scarcity the model-1 shape weighs 0.2·10000/2000 = 1.0 and
+  // the model-0 shape 0.3·10000/8000 = 0.375: Δ = −1000 on the model-0 node, −375 on model 1.
+  TaskShape need_0 = Whole(1);
+  need_0.allowed_models = 0b01;
+  TaskShape need_1 = Whole(1);
+  need_1.allowed_models = 0b10;
+  const std::vector<WeightedShape> workload = {{need_0, 0.3}, {need_1, 0.2}, {Whole(1), 0.5}};
+  const std::vector<int64_t> capacity = {8000, 2000};
+  const std::vector<WeightedShape> weighted = ScarcityWeighted(workload, capacity);
+  std::vector<int32_t> gpus_0 = {1000, 1000};
+  std::vector<int32_t> gpus_1 = {1000, 1000};
+  const GpuNodeFree common{16000, kUnlimitedMemory, gpus_0, 0};
+  const GpuNodeFree scarce{16000, kUnlimitedMemory, gpus_1, 1};
+  EXPECT_DOUBLE_EQ(BestFgdPlacement(common, Whole(1), workload).delta, -200);
+  EXPECT_DOUBLE_EQ(BestFgdPlacement(scarce, Whole(1), workload).delta, -300);
+  const HostPerGpu no_stranding{};
+  EXPECT_DOUBLE_EQ(BestFgdPlusPlacement(common, Whole(1), weighted, no_stranding).delta, -1000);
+  EXPECT_DOUBLE_EQ(BestFgdPlusPlacement(scarce, Whole(1), weighted, no_stranding).delta, -375);
+  EXPECT_GT(FgdNodeScore(BestFgdPlusPlacement(common, Whole(1), weighted, no_stranding).delta),
+            FgdNodeScore(BestFgdPlusPlacement(scarce, Whole(1), weighted, no_stranding).delta));
+}
+
+TEST_F(FragmentationTest, FgdPlusTakesTheSameGpusAsFgd) {
+  // Stranding depends on the node's totals only, so the GPU choice inside a node is FGD's.
+  const std::vector<WeightedShape> workload = {{Share(500), 0.5}, {Whole(1, 4000), 0.5}};
+  const GpuNodeFree node = Node({1000, 600, 1000, 200}, 6000);
+  const HostPerGpu need = TypicalHostPerGpu(workload);
+  for (const TaskShape& t : {Share(500), Share(150), Whole(1, 2000), Whole(2, 2000)}) {
+    const FgdChoice fgd = BestFgdPlacement(node, t, workload);
+    const FgdChoice plus = BestFgdPlusPlacement(node, t, workload, need);
+    EXPECT_EQ(plus.feasible, fgd.feasible);
+    EXPECT_EQ(plus.gpu_mask, fgd.gpu_mask);
+  }
+}
+
 }  // namespace
 }  // namespace abacus::sched::frag

@@ -1,7 +1,9 @@
 #include "sched/place.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
+#include <span>
 
 #include "common/check.h"
 
@@ -30,16 +32,20 @@ std::string_view ScoringPolicyName(ScoringPolicy p) {
     case ScoringPolicy::kBinpack: return "binpack";
     case ScoringPolicy::kSpread: return "spread";
     case ScoringPolicy::kFgd: return "fgd";
+    case ScoringPolicy::kFgdPlus: return "fgd-plus";
   }
   return "binpack";
 }
 
 Result<ScoringPolicy> ParseScoringPolicy(std::string_view text) {
-  for (auto p : {ScoringPolicy::kBinpack, ScoringPolicy::kSpread, ScoringPolicy::kFgd}) {
+  for (auto p : {ScoringPolicy::kBinpack, ScoringPolicy::kSpread, ScoringPolicy::kFgd, ScoringPolicy::kFgdPlus}) {
     if (text == ScoringPolicyName(p)) return p;
   }
-  return InvalidArgument("unknown scoring policy '" + std::string(text) + "' (expected binpack, spread or fgd)");
+  return InvalidArgument("unknown scoring policy '" + std::string(text) +
+                         "' (expected binpack, spread, fgd or fgd-plus)");
 }
+
+bool UsesFgdDistribution(ScoringPolicy p) { return p == ScoringPolicy::kFgd || p == ScoringPolicy::kFgdPlus; }
 
 std::vector<int32_t> NodePoolIds(const std::vector<NodeInfo>& nodes, std::vector<std::string>* names) {
   std::map<std::string, int32_t> ids;
@@ -295,7 +301,7 @@ bool Placer::PlaceTask(const WorkloadInfo& w, WorkloadIndex self, int32_t group,
     return true;
   };
   if (TaskUsesDevices(t, flavor)) {
-    if (policy_ == ScoringPolicy::kFgd) return PlaceFgd(t, w.queue, flavor, self, reserved_by, out);
+    if (UsesFgdDistribution(policy_)) return PlaceFgd(t, w.queue, flavor, self, reserved_by, out);
     if (t.share_milli > 0) {
       state_.VisitShareFree(flavor, t.share_milli, ascending, [&](int32_t g) {
         NodeIndex n = state_.device_node(g);
@@ -318,9 +324,52 @@ bool Placer::PlaceTask(const WorkloadInfo& w, WorkloadIndex self, int32_t group,
     } else {
       state_.VisitWholeFree(flavor, t.device_count, ascending, try_node);
     }
+  } else if (policy_ == ScoringPolicy::kFgdPlus) {
+    return PlaceHostOnlyFgdPlus(w, self, t, flavor, reserved_by, out);
   } else {
     state_.VisitCpuFree(t.cpu_milli, ascending, try_node);
   }
+  return found;
+}
+
+void Placer::SetFgdDistribution(std::vector<frag::WeightedShape> d) {
+  fgd_distribution_ = std::move(d);
+  host_per_gpu_ = frag::TypicalHostPerGpu(fgd_distribution_);
+}
+
+double Placer::StrandingIncrease(NodeIndex n, const TaskRequest& t) const {
+  std::array<int32_t, frag::kMaxGpusPerNode> free{};
+  const auto& devs = state_.nodes()[n].devices;
+  size_t count = 0;
+  for (size_t d = 0; d < devs.size() && count < free.size(); ++d) {
+    if (state_.device_usable(n, static_cast<int32_t>(d))) free[count++] = state_.device_free_milli(n, static_cast<int32_t>(d));
+  }
+  const std::span<const int32_t> gpus(free.data(), count);
+  const frag::GpuNodeFree before{state_.cpu_free(n), state_.memory_free(n) / kMiB, gpus, 0};
+  const frag::GpuNodeFree after{state_.cpu_free(n) - t.cpu_milli, (state_.memory_free(n) - t.memory_bytes) / kMiB, gpus, 0};
+  return frag::StrandedGpuMilli(after, host_per_gpu_) - frag::StrandedGpuMilli(before, host_per_gpu_);
+}
+
+bool Placer::PlaceHostOnlyFgdPlus(const WorkloadInfo& w, WorkloadIndex self, const TaskRequest& t, FlavorId flavor,
+                                  const std::vector<WorkloadIndex>& reserved_by, TaskPlacement* out) {
+  // Least CPU free first (binpack's order); the first node that strands nothing wins at once.
+  bool found = false;
+  double best_increase = 0;
+  TaskPlacement trial = *out;
+  state_.VisitCpuFree(t.cpu_milli, true, [&](NodeIndex n) {
+    if (!InCluster(n)) return false;
+    if (reserved_by[n] != kNone && reserved_by[n] != self) return false;
+    if (CachedStaticFilter(n, w.queue, t, flavor) != FilterReason::kCount) return false;
+    if (Ruled(n)) return false;
+    if (FitOnNode(n, t, flavor, &trial, nullptr) != FilterReason::kCount) return false;
+    const double increase = StrandingIncrease(n, t);
+    if (!found || increase < best_increase) {
+      found = true;
+      best_increase = increase;
+      *out = trial;
+    }
+    return best_increase <= 0;
+  });
   return found;
 }
 
@@ -357,7 +406,9 @@ bool Placer::PlaceFgd(const TaskRequest& t, QueueIndex q, FlavorId flavor, Workl
       positions.push_back(static_cast<int32_t>(d));
     }
     frag::GpuNodeFree node{state_.cpu_free(n), state_.memory_free(n) / kMiB, free, 0};
-    frag::FgdChoice c = frag::BestFgdPlacement(node, shape, fgd_distribution_);
+    frag::FgdChoice c = policy_ == ScoringPolicy::kFgdPlus
+                            ? frag::BestFgdPlusPlacement(node, shape, fgd_distribution_, host_per_gpu_)
+                            : frag::BestFgdPlacement(node, shape, fgd_distribution_);
     if (c.feasible && (best_node == kNone || c.delta < best_delta)) {
       best_delta = c.delta;
       best_node = n;

@@ -20,7 +20,11 @@ enum class ScoringPolicy : uint8_t {
   kBinpack,  // fewest free devices/CPU first: keeps whole nodes free for big jobs
   kSpread,   // most free first: spreads load and blast radius
   kFgd,      // fragmentation gradient descent (Weng et al., ATC'23): least expected fragmentation
+  kFgdPlus,  // FGD that also counts GPUs stranded by used-up CPU/memory (frag::BestFgdPlusPlacement);
+             // CPU-only tasks go to the fullest node whose free GPUs they strand least
 };
+// Returns true for the policies that score nodes by expected fragmentation (fgd, fgd-plus).
+bool UsesFgdDistribution(ScoringPolicy p);
 std::string_view ScoringPolicyName(ScoringPolicy p);
 Result<ScoringPolicy> ParseScoringPolicy(std::string_view text);
 
@@ -31,8 +35,9 @@ class Placer {
   Placer(ClusterState& state, std::vector<int32_t> node_pool,
          std::vector<std::vector<uint8_t>> queue_pool_ok, ScoringPolicy policy);
 
-  // Sets the expected task-shape distribution used by FGD (ignored by other policies).
-  void SetFgdDistribution(std::vector<frag::WeightedShape> d) { fgd_distribution_ = std::move(d); }
+  // Sets the expected task-shape distribution used by FGD and FGD-Plus (ignored by other
+  // policies), and from it the host resources a typical GPU task brings (FGD-Plus).
+  void SetFgdDistribution(std::vector<frag::WeightedShape> d);
   // Sets the queues' cluster limits and preferences and the clusters' data labels. With more
   // than one cluster, a workload's tasks all go to one cluster, chosen by score (preferred by its
   // queue, holds its data, has the most room after it); other clusters are tried only when the
@@ -87,12 +92,19 @@ class Placer {
   FilterReason CachedStaticFilter(NodeIndex n, QueueIndex q, const TaskRequest& t, FlavorId flavor);
   bool PlaceFgd(const TaskRequest& t, QueueIndex q, FlavorId flavor, WorkloadIndex self,
                 const std::vector<WorkloadIndex>& reserved_by, TaskPlacement* out);
+  // FGD-Plus for a task without devices: the node with enough CPU whose free devices it strands
+  // least (frag::StrandedGpuMilli), the one with the least CPU free among equals.
+  bool PlaceHostOnlyFgdPlus(const WorkloadInfo& w, WorkloadIndex self, const TaskRequest& t, FlavorId flavor,
+                            const std::vector<WorkloadIndex>& reserved_by, TaskPlacement* out);
+  // The GPUs of node n that task t (no devices) would strand: StrandedGpuMilli after − before.
+  double StrandingIncrease(NodeIndex n, const TaskRequest& t) const;
 
   ClusterState& state_;
   std::vector<int32_t> node_pool_;
   std::vector<std::vector<uint8_t>> queue_pool_ok_;
   ScoringPolicy policy_;
   std::vector<frag::WeightedShape> fgd_distribution_;
+  frag::HostPerGpu host_per_gpu_;  // FGD-Plus: of fgd_distribution_
   // Per queue and cluster id: may it run there / does it prefer it (empty: no rules).
   std::vector<std::vector<uint8_t>> queue_cluster_ok_, queue_cluster_preferred_;
   std::vector<std::map<std::string, std::string>> cluster_labels_;  // per cluster id

@@ -244,7 +244,7 @@ void Cycle::BuildQueues() {
 }
 
 void Cycle::SetUpFgd() {
-  if (c_.policy != ScoringPolicy::kFgd) return;
+  if (!UsesFgdDistribution(c_.policy)) return;
   if (!c_.fgd_distribution.empty()) {
     placer_.SetFgdDistribution(c_.fgd_distribution);
     return;

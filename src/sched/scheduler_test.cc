@@ -183,6 +183,34 @@ TEST(SchedulerTest, ClustersAreChosenByQueueLimitPreferenceDataAndRoom) {
   EXPECT_EQ(ClusterOf(s, r)["big"], "west");
 }
 
+// FGD-Plus keeps CPU-only work off nodes whose free GPUs it would strand. n1 has two free A100s
+// and 24 cores; n2's two A100s are taken and 60 of its 64 cores are free. The typical GPU task
+// brings 8 cores per GPU. A 16-core CPU-only task: binpack takes n1 (least CPU free), leaving 8
+// cores for two free GPUs; fgd-plus takes n2, where no GPU is free to strand.
+TEST(SchedulerTest, FgdPlusPutsCpuOnlyWorkWhereNoGpuIsStranded) {
+  FlavorId a100 = Fl("gpu/nvidia/A100-80G");
+  for (auto [policy, node] : {std::pair{ScoringPolicy::kBinpack, 0}, std::pair{ScoringPolicy::kFgdPlus, 1}}) {
+    SCOPED_TRACE(std::string(ScoringPolicyName(policy)));
+    Snapshot s;
+    s.nodes.push_back(MakeNode("n1").Cpu(24'000).Devices(a100, 2).Build());
+    s.nodes.push_back(MakeNode("n2").Cpu(64'000).Devices(a100, 2).Label("role", "train").Build());
+    s.queues.push_back(MakeQueue("q", {{a100, 8000}}));
+    s.workloads.push_back(MakeWorkload("train").Queue(0).Gpus({a100}, 2).Cpu(4000).Selector("role", "train").Build());
+    SchedulerConfig config;
+    config.policy = policy;
+    config.fgd_distribution = {{frag::TaskShape{8000, 0, 1, frag::kMilliPerGpu, 0}, 1.0}};
+    CycleResult r1 = Schedule(s, config);
+    ASSERT_EQ(r1.admissions.size(), 1u);
+    Apply(s, r1);
+    s.workloads.push_back(MakeWorkload("etl").Queue(0).Cpu(16'000).Submitted(FromMicros(10)).Build());
+    CycleResult r2 = Schedule(s, config);
+    ASSERT_EQ(r2.admissions.size(), 1u);
+    ASSERT_EQ(r2.admissions[0].placements.size(), 1u);
+    EXPECT_EQ(r2.admissions[0].placements[0].node, node);
+    EXPECT_TRUE(CheckInvariants(s, r2).ok());
+  }
+}
+
 TEST(SchedulerTest, GangIsAllOrNothing) {
   FlavorId h100 = Fl("gpu/nvidia/H100-80G");
   Snapshot s;
@@ -292,7 +320,7 @@ TEST(SchedulerPropertyTest, InvariantsHoldOnRandomClustersAcrossCycles) {
       s.workloads.push_back(b.Build());
     }
     SchedulerConfig config;
-    config.policy = static_cast<ScoringPolicy>(rng() % 3);
+    config.policy = static_cast<ScoringPolicy>(rng() % 4);
     for (int cycle = 0; cycle < 4; ++cycle) {
       CycleResult r = Schedule(s, config);
       Status st = CheckInvariants(s, r);

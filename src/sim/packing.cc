@@ -34,13 +34,14 @@ constexpr PolicyName kPolicyNames[] = {
     {PackingPolicy::kRandom, "random"},       {PackingPolicy::kDotProd, "dotprod"},
     {PackingPolicy::kClustering, "clustering"}, {PackingPolicy::kPacking, "packing"},
     {PackingPolicy::kBestFit, "bestfit"},     {PackingPolicy::kFgd, "fgd"},
-    {PackingPolicy::kFgdPack, "fgd-pack"},
+    {PackingPolicy::kFgdPack, "fgd-pack"},   {PackingPolicy::kFgdPlus, "fgd-plus"},
     {PackingPolicy::kBinpack, "binpack"},     {PackingPolicy::kSpread, "spread"},
-    {PackingPolicy::kSchedFgd, "sched-fgd"},
+    {PackingPolicy::kSchedFgd, "sched-fgd"},   {PackingPolicy::kSchedFgdPlus, "sched-fgd-plus"},
 };
 
 bool UsesPlacer(PackingPolicy p) {
-  return p == PackingPolicy::kBinpack || p == PackingPolicy::kSpread || p == PackingPolicy::kSchedFgd;
+  return p == PackingPolicy::kBinpack || p == PackingPolicy::kSpread || p == PackingPolicy::kSchedFgd ||
+         p == PackingPolicy::kSchedFgdPlus;
 }
 
 // A uniform integer in [0, n) from `g`, by rejection (portable, unlike std distributions).
@@ -79,8 +80,8 @@ Result<PackingPolicy> ParsePackingPolicy(std::string_view text) {
   if (text == "gpuclustering") return PackingPolicy::kClustering;
   if (text == "gpupacking") return PackingPolicy::kPacking;
   return InvalidArgument("unknown policy '" + std::string(text) +
-                         "' (expected random, dotprod, clustering, packing, bestfit, fgd, fgd-pack, binpack, spread "
-                         "or sched-fgd)");
+                         "' (expected random, dotprod, clustering, packing, bestfit, fgd, fgd-pack, fgd-plus, binpack, spread, "
+                         "sched-fgd or sched-fgd-plus)");
 }
 
 Result<std::vector<PackingPolicy>> ParsePackingPolicies(std::string_view text) {
@@ -230,6 +231,16 @@ Result<PackingExperiment> PackingExperiment::Create(std::vector<TraceNode> nodes
   all.resize(keep);
   for (auto& w : all) w.popularity /= covered;
   x.distribution_ = std::move(all);
+
+  // fgd-plus: M weighted by model scarcity, and the host resources of the list's GPU pods.
+  std::vector<int64_t> gpu_milli_by_model(x.model_flavor_.size(), 0);
+  for (size_t i = 0; i < x.nodes_.size(); ++i) {
+    if (x.node_model_[i] < gpu_milli_by_model.size()) {
+      gpu_milli_by_model[x.node_model_[i]] += static_cast<int64_t>(x.nodes_[i].devices.size()) * frag::kMilliPerGpu;
+    }
+  }
+  x.plus_distribution_ = frag::ScarcityWeighted(x.distribution_, gpu_milli_by_model);
+  x.host_per_gpu_ = frag::TypicalHostPerGpu(frag::BuildDistribution(x.pod_shapes_));
   return x;
 }
 
@@ -264,8 +275,9 @@ class PackingEngine {
       : x_(x), policy_(policy), state_(x.nodes_), policy_rng_(seed ^ 0x9e3779b97f4a7c15ULL) {
     ties_ = x.options_.ties;
     if (ties_ == PackingTies::kAuto) {
-      ties_ = policy == PackingPolicy::kFgd || policy == PackingPolicy::kFgdPack ? PackingTies::kShuffledNodes
-                                                                                 : PackingTies::kLowestIndex;
+      const bool fgd_family =
+          policy == PackingPolicy::kFgd || policy == PackingPolicy::kFgdPack || policy == PackingPolicy::kFgdPlus;
+      ties_ = fgd_family ? PackingTies::kShuffledNodes : PackingTies::kLowestIndex;
     }
     if (ties_ == PackingTies::kShuffledNodes) {
       // rank_[n]: node n's place in a seeded random order (Fisher–Yates on a separate stream).
@@ -289,9 +301,10 @@ class PackingEngine {
     gpu_free_.assign(gpu_base_[n], 0);
     for (size_t i = 0; i < n; ++i) Refresh(static_cast<sched::NodeIndex>(i), /*bump=*/false);
     if (UsesPlacer(policy)) {
-      sched::ScoringPolicy sp = policy == PackingPolicy::kBinpack  ? sched::ScoringPolicy::kBinpack
-                                : policy == PackingPolicy::kSpread ? sched::ScoringPolicy::kSpread
-                                                                   : sched::ScoringPolicy::kFgd;
+      sched::ScoringPolicy sp = policy == PackingPolicy::kBinpack         ? sched::ScoringPolicy::kBinpack
+                                : policy == PackingPolicy::kSpread        ? sched::ScoringPolicy::kSpread
+                                : policy == PackingPolicy::kSchedFgdPlus ? sched::ScoringPolicy::kFgdPlus
+                                                                          : sched::ScoringPolicy::kFgd;
       placer_.emplace(state_, std::vector<int32_t>(n, 0), std::vector<std::vector<uint8_t>>{{1}}, sp);
       // The server's FGD scores one flavor's devices at a time with model id 0: the model
       // constraint is already the flavor, so the distribution drops it.
@@ -364,8 +377,11 @@ class PackingEngine {
     const frag::GpuNodeFree v = View(n);
     e->version = version_[n];
     switch (policy_) {
-      case PackingPolicy::kFgd: {
-        frag::FgdChoice c = frag::BestFgdPlacement(v, s, x_.distribution_);
+      case PackingPolicy::kFgd:
+      case PackingPolicy::kFgdPlus: {
+        frag::FgdChoice c = policy_ == PackingPolicy::kFgd
+                                ? frag::BestFgdPlacement(v, s, x_.distribution_)
+                                : frag::BestFgdPlusPlacement(v, s, x_.plus_distribution_, x_.host_per_gpu_);
         e->feasible = c.feasible;
         // The reference scores a node by the integer FgdNodeScore; fgd_exact_ compares deltas.
         e->score = fgd_exact_ ? -c.delta : static_cast<double>(frag::FgdNodeScore(c.delta, fgd_levels_));

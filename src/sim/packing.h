@@ -14,9 +14,11 @@
 //   random, dotprod, clustering, packing, bestfit, fgd — the paper's scorers in
 //     sched/fragmentation.h (RandomPlacement, DotProductPlacement, GpuClusteringPlacement,
 //     GpuPackingPlacement, BestFitPlacement, BestFgdPlacement) over node views of the ledger;
-//     the highest score wins, ties to the lower node index.
-//   binpack, spread, sched-fgd — Abacus's own scorers through sched::Placer::Place on the same
-//     ClusterState, flavors tried in the queue's order as sched::Schedule does.
+//     the highest score wins, ties by PackingTies.
+//   fgd-pack, fgd-plus — Abacus's own scorers on the same path (FgdPackPlacement,
+//     BestFgdPlusPlacement against ScarcityWeighted M and TypicalHostPerGpu of the pod list).
+//   binpack, spread, sched-fgd, sched-fgd-plus — Abacus's scorers through sched::Placer::Place on
+//     the same ClusterState, flavors tried in the queue's order as sched::Schedule does.
 // Speed: a score depends only on the node's free state and the task's shape, so each
 // (shape, node) score is cached and recomputed only for nodes that changed since.
 #pragma once
@@ -42,13 +44,15 @@ enum class PackingPolicy : uint8_t {
   kBestFit,
   kFgd,
   kFgdPack,   // Abacus's own: FGD's score, ties to the node left fullest (frag::FgdPackPlacement)
+  kFgdPlus,   // Abacus's own: FGD plus host stranding and model scarcity (frag::BestFgdPlusPlacement)
   kBinpack,   // sched::Placer, ScoringPolicy::kBinpack
   kSpread,    // sched::Placer, ScoringPolicy::kSpread
   kSchedFgd,  // sched::Placer, ScoringPolicy::kFgd (per flavor, as the server scores)
+  kSchedFgdPlus,  // sched::Placer, ScoringPolicy::kFgdPlus
 };
 
-// Returns "random", "dotprod", "clustering", "packing", "bestfit", "fgd", "binpack", "spread"
-// or "sched-fgd".
+// Returns "random", "dotprod", "clustering", "packing", "bestfit", "fgd", "fgd-pack", "fgd-plus",
+// "binpack", "spread", "sched-fgd" or "sched-fgd-plus".
 std::string_view PackingPolicyName(PackingPolicy p);
 // Parses one policy name (also accepts the paper's spellings "dotproduct", "gpuclustering",
 // "gpupacking", "bestfit", "fgd").
@@ -83,7 +87,7 @@ enum class PackingSampling : uint8_t {
 
 // Which of the best-scoring nodes a policy takes.
 enum class PackingTies : uint8_t {
-  kAuto,           // kShuffledNodes for fgd and fgd-pack (the reference's FGD), kLowestIndex otherwise
+  kAuto,           // kShuffledNodes for fgd, fgd-pack and fgd-plus (the reference's FGD), kLowestIndex otherwise
   kLowestIndex,    // the first in node-file order
   kRandom,         // a uniformly random one, drawn anew at each arrival (Kubernetes' selectHost)
   kShuffledNodes,  // the first in a seeded random order of the nodes fixed for the run (the authors'
@@ -143,6 +147,8 @@ class PackingExperiment {
   int64_t total_gpu_milli() const { return total_gpu_milli_; }
   const std::vector<sched::NodeInfo>& nodes() const { return nodes_; }
   const std::vector<sched::frag::WeightedShape>& distribution() const { return distribution_; }
+  const std::vector<sched::frag::WeightedShape>& plus_distribution() const { return plus_distribution_; }
+  const sched::frag::HostPerGpu& host_per_gpu() const { return host_per_gpu_; }
   const std::vector<sched::frag::TaskShape>& pod_shapes() const { return pod_shapes_; }
   const std::vector<FlavorId>& flavor_order() const { return flavor_order_; }
   const PackingOptions& options() const { return options_; }
@@ -163,6 +169,8 @@ class PackingExperiment {
   std::vector<sched::frag::TaskShape> shapes_;     // distinct shapes
   std::vector<std::vector<FlavorId>> shape_flavors_;  // accepted flavors per distinct shape
   std::vector<sched::frag::WeightedShape> distribution_;
+  std::vector<sched::frag::WeightedShape> plus_distribution_;  // fgd-plus: distribution_, ScarcityWeighted
+  sched::frag::HostPerGpu host_per_gpu_;                        // fgd-plus: of every pod of the list
   sched::frag::ResourceScale scale_;
   int64_t total_gpu_milli_ = 0;
 };

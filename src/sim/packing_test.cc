@@ -161,8 +161,9 @@ TEST(Packing, EveryPolicyKeepsTheLedgerConsistent) {
   ASSERT_TRUE(x.ok());
   for (PackingPolicy p : {PackingPolicy::kRandom, PackingPolicy::kDotProd, PackingPolicy::kClustering,
                           PackingPolicy::kPacking, PackingPolicy::kBestFit, PackingPolicy::kFgd, PackingPolicy::kFgdPack,
-                          PackingPolicy::kBinpack,
-                          PackingPolicy::kSpread, PackingPolicy::kSchedFgd}) {
+                          PackingPolicy::kFgdPlus, PackingPolicy::kBinpack,
+                          PackingPolicy::kSpread, PackingPolicy::kSchedFgd,
+                          PackingPolicy::kSchedFgdPlus}) {
     SCOPED_TRACE(std::string(PackingPolicyName(p)));
     std::vector<PackingExperiment::Decision> d;
     PackingRun r = x->Run(p, 42, &d);
@@ -181,6 +182,51 @@ TEST(Packing, EveryPolicyKeepsTheLedgerConsistent) {
         EXPECT_GE(e.node, 6);
       }
     }
+  }
+}
+
+// fgd-plus's inputs: pod "g" may run on T4 or V100M32 only, 12 of the cluster's 60 GPUs, so its
+// popularity counts 60/12 = 5 times; the others keep theirs. The host need per GPU milli is the
+// GPU pods' CPU over their GPU milli.
+TEST(Packing, FgdPlusWeighsModelConstrainedPodsByTheirCapacity) {
+  auto x = PackingExperiment::Create(MixedNodes(), MixedPods());
+  ASSERT_TRUE(x.ok());
+  ASSERT_EQ(x->plus_distribution().size(), x->distribution().size());
+  for (size_t i = 0; i < x->distribution().size(); ++i) {
+    const auto& plain = x->distribution()[i];
+    const auto& weighted = x->plus_distribution()[i];
+    EXPECT_EQ(weighted.shape, plain.shape);
+    EXPECT_DOUBLE_EQ(weighted.popularity, plain.popularity * (plain.shape.allowed_models != 0 ? 5.0 : 1.0));
+  }
+  // CPU of the GPU pods a, b, c, d, f, g over their GPU milli.
+  const double cpu = 4000 + 2000 + 1000 + 8000 + 3000 + 2000;
+  const double gpu = 1000 + 500 + 250 + 4000 + 2000 + 700;
+  EXPECT_DOUBLE_EQ(x->host_per_gpu().cpu_milli, cpu / gpu);
+  EXPECT_EQ(x->host_per_gpu().memory_mib, 0);
+}
+
+// fgd-plus puts a CPU-only pod on the node whose GPUs are taken rather than on an idle node whose
+// free GPUs its CPU would strand. Two 2-GPU nodes of 16 cores, n1 (G2) idle, n2 (T4) where the
+// T4-only GPU pods go first; they bring 8000/1500 CPU milli per GPU milli, so n1 left with 8 cores
+// could feed only 1500 of its 2000 free milli. FGD sees no fragment change on either node and
+// takes the lower index (n1); fgd-plus takes n2.
+TEST(Packing, FgdPlusKeepsCpuOnlyPodsOffNodesWithFreeGpus) {
+  PackingOptions o;
+  o.arrival = 1.0;
+  o.ties = PackingTies::kLowestIndex;
+  std::vector<TracePod> pods = {Pod("one", 2000, 1, 1000), Pod("share", 6000, 1, 500), Pod("cpu", 8000, 0, 0)};
+  pods[0].gpu_spec = {"T4"};
+  pods[1].gpu_spec = {"T4"};
+  auto x = PackingExperiment::Create({Node("n1", 16000, 2, "G2"), Node("n2", 16000, 2, "T4")}, pods, o);
+  ASSERT_TRUE(x.ok()) << x.status().ToString();
+  for (auto [policy, cpu_node] : {std::pair{PackingPolicy::kFgd, 0}, std::pair{PackingPolicy::kFgdPlus, 1}}) {
+    SCOPED_TRACE(std::string(PackingPolicyName(policy)));
+    std::vector<PackingExperiment::Decision> d;
+    x->RunSequence(policy, {0, 0, 2}, &d);
+    ASSERT_EQ(d.size(), 3u);
+    EXPECT_EQ(d[0].node, 1);
+    EXPECT_EQ(d[1].node, 1);
+    EXPECT_EQ(d[2].node, cpu_node);
   }
 }
 
