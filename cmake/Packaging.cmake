@@ -45,8 +45,9 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "heterogeneous compute ledger and schedule
 string(CONCAT CPACK_PACKAGE_DESCRIPTION
     "Abacus puts every GPU, NPU and CPU of your clusters into one ledger and lets training, inference, batch, "
     "evaluation and experiment workloads use them by rules: queues, quotas with borrowing and reclaim, priorities "
-    "and preemption. It explains every decision with numbers. This package holds the abacus binary (server, "
-    "agent and CLI), systemd units abacus-server and abacus-agent, and their settings in /etc/abacus.")
+    "and preemption. It explains every decision with numbers. This package holds the abacus command (client "
+    "verbs; it runs lib/abacus/abacus-core, the server, agent and simulator, for the rest), systemd units "
+    "abacus-server and abacus-agent, and their settings in /etc/abacus.")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_PACKAGE_DIRECTORY ${CMAKE_BINARY_DIR}/package)
 set(CPACK_STRIP_FILES ON)
