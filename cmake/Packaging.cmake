@@ -6,21 +6,29 @@
 set(ABACUS_PACKAGING_DIR ${CMAKE_CURRENT_SOURCE_DIR}/packaging)
 
 install(TARGETS abacus RUNTIME DESTINATION bin)
+# The full binary the lean client execs for the server, agent, simulator and other verbs.
+install(TARGETS abacus-core RUNTIME DESTINATION lib/abacus)
 install(FILES ${ABACUS_PACKAGING_DIR}/abacus-server.service ${ABACUS_PACKAGING_DIR}/abacus-agent.service
         DESTINATION /lib/systemd/system)
 install(FILES ${ABACUS_PACKAGING_DIR}/server.yaml ${ABACUS_PACKAGING_DIR}/agent.yaml DESTINATION /etc/abacus)
 install(FILES ${ABACUS_PACKAGING_DIR}/copyright README.md DESTINATION share/doc/abacus)
 install(DIRECTORY docs/ DESTINATION share/doc/abacus FILES_MATCHING PATTERN "*.md" PATTERN "*.png" PATTERN "*.svg")
-# Bash completion, generated from the installed commands themselves (`abacus completion bash`),
-# where bash-completion loads it on demand: /usr/share/bash-completion/completions/abacus.
+# Shell completion, generated from the installed commands themselves (`abacus completion bash|zsh`),
+# where the shells load it on demand: bash-completion from /usr/share/bash-completion/completions,
+# Debian's zsh from /usr/share/zsh/vendor-completions (in its default $fpath).
 install(CODE [[
-  set(dir "$ENV{DESTDIR}${CMAKE_INSTALL_PREFIX}/share/bash-completion/completions")
-  file(MAKE_DIRECTORY "${dir}")
-  execute_process(COMMAND "$<TARGET_FILE:abacus>" completion bash OUTPUT_FILE "${dir}/abacus" RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "abacus completion bash failed (${rc})")
-  endif()
-  message(STATUS "Installing: ${dir}/abacus (abacus completion bash)")
+  foreach(shell_dir_file IN ITEMS "bash;share/bash-completion/completions;abacus" "zsh;share/zsh/vendor-completions;_abacus")
+    list(GET shell_dir_file 0 shell)
+    list(GET shell_dir_file 1 sub)
+    list(GET shell_dir_file 2 name)
+    set(dir "$ENV{DESTDIR}${CMAKE_INSTALL_PREFIX}/${sub}")
+    file(MAKE_DIRECTORY "${dir}")
+    execute_process(COMMAND "$<TARGET_FILE:abacus>" completion ${shell} OUTPUT_FILE "${dir}/${name}" RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "abacus completion ${shell} failed (${rc})")
+    endif()
+    message(STATUS "Installing: ${dir}/${name} (abacus completion ${shell})")
+  endforeach()
 ]])
 # `abacus up --demo` finds its examples next to the binary, in ../share/abacus/examples.
 install(DIRECTORY examples/ DESTINATION share/abacus/examples)
@@ -37,8 +45,9 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "heterogeneous compute ledger and schedule
 string(CONCAT CPACK_PACKAGE_DESCRIPTION
     "Abacus puts every GPU, NPU and CPU of your clusters into one ledger and lets training, inference, batch, "
     "evaluation and experiment workloads use them by rules: queues, quotas with borrowing and reclaim, priorities "
-    "and preemption. It explains every decision with numbers. This package holds the abacus binary (server, "
-    "agent and CLI), systemd units abacus-server and abacus-agent, and their settings in /etc/abacus.")
+    "and preemption. It explains every decision with numbers. This package holds the abacus command (client "
+    "verbs; it runs lib/abacus/abacus-core, the server, agent and simulator, for the rest), systemd units "
+    "abacus-server and abacus-agent, and their settings in /etc/abacus.")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_PACKAGE_DIRECTORY ${CMAKE_BINARY_DIR}/package)
 set(CPACK_STRIP_FILES ON)

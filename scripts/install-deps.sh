@@ -13,6 +13,7 @@ PACKAGES=(
   postgresql  # the PostgreSQL store's tests start a throwaway server (scripts/pg-test.sh)
   dpkg-dev file  # make package: dpkg-shlibdeps, and `file` for CPack's ELF detection
   podman runc catatonit busybox-static  # real containers in tests (issue 24, docs/agent.md "Containers"): runc, not crun, on hybrid cgroup hosts; catatonit for --init; the test image is a busybox-static root filesystem
+  zsh  # the package's zsh completion is loaded by a real zsh in its test
   prometheus  # promtool: `promtool check metrics` and `promtool test rules` in the tests (no daemon is started)
 )
 

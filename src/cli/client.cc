@@ -1,6 +1,6 @@
 #include "cli/client.h"
 
-#include <httplib.h>
+#include <sys/random.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
@@ -8,10 +8,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "cli/transport_error.h"
-#include "govern/crypto.h"
-#include "net/http_transport.h"
-#include "server/auth.h"
+#include "cli/wire_client.h"
+#include "common/private_file.h"
+#include "net/server_url.h"
 
 namespace abacus::cli {
 namespace {
@@ -70,7 +69,7 @@ Status WriteClientConfig(const std::string& path, const std::string& server, con
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   std::string text = "# Written by `abacus up`; read by the abacus client verbs.\nserver: " + server +
                      "\ntokenFile: " + token_file + "\n";
-  return server::WritePrivateFile(path, text);
+  return WritePrivateFile(path, text);
 }
 
 std::string ApiResponse::ErrorText() const {
@@ -91,51 +90,79 @@ std::string ApiResponse::ErrorText() const {
   return out;
 }
 
+namespace {
+
+TlsTransportFactory g_tls_factory = nullptr;
+
+// http://: the CLI's own HTTP/1.1 client (cli/wire_client.h), no TLS library loaded.
+class PlainTransport final : public HttpTransport {
+ public:
+  PlainTransport(const ClientConfig& config, const net::ServerUrl& url)
+      : client_(url.host, url.port), token_(config.token) {
+    host_ = url.host.find(':') != std::string::npos ? "[" + url.host + "]" : url.host;
+    host_ += ":" + std::to_string(url.port);
+    client_.SetTimeouts(5, 60);
+  }
+  WireAnswer Send(const std::string& method, const std::string& path, const std::string& content_type,
+                  const std::string& body, const std::string& idempotency_key) override {
+    std::vector<std::pair<std::string, std::string>> extra;
+    if (!idempotency_key.empty()) extra.emplace_back("Idempotency-Key", idempotency_key);
+    const bool has_body = method != "GET" && method != "DELETE";
+    return client_.RoundTrip(WireClient::Request(method, path, host_, token_, has_body ? content_type : "",
+                                                 has_body ? body : "", extra));
+  }
+
+ private:
+  WireClient client_;
+  std::string token_;
+  std::string host_;
+};
+
+}  // namespace
+
+void SetTlsTransportFactory(TlsTransportFactory factory) { g_tls_factory = factory; }
+
 struct ApiClient::Impl {
-  std::unique_ptr<httplib::ClientImpl> client;  // null when the server URL is invalid
+  std::unique_ptr<HttpTransport> transport;  // null when the server URL is invalid
   std::string url_error;
 };
 
-ApiClient::ApiClient(ClientConfig config) : config_(std::move(config)), impl_(new Impl) {
-  auto made = net::MakeClient(config_.server);
-  if (!made.ok()) {
-    impl_->url_error = "invalid " + made.status().message() + "; set --server or $ABACUS_SERVER";
+ApiClient::ApiClient(ClientConfig config) : config_(std::move(config)), impl_(std::make_unique<Impl>()) {
+  auto url = net::ParseServerUrl(config_.server);
+  if (!url.ok()) {
+    impl_->url_error = "invalid " + url.status().message() + "; set --server or $ABACUS_SERVER";
     return;
   }
-  httplib::ClientImpl& c = **made;
-  c.set_connection_timeout(5, 0);
-  c.set_read_timeout(60, 0);
-  c.set_write_timeout(60, 0);
-  if (!config_.token.empty()) c.set_bearer_token_auth(config_.token.c_str());
-  if (!config_.ca_cert.empty()) c.set_ca_cert_path(config_.ca_cert.c_str());
-  impl_->client = std::move(*made);
+  if (!url->tls) {
+    impl_->transport = std::make_unique<PlainTransport>(config_, *url);
+  } else if (g_tls_factory != nullptr) {
+    impl_->transport = g_tls_factory(config_, *url);
+    if (!impl_->transport) impl_->url_error = "cannot set up TLS for " + config_.server;
+  } else {
+    impl_->url_error = "this client has no TLS support for " + config_.server + " (run the full binary, abacus-core)";
+  }
 }
 
-ApiClient::~ApiClient() { delete impl_; }
+ApiClient::~ApiClient() = default;
+ApiClient::ApiClient(ApiClient&& other) noexcept = default;
+ApiClient& ApiClient::operator=(ApiClient&& other) noexcept = default;
 
 ApiResponse ApiClient::Do(const std::string& method, const std::string& path, const std::string& body,
                           const std::string& content_type, bool parse_success, const std::string& idempotency_key) {
   ApiResponse out;
-  if (!impl_->client) {
+  if (!impl_->transport) {
     out.error = impl_->url_error;
     return out;
   }
-  httplib::ClientImpl& c = *impl_->client;
-  httplib::Headers headers;
-  if (!idempotency_key.empty()) headers.emplace("Idempotency-Key", idempotency_key);
-  httplib::Result r = method == "GET"      ? c.Get(path)
-                      : method == "DELETE" ? c.Delete(path)
-                      : method == "PUT"    ? c.Put(path, body, content_type)
-                      : method == "PATCH"  ? c.Patch(path, body, content_type)
-                                           : c.Post(path, headers, body, content_type);
-  if (!r) {
-    out.error = DescribeTransportError(r.error(), config_.server, config_.ca_cert);
+  WireAnswer r = impl_->transport->Send(method, path, content_type, body, idempotency_key);
+  if (r.status == 0) {
+    out.error = DescribeTransportFailure(r.failure, config_.server, config_.ca_cert);
     return out;
   }
-  out.status = r->status;
-  out.text = r->body;
+  out.status = r.status;
+  out.text = std::move(r.body);
   if (!parse_success && out.ok()) return out;
-  out.body = nlohmann::json::parse(r->body, nullptr, false);
+  out.body = nlohmann::json::parse(out.text, nullptr, false);
   if (out.body.is_discarded()) out.body = nullptr;
   return out;
 }
@@ -148,7 +175,7 @@ ApiResponse ApiClient::Delete(const std::string& path) { return Do("DELETE", pat
 ApiResponse ApiClient::PostIdempotent(const std::string& path, const std::string& body, const std::string& content_type,
                                       const std::string& key) {
   ApiResponse r = Do("POST", path, body, content_type, true, key);
-  if (r.status == 0 && impl_->client) r = Do("POST", path, body, content_type, true, key);  // the answer was lost
+  if (r.status == 0 && impl_->transport) r = Do("POST", path, body, content_type, true, key);  // the answer was lost
   return r;
 }
 ApiResponse ApiClient::Put(const std::string& path, const std::string& body, const std::string& content_type) {
@@ -176,6 +203,21 @@ std::string UrlEncode(const std::string& s) {
   return out;
 }
 
-std::string NewIdempotencyKey() { return "abacus-cli-" + govern::RandomHex(16); }
+std::string NewIdempotencyKey() {
+  // A key only has to be unique per request: the kernel's generator, no crypto library loaded.
+  unsigned char bytes[16];
+  size_t got = 0;
+  while (got < sizeof bytes) {
+    ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n > 0) got += static_cast<size_t>(n);
+  }
+  static const char* hex = "0123456789abcdef";
+  std::string out = "abacus-cli-";
+  for (unsigned char b : bytes) {
+    out += hex[b >> 4];
+    out += hex[b & 15];
+  }
+  return out;
+}
 
 }  // namespace abacus::cli

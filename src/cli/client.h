@@ -5,9 +5,12 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <memory>
 #include <string>
 
+#include "cli/wire_client.h"
 #include "common/status.h"
+#include "net/server_url.h"
 
 namespace abacus::cli {
 
@@ -48,10 +51,26 @@ struct ApiResponse {
   std::string ErrorText() const;
 };
 
+// How ApiClient sends one request: http:// uses the CLI's own HTTP/1.1 client (wire_client.h,
+// no TLS library); https:// a transport the full binary registers (tls_transport.h).
+class HttpTransport {
+ public:
+  virtual ~HttpTransport() = default;
+  // Sends one request and returns the answer, or status 0 with the failure.
+  virtual WireAnswer Send(const std::string& method, const std::string& path, const std::string& content_type,
+                          const std::string& body, const std::string& idempotency_key) = 0;
+};
+using TlsTransportFactory = std::unique_ptr<HttpTransport> (*)(const ClientConfig& config, const net::ServerUrl& url);
+// Sets the transport for https:// servers (none: ApiClient refuses them, naming abacus-core).
+void SetTlsTransportFactory(TlsTransportFactory factory);
+
 class ApiClient {
  public:
   explicit ApiClient(ClientConfig config);
   ~ApiClient();
+  // Movable, not copyable: a client owns its connection (a copy would share and free it twice).
+  ApiClient(ApiClient&& other) noexcept;
+  ApiClient& operator=(ApiClient&& other) noexcept;
   ApiResponse Get(const std::string& path);
   ApiResponse Post(const std::string& path, const std::string& body, const std::string& content_type);
   ApiResponse Delete(const std::string& path);
@@ -72,7 +91,7 @@ class ApiClient {
                  const std::string& content_type, bool parse_success = true, const std::string& idempotency_key = "");
   ClientConfig config_;
   struct Impl;
-  Impl* impl_;
+  std::unique_ptr<Impl> impl_;
 };
 
 // Percent-encodes a path segment or query value.

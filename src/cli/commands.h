@@ -1,4 +1,5 @@
-// The `abacus` command line: every subcommand is registered here.
+// `abacus-core`: every subcommand (the client verbs of app.h and the server, agent, simulator,
+// bench, gateway, admin, validate and completion verbs), and https:// for the client verbs.
 #pragma once
 
 namespace abacus::cli {

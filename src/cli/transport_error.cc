@@ -2,44 +2,25 @@
 
 namespace abacus::cli {
 
-std::string DescribeTransportError(httplib::Error error, const std::string& server, const std::string& ca_cert) {
-  const std::string where = "cannot connect to " + server + ": ";
-  const std::string which = " (set --server or $ABACUS_SERVER)";
-  const std::string ca_hint =
-      ca_cert.empty() ? "; pass --ca-cert FILE or set $ABACUS_CA_CERT to the CA certificate that signed it"
-                      : "; the CA in " + ca_cert + " (--ca-cert or $ABACUS_CA_CERT) did not sign it: name the CA "
-                                                   "that signed the server's certificate";
+TransportFailure TransportFailureOf(httplib::Error error) {
   switch (error) {
-    case httplib::Error::Connection:
-      return where + "connection refused or host not found — is `abacus server` running there?" + which;
-    case httplib::Error::ConnectionTimeout:
-      return where + "no answer to the connection within 5 s — is the host up and the port open?" + which;
-    case httplib::Error::BindIPAddress:
-      return where + "could not bind the local address" + which;
-    case httplib::Error::SSLServerVerification:
-      return where + "the server's TLS certificate is not trusted" + ca_hint;
-    case httplib::Error::SSLConnection:
-      return where + "the TLS handshake failed — does the server speak https on that port? (a server without "
-                     "TLS needs an http:// URL)" + which;
-    case httplib::Error::SSLLoadingCerts:
-      return where + "cannot load the CA certificates" + (ca_cert.empty() ? std::string() : " from " + ca_cert) +
-             "; pass --ca-cert FILE or set $ABACUS_CA_CERT to a readable PEM file";
-    case httplib::Error::Read:
-      return "no answer from " + server +
-             ": the connection closed or no answer came in time — is it an Abacus server, and does it speak this "
-             "scheme? (a server with TLS needs an https:// URL)" + which;
-    case httplib::Error::Write:
-      return "sending the request to " + server + " failed: the connection closed — retry; if it persists, check "
-                                                   "the server's log";
-    case httplib::Error::ExceedRedirectCount:
-      return "request to " + server + " failed: too many redirects" + which;
-    case httplib::Error::Canceled:
-      return "request to " + server + " was cancelled";
-    case httplib::Error::Compression:
-      return "the answer of " + server + " could not be decompressed";
-    default:
-      return "request to " + server + " failed before any answer came" + which;
+    case httplib::Error::Connection: return TransportFailure::kConnect;
+    case httplib::Error::ConnectionTimeout: return TransportFailure::kConnectTimeout;
+    case httplib::Error::BindIPAddress: return TransportFailure::kBind;
+    case httplib::Error::SSLServerVerification: return TransportFailure::kTlsVerify;
+    case httplib::Error::SSLConnection: return TransportFailure::kTlsHandshake;
+    case httplib::Error::SSLLoadingCerts: return TransportFailure::kTlsCerts;
+    case httplib::Error::Read: return TransportFailure::kRead;
+    case httplib::Error::Write: return TransportFailure::kWrite;
+    case httplib::Error::ExceedRedirectCount: return TransportFailure::kRedirects;
+    case httplib::Error::Canceled: return TransportFailure::kCanceled;
+    case httplib::Error::Compression: return TransportFailure::kCompression;
+    default: return TransportFailure::kOther;
   }
+}
+
+std::string DescribeTransportError(httplib::Error error, const std::string& server, const std::string& ca_cert) {
+  return DescribeTransportFailure(TransportFailureOf(error), server, ca_cert);
 }
 
 }  // namespace abacus::cli

@@ -6,7 +6,12 @@
 
 #include <string>
 
+#include "cli/transport_failure.h"
+
 namespace abacus::cli {
+
+// Returns the library-independent failure for httplib's `error`.
+TransportFailure TransportFailureOf(httplib::Error error);
 
 // Returns "cannot connect to SERVER: connection refused or host not found — is `abacus server`
 // running there? Set --server or $ABACUS_SERVER" and the like for `error`; `ca_cert` is the CA

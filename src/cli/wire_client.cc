@@ -3,8 +3,12 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
+
+#include <fcntl.h>
 
 #include <cerrno>
 #include <charconv>
@@ -44,34 +48,71 @@ void WireClient::Close() {
 }
 
 std::string WireClient::Request(const std::string& method, const std::string& path, const std::string& host,
-                                const std::string& token, const std::string& content_type, const std::string& body) {
+                                const std::string& token, const std::string& content_type, const std::string& body,
+                                const std::vector<std::pair<std::string, std::string>>& extra) {
   std::string r = method + " " + path + " HTTP/1.1\r\nHost: " + host + "\r\n";
   if (!token.empty()) r += "Authorization: Bearer " + token + "\r\n";
+  for (const auto& [name, value] : extra) r += name + ": " + value + "\r\n";
   if (!content_type.empty()) r += "Content-Type: " + content_type + "\r\n";
   r += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
   r += body;
   return r;
 }
 
-bool WireClient::Connect(std::string& error) {
+namespace {
+
+// Connects `fd` to `addr`, waiting at most `seconds` (0: as long as the system does). Returns 0,
+// or the errno (ETIMEDOUT when the time ran out).
+int ConnectWithin(int fd, const sockaddr* addr, socklen_t len, int seconds) {
+  if (seconds <= 0) return ::connect(fd, addr, len) == 0 ? 0 : errno;
+  const int flags = ::fcntl(fd, F_GETFL, 0);
+  ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+  int rc = ::connect(fd, addr, len) == 0 ? 0 : errno;
+  if (rc == EINPROGRESS) {
+    pollfd p{fd, POLLOUT, 0};
+    int n = 0;
+    while ((n = ::poll(&p, 1, seconds * 1000)) < 0 && errno == EINTR) {
+    }
+    if (n == 0) {
+      rc = ETIMEDOUT;
+    } else {
+      socklen_t size = sizeof rc;
+      if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &rc, &size) != 0) rc = errno;
+    }
+  }
+  ::fcntl(fd, F_SETFL, flags);
+  return rc;
+}
+
+}  // namespace
+
+bool WireClient::Connect(WireAnswer& a) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
   if (int rc = ::getaddrinfo(host_.c_str(), std::to_string(port_).c_str(), &hints, &found); rc != 0) {
-    error = "cannot resolve " + host_ + ": " + gai_strerror(rc);
+    a.error = "cannot resolve " + host_ + ": " + gai_strerror(rc);
+    a.failure = TransportFailure::kConnect;
     return false;
   }
   for (addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) {
     int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
     if (fd < 0) continue;
-    if (::connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+    const int rc = ConnectWithin(fd, ai->ai_addr, ai->ai_addrlen, connect_seconds_);
+    if (rc == 0) {
       int one = 1;
       ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+      if (io_seconds_ > 0) {
+        timeval tv{io_seconds_, 0};
+        ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+      }
       fd_ = fd;
       break;
     }
-    error = std::string("cannot connect to ") + host_ + ":" + std::to_string(port_) + ": " + std::strerror(errno);
+    a.error = std::string("cannot connect to ") + host_ + ":" + std::to_string(port_) + ": " + std::strerror(rc);
+    a.failure = rc == ETIMEDOUT ? TransportFailure::kConnectTimeout : TransportFailure::kConnect;
     ::close(fd);
   }
   ::freeaddrinfo(found);
@@ -131,12 +172,19 @@ int WireClient::ReleaseFd() {
 
 WireAnswer WireClient::RoundTrip(const std::string& request) {
   WireAnswer a;
-  if (fd_ < 0 && !Connect(a.error)) return a;
+  if (fd_ >= 0 && buf_.empty()) {
+    // An idle kept-alive connection that is readable was closed by the server (or sent what no
+    // request asked for): start afresh rather than lose this request on it.
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, 0) > 0) Close();
+  }
+  if (fd_ < 0 && !Connect(a)) return a;
   for (size_t sent = 0; sent < request.size();) {
     ssize_t n = ::send(fd_, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       a.error = std::string("write: ") + std::strerror(errno);
+      a.failure = TransportFailure::kWrite;
       Close();
       return a;
     }
@@ -146,11 +194,13 @@ WireAnswer WireClient::RoundTrip(const std::string& request) {
   while (!(h = ParseWireAnswerHead(buf_)).complete) {
     if (!h.error.empty() || !Fill(buf_.size() + 1, a.error)) {
       if (a.error.empty()) a.error = h.error;
+      a.failure = TransportFailure::kRead;
       Close();
       return a;
     }
   }
   if (!Fill(h.total, a.error)) {
+    a.failure = TransportFailure::kRead;
     Close();
     return a;
   }

@@ -11,6 +11,10 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
+
+#include "cli/transport_failure.h"
 
 namespace abacus::cli {
 
@@ -18,6 +22,7 @@ struct WireAnswer {
   int status = 0;     // 0: no answer (see error)
   std::string body;
   std::string error;  // what went wrong when status is 0
+  TransportFailure failure = TransportFailure::kOther;  // why, when status is 0
 };
 
 // What the head of an answer at the start of `buf` says.
@@ -40,17 +45,24 @@ class WireClient {
   WireClient(const WireClient&) = delete;
   WireClient& operator=(const WireClient&) = delete;
 
-  // Returns the bytes of one request with a bearer token and a body.
+  // Returns the bytes of one request with a bearer token, `extra` headers and a body.
   static std::string Request(const std::string& method, const std::string& path, const std::string& host,
-                             const std::string& token, const std::string& content_type, const std::string& body);
-  // Sends `request` (connecting first when needed) and reads the answer. A connection the server
-  // closed is reopened once for the next request.
+                             const std::string& token, const std::string& content_type, const std::string& body,
+                             const std::vector<std::pair<std::string, std::string>>& extra = {});
+  // Limits connecting to `connect_seconds` and each read or write to `io_seconds` (0: none, the
+  // default, as a load generator wants).
+  void SetTimeouts(int connect_seconds, int io_seconds) {
+    connect_seconds_ = connect_seconds;
+    io_seconds_ = io_seconds;
+  }
+  // Sends `request` (connecting first when needed) and reads the answer. A kept-alive connection
+  // the server closed while idle is noticed before sending and reopened.
   WireAnswer RoundTrip(const std::string& request);
   // Hands the open connection over (−1 when none): the caller closes it.
   int ReleaseFd();
 
  private:
-  bool Connect(std::string& error);
+  bool Connect(WireAnswer& a);
   void Close();
   // Reads until `buf_` holds `n` bytes past `from`; false on close or error.
   bool Fill(size_t need, std::string& error);
@@ -58,6 +70,8 @@ class WireClient {
   std::string host_;
   int port_;
   int fd_ = -1;
+  int connect_seconds_ = 0;
+  int io_seconds_ = 0;
   std::string buf_;  // received, not yet consumed
 };
 

@@ -87,6 +87,12 @@ struct AuditVerifyReport {
 AuditVerifyReport VerifyAudit(const std::vector<AuditEntry>& entries, const std::optional<AuditHead>& head = std::nullopt,
                               int64_t first_seq = 1);
 
+// The head as stored in meta ("<seq>:<hash>") and back; Internal when malformed.
+std::string AuditHeadText(const AuditHead& h);
+Result<AuditHead> ParseAuditHead(std::string_view text);
+// A failed verification at `seq` after `checked` entries, for `reason`.
+AuditVerifyReport AuditVerifyFailure(int64_t seq, int64_t checked, std::string reason);
+
 // Seals records into entries, one after another; safe to call from several threads.
 class AuditChain {
  public:

@@ -21,6 +21,7 @@
 
 #include "common/status.h"
 #include "net/http_front.h"
+#include "net/server_url.h"
 
 namespace abacus::net {
 
@@ -92,16 +93,6 @@ Result<int> BindServer(httplib::Server& svr, const std::string& host, int port);
 bool WidenListenBacklog(httplib::Server& svr, int backlog = 1024);
 // Returns the server's listening socket: −1 before it is bound and after it stopped.
 int ListenSocketOf(httplib::Server& svr);
-
-// Where an http:// or https:// server URL points.
-struct ServerUrl {
-  bool tls = false;
-  std::string host;  // without the brackets of an IPv6 literal
-  int port = 0;      // 80 or 443 when the URL names none
-};
-
-// Parses "http://HOST[:PORT][/...]" or "https://...". InvalidArgument names what is wrong.
-Result<ServerUrl> ParseServerUrl(const std::string& url);
 
 // A client for `url`: BufferedClient for http://, httplib's SSLClient for https://. Every
 // Abacus client is set up alike here: kept-alive connections, no Nagle delay, and for HTTPS the

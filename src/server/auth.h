@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/private_file.h"
 #include "common/status.h"
 #include "store/store.h"
 
@@ -63,7 +64,7 @@ class TokenAuthorizer final : public Authorizer {
   std::map<std::string, std::string> node_by_hash_;  // credential SHA-256 → node; GUARDED_BY(nodes_mu_)
 };
 
-// Writes `content` to `path` with mode 0600 (replacing it atomically).
-Status WritePrivateFile(const std::string& path, const std::string& content);
+// Writes `content` to `path` with mode 0600 (replacing it atomically): common/private_file.h.
+using ::abacus::WritePrivateFile;
 
 }  // namespace abacus::server

@@ -163,16 +163,41 @@ TEST_F(PackageTest, InstallsTheBinaryUnitsConfigAndDocs) {
                         "lib/systemd/system/abacus-agent.service", "etc/abacus/server.yaml", "etc/abacus/agent.yaml",
                         "usr/share/doc/abacus/copyright", "usr/share/doc/abacus/README.md",
                         "usr/share/doc/abacus/operations.md", "usr/share/doc/abacus/agent.md",
-                        "usr/share/abacus/examples/org.yaml", "usr/share/bash-completion/completions/abacus"}) {
+                        "usr/share/abacus/examples/org.yaml", "usr/share/bash-completion/completions/abacus",
+                        "usr/share/zsh/vendor-completions/_abacus", "usr/lib/abacus/abacus-core"}) {
     EXPECT_TRUE(fs::is_regular_file(root_ / f)) << f;
   }
   struct stat st {};
   ASSERT_EQ(::stat((root_ / "usr/bin/abacus").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0755u);
+  // The lean client execs the full binary for server, agent and simulator verbs (docs/cli.md).
+  ASSERT_EQ(::stat((root_ / "usr/lib/abacus/abacus-core").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0755u);
   // The completion bash-completion loads for `abacus`: generated from the binary's commands.
   std::string completion = Slurp(root_ / "usr/share/bash-completion/completions/abacus");
   EXPECT_NE(completion.find("complete -F _abacus abacus"), std::string::npos) << completion.substr(0, 500);
   EXPECT_NE(completion.find("['abacus get']="), std::string::npos);
+}
+
+// Debian's zsh has /usr/share/zsh/vendor-completions in its $fpath: compinit there binds `abacus` to
+// the shipped _abacus, and the function loads and completes verbs.
+TEST_F(PackageTest, ZshLoadsTheCompletion) {
+  if (Sh("command -v zsh").code != 0) GTEST_SKIP() << "no zsh here (scripts/install-deps.sh installs it)";
+  fs::path dir = root_ / "usr/share/zsh/vendor-completions";
+  ASSERT_TRUE(fs::is_regular_file(dir / "_abacus"));
+  std::string script = "fpath=(" + dir.string() + " $fpath); autoload -Uz compinit; compinit -u -d " +
+                       (dir_ / "zcompdump").string() + "; print -r -- \"bound:${_comps[abacus]}\"; " +
+                       "autoload -Uz +X _abacus && print -r -- \"loaded:${#functions[_abacus]}\"";
+  Output zsh = Sh("HOME=" + Quote(dir_.string()) + " zsh -f -c " + Quote(script));
+  ASSERT_EQ(zsh.code, 0) << zsh.text;
+  EXPECT_NE(zsh.text.find("bound:_abacus"), std::string::npos) << zsh.text;
+  // +X loads the function body from the file; a body of a few bytes would be the autoload stub.
+  size_t at = zsh.text.find("loaded:");
+  ASSERT_NE(at, std::string::npos) << zsh.text;
+  EXPECT_GT(std::stoul(zsh.text.substr(at + 7)), 1000u) << zsh.text;
+  std::string completion = Slurp(dir / "_abacus");
+  EXPECT_EQ(completion.rfind("#compdef abacus\n", 0), 0u) << completion.substr(0, 200);
+  EXPECT_NE(completion.find("'abacus get'"), std::string::npos);
 }
 
 TEST_F(PackageTest, TheConfigFilesAreConffiles) {

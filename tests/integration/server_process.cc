@@ -1,8 +1,10 @@
 #include "server_process.h"
 #include "child_stderr.h"
+#include "cli/tls_transport.h"
 #include "server/server_test_util.h"
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -53,10 +55,18 @@ std::string child_stderr;  // ChildStderrTo's file; empty: the test's stderr (or
 ChildStderrTo::ChildStderrTo(std::string path) { child_stderr = std::move(path); }
 ChildStderrTo::~ChildStderrTo() { child_stderr.clear(); }
 
+// The tests' clients speak https:// as the full binary's do (abacus-core registers it in Main).
+[[maybe_unused]] const bool kTlsRegistered = (cli::RegisterTlsTransport(), true);
+
 pid_t SpawnChild(std::vector<std::string> args, bool silence_stderr) {
   const std::string log = child_stderr;
+  const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid == 0) {
+    // A test binary that is killed (timeout, Ctrl-C) takes its servers and agents with it:
+    // otherwise they keep its output pipe open and `ctest | tail` never ends.
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(127);
     int devnull = open("/dev/null", O_WRONLY);
     dup2(devnull, 1);
     if (!log.empty()) {

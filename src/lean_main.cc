@@ -1,0 +1,5 @@
+// abacus: the lean client (cli/app.h): client verbs over plain HTTP; everything else is handed
+// to abacus-core.
+#include "cli/app.h"
+
+int main(int argc, char** argv) { return abacus::cli::RunApp(argc, argv, nullptr); }
