@@ -13,6 +13,7 @@
 #include <string>
 
 #include "device_health_util.h"
+#include "server/server_test_util.h"
 #include "server_process.h"
 
 namespace abacus::testing {
@@ -23,21 +24,6 @@ using nlohmann::json;
 constexpr char kH100[] = "gpu/nvidia/H100-80G";  // the stand-in's "NVIDIA H100 80GB HBM3"
 constexpr char kNode[] = "nvml-a";
 
-constexpr char kOrg[] = R"(kind: Tenant
-name: acme
----
-kind: Project
-name: ml
-tenant: acme
----
-kind: Queue
-name: train
-tenant: acme
-quotas:
-  - {resource: gpu/nvidia/H100-80G, nominal: 2}
-  - {resource: cpu, nominal: 64}
-  - {resource: memory, nominal: 512Gi}
-)";
 
 // Sets an environment variable for the processes this test starts, and unsets it at the end.
 class ScopedEnv {
@@ -58,7 +44,7 @@ TEST(NvmlAgentHealthTest, XidAndEccEventsFromNvmlMoveTheWorkAndCordonTheNode) {
   ScopedEnv gpus("FAKE_NVML_GPUS", "2"), file("FAKE_NVML_FILE", fault_file);
   ServerProcess server(data.path(), {"--heartbeat", "1", "--health-cordon-after", "2"});
   auto api = server.Client();
-  ASSERT_EQ(api.Post("/api/v1/apply", kOrg, "application/yaml").status, 200);
+  ASSERT_EQ(api.Post("/api/v1/apply", server::testing_org::AcmeOrg("train", 2, kH100), "application/yaml").status, 200);
   AgentProcess agent(server, kNode, "", {"--nvml-library", ABACUS_FAKE_NVML, "--cpus", "8", "--memory", "32Gi"});
 
   // Discovered through NVML: two H100s, healthy, with the stand-in's UUIDs.
