@@ -66,16 +66,34 @@ std::string CorePath() {
   return (dir / ".." / "lib" / "abacus" / "abacus-core").lexically_normal().string();
 }
 
+namespace {
+
+// The client verbs, in groups (each adds one or more verbs), the most used first.
+constexpr AddCoreCommandsFn kClientGroups[] = {AddClientVerbs,      AddRunCommand,         AddEventsCommand,
+                                               AddReportCommand,    AddGovernanceCommands, AddSecretCommands,
+                                               AddRolloutCommands,  AddFleetCommands,      AddVersionCommand};
+
+bool HasVerb(const CLI::App& app, const std::string& verb) {
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->check_name(verb)) return true;
+  }
+  return false;
+}
+
+// Adds client groups until one holds `verb` (a lean process builds the options of the verb it
+// runs, not of every verb); returns whether one did.
+bool AddClientCommandsFor(CLI::App& app, const std::string& verb, int* exit_code) {
+  for (AddCoreCommandsFn add : kClientGroups) {
+    add(app, exit_code);
+    if (HasVerb(app, verb)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void AddClientCommands(CLI::App& app, int* exit_code) {
-  AddClientVerbs(app, exit_code);
-  AddRunCommand(app, exit_code);
-  AddEventsCommand(app, exit_code);
-  AddReportCommand(app, exit_code);
-  AddGovernanceCommands(app, exit_code);
-  AddSecretCommands(app, exit_code);
-  AddRolloutCommands(app, exit_code);
-  AddFleetCommands(app, exit_code);
-  AddVersionCommand(app, exit_code);
+  for (AddCoreCommandsFn add : kClientGroups) add(app, exit_code);
 }
 
 int RunApp(int argc, char** argv, AddCoreCommandsFn add_core) {
@@ -99,12 +117,11 @@ int RunApp(int argc, char** argv, AddCoreCommandsFn add_core) {
                                         ", built " + std::string(BuildDate()) + ")");
   // Each subcommand sets `exit_code` from its callback, which CLI11 runs during parse().
   int exit_code = 0;
-  if (add_core != nullptr) add_core(app, &exit_code);
-  AddClientCommands(app, &exit_code);
-  if (lean && !version_only) {
-    bool have = false;
-    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) have = have || sub->check_name(verb);
-    if (!have) return ExecCore(argv);
+  if (!lean) {
+    add_core(app, &exit_code);
+    AddClientCommands(app, &exit_code);
+  } else if (!version_only) {
+    if (!AddClientCommandsFor(app, verb, &exit_code)) return ExecCore(argv);
     // https:// needs TLS, which only the full binary loads.
     const ClientConfig c = ResolveClientConfig(FlagValue(args, "--server"), "", "");
     if (c.server.starts_with("https://")) return ExecCore(argv);
