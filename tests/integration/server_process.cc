@@ -92,6 +92,8 @@ ServerProcess::~ServerProcess() {
   if (pid_ > 0) Terminate();
 }
 
+int StopChild(pid_t& pid, int sig);
+
 void ServerProcess::Start() {
   std::string url_file = data_ + "/server.url";
   std::filesystem::remove(url_file);
@@ -104,6 +106,7 @@ void ServerProcess::Start() {
   args.insert(args.end(), extra_.begin(), extra_.end());
   pid_ = SpawnChild(std::move(args), /*silence_stderr=*/false);
   if (!WaitFor([&] { return std::filesystem::exists(url_file); }, std::chrono::seconds(30))) {
+    StopChild(pid_, SIGKILL);  // a throwing constructor runs no destructor: leave nothing running
     throw std::runtime_error("server did not start");
   }
   url_ = ReadFile(url_file);
@@ -161,6 +164,7 @@ void AgentProcess::Start() {
         auto r = api.Get("/api/v1/nodes/" + name_);
         return r.ok() && r.body.value("state", "") == "Ready" && r.body.value("agent", false);
       })) {
+    StopChild(pid_, SIGTERM);  // a throwing constructor runs no destructor: leave nothing running
     throw std::runtime_error("agent " + name_ + " did not register");
   }
 }
