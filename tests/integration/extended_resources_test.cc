@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/server_test_util.h"
 #include "server_process.h"
 
 namespace abacus::testing {
@@ -12,20 +13,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr char kOrg[] = R"(kind: Tenant
-name: t1
----
-kind: Project
-name: p1
-tenant: t1
----
-kind: Queue
-name: q1
-tenant: t1
-quotas:
-  - {resource: cpu, nominal: 16}
-  - {resource: memory, nominal: 16Gi}
-)";
+const std::string kOrg = server::testing_org::TeamOrg("t1", "p1", "q1", {{"cpu", "16"}, {"memory", "16Gi"}});
 
 std::string Job(const std::string& name, const std::string& seconds) {
   return "kind: TrainingJob\nname: " + name + "\nproject: t1/p1\nqueue: q1\nspec:\n  command: [\"sleep\", \"" + seconds +

@@ -188,17 +188,26 @@ TEST(NvmlTest, DriverNotLoadedMeansNoDevicesOtherInitErrorsFail) {
   EXPECT_NE(bad.status().message().find("nvmlInit"), std::string::npos);
 }
 
-TEST(NvmlTest, DiscoversHgxBoardWithNvSwitchDomainAndNuma) {
+// A stand-in NVML with `n` GPUs named `name` (uuid GPU-i, bus Bus(i)); tests adjust them after.
+std::shared_ptr<FakeNvml> Gpus(int n, const std::string& name) {
   auto fake = std::make_shared<FakeNvml>();
-  for (int i = 0; i < 8; ++i) {
+  for (int i = 0; i < n; ++i) {
     FakeNvml::Gpu g;
-    g.name = "NVIDIA H200";
+    g.name = name;
     g.uuid = "GPU-" + std::to_string(i);
     g.bus = Bus(i);
+    fake->gpus.push_back(g);
+  }
+  return fake;
+}
+
+TEST(NvmlTest, DiscoversHgxBoardWithNvSwitchDomainAndNuma) {
+  auto fake = Gpus(8, "NVIDIA H200");
+  for (int i = 0; i < 8; ++i) {
+    FakeNvml::Gpu& g = fake->gpus[i];
     g.memory = 141 * kGi;
     g.links = {"00000000:A0:00.0", "00000000:A1:00.0", "00000000:A2:00.0", "00000000:A3:00.0"};  // NVSwitches
     g.pcie_group = i / 2;
-    fake->gpus.push_back(g);
   }
   NvmlDeviceSource source(OpenerFor(fake));
   auto devices = source.Discover(Host(), {});
@@ -220,14 +229,7 @@ TEST(NvmlTest, DiscoversHgxBoardWithNvSwitchDomainAndNuma) {
 }
 
 TEST(NvmlTest, DirectLinksFormTwoIslandsAndBrokenGpusAreUnhealthy) {
-  auto fake = std::make_shared<FakeNvml>();
-  for (int i = 0; i < 5; ++i) {
-    FakeNvml::Gpu g;
-    g.name = "NVIDIA A100-SXM4-80GB";
-    g.uuid = "GPU-" + std::to_string(i);
-    g.bus = Bus(i);
-    fake->gpus.push_back(g);
-  }
+  auto fake = Gpus(5, "NVIDIA A100-SXM4-80GB");
   // Pairs 0-1 and 2-3 bridged; 4 alone.
   fake->gpus[0].links = {Bus(1), Bus(1)};
   fake->gpus[1].links = {Bus(0)};
@@ -251,17 +253,7 @@ TEST(NvmlTest, DirectLinksFormTwoIslandsAndBrokenGpusAreUnhealthy) {
   EXPECT_TRUE((*devices)[0].topology.pcie_switch.empty());
 }
 
-std::shared_ptr<FakeNvml> FourGpus() {
-  auto fake = std::make_shared<FakeNvml>();
-  for (int i = 0; i < 4; ++i) {
-    FakeNvml::Gpu g;
-    g.name = "NVIDIA H100 80GB HBM3";
-    g.uuid = "GPU-" + std::to_string(i);
-    g.bus = Bus(i);
-    fake->gpus.push_back(g);
-  }
-  return fake;
-}
+std::shared_ptr<FakeNvml> FourGpus() { return Gpus(4, "NVIDIA H100 80GB HBM3"); }
 
 TEST(NvmlHealthTest, ClassifiesXids) {
   for (uint64_t xid : {48, 63, 64, 74, 79, 92, 94, 95, 119, 120}) EXPECT_TRUE(ClassifyXid(xid).critical) << xid;
