@@ -15,7 +15,6 @@
 #include "cli/usage.h"
 #include "cli/verbs.h"
 #include "common/build_info.h"
-#include "common/log.h"
 #include "meter/price_list_codec.h"
 #include "workload/secret_doc.h"
 
@@ -96,7 +95,7 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   for (AddCoreCommandsFn add : kClientGroups) add(app, exit_code);
 }
 
-int RunApp(int argc, char** argv, AddCoreCommandsFn add_core) {
+int RunApp(int argc, char** argv, AddCoreCommandsFn add_core, SetUpLoggingFn set_up_logging) {
   std::vector<std::string> args(argv + 1, argv + argc);
   const bool lean = add_core == nullptr;
   const std::string verb = VerbOf(args);
@@ -104,6 +103,12 @@ int RunApp(int argc, char** argv, AddCoreCommandsFn add_core) {
   // are the full binary's (its help lists all verbs; it suggests for a mistyped one).
   const bool version_only = verb.empty() && std::find(args.begin(), args.end(), std::string("--version")) != args.end();
   if (lean && verb.empty() && !version_only) return ExecCore(argv);
+  const std::string version =
+      "abacus " + std::string(BuildVersion()) + " (commit " + std::string(BuildCommit()) + ", built " + std::string(BuildDate()) + ")";
+  if (lean && version_only) {  // what CLI11's version flag prints, without building the parser
+    std::cout << version << "\n";
+    return 0;
+  }
   // Document kinds other modules read: validate, submit and the server all know them.
   meter::RegisterPriceListKind();
   RegisterSecretKind();
@@ -113,21 +118,20 @@ int RunApp(int argc, char** argv, AddCoreCommandsFn add_core) {
   app.require_subcommand(1);
   std::string log_level = "warn";
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")->capture_default_str();
-  app.set_version_flag("--version", "abacus " + std::string(BuildVersion()) + " (commit " + std::string(BuildCommit()) +
-                                        ", built " + std::string(BuildDate()) + ")");
+  app.set_version_flag("--version", version);
   // Each subcommand sets `exit_code` from its callback, which CLI11 runs during parse().
   int exit_code = 0;
   if (!lean) {
     add_core(app, &exit_code);
     AddClientCommands(app, &exit_code);
-  } else if (!version_only) {
+  } else {
     if (!AddClientCommandsFor(app, verb, &exit_code)) return ExecCore(argv);
     // https:// needs TLS, which only the full binary loads.
     const ClientConfig c = ResolveClientConfig(FlagValue(args, "--server"), "", "");
     if (c.server.starts_with("https://")) return ExecCore(argv);
   }
   app.parse_complete_callback([&] {
-    Status st = InitLogging(log_level);
+    Status st = set_up_logging(log_level);
     if (!st.ok()) throw CLI::ValidationError("--log-level", st.message());
   });
   // Usage errors exit 2 (docs/cli.md): an unknown command is answered before CLI11 parses,

@@ -8,14 +8,23 @@
 
 #include <CLI/CLI.hpp>
 
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
 namespace abacus::cli {
 
 // Registers the verbs that exist only in abacus-core (server, agent, sim, bench, …).
 using AddCoreCommandsFn = void (*)(CLI::App& app, int* exit_code);
 
+// Sets up logging at a `--log-level` value; a bad level is an error (the message names the
+// accepted ones). The lean client only checks it (it logs nothing and loads no logger).
+using SetUpLoggingFn = Status (*)(std::string_view level);
+
 // Parses argv, runs the chosen subcommand and returns the exit code. `add_core` null: the lean
 // client, which execs abacus-core for whatever needs it (and returns only when that fails).
-int RunApp(int argc, char** argv, AddCoreCommandsFn add_core);
+int RunApp(int argc, char** argv, AddCoreCommandsFn add_core, SetUpLoggingFn set_up_logging);
 
 // Registers the client verbs (the REST API's users), in both binaries.
 void AddClientCommands(CLI::App& app, int* exit_code);

@@ -9,6 +9,7 @@
 #include "cli/tls_transport.h"
 #include "cli/validate.h"
 #include "cli/verbs.h"
+#include "common/log.h"
 
 namespace abacus::cli {
 namespace {
@@ -30,7 +31,7 @@ void AddCoreCommands(CLI::App& app, int* exit_code) {
 
 int Main(int argc, char** argv) {
   RegisterTlsTransport();
-  return RunApp(argc, argv, &AddCoreCommands);
+  return RunApp(argc, argv, &AddCoreCommands, &InitLogging);
 }
 
 }  // namespace abacus::cli

@@ -4,14 +4,13 @@
 
 #include <string>
 
+#include "common/log_level.h"
+
 namespace abacus {
 
 Status InitLogging(std::string_view level) {
-  auto parsed = spdlog::level::from_str(std::string(level));
-  if (parsed == spdlog::level::off && level != "off") {
-    return InvalidArgument("unknown log level '" + std::string(level) +
-                           "' (expected trace, debug, info, warn, error or off)");
-  }
+  if (Status st = CheckLogLevel(level); !st.ok()) return st;
+  const auto parsed = spdlog::level::from_str(std::string(level));
   auto logger = spdlog::stderr_color_mt("abacus");
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %^%l%$ %v", spdlog::pattern_time_type::utc);

@@ -106,6 +106,36 @@ TEST(CliHabitsTest, ConnectionErrorsSayWhatHappenedAndWhatToDo) {
   EXPECT_TRUE(Contains(plain.err, "https:// URL")) << plain.err;
 }
 
+// The shared objects the dynamic loader started for one run of `args` (LD_DEBUG=libs).
+std::vector<std::string> LoadedLibraries(const std::vector<std::string>& args) {
+  auto r = RunCli(args, {"LD_DEBUG=libs"});
+  std::vector<std::string> loaded;
+  const std::string mark = "calling init: ";
+  for (size_t at = r.err.find(mark); at != std::string::npos; at = r.err.find(mark, at + 1)) {
+    const size_t start = at + mark.size();
+    loaded.push_back(std::filesystem::path(r.err.substr(start, r.err.find('\n', start) - start)).filename().string());
+  }
+  return loaded;
+}
+
+// Start cost (docs/cli.md): a shell loop pays the dynamic loader per command, so a client verb
+// loads libc alone — yaml-cpp and the C++ runtime are linked in, no logger, TLS or HTTP library.
+TEST(CliHabitsTest, AClientVerbLoadsTheCLibraryAlone) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "sanitizer builds link the client dynamically";
+#else
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--version"}, {"get", "workloads", "--server", "http://127.0.0.1:1"},
+        {"submit", "-f", "/nonexistent.yaml", "--server", "http://127.0.0.1:1"}}) {
+    const std::vector<std::string> loaded = LoadedLibraries(args);
+    ASSERT_FALSE(loaded.empty()) << args[0] << ": LD_DEBUG printed nothing";
+    for (const std::string& lib : loaded) {
+      EXPECT_TRUE(lib.starts_with("libc.so") || lib.starts_with("ld-linux")) << args[0] << " loads " << lib;
+    }
+  }
+#endif
+}
+
 TEST(CliHabitsTest, VersionOfClientAndServerForEveryUser) {
   TempDir dir;
   ServerProcess server(dir.path());
