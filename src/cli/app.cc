@@ -68,9 +68,10 @@ std::string CorePath() {
 namespace {
 
 // The client verbs, in groups (each adds one or more verbs), the most used first.
-constexpr AddCoreCommandsFn kClientGroups[] = {AddClientVerbs,      AddRunCommand,         AddEventsCommand,
-                                               AddReportCommand,    AddGovernanceCommands, AddSecretCommands,
-                                               AddRolloutCommands,  AddFleetCommands,      AddVersionCommand};
+constexpr AddCoreCommandsFn kClientGroups[] = {AddApplyAndSubmit,   AddReadVerbs,       AddChangeVerbs,
+                                               AddRunCommand,       AddEventsCommand,   AddReportCommand,
+                                               AddGovernanceCommands, AddSecretCommands, AddRolloutCommands,
+                                               AddFleetCommands,    AddVersionCommand};
 
 bool HasVerb(const CLI::App& app, const std::string& verb) {
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <optional>
 #include <sstream>
 
 #include "cli/wire_client.h"
@@ -29,6 +31,45 @@ std::string ReadTrimmed(const std::string& path) {
   return s;
 }
 
+// The fields of a client config file (empty when absent).
+struct FileSettings {
+  std::string server, token, ca, token_file;
+};
+
+// Parses the client config file at `path` once per process and version of the file (its size
+// and modification time): a command resolves its connection more than once (the lean client's
+// https:// check, then the verb), and YAML costs more than the rest of a short command. An
+// absent or unreadable file gives empty fields (flags and env still work).
+FileSettings ReadConfigFile(const std::string& path) {
+  struct Cached {
+    std::string path;
+    std::filesystem::file_time_type mtime;
+    uintmax_t size = 0;
+    FileSettings settings;
+  };
+  static std::mutex mu;
+  static std::optional<Cached> cached;
+  std::error_code ec;
+  const auto mtime = std::filesystem::last_write_time(path, ec);
+  if (ec) return {};
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) return {};
+  std::lock_guard lock(mu);
+  if (cached && cached->path == path && cached->mtime == mtime && cached->size == size) return cached->settings;
+  FileSettings f;
+  try {
+    YAML::Node n = YAML::LoadFile(path);
+    if (n["server"]) f.server = n["server"].as<std::string>();
+    if (n["token"]) f.token = n["token"].as<std::string>();
+    if (n["caCert"]) f.ca = n["caCert"].as<std::string>();
+    if (n["tokenFile"]) f.token_file = n["tokenFile"].as<std::string>();
+  } catch (const std::exception&) {
+    f = {};
+  }
+  cached = Cached{path, mtime, size, f};
+  return f;
+}
+
 }  // namespace
 
 std::string ClientConfigPath() {
@@ -42,17 +83,12 @@ ClientConfig ResolveClientConfig(const std::string& flag_server, const std::stri
                                  const std::string& flag_ca_cert) {
   ClientConfig c;
   std::string file_server, file_token, file_ca;
-  std::string path = ClientConfigPath();
-  if (!path.empty() && std::filesystem::exists(path)) {
-    try {
-      YAML::Node n = YAML::LoadFile(path);
-      if (n["server"]) file_server = n["server"].as<std::string>();
-      if (n["token"]) file_token = n["token"].as<std::string>();
-      if (n["caCert"]) file_ca = n["caCert"].as<std::string>();
-      if (file_token.empty() && n["tokenFile"]) file_token = ReadTrimmed(n["tokenFile"].as<std::string>());
-    } catch (const std::exception&) {
-      // An unreadable config file counts as absent; flags and env still work.
-    }
+  if (const std::string path = ClientConfigPath(); !path.empty()) {
+    FileSettings f = ReadConfigFile(path);
+    file_server = std::move(f.server);
+    file_ca = std::move(f.ca);
+    // The token file is read each time (it may be rotated under a long-running command).
+    file_token = !f.token.empty() ? std::move(f.token) : !f.token_file.empty() ? ReadTrimmed(f.token_file) : "";
   }
   std::string env_server = Env("ABACUS_SERVER"), env_token = Env("ABACUS_TOKEN");
   c.server = !flag_server.empty() ? flag_server : !env_server.empty() ? env_server : !file_server.empty() ? file_server : c.server;

@@ -906,7 +906,7 @@ int RunQuotaDecision(const Common& c, const std::string& w, bool approve) {
 
 }  // namespace
 
-void AddClientVerbs(CLI::App& app, int* exit_code) {
+void AddApplyAndSubmit(CLI::App& app, int* exit_code) {
   {
     auto c = std::make_shared<Common>();
     auto files = std::make_shared<std::vector<std::string>>();
@@ -940,6 +940,9 @@ void AddClientVerbs(CLI::App& app, int* exit_code) {
     AddConnectionFlags(cmd, c.get());
     cmd->callback([=] { *exit_code = RunApplyOrSubmit(*c, *files, true, *mode); });
   }
+}
+
+void AddReadVerbs(CLI::App& app, int* exit_code) {
   {
     auto c = std::make_shared<Common>();
     auto a = std::make_shared<GetArgs>();
@@ -1026,6 +1029,9 @@ void AddClientVerbs(CLI::App& app, int* exit_code) {
     AddConnectionFlags(cmd, c.get());
     cmd->callback([=] { *exit_code = RunExplain(*c, *w); });
   }
+}
+
+void AddChangeVerbs(CLI::App& app, int* exit_code) {
   {
     auto c = std::make_shared<Common>();
     auto w = std::make_shared<std::string>();

@@ -14,8 +14,11 @@ namespace abacus::cli {
 
 class ApiClient;
 
-// Registers the client verbs on `app`; their callbacks store the exit code in `*exit_code`.
-void AddClientVerbs(CLI::App& app, int* exit_code);
+// Register the client verbs on `app`, in three groups (a lean process builds only the group of
+// the verb it runs); their callbacks store the exit code in `*exit_code`.
+void AddApplyAndSubmit(CLI::App& app, int* exit_code);  // apply, submit
+void AddReadVerbs(CLI::App& app, int* exit_code);       // get, describe, explain
+void AddChangeVerbs(CLI::App& app, int* exit_code);     // cancel, delete, scale, approve, reject
 // Registers `abacus server` and `abacus up`.
 void AddServerCommands(CLI::App& app, int* exit_code);
 // Registers `abacus bench api` under the existing `bench` command.
