@@ -12,6 +12,7 @@
 
 #include "common/ids.h"
 #include "govern/audit.h"
+#include "server/control_plane_fixture.h"
 #include "server/server_test_util.h"
 
 namespace abacus::server {
@@ -30,58 +31,23 @@ spec:
     - {flavor: gpu/nvidia/A100-80G, perHour: "3", effectiveFrom: "2026-01-01T02:00:00Z"}
 )";
 
-std::string Job(const std::string& name, int gpus) {
-  return "kind: TrainingJob\nname: " + name +
-         "\nproject: acme/ml\nqueue: train\nspec:\n  command: [\"true\"]\n  taskGroups:\n    - name: w\n"
-         "      resources: {cpu: 1, memory: 1Gi, accelerators: {flavor: gpu/nvidia/A100-80G, count: " +
-         std::to_string(gpus) + "}}\n";
-}
+std::string Job(const std::string& name, int gpus) { return testing_cp::A100Job(name, gpus); }
 
-json AgentNode(const std::string& name, int gpus) {
-  json devices = json::array();
-  for (int i = 0; i < gpus; ++i) {
-    devices.push_back({{"index", i}, {"flavor", "gpu/nvidia/A100-80G"}, {"memoryBytes", int64_t{80} << 30}});
-  }
-  return {{"name", name}, {"cpuMilli", 64000}, {"memoryBytes", int64_t{256} << 30}, {"devices", devices}};
-}
+json AgentNode(const std::string& name, int gpus) { return testing_cp::A100Node(name, gpus); }
 
-class ControlPlaneTest : public ::testing::Test {
+class ControlPlaneTest : public testing_cp::ControlPlaneFixture {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("abacus-cp-" + std::to_string(::getpid()) + "-" +
-                                                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
+    ControlPlaneFixture::SetUp();
     Open();
-    auto applied = cp_->Apply(kOrg, false, "org.yaml");
-    ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+    ApplyOrg(kOrg);
   }
-  void TearDown() override {
-    cp_.reset();
-    std::filesystem::remove_all(dir_);
+  using ControlPlaneFixture::Open;
+  // Opens with nodes NotReady after `node_timeout` without a heartbeat.
+  void Open(Duration node_timeout) {
+    Open([&](ControlPlaneOptions& o) { o.node_timeout = node_timeout; });
   }
-  void Open(Duration node_timeout = std::chrono::hours(24)) {
-    ControlPlaneOptions o;
-    o.data_dir = dir_.string();
-    o.clock = &clock_;
-    o.ids = &ids_;
-    o.node_timeout = node_timeout;
-    auto cp = ControlPlane::Open(o);
-    ASSERT_TRUE(cp.ok()) << cp.status().ToString();
-    cp_ = std::move(*cp);
-  }
-  std::string Submit(const std::string& name, int gpus) {
-    auto r = cp_->Submit(Job(name, gpus), false, name + ".yaml");
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
-    cp_->WaitForCycle();
-    return r.ok() ? (*r)[0]["id"].get<std::string>() : "";
-  }
-  std::string State(const std::string& id) { return (*cp_->GetWorkload(id))["state"]; }
-  void Report(const std::string& node, const std::string& task, json fields) {
-    fields["taskId"] = task;
-    auto r = cp_->AgentStatus(node, json{{"tasks", {fields}}});
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
-    cp_->WaitForCycle();
-  }
+  std::string Submit(const std::string& name, int gpus) { return SubmitYaml(Job(name, gpus), name + ".yaml"); }
   json Usage(const std::string& by) {
     ControlPlane::ReportQuery q;
     q.from = "2026-01-01";
@@ -92,11 +58,6 @@ class ControlPlaneTest : public ::testing::Test {
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? json::parse(r->body) : json();
   }
-
-  std::filesystem::path dir_;
-  ManualClock clock_;  // 2026-01-01T00:00:00Z
-  SequentialIdGenerator ids_;
-  std::unique_ptr<ControlPlane> cp_;
 };
 
 TEST_F(ControlPlaneTest, ParkedWorkloadWaitsUntilCapacityFreesThenIsAdmitted) {

@@ -7,6 +7,7 @@
 
 #include "common/ids.h"
 #include "server/control_plane.h"
+#include "server/control_plane_fixture.h"
 #include "server/server_test_util.h"
 
 namespace abacus::server {
@@ -34,18 +35,7 @@ quotas:
 
 std::string Job(const std::string& name, int gpus, const std::string& project = "acme/ml",
                 const std::string& queue = "train") {
-  return "kind: TrainingJob\nname: " + name + "\nproject: " + project + "\nqueue: " + queue +
-         "\nspec:\n  command: [\"true\"]\n  taskGroups:\n    - name: w\n"
-         "      resources: {cpu: 1, memory: 1Gi, accelerators: {flavor: gpu/nvidia/A100-80G, count: " +
-         std::to_string(gpus) + "}}\n";
-}
-
-json AgentNode(const std::string& name, int gpus) {
-  json devices = json::array();
-  for (int i = 0; i < gpus; ++i) {
-    devices.push_back({{"index", i}, {"flavor", "gpu/nvidia/A100-80G"}, {"memoryBytes", int64_t{80} << 30}});
-  }
-  return {{"name", name}, {"cpuMilli", 64000}, {"memoryBytes", int64_t{256} << 30}, {"devices", devices}};
+  return testing_cp::A100Job(name, gpus, project, queue);
 }
 
 govern::Principal User(const std::string& name) {
@@ -54,37 +44,17 @@ govern::Principal User(const std::string& name) {
   return govern::Principal::User(name, {admin});
 }
 
-class DryRunTest : public ::testing::Test {
+class DryRunTest : public testing_cp::ControlPlaneFixture {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("abacus-dry-" + std::to_string(::getpid()) + "-" +
-                                                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
+    ControlPlaneFixture::SetUp();
     Open();
-    auto applied = cp_->Apply(kOrg, false, "org.yaml");
-    ASSERT_TRUE(applied.ok()) << applied.status().ToString();
-    ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 4)).ok());
-  }
-  void TearDown() override {
-    cp_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-  void Open() {
-    ControlPlaneOptions o;
-    o.data_dir = dir_.string();
-    o.clock = &clock_;
-    o.ids = &ids_;
-    o.node_timeout = std::chrono::hours(24);  // the agent node stays Ready while the clock moves
-    auto cp = ControlPlane::Open(o);
-    ASSERT_TRUE(cp.ok()) << cp.status().ToString();
-    cp_ = std::move(*cp);
+    ApplyOrg(kOrg);
+    ASSERT_TRUE(cp_->RegisterAgent(testing_cp::A100Node("gpu-a", 4)).ok());
   }
   std::string Submit(const std::string& text, const std::string& user = "") {
     govern::Principal who = User(user);
-    auto r = cp_->Submit(text, false, "job.yaml", user.empty() ? nullptr : &who);
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
-    cp_->WaitForCycle();
-    return r.ok() ? (*r)[0]["id"].get<std::string>() : "";
+    return SubmitYaml(text, "job.yaml", user.empty() ? nullptr : &who);
   }
   json DryRun(const std::string& text) {
     auto r = cp_->Submit(text, false, "job.yaml", nullptr, {}, true);
@@ -103,11 +73,6 @@ class DryRunTest : public ::testing::Test {
     return r.ok() ? json::parse(r->body) : json();
   }
   size_t Stored() { return cp_->ListWorkloads({})["items"].size(); }
-
-  std::filesystem::path dir_;
-  ManualClock clock_;  // 2026-01-01T00:00:00Z
-  SequentialIdGenerator ids_;
-  std::unique_ptr<ControlPlane> cp_;
 };
 
 TEST_F(DryRunTest, ASubmissionDryRunSaysWhereItWouldGoAndStoresNothing) {

@@ -10,6 +10,7 @@
 
 #include "common/ids.h"
 #include "server/control_plane.h"
+#include "server/control_plane_fixture.h"
 #include "server/evaluations_api.h"
 #include "server/server_test_util.h"
 
@@ -29,50 +30,16 @@ std::string Evaluation(const std::string& name, const std::string& version, cons
          version + "\"\n  dataset: mmlu\n  resultsPath: /results/llama/mmlu.json\n" + extra;
 }
 
-json AgentNode(const std::string& name, int gpus) {
-  json devices = json::array();
-  for (int i = 0; i < gpus; ++i) {
-    devices.push_back({{"index", i}, {"flavor", "gpu/nvidia/A100-80G"}, {"memoryBytes", int64_t{80} << 30}});
-  }
-  return {{"name", name}, {"cpuMilli", 64000}, {"memoryBytes", int64_t{256} << 30}, {"devices", devices}};
-}
-
-class EvaluationArchiveTest : public ::testing::Test {
+class EvaluationArchiveTest : public testing_cp::ControlPlaneFixture {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("abacus-eval-" + std::to_string(::getpid()) + "-" +
-                                                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
+    ControlPlaneFixture::SetUp();
     Open();
-    ASSERT_TRUE(cp_->Apply(kOrg, false, "org.yaml").ok());
-    ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+    ApplyOrg(kOrg);
+    ASSERT_TRUE(cp_->RegisterAgent(testing_cp::A100Node("gpu-a", 2)).ok());
   }
-  void TearDown() override {
-    cp_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-  void Open() {
-    ControlPlaneOptions o;
-    o.data_dir = dir_.string();
-    o.clock = &clock_;
-    o.ids = &ids_;
-    o.node_timeout = std::chrono::hours(24);
-    auto cp = ControlPlane::Open(o);
-    ASSERT_TRUE(cp.ok()) << cp.status().ToString();
-    cp_ = std::move(*cp);
-  }
-  std::string Submit(const std::string& yaml) {
-    auto r = cp_->Submit(yaml, false, "eval.yaml");
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
-    cp_->WaitForCycle();
-    return r.ok() ? (*r)[0]["id"].get<std::string>() : "";
-  }
-  void Report(const std::string& task, json fields) {
-    fields["taskId"] = task;
-    auto r = cp_->AgentStatus("gpu-a", json{{"tasks", {fields}}});
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
-    cp_->WaitForCycle();
-  }
+  std::string Submit(const std::string& yaml) { return SubmitYaml(yaml, "eval.yaml"); }
+  void Report(const std::string& task, json fields) { ControlPlaneFixture::Report("gpu-a", task, std::move(fields)); }
   // Runs the evaluation's only task for an hour; it exits 0 with `exited` (results fields).
   void RunForAnHour(const std::string& id, json exited) {
     Report(id + ".0.0.1", {{"phase", "Running"}});
@@ -81,7 +48,6 @@ class EvaluationArchiveTest : public ::testing::Test {
     exited["exitCode"] = 0;
     Report(id + ".0.0.1", exited);
   }
-  std::string State(const std::string& id) { return (*cp_->GetWorkload(id))["state"]; }
   json LastEvent(const std::string& id, const std::string& type) {
     json found;
     json all = *cp_->Events(id);
@@ -96,11 +62,6 @@ class EvaluationArchiveTest : public ::testing::Test {
     if (!rec.ok() || !rec->has_value()) return std::nullopt;
     return json::parse((*rec)->json);
   }
-
-  std::filesystem::path dir_;
-  ManualClock clock_;  // 2026-01-01T00:00:00Z
-  SequentialIdGenerator ids_;
-  std::unique_ptr<ControlPlane> cp_;
 };
 
 TEST_F(EvaluationArchiveTest, ValidResultsAreArchivedWithTheResourcesTheRunUsed) {

@@ -8,6 +8,7 @@
 
 #include "common/ids.h"
 #include "server/control_plane.h"
+#include "server/control_plane_fixture.h"
 
 namespace abacus::server {
 namespace {
@@ -54,56 +55,26 @@ quotas:
   - {resource: memory, nominal: 512Gi}
 )";
 
-std::string Job(const std::string& name, const std::string& queue, int gpus) {
-  return "kind: TrainingJob\nname: " + name + "\nproject: acme/ml\nqueue: " + queue +
-         "\nspec:\n  command: [\"true\"]\n  taskGroups:\n    - name: w\n"
-         "      resources: {cpu: 1, memory: 1Gi, accelerators: {flavor: gpu/nvidia/A100-80G, count: " +
-         std::to_string(gpus) + "}}\n";
-}
-
-json AgentNode(const std::string& name, int gpus) {
-  json devices = json::array();
-  for (int i = 0; i < gpus; ++i) {
-    devices.push_back({{"index", i}, {"flavor", "gpu/nvidia/A100-80G"}, {"memoryBytes", int64_t{80} << 30}});
-  }
-  return {{"name", name}, {"cpuMilli", 64000}, {"memoryBytes", int64_t{256} << 30}, {"devices", devices}};
-}
-
-class FairShareServerTest : public ::testing::Test {
+class FairShareServerTest : public testing_cp::ControlPlaneFixture {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("abacus-fs-" + std::to_string(::getpid()) + "-" +
-                                                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
+    ControlPlaneFixture::SetUp();
     Open();
-    auto applied = cp_->Apply(kOrg, false, "org.yaml");
-    ASSERT_TRUE(applied.ok()) << applied.status().ToString();
-    auto registered = cp_->RegisterAgent(AgentNode("gpu-a", 3));
+    ApplyOrg(kOrg);
+    auto registered = cp_->RegisterAgent(testing_cp::A100Node("gpu-a", 3));
     ASSERT_TRUE(registered.ok()) << registered.status().ToString();
     node_token_ = (*registered)["nodeToken"];
   }
-  void TearDown() override {
-    cp_.reset();
-    std::filesystem::remove_all(dir_);
-  }
+  // Opens with usage decaying at `half_life` (0: no decay) and nodes Ready for 1000 h.
   void Open(Duration half_life = 7 * 24h) {
-    ControlPlaneOptions o;
-    o.data_dir = dir_.string();
-    o.clock = &clock_;
-    o.ids = &ids_;
-    o.node_timeout = 1000h;
-    o.scheduler.fair_share_half_life = half_life;
-    auto cp = ControlPlane::Open(o);
-    ASSERT_TRUE(cp.ok()) << cp.status().ToString();
-    cp_ = std::move(*cp);
+    ControlPlaneFixture::Open([&](ControlPlaneOptions& o) {
+      o.node_timeout = 1000h;
+      o.scheduler.fair_share_half_life = half_life;
+    });
   }
   std::string Submit(const std::string& name, const std::string& queue, int gpus) {
-    auto r = cp_->Submit(Job(name, queue, gpus), false, name + ".yaml");
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
-    cp_->WaitForCycle();
-    return r.ok() ? (*r)[0]["id"].get<std::string>() : "";
+    return SubmitYaml(testing_cp::A100Job(name, gpus, "acme/ml", queue), name + ".yaml");
   }
-  std::string State(const std::string& id) { return (*cp_->GetWorkload(id))["state"]; }
   void Exit(const std::string& id) {
     auto r = cp_->AgentStatus("gpu-a", json{{"tasks", {{{"taskId", id + ".0.0.1"}, {"phase", "Exited"}, {"exitCode", 0}}}}});
     ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -117,10 +88,6 @@ class FairShareServerTest : public ::testing::Test {
     return json();
   }
 
-  std::filesystem::path dir_;
-  ManualClock clock_;  // 2026-01-01T00:00:00Z
-  SequentialIdGenerator ids_;
-  std::unique_ptr<ControlPlane> cp_;
   std::string node_token_;
 };
 

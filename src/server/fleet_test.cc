@@ -8,6 +8,7 @@
 
 #include "common/ids.h"
 #include "server/control_plane.h"
+#include "server/control_plane_fixture.h"
 #include "server/server_test_util.h"
 
 namespace abacus::server {
@@ -40,38 +41,14 @@ json Node(const std::string& name, bool simulated) {
           {"simulated", simulated}};
 }
 
-class FleetControlTest : public ::testing::Test {
+class FleetControlTest : public testing_cp::ControlPlaneFixture {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("abacus-fleet-" + std::to_string(::getpid()) + "-" +
-                                                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
+    ControlPlaneFixture::SetUp();
     Open();
-    auto applied = cp_->Apply(kOrg, false, "org.yaml");
-    ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+    ApplyOrg(kOrg);
   }
-  void TearDown() override {
-    cp_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-  void Open() {
-    ControlPlaneOptions o;
-    o.data_dir = dir_.string();
-    o.clock = &clock_;
-    o.ids = &ids_;
-    o.node_timeout = std::chrono::hours(24);
-    auto cp = ControlPlane::Open(o);
-    ASSERT_TRUE(cp.ok()) << cp.status().ToString();
-    cp_ = std::move(*cp);
-  }
-  std::string Submit(const std::string& yaml) {
-    auto r = cp_->Submit(yaml, false, "job.yaml");
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
-    cp_->WaitForCycle();
-    return r.ok() ? (*r)[0]["id"].get<std::string>() : "";
-  }
-  json Workload(const std::string& id) { return *cp_->GetWorkload(id); }
-  std::string State(const std::string& id) { return Workload(id)["state"]; }
+  std::string Submit(const std::string& yaml) { return SubmitYaml(yaml); }
   std::string NodeState(const std::string& name) { return (*cp_->GetNode(name))["schedulingState"]; }
   // Lets the loop run its once-a-second work (drains, controllers) after `step` of clock time.
   void Tick(Duration step = 2s) {
@@ -79,16 +56,6 @@ class FleetControlTest : public ::testing::Test {
     cp_->WaitForCycle();
     cp_->WaitForCycle();
   }
-  void Report(const std::string& node, const std::string& task, json fields) {
-    fields["taskId"] = task;
-    ASSERT_TRUE(cp_->AgentStatus(node, json{{"tasks", {fields}}}).ok());
-    cp_->WaitForCycle();
-  }
-
-  std::filesystem::path dir_;
-  ManualClock clock_;
-  SequentialIdGenerator ids_;
-  std::unique_ptr<ControlPlane> cp_;
 };
 
 // An agent's heartbeats own Ready/NotReady; the cordon is the operator's and outlives both them
@@ -133,7 +100,7 @@ TEST_F(FleetControlTest, DrainStopsAgentWorkWithCheckpointSignalAndMetersItAsDra
   ASSERT_EQ(tasks.size(), 1u) << tasks.dump();
   EXPECT_EQ(tasks[0]["stopSignal"], "SIGUSR1") << tasks.dump();
   Report("gpu-a", id + ".0.0.1", {{"phase", "Exited"}, {"stopped", true}, {"signal", 10}});
-  json w = Workload(id);
+  json w = WorkloadJson(id);
   EXPECT_EQ(w["state"], "Requeued") << w.dump();
   EXPECT_EQ(w["requeueReason"], "Drained");
   EXPECT_EQ(w.value("failures", 0), 0);
@@ -171,7 +138,7 @@ TEST_F(FleetControlTest, DrainWaitsForNonPreemptibleWorkUntilTheGraceThenRequeue
   Tick(6min);
   Tick();
   EXPECT_EQ(State(id), "Requeued");
-  EXPECT_EQ(Workload(id)["requeueReason"], "Drained");
+  EXPECT_EQ(WorkloadJson(id)["requeueReason"], "Drained");
   EXPECT_EQ(NodeState("sim-a"), "Drained");
   // PUT of the simulated node again keeps the operator's state.
   ASSERT_TRUE(cp_->PutNode(Node("sim-a", true)).ok());
@@ -232,7 +199,7 @@ spec:
   Tick();
   Tick();
   EXPECT_EQ(NodeState("gpu-a"), "Drained");
-  json w = Workload(id);
+  json w = WorkloadJson(id);
   EXPECT_EQ(w["state"], "Running") << w.dump();
   EXPECT_FALSE(w.contains("requeueReason")) << w.dump();
   EXPECT_FALSE(task_on("gpu-c").is_null()) << w.dump();  // the replica again, on gpu-c
@@ -273,7 +240,7 @@ TEST_F(FleetControlTest, SetPriorityValueOrdersTheQueue) {
   std::string older = Submit(Job("older"));
   std::string newer = Submit(Job("newer"));
   ASSERT_TRUE(cp_->SetWorkloadPriority(newer, "900", "tia").ok());
-  EXPECT_EQ(Workload(newer)["priority"], 900);
+  EXPECT_EQ(WorkloadJson(newer)["priority"], 900);
   EXPECT_EQ(cp_->SetWorkloadPriority(newer, "12x", "tia").status().code(), StatusCode::kInvalidArgument);
   json one = Node("sim-a", true);
   one["devices"].erase(1);  // room for one

@@ -8,6 +8,7 @@
 
 #include "common/ids.h"
 #include "server/control_plane.h"
+#include "server/control_plane_fixture.h"
 #include "server/server_test_util.h"
 #include "server/service_endpoints.h"
 
@@ -24,29 +25,13 @@ std::string Service(int replicas, const std::string& extra = "") {
          "  taskGroups:\n    - name: server\n      resources: {cpu: 1, memory: 1Gi}\n";
 }
 
-class ServiceDrainTest : public ::testing::Test {
+class ServiceDrainTest : public testing_cp::ControlPlaneFixture {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("abacus-drain-" + std::to_string(::getpid()) + "-" +
-                                                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
+    ControlPlaneFixture::SetUp();
     Open();
-    ASSERT_TRUE(cp_->Apply(testing_org::AcmeOrg("train", 2), false, "org.yaml").ok());
+    ApplyOrg(testing_org::AcmeOrg("train", 2));
     ASSERT_TRUE(cp_->RegisterAgent(json{{"name", "n1"}, {"cpuMilli", 16000}, {"memoryBytes", int64_t{64} << 30}}).ok());
-  }
-  void TearDown() override {
-    cp_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-  void Open() {
-    ControlPlaneOptions o;
-    o.data_dir = dir_.string();
-    o.clock = &clock_;
-    o.ids = &ids_;
-    o.node_timeout = std::chrono::hours(24);
-    auto cp = ControlPlane::Open(o);
-    ASSERT_TRUE(cp.ok()) << cp.status().ToString();
-    cp_ = std::move(*cp);
   }
   // Submits the service and reports each replica running on its own port.
   std::string Start(const std::string& spec, int replicas) {
@@ -87,11 +72,6 @@ class ServiceDrainTest : public ::testing::Test {
     }
     return "";
   }
-
-  std::filesystem::path dir_;
-  ManualClock clock_;
-  SequentialIdGenerator ids_;
-  std::unique_ptr<ControlPlane> cp_;
 };
 
 TEST_F(ServiceDrainTest, ScaleDownDrainsForTheDefaultFiveSecondsThenStops) {
