@@ -11,7 +11,7 @@
 //   uint64_t t = committer.Enqueue({decision});           // never blocks; Wait(t) if needed
 //
 // Writes a hook makes on the committer's own thread (OnCommitterThread) must go straight to the
-// store: server/committed_store.h does that for governance's store.
+// store: server/store_via_committer.h does that for governance's store.
 #pragma once
 
 #include <atomic>

@@ -140,7 +140,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptio
   ABACUS_ASSIGN_OR_RETURN(auto auth, TokenAuthorizer::Open(*cp->store_, options.data_dir));
   cp->tokens_ = auth.get();
   cp->authorizer_ = std::move(auth);
-  cp->governance_store_ = std::make_unique<CommittedStore>(*cp->store_);
+  cp->governance_store_ = std::make_unique<StoreViaCommitter>(*cp->store_);
   Governance::Options go;
   const std::filesystem::path data(options.data_dir);
   go.audit_key_file = options.audit_key_file.empty() ? (data / "audit.key").string() : options.audit_key_file;

@@ -38,7 +38,7 @@
 #include "server/audit_watch.h"
 #include "server/auth.h"
 #include "server/change_feed.h"
-#include "server/committed_store.h"
+#include "server/store_via_committer.h"
 #include "server/device_health.h"
 #include "server/governance.h"
 #include "server/idempotency.h"
@@ -461,7 +461,7 @@ class ControlPlane {
   std::unique_ptr<Store> store_;
   std::unique_ptr<Authorizer> authorizer_;
   TokenAuthorizer* tokens_ = nullptr;  // authorizer_, when it is the token authorizer
-  std::unique_ptr<CommittedStore> governance_store_;  // the store as governance writes it
+  std::unique_ptr<StoreViaCommitter> governance_store_;  // the store as governance writes it
   std::unique_ptr<Governance> governance_;
   std::unique_ptr<AuditWatch> audit_watch_;  // the background chain check
   std::unique_ptr<SecretVault> secrets_;

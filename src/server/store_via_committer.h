@@ -1,4 +1,4 @@
-// CommittedStore: a Store whose writes go through the server's one committer (server/committer.h)
+// StoreViaCommitter: a Store whose writes go through the server's one committer (server/committer.h)
 // once one is attached, so that governance's own writes (users, tokens) share the request path's
 // commits instead of competing with them for SQLite's single writer. Writes made on the
 // committer's own thread (the audit chain it seals, its housekeeping) go straight to the store.
@@ -12,9 +12,9 @@
 
 namespace abacus::server {
 
-class CommittedStore final : public Store {
+class StoreViaCommitter final : public Store {
  public:
-  explicit CommittedStore(Store& base) : base_(base) {}
+  explicit StoreViaCommitter(Store& base) : base_(base) {}
   // From now on, commits go through `committer` (null: straight to the store). The committer
   // must outlive its use here.
   void Attach(Committer* committer) { committer_.store(committer); }
