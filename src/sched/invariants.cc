@@ -14,8 +14,11 @@ Status CheckInvariants(const Snapshot& s, const CycleResult& result) {
   Placer filters(cluster, node_pool, open, ScoringPolicy::kBinpack);
   filters.SetClusterRules(s.queues, s.clusters);
 
+  // `admitted_earlier`: work that was already running keeps its place when the node was cordoned,
+  // drained, relabelled or a device failed since (the health rule and the operator verbs allow
+  // it); only the cycle's new admissions must pass the placement filters and usable devices.
   auto apply = [&](const WorkloadInfo& w, const std::vector<FlavorId>& flavors,
-                   const std::vector<TaskPlacement>& placements) -> Status {
+                   const std::vector<TaskPlacement>& placements, bool admitted_earlier) -> Status {
     size_t tasks = 0;
     for (const auto& g : w.groups) tasks += static_cast<size_t>(g.replicas);
     if (placements.size() != tasks) {
@@ -30,14 +33,16 @@ Status CheckInvariants(const Snapshot& s, const CycleResult& result) {
       }
       const TaskRequest& t = w.groups[p.group].task;
       FlavorId f = p.group < static_cast<int32_t>(flavors.size()) ? flavors[p.group] : kCpuFlavorId;
-      FilterReason excluded = filters.StaticFilter(p.node, w.queue, t, f);
+      FilterReason excluded = admitted_earlier ? FilterReason::kCount : filters.StaticFilter(p.node, w.queue, t, f);
       if (excluded == FilterReason::kReservedPool && t.pool_overflow) excluded = FilterReason::kCount;  // overflow
       if (excluded != FilterReason::kCount) {
         return Internal(w.id + ": placed on " + s.nodes[p.node].name + " which its filters exclude");
       }
       int64_t milli = 0;
       for (const auto& d : p.devices) {
-        if (!cluster.device_usable(p.node, d.device)) return Internal(w.id + ": placed on an unusable device");
+        if (!admitted_earlier && !cluster.device_usable(p.node, d.device)) {
+          return Internal(w.id + ": placed on an unusable device");
+        }
         if (d.milli != 1000 && t.share_milli == 0) return Internal(w.id + ": whole-device task given a share");
         if (s.nodes[p.node].devices[d.device].flavor != flavors[p.group]) return Internal(w.id + ": device of the wrong flavor");
         milli += d.milli;
@@ -51,7 +56,7 @@ Status CheckInvariants(const Snapshot& s, const CycleResult& result) {
   };
 
   for (const auto& w : s.workloads) {
-    if (w.admitted) ABACUS_RETURN_IF_ERROR(apply(w, w.group_flavors, w.placements));
+    if (w.admitted) ABACUS_RETURN_IF_ERROR(apply(w, w.group_flavors, w.placements, true));
   }
   // New admissions honour time-window reservations too (work admitted before a window keeps
   // running there, so only from here on).
@@ -64,7 +69,7 @@ Status CheckInvariants(const Snapshot& s, const CycleResult& result) {
     if (w.admitted) return Internal(w.id + ": admitted twice");
     if (!admitted.insert(w.id).second) return Internal(w.id + ": admitted twice in one cycle");
     filters.PrepareFor(w);
-    ABACUS_RETURN_IF_ERROR(apply(w, a.group_flavors, a.placements));
+    ABACUS_RETURN_IF_ERROR(apply(w, a.group_flavors, a.placements, false));
     std::set<std::string> clusters;
     for (const auto& p : a.placements) clusters.insert(s.nodes[p.node].cluster);
     if (clusters.size() > 1) return Internal(w.id + ": placed across clusters (a workload's tasks share one cluster)");

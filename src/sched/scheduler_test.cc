@@ -348,3 +348,37 @@ TEST(SchedulerPropertyTest, InvariantsHoldOnRandomClustersAcrossCycles) {
 
 }  // namespace
 }  // namespace abacus::sched
+
+namespace abacus::sched {
+namespace {
+
+// Work admitted before a node was cordoned (or a device failed) keeps running there — the
+// health rule and `abacus cordon` allow it — so the invariants hold; a new admission onto the
+// same node or device breaks them.
+TEST(SchedulerTest, InvariantsLetEarlierWorkStayOnACordonedNodeButNotNewWork) {
+  FlavorId a100 = Fl("gpu/nvidia/A100-80G");
+  Snapshot s;
+  s.nodes.push_back(MakeNode("a1").Devices(a100, 2).Build());
+  s.queues.push_back(MakeQueue("q", {{a100, 8000}}));
+  s.workloads.push_back(MakeWorkload("running").Queue(0).Gpus({a100}, 1).Build());
+  s.workloads.push_back(MakeWorkload("new").Queue(0).Gpus({a100}, 1).Build());
+  CycleResult first = Schedule(s, {});
+  ASSERT_EQ(first.admissions.size(), 2u);
+  // Keep only "running" admitted, then cordon its node and fail its device.
+  CycleResult only_running, second_admission;
+  for (const auto& a : first.admissions) {
+    (s.workloads[a.workload].id == "running" ? only_running : second_admission).admissions.push_back(a);
+  }
+  ASSERT_EQ(only_running.admissions.size(), 1u);
+  Apply(s, only_running);
+  s.nodes[0].state = NodeState::kCordoned;
+  const int32_t its_device = s.workloads[0].placements[0].devices[0].device;
+  s.nodes[0].devices[its_device].healthy = false;
+  EXPECT_TRUE(CheckInvariants(s, CycleResult{}).ok()) << CheckInvariants(s, CycleResult{}).ToString();
+  Status refused = CheckInvariants(s, second_admission);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("new: placed on a1 which its filters exclude"), std::string::npos) << refused.ToString();
+}
+
+}  // namespace
+}  // namespace abacus::sched
