@@ -701,6 +701,59 @@ TEST(EventSimFaults, FaultsCordonTheNodeAndTheCleanWindowBringsItBack) {
   EXPECT_EQ(Job(r, "y").first_start_s, 200);
 }
 
+// A fault during a victim's grace period ends it at once without its checkpoint: it requeues with
+// the run time it had when the attempt started, and its preemptor gets what is left at once.
+TEST(EventSimFaults, FaultDuringTheGracePeriodLosesTheCheckpoint) {
+  TenancyConfig config = Config(R"(
+kind: Tenant
+name: t1
+---
+kind: Tenant
+name: t2
+---
+kind: Cohort
+name: shared
+---
+kind: Queue
+name: q1
+tenant: t1
+cohort: shared
+quotas:
+  - {resource: cpu, nominal: 8}
+  - {resource: memory, nominal: 32Gi}
+  - {resource: gpu/nvidia/A100-80G, nominal: 1}
+---
+kind: Queue
+name: q2
+tenant: t2
+cohort: shared
+quotas:
+  - {resource: cpu, nominal: 8}
+  - {resource: memory, nominal: 32Gi}
+  - {resource: gpu/nvidia/A100-80G, nominal: 1}
+)");
+  EventInput in = Input(R"(
+nodes:
+  - {name: n1, cpu: 16, memory: 64Gi, devices: ["gpu:nvidia:A100-80G:2:80Gi"]}
+workloads:
+  - {name: wide, kind: Experiment, tenant: t1, queue: q1, submit: 0, duration: 1000, cpu: 1, memory: 1Gi,
+     accelerators: {flavor: "gpu/*", count: 2}}
+  - {name: owner, kind: Experiment, tenant: t2, queue: q2, submit: 100, duration: 50, cpu: 1, memory: 1Gi,
+     accelerators: {flavor: "gpu/*", count: 1}}
+)", &config);
+  for (auto& j : in.jobs) j.workload.grace_seconds = 50;  // "wide" would checkpoint until 150
+  EventSimResult calm = RunEventSim(in, Until(5000));
+  EXPECT_EQ(Job(calm, "owner").first_start_s, 150);
+  EXPECT_EQ(Job(calm, "wide").finish_s, 200 + 850);  // resumed when "owner" left, with 850 s left
+  EventSimResult r = RunEventSim(in, WithFaults(5000, in, "120 n1 0 fault\n200 n1 0 recover\n"));
+  EXPECT_EQ(Job(r, "wide").preemptions, 1);
+  EXPECT_EQ(Job(r, "wide").fault_requeues, 1);
+  EXPECT_EQ(Job(r, "owner").first_start_s, 120);  // the claim resolved when the fault stopped "wide"
+  EXPECT_NEAR(r.faults.lost_device_hours, 2 * 120 / 3600.0, 1e-9);
+  // Both devices again once device 0's probation ends (200 + 10m): the whole 1000 s again.
+  EXPECT_EQ(Job(r, "wide").finish_s, 800 + 1000);
+}
+
 TEST(EventSimFaults, BadScheduleLinesSayFileLineAndField) {
   EventInput in = Input(FaultTrace(Gpus("a", 0, 100, 1)).c_str());
   auto error = [&](const std::string& text) {
