@@ -4,10 +4,10 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <tuple>
 
 #include "cli/client.h"
 #include "cli/command_config.h"
+#include "cli/health_flags.h"
 #include "cli/verbs.h"
 #include "common/duration_parse.h"
 #include "cli/local_agents.h"
@@ -157,18 +157,8 @@ void AddServerCommands(CLI::App& app, int* exit_code) {
     cmd->add_option("--audit-anchor", ro->audit_anchor_file,
                     "append-only file the signed audit chain heads go to (default DATA/audit.anchors); `abacus audit "
                     "--verify` checks the chain against it (docs/governance.md)");
-    cmd->add_option("--health-cordon-after", ro->health.cordon_after,
-                    "device faults (a device its agent reports unhealthy) within --health-window that cordon the node "
-                    "(by abacus/health); 0: never (docs/agent.md, \"Device health\")")
-        ->capture_default_str();
-    auto health_window = std::make_shared<std::string>("24h");
-    cmd->add_option("--health-window", *health_window, "how long a device fault counts towards the cordon")
-        ->capture_default_str();
-    auto clean_window = std::make_shared<std::string>("10m");
-    cmd->add_option("--health-clean-window", *clean_window,
-                    "how long a device healthy again waits before work goes to it, and a node cordoned by the health "
-                    "rule stays cordoned without a new fault (an operator's uncordon ends both at once); 0: at once")
-        ->capture_default_str();
+    auto health = std::make_shared<HealthFlags>();
+    AddHealthFlags(cmd, health);
     cmd->add_option("--secrets-key", ro->secrets_key_file,
                     "file holding the key Secret values are sealed with (AES-256-GCM; created mode 0600; default "
                     "DATA/secrets.key); keep it out of the store's backups (docs/governance.md, Secrets)");
@@ -236,21 +226,13 @@ void AddServerCommands(CLI::App& app, int* exit_code) {
         return;
       }
       ro->fair_share_half_life = *half;
-      for (auto [flag, text, into] : {std::tuple{"--health-window", health_window, &ro->health.window},
-                                      std::tuple{"--health-clean-window", clean_window, &ro->health.clean_window}}) {
-        auto d = ParseDurationSpec(*text);
-        if (!d.ok()) {
-          std::cerr << "error: " << flag << ": " << d.status().message() << "\n";
-          *exit_code = kExitUsage;
-          return;
-        }
-        *into = *d;
-      }
-      if (ro->health.cordon_after < 0) {
-        std::cerr << "error: --health-cordon-after: must not be negative\n";
+      auto policy = ResolveHealthFlags(*health);
+      if (!policy.ok()) {
+        std::cerr << "error: " << policy.status().message() << "\n";
         *exit_code = kExitUsage;
         return;
       }
+      ro->health = *policy;
       if (!ParseRateLimit(*rate, ro->rate_limit, ro->rate_burst)) {
         std::cerr << "error: --rate-limit: expected RATE[:BURST] with non-negative numbers, got '" << *rate << "'\n";
         *exit_code = 2;

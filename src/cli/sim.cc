@@ -1,5 +1,6 @@
 #include "cli/sim.h"
 
+#include "cli/health_flags.h"
 #include "cli/measure.h"
 
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include "common/duration_parse.h"
 #include "sim/events.h"
 #include "sim/events_report.h"
+#include "sim/fault_schedule.h"
 #include "sim/openb_trace.h"
 #include "sim/packing.h"
 #include "sim/packing_report.h"
@@ -174,7 +176,36 @@ struct EventsOptionsCli {
   bool ignore_placement_rules = false;
   std::string until;  // empty: the trace's last arrival or departure
   std::string fair_share_half_life = "7d";
+  std::string faults;             // fault schedule file
+  double fault_rate = 0;          // random faults per device-day
+  std::string fault_repair = "4h";
+  uint64_t seed = 42;
+  std::shared_ptr<HealthFlags> health = std::make_shared<HealthFlags>();
 };
+
+// The device faults the options ask for: the schedule file's and the random ones, in time order.
+Result<std::vector<sim::FaultEvent>> EventFaults(const EventsOptionsCli& o, const sim::EventInput& input,
+                                                 const sim::EventSimOptions& so) {
+  std::vector<sim::FaultEvent> faults;
+  if (!o.faults.empty()) {
+    auto file = sim::LoadFaultSchedule(o.faults, input.cluster.nodes);
+    if (!file.ok()) return file.status();
+    faults = std::move(*file);
+  }
+  if (o.fault_rate > 0) {
+    auto repair = ParseDurationSpec(o.fault_repair);
+    if (!repair.ok()) return InvalidArgument("--fault-repair: " + repair.status().message());
+    sim::FaultRateOptions fr;
+    fr.per_device_day = o.fault_rate;
+    fr.repair = *repair;
+    fr.seed = o.seed;
+    fr.to_s = so.until_s ? *so.until_s : sim::TraceHorizon(input);
+    fr.from_s = fr.to_s;
+    for (const auto& j : input.jobs) fr.from_s = std::min(fr.from_s, j.submit_s);
+    faults = sim::MergeFaults(std::move(faults), sim::RandomFaults(input.cluster.nodes, fr));
+  }
+  return faults;
+}
 
 int RunEvents(const EventsOptionsCli& o) {
   sim::EventInputOptions io;
@@ -213,6 +244,18 @@ int RunEvents(const EventsOptionsCli& o) {
   so.config.policy = *policy;
   so.incremental = !o.full_cycles;
   so.placement_rules = !o.ignore_placement_rules;
+  auto health = ResolveHealthFlags(*o.health);
+  if (!health.ok()) {
+    std::cerr << "abacus sim events: " << health.status().message() << "\n";
+    return 2;
+  }
+  so.health = *health;
+  auto faults = EventFaults(o, *input, so);
+  if (!faults.ok()) {
+    std::cerr << "abacus sim events: " << faults.status().message() << "\n";
+    return faults.status().code() == StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  so.faults = std::move(*faults);
   Progress progress(o.quiet);
   so.progress = [&](const std::string& line) { progress.Update(line); };
   sim::EventSimResult result = sim::RunEventSim(*input, so);
@@ -298,7 +341,10 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       "events",
       "Replay a trace on virtual time through sched::Schedule: workloads arrive at their submit time, run for their "
       "duration and leave; queues, quotas, borrowing, preemption and gang apply as in the server.\n"
-      "Example: abacus sim events --trace examples/traces/small-cluster.yaml --plot day.svg");
+      "Example: abacus sim events --trace examples/traces/small-cluster.yaml --plot day.svg\n"
+      "Example: abacus sim events --trace examples/traces/small-cluster.yaml --faults examples/traces/faults.txt\n"
+      "Example: abacus sim events --trace ../shared/traces/openb/openb_pod_list_default.csv --fault-rate 0.01 "
+      "--fault-repair 6h --seed 7 -q");
   e->add_option("--trace", eo->trace,
                 "generic trace (.yaml file or folder with nodes.csv and workloads.csv) or an openb pod list (.csv)")
       ->required();
@@ -322,6 +368,18 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   e->add_flag("--ignore-placement-rules", eo->ignore_placement_rules,
               "schedule as if the trace had no maxPerNode, spread, antiAffinity nor extended requests, and only count "
               "what that breaks (the 'before' of a scheduler that cannot express them)");
+  e->add_option("--faults", eo->faults,
+                "device fault schedule, one event a line: 'TIME NODE DEVICE fault [REASON...]', 'TIME NODE DEVICE "
+                "recover' or 'TIME NODE uncordon' (TIME: seconds from the trace's start or a duration such as 90m, 2h, "
+                "1d; # comments); applied through the server's health rule (docs/simulator.md, \"Device faults\")");
+  e->add_option("--fault-rate", eo->fault_rate,
+                "random device faults per device-day (exponential healthy times from --seed), each device reported "
+                "healthy again --fault-repair later; with --faults, both")
+      ->check(CLI::NonNegativeNumber);
+  e->add_option("--fault-repair", eo->fault_repair, "with --fault-rate: how long a faulted device stays unhealthy")
+      ->capture_default_str();
+  e->add_option("--seed", eo->seed, "with --fault-rate: the seed of the random faults")->capture_default_str();
+  AddHealthFlags(e, eo->health);
   e->add_flag("-q,--quiet", eo->quiet, "no progress line on stderr");
   e->callback([eo, exit_code] { *exit_code = RunEvents(*eo); });
 }

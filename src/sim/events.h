@@ -12,7 +12,13 @@
 //      capacity for their grace period, then stop and requeue with their original submit time
 //      and the run time they had left (they checkpointed). The capacity of a preemptor's victims
 //      is held for it until the last one stopped; it is then offered to the preemptor first.
-//   4. Metrics: per queue and tenant — completion time, queueing delay (submit → first start),
+//   4. Device faults (optional, EventSimOptions::faults): each fault, recovery and uncordon goes
+//      through the server's health rule (sched/health_rule.h) at its time; a device out of
+//      service takes no work, the workloads with a task on a faulted device lose their attempt
+//      and requeue (original submit time, the run time they had left when the attempt started:
+//      the fault gave them no grace to checkpoint), a node with enough faults is cordoned, and
+//      the driver wakes at the rule's next settle time to end probations and the cordon.
+//   5. Metrics: per queue and tenant — completion time, queueing delay (submit → first start),
 //      preemptions, borrowing and reclaim; GPU/NPU/CPU allocation and queue length over time;
 //      every workload still pending at the end with its reason (sched::DescribePending).
 #pragma once
@@ -24,8 +30,10 @@
 #include <vector>
 
 #include "common/status.h"
+#include "sched/health_rule.h"
 #include "sched/scheduler.h"
 #include "sim/events_rules.h"
+#include "sim/fault_schedule.h"
 #include "sim/generic_trace.h"
 #include "sim/openb_trace.h"
 #include "tenancy/tenancy_config.h"
@@ -98,6 +106,10 @@ struct EventSimOptions {
   // resource requests. false: schedule as if they had none and only count the violations (what a
   // scheduler that cannot express them does).
   bool placement_rules = true;
+  // Device faults to replay (fault_schedule.h), in time order, and the health rule's thresholds
+  // (the server's defaults unless set). Empty: no device ever fails.
+  std::vector<FaultEvent> faults;
+  sched::HealthPolicy health;
 };
 
 // Returns the last arrival or departure (submit + duration) of `input`'s workloads, in seconds
@@ -135,6 +147,8 @@ struct GroupReport {
   double borrowed_device_hours = 0;   // device-hours run by borrowing admissions (accelerators)
   double device_hours = 0;            // device-hours run (accelerators)
   std::vector<double> device_hours_by_day;  // the same per day of the run (day 0 first)
+  int64_t fault_requeued = 0;         // attempts lost to a device fault (the workload requeued)
+  double fault_lost_device_hours = 0; // device-hours those attempts had run (thrown away)
 };
 
 struct UtilizationSample {
@@ -165,8 +179,35 @@ struct JobOutcome {
   std::optional<int64_t> first_start_s;
   std::optional<int64_t> finish_s;
   int32_t preemptions = 0;
+  int32_t fault_requeues = 0;            // attempts lost to device faults
   std::vector<std::string> first_nodes;  // node of each task at its first start
   std::vector<int32_t> first_devices;    // devices of each task at its first start
+};
+
+// One change the health rule made (or an operator's uncordon), for the report.
+struct HealthChange {
+  enum class Kind : uint8_t { kFault, kRecovering, kRecovered, kCordoned, kUncordoned, kOperatorUncordon };
+  int64_t t_s = 0;
+  std::string node;
+  Kind kind = Kind::kFault;
+  int32_t device = -1;  // kFault, kRecovering, kRecovered
+  std::string detail;   // kFault: the reason; kCordoned: the rule's reason
+};
+
+// Returns "fault", "recovering", "recovered", "cordoned", "uncordoned" or "operator-uncordon".
+const char* HealthChangeName(HealthChange::Kind kind);
+
+// What the device faults did over the run (all zero without EventSimOptions::faults).
+struct FaultReport {
+  int64_t events = 0;             // schedule events replayed (up to the horizon)
+  int64_t device_faults = 0;      // faults the rule recorded (a device in service reported unhealthy)
+  int64_t requeued = 0;           // workload attempts lost to a fault (requeued)
+  int64_t cordons = 0;            // nodes cordoned by abacus/health
+  int64_t uncordons = 0;          // health cordons the clean window ended
+  int64_t operator_uncordons = 0; // `uncordon` events
+  double lost_device_hours = 0;   // device-hours the lost attempts had run (thrown away)
+  double unhealthy_device_hours = 0;  // device-hours out of service (unhealthy or on probation) in [start, end]
+  std::vector<HealthChange> log;  // in time order
 };
 
 struct EventSimResult {
@@ -187,6 +228,7 @@ struct EventSimResult {
   // What the starts broke of the trace's maxPerNode, spread, antiAffinity and extended capacity,
   // checked from the replay's own placements (ReplayRuleTally). Zero whenever placement_rules is on.
   ReplayViolations violations;
+  FaultReport faults;
 };
 
 // Replays `input` and returns its metrics. Deterministic: no wall clock enters a decision.

@@ -35,6 +35,8 @@ nlohmann::ordered_json GroupJson(const GroupReport& g) {
   j["borrowing_admissions"] = g.borrowing_admissions;
   j["borrowed_device_hours"] = Round(g.borrowed_device_hours, 1e3);
   j["device_hours"] = Round(g.device_hours, 1e3);
+  j["fault_requeued"] = g.fault_requeued;
+  j["fault_lost_device_hours"] = Round(g.fault_lost_device_hours, 1e3);
   if (!g.device_hours_by_day.empty()) {
     j["device_hours_by_day"] = nlohmann::ordered_json::array();
     for (double h : g.device_hours_by_day) j["device_hours_by_day"].push_back(Round(h, 1e3));
@@ -72,8 +74,8 @@ std::string Table(const std::vector<std::vector<std::string>>& rows) {
   return out;
 }
 
-std::vector<std::string> GroupRow(const std::string& scope, const GroupReport& g) {
-  return {g.name,
+std::vector<std::string> GroupRow(const std::string& scope, const GroupReport& g, bool faults) {
+  std::vector<std::string> row{g.name,
           scope == "queue" ? g.tenant : "",
           std::to_string(g.submitted),
           std::to_string(g.completed),
@@ -90,6 +92,51 @@ std::vector<std::string> GroupRow(const std::string& scope, const GroupReport& g
           std::to_string(g.borrowing_admissions),
           Fixed(g.borrowed_device_hours, 1),
           Fixed(g.device_hours, 1)};
+  if (faults) {
+    row.push_back(std::to_string(g.fault_requeued));
+    row.push_back(Fixed(g.fault_lost_device_hours, 1));
+  }
+  return row;
+}
+
+nlohmann::ordered_json FaultsJson(const FaultReport& f) {
+  nlohmann::ordered_json j;
+  j["events"] = f.events;
+  j["device_faults"] = f.device_faults;
+  j["requeued"] = f.requeued;
+  j["cordons"] = f.cordons;
+  j["uncordons"] = f.uncordons;
+  j["operator_uncordons"] = f.operator_uncordons;
+  j["lost_device_hours"] = Round(f.lost_device_hours, 1e3);
+  j["unhealthy_device_hours"] = Round(f.unhealthy_device_hours, 1e3);
+  j["log"] = nlohmann::ordered_json::array();
+  for (const HealthChange& c : f.log) {
+    nlohmann::ordered_json e{{"t", c.t_s}, {"node", c.node}, {"event", HealthChangeName(c.kind)}};
+    if (c.device >= 0) e["device"] = c.device;
+    if (!c.detail.empty()) e["detail"] = c.detail;
+    j["log"].push_back(std::move(e));
+  }
+  return j;
+}
+
+// "device faults: …" and the health cordons, for the text report.
+std::string FaultsText(const FaultReport& f) {
+  std::string out = "device faults: " + std::to_string(f.device_faults) + " (of " + std::to_string(f.events) +
+                    " fault events); workloads requeued by faults: " + std::to_string(f.requeued) + ", " +
+                    Fixed(f.lost_device_hours, 1) + " device-hours lost; " + Fixed(f.unhealthy_device_hours, 1) +
+                    " device-hours out of service\n";
+  out += "node cordons by abacus/health: " + std::to_string(f.cordons) + " (" + std::to_string(f.uncordons) +
+         " ended by the clean window, " + std::to_string(f.operator_uncordons) + " operator uncordon(s))\n";
+  size_t shown = 0;
+  for (const HealthChange& c : f.log) {
+    if (c.kind != HealthChange::Kind::kCordoned) continue;
+    if (++shown > 10) {
+      out += "  … and " + std::to_string(f.cordons - 10) + " more (-o json lists all in faults.log)\n";
+      break;
+    }
+    out += "  t=" + std::to_string(c.t_s) + "s " + c.node + ": " + c.detail + "\n";
+  }
+  return out;
 }
 
 }  // namespace
@@ -124,6 +171,7 @@ nlohmann::ordered_json EventsJson(const EventSimResult& r, bool workloads) {
   for (const auto& q : r.queues) j["queues"].push_back(GroupJson(q));
   j["tenants"] = nlohmann::ordered_json::array();
   for (const auto& t : r.tenants) j["tenants"].push_back(GroupJson(t));
+  j["faults"] = FaultsJson(r.faults);
   j["warnings"] = r.warnings;
   j["placement_rule_violations"] = {{"max_per_node", r.violations.max_per_node},
                                     {"spread", r.violations.spread},
@@ -147,6 +195,7 @@ nlohmann::ordered_json EventsJson(const EventSimResult& r, bool workloads) {
       w["first_start_s"] = o.first_start_s ? nlohmann::ordered_json(*o.first_start_s) : nlohmann::ordered_json();
       w["finish_s"] = o.finish_s ? nlohmann::ordered_json(*o.finish_s) : nlohmann::ordered_json();
       w["preemptions"] = o.preemptions;
+      w["fault_requeues"] = o.fault_requeues;
       w["tasks"] = nlohmann::ordered_json::array();
       for (size_t i = 0; i < o.first_nodes.size(); ++i) {
         w["tasks"].push_back({{"node", o.first_nodes[i]}, {"devices", i < o.first_devices.size() ? o.first_devices[i] : 0}});
@@ -170,7 +219,10 @@ std::string EventsTable(const EventSimResult& r) {
   out += "placement rule violations: " + std::to_string(r.violations.total()) + " (maxPerNode " +
          std::to_string(r.violations.max_per_node) + ", spread " + std::to_string(r.violations.spread) +
          ", antiAffinity " + std::to_string(r.violations.anti_affinity) + ", extended over capacity " +
-         std::to_string(r.violations.extended) + ")\n\n";
+         std::to_string(r.violations.extended) + ")\n";
+  const bool faults = r.faults.events > 0;
+  if (faults) out += FaultsText(r.faults);
+  out += "\n";
   if (!r.pools.empty()) {
     std::vector<std::vector<std::string>> prows{{"POOL", "NODES", "DEVICES", "CPU", "DEVICE-ALLOC", "CPU-ALLOC", "DEV-H"}};
     for (const auto& p : r.pools) {
@@ -183,9 +235,13 @@ std::string EventsTable(const EventSimResult& r) {
   std::vector<std::string> header = {"QUEUE", "TENANT", "SUBMIT", "DONE", "RUN", "PEND", "WAIT-MEAN", "P50", "P95",
                                      "P99", "JCT-MEAN", "JCT-P95", "PREEMPTED", "RECLAIMED", "BORROWED", "BORROW-DEV-H",
                                      "DEV-H"};
+  if (faults) {
+    header.push_back("FAULT-REQ");
+    header.push_back("FAULT-LOST-H");
+  }
   std::vector<std::vector<std::string>> rows{header};
-  for (const auto& q : r.queues) rows.push_back(GroupRow("queue", q));
-  rows.push_back(GroupRow("total", r.total));
+  for (const auto& q : r.queues) rows.push_back(GroupRow("queue", q, faults));
+  rows.push_back(GroupRow("total", r.total, faults));
   out += Table(rows);
   // Runs longer than a day: device-hours each queue ran per day (fair share over time shows here).
   size_t days = 0;
@@ -205,7 +261,7 @@ std::string EventsTable(const EventSimResult& r) {
     header[0] = "TENANT";
     header[1] = "";
     std::vector<std::vector<std::string>> trows{header};
-    for (const auto& t : r.tenants) trows.push_back(GroupRow("tenant", t));
+    for (const auto& t : r.tenants) trows.push_back(GroupRow("tenant", t, faults));
     out += Table(trows);
   }
   if (!r.unplaced.empty()) {
@@ -229,6 +285,10 @@ std::string EventsTable(const EventSimResult& r) {
   }
   out += "\nWAIT: submit → first start; JCT: submit → finish; DEV-H: accelerator device-hours; BORROWED: admissions on "
          "borrowed quota.\n";
+  if (faults) {
+    out += "FAULT-REQ: attempts lost to a device fault (requeued); FAULT-LOST-H: the device-hours they had run (in DEV-H "
+           "too).\n";
+  }
   return out;
 }
 
@@ -236,7 +296,7 @@ std::string EventsCsv(const EventSimResult& r) {
   std::string out =
       "scope,name,tenant,submitted,completed,running_at_end,pending_at_end,wait_mean_s,wait_p50_s,wait_p95_s,wait_p99_s,"
       "jct_mean_s,jct_p50_s,jct_p95_s,jct_p99_s,preempted,reclaimed,borrowing_admissions,borrowed_device_hours,"
-      "device_hours\n";
+      "device_hours,fault_requeued,fault_lost_device_hours\n";
   auto row = [&](const std::string& scope, const GroupReport& g) {
     out += scope + "," + g.name + "," + g.tenant + "," + std::to_string(g.submitted) + "," + std::to_string(g.completed) +
            "," + std::to_string(g.running_at_end) + "," + std::to_string(g.pending_at_end) + "," +
@@ -244,7 +304,8 @@ std::string EventsCsv(const EventSimResult& r) {
            Fixed(g.queueing.p99, 0) + "," + Fixed(g.completion.mean, 3) + "," + Fixed(g.completion.p50, 0) + "," +
            Fixed(g.completion.p95, 0) + "," + Fixed(g.completion.p99, 0) + "," + std::to_string(g.preempted) + "," +
            std::to_string(g.reclaimed) + "," + std::to_string(g.borrowing_admissions) + "," +
-           Fixed(g.borrowed_device_hours, 3) + "," + Fixed(g.device_hours, 3) + "\n";
+           Fixed(g.borrowed_device_hours, 3) + "," + Fixed(g.device_hours, 3) + "," + std::to_string(g.fault_requeued) +
+           "," + Fixed(g.fault_lost_device_hours, 3) + "\n";
   };
   for (const auto& q : r.queues) row("queue", q);
   for (const auto& t : r.tenants) row("tenant", t);

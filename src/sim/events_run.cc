@@ -62,13 +62,17 @@ bool NeverAdmissible(const sched::WorkloadInfo& w, const sched::QueueInfo& q) {
   return false;
 }
 
-// Same-instant order: completions free capacity before stops, requeues and arrivals are seen.
-enum class EventType : uint8_t { kFinish = 0, kStopped = 1, kRequeue = 2, kArrive = 3, kAging = 4, kTimer = 5 };
+// Same-instant order: completions free capacity before stops, requeues and arrivals are seen;
+// the health rule settles and device faults apply after completions (a workload that ends at a
+// fault's instant finished) and before arrivals (which see the device out of service).
+enum class EventType : uint8_t {
+  kFinish = 0, kStopped = 1, kRequeue = 2, kSettle = 3, kHealth = 4, kArrive = 5, kAging = 6, kTimer = 7
+};
 
 struct Event {
   int64_t t;
   EventType type;
-  int32_t job;
+  int32_t job;    // kSettle: the node; kHealth: the fault event's index
   int32_t epoch;  // admission (finish, stop, requeue) or pending stint (aging) count: stale ones are ignored
   bool operator>(const Event& o) const {
     if (t != o.t) return t > o.t;
@@ -131,7 +135,7 @@ class Driver {
  private:
   void Arrive(int32_t j, int64_t t);
   void Finish(int32_t j, int64_t t);
-  void Stopped(int32_t j, int64_t t);
+  void Stopped(int32_t j, int64_t t, bool checkpointed = true);
   void Aging(int32_t j, int64_t t);
   void Enqueue(int32_t j, int64_t t);
   void Requeue(int32_t j, int64_t t);
@@ -146,6 +150,16 @@ class Driver {
   void Preempt(const sched::Preemption& p, int64_t t);
   void Describe();
   void Summarize();
+  // Device faults (fault_schedule.h) through the server's health rule (sched/health_rule.h).
+  void Health(int32_t e, int64_t t);
+  bool Settle(int32_t node, int64_t t);
+  sched::NodeHealth& HealthOf(int32_t node);
+  void ApplyHealth(int32_t node, const sched::HealthOutcome& outcome, int64_t t, bool settled);
+  void ArmSettle(int32_t node, int64_t t, bool settled);
+  void LoseAttempt(int32_t j, int64_t t);
+  void Log(int64_t t, int32_t node, HealthChange::Kind kind, int32_t device = -1, std::string detail = {}) {
+    r_.faults.log.push_back({t, snap_.nodes[node].name, kind, device, std::move(detail)});
+  }
   PendingKey Key(int32_t j) const {
     return {proto_[j].priority, in_.jobs[j].submit_s, rank_[j], j};
   }
@@ -188,6 +202,11 @@ class Driver {
   std::vector<std::vector<double>> queueing_, completion_;
   std::vector<GroupReport> qrep_;
   ReplayRuleTally rules_;  // the trace's placement rules and extended capacity, from the replay's own starts
+  int64_t first_arrival_ = 0;
+  std::unordered_map<int32_t, sched::NodeHealth> health_;  // the nodes a fault event touched
+  std::unordered_map<int32_t, int64_t> settle_armed_;      // node → the time of its queued settle event
+  std::vector<int32_t> device_base_;                       // node → its first device's slot in down_since_
+  std::vector<int64_t> down_since_;                        // device → out of service since (-1: in service)
 };
 
 Driver::Driver(const EventInput& input, const EventSimOptions& options)
@@ -259,6 +278,18 @@ Driver::Driver(const EventInput& input, const EventSimOptions& options)
     qrep_[q].tenant = snap_.queues[q].tenant;
   }
   for (size_t j = 0; j < n; ++j) events_.push({in_.jobs[j].submit_s, EventType::kArrive, static_cast<int32_t>(j), 0});
+  first_arrival_ = events_.empty() ? 0 : events_.top().t;
+  if (!o_.faults.empty()) {
+    for (const auto& node : snap_.nodes) {
+      device_base_.push_back(static_cast<int32_t>(down_since_.size()));
+      down_since_.resize(down_since_.size() + node.devices.size(), -1);
+    }
+    for (size_t e = 0; e < o_.faults.size(); ++e) {
+      ABACUS_CHECK(o_.faults[e].node >= 0 && static_cast<size_t>(o_.faults[e].node) < snap_.nodes.size(),
+                   "fault event on an unknown node");
+      events_.push({o_.faults[e].t_s, EventType::kHealth, static_cast<int32_t>(e), 0});
+    }
+  }
 }
 
 // ------------------------------------------------------------------ events
@@ -364,10 +395,10 @@ void Driver::Finish(int32_t j, int64_t t) {
   }
 }
 
-void Driver::Stopped(int32_t j, int64_t t) {
+void Driver::Stopped(int32_t j, int64_t t, bool checkpointed) {
   JobState& st = js_[j];
   AccountRun(j, t);
-  if (st.remaining_s) st.remaining_s = std::max<int64_t>(0, *st.remaining_s - (t - st.started_s));
+  if (st.remaining_s && checkpointed) st.remaining_s = std::max<int64_t>(0, *st.remaining_s - (t - st.started_s));
   if (st.claim < 0) {
     Requeue(j, t);
     return;
@@ -598,6 +629,164 @@ void Driver::Preempt(const sched::Preemption& p, int64_t t) {
   }
 }
 
+// ------------------------------------------------------------------ device faults
+
+sched::NodeHealth& Driver::HealthOf(int32_t node) {
+  auto [it, inserted] = health_.try_emplace(node);
+  if (inserted) {
+    const sched::NodeInfo& n = snap_.nodes[node];
+    for (const auto& d : n.devices) it->second.devices[d.index] = d.healthy ? DeviceHealth::kHealthy : DeviceHealth::kUnhealthy;
+    it->second.cordon = n.state == NodeState::kReady || n.state == NodeState::kNotReady ? sched::CordonHolder::kNone
+                                                                                         : sched::CordonHolder::kOther;
+  }
+  return it->second;
+}
+
+void Driver::Health(int32_t e, int64_t t) {
+  const FaultEvent& f = o_.faults[e];
+  ++r_.faults.events;
+  sched::NodeHealth& h = HealthOf(f.node);
+  sched::HealthOutcome outcome;
+  switch (f.kind) {
+    case FaultEvent::Kind::kFault:
+    case FaultEvent::Kind::kRecover: {
+      sched::DeviceHealthReport report;
+      report.health = f.kind == FaultEvent::Kind::kFault ? DeviceHealth::kUnhealthy : DeviceHealth::kHealthy;
+      report.reason = f.reason;
+      outcome = sched::ApplyHealthReports(h, {{f.device, report}}, At(t), o_.health);
+      break;
+    }
+    case FaultEvent::Kind::kUncordon:
+      // An operator's uncordon, as `abacus uncordon` and the scenario runner do it.
+      sched::ClearHealthOnUncordon(h);
+      if (h.cordon != sched::CordonHolder::kOther) {
+        h.cordon = sched::CordonHolder::kNone;
+        h.cordon_since = Time{};
+        snap_.nodes[f.node].state = NodeState::kReady;
+      }
+      ++r_.faults.operator_uncordons;
+      Log(t, f.node, HealthChange::Kind::kOperatorUncordon);
+      full_ = true;
+      break;
+  }
+  ApplyHealth(f.node, outcome, t, /*settled=*/false);
+}
+
+bool Driver::Settle(int32_t node, int64_t t) {
+  if (auto armed = settle_armed_.find(node); armed != settle_armed_.end() && armed->second == t) settle_armed_.erase(armed);
+  sched::NodeHealth& h = HealthOf(node);
+  const Time due = sched::NextHealthDeadline(h, o_.health);
+  if (ToMicros(due) == 0 || due > At(t)) {
+    ArmSettle(node, t, /*settled=*/false);
+    return false;
+  }
+  const sched::HealthOutcome outcome = sched::SettleHealth(h, At(t), o_.health);
+  ApplyHealth(node, outcome, t, /*settled=*/true);
+  return outcome.changed();
+}
+
+void Driver::ArmSettle(int32_t node, int64_t now, bool settled) {
+  // The server settles every second; the driver wakes at the rule's next deadline instead. A
+  // cordon whose deadline passed right after settling waits on its devices (it ends only once
+  // every one is healthy): on their probations, or on a report (the next fault event re-arms).
+  const sched::NodeHealth& h = HealthOf(node);
+  Time due = sched::NextHealthDeadline(h, o_.health);
+  if (settled && ToMicros(due) != 0 && due <= At(now)) {
+    sched::NodeHealth devices_only = h;
+    devices_only.cordon = sched::CordonHolder::kNone;
+    due = sched::NextHealthDeadline(devices_only, o_.health);
+    if (due <= At(now)) return;
+  }
+  if (ToMicros(due) == 0) return;
+  const int64_t us = ToMicros(due) - ToMicros(ScenarioEpoch());
+  const int64_t t = std::max(now, (us + kMicrosPerSecond - 1) / kMicrosPerSecond);  // a whole second, not before now
+  auto [it, inserted] = settle_armed_.try_emplace(node, t);
+  if (!inserted && it->second == t) return;
+  it->second = t;
+  events_.push({t, EventType::kSettle, node, 0});
+}
+
+void Driver::ApplyHealth(int32_t node, const sched::HealthOutcome& outcome, int64_t t, bool settled) {
+  sched::NodeInfo& n = snap_.nodes[node];
+  const sched::NodeHealth& h = health_.at(node);
+  bool down = false, back = false;
+  for (size_t i = 0; i < n.devices.size(); ++i) {
+    sched::DeviceInfo& d = n.devices[i];
+    auto it = h.devices.find(d.index);
+    if (it == h.devices.end()) continue;
+    const bool healthy = it->second == DeviceHealth::kHealthy;
+    if (healthy == d.healthy) continue;
+    d.healthy = healthy;
+    int64_t& since = down_since_[device_base_[node] + static_cast<int32_t>(i)];
+    if (!healthy) {
+      since = t;
+      down = true;
+    } else {
+      if (since >= 0 && t > std::max(since, r_.start_s)) {
+        r_.faults.unhealthy_device_hours += static_cast<double>(t - std::max(since, r_.start_s)) / 3600.0;
+      }
+      since = -1;
+      back = true;
+    }
+  }
+  r_.faults.device_faults += static_cast<int64_t>(outcome.faults.size());
+  for (const auto& f : outcome.faults) Log(t, node, HealthChange::Kind::kFault, f.index, f.reason);
+  for (int32_t i : outcome.recovering) Log(t, node, HealthChange::Kind::kRecovering, i);
+  for (int32_t i : outcome.recovered) Log(t, node, HealthChange::Kind::kRecovered, i);
+  if (outcome.cordoned) {
+    n.state = NodeState::kCordoned;  // new work goes elsewhere; what runs on healthy devices keeps running
+    ++r_.faults.cordons;
+    Log(t, node, HealthChange::Kind::kCordoned, -1, outcome.cordon_reason);
+  }
+  if (outcome.uncordoned) {
+    n.state = NodeState::kReady;
+    ++r_.faults.uncordons;
+    Log(t, node, HealthChange::Kind::kUncordoned);
+    back = true;
+  }
+  if (down) {
+    // Every workload with a task on a device now out of service loses its attempt (the server
+    // reports those tasks Lost/DeviceError and requeues the workload).
+    std::vector<int32_t> hit;
+    for (size_t s = 0; s < snap_.workloads.size(); ++s) {
+      const int32_t j = slot_job_[s];
+      if (js_[j].phase != Phase::kRunning && js_[j].phase != Phase::kEvicting) continue;
+      const bool on_bad = std::any_of(snap_.workloads[s].placements.begin(), snap_.workloads[s].placements.end(),
+                                      [&](const sched::TaskPlacement& p) {
+                                        return p.node == node &&
+                                               std::any_of(p.devices.begin(), p.devices.end(), [&](const sched::DeviceGrant& g) {
+                                                 return !n.devices[g.device].healthy;
+                                               });
+                                      });
+      if (on_bad) hit.push_back(j);
+    }
+    for (int32_t j : hit) LoseAttempt(j, t);
+  }
+  if (back) full_ = true;  // capacity came back: every waiting workload may use it
+  ArmSettle(node, t, settled);
+}
+
+void Driver::LoseAttempt(int32_t j, int64_t t) {
+  // The fault gave no grace to checkpoint: the attempt's run time is thrown away, and the
+  // workload waits again with its original submit time and the run time it had left when the
+  // attempt started (what an earlier preemption checkpointed is kept).
+  JobState& st = js_[j];
+  const double lost = static_cast<double>(st.device_milli) / 1000.0 * static_cast<double>(t - st.started_s) / 3600.0;
+  GroupReport& q = qrep_[proto_[j].queue];
+  ++q.fault_requeued;
+  q.fault_lost_device_hours += lost;
+  ++r_.faults.requeued;
+  r_.faults.lost_device_hours += lost;
+  ++r_.jobs[j].fault_requeues;
+  if (st.phase == Phase::kEvicting) {
+    Stopped(j, t, /*checkpointed=*/false);  // stops now; its capacity may still be held for its preemptor
+    return;
+  }
+  CountPreemptible(snap_.workloads[st.slot], -1);
+  AccountRun(j, t);
+  Requeue(j, t);
+}
+
 // ------------------------------------------------------------------ the run
 
 EventSimResult Driver::Run() {
@@ -606,7 +795,8 @@ EventSimResult Driver::Run() {
   std::vector<UtilizationSample> samples;
   double gpu_area = 0, npu_area = 0, cpu_area = 0;
   const int64_t until = o_.until_s ? *o_.until_s : TraceHorizon(in_);
-  int64_t last_t = events_.empty() ? 0 : std::min(events_.top().t, until);
+  // The run starts at the first arrival (fault events before it change no allocation).
+  int64_t last_t = std::min(in_.jobs.empty() ? (events_.empty() ? 0 : events_.top().t) : first_arrival_, until);
   r_.start_s = last_t;
   // Time-weighted allocation over [last_t, t) of what was allocated before t's events.
   auto accrue = [&](int64_t t, double gpu, double npu, double cpu, const std::vector<int64_t>& pool_device,
@@ -674,6 +864,13 @@ EventSimResult Driver::Run() {
           timer_armed_ = false;
           if (truncated_since_full_) full_ = true;
           break;
+        case EventType::kSettle:
+          changed |= Settle(e.job, t);
+          break;
+        case EventType::kHealth:
+          Health(e.job, t);
+          changed = true;
+          break;
       }
     }
     // 2. Preemptors whose victims all stopped go first, alone, on what they gave back.
@@ -698,7 +895,7 @@ EventSimResult Driver::Run() {
         events_.push({t + std::max<int64_t>(1, o_.full_cycle_interval_s), EventType::kTimer, 0, 0});
       }
     }
-    if (!changed && r_.cycles == cycles_before) continue;
+    if ((!changed && r_.cycles == cycles_before) || t < r_.start_s) continue;
     accrue(t, gpu, npu, cpu, pool_device, pool_cpu);
     samples.push_back({t, r_.gpu_milli ? 100.0 * static_cast<double>(used_gpu_) / static_cast<double>(r_.gpu_milli) : 0.0,
                        r_.npu_milli ? 100.0 * static_cast<double>(used_npu_) / static_cast<double>(r_.npu_milli) : 0.0,
@@ -728,6 +925,11 @@ EventSimResult Driver::Run() {
                        pending_count_, running_count_});
   }
   r_.end_s = last_t;
+  for (int64_t since : down_since_) {
+    if (since >= 0 && r_.end_s > std::max(since, r_.start_s)) {
+      r_.faults.unhealthy_device_hours += static_cast<double>(r_.end_s - std::max(since, r_.start_s)) / 3600.0;
+    }
+  }
   if (dropped_ > 0) {
     r_.warnings.push_back("t=" + std::to_string(instant_) + "s: " + std::to_string(dropped_) +
                           " preemption(s) not applied after " + std::to_string(o_.max_rounds_per_instant) +
@@ -827,6 +1029,8 @@ void Driver::Summarize() {
     to.borrowing_admissions += from.borrowing_admissions;
     to.borrowed_device_hours += from.borrowed_device_hours;
     to.device_hours += from.device_hours;
+    to.fault_requeued += from.fault_requeued;
+    to.fault_lost_device_hours += from.fault_lost_device_hours;
   };
   for (size_t q = 0; q < nq; ++q) {
     qrep_[q].queueing = Stats(queueing_[q]);
@@ -852,6 +1056,18 @@ void Driver::Summarize() {
 }
 
 }  // namespace
+
+const char* HealthChangeName(HealthChange::Kind kind) {
+  switch (kind) {
+    case HealthChange::Kind::kFault: return "fault";
+    case HealthChange::Kind::kRecovering: return "recovering";
+    case HealthChange::Kind::kRecovered: return "recovered";
+    case HealthChange::Kind::kCordoned: return "cordoned";
+    case HealthChange::Kind::kUncordoned: return "uncordoned";
+    case HealthChange::Kind::kOperatorUncordon: return "operator-uncordon";
+  }
+  return "?";
+}
 
 int64_t TraceHorizon(const EventInput& input) {
   int64_t horizon = 0;

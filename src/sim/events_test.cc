@@ -3,10 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <set>
+#include <sstream>
 
 #include "model/extended_resource.h"
 #include "sim/events_report.h"
 #include "sim/events_rules.h"
+#include "sim/fault_schedule.h"
+#include "sim/scenario.h"
 #include "workload/documents.h"
 
 namespace abacus::sim {
@@ -579,6 +583,291 @@ TEST(EventSim, FairShareOverTimePrefersTheQueueThatDidNotBurst) {
   }
   std::string table = EventsTable(with);
   EXPECT_NE(table.find("device-hours per day:"), std::string::npos) << table;
+}
+
+
+// ------------------------------------------------------------------ device faults
+
+// Two nodes of 4 GPUs each; the workloads of each test are added to it.
+std::string FaultTrace(const std::string& workloads) {
+  return R"(
+nodes:
+  - {name: n1, cpu: 16, memory: 64Gi, devices: ["gpu:nvidia:A100-80G:4:80Gi"]}
+  - {name: n2, cpu: 16, memory: 64Gi, devices: ["gpu:nvidia:A100-80G:4:80Gi"]}
+workloads:
+)" + workloads;
+}
+
+std::string Gpus(const std::string& name, int64_t submit, int64_t duration, int count) {
+  return "  - {name: " + name + ", kind: BatchJob, queue: q, submit: " + std::to_string(submit) +
+         ", duration: " + std::to_string(duration) + ", cpu: 1, memory: 1Gi, accelerators: {flavor: \"gpu/*\", count: " +
+         std::to_string(count) + "}}\n";
+}
+
+EventSimOptions WithFaults(int64_t until_s, const EventInput& in, const std::string& schedule) {
+  EventSimOptions o = Until(until_s);
+  auto faults = ParseFaultSchedule(schedule, "faults.txt", in.cluster.nodes);
+  EXPECT_TRUE(faults.ok()) << faults.status().ToString();
+  if (faults.ok()) o.faults = *faults;
+  return o;
+}
+
+std::string Other(const std::string& node) { return node == "n1" ? "n2" : "n1"; }
+
+// A fault on the device a running workload uses: the attempt is lost (its run time thrown away),
+// the workload requeues and restarts from zero on the other node at once.
+TEST(EventSimFaults, FaultOnABusyDeviceRequeuesItsWorkloadWhichRunsElsewhere) {
+  // "a" takes all 4 GPUs of a node, so whichever device faults is one of its.
+  EventInput in = Input(FaultTrace(Gpus("a", 0, 100, 4)).c_str());
+  const std::string first = Job(RunEventSim(in, Until(500)), "a").first_nodes.at(0);
+  EventSimResult r = RunEventSim(in, WithFaults(500, in, "30 " + first + " 2 fault XID 79\n"));
+  EXPECT_EQ(Job(r, "a").first_start_s, 0);
+  EXPECT_EQ(Job(r, "a").fault_requeues, 1);
+  EXPECT_EQ(Job(r, "a").finish_s, 130);  // restarted at 30 on the other node, 100 s again
+  EXPECT_EQ(r.faults.device_faults, 1);
+  EXPECT_EQ(r.faults.requeued, 1);
+  EXPECT_EQ(r.faults.cordons, 0);
+  EXPECT_NEAR(r.faults.lost_device_hours, 4 * 30 / 3600.0, 1e-9);
+  EXPECT_NEAR(r.faults.unhealthy_device_hours, (500 - 30) / 3600.0, 1e-9);  // never recovered
+  EXPECT_EQ(r.queues.at(0).fault_requeued, 1);
+  EXPECT_NEAR(r.total.fault_lost_device_hours, 4 * 30 / 3600.0, 1e-9);
+  EXPECT_NEAR(r.total.device_hours, 4 * (30 + 100) / 3600.0, 1e-9);  // the lost run was allocated too
+  EXPECT_EQ(EventsJson(r)["faults"]["requeued"], 1);
+  EXPECT_NE(EventsTable(r).find("workloads requeued by faults: 1"), std::string::npos) << EventsTable(r);
+  EXPECT_NE(EventsCsv(r).find("fault_requeued,fault_lost_device_hours\n"), std::string::npos);
+  // Nowhere to go (both nodes' devices faulted): it waits and restarts once a device is back.
+  r = RunEventSim(in, WithFaults(2000, in,
+                                 "30 n1 0 fault\n30 n2 0 fault\n100 n1 0 recover\n100 n2 0 recover\n"));
+  EXPECT_EQ(Job(r, "a").fault_requeues, 1);
+  EXPECT_EQ(Job(r, "a").finish_s, 700 + 100);  // probation (the clean window, 10m) ends at 700
+}
+
+// A fault on a free device takes only its capacity: nothing requeues, and work that needed it waits.
+TEST(EventSimFaults, FaultOnAFreeDeviceChangesNothingButCapacity) {
+  EventInput in = Input(FaultTrace(Gpus("small", 0, 1000, 1) + Gpus("big", 50, 100, 4) + Gpus("big2", 60, 100, 4)).c_str());
+  EventSimResult before = RunEventSim(in, Until(2000));
+  const std::string busy = Job(before, "small").first_nodes.at(0);
+  EXPECT_EQ(Job(before, "big").first_start_s, 50);
+  EXPECT_EQ(Job(before, "big").first_nodes.at(0), Other(busy));
+  EXPECT_EQ(Job(before, "big2").first_start_s, 150);
+  // Fault a device of the node "small" does not run on: neither node has 4 healthy free GPUs
+  // until "small" is done; then "big" and "big2" take its node in turn.
+  EventSimResult r = RunEventSim(in, WithFaults(2000, in, "10 " + Other(busy) + " 3 fault XID 48\n"));
+  EXPECT_EQ(r.faults.requeued, 0);
+  EXPECT_EQ(r.faults.device_faults, 1);
+  EXPECT_EQ(Job(r, "small").fault_requeues, 0);
+  EXPECT_EQ(Job(r, "small").finish_s, 1000);
+  EXPECT_EQ(Job(r, "big").first_start_s, 1000);
+  EXPECT_EQ(Job(r, "big").first_nodes.at(0), busy);
+  EXPECT_EQ(Job(r, "big2").first_start_s, 1100);
+  EXPECT_NEAR(r.faults.unhealthy_device_hours, (2000 - 10) / 3600.0, 1e-9);
+}
+
+// cordon_after faults within the window cordon the node (new work goes elsewhere although it has a
+// healthy device); once the devices are back, the clean window uncordons it, and the driver wakes
+// at that instant to place what waited for it.
+TEST(EventSimFaults, FaultsCordonTheNodeAndTheCleanWindowBringsItBack) {
+  EventInput probe = Input(FaultTrace(Gpus("x", 40, 10000, 1)).c_str());
+  const std::string home = Job(RunEventSim(probe, Until(20000)), "x").first_nodes.at(0);
+  EventInput in = Input(FaultTrace(Gpus("x", 40, 10000, 1) + Gpus("y", 100, 100, 4)).c_str());
+  const std::string faults = "10 " + home + " 0 fault XID 79\n20 " + home + " 1 fault XID 48\n30 " + home +
+                             " 2 fault XID 94\n50 " + home + " 0 recover\n50 " + home + " 1 recover\n50 " + home +
+                             " 2 recover\n";
+  EventSimResult r = RunEventSim(in, WithFaults(20000, in, faults));
+  EXPECT_EQ(r.faults.device_faults, 3);
+  EXPECT_EQ(r.faults.cordons, 1);
+  EXPECT_EQ(r.faults.uncordons, 1);
+  EXPECT_EQ(Job(r, "x").first_nodes.at(0), Other(home));  // device 3 of `home` was healthy, but it is cordoned
+  // y needs a whole node: `home`, back at 50 + 10m (probation, and 10m after the last fault).
+  EXPECT_EQ(Job(r, "y").first_start_s, 650);
+  EXPECT_EQ(Job(r, "y").first_nodes.at(0), home);
+  ASSERT_GE(r.faults.log.size(), 2u);
+  bool cordoned = false, uncordoned = false;
+  for (const auto& c : r.faults.log) {
+    if (c.kind == HealthChange::Kind::kCordoned) cordoned = c.t_s == 30 && c.node == home;
+    if (c.kind == HealthChange::Kind::kUncordoned) uncordoned = c.t_s == 650 && c.node == home;
+  }
+  EXPECT_TRUE(cordoned);
+  EXPECT_TRUE(uncordoned);
+  // The same faults spread wider than the window never cordon.
+  EventSimOptions narrow = WithFaults(20000, in, faults);
+  narrow.health.window = std::chrono::seconds(15);
+  r = RunEventSim(in, narrow);
+  EXPECT_EQ(r.faults.cordons, 0);
+  // An operator's uncordon ends the cordon and the probations at once.
+  r = RunEventSim(in, WithFaults(20000, in, faults + "200 " + home + " uncordon\n"));
+  EXPECT_EQ(r.faults.operator_uncordons, 1);
+  EXPECT_EQ(r.faults.uncordons, 0);
+  EXPECT_EQ(Job(r, "y").first_start_s, 200);
+}
+
+// A fault during a victim's grace period ends it at once without its checkpoint: it requeues with
+// the run time it had when the attempt started, and its preemptor gets what is left at once.
+TEST(EventSimFaults, FaultDuringTheGracePeriodLosesTheCheckpoint) {
+  TenancyConfig config = Config(R"(
+kind: Tenant
+name: t1
+---
+kind: Tenant
+name: t2
+---
+kind: Cohort
+name: shared
+---
+kind: Queue
+name: q1
+tenant: t1
+cohort: shared
+quotas:
+  - {resource: cpu, nominal: 8}
+  - {resource: memory, nominal: 32Gi}
+  - {resource: gpu/nvidia/A100-80G, nominal: 1}
+---
+kind: Queue
+name: q2
+tenant: t2
+cohort: shared
+quotas:
+  - {resource: cpu, nominal: 8}
+  - {resource: memory, nominal: 32Gi}
+  - {resource: gpu/nvidia/A100-80G, nominal: 1}
+)");
+  EventInput in = Input(R"(
+nodes:
+  - {name: n1, cpu: 16, memory: 64Gi, devices: ["gpu:nvidia:A100-80G:2:80Gi"]}
+workloads:
+  - {name: wide, kind: Experiment, tenant: t1, queue: q1, submit: 0, duration: 1000, cpu: 1, memory: 1Gi,
+     accelerators: {flavor: "gpu/*", count: 2}}
+  - {name: owner, kind: Experiment, tenant: t2, queue: q2, submit: 100, duration: 50, cpu: 1, memory: 1Gi,
+     accelerators: {flavor: "gpu/*", count: 1}}
+)", &config);
+  for (auto& j : in.jobs) j.workload.grace_seconds = 50;  // "wide" would checkpoint until 150
+  EventSimResult calm = RunEventSim(in, Until(5000));
+  EXPECT_EQ(Job(calm, "owner").first_start_s, 150);
+  EXPECT_EQ(Job(calm, "wide").finish_s, 200 + 850);  // resumed when "owner" left, with 850 s left
+  EventSimResult r = RunEventSim(in, WithFaults(5000, in, "120 n1 0 fault\n200 n1 0 recover\n"));
+  EXPECT_EQ(Job(r, "wide").preemptions, 1);
+  EXPECT_EQ(Job(r, "wide").fault_requeues, 1);
+  EXPECT_EQ(Job(r, "owner").first_start_s, 120);  // the claim resolved when the fault stopped "wide"
+  EXPECT_NEAR(r.faults.lost_device_hours, 2 * 120 / 3600.0, 1e-9);
+  // Both devices again once device 0's probation ends (200 + 10m): the whole 1000 s again.
+  EXPECT_EQ(Job(r, "wide").finish_s, 800 + 1000);
+}
+
+TEST(EventSimFaults, BadScheduleLinesSayFileLineAndField) {
+  EventInput in = Input(FaultTrace(Gpus("a", 0, 100, 1)).c_str());
+  auto error = [&](const std::string& text) {
+    auto r = ParseFaultSchedule(text, "f.txt", in.cluster.nodes);
+    EXPECT_FALSE(r.ok()) << text;
+    return r.ok() ? std::string() : r.status().message();
+  };
+  EXPECT_NE(error("# c\n\n10 n9 0 fault\n").find("f.txt:3: node: expected a node of the trace"), std::string::npos);
+  EXPECT_NE(error("10 n1 4 fault\n").find("f.txt:1: device: expected a device index of node n1 (0,1,2,3)"), std::string::npos);
+  EXPECT_NE(error("1x n1 0 fault\n").find("f.txt:1: time: expected seconds"), std::string::npos);
+  EXPECT_NE(error("10 n1 0 broke\n").find("f.txt:1: event: expected fault or recover, got 'broke'"), std::string::npos);
+  EXPECT_NE(error("10 n1 0\n").find("f.txt:1: event: expected fault or recover"), std::string::npos);
+  EXPECT_NE(error("10 n1\n").find("f.txt:1: expected 'TIME NODE DEVICE fault"), std::string::npos);
+  EXPECT_NE(error("10 n1 uncordon now\n").find("f.txt:1: uncordon: expected nothing"), std::string::npos);
+  EXPECT_NE(error("10 n1 0 recover soon\n").find("f.txt:1: recover: expected nothing"), std::string::npos);
+  // Out of order: applied in time order, same-time lines in file order; reasons and comments.
+  auto ok = ParseFaultSchedule("2h n2 1 recover\n90m n2 1 fault XID 79: off the bus # a comment\n5400 n1 uncordon\n",
+                               "f.txt", in.cluster.nodes);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  ASSERT_EQ(ok->size(), 3u);
+  EXPECT_EQ((*ok)[0].t_s, 5400);
+  EXPECT_EQ((*ok)[0].kind, FaultEvent::Kind::kFault);
+  EXPECT_EQ((*ok)[0].reason, "XID 79: off the bus");
+  EXPECT_EQ((*ok)[0].where, "f.txt:2");
+  EXPECT_EQ((*ok)[1].kind, FaultEvent::Kind::kUncordon);
+  EXPECT_EQ((*ok)[2].t_s, 7200);
+}
+
+TEST(EventSimFaults, RandomFaultsAreSeededAndRecoverAfterTheRepairTime) {
+  EventInput in = Input(FaultTrace(Gpus("a", 0, 100, 1)).c_str());
+  FaultRateOptions fr;
+  fr.per_device_day = 2;
+  fr.repair = std::chrono::hours(1);
+  fr.to_s = 10 * 86400;
+  std::vector<FaultEvent> a = RandomFaults(in.cluster.nodes, fr), b = RandomFaults(in.cluster.nodes, fr);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].t_s, b[i].t_s);
+  // About 2 per device-day over 8 devices and 10 days (each followed by its recovery).
+  EXPECT_GT(a.size(), 2u * 80);
+  EXPECT_LT(a.size(), 2u * 240);
+  fr.seed = 7;
+  EXPECT_NE(RandomFaults(in.cluster.nodes, fr).front().t_s, a.front().t_s);
+}
+
+// The simulator and a scenario file reach the same decisions for the same fault sequence: both
+// run the server's health rule (sched/health_rule.h). The scenario's expectations are written
+// from the simulator's log.
+TEST(EventSimFaults, SimulatorAndScenarioCordonAlike) {
+  EventInput in = Input(FaultTrace(Gpus("a", 0, 7200, 1)).c_str());
+  struct Step {
+    int64_t t;
+    std::string line;  // the fault schedule's line, or empty for a check only
+  };
+  const std::vector<Step> steps = {
+      {0, "n1 0 fault"},      {4200, "n1 1 fault"},   {4800, "n1 2 fault"},  // the first is forgotten by 70m
+      {5400, "n1 0 recover"}, {5400, "n1 1 recover"}, {5400, "n1 2 recover"},
+      {5500, ""},             {5700, ""},             {6000, "n1 3 fault"},  {6060, "n1 2 fault"},
+      {6300, ""},             {7000, "n1 uncordon"},  {7100, ""}};
+  std::string schedule;
+  for (const auto& s : steps) {
+    if (!s.line.empty()) schedule += std::to_string(s.t) + " " + s.line + "\n";
+  }
+  EventSimOptions o = WithFaults(7200, in, schedule);
+  o.health.cordon_after = 2;
+  o.health.window = std::chrono::hours(1);
+  o.health.clean_window = std::chrono::minutes(5);
+  EventSimResult r = RunEventSim(in, o);
+  // The simulator's view of n1 after everything at or before t.
+  auto state_at = [&](int64_t t) {
+    bool cordoned = false;
+    std::set<int32_t> out;
+    for (const auto& c : r.faults.log) {
+      if (c.t_s > t || c.node != "n1") continue;
+      if (c.kind == HealthChange::Kind::kFault) out.insert(c.device);
+      if (c.kind == HealthChange::Kind::kRecovered) out.erase(c.device);
+      if (c.kind == HealthChange::Kind::kCordoned) cordoned = true;
+      if (c.kind == HealthChange::Kind::kUncordoned) cordoned = false;
+      if (c.kind == HealthChange::Kind::kOperatorUncordon) {
+        cordoned = false;
+        for (auto it = out.begin(); it != out.end();) {  // probations end at once
+          bool recovering = false;
+          for (const auto& p : r.faults.log) {
+            if (p.t_s <= t && p.node == "n1" && p.device == *it) recovering = p.kind == HealthChange::Kind::kRecovering || (recovering && p.kind != HealthChange::Kind::kFault);
+          }
+          it = recovering ? out.erase(it) : std::next(it);
+        }
+      }
+    }
+    std::string unhealthy;
+    for (int32_t d : out) unhealthy += (unhealthy.empty() ? "" : ",") + std::to_string(d);
+    return std::string(cordoned ? "Cordoned" : "Ready") + " unhealthy=" + (unhealthy.empty() ? "none" : unhealthy);
+  };
+  EXPECT_EQ(r.faults.cordons, 2);
+  std::string scn =
+      "flavor gpu/nvidia/A100-80G\n"
+      "health cordonAfter=2 window=1h cleanWindow=5m\n"
+      "node n1 devices=gpu/nvidia/A100-80G*4\n"
+      "node n2 devices=gpu/nvidia/A100-80G*4\n"
+      "queue q quota.gpu/nvidia/A100-80G=8\n";
+  for (const auto& s : steps) {
+    scn += "now " + std::to_string(s.t) + "s\n";
+    if (!s.line.empty()) {
+      std::istringstream f(s.line);
+      std::string node, device, verb;
+      f >> node >> device >> verb;
+      scn += device == "uncordon" ? "uncordon " + node + "\n" : verb + " node=" + node + " device=" + device + "\n";
+    }
+    scn += "expect node n1 " + state_at(s.t) + "\n";
+  }
+  auto parsed = ParseScenario(scn, "alike.scn");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString() << "\n" << scn;
+  ScenarioOutcome outcome = ScenarioRunner(*parsed).RunAll();
+  EXPECT_TRUE(outcome.ok()) << scn << "\n" << (outcome.failures.empty() ? "" : outcome.failures.front());
+  EXPECT_EQ(outcome.expectations, static_cast<int>(steps.size()));
 }
 
 }  // namespace

@@ -52,6 +52,56 @@ TEST(SimCliTest, EventsCountPlacementRuleViolationsOnlyWhenIgnored) {
   }
 }
 
+// Device faults (issue 26): examples/traces/faults.txt on the example trace, through the real
+// binary: the report's numbers (docs/simulator.md §5, "Device faults"), the same rule thresholds
+// as the server's flags, and bad schedule lines named by file:line.
+TEST(SimCliTest, EventsReplayDeviceFaultsFromAFile) {
+  auto r = RunCli({"sim", "events", "--trace", SourcePath("examples/traces/small-cluster.yaml"), "--faults",
+                   SourcePath("examples/traces/faults.txt"), "-o", "json", "--workloads", "-q"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = json::parse(r.out);
+  const json& f = j["faults"];
+  EXPECT_EQ(f["events"], 15);
+  EXPECT_EQ(f["device_faults"], 7);
+  EXPECT_EQ(f["requeued"], 5);
+  EXPECT_EQ(f["cordons"], 2);             // gpu-h100-01 and gpu-t4-01
+  EXPECT_EQ(f["uncordons"], 1);           // gpu-h100-01, by the clean window
+  EXPECT_EQ(f["operator_uncordons"], 1);  // gpu-t4-01
+  EXPECT_NEAR(f["unhealthy_device_hours"].get<double>(), 5.867, 1e-3);
+  EXPECT_NEAR(f["lost_device_hours"].get<double>(), 47.433, 1e-3);
+  EXPECT_EQ(j["total"]["fault_requeued"], 5);
+  for (const json& w : j["workloads"]) {
+    // vit-finetune loses 55m on gpu-a100-01 and restarts once device 3 is back (2h + 10m probation).
+    if (w["name"] == "vit-finetune") {
+      EXPECT_EQ(w["finish_s"], 7800 + 14400) << w;
+    }
+    // h100-pretrain restarts when the health cordon of gpu-h100-01 ends (4h + 10m).
+    if (w["name"] == "h100-pretrain") {
+      EXPECT_EQ(w["finish_s"], 15000 + 28800) << w;
+    }
+  }
+  // Stricter thresholds: never cordon.
+  auto never = RunCli({"sim", "events", "--trace", SourcePath("examples/traces/small-cluster.yaml"), "--faults",
+                       SourcePath("examples/traces/faults.txt"), "--health-cordon-after", "0", "-q"});
+  ASSERT_EQ(never.code, 0) << never.err;
+  EXPECT_NE(never.out.find("node cordons by abacus/health: 0"), std::string::npos) << never.out;
+  EXPECT_NE(never.out.find("FAULT-REQ"), std::string::npos) << never.out;
+  // The help lists the option with an example, and the server's defaults.
+  auto help = RunCli({"sim", "events", "--help"});
+  EXPECT_NE(help.out.find("--faults"), std::string::npos);
+  EXPECT_NE(help.out.find("--faults examples/traces/faults.txt"), std::string::npos);
+  EXPECT_NE(help.out.find("--health-window TEXT=24h"), std::string::npos) << help.out;
+  // A bad line: file:line, the field and what was expected.
+  TempDir dir;
+  std::string bad = dir.path() + "/faults.txt";
+  std::ofstream(bad) << "# ok\n1h gpu-a100-01 3 fault\n2h gpu-a100-01 9 fault\n";
+  auto err = RunCli({"sim", "events", "--trace", SourcePath("examples/traces/small-cluster.yaml"), "--faults", bad});
+  EXPECT_EQ(err.code, 2);
+  EXPECT_NE(err.err.find(bad + ":3: device: expected a device index of node gpu-a100-01 (0,1,2,3,4,5,6,7)"),
+            std::string::npos)
+      << err.err;
+}
+
 TEST(SimCliTest, PackingOnTheOpenbTraceOrdersFgdAheadOfRandom) {
   std::string pods = SourcePath("../shared/traces/openb/openb_pod_list_default.csv");
   if (!std::filesystem::exists(pods)) GTEST_SKIP() << "no openb trace in this workspace";
