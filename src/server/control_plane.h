@@ -419,8 +419,8 @@ class ControlPlane {
   // Republishes `r`'s tasks to the agents.
   void Publish(const WorkloadRecord& r);
   void TouchNode(const std::string& node);
-  // Commits `batch` through the group committer, or with audit entries through the audit writer
-  // (one transaction for all: Governance::CommitAudited): `entry` (else the request's own, when
+  // Commits `batch` through the one committer, with its audit entries sealed into the same
+  // commit (one transaction for all: Governance::CommitAudited): `entry` (else the request's own, when
   // a request is being served), then `decisions` (the scheduler's and controllers' decisions the
   // batch carries out). Times it for the metrics; fills versions.
   Status Commit(const WriteBatch& batch, CommitResult* result, std::optional<govern::AuditRecord> entry = std::nullopt,

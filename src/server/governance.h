@@ -1,8 +1,9 @@
 // Governance in the server (issue 9; reference: docs/governance.md): who is calling (the
 // bootstrap tokens of auth.h plus users and API tokens of govern::TokenRegistry), what each
 // caller may do (govern::Authorize), what every change and decision was (the audit hash chain,
-// written by a group-committing writer thread), what a tenant's workloads may use (admission
-// policies, checked on submit) and how fast each token may call (a token bucket per token).
+// sealed by the server's one committer into the commit of the change), what a tenant's
+// workloads may use (admission policies, checked on submit) and how fast each token may call
+// (a token bucket per token).
 //
 // The ControlPlane owns one Governance and calls it from two hooks: Submit (CheckSubmit:
 // authorization of each workload and admission) and Apply (PlanApply: authorization of every
