@@ -18,8 +18,6 @@ class ApiClient;
 void AddClientVerbs(CLI::App& app, int* exit_code);
 // Registers `abacus server` and `abacus up`.
 void AddServerCommands(CLI::App& app, int* exit_code);
-// Registers `abacus bench api` under the existing `bench` command.
-void AddBenchApiCommand(CLI::App& app, int* exit_code);
 // Registers `abacus bench e2e` under the existing `bench` command (bench_e2e.cc).
 void AddBenchE2eCommand(CLI::App& app, int* exit_code);
 // Registers `abacus run NAME -- COMMAND` (run_cmd.cc).
