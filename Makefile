@@ -56,14 +56,14 @@ bench: build
 	  scripts/pg-test.sh stop $(BUILD_DIR)/pg-bench
 	@$(BUILD_DIR)/bench/abacus_meter_bench
 	@$(BUILD_DIR)/bench/abacus_submit_bench
-	@$(BUILD_DIR)/abacus bench api --clients 1,8,64 --seconds 5
+	@$(BUILD_DIR)/bench/abacus_api_bench --clients 1,8,64 --seconds 5
 	@# One abacus process per command, as shell loops run it, beside sbatch where Slurm is
 	@# installed (scripts/slurm-local.sh install; docs/cli.md "Start cost").
 	@if command -v slurmctld >/dev/null 2>&1 && conf="$$(scripts/slurm-local.sh start)"; then \
 	  export $$conf; $(BUILD_DIR)/bench/abacus_cli_bench $(BUILD_DIR)/abacus 200; scripts/slurm-local.sh stop >/dev/null; \
 	else $(BUILD_DIR)/bench/abacus_cli_bench $(BUILD_DIR)/abacus 200; fi
 	@scripts/pg-test.sh start $(BUILD_DIR)/pg-bench --tcp --durable >/dev/null && \
-	  $(BUILD_DIR)/abacus bench api --clients 1,8,64 --seconds 5 --store "$$(scripts/pg-test.sh createdb $(BUILD_DIR)/pg-bench api)"; \
+	  $(BUILD_DIR)/bench/abacus_api_bench --clients 1,8,64 --seconds 5 --store "$$(scripts/pg-test.sh createdb $(BUILD_DIR)/pg-bench api)"; \
 	  scripts/pg-test.sh stop $(BUILD_DIR)/pg-bench
 
 clean:

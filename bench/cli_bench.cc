@@ -26,7 +26,7 @@
 #include <thread>
 #include <vector>
 
-#include "cli/bench_org.h"
+#include "bench_org.h"
 
 extern char** environ;
 
@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
   }
   const std::vector<std::string> env = {"ABACUS_SERVER=" + url, "ABACUS_TOKEN=" + token};
   {
-    std::ofstream(dir / "org.yaml") << abacus::cli::kBenchOrg;
+    std::ofstream(dir / "org.yaml") << abacus::bench::kBenchOrg;
     Run applied = Spawn({bin, "apply", "-f", (dir / "org.yaml").string()}, env);
     if (applied.status != 0) {
       std::fprintf(stderr, "abacus apply of the bench organisation failed (exit %d)\n", applied.status);

@@ -2,7 +2,7 @@
 // or the store: reading the JSON body into a workload, encoding the workload record for the
 // store, and sealing the request's audit entry. Prints nanoseconds per submission for each
 // step (best of 5 rounds of 20,000) and the CPU share the hypervisor took meanwhile; it never
-// passes or fails. `bench api` measures the whole path; this shows where its CPU goes.
+// passes or fails. abacus_api_bench measures the whole path; this shows where its CPU goes.
 //   abacus_submit_bench [ROUNDS]
 #include <algorithm>
 #include <chrono>
@@ -24,7 +24,7 @@ namespace {
 using namespace abacus;
 using SteadyClock = std::chrono::steady_clock;
 
-// The body `abacus bench api` sends (and `abacus submit` sends for a one-group batch job).
+// The body abacus_api_bench sends (and `abacus submit` sends for a one-group batch job).
 std::string Body(int n) {
   return R"({"kind":"BatchJob","name":"load-0-)" + std::to_string(n) +
          R"(","project":"bench/load","queue":"bench-q","spec":{"command":["true"],"taskGroups":[{"name":"main",)"

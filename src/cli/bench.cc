@@ -113,7 +113,10 @@ int RunSchedulerBench(const SchedulerBenchOptions& o) {
 }  // namespace
 
 void AddBenchCommand(CLI::App& app, int* exit_code) {
-  CLI::App* bench = app.add_subcommand("bench", "Benchmarks that print numbers");
+  CLI::App* bench = app.add_subcommand(
+      "bench",
+      "Benchmarks that print numbers. The HTTP API load benchmark (durable submissions per second) is "
+      "not a verb: it is build/release/bench/abacus_api_bench, run by `make bench` (docs/operations.md)");
   bench->require_subcommand(1);
   auto opts = std::make_shared<SchedulerBenchOptions>();
   CLI::App* s = bench->add_subcommand(

@@ -17,7 +17,6 @@ namespace {
 void AddCoreCommands(CLI::App& app, int* exit_code) {
   AddBenchCommand(app, exit_code);
   AddSimCommand(app, exit_code);
-  AddBenchApiCommand(app, exit_code);
   AddBenchE2eCommand(app, exit_code);
   AddValidateCommand(app, exit_code);
   AddServerCommands(app, exit_code);

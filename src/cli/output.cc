@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "common/clock.h"
+#include "common/text_table.h"
 #include "model/extended_resource.h"
 #include "model/resources.h"
 #include "tenancy/yaml_json.h"
@@ -14,24 +15,7 @@ namespace abacus::cli {
 
 void PrintTable(std::ostream& out, const std::vector<std::string>& headers,
                 const std::vector<std::vector<std::string>>& rows) {
-  std::vector<size_t> width(headers.size(), 0);
-  auto measure = [&](const std::vector<std::string>& row) {
-    for (size_t i = 0; i < row.size() && i < width.size(); ++i) width[i] = std::max(width[i], row[i].size());
-  };
-  measure(headers);
-  for (const auto& r : rows) measure(r);
-  auto print = [&](const std::vector<std::string>& row) {
-    std::string line;
-    for (size_t i = 0; i < headers.size(); ++i) {
-      std::string cell = i < row.size() ? row[i] : "";
-      line += cell;
-      if (i + 1 < headers.size()) line += std::string(width[i] - cell.size() + 2, ' ');
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out << line << "\n";
-  };
-  print(headers);
-  for (const auto& r : rows) print(r);
+  out << RenderTextTable(headers, rows);
 }
 
 void PrintDocument(std::ostream& out, const nlohmann::json& j, const std::string& format) {

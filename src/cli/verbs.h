@@ -21,8 +21,6 @@ void AddReadVerbs(CLI::App& app, int* exit_code);       // get, describe, explai
 void AddChangeVerbs(CLI::App& app, int* exit_code);     // cancel, delete, scale, approve, reject
 // Registers `abacus server` and `abacus up`.
 void AddServerCommands(CLI::App& app, int* exit_code);
-// Registers `abacus bench api` under the existing `bench` command.
-void AddBenchApiCommand(CLI::App& app, int* exit_code);
 // Registers `abacus bench e2e` under the existing `bench` command (bench_e2e.cc).
 void AddBenchE2eCommand(CLI::App& app, int* exit_code);
 // Registers `abacus run NAME -- COMMAND` (run_cmd.cc).

@@ -1,8 +1,8 @@
-// WireClient: the load generator's HTTP/1.1 client for `abacus bench api`. It sends a prepared
+// WireClient: the load generator's HTTP/1.1 client for abacus_api_bench (bench/api_bench.cc). It sends a prepared
 // request in one write on a kept-alive connection and reads one answer (status line, headers,
 // a Content-Length body), doing no more work per request than a load generator should (as wrk
 // or hey do): the server under test, not the client, should own the two cores. Plain HTTP only;
-// `abacus bench api --client cli` measures with the CLI's own client instead.
+// `abacus_api_bench --client cli` measures with the CLI's own client instead.
 //
 //   WireClient c("127.0.0.1", 8420);
 //   std::string req = WireClient::Request("POST", "/api/v1/workloads", host, token, type, body);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/text_table.h"
+
 namespace abacus::meter {
 namespace {
 
@@ -65,35 +67,16 @@ std::string RenderTable(const Table& table, TableFormat format) {
 }
 
 std::string RenderText(const Table& table) {
-  std::vector<size_t> width(table.columns.size());
-  for (size_t c = 0; c < table.columns.size(); ++c) {
-    width[c] = table.columns[c].name.size();
-    for (const auto& row : table.rows) width[c] = std::max(width[c], row[c].size());
-  }
-  auto line = [&](const std::vector<std::string>& cells) {
-    std::string out;
-    for (size_t c = 0; c < cells.size(); ++c) {
-      std::string pad(width[c] - cells[c].size(), ' ');
-      bool last = c + 1 == cells.size();
-      if (table.columns[c].numeric) {
-        out += pad + cells[c];
-      } else {
-        out += cells[c] + (last ? "" : pad);
-      }
-      if (!last) out += "  ";
-    }
-    while (!out.empty() && out.back() == ' ') out.pop_back();
-    return out + "\n";
-  };
   std::string out;
   if (!table.title.empty()) out += table.title + "\n";
   std::vector<std::string> header;
-  for (const auto& col : table.columns) header.push_back(col.name);
-  out += line(header);
-  std::vector<std::string> rule;
-  for (size_t w : width) rule.push_back(std::string(w, '-'));
-  out += line(rule);
-  for (const auto& row : table.rows) out += line(row);
+  TextTableStyle style;
+  style.rule = true;
+  for (const auto& col : table.columns) {
+    header.push_back(col.name);
+    style.align.push_back(col.numeric ? CellAlign::kRight : CellAlign::kLeft);
+  }
+  out += RenderTextTable(header, table.rows, style);
   if (table.rows.empty()) out += "(no rows)\n";
   for (const auto& note : table.notes) out += "note: " + note + "\n";
   return out;

@@ -33,7 +33,7 @@ constexpr auto kLinger = std::chrono::seconds(2);
 constexpr size_t kFdMargin = 128;  // descriptors kept for the store, logs and outgoing calls
 // After answering, a worker keeps its connection this long for the client's next request when no
 // other request waits, and runs it itself: a client that sends requests one after another skips
-// the hand-back to the front, its epoll round and the queue (bench api, issue 21).
+// the hand-back to the front, its epoll round and the queue (abacus_api_bench, issue 21).
 constexpr auto kWorkerHold = std::chrono::milliseconds(1);
 
 // Sends a short answer without waiting; what does not fit the socket's buffer is dropped.

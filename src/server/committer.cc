@@ -30,7 +30,7 @@ void MakeUtf8(std::string& s) {
 //
 // Not std::binary_semaphore or std::atomic::wait (C++20): libstdc++ 12 spins with sched_yield
 // before it sleeps, which on this 2-core machine took 6.7 context switches per submission at 64
-// clients against 4.0 with the slot (perf stat, abacus bench api; docs/store.md).
+// clients against 4.0 with the slot (perf stat, abacus_api_bench; docs/store.md).
 struct Committer::Waiter {
   WakeSlot& slot = WakeSlot::ForThisThread();
   Status status;

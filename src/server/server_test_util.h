@@ -1,5 +1,6 @@
 // Test-only helpers shared by the server's unit tests and the integration tests: the small
-// organisation most of them start from.
+// organisations they start from, as YAML (Org; TeamOrg and AcmeOrg for one tenant), so that each
+// test states only its own tenants, quotas and users.
 #pragma once
 
 #include <string>
@@ -8,14 +9,80 @@
 
 namespace abacus::server::testing_org {
 
+using Quotas = std::vector<std::pair<std::string, std::string>>;  // {resource, nominal}, in order
+
+// One tenant of an Org: its projects, and its queue (in `cohort` when not empty).
+struct OrgTenant {
+  std::string name;
+  std::vector<std::string> projects;
+  std::string queue;
+  std::string cohort;
+};
+
+// A user of an Org: its roles as YAML flow mappings, e.g. "{role: member, project: t1/p1}".
+struct OrgUser {
+  std::string name;
+  std::vector<std::string> roles;
+};
+
+// Returns a user with one role: admin and viewer everywhere when `scope` is empty; "project: t1/p1"
+// or "tenant: t1" narrows it.
+inline OrgUser User(const std::string& name, const std::string& role, const std::string& scope = "") {
+  return {name, {"{role: " + role + (scope.empty() ? "" : ", " + scope) + "}"}};
+}
+// Returns a member of `project` ("t1/p1").
+inline OrgUser Member(const std::string& name, const std::string& project) {
+  return User(name, "member", "project: " + project);
+}
+// Returns a tenant-admin of `tenant`.
+inline OrgUser TenantAdmin(const std::string& name, const std::string& tenant) {
+  return User(name, "tenant-admin", "tenant: " + tenant);
+}
+
+// Returns YAML for the cohorts the tenants' queues name, each tenant with its projects, each
+// tenant's queue with `quotas`, then `extra` (whole documents, e.g. priority classes) and the
+// users, in that order.
+inline std::string Org(const std::vector<OrgTenant>& tenants, const Quotas& quotas, const std::vector<OrgUser>& users = {},
+                       const std::string& extra = "") {
+  std::vector<std::string> docs;
+  for (const auto& t : tenants) {
+    if (!t.cohort.empty()) docs.push_back("kind: Cohort\nname: " + t.cohort + "\n");
+  }
+  for (const auto& t : tenants) {
+    docs.push_back("kind: Tenant\nname: " + t.name + "\n");
+    for (const auto& p : t.projects) docs.push_back("kind: Project\nname: " + p + "\ntenant: " + t.name + "\n");
+  }
+  for (const auto& t : tenants) {
+    std::string q = "kind: Queue\nname: " + t.queue + "\ntenant: " + t.name + "\n";
+    if (!t.cohort.empty()) q += "cohort: " + t.cohort + "\n";
+    q += "quotas:\n";
+    for (const auto& [resource, nominal] : quotas) q += "  - {resource: " + resource + ", nominal: " + nominal + "}\n";
+    docs.push_back(q);
+  }
+  if (!extra.empty()) docs.push_back(extra);
+  for (const auto& u : users) {
+    std::string roles;
+    for (const auto& r : u.roles) roles += (roles.empty() ? "" : ", ") + r;
+    docs.push_back("kind: User\nname: " + u.name + "\nroles: [" + roles + "]\n");
+  }
+  std::string out;
+  for (const auto& d : docs) out += (out.empty() ? "" : "---\n") + d;
+  return out;
+}
+
 // Returns YAML for tenant `tenant`, project `tenant`/`project` and queue `queue` of the tenant with
 // `quotas` as {resource, nominal} pairs, in order.
 inline std::string TeamOrg(const std::string& tenant, const std::string& project, const std::string& queue,
-                           const std::vector<std::pair<std::string, std::string>>& quotas) {
-  std::string out = "kind: Tenant\nname: " + tenant + "\n---\nkind: Project\nname: " + project + "\ntenant: " +
-                    tenant + "\n---\nkind: Queue\nname: " + queue + "\ntenant: " + tenant + "\nquotas:\n";
-  for (const auto& [resource, nominal] : quotas) out += "  - {resource: " + resource + ", nominal: " + nominal + "}\n";
-  return out;
+                           const Quotas& quotas) {
+  return Org({{tenant, {project}, queue, ""}}, quotas);
+}
+
+// The two tenants most isolation checks start from: t1 with project p1 (then `t1_more`) and
+// queue q1, t2 with project `t2_project` and queue q2; no cohorts.
+inline std::vector<OrgTenant> TwoTenants(const std::string& t2_project, const std::vector<std::string>& t1_more = {}) {
+  std::vector<std::string> t1_projects = {"p1"};
+  t1_projects.insert(t1_projects.end(), t1_more.begin(), t1_more.end());
+  return {{"t1", t1_projects, "q1", ""}, {"t2", {t2_project}, "q2", ""}};
 }
 
 // Returns YAML for tenant acme, project acme/ml and queue `queue` of acme with nominal cpu 64 and
@@ -23,7 +90,7 @@ inline std::string TeamOrg(const std::string& tenant, const std::string& project
 // (listed first).
 inline std::string AcmeOrg(const std::string& queue = "train", int a100 = 2,
                            const std::string& flavor = "gpu/nvidia/A100-80G") {
-  std::vector<std::pair<std::string, std::string>> quotas;
+  Quotas quotas;
   if (a100 > 0) quotas.emplace_back(flavor, std::to_string(a100));
   quotas.emplace_back("cpu", "64");
   quotas.emplace_back("memory", "512Gi");

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/text_table.h"
 #include "sim/svg_plot.h"
 
 namespace abacus::sim {
@@ -51,27 +52,11 @@ std::string Human(double seconds) {
   return Fixed(seconds / 86400, 1) + "d";
 }
 
+// The header and rows of `rows` (the first is the header): names and tenants left, numbers right.
 std::string Table(const std::vector<std::vector<std::string>>& rows) {
-  std::vector<size_t> width;
-  for (const auto& row : rows) {
-    if (width.size() < row.size()) width.resize(row.size(), 0);
-    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    for (size_t i = 0; i < row.size(); ++i) {
-      if (i > 0) out += "  ";
-      const std::string& c = row[i];
-      if (i == 0 || i == 1) {
-        out += c + std::string(width[i] - c.size(), ' ');
-      } else {
-        out += std::string(width[i] - c.size(), ' ') + c;
-      }
-    }
-    while (!out.empty() && out.back() == ' ') out.pop_back();
-    out += "\n";
-  }
-  return out;
+  if (rows.empty()) return "";
+  std::vector<std::vector<std::string>> body(rows.begin() + 1, rows.end());
+  return RenderTextTable(rows.front(), body, LeftThenRight(2));
 }
 
 std::vector<std::string> GroupRow(const std::string& scope, const GroupReport& g, bool faults) {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/text_table.h"
 #include "sim/svg_plot.h"
 
 namespace abacus::sim {
@@ -14,11 +15,6 @@ std::string Fixed(double v, int decimals) {
   char buf[48];
   std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
   return buf;
-}
-
-std::string Pad(const std::string& s, size_t width, bool right) {
-  if (s.size() >= width) return s;
-  return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
 }
 
 }  // namespace
@@ -60,7 +56,7 @@ std::string PackingTable(const std::vector<PackingSummary>& results) {
   header.push_back("FRAG@" + std::to_string(frag_at) + "%");
   header.push_back("FRAG-RATIO@" + std::to_string(frag_at) + "%");
   header.push_back("SECONDS");
-  std::vector<std::vector<std::string>> rows{header};
+  std::vector<std::vector<std::string>> rows;
   for (const auto& r : results) {
     std::vector<std::string> row = {std::string(PackingPolicyName(r.policy)), std::to_string(r.seeds),
                                     Fixed(r.arrivals, 0), Fixed(r.skipped, 1)};
@@ -74,18 +70,7 @@ std::string PackingTable(const std::vector<PackingSummary>& results) {
     row.push_back(Fixed(r.seconds, 3));
     rows.push_back(std::move(row));
   }
-  std::vector<size_t> width(header.size(), 0);
-  for (const auto& row : rows) {
-    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    for (size_t i = 0; i < row.size(); ++i) {
-      if (i > 0) out += "  ";
-      out += Pad(row[i], width[i], i > 0);
-    }
-    out += "\n";
-  }
+  std::string out = RenderTextTable(header, rows, LeftThenRight(1));
   out += "ALLOC: allocated GPU / cluster GPU capacity, % (mean over seeds) at arrived GPU demand = % of capacity.\n";
   return out;
 }

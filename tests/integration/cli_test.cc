@@ -186,45 +186,5 @@ TEST_F(CliTest, ExitCodesAndConfigResolution) {
   EXPECT_EQ(from_file.code, 0) << from_file.err;
 }
 
-// `bench api` against its own in-process server: every row is measured (submissions
-// acknowledged, none refused, latencies in order) and says how much CPU the hypervisor took.
-TEST_F(CliTest, BenchApiMeasuresDurableSubmissionsAndReportsStolenCpu) {
-  auto r = Run({"bench", "api", "--clients", "1,2", "--seconds", "0.3", "-o", "json"});
-  ASSERT_EQ(r.code, 0) << r.err;
-  json out = json::parse(r.out);
-  EXPECT_EQ(out["server"], "in-process");
-  ASSERT_EQ(out["runs"].size(), 2u) << r.out;
-  for (const auto& row : out["runs"]) {
-    EXPECT_GT(row["acknowledged"].get<int64_t>(), 0) << row.dump();
-    EXPECT_EQ(row["errors"], 0) << row.dump();
-    EXPECT_GT(row["p50_ms"].get<double>(), 0) << row.dump();
-    EXPECT_GE(row["p99_ms"].get<double>(), row["p50_ms"].get<double>()) << row.dump();
-    EXPECT_GE(row["max_ms"].get<double>(), row["p99_ms"].get<double>()) << row.dump();
-    ASSERT_TRUE(row["stolen_pct"].is_number()) << row.dump();
-    EXPECT_GE(row["stolen_pct"].get<double>(), 0);
-    EXPECT_LE(row["stolen_pct"].get<double>(), 100);
-  }
-  auto table = Run({"bench", "api", "--clients", "1", "--seconds", "0.2"});
-  ASSERT_EQ(table.code, 0) << table.err;
-  EXPECT_NE(table.out.find("STOLEN %"), std::string::npos) << table.out;
-}
-
-// Two `bench api` runs against one server: the second names none of the workloads the first left
-// active (before, every row of the second run was refused with 409 already_exists).
-TEST(BenchApiTest, ASecondRunAgainstTheSameServerIsNotRefused) {
-  TempDir dir;
-  ServerProcess server(dir.path(), {"--rate-limit", "0", "--tenant-rate-limit", "0"});
-  for (int run = 0; run < 2; ++run) {
-    auto r = RunCli({"bench", "api", "--server", server.url(), "--token", server.token(), "--clients", "1,2",
-                     "--seconds", "0.2", "-o", "json"});
-    ASSERT_EQ(r.code, 0) << r.err;
-    json out = json::parse(r.out);
-    for (const auto& row : out["runs"]) {
-      EXPECT_GT(row["acknowledged"].get<int64_t>(), 0) << "run " << run << ": " << row.dump();
-      EXPECT_EQ(row["errors"], 0) << "run " << run << ": " << row.dump() << r.err;
-    }
-  }
-}
-
 }  // namespace
 }  // namespace abacus::testing

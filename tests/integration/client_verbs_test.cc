@@ -11,53 +11,21 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "server/server_test_util.h"
 #include "server_process.h"
 
 namespace abacus::testing {
 namespace {
 
 using nlohmann::json;
+namespace org = server::testing_org;
 
-constexpr char kOrg[] = R"(kind: Tenant
-name: t1
----
-kind: Project
-name: p1
-tenant: t1
----
-kind: Tenant
-name: t2
----
-kind: Project
-name: p3
-tenant: t2
----
-kind: Queue
-name: q1
-tenant: t1
-quotas:
-  - {resource: cpu, nominal: 16}
-  - {resource: memory, nominal: 64Gi}
----
-kind: Queue
-name: q2
-tenant: t2
-quotas:
-  - {resource: cpu, nominal: 16}
-  - {resource: memory, nominal: 64Gi}
----
-kind: User
-name: alice
-roles: [{role: member, project: t1/p1}]
----
-kind: User
-name: bob
-roles: [{role: member, project: t2/p3}]
----
-kind: User
-name: tia
-roles: [{role: tenant-admin, tenant: t1}]
-)";
+// t1 (project p1, queue q1) and t2 (p3, q2), 16 cores each; members alice of t1/p1 and bob of
+// t2/p3, tia tenant-admin of t1.
+const std::string kOrg = org::Org(
+    org::TwoTenants("p3"), {{"cpu", "16"}, {"memory", "64Gi"}},
+    {org::Member("alice", "t1/p1"), org::Member("bob", "t2/p3"),
+     org::TenantAdmin("tia", "t1")});
 
 bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 

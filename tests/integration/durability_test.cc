@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "server/server_test_util.h"
 #include "server_process.h"
 
 namespace abacus::testing {
@@ -16,20 +17,7 @@ namespace {
 using nlohmann::json;
 
 std::string Org(int cpu_nominal) {
-  return R"(kind: Tenant
-name: acme
----
-kind: Project
-name: ml
-tenant: acme
----
-kind: Queue
-name: q
-tenant: acme
-quotas:
-  - {resource: cpu, nominal: )" + std::to_string(cpu_nominal) + R"(}
-  - {resource: memory, nominal: 1Ti}
-)";
+  return server::testing_org::TeamOrg("acme", "ml", "q", {{"cpu", std::to_string(cpu_nominal)}, {"memory", "1Ti"}});
 }
 
 std::string Job(const std::string& name) {

@@ -6,63 +6,23 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/server_test_util.h"
 #include "server_process.h"
 
 namespace abacus::testing {
 namespace {
 
 using nlohmann::json;
+namespace org = server::testing_org;
 
-constexpr char kOrg[] = R"(kind: Tenant
-name: t1
----
-kind: Project
-name: p1
-tenant: t1
----
-kind: Tenant
-name: t2
----
-kind: Project
-name: p2
-tenant: t2
----
-kind: Queue
-name: q1
-tenant: t1
-quotas:
-  - {resource: cpu, nominal: 1000}
-  - {resource: memory, nominal: 4Ti}
----
-kind: Queue
-name: q2
-tenant: t2
-quotas:
-  - {resource: cpu, nominal: 1000}
-  - {resource: memory, nominal: 4Ti}
----
-kind: PriorityClass
-name: spot
-value: 200
-preemptible: true
----
-kind: PriorityClass
-name: steady
-value: 600
-preemptible: false
----
-kind: User
-name: max
-roles: [{role: member, project: t1/p1}]
----
-kind: User
-name: tia
-roles: [{role: tenant-admin, tenant: t1}]
----
-kind: User
-name: oscar
-roles: [{role: tenant-admin, tenant: t2}]
-)";
+// t1 (project p1, queue q1) and t2 (p2, q2), room for every job; priority classes spot
+// (preemptible) and steady; max a member of t1/p1, tia and oscar tenant-admins of t1 and t2.
+const std::string kOrg = org::Org(
+    org::TwoTenants("p2"), {{"cpu", "1000"}, {"memory", "4Ti"}},
+    {org::Member("max", "t1/p1"), org::TenantAdmin("tia", "t1"),
+     org::TenantAdmin("oscar", "t2")},
+    "kind: PriorityClass\nname: spot\nvalue: 200\npreemptible: true\n---\n"
+    "kind: PriorityClass\nname: steady\nvalue: 600\npreemptible: false\n");
 
 std::string Job(const std::string& name, const std::string& project, const std::string& queue,
                 const std::string& priority_class = "training", const std::string& command = "[\"true\"]",

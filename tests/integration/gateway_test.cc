@@ -20,6 +20,7 @@
 #include <set>
 #include <thread>
 
+#include "server/server_test_util.h"
 #include "server_process.h"
 
 namespace abacus::testing {
@@ -28,20 +29,7 @@ namespace {
 using nlohmann::json;
 
 constexpr char kHaproxy[] = "/usr/sbin/haproxy";
-constexpr char kOrg[] = R"(kind: Tenant
-name: a
----
-kind: Project
-name: serve
-tenant: a
----
-kind: Queue
-name: qa
-tenant: a
-quotas:
-  - {resource: cpu, nominal: 32}
-  - {resource: memory, nominal: 64Gi}
-)";
+const std::string kOrg = server::testing_org::TeamOrg("a", "serve", "qa", {{"cpu", "32"}, {"memory", "64Gi"}});
 
 // Requests through the gateway from `threads` threads, each at most one per `pause`; counts
 // answers by version and failures (no answer, or not 200).

@@ -12,65 +12,22 @@
 #include <memory>
 #include <set>
 
+#include "server/server_test_util.h"
 #include "server_process.h"
 
 namespace abacus::testing {
 namespace {
 
 using nlohmann::json;
+namespace org = server::testing_org;
 
-constexpr char kOrg[] = R"(kind: Tenant
-name: t1
----
-kind: Project
-name: p1
-tenant: t1
----
-kind: Project
-name: p2
-tenant: t1
----
-kind: Tenant
-name: t2
----
-kind: Project
-name: p3
-tenant: t2
----
-kind: Queue
-name: q1
-tenant: t1
-quotas:
-  - {resource: cpu, nominal: 1000}
-  - {resource: memory, nominal: 4Ti}
----
-kind: Queue
-name: q2
-tenant: t2
-quotas:
-  - {resource: cpu, nominal: 1000}
-  - {resource: memory, nominal: 4Ti}
----
-kind: User
-name: ann
-roles: [{role: admin}]
----
-kind: User
-name: tia
-roles: [{role: tenant-admin, tenant: t1}]
----
-kind: User
-name: max
-roles: [{role: member, project: t1/p1}]
----
-kind: User
-name: val
-roles: [{role: viewer}]
----
-kind: User
-name: vic
-roles: [{role: viewer, tenant: t1}]
-)";
+// t1 (projects p1 and p2, queue q1) and t2 (p3, q2), room for every job; one user per role:
+// ann admin, tia tenant-admin of t1, max member of t1/p1, val viewer, vic viewer of t1.
+const std::string kOrg = org::Org(
+    org::TwoTenants("p3", {"p2"}), {{"cpu", "1000"}, {"memory", "4Ti"}},
+    {org::User("ann", "admin"), org::TenantAdmin("tia", "t1"),
+     org::Member("max", "t1/p1"), org::User("val", "viewer"),
+     org::User("vic", "viewer", "tenant: t1")});
 
 // The three columns of the matrix, seen from t1/p1: own project, another project of the same
 // tenant, another tenant.

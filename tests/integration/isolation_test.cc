@@ -16,77 +16,22 @@
 #include <memory>
 #include <thread>
 
+#include "server/server_test_util.h"
 #include "server_process.h"
 
 namespace abacus::testing {
 namespace {
 
 using nlohmann::json;
+namespace org = server::testing_org;
 
-constexpr char kOrg[] = R"(kind: Cohort
-name: c1
----
-kind: Cohort
-name: c2
----
-kind: Tenant
-name: t1
----
-kind: Project
-name: p1
-tenant: t1
----
-kind: Project
-name: p2
-tenant: t1
----
-kind: Tenant
-name: t2
----
-kind: Project
-name: p3
-tenant: t2
----
-kind: Queue
-name: q1
-tenant: t1
-cohort: c1
-quotas:
-  - {resource: cpu, nominal: 64}
-  - {resource: memory, nominal: 1Ti}
----
-kind: Queue
-name: q2
-tenant: t2
-cohort: c2
-quotas:
-  - {resource: cpu, nominal: 64}
-  - {resource: memory, nominal: 1Ti}
----
-kind: User
-name: ann
-roles: [{role: admin}]
----
-kind: User
-name: tia
-roles: [{role: tenant-admin, tenant: t1}]
----
-kind: User
-name: max
-roles: [{role: member, project: t1/p1}]
----
-kind: User
-name: vic
-roles: [{role: viewer, tenant: t1}]
----
-kind: User
-name: tob
-roles: [{role: tenant-admin, tenant: t2}]
----
-kind: User
-name: mia
-roles: [{role: member, project: t2/p3}]
-)";
+// t1 (projects p1 and p2, queue q1 in cohort c1) and t2 (p3, q2 in cohort c2); ann admin, and
+// per tenant a tenant-admin (tia, tob) and a member (max, mia); vic viewer of t1.
+const std::string kOrg = org::Org(
+    {{"t1", {"p1", "p2"}, "q1", "c1"}, {"t2", {"p3"}, "q2", "c2"}}, {{"cpu", "64"}, {"memory", "1Ti"}},
+    {org::User("ann", "admin"), org::TenantAdmin("tia", "t1"),
+     org::Member("max", "t1/p1"), org::User("vic", "viewer", "tenant: t1"),
+     org::TenantAdmin("tob", "t2"), org::Member("mia", "t2/p3")});
 
 std::string Job(const std::string& name, const std::string& project, const std::string& queue) {
   return "kind: TrainingJob\nname: " + name + "\nproject: " + project + "\nqueue: " + queue +

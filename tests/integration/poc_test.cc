@@ -6,6 +6,7 @@
 // elsewhere.
 #include <gtest/gtest.h>
 
+#include "server/server_test_util.h"
 #include "server_process.h"
 
 namespace abacus::testing {
@@ -13,23 +14,9 @@ namespace {
 
 using nlohmann::json;
 
-constexpr char kOrg[] = R"(kind: Tenant
-name: lab
----
-kind: Project
-name: poc
-tenant: lab
----
-kind: Queue
-name: poc
-tenant: lab
-quotas:
-  - {resource: gpu/nvidia/A100-80G, nominal: 8}
-  - {resource: gpu/nvidia/T4, nominal: 8}
-  - {resource: npu/huawei/Ascend910B, nominal: 8}
-  - {resource: cpu, nominal: 256}
-  - {resource: memory, nominal: 1Ti}
-)";
+const std::string kOrg = server::testing_org::TeamOrg("lab", "poc", "poc",
+                                                     {{"gpu/nvidia/A100-80G", "8"}, {"gpu/nvidia/T4", "8"},
+                                                      {"npu/huawei/Ascend910B", "8"}, {"cpu", "256"}, {"memory", "1Ti"}});
 
 // A one-task BatchJob that prints its environment, then sleeps `sleep` seconds.
 std::string Job(const std::string& name, const std::string& resources, const std::string& extra = "",

@@ -6,47 +6,19 @@
 #include <nlohmann/json.hpp>
 
 #include "common/clock.h"
+#include "server/server_test_util.h"
 #include "server_process.h"
 
 namespace abacus::testing {
 namespace {
 
 using nlohmann::json;
+namespace org = server::testing_org;
 
-constexpr char kOrg[] = R"(kind: Tenant
-name: t1
----
-kind: Project
-name: p1
-tenant: t1
----
-kind: Tenant
-name: t2
----
-kind: Project
-name: p2
-tenant: t2
----
-kind: Queue
-name: q1
-tenant: t1
-quotas:
-  - {resource: cpu, nominal: 100}
-  - {resource: memory, nominal: 1Ti}
-  - {resource: gpu/nvidia/A100-80G, nominal: 8}
----
-kind: Queue
-name: q2
-tenant: t2
-quotas:
-  - {resource: cpu, nominal: 100}
-  - {resource: memory, nominal: 1Ti}
-  - {resource: gpu/nvidia/A100-80G, nominal: 8}
----
-kind: User
-name: tia
-roles: [{role: tenant-admin, tenant: t1}]
-)";
+// t1 (project p1, queue q1) and t2 (p2, q2), 8 A100 each; tia tenant-admin of t1.
+const std::string kOrg = org::Org(
+    org::TwoTenants("p2"), {{"cpu", "100"}, {"memory", "1Ti"}, {"gpu/nvidia/A100-80G", "8"}},
+    {org::TenantAdmin("tia", "t1")});
 
 // A job of 4 A100s; `max_runtime` ("10m") becomes its spec.maxRuntime when not empty.
 std::string Job(const std::string& name, const std::string& project, const std::string& queue,

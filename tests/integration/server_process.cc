@@ -189,6 +189,11 @@ roles: [{role: member, project: beta/lab}]
 
 CliResult RunCli(const std::vector<std::string>& args, const std::vector<std::string>& env,
                  const std::string& stdin_text) {
+  return RunProgram(ABACUS_BINARY, args, env, stdin_text);
+}
+
+CliResult RunProgram(const std::string& binary, const std::vector<std::string>& args,
+                     const std::vector<std::string>& env, const std::string& stdin_text) {
   TempDir tmp;
   std::string out_path = tmp.path() + "/out", err_path = tmp.path() + "/err", in_path = tmp.path() + "/in";
   std::ofstream(in_path) << stdin_text;
@@ -207,7 +212,7 @@ CliResult RunCli(const std::vector<std::string>& args, const std::vector<std::st
     unsetenv("ABACUS_SERVER");
     unsetenv("ABACUS_TOKEN");
     for (const auto& e : env) putenv(strdup(e.c_str()));
-    std::vector<std::string> all = {ABACUS_BINARY};
+    std::vector<std::string> all = {binary};
     all.insert(all.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& a : all) argv.push_back(a.data());

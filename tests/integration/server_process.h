@@ -85,6 +85,9 @@ struct CliResult {
 };
 CliResult RunCli(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
                  const std::string& stdin_text = "");
+// The same for another program (`binary`: its path), e.g. a benchmark executable of bench/.
+CliResult RunProgram(const std::string& binary, const std::vector<std::string>& args,
+                     const std::vector<std::string>& env = {}, const std::string& stdin_text = "");
 
 std::string ReadFile(const std::string& path);
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "server/server_test_util.h"
 #include "server_process.h"
 
 namespace abacus::testing {
@@ -15,22 +16,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr char kOrg[] = R"(kind: Tenant
-name: acme
----
-kind: Project
-name: ml
-tenant: acme
----
-kind: Queue
-name: train
-tenant: acme
-quotas:
-  - {resource: gpu/nvidia/A100-80G, nominal: 16}
-  - {resource: gpu/nvidia/T4, nominal: 8}
-  - {resource: cpu, nominal: 256}
-  - {resource: memory, nominal: 2Ti}
-)";
+const std::string kOrg = server::testing_org::TeamOrg(
+    "acme", "ml", "train", {{"gpu/nvidia/A100-80G", "16"}, {"gpu/nvidia/T4", "8"}, {"cpu", "256"}, {"memory", "2Ti"}});
 
 struct NodeSpec {
   std::string name, model;

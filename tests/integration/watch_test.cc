@@ -14,49 +14,19 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "server/server_test_util.h"
 #include "server_process.h"
 
 namespace abacus::testing {
 namespace {
 
 using nlohmann::json;
+namespace org = server::testing_org;
 
-constexpr char kOrg[] = R"(kind: Tenant
-name: t1
----
-kind: Project
-name: p1
-tenant: t1
----
-kind: Tenant
-name: t2
----
-kind: Project
-name: p3
-tenant: t2
----
-kind: Queue
-name: q1
-tenant: t1
-quotas:
-  - {resource: cpu, nominal: 64}
-  - {resource: memory, nominal: 1Ti}
----
-kind: Queue
-name: q2
-tenant: t2
-quotas:
-  - {resource: cpu, nominal: 64}
-  - {resource: memory, nominal: 1Ti}
----
-kind: User
-name: max
-roles: [{role: member, project: t1/p1}]
----
-kind: User
-name: mia
-roles: [{role: member, project: t2/p3}]
-)";
+// t1 (project p1, queue q1) and t2 (p3, q2); max a member of t1/p1, mia of t2/p3.
+const std::string kOrg = org::Org(
+    org::TwoTenants("p3"), {{"cpu", "64"}, {"memory", "1Ti"}},
+    {org::Member("max", "t1/p1"), org::Member("mia", "t2/p3")});
 
 std::string Job(const std::string& name, const std::string& project, const std::string& queue,
                 const std::string& labels = "", const std::string& kind = "TrainingJob") {

@@ -1,4 +1,4 @@
-#include "cli/wire_load.h"
+#include "wire_load.h"
 
 #include <fcntl.h>
 #include <sys/epoll.h>
@@ -10,7 +10,7 @@
 
 #include "cli/wire_client.h"
 
-namespace abacus::cli {
+namespace abacus::bench {
 
 WireLoad::WireLoad(std::vector<int> fds, RequestFn next_request, int expected)
     : next_request_(std::move(next_request)), expected_(expected) {
@@ -118,7 +118,7 @@ WireLoadResult WireLoad::Run(std::chrono::duration<double> duration) {
         closed = n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
         break;
       }
-      WireAnswerHead h = ParseWireAnswerHead(c.in);
+      cli::WireAnswerHead h = cli::ParseWireAnswerHead(c.in);
       if (!h.error.empty()) {
         Fail(c, r, h.error);
         continue;
@@ -152,4 +152,4 @@ WireLoadResult WireLoad::Run(std::chrono::duration<double> duration) {
   return r;
 }
 
-}  // namespace abacus::cli
+}  // namespace abacus::bench

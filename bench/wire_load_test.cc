@@ -1,4 +1,4 @@
-#include "cli/wire_load.h"
+#include "wire_load.h"
 
 #include <gtest/gtest.h>
 
@@ -9,10 +9,11 @@
 #include "cli/wire_client.h"
 #include "net/loopback_server_test_util.h"
 
-namespace abacus::cli {
+namespace abacus::bench {
 namespace {
 
 using namespace std::chrono_literals;
+using cli::WireClient;
 
 // A server that answers POST /load with 201 (or the status in the body's "status=NNN"), and
 // records which requests each connection (by client port) carried and how many at once.
@@ -125,4 +126,4 @@ TEST_F(WireLoadTest, ARefusedConnectionIsAnErrorNotAHang) {
 }
 
 }  // namespace
-}  // namespace abacus::cli
+}  // namespace abacus::bench

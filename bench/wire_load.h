@@ -1,5 +1,5 @@
 // WireLoad: drives many kept-alive connections from one thread with epoll, each with one
-// request in flight, as wrk does. `abacus bench api` uses it for its clients: a thread per
+// request in flight, as wrk does. abacus_api_bench (api_bench.cc) uses it for its clients: a thread per
 // client would spend two context switches and a blocking read per request of the two cores
 // the server under test needs.
 //
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace abacus::cli {
+namespace abacus::bench {
 
 struct WireLoadResult {
   std::vector<double> latencies_ms;  // of the answers with the expected status, in arrival order
@@ -58,4 +58,4 @@ class WireLoad {
   int epoll_ = -1;
 };
 
-}  // namespace abacus::cli
+}  // namespace abacus::bench

@@ -1,8 +1,8 @@
-// The organisation the API benchmarks submit into (`abacus bench api`, bench/cli_bench.cc): one
+// The organisation the API benchmarks submit into (abacus_api_bench, abacus_cli_bench): one
 // tenant, one project and one queue with room for every submission of a run.
 #pragma once
 
-namespace abacus::cli {
+namespace abacus::bench {
 
 inline constexpr char kBenchOrg[] = R"(kind: Tenant
 name: bench
@@ -19,4 +19,4 @@ quotas:
   - {resource: memory, nominal: 256Gi}
 )";
 
-}  // namespace abacus::cli
+}  // namespace abacus::bench

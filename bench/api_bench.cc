@@ -1,4 +1,6 @@
-// `abacus bench api`: durable submissions per second and latency over loopback HTTP.
+// abacus_api_bench (`make bench`): durable submissions per second and latency over loopback HTTP,
+// against an in-process server or a running one. A benchmark, not a verb of the product: it
+// prints numbers and never passes or fails.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -14,21 +16,30 @@
 #include <thread>
 #include <unistd.h>
 
-#include "cli/bench_org.h"
+#include "bench_org.h"
 #include "cli/client.h"
 #include "cli/output.h"
-#include "cli/verbs.h"
+#include "cli/tls_transport.h"
 #include "cli/wire_client.h"
-#include "cli/wire_load.h"
 #include "common/cpu_steal.h"
+#include "common/log.h"
 #include "common/thread_name.h"
 #include "net/http_transport.h"
 #include "server/http_server.h"
+#include "wire_load.h"
 
-namespace abacus::cli {
+namespace abacus::bench {
 namespace {
 
 using nlohmann::json;
+using cli::ApiClient;
+using cli::ApiResponse;
+using cli::ClientConfig;
+using cli::kExitOk;
+using cli::kExitRefused;
+using cli::kExitUsage;
+using cli::WireAnswer;
+using cli::WireClient;
 
 struct BenchApiOptions {
   std::string clients = "1,8,64";
@@ -249,7 +260,7 @@ int RunBenchApi(const BenchApiOptions& o) {
     std::ifstream tok(data + "/admin.token");
     std::getline(tok, cfg.token);
   } else {
-    cfg = ResolveClientConfig(o.server, o.token);
+    cfg = cli::ResolveClientConfig(o.server, o.token);
     ApiClient api(cfg);
     ApiResponse r = api.Post("/api/v1/apply?filename=bench-org.yaml", kBenchOrg, "application/yaml");
     if (!r.ok()) {
@@ -287,7 +298,7 @@ int RunBenchApi(const BenchApiOptions& o) {
     table.push_back({std::to_string(r.clients), std::to_string(r.ok), std::to_string(r.errors), buf[0], buf[1], buf[2],
                      buf[3], r.stolen_pct ? buf[4] : "-"});
   }
-  PrintTable(std::cout, {"CLIENTS", "ACKNOWLEDGED", "ERRORS", "SUBMISSIONS/S", "P50 MS", "P99 MS", "MAX MS", "STOLEN %"},
+  cli::PrintTable(std::cout, {"CLIENTS", "ACKNOWLEDGED", "ERRORS", "SUBMISSIONS/S", "P50 MS", "P99 MS", "MAX MS", "STOLEN %"},
              table);
   // A shared VM's host can take a share of its CPU: numbers from such a row are the host's.
   std::cout.flush();
@@ -301,36 +312,50 @@ int RunBenchApi(const BenchApiOptions& o) {
   return kExitOk;
 }
 
-}  // namespace
-
-void AddBenchApiCommand(CLI::App& app, int* exit_code) {
-  CLI::App* bench = app.get_subcommand("bench");
-  auto o = std::make_shared<BenchApiOptions>();
-  CLI::App* cmd = bench->add_subcommand(
-      "api", "Durable workload submissions per second and p50/p99 latency over loopback HTTP, at several client "
+// The command line: the options `make bench` passes, with --help.
+int Main(int argc, char** argv) {
+  cli::RegisterTlsTransport();  // --server https://… (the CLI's client, as every verb)
+  BenchApiOptions o;
+  CLI::App app{
+      "Durable workload submissions per second and p50/p99 latency over loopback HTTP, at several client "
              "counts. Without --server it runs an in-process server on a temporary data folder (SQLite, FULL sync). "
              "STOLEN % is the share of this machine's CPU its hypervisor gave to other guests during the row "
              "(steal time): on a shared VM, compare rows and builds only at similar values.\n"
-             "Example: abacus bench api --clients 1,8,64 --seconds 5");
-  cmd->add_option("--clients", o->clients, "comma-separated client counts")->capture_default_str();
-  cmd->add_option("--seconds", o->seconds, "seconds per client count")->capture_default_str();
-  cmd->add_option("--server", o->server, "benchmark this server instead (it gets a bench tenant and queue)");
-  cmd->add_option("--token", o->token, "token for --server");
-  cmd->add_option("--body", o->body, "request bodies: json (what `abacus submit` sends) or yaml")
+             "Example: abacus_api_bench --clients 1,8,64 --seconds 5",
+      "abacus_api_bench"};
+  app.add_option("--clients", o.clients, "comma-separated client counts")->capture_default_str();
+  app.add_option("--seconds", o.seconds, "seconds per client count")->capture_default_str();
+  app.add_option("--server", o.server, "benchmark this server instead (it gets a bench tenant and queue)");
+  app.add_option("--token", o.token, "token for --server");
+  app.add_option("--body", o.body, "request bodies: json (what `abacus submit` sends) or yaml")
       ->capture_default_str()
       ->check(CLI::IsMember({"json", "yaml"}));
-  cmd->add_option("--client", o->client,
+  app.add_option("--client", o.client,
                   "wire: a minimal HTTP/1.1 load generator, as wrk: one thread drives every client's kept-alive "
                   "connection with epoll, one write per request, answers counted, not parsed; cli: a thread per "
                   "client with the client every abacus verb uses. HTTPS servers always get cli")
       ->capture_default_str()
       ->check(CLI::IsMember({"wire", "cli"}));
-  cmd->add_option("--data", o->data, "data folder of the in-process server (removed afterwards)");
-  cmd->add_option("--store", o->store,
+  app.add_option("--data", o.data, "data folder of the in-process server (removed afterwards)");
+  app.add_option("--store", o.store,
                   "store of the in-process server, e.g. postgres://abacus@127.0.0.1:5432/bench (an empty "
                   "database; default: SQLite in the data folder)");
-  cmd->add_option("-o,--output", o->output, "table or json")->capture_default_str()->check(CLI::IsMember({"table", "json"}));
-  cmd->callback([o, exit_code] { *exit_code = RunBenchApi(*o); });
+  app.add_option("-o,--output", o.output, "table or json")->capture_default_str()->check(CLI::IsMember({"table", "json"}));
+  std::string log_level = "warn";  // as every abacus command: the in-process server's logs to stderr
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+  }
+  if (Status st = InitLogging(log_level); !st.ok()) {
+    std::cerr << "error: --log-level: " << st.message() << "\n";
+    return kExitUsage;
+  }
+  return RunBenchApi(o);
 }
 
-}  // namespace abacus::cli
+}  // namespace
+}  // namespace abacus::bench
+
+int main(int argc, char** argv) { return abacus::bench::Main(argc, argv); }

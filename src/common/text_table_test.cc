@@ -1,0 +1,42 @@
+#include "common/text_table.h"
+
+#include <gtest/gtest.h>
+
+namespace abacus {
+namespace {
+
+TEST(TextTableTest, PadsColumnsToTheirWidestCellTwoSpacesApartWithoutTrailingSpaces) {
+  EXPECT_EQ(RenderTextTable({"NAME", "STATE"}, {{"train-llm", "Running"}, {"x", ""}}),
+            "NAME       STATE\n"
+            "train-llm  Running\n"
+            "x\n");
+}
+
+TEST(TextTableTest, AlignsColumnsRightWhereAskedAndOthersAsTheRest) {
+  EXPECT_EQ(RenderTextTable({"POLICY", "SEEDS", "ALLOC"}, {{"fgd", "3", "91.25"}, {"binpack", "12", "9.5"}},
+                            LeftThenRight(1)),
+            "POLICY   SEEDS  ALLOC\n"
+            "fgd          3  91.25\n"
+            "binpack     12    9.5\n");
+}
+
+TEST(TextTableTest, DrawsARuleUnderTheHeaderAsWideAsEachColumn) {
+  TextTableStyle style;
+  style.align = {CellAlign::kLeft, CellAlign::kRight};
+  style.rule = true;
+  EXPECT_EQ(RenderTextTable({"QUEUE", "H"}, {{"q", "12.5"}}, style),
+            "QUEUE     H\n"
+            "-----  ----\n"
+            "q      12.5\n");
+}
+
+TEST(TextTableTest, TheHeaderNamesTheColumnsShortRowsGetEmptyCellsLongRowsAreCut) {
+  EXPECT_EQ(RenderTextTable({"A", "B"}, {{"1"}, {"22", "x", "dropped"}}),
+            "A   B\n"
+            "1\n"
+            "22  x\n");
+  EXPECT_EQ(RenderTextTable({"A"}, {}), "A\n");
+}
+
+}  // namespace
+}  // namespace abacus
