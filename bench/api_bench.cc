@@ -23,6 +23,7 @@
 #include "cli/wire_client.h"
 #include "common/cpu_steal.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/thread_name.h"
 #include "net/http_transport.h"
 #include "server/http_server.h"
@@ -158,7 +159,7 @@ Row RunOne(const ClientConfig& cfg, int clients, double seconds, bool yaml, bool
   std::atomic<int64_t> errors{0};
   std::atomic<bool> go{false};
   std::atomic<int> ready{0};
-  std::mutex start_mu;  // clients connect first, then all start together
+  Mutex start_mu;  // clients connect first, then all start together
   std::condition_variable start_cv;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds + 0.2);
   std::vector<std::thread> threads;
@@ -168,10 +169,10 @@ Row RunOne(const ClientConfig& cfg, int clients, double seconds, bool yaml, bool
       BenchConnection conn(cfg);
       conn.Warm();  // connect before the clock starts (keep-alive afterwards)
       {
-        std::unique_lock lock(start_mu);
+        MutexLock lock(start_mu);
         ready.fetch_add(1);
         start_cv.notify_all();
-        start_cv.wait(lock, [&] { return go.load(); });
+        lock.Wait(start_cv, [&] { return go.load(); });
       }
       int64_t n = 0;
       while (std::chrono::steady_clock::now() < deadline) {
@@ -184,7 +185,7 @@ Row RunOne(const ClientConfig& cfg, int clients, double seconds, bool yaml, bool
         } else {
           // The first few failures say why (a refused write, a lost connection).
           if (errors.fetch_add(1) < 3) {
-            std::lock_guard lock(start_mu);
+            MutexLock lock(start_mu);
             std::cerr << "bench: request failed after " << ms << " ms: " << why << "\n";
           }
         }
@@ -193,8 +194,8 @@ Row RunOne(const ClientConfig& cfg, int clients, double seconds, bool yaml, bool
   }
   auto start = std::chrono::steady_clock::now();
   {
-    std::unique_lock lock(start_mu);
-    start_cv.wait(lock, [&] { return ready.load() == clients; });
+    MutexLock lock(start_mu);
+    lock.Wait(start_cv, [&] { return ready.load() == clients; });
     deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
     start = std::chrono::steady_clock::now();
     go = true;

@@ -1,6 +1,7 @@
 #include "agent/utilization.h"
 
 #include "agent/runtime/process_runtime.h"
+#include "common/mutex.h"
 
 namespace abacus::agent {
 
@@ -43,7 +44,7 @@ SimulatedDeviceSampler::SimulatedDeviceSampler(const std::vector<Device>& device
 }
 
 bool SimulatedDeviceSampler::Set(const std::string& uuid, int compute_percent, int64_t memory_used_bytes) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (auto& d : devices_) {
     if (d.uuid != uuid) continue;
     d.compute_percent = compute_percent;
@@ -54,7 +55,7 @@ bool SimulatedDeviceSampler::Set(const std::string& uuid, int compute_percent, i
 }
 
 std::vector<DeviceUtilization> SimulatedDeviceSampler::Sample() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return devices_;
 }
 

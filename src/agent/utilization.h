@@ -13,6 +13,7 @@
 #include "agent/discover/nvml.h"
 #include "agent/runtime/cgroup.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "model/device.h"
 
 namespace abacus::agent {
@@ -69,8 +70,8 @@ class SimulatedDeviceSampler final : public DeviceSampler {
   std::vector<DeviceUtilization> Sample() override;
 
  private:
-  std::mutex mu_;
-  std::vector<DeviceUtilization> devices_;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::vector<DeviceUtilization> devices_ GUARDED_BY(mu_);
 };
 
 // Returns the cumulative usage of each live task.

@@ -6,11 +6,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <optional>
 #include <sstream>
 
 #include "cli/wire_client.h"
+#include "common/mutex.h"
 #include "common/private_file.h"
 #include "net/server_url.h"
 
@@ -40,21 +40,23 @@ struct FileSettings {
 // and modification time): a command resolves its connection more than once (the lean client's
 // https:// check, then the verb), and YAML costs more than the rest of a short command. An
 // absent or unreadable file gives empty fields (flags and env still work).
+struct CachedConfigFile {
+  std::string path;
+  std::filesystem::file_time_type mtime;
+  uintmax_t size = 0;
+  FileSettings settings;
+};
+Mutex config_file_mu;
+std::optional<CachedConfigFile> config_file_cache GUARDED_BY(config_file_mu);
+
 FileSettings ReadConfigFile(const std::string& path) {
-  struct Cached {
-    std::string path;
-    std::filesystem::file_time_type mtime;
-    uintmax_t size = 0;
-    FileSettings settings;
-  };
-  static std::mutex mu;
-  static std::optional<Cached> cached;
   std::error_code ec;
   const auto mtime = std::filesystem::last_write_time(path, ec);
   if (ec) return {};
   const uintmax_t size = std::filesystem::file_size(path, ec);
   if (ec) return {};
-  std::lock_guard lock(mu);
+  MutexLock lock(config_file_mu);
+  std::optional<CachedConfigFile>& cached = config_file_cache;
   if (cached && cached->path == path && cached->mtime == mtime && cached->size == size) return cached->settings;
   FileSettings f;
   try {
@@ -66,7 +68,7 @@ FileSettings ReadConfigFile(const std::string& path) {
   } catch (const std::exception&) {
     f = {};
   }
-  cached = Cached{path, mtime, size, f};
+  cached = CachedConfigFile{path, mtime, size, f};
   return f;
 }
 

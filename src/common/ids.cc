@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <random>
 
+#include "common/mutex.h"
+
 namespace abacus {
 namespace {
 
@@ -43,7 +45,7 @@ std::string TimeOrderedIdGenerator::Next(std::string_view prefix) {
   {
     const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
                             std::chrono::system_clock::now().time_since_epoch()).count() - kEpoch;
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (now > second_) {
       second_ = now;
       counter_ = static_cast<uint32_t>(engine() % (kCounterSpace / 2));
@@ -81,7 +83,7 @@ void TimeOrderedIdGenerator::Resume(std::string_view last_id) {
       counter = counter * 36 + static_cast<uint32_t>(digit);
     }
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (second > second_ || (second == second_ && counter > counter_)) {
     second_ = second;
     counter_ = counter;

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/mutex.h"
+
 namespace abacus {
 
 class IdGenerator {
@@ -39,9 +41,9 @@ class TimeOrderedIdGenerator final : public IdGenerator {
   void Resume(std::string_view last_id) override;
 
  private:
-  std::mutex mu_;
-  int64_t second_ = -1;   // GUARDED_BY(mu_)
-  uint32_t counter_ = 0;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  int64_t second_ GUARDED_BY(mu_) = -1;
+  uint32_t counter_ GUARDED_BY(mu_) = 0;
 };
 
 // Deterministic ids "<prefix>-000001", "<prefix>-000002", … for tests and the simulator.

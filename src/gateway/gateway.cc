@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "gateway/haproxy_config.h"
 
 extern char** environ;
@@ -198,17 +199,17 @@ Status Gateway::Start() {
 }
 
 Status Gateway::Reload() {
-  std::unique_lock reload(reload_mu_);
+  WriterLock reload(reload_mu_);
   ABACUS_RETURN_IF_ERROR(WriteConfig());
   pid_t previous = -1;
   {
-    std::lock_guard lock(wait_mu_);
+    MutexLock lock(wait_mu_);
     previous = haproxy_pid_;
   }
   auto pid = SpawnHaproxy(previous);
   if (!pid.ok()) return pid.status().WithContext("reload");
   {
-    std::lock_guard lock(wait_mu_);
+    MutexLock lock(wait_mu_);
     if (previous > 0) old_pids_.push_back(previous);
     haproxy_pid_ = *pid;
   }
@@ -221,7 +222,7 @@ Status Gateway::Reload() {
     }
   }
   {
-    std::lock_guard lock(metrics_mu_);
+    MutexLock lock(metrics_mu_);
     for (Followed& f : followed_) f.stats = StatsRead{};  // the new process counts from 0
   }
   reloads_.fetch_add(1);
@@ -230,7 +231,7 @@ Status Gateway::Reload() {
 }
 
 Status Gateway::Apply(Followed& f, const json& endpoints) {
-  std::shared_lock reload(reload_mu_);
+  ReaderLock reload(reload_mu_);
   const ServerSet want = WantedServers(endpoints);
   Status first_error = Status::OK();
   for (const std::string& cmd : PlanCommands(f.backend, f.have, want, f.health_checks)) {
@@ -241,7 +242,7 @@ Status Gateway::Apply(Followed& f, const json& endpoints) {
   if (f.have != want) changes_.fetch_add(1);
   f.have = want;
   {
-    std::lock_guard lock(metrics_mu_);
+    MutexLock lock(metrics_mu_);
     f.service_id = endpoints.value("service", f.service);
     f.metric = endpoints.value("autoscaling", json::object()).value("metric", "");
     f.replicas.clear();
@@ -270,7 +271,7 @@ void Gateway::Follow(size_t index) {
     if (path != f.health_path) {
       std::string was = f.health_path;
       {
-        std::unique_lock reload(reload_mu_);  // no Apply of another service while the flags change
+        WriterLock reload(reload_mu_);  // no Apply of another service while the flags change
         f.health_path = path;
         f.health_checks = !path.empty();
       }
@@ -294,7 +295,7 @@ void Gateway::PostMetrics() {
     // Every backend's latencies of this interval (taken even when unused, so none piles up).
     std::map<std::string, std::map<std::string, LatencyCounts>> latencies;
     {
-      std::lock_guard lock(metrics_mu_);
+      MutexLock lock(metrics_mu_);
       bool any = false;
       for (const Followed& f : followed_) {
         any = any || !f.metric.empty();
@@ -314,7 +315,7 @@ void Gateway::PostMetrics() {
     }
     const auto now = std::chrono::steady_clock::now();
     {
-      std::lock_guard lock(metrics_mu_);
+      MutexLock lock(metrics_mu_);
       for (Followed& f : followed_) {
         if (f.metric.empty()) continue;
         json samples = MetricSamples(f.backend, *rows, now, f.replicas, f.metric, f.stats, latencies[f.backend]);
@@ -334,7 +335,7 @@ void Gateway::PostMetrics() {
 }
 
 bool Gateway::HaproxyRunning() {
-  std::lock_guard lock(wait_mu_);
+  MutexLock lock(wait_mu_);
   int status = 0;
   std::erase_if(old_pids_, [&](pid_t p) { return ::waitpid(p, &status, WNOHANG) == p; });  // reloaded away, done
   if (haproxy_pid_ <= 0) return false;
@@ -353,7 +354,7 @@ void Gateway::Stop() {
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
   }
-  std::lock_guard lock(wait_mu_);
+  MutexLock lock(wait_mu_);
   if (haproxy_pid_ > 0) old_pids_.push_back(haproxy_pid_);
   haproxy_pid_ = -1;
   for (pid_t pid : old_pids_) {

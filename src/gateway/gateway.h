@@ -26,6 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "gateway/haproxy_stats.h"
 #include "gateway/latency_log.h"
@@ -108,7 +109,7 @@ class Gateway {
   GatewayOptions options_;
   EndpointsFetch fetch_;
   MetricsPost post_;
-  std::mutex metrics_mu_;
+  Mutex metrics_mu_;
   std::atomic<int> metric_posts_{0};
   std::vector<Followed> followed_;
   std::string admin_socket_;
@@ -119,9 +120,9 @@ class Gateway {
   std::atomic<bool> stopping_{false};
   std::atomic<int> changes_{0};
   std::atomic<int> reloads_{0};
-  std::shared_mutex reload_mu_;   // runtime API changes: shared; a reload: exclusive
-  std::vector<pid_t> old_pids_;   // reloaded-away HAProxy processes finishing their requests (wait_mu_)
-  std::mutex wait_mu_;
+  SharedMutex reload_mu_;   // runtime API changes: shared; a reload: exclusive
+  Mutex wait_mu_;
+  std::vector<pid_t> old_pids_ GUARDED_BY(wait_mu_);  // reloaded-away HAProxy processes finishing their requests
   std::vector<std::thread> threads_;
   bool stopped_ = false;
 };

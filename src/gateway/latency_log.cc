@@ -11,6 +11,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "common/mutex.h"
+
 namespace abacus::gateway {
 namespace {
 
@@ -93,7 +95,7 @@ void LatencyListener::Stop() {
 std::string LatencyListener::address() const { return port_ == 0 ? "" : "127.0.0.1:" + std::to_string(port_); }
 
 std::map<std::string, LatencyCounts> LatencyListener::Take(const std::string& backend) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = counts_.find(backend);
   if (it == counts_.end()) return {};
   std::map<std::string, LatencyCounts> out = std::move(it->second);
@@ -102,7 +104,7 @@ std::map<std::string, LatencyCounts> LatencyListener::Take(const std::string& ba
 }
 
 void LatencyListener::Add(const LatencyRecord& r) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++counts_[r.backend][r.server][r.ms];
   received_.fetch_add(1);
 }

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <thread>
 
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace abacus::gateway {
@@ -70,8 +71,8 @@ class LatencyListener {
   std::atomic<bool> stopping_{false};
   std::atomic<int64_t> received_{0};
   std::thread reader_;
-  std::mutex mu_;
-  std::map<std::string, std::map<std::string, LatencyCounts>> counts_;  // backend → server → counts
+  Mutex mu_;
+  std::map<std::string, std::map<std::string, LatencyCounts>> counts_ GUARDED_BY(mu_);  // backend → server → counts
 };
 
 }  // namespace abacus::gateway

@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "common/mutex.h"
 #include "govern/crypto.h"
 
 namespace abacus::govern {
@@ -133,7 +134,7 @@ AuditChain::AuditChain(const Clock& clock, AuditHead head) : clock_(clock), head
 AuditEntry AuditChain::Seal(AuditRecord record) const {
   AuditEntry e;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     e.seq = head_.seq + 1;
     e.prev_hash = head_.hash;
   }
@@ -144,7 +145,7 @@ AuditEntry AuditChain::Seal(AuditRecord record) const {
 }
 
 Status AuditChain::Advance(const AuditEntry& entry) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (entry.seq != head_.seq + 1 || entry.prev_hash != head_.hash) {
     return FailedPrecondition("audit entry " + std::to_string(entry.seq) + " does not follow head " +
                               std::to_string(head_.seq));
@@ -154,7 +155,7 @@ Status AuditChain::Advance(const AuditEntry& entry) {
 }
 
 AuditEntry AuditChain::Append(AuditRecord record) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   AuditEntry e;
   e.seq = head_.seq + 1;
   e.prev_hash = head_.hash;
@@ -166,7 +167,7 @@ AuditEntry AuditChain::Append(AuditRecord record) {
 }
 
 AuditHead AuditChain::head() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return head_;
 }
 

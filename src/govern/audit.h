@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace abacus {
@@ -110,8 +111,8 @@ class AuditChain {
 
  private:
   const Clock& clock_;
-  mutable std::mutex mu_;
-  AuditHead head_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  AuditHead head_ GUARDED_BY(mu_);
 };
 
 // JSON form of an entry (one line of an export): {"seq":…, "time":"RFC 3339",
@@ -171,7 +172,7 @@ class AuditLog {
   Store& store_;
   const Clock& clock_;
   AuditChain chain_;
-  std::mutex commit_mu_;
+  Mutex commit_mu_;
 };
 
 }  // namespace abacus::govern

@@ -1,5 +1,6 @@
 // The store-backed audit log (AuditLog): apart from audit.cc so that the CLI, which reads the
 // server's export, does not link the stores.
+#include "common/mutex.h"
 #include "govern/audit.h"
 #include "store/store.h"
 
@@ -19,7 +20,7 @@ Result<std::unique_ptr<AuditLog>> AuditLog::Open(Store& store, const Clock& cloc
 
 Result<std::vector<AuditEntry>> AuditLog::CommitMany(WriteBatch batch, std::vector<AuditRecord> records,
                                                      CommitResult* batch_result) {
-  std::lock_guard lock(commit_mu_);
+  MutexLock lock(commit_mu_);
   AuditChain next(clock_, chain_.head());
   std::vector<AuditEntry> entries;
   entries.reserve(records.size());
@@ -54,7 +55,7 @@ Result<std::vector<AuditEntry>> AuditLog::CommitMany(WriteBatch batch, std::vect
 }
 
 Result<AuditEntry> AuditLog::Commit(WriteBatch batch, AuditRecord record) {
-  std::lock_guard lock(commit_mu_);
+  MutexLock lock(commit_mu_);
   AuditEntry e = chain_.Seal(std::move(record));
   batch.AppendJournalJsonAt(std::string(kStream), AuditEntryToJson(e), e.time, e.seq);
   batch.PutMeta(std::string(kHeadMeta), AuditHeadText({e.seq, e.hash}));

@@ -2,10 +2,11 @@
 
 #include <algorithm>
 
+#include "common/mutex.h"
 #include "govern/crypto.h"
 #include "store/store.h"
-#include "workload/governance_codec.h"
 #include "tenancy/yaml_json.h"
+#include "workload/governance_codec.h"
 
 namespace abacus::govern {
 namespace {
@@ -113,14 +114,14 @@ Status TokenRegistry::PutUser(UserSpec user) {
     if (b.role == Role::kAgent) return InvalidArgument("user " + user.name + ": agent is not a user role");
     ABACUS_RETURN_IF_ERROR(b.Validate().WithContext("user " + user.name));
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::string name = user.name;
   users_[name] = std::move(user);
   return Status::OK();
 }
 
 Status TokenRegistry::RemoveUser(std::string_view name) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = users_.find(name);
   if (it == users_.end()) return NotFound("user " + std::string(name) + " not found");
   users_.erase(it);
@@ -132,14 +133,14 @@ Status TokenRegistry::RemoveUser(std::string_view name) {
 }
 
 std::optional<UserSpec> TokenRegistry::FindUser(std::string_view name) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = users_.find(name);
   if (it == users_.end()) return std::nullopt;
   return it->second;
 }
 
 std::vector<UserSpec> TokenRegistry::Users() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<UserSpec> out;
   for (const auto& [name, u] : users_) out.push_back(u);
   return out;
@@ -165,7 +166,7 @@ Result<IssuedToken> TokenRegistry::Issue(std::string owner, bool agent, std::str
 Result<IssuedToken> TokenRegistry::IssueToken(std::string_view owner, std::string description,
                                               std::optional<Duration> ttl) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (users_.find(owner) == users_.end()) return NotFound("user " + std::string(owner) + " not found");
   }
   return Issue(std::string(owner), /*agent=*/false, std::move(description), ttl);
@@ -180,7 +181,7 @@ Result<IssuedToken> TokenRegistry::IssueNodeCredential(std::string_view node, st
 }
 
 Status TokenRegistry::AddToken(TokenRecord record) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (tokens_.count(record.id) > 0) return AlreadyExists("token " + record.id + " already exists");
   for (const auto& [id, t] : tokens_) {
     if (t.hash == record.hash) return AlreadyExists("a token with this hash already exists (" + id + ")");
@@ -191,13 +192,13 @@ Status TokenRegistry::AddToken(TokenRecord record) {
 }
 
 void TokenRegistry::RemoveToken(std::string_view id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = tokens_.find(id);
   if (it != tokens_.end()) tokens_.erase(it);
 }
 
 Result<TokenRecord> TokenRegistry::Revoke(std::string_view id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = tokens_.find(id);
   if (it == tokens_.end()) return NotFound("token " + std::string(id) + " not found");
   if (!it->second.revoked) it->second.revoked = clock_.Now();
@@ -205,14 +206,14 @@ Result<TokenRecord> TokenRegistry::Revoke(std::string_view id) {
 }
 
 std::optional<TokenRecord> TokenRegistry::FindToken(std::string_view id) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = tokens_.find(id);
   if (it == tokens_.end()) return std::nullopt;
   return it->second;
 }
 
 std::vector<TokenRecord> TokenRegistry::Tokens(std::optional<std::string_view> owner) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<TokenRecord> out;
   for (const auto& [id, t] : tokens_) {
     if (!owner || t.owner == *owner) out.push_back(t);
@@ -224,7 +225,7 @@ Result<Principal> TokenRegistry::Authenticate(std::string_view bearer) {
   if (bearer.empty()) return Unauthenticated("missing bearer token (Authorization: Bearer TOKEN)");
   const std::string hash = BearerSha256Hex(bearer);
   Time now = clock_.Now();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   // 1) Compare against every stored hash in constant time, without stopping at a match.
   TokenRecord* found = nullptr;
   for (auto& [id, t] : tokens_) {
@@ -253,7 +254,7 @@ Result<Principal> TokenRegistry::Authenticate(std::string_view bearer) {
 }
 
 std::vector<TokenRecord> TokenRegistry::TakeDirtyTokens() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<TokenRecord> out;
   for (const auto& id : dirty_) {
     auto it = tokens_.find(id);
@@ -284,7 +285,7 @@ Status TokenRegistry::LoadFrom(Store& store) {
     if (!t.ok()) return Internal(t.status().message());
     tokens[t->id] = *t;
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   users_ = std::move(users);
   tokens_ = std::move(tokens);
   dirty_.clear();

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "workload/governance_spec.h"
 
@@ -128,10 +129,10 @@ class TokenRegistry {
                             std::optional<Duration> ttl);
 
   const Clock& clock_;
-  mutable std::mutex mu_;
-  std::map<std::string, UserSpec, std::less<>> users_;      // GUARDED_BY(mu_)
-  std::map<std::string, TokenRecord, std::less<>> tokens_;  // GUARDED_BY(mu_), by id
-  std::vector<std::string> dirty_;                          // GUARDED_BY(mu_), ids
+  mutable Mutex mu_;
+  std::map<std::string, UserSpec, std::less<>> users_ GUARDED_BY(mu_);
+  std::map<std::string, TokenRecord, std::less<>> tokens_ GUARDED_BY(mu_);  // by id
+  std::vector<std::string> dirty_ GUARDED_BY(mu_);  // ids
 };
 
 // Adds the writes that persist `user` / `token` to `batch`.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/mutex.h"
 #include "store/store.h"
 
 namespace abacus::meter {
@@ -29,6 +30,7 @@ Result<std::vector<UsageInterval>> ReadUsage(Store& store, Time from, Time to) {
 Result<std::unique_ptr<UsageLedger>> UsageLedger::Load(Store& store, const Clock& clock) {
   std::unique_ptr<UsageLedger> ledger(new UsageLedger(store, clock));
   ABACUS_ASSIGN_OR_RETURN(auto records, store.List(kKind));
+  MutexLock lock(ledger->mu_);  // no other thread yet: uncontended
   for (const auto& rec : records) {
     ABACUS_ASSIGN_OR_RETURN(auto iv, Decode(rec));
     if (!iv.open()) continue;
@@ -43,7 +45,7 @@ Result<std::string> UsageLedger::Open(UsageInterval iv) {
   iv.end.reset();
   iv.end_reason = EndReason::kOpen;
   iv.id = iv.task_id + "@" + std::to_string(ToMicros(iv.start));
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (open_.contains(iv.task_id)) {
     return FailedPrecondition("task " + iv.task_id + " already has an open usage interval");
   }
@@ -59,7 +61,7 @@ Result<std::string> UsageLedger::Open(UsageInterval iv) {
 
 Status UsageLedger::Close(std::string_view task_id, Time end, EndReason reason) {
   if (reason == EndReason::kOpen) return InvalidArgument("closing with reason Open");
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = open_.find(task_id);
   if (it == open_.end()) {
     return NotFound("task " + std::string(task_id) + " has no open usage interval");
@@ -83,7 +85,7 @@ Result<std::string> UsageLedger::StageOpen(UsageInterval iv, WriteBatch& batch) 
   iv.end.reset();
   iv.end_reason = EndReason::kOpen;
   iv.id = iv.task_id + "@" + std::to_string(ToMicros(iv.start));
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (open_.contains(iv.task_id)) {
     return FailedPrecondition("task " + iv.task_id + " already has an open usage interval");
   }
@@ -96,7 +98,7 @@ Result<std::string> UsageLedger::StageOpen(UsageInterval iv, WriteBatch& batch) 
 
 Status UsageLedger::StageClose(std::string_view task_id, Time end, EndReason reason, WriteBatch& batch) {
   if (reason == EndReason::kOpen) return InvalidArgument("closing with reason Open");
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = open_.find(task_id);
   if (it == open_.end()) return NotFound("task " + std::string(task_id) + " has no open usage interval");
   UsageInterval iv = it->second.interval;
@@ -108,14 +110,14 @@ Status UsageLedger::StageClose(std::string_view task_id, Time end, EndReason rea
 }
 
 std::optional<UsageInterval> UsageLedger::FindOpen(std::string_view task_id) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = open_.find(task_id);
   if (it == open_.end()) return std::nullopt;
   return it->second.interval;
 }
 
 bool UsageLedger::IsOpen(std::string_view task_id) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return open_.find(task_id) != open_.end();
 }
 
@@ -128,7 +130,7 @@ Status UsageLedger::Reload() {
     std::string task = iv.task_id;
     open[task] = OpenEntry{std::move(iv), rec.version};
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   open_ = std::move(open);
   return Status::OK();
 }
@@ -154,7 +156,7 @@ Result<RecoverResult> UsageLedger::Recover(Time now, const std::set<std::string>
   ABACUS_ASSIGN_OR_RETURN(auto checkpoint, LastCheckpoint());
   RecoverResult result;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (auto it = open_.begin(); it != open_.end();) {
       auto next = std::next(it);
       const UsageInterval& iv = it->second.interval;
@@ -181,7 +183,7 @@ Result<RecoverResult> UsageLedger::Recover(Time now, const std::set<std::string>
 }
 
 std::vector<UsageInterval> UsageLedger::OpenIntervals() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<UsageInterval> out;
   out.reserve(open_.size());
   for (const auto& [task, entry] : open_) out.push_back(entry.interval);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "meter/usage.h"
 
@@ -87,14 +88,14 @@ class UsageLedger {
   };
 
   UsageLedger(Store& store, const Clock& clock) : store_(store), clock_(clock) {}
-  // Closes `entry` in the store, then forgets it. Requires mu_ held.
+  // Closes `entry` in the store, then forgets it.
   Status CloseLocked(std::map<std::string, OpenEntry, std::less<>>::iterator it, Time end,
-                     EndReason reason);
+                     EndReason reason) REQUIRES(mu_);
 
   Store& store_;
   const Clock& clock_;
-  mutable std::mutex mu_;
-  std::map<std::string, OpenEntry, std::less<>> open_;  // GUARDED_BY(mu_), by task id
+  mutable Mutex mu_;
+  std::map<std::string, OpenEntry, std::less<>> open_ GUARDED_BY(mu_);  // by task id
 };
 
 // Returns every stored interval overlapping [from, to), by id; Internal naming a bad document.

@@ -1,10 +1,12 @@
 #include "net/fair_queue.h"
 
+#include "common/mutex.h"
+
 namespace abacus::net {
 
 void FairQueue::Push(const std::string& client, std::function<void()> task) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto& q = queued_[client];
     if (q.empty()) turns_.push_back(client);
     q.push_back(std::move(task));
@@ -14,8 +16,8 @@ void FairQueue::Push(const std::string& client, std::function<void()> task) {
 }
 
 bool FairQueue::Pop(std::function<void()>& task) {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] { return closed_ || !turns_.empty(); });
+  MutexLock lock(mu_);
+  lock.Wait(cv_, [&]() REQUIRES(mu_) { return closed_ || !turns_.empty(); });
   if (turns_.empty()) return false;
   std::string client = std::move(turns_.front());
   turns_.pop_front();
@@ -33,7 +35,7 @@ bool FairQueue::Pop(std::function<void()>& task) {
 
 void FairQueue::Close() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     closed_ = true;
   }
   cv_.notify_all();

@@ -18,6 +18,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "common/mutex.h"
+
 namespace abacus::net {
 
 class FairQueue {
@@ -32,11 +34,11 @@ class FairQueue {
   bool Waiting() const { return queued_count_.load(std::memory_order_relaxed) > 0; }
 
  private:
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  std::unordered_map<std::string, std::deque<std::function<void()>>> queued_;  // by client
-  std::deque<std::string> turns_;  // clients with queued tasks, next turn first
-  bool closed_ = false;
+  std::unordered_map<std::string, std::deque<std::function<void()>>> queued_ GUARDED_BY(mu_);  // by client
+  std::deque<std::string> turns_ GUARDED_BY(mu_);  // clients with queued tasks, next turn first
+  bool closed_ GUARDED_BY(mu_) = false;
   std::atomic<size_t> queued_count_{0};
 };
 

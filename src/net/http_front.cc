@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/thread_name.h"
 
 namespace abacus::net {
@@ -356,7 +357,7 @@ void HttpFront::Dispatch(Conn& c) {
   queue_.Push(c.client, [this, held, last, request = std::move(request)]() mutable {
     bool keep = Serve(*held, std::move(request), last);
     {
-      std::lock_guard<std::mutex> lock(returned_mu_);
+      MutexLock lock(returned_mu_);
       returned_.emplace_back(held->fd, keep);
     }
     uint64_t one = 1;
@@ -405,7 +406,7 @@ HttpFront::Next HttpFront::AwaitNext(Conn& c, std::string& request, bool& last) 
 void HttpFront::TakeReturned() {
   std::vector<std::pair<int, bool>> back;
   {
-    std::lock_guard<std::mutex> lock(returned_mu_);
+    MutexLock lock(returned_mu_);
     back.swap(returned_);
   }
   for (auto [fd, keep] : back) {

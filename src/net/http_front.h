@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/mutex.h"
 #include "net/conn_addresses.h"
 #include "net/fair_queue.h"
 #include "net/http_framing.h"
@@ -135,8 +136,8 @@ class HttpFront {
   std::chrono::steady_clock::time_point accept_paused_until_{};
 
   FairQueue queue_;
-  std::mutex returned_mu_;
-  std::vector<std::pair<int, bool>> returned_;  // (fd, keep) from workers
+  Mutex returned_mu_;
+  std::vector<std::pair<int, bool>> returned_ GUARDED_BY(returned_mu_);  // (fd, keep) from workers
 };
 
 // Raises this process's soft open-file limit to its hard limit; returns the soft limit now.

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "net/socket_stream.h"
 
 namespace abacus::net {
@@ -140,8 +141,9 @@ bool WidenListenBacklog(httplib::Server& svr, int backlog) {
 
 bool BufferedServer::Serve() {
   FrontOptions options;
+  HttpFront* front = nullptr;  // set once, here; StopServing reaches it under front_mu_
   {
-    std::lock_guard<std::mutex> lock(front_mu_);
+    MutexLock lock(front_mu_);
     if (stop_requested_.load() || front_) return false;
     options = front_options_;
     options.limits.max_body = payload_max_length_;
@@ -151,6 +153,7 @@ bool BufferedServer::Serve() {
         options, [this](int fd, const ConnAddresses& ends, const std::string& request, bool closing) {
           return RunRequest(fd, ends, request, closing);
         });
+    front = front_.get();
   }
   int sock = ListenSocketOf(*this);
   if (sock < 0) return false;
@@ -159,14 +162,14 @@ bool BufferedServer::Serve() {
     if (mine != INVALID_SOCKET) ::close(mine);
   };
   serving_.store(true);
-  bool ok = front_->Run(sock, close_listener);
+  bool ok = front->Run(sock, close_listener);
   serving_.store(false);
   close_listener();
   return ok;
 }
 
 void BufferedServer::StopServing() {
-  std::lock_guard<std::mutex> lock(front_mu_);
+  MutexLock lock(front_mu_);
   stop_requested_.store(true);
   if (front_) front_->Stop();
 }

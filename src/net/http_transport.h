@@ -19,6 +19,7 @@
 #include <mutex>
 #include <string>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "net/http_front.h"
 #include "net/server_url.h"
@@ -37,7 +38,10 @@ class BufferedServer : public httplib::Server {
   // True while Serve runs.
   bool serving() const { return serving_.load(); }
   // The front's counters (zero before Serve).
-  const FrontCounters* counters() const { return front_ ? &front_->counters() : nullptr; }
+  const FrontCounters* counters() const {
+    MutexLock lock(front_mu_);
+    return front_ ? &front_->counters() : nullptr;
+  }
 
   // Runs one complete request (`request`, as ForwardedRequest builds it) through httplib's
   // processing and writes the answer to `fd`; returns whether the connection may carry another.
@@ -49,8 +53,8 @@ class BufferedServer : public httplib::Server {
   bool process_and_close_socket(socket_t sock) override;
 
   FrontOptions front_options_;
-  std::mutex front_mu_;
-  std::unique_ptr<HttpFront> front_;
+  mutable Mutex front_mu_;
+  std::unique_ptr<HttpFront> front_ GUARDED_BY(front_mu_);
   std::atomic<bool> stop_requested_{false};
   std::atomic<bool> serving_{false};
 };

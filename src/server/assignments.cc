@@ -1,5 +1,7 @@
 #include "server/assignments.h"
 
+#include "common/mutex.h"
+
 namespace abacus::server {
 
 using nlohmann::json;
@@ -17,7 +19,7 @@ AssignmentBoard::NodeSet& AssignmentBoard::NodeLocked(const std::string& node) {
 
 void AssignmentBoard::Publish(const std::string& workload_id,
                               const std::map<std::string, std::map<std::string, json>>& tasks) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::set<std::string>& had = nodes_of_[workload_id];
   std::set<std::string> touched = had;
   for (const auto& [node, _] : tasks) touched.insert(node);
@@ -45,7 +47,7 @@ void AssignmentBoard::Publish(const std::string& workload_id,
 }
 
 void AssignmentBoard::DropNode(const std::string& node) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = nodes_.find(node);
   if (it == nodes_.end()) return;
   it->second->tasks.clear();
@@ -62,19 +64,19 @@ AssignmentBoard::Answer AssignmentBoard::AnswerLocked(const NodeSet& set) const 
 
 AssignmentBoard::Answer AssignmentBoard::Wait(const std::string& node, uint64_t after,
                                               std::chrono::milliseconds timeout) {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   NodeSet& set = NodeLocked(node);
-  set.changed.wait_for(lock, timeout, [&] { return shutdown_ || set.version != after; });
+  lock.WaitFor(set.changed, timeout, [&]() REQUIRES(mu_) { return shutdown_ || set.version != after; });
   return AnswerLocked(set);
 }
 
 AssignmentBoard::Answer AssignmentBoard::Get(const std::string& node) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return AnswerLocked(NodeLocked(node));
 }
 
 void AssignmentBoard::Shutdown() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   shutdown_ = true;
   for (auto& [_, set] : nodes_) set->changed.notify_all();
 }

@@ -16,6 +16,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "common/mutex.h"
+
 namespace abacus::server {
 
 class AssignmentBoard {
@@ -46,14 +48,14 @@ class AssignmentBoard {
     std::map<std::string, nlohmann::json> tasks;  // by task id
     std::condition_variable changed;
   };
-  NodeSet& NodeLocked(const std::string& node);  // requires mu_
-  Answer AnswerLocked(const NodeSet& set) const;
+  NodeSet& NodeLocked(const std::string& node) REQUIRES(mu_);
+  Answer AnswerLocked(const NodeSet& set) const REQUIRES(mu_);
 
-  std::mutex mu_;
+  Mutex mu_;
   uint64_t next_version_;
-  std::map<std::string, std::unique_ptr<NodeSet>> nodes_;                  // GUARDED_BY(mu_)
-  std::unordered_map<std::string, std::set<std::string>> nodes_of_;       // workload → nodes; GUARDED_BY(mu_)
-  bool shutdown_ = false;                                                  // GUARDED_BY(mu_)
+  std::map<std::string, std::unique_ptr<NodeSet>> nodes_ GUARDED_BY(mu_);
+  std::unordered_map<std::string, std::set<std::string>> nodes_of_ GUARDED_BY(mu_);  // workload → nodes
+  bool shutdown_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace abacus::server

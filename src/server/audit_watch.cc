@@ -1,6 +1,7 @@
 #include "server/audit_watch.h"
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/thread_name.h"
 #include "govern/audit_check.h"
 #include "server/governance.h"
@@ -16,7 +17,7 @@ AuditWatch::~AuditWatch() { Stop(); }
 
 void AuditWatch::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   wake_.notify_all();
@@ -25,7 +26,7 @@ void AuditWatch::Stop() {
 
 AuditWatch::Last AuditWatch::CheckNow() {
   auto keep_going = [this] {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return !stopping_;
   };
   auto report = govern::CheckAuditChain(gov_.audit_log(), gov_.audit_head(), 10000, keep_going);
@@ -43,13 +44,13 @@ AuditWatch::Last AuditWatch::CheckNow() {
     l.reason = report->reason;
   }
   if (!l.ok) ABACUS_LOG_ERROR("audit chain check: the chain is broken: {}", l.reason);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   last_ = l;
   return l;
 }
 
 AuditWatch::Last AuditWatch::last() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return last_;
 }
 
@@ -71,8 +72,8 @@ void AuditWatch::Run() {
   NameThisThread("abacus-audit-check");
   while (true) {
     CheckNow();
-    std::unique_lock lock(mu_);
-    if (wake_.wait_for(lock, every_, [this] { return stopping_; })) return;
+    MutexLock lock(mu_);
+    if (lock.WaitFor(wake_, every_, [this]() REQUIRES(mu_) { return stopping_; })) return;
   }
 }
 

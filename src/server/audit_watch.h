@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "govern/audit.h"
 
 namespace abacus::server {
@@ -50,10 +51,10 @@ class AuditWatch {
   const Governance& gov_;
   const Clock& clock_;
   const Duration every_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable wake_;
-  bool stopping_ = false;  // GUARDED_BY(mu_)
-  Last last_;              // GUARDED_BY(mu_)
+  bool stopping_ GUARDED_BY(mu_) = false;
+  Last last_ GUARDED_BY(mu_);
   std::thread thread_;
 };
 

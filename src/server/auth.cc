@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "govern/crypto.h"
 
 namespace abacus::server {
@@ -56,6 +57,7 @@ Result<std::unique_ptr<TokenAuthorizer>> TokenAuthorizer::Open(Store& store, con
       ABACUS_RETURN_IF_ERROR(WritePrivateFile(path, token + "\n"));
       ABACUS_LOG_INFO("wrote {} (mode 0600)", path);
     }
+    MutexLock lock(auth->hash_mu_);  // not shared yet: uncontended
     auth->by_hash_[hash] = s.who;
   }
   return auth;
@@ -65,13 +67,13 @@ Result<Principal> TokenAuthorizer::Authenticate(std::string_view bearer_token) c
   if (bearer_token.empty()) return Unauthenticated("missing bearer token (Authorization: Bearer TOKEN)");
   std::string hash = govern::BearerSha256Hex(bearer_token);
   {
-    std::lock_guard lock(hash_mu_);
+    MutexLock lock(hash_mu_);
     for (const auto& [h, who] : by_hash_) {
       if (govern::ConstantTimeEqual(h, hash)) return who;
     }
   }
   {
-    std::lock_guard lock(nodes_mu_);
+    MutexLock lock(nodes_mu_);
     if (auto it = node_by_hash_.find(hash); it != node_by_hash_.end()) return Principal{it->second, "node"};
   }
   return Unauthenticated("invalid token");
@@ -79,7 +81,7 @@ Result<Principal> TokenAuthorizer::Authenticate(std::string_view bearer_token) c
 
 Status TokenAuthorizer::ReplaceAdminToken(const std::string& token) {
   {
-    std::lock_guard lock(hash_mu_);
+    MutexLock lock(hash_mu_);
     for (auto it = by_hash_.begin(); it != by_hash_.end();) {
       it = it->second.role == "admin" ? by_hash_.erase(it) : std::next(it);
     }
@@ -92,7 +94,7 @@ Status TokenAuthorizer::ReplaceAdminToken(const std::string& token) {
 }
 
 void TokenAuthorizer::SetNodeCredential(const std::string& node, const std::string& sha256) {
-  std::lock_guard lock(nodes_mu_);
+  MutexLock lock(nodes_mu_);
   for (auto it = node_by_hash_.begin(); it != node_by_hash_.end();) {
     it = it->second == node ? node_by_hash_.erase(it) : std::next(it);
   }

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/mutex.h"
 #include "common/private_file.h"
 #include "common/status.h"
 #include "store/store.h"
@@ -58,10 +59,10 @@ class TokenAuthorizer final : public Authorizer {
 
  private:
   std::string data_dir_;
-  mutable std::mutex hash_mu_;  // guards by_hash_ (the admin token can be rotated)
-  std::map<std::string, Principal> by_hash_;
-  mutable std::mutex nodes_mu_;
-  std::map<std::string, std::string> node_by_hash_;  // credential SHA-256 → node; GUARDED_BY(nodes_mu_)
+  mutable Mutex hash_mu_;  // the admin token can be rotated
+  std::map<std::string, Principal> by_hash_ GUARDED_BY(hash_mu_);
+  mutable Mutex nodes_mu_;
+  std::map<std::string, std::string> node_by_hash_ GUARDED_BY(nodes_mu_);  // credential SHA-256 → node
 };
 
 // Writes `content` to `path` with mode 0600 (replacing it atomically): common/private_file.h.

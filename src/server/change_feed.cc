@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/mutex.h"
+
 namespace abacus::server {
 
 ChangeFeed::ChangeFeed(uint64_t first_version, size_t capacity)
@@ -15,7 +17,7 @@ void ChangeFeed::Record(std::string kind, std::string key) {
   FeedChange c;
   c.kind = std::move(kind);
   c.key = std::move(key);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   AddLocked(std::move(c));
 }
 
@@ -28,7 +30,7 @@ void ChangeFeed::RecordEvent(std::string kind, std::string key, std::string type
   c.event_json = std::move(json);
   c.event_seq = seq;
   c.event_time_us = time_us;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   AddLocked(std::move(c));
 }
 
@@ -43,7 +45,7 @@ void ChangeFeed::AddLocked(FeedChange change) {
 
 void ChangeFeed::Publish() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (published_ == last_recorded_) return;
     published_ = last_recorded_;
   }
@@ -51,7 +53,7 @@ void ChangeFeed::Publish() {
 }
 
 ChangeFeed::Since ChangeFeed::ChangesSince(uint64_t after) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Since out;
   out.version = published_;
   // A version from another server life or one whose changes were dropped: list again.
@@ -64,7 +66,7 @@ ChangeFeed::Since ChangeFeed::ChangesSince(uint64_t after) const {
 }
 
 ChangeFeed::Since ChangeFeed::Recent() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Since out;
   out.version = published_;
   out.complete = dropped_through_ == first_version_;
@@ -76,26 +78,26 @@ ChangeFeed::Since ChangeFeed::Recent() const {
 }
 
 uint64_t ChangeFeed::version() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return published_;
 }
 
 bool ChangeFeed::WaitPast(uint64_t after, std::chrono::steady_clock::time_point deadline) {
-  std::unique_lock lock(mu_);
-  published_cv_.wait_until(lock, deadline, [&] { return shutdown_ || published_ != after; });
+  MutexLock lock(mu_);
+  lock.WaitUntil(published_cv_, deadline, [&]() REQUIRES(mu_) { return shutdown_ || published_ != after; });
   return !shutdown_;
 }
 
 void ChangeFeed::Shutdown() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     shutdown_ = true;
   }
   published_cv_.notify_all();
 }
 
 bool ChangeFeed::shut_down() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return shutdown_;
 }
 

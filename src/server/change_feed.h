@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
+
 namespace abacus::server {
 
 struct FeedChange {
@@ -58,16 +60,16 @@ class ChangeFeed {
   bool shut_down() const;
 
  private:
-  void AddLocked(FeedChange change);  // requires mu_
+  void AddLocked(FeedChange change) REQUIRES(mu_);
   const size_t capacity_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable published_cv_;
   uint64_t first_version_;         // versions start after this one
-  uint64_t last_recorded_;         // GUARDED_BY(mu_)
-  uint64_t published_;             // GUARDED_BY(mu_)
-  uint64_t dropped_through_;       // GUARDED_BY(mu_): the newest version no longer kept
-  std::deque<FeedChange> changes_;  // GUARDED_BY(mu_), oldest first
-  bool shutdown_ = false;          // GUARDED_BY(mu_)
+  uint64_t last_recorded_ GUARDED_BY(mu_);
+  uint64_t published_ GUARDED_BY(mu_);
+  uint64_t dropped_through_ GUARDED_BY(mu_);  // the newest version no longer kept
+  std::deque<FeedChange> changes_ GUARDED_BY(mu_);  // oldest first
+  bool shutdown_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace abacus::server

@@ -1,6 +1,7 @@
 // ControlPlane: clusters as the API lists them (GET /api/v1/clusters): the declared ones (kind
 // Cluster) and those agents registered into without a declaration, each with its nodes and
 // devices per flavor, so that `abacus get clusters` shows where capacity is.
+#include "common/mutex.h"
 #include "server/control_plane.h"
 
 namespace abacus::server {
@@ -8,7 +9,7 @@ namespace abacus::server {
 using nlohmann::json;
 
 json ControlPlane::ListClusters() const {
-  std::shared_lock lock(state_mu_);
+  ReaderLock lock(state_mu_);
   auto usage = ledger_.DeviceUsage();
   std::map<std::string, json> by_name;
   std::vector<std::string> order;

@@ -4,6 +4,7 @@
 
 #include "common/duration_parse.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/thread_name.h"
 #include "common/wake_slot.h"
 #include "workload/utf8.h"
@@ -50,7 +51,7 @@ Committer::~Committer() { Shutdown(); }
 void Committer::Shutdown() {
   std::call_once(shutdown_once_, [this] {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       stopping_ = true;
     }
     work_cv_.notify_all();
@@ -67,7 +68,7 @@ uint64_t Committer::Push(Item item) {
   }
   uint64_t ticket = 0;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_) {
       if (item.waiter == nullptr) {
         const govern::AuditRecord none;
@@ -111,8 +112,8 @@ uint64_t Committer::Enqueue(std::vector<govern::AuditRecord> records) {
 
 Status Committer::Wait(uint64_t ticket, std::chrono::microseconds limit) {
   if (ticket == 0) return Unavailable("audit log closed");
-  std::unique_lock lock(mu_);
-  if (!done_cv_.wait_for(lock, limit, [&] { return done_ >= ticket; })) {
+  MutexLock lock(mu_);
+  if (!lock.WaitFor(done_cv_, limit, [&]() REQUIRES(mu_) { return done_ >= ticket; })) {
     return DeadlineExceeded("audit entry not committed within " + FormatDurationSpec(limit));
   }
   if (auto it = errors_.find(ticket); it != errors_.end()) return it->second;
@@ -120,18 +121,18 @@ Status Committer::Wait(uint64_t ticket, std::chrono::microseconds limit) {
 }
 
 void Committer::Flush() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   const uint64_t target = enqueued_;
-  done_cv_.wait(lock, [&] { return done_ >= target; });
+  lock.Wait(done_cv_, [&]() REQUIRES(mu_) { return done_ >= target; });
 }
 
 int64_t Committer::failures() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return failures_;
 }
 
 CommitterStats Committer::stats() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return stats_;
 }
 
@@ -181,9 +182,9 @@ std::vector<Status> Committer::CommitItems(std::vector<Item>& items) {
 void Committer::Run() {
   const size_t max_group = std::max<size_t>(options_.max_group, 1);
   auto next_housekeeping = std::chrono::steady_clock::now() + options_.housekeeping_every;
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   while (true) {
-    work_cv_.wait_until(lock, next_housekeeping, [&] { return stopping_ || !queue_.empty(); });
+    lock.WaitUntil(work_cv_, next_housekeeping, [&]() REQUIRES(mu_) { return stopping_ || !queue_.empty(); });
     if (!queue_.empty()) {
       std::vector<Item> items;
       const size_t n = std::min(queue_.size(), max_group);
@@ -197,7 +198,7 @@ void Committer::Run() {
       stats_.items += static_cast<int64_t>(n);
       stats_.max_group = std::max(stats_.max_group, static_cast<int64_t>(n));
       const uint64_t first = done_ + 1;
-      lock.unlock();
+      lock.Unlock();
       std::vector<Status> statuses = CommitItems(items);
       // Callers of Commit learn their own outcome (a refused batch is the caller's answer, not a
       // lost entry); a ticket's failure is kept for Wait and counted.
@@ -214,7 +215,7 @@ void Committer::Run() {
           }
         }
       }
-      lock.lock();
+      lock.Lock();
       failures_ += lost;
       for (size_t i = 0; i < items.size(); ++i) {
         if (items[i].waiter == nullptr && !statuses[i].ok()) errors_[first + i] = statuses[i];
@@ -222,16 +223,16 @@ void Committer::Run() {
       while (errors_.size() > 4096) errors_.erase(errors_.begin());
       done_ += items.size();
       done_cv_.notify_all();
-      lock.unlock();
+      lock.Unlock();
       if (options_.after_group) options_.after_group();
-      lock.lock();
+      lock.Lock();
       continue;
     }
     if (stopping_ || std::chrono::steady_clock::now() >= next_housekeeping) {
       const bool final = stopping_;
-      lock.unlock();
+      lock.Unlock();
       if (options_.housekeeping) options_.housekeeping(final);
-      lock.lock();
+      lock.Lock();
       next_housekeeping = std::chrono::steady_clock::now() + options_.housekeeping_every;
       if (stopping_ && queue_.empty()) break;
     }

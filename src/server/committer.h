@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "govern/audit.h"
 #include "store/store.h"
@@ -94,18 +95,20 @@ class Committer {
 
   govern::AuditLog& audit_;
   const CommitterOptions options_;
-  mutable std::mutex io_mu_;  // held while a group commits
-  mutable std::mutex mu_;
+  // Held while a group commits. A plain std::mutex: it guards no member (it orders commits against
+  // audit reads) and HoldCommits hands the lock to the caller, which the analysis cannot follow.
+  mutable std::mutex io_mu_;
+  mutable Mutex mu_;
   std::condition_variable work_cv_;  // the committer waits for work
   std::condition_variable done_cv_;  // Wait and Flush wait for tickets
-  std::deque<Item> queue_;                   // GUARDED_BY(mu_)
+  std::deque<Item> queue_ GUARDED_BY(mu_);
   std::atomic<size_t> queued_{0};            // queue_.size(), read without the lock
-  uint64_t enqueued_ = 0;                    // GUARDED_BY(mu_): tickets handed out
-  uint64_t done_ = 0;                        // GUARDED_BY(mu_): tickets finished
-  std::map<uint64_t, Status> errors_;        // GUARDED_BY(mu_): failed tickets (recent)
-  int64_t failures_ = 0;                     // GUARDED_BY(mu_)
-  bool stopping_ = false;                    // GUARDED_BY(mu_)
-  CommitterStats stats_;                     // GUARDED_BY(mu_)
+  uint64_t enqueued_ GUARDED_BY(mu_) = 0;  // tickets handed out
+  uint64_t done_ GUARDED_BY(mu_) = 0;  // tickets finished
+  std::map<uint64_t, Status> errors_ GUARDED_BY(mu_);  // failed tickets (recent)
+  int64_t failures_ GUARDED_BY(mu_) = 0;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  CommitterStats stats_ GUARDED_BY(mu_);
   std::thread thread_;
   std::atomic<std::thread::id> thread_id_{};  // set by the thread itself before it takes work
   std::once_flag shutdown_once_;

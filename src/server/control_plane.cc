@@ -8,6 +8,7 @@
 #include <set>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/nesting.h"
 #include "common/thread_name.h"
 #include "control/controller.h"
@@ -15,6 +16,7 @@
 #include "sched/claims.h"
 #include "sched/explain.h"
 #include "server/device_holders.h"
+#include "server/elastic_units.h"
 #include "server/fit_check.h"
 #include "server/governance.h"
 #include "server/node_history.h"
@@ -23,7 +25,6 @@
 #include "server/reservations_api.h"
 #include "server/reserved_pool.h"
 #include "server/workload_update.h"
-#include "server/elastic_units.h"
 #include "store/data_folder_lock.h"
 #include "store/fenced_store.h"
 #include "tenancy/priority_class.h"
@@ -178,7 +179,10 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptio
   cp->shares_ = std::make_unique<FairShareBook>(options.scheduler.fair_share_half_life);
   ABACUS_RETURN_IF_ERROR(cp->shares_->Rebuild(*cp->store_));
   for (const auto& [id, r] : cp->ledger_.workloads()) {
-    if (!IsTerminal(r.state)) cp->active_names_[r.spec.project + "/" + r.spec.name] = id;
+    if (!IsTerminal(r.state)) {
+      MutexLock names(cp->names_mu_);  // no other thread yet; taken for the analysis (uncontended)
+      cp->active_names_[r.spec.project + "/" + r.spec.name] = id;
+    }
     if (r.state == WorkloadState::kPreempting) cp->preempting_.insert(id);
     if (!r.waiting() && !r.placements.empty()) cp->Publish(r);
   }
@@ -197,11 +201,11 @@ ControlPlane::~ControlPlane() { Shutdown(); }
 
 void ControlPlane::StopLoop() {
   {
-    std::lock_guard lock(loop_mu_);
+    MutexLock lock(loop_mu_);
     stopping_ = true;
   }
   loop_cv_.notify_all();
-  std::lock_guard join(stop_loop_mu_);
+  MutexLock join(stop_loop_mu_);
   if (loop_thread_.joinable()) loop_thread_.join();
 }
 
@@ -356,7 +360,7 @@ Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_
   for (size_t i = 0; i < records.size(); ++i) records[i].version = result.assigned[i * 2];
   metrics_.submitted.fetch_add(static_cast<int64_t>(records.size()));
   {
-    std::lock_guard lock(loop_mu_);
+    MutexLock lock(loop_mu_);
     for (auto& r : records) inbox_.push_back(std::move(r));
     ++submitted_seq_;
   }
@@ -368,7 +372,7 @@ Result<json> ControlPlane::RunOnLoop(std::function<Result<json>()> fn) {
   auto promise = std::make_shared<std::promise<Result<json>>>();
   auto future = promise->get_future();
   {
-    std::lock_guard lock(loop_mu_);
+    MutexLock lock(loop_mu_);
     if (stopping_) return Unavailable("server is shutting down");
     commands_.push_back([promise, fn = std::move(fn), audit = CurrentRequestAudit()] {
       CarryRequestAudit carry(audit);  // the request's entry commits with the command's change
@@ -402,7 +406,7 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
   }
   std::shared_ptr<const GovernanceApply> governed;  // roles per document; users and policies
   {
-    std::shared_lock lock(state_mu_);
+    ReaderLock lock(state_mu_);
     ABACUS_ASSIGN_OR_RETURN(governed, governance_->PlanApply(caller, parsed.documents, parsed.extensions,
                                                              parsed.governance, ledger_.config()));
   }
@@ -472,7 +476,7 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
     if (!batch.empty()) ABACUS_RETURN_IF_ERROR(Commit(batch, nullptr));
     governed->Committed();
     {
-      std::unique_lock lock(state_mu_);
+      WriterLock lock(state_mu_);
       for (auto& p : prices) price_lists_[p.name] = std::move(p);
       ledger_.PutConfigs(changed);
     }
@@ -532,7 +536,7 @@ Status ControlPlane::CommitTransition(WorkloadRecord& r, WorkloadState to, const
     return st;
   }
   next.version = result.assigned[0];
-  std::unique_lock lock(state_mu_);
+  WriterLock lock(state_mu_);
   r = std::move(next);
   dirty_ = true;
   return Status::OK();
@@ -556,7 +560,7 @@ Result<json> ControlPlane::Cancel(const std::string& id_or_name, const std::stri
     WorkloadRecord copy = *r;
     copy.message = reason.empty() ? "cancelled by user" : "cancelled: " + reason;
     {
-      std::unique_lock lock(state_mu_);
+      WriterLock lock(state_mu_);
       std::swap(*r, copy);
     }
     // The answer is the workload as the commit leaves it, stored with it under the key.
@@ -564,13 +568,13 @@ Result<json> ControlPlane::Cancel(const std::string& id_or_name, const std::stri
     Status st = CommitTransition(*r, WorkloadState::kCancelled, "Cancelled", json::object(),
                                  [&](WriteBatch& batch, const WorkloadRecord& next) {
                                    {
-                                     std::shared_lock lock(state_mu_);
+                                     ReaderLock lock(state_mu_);
                                      out = View(next);
                                    }
                                    keyed->Stage(batch, out, clock_.Now());
                                  });
     if (!st.ok()) {
-      std::unique_lock lock(state_mu_);
+      WriterLock lock(state_mu_);
       std::swap(*r, copy);
       return st;
     }
@@ -638,7 +642,7 @@ Result<json> ControlPlane::Scale(const std::string& id_or_name, int32_t replicas
     StageUsage(found, next, batch, now);
     json out;  // the workload as the commit leaves it, stored with it under the key
     {
-      std::shared_lock lock(state_mu_);
+      ReaderLock lock(state_mu_);
       out = View(next);
     }
     keyed->Stage(batch, out, now);
@@ -648,7 +652,7 @@ Result<json> ControlPlane::Scale(const std::string& id_or_name, int32_t replicas
       return st;
     }
     next.version = result.assigned[0];
-    std::unique_lock lock(state_mu_);
+    WriterLock lock(state_mu_);
     WorkloadRecord* r = ledger_.FindWorkload(next.id);
     *r = std::move(next);
     dirty_ = true;
@@ -681,7 +685,7 @@ Result<json> ControlPlane::PutNode(const json& body) {
     node->version = result.assigned[0];
     json out = ToJson(*node);
     {
-      std::unique_lock lock(state_mu_);
+      WriterLock lock(state_mu_);
       ledger_.PutNode(std::move(*node));
     }
     dirty_ = true;
@@ -692,10 +696,10 @@ Result<json> ControlPlane::PutNode(const json& body) {
 // ---------------------------------------------------------------- the loop
 
 void ControlPlane::WaitForCycle() {
-  std::unique_lock lock(loop_mu_);
+  MutexLock lock(loop_mu_);
   uint64_t target = ++submitted_seq_;
   loop_cv_.notify_one();
-  cycle_cv_.wait(lock, [&] { return cycled_seq_ >= target || stopping_; });
+  lock.Wait(cycle_cv_, [&]() REQUIRES(loop_mu_) { return cycled_seq_ >= target || stopping_; });
 }
 
 void ControlPlane::Loop() {
@@ -706,14 +710,14 @@ void ControlPlane::Loop() {
     uint64_t seen_seq = 0;
     bool stop = false;
     {
-      std::unique_lock lock(loop_mu_);
-      auto wake = [&] {
+      MutexLock lock(loop_mu_);
+      auto wake = [&]() REQUIRES(loop_mu_) {
         return stopping_ || !inbox_.empty() || !commands_.empty() || !reports_.empty() || submitted_seq_ > cycled_seq_;
       };
       // Sleep until there is work, or until the timer cycle is due.
       Time next_timer = last_full_cycle_ + std::max(options_.cycle_interval, 20 * last_full_cycle_cost_);
       Duration wait = std::max(Duration(0), next_timer - clock_.Now());
-      loop_cv_.wait_for(lock, std::min<Duration>(wait, std::chrono::milliseconds(200)), wake);
+      lock.WaitFor(loop_cv_, std::min<Duration>(wait, std::chrono::milliseconds(200)), wake);
       inbox.swap(inbox_);
       reports.swap(reports_);
       commands.swap(commands_);
@@ -721,7 +725,7 @@ void ControlPlane::Loop() {
       stop = stopping_;
     }
     if (!inbox.empty()) {
-      std::unique_lock lock(state_mu_);
+      WriterLock lock(state_mu_);
       for (auto& r : inbox) {
         fresh_.insert(r.id);
         feed_->Record(kWorkloadKind, r.id);  // now in the ledger (its commit may have published first)
@@ -749,7 +753,7 @@ void ControlPlane::Loop() {
       // Answer commands queued after the last drain.
       std::deque<std::function<void()>> rest;
       {
-        std::lock_guard lock(loop_mu_);
+        MutexLock lock(loop_mu_);
         rest.swap(commands_);
         cycled_seq_ = submitted_seq_;
       }
@@ -770,14 +774,14 @@ void ControlPlane::Loop() {
     Duration since = std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() - last_cycle_steady_);
     bool due = (dirty_ || full_ || freed_) && since >= gap;
     {
-      std::lock_guard lock(loop_mu_);
+      MutexLock lock(loop_mu_);
       if (!due && cycled_seq_ < seen_seq && !dirty_) due = true;
     }
     if (due) {
       RunCycle();
       feed_->Publish();  // the cycle's decisions
       {
-        std::lock_guard lock(loop_mu_);
+        MutexLock lock(loop_mu_);
         cycled_seq_ = std::max(cycled_seq_, seen_seq);
       }
       cycle_cv_.notify_all();
@@ -818,7 +822,7 @@ void ControlPlane::FinishPreemptions() {
     }
     WorkloadRecord copy = *r;
     {
-      std::unique_lock lock(state_mu_);
+      WriterLock lock(state_mu_);
       r->placements.clear();
       r->group_flavors.clear();
       r->preempted_at = Time{};
@@ -831,7 +835,7 @@ void ControlPlane::FinishPreemptions() {
                                  json({{"reason", r->requeue_reason}}));
     if (!st.ok()) {
       ABACUS_LOG_ERROR("requeue {}: {}", id, st.ToString());
-      std::unique_lock lock(state_mu_);
+      WriterLock lock(state_mu_);
       *r = std::move(copy);
       continue;
     }
@@ -875,7 +879,7 @@ void ControlPlane::RunCycle() {
   std::vector<govern::AuditRecord> decisions;  // the audit entries of this cycle's decisions
   std::vector<std::string> changed;
   {
-    std::unique_lock lock(state_mu_);
+    WriterLock lock(state_mu_);
     std::map<std::string, size_t> grown;  // elastic workloads given units: id → its copy in `before`
     // A batch's new slots get their array tasks now, not at the next controller tick.
     auto fill_slots = [&](WorkloadRecord& r) {
@@ -1043,7 +1047,7 @@ void ControlPlane::RunCycle() {
     }
     for (auto& [id, why] : index.unschedulable) ledger_reasons[id] = why;
     {
-      std::unique_lock lock(state_mu_);
+      WriterLock lock(state_mu_);
       ledger_.pending_reasons().swap(reasons);
       ledger_.ledger_reasons().swap(ledger_reasons);
     }
@@ -1067,7 +1071,7 @@ void ControlPlane::RunCycle() {
     CommitResult cr;
     Status st = Commit(batch, &cr, std::nullopt, std::move(decisions));
     staged_.Settle(st.ok(), metrics_.labeled);
-    std::unique_lock lock(state_mu_);
+    WriterLock lock(state_mu_);
     if (!st.ok()) {
       ABACUS_LOG_ERROR("scheduling decisions not committed, rolled back: {}", st.ToString());
       UsageCommitFailed();
@@ -1116,10 +1120,10 @@ void ControlPlane::RunCycle() {
 
 std::optional<WorkloadRecord> ControlPlane::FindRecord(const std::string& id_or_name) const {
   {
-    std::shared_lock lock(state_mu_);
+    ReaderLock lock(state_mu_);
     if (const WorkloadRecord* r = ledger_.Resolve(id_or_name)) return *r;
   }
-  std::lock_guard lock(loop_mu_);
+  MutexLock lock(loop_mu_);
   const WorkloadRecord* best = nullptr;
   for (const auto& r : inbox_) {
     if (r.id == id_or_name) return r;
@@ -1183,17 +1187,17 @@ json ControlPlane::View(const WorkloadRecord& r) const {
 Result<json> ControlPlane::GetWorkload(const std::string& id_or_name) const {
   auto r = FindRecord(id_or_name);
   if (!r) return NotFound("workload '" + id_or_name + "' not found");
-  std::shared_lock lock(state_mu_);
+  ReaderLock lock(state_mu_);
   return View(*r);
 }
 
 json ControlPlane::ListWorkloads(const WorkloadFilter& f) const {
   std::vector<WorkloadRecord> pending_ingest;
   {
-    std::lock_guard lock(loop_mu_);
+    MutexLock lock(loop_mu_);
     pending_ingest = inbox_;
   }
-  std::shared_lock lock(state_mu_);
+  ReaderLock lock(state_mu_);
   std::vector<const WorkloadRecord*> rows;
   auto match = [&](const WorkloadRecord& r) {
     if (!f.queue.empty() && r.spec.queue != f.queue) return false;
@@ -1239,7 +1243,7 @@ json ControlPlane::ListWorkloads(const WorkloadFilter& f) const {
 Result<json> ControlPlane::Explain(const std::string& id_or_name) const {
   auto rec = FindRecord(id_or_name);
   if (!rec) return NotFound("workload '" + id_or_name + "' not found");
-  std::shared_lock lock(state_mu_);
+  ReaderLock lock(state_mu_);
   const WorkloadRecord& r = *rec;
   json j = {{"id", r.id}, {"name", r.spec.name}, {"queue", r.spec.queue}, {"state", WorkloadStateName(r.state)}};
   std::string text;
@@ -1328,12 +1332,12 @@ json ControlPlane::ListNodes(const std::function<bool(const Workload&)>& visible
   std::unordered_map<std::string, Time> seen;  // the agents' last requests (node_liveness.h)
   std::map<std::string, std::map<int, double>> utilization;  // the agents' last reports
   {
-    std::lock_guard seen_lock(seen_mu_);
+    MutexLock seen_lock(seen_mu_);
     seen = last_seen_;
     utilization = utilization_;
   }
   const Time now = clock_.Now();
-  std::shared_lock lock(state_mu_);
+  ReaderLock lock(state_mu_);
   auto usage = ledger_.DeviceUsage();
   DeviceHoldings holdings = HoldingsAsSeenBy(ledger_.workloads(), visible);
   std::map<std::string, std::pair<int64_t, int64_t>> cpu_mem;
@@ -1417,7 +1421,7 @@ json ControlPlane::ListDevices() const {
 
 json ControlPlane::ListFlavors() const {
   json nodes = ListNodes();
-  std::shared_lock lock(state_mu_);
+  ReaderLock lock(state_mu_);
   std::map<std::string, json> by;
   auto entry = [&](const std::string& f) -> json& {
     auto it = by.find(f);
@@ -1449,7 +1453,7 @@ json ControlPlane::ListFlavors() const {
 }
 
 json ControlPlane::ListQueues() const {
-  std::shared_lock lock(state_mu_);
+  ReaderLock lock(state_mu_);
   struct Counts {
     int pending = 0, admitted = 0;
     std::map<std::string, int64_t> used;  // resource name → ledger amount
@@ -1504,7 +1508,7 @@ Result<json> ControlPlane::GetQueue(const std::string& name) const {
 
 json ControlPlane::ListConfig(const std::string& kind) const {
   if (kind == "cluster") return ListClusters();
-  std::shared_lock lock(state_mu_);
+  ReaderLock lock(state_mu_);
   json items = json::array();
   if (kind == "priorityclass") {
     std::set<std::string> configured;

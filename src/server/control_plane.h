@@ -29,10 +29,10 @@
 
 #include "common/clock.h"
 #include "common/ids.h"
+#include "common/mutex.h"
 #include "control/controller.h"
 #include "meter/price_list.h"
 #include "meter/usage_ledger.h"
-#include "server/fair_share_book.h"
 #include "sched/scheduler.h"
 #include "server/assignments.h"
 #include "server/audit_watch.h"
@@ -40,10 +40,11 @@
 #include "server/change_feed.h"
 #include "server/store_via_committer.h"
 #include "server/device_health.h"
-#include "server/governance.h"
-#include "server/idempotency.h"
+#include "server/fair_share_book.h"
 #include "server/fencing.h"
 #include "server/fleet.h"
+#include "server/governance.h"
+#include "server/idempotency.h"
 #include "server/ledger.h"
 #include "server/metrics.h"
 #include "server/secrets.h"
@@ -298,7 +299,7 @@ class ControlPlane {
   // Runs `f` with the ledger under the shared lock (tests, views).
   template <typename F>
   auto Read(F&& f) const {
-    std::shared_lock lock(state_mu_);
+    ReaderLock lock(state_mu_);
     return f(ledger_);
   }
   // Blocks until the loop has ingested everything submitted so far and run a cycle after it.
@@ -414,8 +415,8 @@ class ControlPlane {
   Status StagePriceLists(const std::vector<ExtensionDocument>& docs, WriteBatch& batch, nlohmann::json& out,
                          std::vector<meter::PriceList>& applied);
   const meter::PriceList* PickPriceList(const std::string& name, Status& problem) const;
-  // Keeps a utilization sample for the idle report; requires seen_mu_.
-  void RecordUtilization(const std::string& node, int device, double ratio, Time now);
+  // Keeps a utilization sample for the idle report.
+  void RecordUtilization(const std::string& node, int device, double ratio, Time now) REQUIRES(seen_mu_);
   // Republishes `r`'s tasks to the agents.
   void Publish(const WorkloadRecord& r);
   void TouchNode(const std::string& node);
@@ -477,32 +478,36 @@ class ControlPlane {
   Time last_drain_check_{};             // loop thread only
   Time last_maintenance_check_{};       // loop thread only (MaintainReservations)
   // Autoscaling metric samples per workload (POST /api/v1/workloads/{id}/metrics), the last 10 min.
-  std::map<std::string, std::deque<control::MetricSample>> metrics_by_workload_;  // GUARDED_BY(seen_mu_)
-  mutable std::mutex seen_mu_;
-  std::unordered_map<std::string, Time> last_seen_;                       // GUARDED_BY(seen_mu_)
-  std::map<std::string, std::map<int, double>> utilization_;              // GUARDED_BY(seen_mu_)
-  std::map<std::string, std::map<int, std::deque<std::pair<Time, double>>>> samples_;  // GUARDED_BY(seen_mu_)
-  std::map<std::string, meter::PriceList> price_lists_;  // GUARDED_BY(state_mu_); written by the loop
-  mutable std::mutex logs_mu_;  // serializes appends to task log files
+  std::map<std::string, std::deque<control::MetricSample>> metrics_by_workload_ GUARDED_BY(seen_mu_);
+  mutable Mutex seen_mu_;
+  std::unordered_map<std::string, Time> last_seen_ GUARDED_BY(seen_mu_);
+  std::map<std::string, std::map<int, double>> utilization_ GUARDED_BY(seen_mu_);
+  std::map<std::string, std::map<int, std::deque<std::pair<Time, double>>>> samples_ GUARDED_BY(seen_mu_);
+  // Written by the loop under state_mu_ exclusively; read by the loop without it, by others under it
+  // shared. Not GUARDED_BY: the analysis cannot express "the one writer reads unlocked".
+  std::map<std::string, meter::PriceList> price_lists_;
+  mutable Mutex logs_mu_;  // serializes appends to task log files
   // "project/name" → id of the workload that claimed it at submit; a claim whose workload
   // finished is dropped when the name is claimed again (workload_names.cc).
-  std::mutex names_mu_;
-  std::unordered_map<std::string, std::string> active_names_;  // GUARDED_BY(names_mu_)
+  Mutex names_mu_;
+  std::unordered_map<std::string, std::string> active_names_ GUARDED_BY(names_mu_);
   mutable ServerMetrics metrics_;
   std::atomic<bool> ready_{false};
 
-  mutable std::shared_mutex state_mu_;
-  Ledger ledger_;  // GUARDED_BY(state_mu_) for readers; written only by the loop thread
+  mutable SharedMutex state_mu_;
+  // Written only by the loop thread, under state_mu_ exclusively; the loop reads it without the
+  // lock, other threads under state_mu_ shared. Not GUARDED_BY for that reason (single writer).
+  Ledger ledger_;
 
-  mutable std::mutex loop_mu_;
+  mutable Mutex loop_mu_;
   std::condition_variable loop_cv_;
   std::condition_variable cycle_cv_;
-  std::vector<WorkloadRecord> inbox_;                 // GUARDED_BY(loop_mu_)
-  std::vector<TaskReport> reports_;                   // GUARDED_BY(loop_mu_)
-  std::deque<std::function<void()>> commands_;        // GUARDED_BY(loop_mu_)
-  bool stopping_ = false;                             // GUARDED_BY(loop_mu_)
-  uint64_t submitted_seq_ = 0;                        // GUARDED_BY(loop_mu_)
-  uint64_t cycled_seq_ = 0;                           // GUARDED_BY(loop_mu_)
+  std::vector<WorkloadRecord> inbox_ GUARDED_BY(loop_mu_);
+  std::vector<TaskReport> reports_ GUARDED_BY(loop_mu_);
+  std::deque<std::function<void()>> commands_ GUARDED_BY(loop_mu_);
+  bool stopping_ GUARDED_BY(loop_mu_) = false;
+  uint64_t submitted_seq_ GUARDED_BY(loop_mu_) = 0;
+  uint64_t cycled_seq_ GUARDED_BY(loop_mu_) = 0;
   bool dirty_ = true;                                 // loop thread only
   bool full_ = true;                                  // loop thread only: retry parked workloads
   bool freed_ = false;                                // loop thread only: capacity was freed
@@ -512,7 +517,7 @@ class ControlPlane {
   std::chrono::steady_clock::time_point last_cycle_steady_{};  // loop thread only
   Duration last_cycle_cost_{0};                       // loop thread only
   std::thread loop_thread_;
-  std::mutex stop_loop_mu_;  // serializes joining loop_thread_
+  Mutex stop_loop_mu_;  // serializes joining loop_thread_
   std::once_flag shutdown_once_;
 };
 

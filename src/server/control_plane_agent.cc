@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "govern/crypto.h"
 #include "server/control_plane.h"
 #include "server/desired_tasks.h"
@@ -45,12 +46,12 @@ Result<std::string> DecodeBase64(const std::string& in) {
 }  // namespace
 
 void ControlPlane::TouchNode(const std::string& node) {
-  std::lock_guard lock(seen_mu_);
+  MutexLock lock(seen_mu_);
   last_seen_[node] = clock_.Now();
 }
 
 std::map<std::string, std::map<int, double>> ControlPlane::DeviceUtilization() const {
-  std::lock_guard lock(seen_mu_);
+  MutexLock lock(seen_mu_);
   return utilization_;
 }
 
@@ -71,7 +72,7 @@ Status ControlPlane::CommitNode(NodeRecord node, const std::string& event, json 
   CommitResult result;
   ABACUS_RETURN_IF_ERROR(Commit(batch, &result));
   node.version = result.assigned[0];
-  std::unique_lock lock(state_mu_);
+  WriterLock lock(state_mu_);
   ledger_.PutNode(std::move(node));
   dirty_ = true;
   full_ = true;
@@ -274,7 +275,7 @@ Result<json> ControlPlane::AgentStatus(const std::string& node, const json& body
   }
   if (!reports.empty()) {
     {
-      std::lock_guard lock(loop_mu_);
+      MutexLock lock(loop_mu_);
       for (auto& r : reports) reports_.push_back(std::move(r));
     }
     loop_cv_.notify_one();
@@ -285,7 +286,7 @@ Result<json> ControlPlane::AgentStatus(const std::string& node, const json& body
 Result<json> ControlPlane::AgentHeartbeat(const std::string& node, const json& body) {
   TouchNode(node);
   {
-    std::shared_lock lock(state_mu_);
+    ReaderLock lock(state_mu_);
     const NodeRecord* n = ledger_.FindNode(node);
     if (n == nullptr || !n->agent) return NotFound("node '" + node + "' is not registered: register again");
   }
@@ -293,13 +294,13 @@ Result<json> ControlPlane::AgentHeartbeat(const std::string& node, const json& b
   std::map<int32_t, DeviceHealthReport> health;
   std::map<std::string, int> index_of_uuid;
   {
-    std::shared_lock lock(state_mu_);
+    ReaderLock lock(state_mu_);
     if (const NodeRecord* n = ledger_.FindNode(node)) {
       for (const Device& d : n->node.devices) index_of_uuid[d.uuid] = d.index;
     }
   }
   {
-    std::lock_guard lock(seen_mu_);
+    MutexLock lock(seen_mu_);
     auto& util = utilization_[node];
     for (const auto& d : body.value("devices", json::array())) {
       if (!d.is_object() || !d.contains("index")) continue;
@@ -326,7 +327,7 @@ Result<json> ControlPlane::AgentHeartbeat(const std::string& node, const json& b
   std::optional<json> inventory;
   if (body.contains("inventory") && body["inventory"].is_array()) inventory = body["inventory"];
   {
-    std::shared_lock lock(state_mu_);
+    ReaderLock lock(state_mu_);
     const NodeRecord* n = ledger_.FindNode(node);
     changed = inventory.has_value() || n->node.state != NodeState::kReady;
     if (!changed) {
@@ -374,7 +375,7 @@ Result<AssignmentBoard::Answer> ControlPlane::WaitAssignments(const std::string&
                                                                std::chrono::milliseconds timeout) {
   TouchNode(node);
   {
-    std::shared_lock lock(state_mu_);
+    ReaderLock lock(state_mu_);
     const NodeRecord* n = ledger_.FindNode(node);
     if (n == nullptr || !n->agent) return NotFound("node '" + node + "' is not registered: register again");
   }
@@ -401,7 +402,7 @@ Result<json> ControlPlane::AgentLogs(const std::string& node, const json& body) 
   {
     // Only a task assigned to this node, of the workload's current attempt, and a run of that
     // unit it ran (a unit's earlier runs on the same node may still ship their last output).
-    std::shared_lock lock(state_mu_);
+    ReaderLock lock(state_mu_);
     const WorkloadRecord* r = ledger_.FindWorkload(ref.workload_id);
     bool assigned = false;
     if (r != nullptr && ref.attempt == r->attempt()) {
@@ -416,7 +417,7 @@ Result<json> ControlPlane::AgentLogs(const std::string& node, const json& body) 
   }
   ABACUS_ASSIGN_OR_RETURN(std::filesystem::path file, TaskLogPath(options_.data_dir, ref, stream));
   const int64_t limit = options_.max_task_log_bytes;
-  std::lock_guard lock(logs_mu_);
+  MutexLock lock(logs_mu_);
   std::error_code ec;
   std::filesystem::create_directories(file.parent_path(), ec);
   int64_t size = 0;
@@ -495,7 +496,7 @@ Result<json> ControlPlane::Logs(const std::string& id_or_name, const std::string
   ABACUS_ASSIGN_OR_RETURN(std::filesystem::path file, TaskLogPath(options_.data_dir, ref, stream));
   std::string content;
   {
-    std::lock_guard lock(logs_mu_);
+    MutexLock lock(logs_mu_);
     std::ifstream in(file, std::ios::binary);
     if (in) {
       in.seekg(0, std::ios::end);
@@ -626,7 +627,7 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
   size_t op = 0;
   bool freed = false;
   {
-    std::unique_lock lock(state_mu_);
+    WriterLock lock(state_mu_);
     for (const WriteOp& o : batch.ops()) {
       if (const PutOp* put = std::get_if<PutOp>(&o); put != nullptr && put->kind == kWorkloadKind) {
         WorkloadRecord& w = next.at(put->key);
@@ -692,7 +693,7 @@ void ControlPlane::CheckNodeLiveness() {
   SettleNodeHealth(now);
   std::vector<std::string> silent;
   {
-    std::lock_guard lock(seen_mu_);
+    MutexLock lock(seen_mu_);
     for (const auto& [name, rec] : ledger_.nodes()) {
       if (!rec.agent || rec.node.state != NodeState::kReady) continue;
       auto it = last_seen_.find(name);

@@ -3,14 +3,15 @@
 // (record + task phases) and stored controller state go in, decisions come out and are applied
 // to the record in the same write batch as its events (docs/controllers.md §2).
 #include "common/log.h"
+#include "common/mutex.h"
 #include "control/controller.h"
 #include "server/control_plane.h"
 #include "server/desired_tasks.h"
+#include "server/elastic_units.h"
 #include "server/evaluation_archive.h"
 #include "server/fleet.h"
 #include "server/governance.h"
 #include "server/task_ids.h"
-#include "server/elastic_units.h"
 
 namespace abacus::server {
 namespace {
@@ -217,7 +218,7 @@ control::Signals ControlPlane::SignalsFor(const WorkloadRecord& r, Time now) con
   control::Signals s;
   if (r.spec.kind() == WorkloadKind::kExperiment) {
     // The last hour of the utilization samples of the devices it holds.
-    std::lock_guard lock(seen_mu_);
+    MutexLock lock(seen_mu_);
     for (const auto& p : r.placements) {
       auto node = samples_.find(p.node);
       if (node == samples_.end()) continue;
@@ -259,7 +260,7 @@ control::Signals ControlPlane::SignalsFor(const WorkloadRecord& r, Time now) con
         s.probes.push_back({task, control::ProbeResult::Kind::kLiveness, *p.live, now});
       }
     }
-    std::lock_guard lock(seen_mu_);
+    MutexLock lock(seen_mu_);
     if (auto it = metrics_by_workload_.find(r.id); it != metrics_by_workload_.end()) {
       s.metrics.assign(it->second.begin(), it->second.end());
     }

@@ -2,6 +2,7 @@
 // work would go if the scheduler ran now — and the read-only name check they share with Submit.
 #include <map>
 
+#include "common/mutex.h"
 #include "sched/explain.h"
 #include "server/control_plane.h"
 #include "server/fit_check.h"
@@ -19,7 +20,7 @@ Status ControlPlane::CheckNamesFree(const std::vector<WorkloadRecord>& records) 
                            "project's active workloads");
     }
   }
-  std::lock_guard lock(names_mu_);
+  MutexLock lock(names_mu_);
   for (const auto& [key, id] : wanted) {
     auto it = active_names_.find(key);
     if (it != active_names_.end() && IsActiveWorkload(it->second)) {

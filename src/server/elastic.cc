@@ -1,9 +1,10 @@
 // ControlPlane: elastic workloads between cycles — a unit the scheduler placed for a slice joins
 // its workload (elastic_units.h), and the metric samples that drive a service's autoscaler.
 #include "common/log.h"
+#include "common/mutex.h"
 #include "server/control_plane.h"
-#include "server/reserved_pool.h"
 #include "server/elastic_units.h"
+#include "server/reserved_pool.h"
 
 namespace abacus::server {
 
@@ -85,7 +86,7 @@ Result<json> ControlPlane::ReportMetrics(const std::string& id_or_name, const js
     samples.push_back(std::move(m));
   }
   {
-    std::lock_guard lock(seen_mu_);
+    MutexLock lock(seen_mu_);
     auto& kept = metrics_by_workload_[rec->id];
     for (auto& m : samples) kept.push_back(std::move(m));
     while (!kept.empty() && kept.front().time < now - std::chrono::minutes(2)) kept.pop_front();

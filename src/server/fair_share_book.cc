@@ -1,5 +1,6 @@
 #include "server/fair_share_book.h"
 
+#include "common/mutex.h"
 #include "meter/usage_ledger.h"
 #include "model/flavor.h"
 
@@ -18,7 +19,7 @@ std::optional<FlavorId> AcceleratorOf(const meter::UsageInterval& iv) {
 
 Status FairShareBook::Rebuild(Store& store) {
   ABACUS_ASSIGN_OR_RETURN(auto intervals, meter::ReadUsage(store, Time::min(), Time::max()));
-  sched::UsageHistory fresh(history_.half_life());
+  sched::UsageHistory fresh(half_life_);
   for (const meter::UsageInterval& iv : intervals) {
     auto f = AcceleratorOf(iv);
     if (!f) continue;
@@ -28,7 +29,7 @@ Status FairShareBook::Rebuild(Store& store) {
       fresh.Add(iv.queue, *f, iv.device_milli, iv.start, *iv.end);
     }
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   history_ = std::move(fresh);
   return Status::OK();
 }
@@ -36,7 +37,7 @@ Status FairShareBook::Rebuild(Store& store) {
 void FairShareBook::Count(const meter::UsageInterval& iv) {
   auto f = AcceleratorOf(iv);
   if (!f) return;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (iv.open()) {
     history_.Start(iv.queue, *f, iv.device_milli, iv.start);
   } else {
@@ -47,17 +48,17 @@ void FairShareBook::Count(const meter::UsageInterval& iv) {
 void FairShareBook::Close(const meter::UsageInterval& iv, Time end) {
   auto f = AcceleratorOf(iv);
   if (!f) return;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   history_.Stop(iv.queue, *f, iv.device_milli, end);
 }
 
 void FairShareBook::Fill(sched::Snapshot* snapshot) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   sched::SetFairShare(history_, snapshot);
 }
 
 std::vector<sched::QueueShare> FairShareBook::Shares(const sched::Snapshot& tenancy, Time now) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return sched::ComputeShares(tenancy.queues, tenancy.cohorts, tenancy.flavor_weight_milli, history_, now);
 }
 

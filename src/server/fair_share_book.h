@@ -7,6 +7,7 @@
 #include <mutex>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "meter/usage.h"
 #include "sched/fair_share.h"
@@ -20,9 +21,10 @@ namespace abacus::server {
 
 class FairShareBook {
  public:
-  explicit FairShareBook(Duration half_life) : history_(half_life) {}
+  explicit FairShareBook(Duration half_life) : half_life_(half_life), history_(half_life) {}
 
-  Duration half_life() const { return history_.half_life(); }
+  // The half-life it was made with (fixed).
+  Duration half_life() const { return half_life_; }
   // Replaces what is counted with every usage interval stored in `store` (O(history)); Internal
   // naming a bad document.
   Status Rebuild(Store& store);
@@ -37,8 +39,9 @@ class FairShareBook {
   std::vector<sched::QueueShare> Shares(const sched::Snapshot& tenancy, Time now) const;
 
  private:
-  mutable std::mutex mu_;
-  sched::UsageHistory history_;  // GUARDED_BY(mu_)
+  const Duration half_life_;
+  mutable Mutex mu_;
+  sched::UsageHistory history_ GUARDED_BY(mu_);
 };
 
 }  // namespace abacus::server

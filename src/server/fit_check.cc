@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "common/mutex.h"
 #include "server/ledger.h"
 
 namespace abacus::server {
@@ -50,7 +51,7 @@ std::string FitChecker::NeverFits(const WorkloadRecord& record, const sched::Sch
       BuildWorkloadInfo(record, *config_, flavors_, queue_index_, kNoNodes, kNoDevices, why);
   if (!w || w->admitted) return "";
   const std::string shape = ShapeOf(*w);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (auto it = verdicts_.find(shape); it != verdicts_.end()) return it->second;
   w->holding = false;
   w->yields_to.clear();

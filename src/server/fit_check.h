@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/mutex.h"
 #include "model/flavor.h"
 #include "sched/scheduler.h"
 #include "server/records.h"
@@ -37,9 +38,9 @@ class FitChecker {
   std::map<std::string, int> queue_index_;
   std::vector<Flavor> flavors_;
   std::shared_ptr<const TenancyConfig> config_;
-  mutable std::mutex mu_;                                       // guards the two below
-  mutable sched::Snapshot world_;                               // workloads empty between checks
-  mutable std::unordered_map<std::string, std::string> verdicts_;  // request shape → reason
+  mutable Mutex mu_;
+  mutable sched::Snapshot world_ GUARDED_BY(mu_);  // workloads empty between checks
+  mutable std::unordered_map<std::string, std::string> verdicts_ GUARDED_BY(mu_);  // request shape → reason
 };
 
 }  // namespace abacus::server

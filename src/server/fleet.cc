@@ -5,6 +5,7 @@
 #include <set>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "server/control_plane.h"
 #include "server/desired_tasks.h"
 #include "server/elastic_units.h"
@@ -63,7 +64,7 @@ Status ControlPlane::CommitWorkloadControl(WorkloadRecord next, const std::strin
   next.version = result.assigned[0];
   const std::string id = next.id;
   {
-    std::unique_lock lock(state_mu_);
+    WriterLock lock(state_mu_);
     *ledger_.FindWorkload(id) = std::move(next);
   }
   const WorkloadRecord& r = *ledger_.FindWorkload(id);
@@ -289,7 +290,7 @@ Result<json> ControlPlane::ControlWorkload(const std::string& id_or_name, Worklo
         break;
     }
     ABACUS_RETURN_IF_ERROR(CommitWorkloadControl(next, event, details));
-    std::shared_lock lock(state_mu_);
+    ReaderLock lock(state_mu_);
     return View(*ledger_.FindWorkload(next.id));
   });
 }
@@ -335,7 +336,7 @@ Result<json> ControlPlane::SetWorkloadPriority(const std::string& id_or_name, co
     details["toClass"] = next.spec.priority_class;
     next.message = "priority set to " + details["to"].dump() + " by " + by;
     ABACUS_RETURN_IF_ERROR(CommitWorkloadControl(next, "PriorityChanged", details));
-    std::shared_lock lock(state_mu_);
+    ReaderLock lock(state_mu_);
     return View(*ledger_.FindWorkload(next.id));
   });
 }
@@ -361,7 +362,7 @@ Result<json> ControlPlane::SuspendQueue(const std::string& queue, bool suspend, 
       batch.AppendEventJson("queue", queue, suspend ? "Suspended" : "Resumed", json({{"by", by}}), now);
       CommitResult result;
       ABACUS_RETURN_IF_ERROR(Commit(batch, &result));
-      std::unique_lock lock(state_mu_);
+      WriterLock lock(state_mu_);
       ledger_.SetQueueSuspended(queue, suspend ? std::optional<QueueSuspension>(s) : std::nullopt);
       dirty_ = true;
       full_ = true;
@@ -377,7 +378,7 @@ Result<json> ControlPlane::SuspendQueue(const std::string& queue, bool suspend, 
 
 Result<json> ControlPlane::NodeEvents(const std::string& name) const {
   {
-    std::shared_lock lock(state_mu_);
+    ReaderLock lock(state_mu_);
     if (ledger_.FindNode(name) == nullptr) return NotFound("node '" + name + "' not found (abacus get nodes lists them)");
   }
   ABACUS_ASSIGN_OR_RETURN(auto events, store_->Events(kNodeKind, name));

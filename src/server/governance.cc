@@ -1,4 +1,5 @@
 #include "server/governance.h"
+#include "common/mutex.h"
 #include "server/queue_fields.h"
 
 #include <algorithm>
@@ -121,7 +122,7 @@ RateLimiter::RateLimiter(double rate, double burst)
 
 double RateLimiter::Take(const std::string& key, SteadyTime now) {
   if (rate_ <= 0) return 0;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (buckets_.size() > 65536) {
     // Forget buckets that have refilled: they would start full anyway.
     for (auto it = buckets_.begin(); it != buckets_.end();) {
@@ -158,7 +159,7 @@ void GovernanceApply::Committed() const {
     if (Status st = gov_->registry_.PutUser(u); !st.ok()) ABACUS_LOG_ERROR("user {}: {}", u.name, st.message());
   }
   {
-    std::lock_guard lock(gov_->policies_mu_);
+    MutexLock lock(gov_->policies_mu_);
     for (const auto& p : policies_) gov_->policies_[p.name] = p;
   }
   for (const auto& q : quota_changes_) {
@@ -222,7 +223,7 @@ Status Governance::LoadPolicies() {
     if (p == nullptr) return Internal("stored admission policy " + r.key + " is not an AdmissionPolicy");
     loaded[p->name] = *p;
   }
-  std::lock_guard lock(policies_mu_);
+  MutexLock lock(policies_mu_);
   policies_ = std::move(loaded);
   return Status::OK();
 }
@@ -268,7 +269,7 @@ Result<json> Governance::IssueToken(const govern::Principal& who, std::string us
   if (!registry_.FindUser(user)) {
     return NotFound("user " + user + " not found (users come from `kind: User` documents: abacus apply -f)");
   }
-  std::lock_guard lock(token_store_mu_);
+  MutexLock lock(token_store_mu_);
   if (size_t cap = max_tokens_per_user_.load(); cap > 0) {
     size_t active = 0;
     Time now = clock_.Now();
@@ -311,7 +312,7 @@ Result<json> Governance::RevokeToken(const govern::Principal& who, const std::st
   // Another user's token stays invisible: 404, not 403.
   if (!govern::Authorize(who, Action::kTokenManage, TokenResource(*found)).ok()) return NotFound(missing);
   NoteRequestObject("token", id, "");
-  std::lock_guard lock(token_store_mu_);
+  MutexLock lock(token_store_mu_);
   ABACUS_ASSIGN_OR_RETURN(auto revoked, registry_.Revoke(id));
   WriteBatch batch;
   govern::StagePutToken(batch, revoked);
@@ -328,7 +329,7 @@ Result<json> Governance::RotateAdminToken(const govern::Principal& who) {
     return PermissionDenied(who.ToString() + " may not rotate the admin token (admins only)");
   }
   NoteRequestObject("token", "admin", "");
-  std::lock_guard lock(token_store_mu_);
+  MutexLock lock(token_store_mu_);
   std::string token = govern::RandomHex(32);
   WriteBatch batch;
   batch.PutMeta(TokenAuthorizer::kAdminTokenMeta, govern::Sha256Hex(token));
@@ -368,7 +369,7 @@ Result<json> Governance::DeleteUser(const govern::Principal& who, const std::str
   if (!u) return NotFound("user " + name + " not found");
   ABACUS_RETURN_IF_ERROR(Refuse(who, Action::kUserManage, Resource::ForUser(name), "user " + name + " not found"));
   NoteRequestObject("user", name, "");
-  std::lock_guard lock(token_store_mu_);
+  MutexLock lock(token_store_mu_);
   std::vector<govern::TokenRecord> before = registry_.Tokens(name);
   ABACUS_RETURN_IF_ERROR(registry_.RemoveUser(name));
   WriteBatch batch;
@@ -390,7 +391,7 @@ Result<json> Governance::DeleteUser(const govern::Principal& who, const std::str
 // ---- policies
 
 std::vector<AdmissionPolicy> Governance::Policies() const {
-  std::lock_guard lock(policies_mu_);
+  MutexLock lock(policies_mu_);
   std::vector<AdmissionPolicy> out;
   out.reserve(policies_.size());
   for (const auto& [name, p] : policies_) out.push_back(p);
@@ -425,7 +426,7 @@ json Governance::ListPolicies(const govern::Principal& who) const {
 }
 
 Result<json> Governance::GetPolicy(const govern::Principal& who, const std::string& name) const {
-  std::lock_guard lock(policies_mu_);
+  MutexLock lock(policies_mu_);
   auto it = policies_.find(name);
   if (it == policies_.end() || !MaySeePolicy(who, it->second)) return NotFound("policy " + name + " not found");
   return PolicyJson(it->second);
@@ -434,7 +435,7 @@ Result<json> Governance::GetPolicy(const govern::Principal& who, const std::stri
 Result<json> Governance::DeletePolicy(const govern::Principal& who, const std::string& name) {
   std::optional<AdmissionPolicy> p;
   {
-    std::lock_guard lock(policies_mu_);
+    MutexLock lock(policies_mu_);
     if (auto it = policies_.find(name); it != policies_.end()) p = it->second;
   }
   const std::string missing = "policy " + name + " not found";
@@ -442,7 +443,7 @@ Result<json> Governance::DeletePolicy(const govern::Principal& who, const std::s
   NoteRequestObject("policy", name, p->tenants.size() == 1 ? p->tenants[0] : "");
   for (const auto& r : PolicyResources(*p)) ABACUS_RETURN_IF_ERROR(govern::Authorize(who, Action::kPolicyChange, r));
   ABACUS_RETURN_IF_ERROR(CommitRequestChange(WriteBatch().Delete(std::string(kPolicyStoreKind), name)));
-  std::lock_guard lock(policies_mu_);
+  MutexLock lock(policies_mu_);
   policies_.erase(name);
   return json{{"name", name}, {"deleted", true}};
 }
@@ -601,7 +602,7 @@ Result<std::shared_ptr<const GovernanceApply>> Governance::PlanApply(const gover
       std::vector<Resource> resources = PolicyResources(p);
       std::optional<AdmissionPolicy> old;
       {
-        std::lock_guard lock(policies_mu_);
+        MutexLock lock(policies_mu_);
         if (auto it = policies_.find(p.name); it != policies_.end()) old = it->second;
       }
       if (old) {
@@ -679,8 +680,8 @@ Status Governance::CommitRequestChange(const WriteBatch& batch) {
 void Governance::FlushLastUsed() {
   // Not while a token request holds the lock: it may be waiting for this (the audit writer's)
   // thread to commit its change with its entry. The times are flushed next period.
-  std::unique_lock lock(token_store_mu_, std::try_to_lock);
-  if (!lock.owns_lock()) return;
+  if (!token_store_mu_.try_lock()) return;
+  MutexLock lock(token_store_mu_, std::adopt_lock);
   std::vector<govern::TokenRecord> dirty = registry_.TakeDirtyTokens();
   if (dirty.empty()) return;
   WriteBatch batch;
@@ -754,19 +755,19 @@ Result<govern::AuditVerifyReport> Governance::VerifyAudit() const {
 // ---- rate limits
 
 void Governance::SetRateLimit(double rate, double burst) {
-  std::lock_guard lock(limiter_mu_);
+  MutexLock lock(limiter_mu_);
   limiter_ = rate > 0 ? std::make_shared<RateLimiter>(rate, burst) : nullptr;
 }
 
 void Governance::SetTenantRateLimit(double rate, double burst) {
-  std::lock_guard lock(limiter_mu_);
+  MutexLock lock(limiter_mu_);
   tenant_limiter_ = rate > 0 ? std::make_shared<RateLimiter>(rate, burst) : nullptr;
 }
 
 double Governance::Throttle(const Caller& caller, std::string* which) {
   std::shared_ptr<RateLimiter> limiter, tenants;
   {
-    std::lock_guard lock(limiter_mu_);
+    MutexLock lock(limiter_mu_);
     limiter = limiter_;
     tenants = tenant_limiter_;
   }

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "govern/audit.h"
 #include "govern/audit_anchor.h"
@@ -80,8 +81,8 @@ class RateLimiter {
     SteadyTime last{};
   };
   double rate_, burst_;
-  std::mutex mu_;
-  std::unordered_map<std::string, Bucket> buckets_;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::unordered_map<std::string, Bucket> buckets_ GUARDED_BY(mu_);
 };
 
 // Store kind of admission policies (key: name, JSON: EncodeAdmissionPolicy).
@@ -281,19 +282,19 @@ class Governance {
   govern::TokenRegistry registry_;
   // Serializes the store writes of token records (issue, revoke, last-used flush), so that a
   // background flush never writes back a record older than a revocation.
-  std::mutex token_store_mu_;
+  Mutex token_store_mu_;
   std::unique_ptr<govern::AuditLog> audit_;
   std::string audit_key_;                                   // set when anchoring
   std::unique_ptr<govern::AuditAnchorWriter> anchors_;      // null: no anchors
   int64_t anchored_seq_ = -1;                               // only on the committer's thread and in Open
   std::chrono::steady_clock::time_point anchored_at_{};     // likewise
 
-  mutable std::mutex policies_mu_;
-  std::map<std::string, AdmissionPolicy> policies_;  // GUARDED_BY(policies_mu_)
+  mutable Mutex policies_mu_;
+  std::map<std::string, AdmissionPolicy> policies_ GUARDED_BY(policies_mu_);
 
-  mutable std::mutex limiter_mu_;
-  std::shared_ptr<RateLimiter> limiter_;  // GUARDED_BY(limiter_mu_); null: unlimited
-  std::shared_ptr<RateLimiter> tenant_limiter_;  // GUARDED_BY(limiter_mu_); null: unlimited
+  mutable Mutex limiter_mu_;
+  std::shared_ptr<RateLimiter> limiter_ GUARDED_BY(limiter_mu_);  // null: unlimited
+  std::shared_ptr<RateLimiter> tenant_limiter_ GUARDED_BY(limiter_mu_);  // null: unlimited
   std::atomic<size_t> max_tokens_per_user_{0};
 
   // The one writer of the store (server/committer.h): audit entries seal in its commits.

@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <strings.h>
 
+#include "common/mutex.h"
 #include "net/http_transport.h"
 
 namespace abacus::server {
@@ -39,7 +40,7 @@ Forwarder::~Forwarder() = default;
 
 Result<std::unique_ptr<httplib::ClientImpl>> Forwarder::Borrow(const std::string& url) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (pool_url_ != url) {
       idle_.clear();  // the leader changed: its connections are useless
       pool_url_ = url;
@@ -60,7 +61,7 @@ Result<std::unique_ptr<httplib::ClientImpl>> Forwarder::Borrow(const std::string
 }
 
 void Forwarder::GiveBack(const std::string& url, std::unique_ptr<httplib::ClientImpl> client) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (pool_url_ == url && idle_.size() < 64) idle_.push_back({std::move(client), std::chrono::steady_clock::now()});
 }
 

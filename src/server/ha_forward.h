@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace httplib {
@@ -50,13 +51,13 @@ class Forwarder {
   void GiveBack(const std::string& url, std::unique_ptr<httplib::ClientImpl> client);
 
   const ForwarderOptions options_;
-  std::mutex mu_;
-  std::string pool_url_;                                // GUARDED_BY(mu_): the leader the pool is for
+  Mutex mu_;
+  std::string pool_url_ GUARDED_BY(mu_);  // the leader the pool is for
   struct Idle {
     std::unique_ptr<httplib::ClientImpl> client;
     std::chrono::steady_clock::time_point since;
   };
-  std::vector<Idle> idle_;  // GUARDED_BY(mu_)
+  std::vector<Idle> idle_ GUARDED_BY(mu_);
 };
 
 // Returns whether a request header travels to the leader: not the hop-by-hop ones (Connection,

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "common/log.h"
+#include "common/mutex.h"
 
 namespace abacus::server {
 
@@ -16,13 +17,13 @@ LeaseKeeper::~LeaseKeeper() { Stop(); }
 void LeaseKeeper::Tick() {
   const Time start = clock_.Now();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (start < paused_until_) return;
   }
   auto r = store_.TryAcquireLease(options_.name, options_.holder, options_.address, options_.ttl);
   bool give_back = false;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!r.ok()) {
       if (failures_++ == 0) ABACUS_LOG_WARN("lease '{}': {}", options_.name, r.status().ToString());
       // Still a leader only until the last renewal runs out.
@@ -59,22 +60,22 @@ void LeaseKeeper::Update(bool leader, int64_t token, std::string leader_address)
 }
 
 void LeaseKeeper::Start() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (thread_.joinable() || stopping_) return;
   thread_ = std::thread([this] {
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     while (!stopping_) {
-      lock.unlock();
+      lock.Unlock();
       Tick();
-      lock.lock();
-      wake_.wait_for(lock, options_.renew_every, [&] { return stopping_; });
+      lock.Lock();
+      lock.WaitFor(wake_, options_.renew_every, [&]() REQUIRES(mu_) { return stopping_; });
     }
   });
 }
 
 void LeaseKeeper::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   wake_.notify_all();
@@ -83,11 +84,11 @@ void LeaseKeeper::Stop() {
 
 Status LeaseKeeper::Release() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!leader_) return Status::OK();
   }
   Status s = store_.ReleaseLease(options_.name, options_.holder);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   valid_until_ = Time{};
   Update(false, token_, "");
   return s;
@@ -95,7 +96,7 @@ Status LeaseKeeper::Release() {
 
 void LeaseKeeper::Pause(Duration d) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     paused_until_ = clock_.Now() + d;
   }
   Status s = Release();
@@ -112,13 +113,13 @@ LeaseView LeaseKeeper::ViewAt(Time now) const {
 }
 
 LeaseView LeaseKeeper::view() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return ViewAt(clock_.Now());
 }
 
 LeaseView LeaseKeeper::WaitForChange(uint64_t seen_changes, Duration timeout) const {
-  std::unique_lock lock(mu_);
-  changed_.wait_for(lock, timeout, [&] { return changes_ != seen_changes; });
+  MutexLock lock(mu_);
+  lock.WaitFor(changed_, timeout, [&]() REQUIRES(mu_) { return changes_ != seen_changes; });
   return ViewAt(clock_.Now());
 }
 

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "store/store.h"
 
 namespace abacus::server {
@@ -64,25 +65,25 @@ class LeaseKeeper {
   const LeaseKeeperOptions& options() const { return options_; }
 
  private:
-  // Returns the view at `now`; requires mu_.
-  LeaseView ViewAt(Time now) const;
-  // Records a new state and wakes waiters when it differs; requires mu_.
-  void Update(bool leader, int64_t token, std::string leader_address);
+  // Returns the view at `now`.
+  LeaseView ViewAt(Time now) const REQUIRES(mu_);
+  // Records a new state and wakes waiters when it differs.
+  void Update(bool leader, int64_t token, std::string leader_address) REQUIRES(mu_);
 
   Store& store_;
   const Clock& clock_;
   const LeaseKeeperOptions options_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   mutable std::condition_variable changed_;  // the view changed
   std::condition_variable wake_;             // Stop wakes the thread
-  bool leader_ = false;            // GUARDED_BY(mu_): the last attempt held the lease
-  Time valid_until_{};             // GUARDED_BY(mu_): leader_ counts until then
-  int64_t token_ = 0;              // GUARDED_BY(mu_)
-  std::string leader_address_;     // GUARDED_BY(mu_)
-  uint64_t changes_ = 0;           // GUARDED_BY(mu_)
-  Time paused_until_{};            // GUARDED_BY(mu_)
-  int failures_ = 0;               // GUARDED_BY(mu_): consecutive failed attempts (for logs)
-  bool stopping_ = false;          // GUARDED_BY(mu_)
+  bool leader_ GUARDED_BY(mu_) = false;  // the last attempt held the lease
+  Time valid_until_ GUARDED_BY(mu_) {};  // leader_ counts until then
+  int64_t token_ GUARDED_BY(mu_) = 0;
+  std::string leader_address_ GUARDED_BY(mu_);
+  uint64_t changes_ GUARDED_BY(mu_) = 0;
+  Time paused_until_ GUARDED_BY(mu_) {};
+  int failures_ GUARDED_BY(mu_) = 0;  // consecutive failed attempts (for logs)
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -5,14 +5,15 @@
 #include <unordered_map>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "model/extended_resource.h"
 #include "model/version.h"
 #include "sched/placement_rules.h"
 #include "sched/tenancy_snapshot.h"
 #include "sched/window_reservation.h"
+#include "server/elastic_units.h"
 #include "server/fit_check.h"
 #include "server/governance.h"
-#include "server/elastic_units.h"
 #include "tenancy/priority_class.h"
 
 namespace abacus::server {
@@ -151,19 +152,19 @@ void Ledger::RebuildConfig() {
   for (const auto& [key, obj] : config_objects_) AddToConfig(c, obj);
   auto next = std::make_shared<const TenancyConfig>(std::move(c));
   {
-    std::lock_guard lock(config_mu_);
+    MutexLock lock(config_mu_);
     config_ = std::move(next);
   }
   ++generation_;
 }
 
 std::shared_ptr<const TenancyConfig> Ledger::ConfigSnapshot() const {
-  std::lock_guard lock(config_mu_);
+  MutexLock lock(config_mu_);
   return config_;
 }
 
 std::shared_ptr<const FitChecker> Ledger::FitCheckerSnapshot() const {
-  std::lock_guard lock(config_mu_);
+  MutexLock lock(config_mu_);
   return fit_checker_;
 }
 
@@ -659,7 +660,7 @@ void Ledger::RebuildBase() {
     ABACUS_LOG_WARN("config: {} (left out of scheduling)", problem);
   }
   auto checker = std::make_shared<const FitChecker>(s, queue_index, flavors_, config_);
-  std::lock_guard lock(config_mu_);
+  MutexLock lock(config_mu_);
   fit_checker_ = std::move(checker);
 }
 

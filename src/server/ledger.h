@@ -16,6 +16,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "common/mutex.h"
 #include "sched/explain.h"
 #include "sched/scheduler.h"
 #include "server/records.h"
@@ -185,8 +186,10 @@ class Ledger {
                                                     std::string& why, int32_t slice_unit = -1) const;
 
   std::vector<std::pair<std::string, SpecObject>> config_objects_;  // key "kind/name"
-  std::shared_ptr<const TenancyConfig> config_ = std::make_shared<const TenancyConfig>();  // GUARDED_BY(config_mu_) for writes
-  mutable std::mutex config_mu_;  // guards the pointer for ConfigSnapshot's readers
+  // Replaced under config_mu_ (ConfigSnapshot's readers take it); the owner (the loop) reads it
+  // without the lock. Not GUARDED_BY for that reason (single writer).
+  std::shared_ptr<const TenancyConfig> config_ = std::make_shared<const TenancyConfig>();
+  mutable Mutex config_mu_;  // guards the pointer for ConfigSnapshot's readers
   uint64_t generation_ = 1;
   std::map<std::string, NodeRecord, std::less<>> nodes_;
   std::unordered_map<std::string, WorkloadRecord> workloads_;
@@ -208,7 +211,7 @@ class Ledger {
   std::map<std::string, int> base_node_index_, base_queue_index_;
   std::vector<std::map<int, int>> base_device_pos_;
   uint64_t base_generation_ = 0;
-  std::shared_ptr<const FitChecker> fit_checker_;  // GUARDED_BY(config_mu_); remade with base_
+  std::shared_ptr<const FitChecker> fit_checker_ GUARDED_BY(config_mu_);  // remade with base_
 };
 
 }  // namespace abacus::server

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <string_view>
 
+#include "common/mutex.h"
+
 namespace abacus::server {
 
 Histogram::Histogram(std::span<const double> bounds)
@@ -39,35 +41,35 @@ void Histogram::RenderSamples(const std::string& name, const std::string& labels
 }
 
 void LabeledMetrics::ObserveWait(const std::string& queue, double seconds) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto& h = wait_by_queue_[queue];
   if (!h) h = std::make_unique<Histogram>(Histogram::kWaitBounds);
   h->Observe(seconds);
 }
 
 void LabeledMetrics::CountPreemption(const std::string& reason) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   preemptions_by_reason_[reason]++;
 }
 
 void LabeledMetrics::CountDeviceFault(const std::string& cluster, const std::string& pool, const std::string& flavor) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   device_faults_[{cluster, pool, flavor}]++;
 }
 
 void LabeledMetrics::CountEviction(const std::string& reason) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   evictions_by_reason_[reason]++;
 }
 
 void LabeledMetrics::CountControllerAction(const std::string& kind, const std::string& action) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   controller_actions_[{kind, action}]++;
 }
 
 void LabeledMetrics::CountAdmissionAttempts(const std::string& result, const std::string& reason, int64_t n) {
   if (n <= 0) return;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   admission_attempts_[{result, reason}] += n;
 }
 
@@ -81,7 +83,7 @@ void StagedActions::Settle(bool committed, LabeledMetrics& m) {
 }
 
 void LabeledMetrics::Render(std::string& out) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   out += "# HELP abacus_queue_admission_wait_seconds Time from submission to admission, per queue.\n"
          "# TYPE abacus_queue_admission_wait_seconds histogram\n";
   for (const auto& [queue, h] : wait_by_queue_) {
@@ -164,14 +166,14 @@ std::string RouteTemplate(const std::string& path, int status) {
 
 void RequestCounter::Count(const std::string& path, int status) {
   std::string route = RouteTemplate(path, status);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   counts_[{std::move(route), status}]++;
 }
 
 void RequestCounter::Render(std::string& out) const {
   out += "# HELP abacus_http_requests_total HTTP requests answered, by route template and status code.\n"
          "# TYPE abacus_http_requests_total counter\n";
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& [key, n] : counts_) {
     out += "abacus_http_requests_total{route=\"" + EscapeLabel(key.first) + "\",code=\"" + std::to_string(key.second) +
            "\"} " + std::to_string(n) + "\n";

@@ -14,6 +14,8 @@
 #include <tuple>
 #include <vector>
 
+#include "common/mutex.h"
+
 namespace abacus::server {
 
 // A histogram in seconds with fixed buckets.
@@ -59,13 +61,13 @@ class LabeledMetrics {
   void Render(std::string& out) const;
 
  private:
-  mutable std::mutex mu_;
-  std::map<std::string, std::unique_ptr<Histogram>> wait_by_queue_;  // GUARDED_BY(mu_)
-  std::map<std::string, int64_t> preemptions_by_reason_;             // GUARDED_BY(mu_)
-  std::map<std::string, int64_t> evictions_by_reason_;               // GUARDED_BY(mu_)
-  std::map<std::tuple<std::string, std::string, std::string>, int64_t> device_faults_;  // GUARDED_BY(mu_)
-  std::map<std::pair<std::string, std::string>, int64_t> controller_actions_;  // GUARDED_BY(mu_)
-  std::map<std::pair<std::string, std::string>, int64_t> admission_attempts_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<std::string, std::unique_ptr<Histogram>> wait_by_queue_ GUARDED_BY(mu_);
+  std::map<std::string, int64_t> preemptions_by_reason_ GUARDED_BY(mu_);
+  std::map<std::string, int64_t> evictions_by_reason_ GUARDED_BY(mu_);
+  std::map<std::tuple<std::string, std::string, std::string>, int64_t> device_faults_ GUARDED_BY(mu_);
+  std::map<std::pair<std::string, std::string>, int64_t> controller_actions_ GUARDED_BY(mu_);
+  std::map<std::pair<std::string, std::string>, int64_t> admission_attempts_ GUARDED_BY(mu_);
 };
 
 // What the controllers decided in a working copy, counted only once its batch commits: the
@@ -87,8 +89,8 @@ class RequestCounter {
   void Render(std::string& out) const;
 
  private:
-  mutable std::mutex mu_;
-  std::map<std::pair<std::string, int>, int64_t> counts_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<std::pair<std::string, int>, int64_t> counts_ GUARDED_BY(mu_);
 };
 
 // The route template of a request path, with bounded values: "/api/v1/workloads/{name}/logs".

@@ -1,6 +1,7 @@
 // ControlPlane::RenderMetrics: GET /metrics in the Prometheus text format 0.0.4.
 #include <set>
 
+#include "common/mutex.h"
 #include "server/control_plane.h"
 #include "server/metrics_inventory.h"
 #include "server/process_metrics.h"
@@ -13,7 +14,7 @@ std::string ControlPlane::RenderMetrics() const {
     out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
   };
   {
-    std::shared_lock lock(state_mu_);
+    ReaderLock lock(state_mu_);
     std::map<std::string, std::pair<int, int>> by_queue;
     std::map<std::string, int> by_state;
     std::map<std::pair<std::string, std::string>, int64_t> finished;  // (kind, result)
@@ -96,7 +97,7 @@ std::string ControlPlane::RenderMetrics() const {
   }
   family("abacus_device_utilization_ratio", "gauge", "Device utilization last reported by its agent (0..1).");
   {
-    std::lock_guard lock(seen_mu_);
+    MutexLock lock(seen_mu_);
     char buf[64];
     for (const auto& [node, devices] : utilization_) {
       for (const auto& [index, ratio] : devices) {

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/time_spec.h"
 #include "meter/evidence.h"
 #include "meter/price_list_codec.h"
@@ -70,7 +71,7 @@ std::unordered_map<std::string, std::string> LabelWorkloads(std::vector<meter::W
 }  // namespace
 
 json ControlPlane::ListPriceLists() const {
-  std::shared_lock lock(state_mu_);
+  ReaderLock lock(state_mu_);
   json items = json::array();
   for (const auto& [name, p] : price_lists_) items.push_back(json(meter::EncodePriceList(p)));
   return {{"items", items}};
@@ -159,7 +160,7 @@ Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind,
   Status price_problem;
   const meter::PriceList* prices = nullptr;
   {
-    std::shared_lock lock(state_mu_);
+    ReaderLock lock(state_mu_);
     prices = PickPriceList(q.prices, price_problem);
     for (const auto& [id, r] : ledger_.workloads()) workloads.push_back(Summary(r));
     quotas = BorrowingQuotas(ledger_.config(), true);  // quota_view.h
@@ -189,7 +190,7 @@ Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind,
   }
   if (!price_problem.ok()) return price_problem;
   {
-    std::lock_guard lock(seen_mu_);
+    MutexLock lock(seen_mu_);
     for (const auto& [node, devices] : samples_) {
       for (const auto& [index, list] : devices) {
         for (const auto& [t, ratio] : list) {
@@ -203,7 +204,7 @@ Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind,
   // partial shortages to the "shortages" journal.
   std::vector<meter::ShortageInterval> shortages;
   {
-    std::shared_lock lock(state_mu_);
+    ReaderLock lock(state_mu_);
     for (const auto& [id, r] : ledger_.workloads()) {
       const InferenceSpec* inf = r.spec.inference();
       if (inf == nullptr) continue;
@@ -249,7 +250,7 @@ Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind,
     ABACUS_ASSIGN_OR_RETURN(LabelSelector selector, LabelSelector::Parse(q.label_selector));
     std::unordered_set<std::string> chosen;
     {
-      std::shared_lock lock(state_mu_);
+      ReaderLock lock(state_mu_);
       for (const auto& [id, r] : ledger_.workloads()) {
         if (selector.Matches(r.spec.labels)) chosen.insert(id);
       }
@@ -375,7 +376,7 @@ Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind,
     o.by = by;
     o.node_places = std::move(node_places);
     {
-      std::shared_lock lock(state_mu_);
+      ReaderLock lock(state_mu_);
       o.reserved = ReservedSpans(ledger_, window);
     }
     ABACUS_ASSIGN_OR_RETURN(table, meter::UtilizationReport(capacity, intervals, o));

@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "sched/tenancy_snapshot.h"
 #include "sched/window_reservation.h"
 #include "server/control_plane.h"
@@ -56,7 +57,7 @@ Result<json> ControlPlane::DeleteReservation(const std::string& name) {
     batch.Delete("reservation", name);
     ABACUS_RETURN_IF_ERROR(Commit(batch, nullptr));
     {
-      std::unique_lock lock(state_mu_);
+      WriterLock lock(state_mu_);
       ledger_.RemoveConfig("reservation", name);
     }
     dirty_ = true;

@@ -3,6 +3,7 @@
 #include "common/base64.h"
 #include "common/ids.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "server/governance.h"
 #include "tenancy/tenant.h"
 #include "workload/secret_doc.h"
@@ -350,7 +351,7 @@ void SecretVault::FillAssignments(const std::string& node, json& tasks) {
     if (!files.empty()) t["secretFiles"] = std::move(files);
     bool first = false;
     {
-      std::lock_guard lock(used_mu_);
+      MutexLock lock(used_mu_);
       if (used_.size() > 100000) used_.clear();  // bounded: a later answer may audit a use again
       first = used_.insert(task_id).second;
     }

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "govern/authorize.h"
 #include "govern/secret_box.h"
@@ -97,8 +98,8 @@ class SecretVault {
   Store& store_;
   Governance& governance_;
   govern::SecretKeyring keyring_;
-  std::mutex used_mu_;
-  std::set<std::string> used_;  // GUARDED_BY(used_mu_): task ids whose use is audited
+  Mutex used_mu_;
+  std::set<std::string> used_ GUARDED_BY(used_mu_);  // task ids whose use is audited
 };
 
 }  // namespace abacus::server

@@ -1,6 +1,7 @@
 // ControlPlane: a tenant admin's answer to an Experiment's temporary quota request. The answer
 // is stored on the record (quotaDecision); the experiment's controller turns it into a grant or
 // a rejection (control/temporary_quota.cc) in the same loop turn.
+#include "common/mutex.h"
 #include "control/experiment.h"
 #include "server/control_plane.h"
 
@@ -37,14 +38,14 @@ Result<json> ControlPlane::DecideTemporaryQuota(const std::string& id_or_name, b
     ABACUS_RETURN_IF_ERROR(Commit(batch, &result));
     next.version = result.assigned[0];
     {
-      std::unique_lock lock(state_mu_);
+      WriterLock lock(state_mu_);
       *ledger_.FindWorkload(next.id) = next;
       dirty_ = true;
     }
     // The controller decides now: TemporaryQuotaApproved (a grant) or TemporaryQuotaRejected.
     std::vector<std::string> ids = {next.id};
     ProcessTaskReports({}, &ids);
-    std::shared_lock lock(state_mu_);
+    ReaderLock lock(state_mu_);
     return View(*ledger_.FindWorkload(next.id));
   });
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "common/mutex.h"
 #include "server/control_plane.h"
 
 namespace abacus::server {
@@ -15,7 +16,7 @@ Result<std::string> ControlPlane::ResolveWorkload(const std::string& id_or_name,
   const std::string missing = "workload '" + id_or_name + "' not found";
   std::vector<WorkloadRecord> named;  // copies: the locks are let go before deciding
   {
-    std::shared_lock lock(state_mu_);
+    ReaderLock lock(state_mu_);
     if (const WorkloadRecord* r = ledger_.FindWorkload(id_or_name)) {
       if (!shown(*r)) return NotFound(missing);
       return r->id;
@@ -25,7 +26,7 @@ Result<std::string> ControlPlane::ResolveWorkload(const std::string& id_or_name,
     }
   }
   {
-    std::lock_guard lock(loop_mu_);
+    MutexLock lock(loop_mu_);
     for (const auto& r : inbox_) {
       if (r.id == id_or_name) {
         if (!shown(r)) return NotFound(missing);
@@ -66,7 +67,7 @@ Result<std::string> ControlPlane::ResolveWorkload(const std::string& id_or_name,
 bool ControlPlane::IsActiveWorkload(const std::string& id) const {
   // Not in the ledger: in the inbox, or committed and on its way there (workloads are never
   // removed from the ledger), so active either way.
-  std::shared_lock lock(state_mu_);
+  ReaderLock lock(state_mu_);
   const WorkloadRecord* r = ledger_.FindWorkload(id);
   return r == nullptr || !IsTerminal(r->state);
 }
@@ -80,7 +81,7 @@ Status ControlPlane::ClaimNames(const std::vector<WorkloadRecord>& records) {
                            "project's active workloads");
     }
   }
-  std::lock_guard lock(names_mu_);
+  MutexLock lock(names_mu_);
   for (const auto& [key, id] : wanted) {
     auto it = active_names_.find(key);
     if (it == active_names_.end()) continue;
@@ -96,7 +97,7 @@ Status ControlPlane::ClaimNames(const std::vector<WorkloadRecord>& records) {
 }
 
 void ControlPlane::ReleaseNames(const std::vector<WorkloadRecord>& records) {
-  std::lock_guard lock(names_mu_);
+  MutexLock lock(names_mu_);
   for (const auto& r : records) {
     auto it = active_names_.find(r.spec.project + "/" + r.spec.name);
     if (it != active_names_.end() && it->second == r.id) active_names_.erase(it);

@@ -2,6 +2,7 @@
 // a revision, and the revision history (issue 19.4; the rules are workload_update.h's).
 #include <algorithm>
 
+#include "common/mutex.h"
 #include "common/nesting.h"
 #include "server/control_plane.h"
 #include "server/governance.h"
@@ -109,7 +110,7 @@ Result<json> ControlPlane::UpdateWorkload(const std::string& id_or_name, std::st
     Time now = clock_.Now();
     ABACUS_ASSIGN_OR_RETURN(UpdatePlan plan, PlanUpdate(*found, *shared, by, now, fixed.get()));
     if (plan.diff.empty()) {
-      std::shared_lock lock(state_mu_);
+      ReaderLock lock(state_mu_);
       json v = View(*found);
       v["diff"] = json::array();
       v["revision"] = found->revisions.empty() ? 1 : found->revisions.back().revision;
@@ -117,7 +118,7 @@ Result<json> ControlPlane::UpdateWorkload(const std::string& id_or_name, std::st
       return v;
     }
     if (dry_run) {  // checked and compared: the diff an update would make, nothing stored
-      std::shared_lock lock(state_mu_);
+      ReaderLock lock(state_mu_);
       json v = View(*found);
       v["diff"] = plan.diff;
       v["revision"] = plan.revision;
@@ -139,7 +140,7 @@ Result<json> ControlPlane::UpdateWorkload(const std::string& id_or_name, std::st
     CommitResult result;
     ABACUS_RETURN_IF_ERROR(Commit(batch, &result, std::move(entry)));
     next.version = result.assigned[0];
-    std::unique_lock lock(state_mu_);
+    WriterLock lock(state_mu_);
     WorkloadRecord* r = ledger_.FindWorkload(next.id);
     *r = std::move(next);
     dirty_ = true;

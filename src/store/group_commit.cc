@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/thread_name.h"
 #include "common/wake_slot.h"
 
@@ -33,7 +34,7 @@ Status GroupCommitter::Submit(const WriteBatch& batch, CommitResult* result) {
   pending.result = result;
   pending.slot.Arm();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_) return Unavailable("store " + store_.Describe() + " is shutting down");
     queue_.push_back(&pending);
     queued_.store(queue_.size(), std::memory_order_relaxed);
@@ -45,7 +46,7 @@ Status GroupCommitter::Submit(const WriteBatch& batch, CommitResult* result) {
 
 void GroupCommitter::Shutdown() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   work_cv_.notify_one();
@@ -53,14 +54,14 @@ void GroupCommitter::Shutdown() {
 }
 
 bool GroupCommitter::accepting() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return !stopping_;
 }
 
 size_t GroupCommitter::queued() const { return queued_.load(std::memory_order_relaxed); }
 
 GroupCommitStats GroupCommitter::stats() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return stats_;
 }
 
@@ -73,8 +74,8 @@ void GroupCommitter::Run() {
   while (true) {
     // 1) Take whatever is queued, up to max_group; exit once stopping and drained.
     {
-      std::unique_lock lock(mu_);
-      work_cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+      MutexLock lock(mu_);
+      lock.Wait(work_cv_, [&]() REQUIRES(mu_) { return !queue_.empty() || stopping_; });
       if (queue_.empty()) return;
       size_t n = std::min(queue_.size(), max_group);
       group.assign(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/mutex.h"
 #include "store/store.h"
 
 namespace abacus {
@@ -63,12 +64,12 @@ class GroupCommitter {
 
   Store& store_;
   const GroupCommitOptions options_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable work_cv_;
-  std::deque<Pending*> queue_;  // GUARDED_BY(mu_)
+  std::deque<Pending*> queue_ GUARDED_BY(mu_);
   std::atomic<size_t> queued_{0};  // queue_.size(), read without the lock
-  bool stopping_ = false;       // GUARDED_BY(mu_)
-  GroupCommitStats stats_;      // GUARDED_BY(mu_)
+  bool stopping_ GUARDED_BY(mu_) = false;
+  GroupCommitStats stats_ GUARDED_BY(mu_);
   std::thread thread_;
 };
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "common/mutex.h"
+
 namespace abacus {
 
 namespace {
@@ -21,7 +23,7 @@ InMemoryStore::InMemoryStore(const Clock& clock) : clock_(clock) {}
 void InMemoryStore::CommitGroup(std::span<const WriteBatch* const> batches,
                                 std::span<CommitResult* const> results,
                                 std::span<Status> statuses) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const int64_t now_us = ToMicros(clock_.Now());
   for (size_t i = 0; i < batches.size(); ++i) {
     CommitResult result;
@@ -139,14 +141,14 @@ void InMemoryStore::Rollback(std::vector<Undo>& undo) {
 
 Result<std::optional<ObjectRecord>> InMemoryStore::Get(std::string_view kind,
                                                        std::string_view key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = objects_.find(ObjectKey{std::string(kind), std::string(key)});
   if (it == objects_.end()) return std::optional<ObjectRecord>();
   return std::optional<ObjectRecord>(it->second);
 }
 
 Result<std::vector<ObjectRecord>> InMemoryStore::List(std::string_view kind) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<ObjectRecord> out;
   for (auto it = objects_.lower_bound(ObjectKey{std::string(kind), std::string()});
        it != objects_.end() && it->first.first == kind; ++it) {
@@ -163,7 +165,7 @@ Result<int64_t> InMemoryStore::Count(std::string_view kind) {
 Result<std::vector<EventRecord>> InMemoryStore::Events(std::string_view kind,
                                                        std::string_view key, int64_t after_seq,
                                                        size_t limit) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<EventRecord> out;
   auto it = std::upper_bound(events_.begin(), events_.end(), after_seq,
                              [](int64_t seq, const EventRecord& e) { return seq < e.seq; });
@@ -175,7 +177,7 @@ Result<std::vector<EventRecord>> InMemoryStore::Events(std::string_view kind,
 
 Result<std::vector<JournalRecord>> InMemoryStore::Journal(std::string_view stream,
                                                           int64_t after_seq, size_t limit) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<JournalRecord> out;
   auto found = journal_.find(stream);
   if (found == journal_.end()) return out;
@@ -187,7 +189,7 @@ Result<std::vector<JournalRecord>> InMemoryStore::Journal(std::string_view strea
 }
 
 Result<std::optional<std::string>> InMemoryStore::GetMeta(std::string_view key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = meta_.find(key);
   if (it == meta_.end()) return std::optional<std::string>();
   return std::optional<std::string>(it->second);
@@ -196,7 +198,7 @@ Result<std::optional<std::string>> InMemoryStore::GetMeta(std::string_view key) 
 // --- StoreCopyAccess ---
 
 Result<std::vector<std::string>> InMemoryStore::ObjectKinds() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<std::string> out;
   for (const auto& [id, record] : objects_) {
     if (out.empty() || out.back() != id.first) out.push_back(id.first);
@@ -205,7 +207,7 @@ Result<std::vector<std::string>> InMemoryStore::ObjectKinds() {
 }
 
 Result<std::vector<std::string>> InMemoryStore::JournalStreams() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<std::string> out;
   for (const auto& [stream, entries] : journal_) {
     if (!entries.empty()) out.push_back(stream);
@@ -214,7 +216,7 @@ Result<std::vector<std::string>> InMemoryStore::JournalStreams() {
 }
 
 Result<std::vector<EventRecord>> InMemoryStore::EventsAfter(int64_t after_seq, size_t limit) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<EventRecord> out;
   auto it = std::upper_bound(events_.begin(), events_.end(), after_seq,
                              [](int64_t seq, const EventRecord& e) { return seq < e.seq; });
@@ -223,12 +225,12 @@ Result<std::vector<EventRecord>> InMemoryStore::EventsAfter(int64_t after_seq, s
 }
 
 Result<std::vector<std::pair<std::string, std::string>>> InMemoryStore::AllMeta() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return std::vector<std::pair<std::string, std::string>>(meta_.begin(), meta_.end());
 }
 
 Status InMemoryStore::Load(const StoreRecords& records) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   // Check everything first: a load applies whole or not at all.
   std::set<ObjectKey> objects;
   for (const ObjectRecord& o : records.objects) {
@@ -275,7 +277,7 @@ Status InMemoryStore::Load(const StoreRecords& records) {
 }
 
 Status InMemoryStore::Erase() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   objects_.clear();
   events_.clear();
   last_event_seq_ = 0;
@@ -287,7 +289,7 @@ Status InMemoryStore::Erase() {
 Result<LeaseState> InMemoryStore::TryAcquireLease(std::string_view name, std::string_view holder,
                                                   std::string_view address, Duration ttl) {
   ABACUS_RETURN_IF_ERROR(ValidateLeaseRequest(name, holder, ttl));
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = leases_.find(name);
   std::optional<LeaseRow> current;
   if (it != leases_.end()) current = it->second;
@@ -299,7 +301,7 @@ Result<LeaseState> InMemoryStore::TryAcquireLease(std::string_view name, std::st
 }
 
 Status InMemoryStore::ReleaseLease(std::string_view name, std::string_view holder) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = leases_.find(name);
   if (it == leases_.end()) return Status::OK();
   if (auto next = ReleasedLease(it->second, holder, ToMicros(clock_.Now()))) it->second = std::move(*next);

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/mutex.h"
 #include "store/store.h"
 #include "store/store_copy.h"
 
@@ -57,18 +58,18 @@ class InMemoryStore final : public Store, public StoreCopyAccess {
   };
 
   // Applies one batch; on failure undoes what it applied and returns the error.
-  Status ApplyBatch(const WriteBatch& batch, int64_t now_us, CommitResult& result);
-  Status ApplyOp(const WriteOp& op, int64_t now_us, int64_t& assigned, std::vector<Undo>& undo);
-  void Rollback(std::vector<Undo>& undo);
+  Status ApplyBatch(const WriteBatch& batch, int64_t now_us, CommitResult& result) REQUIRES(mu_);
+  Status ApplyOp(const WriteOp& op, int64_t now_us, int64_t& assigned, std::vector<Undo>& undo) REQUIRES(mu_);
+  void Rollback(std::vector<Undo>& undo) REQUIRES(mu_);
 
   const Clock& clock_;
-  mutable std::mutex mu_;
-  std::map<ObjectKey, ObjectRecord, std::less<>> objects_;  // GUARDED_BY(mu_)
-  std::vector<EventRecord> events_;                         // GUARDED_BY(mu_), seq order
-  int64_t last_event_seq_ = 0;                              // GUARDED_BY(mu_)
-  std::map<std::string, std::vector<JournalRecord>, std::less<>> journal_;  // GUARDED_BY(mu_)
-  std::map<std::string, std::string, std::less<>> meta_;                    // GUARDED_BY(mu_)
-  std::map<std::string, LeaseRow, std::less<>> leases_;                     // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<ObjectKey, ObjectRecord, std::less<>> objects_ GUARDED_BY(mu_);
+  std::vector<EventRecord> events_ GUARDED_BY(mu_);  // seq order
+  int64_t last_event_seq_ GUARDED_BY(mu_) = 0;
+  std::map<std::string, std::vector<JournalRecord>, std::less<>> journal_ GUARDED_BY(mu_);
+  std::map<std::string, std::string, std::less<>> meta_ GUARDED_BY(mu_);
+  std::map<std::string, LeaseRow, std::less<>> leases_ GUARDED_BY(mu_);
 };
 
 }  // namespace abacus

@@ -4,13 +4,14 @@
 #include <map>
 #include <mutex>
 
+#include "common/mutex.h"
 #include "common/nesting.h"
 #include "tenancy/tenancy_codec.h"
 #include "tenancy/yaml_json.h"
 #include "workload/governance_codec.h"
 #include "workload/utf8.h"
-#include "workload/yaml_guard.h"
 #include "workload/workload_codec.h"
+#include "workload/yaml_guard.h"
 
 namespace abacus {
 namespace {
@@ -82,8 +83,8 @@ std::optional<SpecObject> DecodeObject(const SpecNode& doc, SpecContext& ctx) {
 
 namespace {
 
-std::mutex& ExtensionMutex() {
-  static std::mutex mu;
+Mutex& ExtensionMutex() {
+  static Mutex mu;
   return mu;
 }
 std::map<std::string, ExtensionDecoder>& Extensions() {
@@ -94,12 +95,12 @@ std::map<std::string, ExtensionDecoder>& Extensions() {
 }  // namespace
 
 void RegisterExtensionKind(const std::string& kind, ExtensionDecoder decode) {
-  std::lock_guard lock(ExtensionMutex());
+  MutexLock lock(ExtensionMutex());
   Extensions()[kind] = std::move(decode);
 }
 
 ExtensionDecoder FindExtensionKind(const std::string& kind) {
-  std::lock_guard lock(ExtensionMutex());
+  MutexLock lock(ExtensionMutex());
   auto it = Extensions().find(kind);
   return it == Extensions().end() ? nullptr : it->second;
 }

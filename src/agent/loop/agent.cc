@@ -15,6 +15,7 @@
 #include "agent/runtime/network.h"
 #include "agent/runtime/results.h"
 #include "common/log.h"
+#include "common/mutex.h"
 
 namespace abacus::agent {
 
@@ -108,7 +109,7 @@ Status Agent::Start() {
     if (std::find(vendors.begin(), vendors.end(), d.flavor.vendor()) == vendors.end()) vendors.push_back(d.flavor.vendor());
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     discovery_ = std::move(*found);
     counters_.orphans_killed = static_cast<int>(orphans.size());
   }
@@ -165,19 +166,19 @@ void Agent::Shutdown() {
 }
 
 bool Agent::WaitRegistered(milliseconds timeout) {
-  std::unique_lock lock(mu_);
-  return cv_.wait_for(lock, timeout, [&] { return reg_.registered; });
+  MutexLock lock(mu_);
+  return lock.WaitFor(cv_, timeout, [&]() REQUIRES(mu_) { return reg_.registered; });
 }
 
 bool Agent::registered() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return reg_.registered;
 }
 
 AgentCounters Agent::counters() const {
   AgentCounters c;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     c = counters_;
   }
   c.probe_attempts = probes_.attempts();
@@ -185,14 +186,14 @@ AgentCounters Agent::counters() const {
 }
 
 bool Agent::SetSimulatedUtilization(const std::string& uuid, int compute_percent, int64_t memory_used_bytes) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return simulated_ != nullptr && simulated_->Set(uuid, compute_percent, memory_used_bytes);
 }
 
 bool Agent::SleepUntil(Time deadline) {
   while (!stopping_ && clock_.Now() < deadline) {
-    std::unique_lock lock(mu_);
-    cv_.wait_for(lock, kSlice, [&] { return stopping_.load(); });
+    MutexLock lock(mu_);
+    lock.WaitFor(cv_, kSlice, [&] { return stopping_.load(); });
   }
   return !stopping_;
 }
@@ -208,7 +209,7 @@ RegisterRequest Agent::BuildRegister() {
   r.taints = options_.taints;
   r.agent_version = options_.agent_version;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     r.cpu_milli = options_.cpu_milli_override > 0 ? options_.cpu_milli_override : discovery_.host.cpu_milli;
     r.memory_bytes = options_.memory_bytes_override > 0 ? options_.memory_bytes_override : discovery_.host.memory_bytes;
     r.devices = discovery_.devices;
@@ -226,7 +227,7 @@ RegisterRequest Agent::BuildRegister() {
 bool Agent::RegisterOnce() {
   RegisterRequest request = BuildRegister();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++counters_.register_attempts;
   }
   // Registering again proves this is the node: its credential, kept across restarts.
@@ -235,7 +236,7 @@ bool Agent::RegisterOnce() {
   const Time sent = clock_.Now();
   auto answer = poll_client_.Register(options_.join_token, request);
   if (!answer.ok()) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (answer.status().code() == StatusCode::kUnavailable) ++counters_.connect_failures;
     if (counters_.register_attempts == 1 || counters_.register_attempts % 20 == 0) {
       ABACUS_LOG_WARN("agent: cannot register with {}: {}", options_.server, answer.status().ToString());
@@ -250,8 +251,9 @@ bool Agent::RegisterOnce() {
     ABACUS_LOG_WARN("agent: {}; after a restart this node registers again only once an admin resets it", kept.ToString());
   }
   table_.MarkSent(request.tasks);
+  Duration heartbeat{};  // for the log line, read under the lock (the status thread changes reg_)
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     reg_.registered = true;
     ++reg_.generation;
     reg_.node = answer->node.empty() ? options_.name : answer->node;
@@ -262,16 +264,17 @@ bool Agent::RegisterOnce() {
     reg_.version = 0;
     inventory_sent_ = inventory_generation_;  // the registration carried the devices
     ++counters_.registrations;
+    heartbeat = reg_.heartbeat;
   }
   ABACUS_LOG_INFO("agent: registered as node {} with {} ({} devices, heartbeat {})", options_.name, options_.server,
-                  request.devices.size(), FormatDuration(reg_.heartbeat));
+                  request.devices.size(), FormatDuration(heartbeat));
   cv_.notify_all();
   status_waker_.Wake();
   return true;
 }
 
 void Agent::Deregistered(int generation, const Status& why) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (!reg_.registered || reg_.generation != generation) return;
   reg_.registered = false;
   ABACUS_LOG_WARN("agent: the server no longer accepts this node ({}); registering again", why.ToString());
@@ -282,7 +285,7 @@ void Agent::ControlLoop() {
   auto wait = [&] {
     Duration d = backoff.Next();
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       counters_.last_backoff = d;
       ++counters_.backoffs;
     }
@@ -297,7 +300,7 @@ void Agent::ControlLoop() {
     std::string node;
     int64_t after;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       generation = reg_.generation;
       node = reg_.node;
       after = reg_.version;
@@ -315,7 +318,7 @@ void Agent::ControlLoop() {
         continue;
       }
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         if (s.code() == StatusCode::kUnavailable) ++counters_.connect_failures;
       }
       if (backoff.failures() == 0) ABACUS_LOG_WARN("agent: assignments: {}", s.ToString());
@@ -324,7 +327,7 @@ void Agent::ControlLoop() {
     }
     backoff.Reset();
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (reg_.generation != generation) continue;  // registered again meanwhile: poll afresh
       reg_.version = assignment->version;
     }
@@ -383,7 +386,7 @@ void Agent::StartTask(const AssignedTask& t) {
   }
   std::vector<std::string> vendors;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (const AssignedDevice& ad : t.devices) {
       // The UUID names the device; index and vendor only when the server sent no UUID.
       auto it = std::find_if(discovery_.devices.begin(), discovery_.devices.end(), [&](const Device& d) {
@@ -455,7 +458,7 @@ void Agent::StartTask(const AssignedTask& t) {
   }
   // Reaping waits until the pid file is written and the logs are followed, so a task that ends
   // at once is reported with its logs and leaves no pid file behind.
-  std::unique_lock launch(launch_mu_);
+  MutexLock launch(launch_mu_);
   results_files_[t.task_id] = t.results_file;
   if (engine_used) containers_[t.task_id] = *engine_used;
   auto rec = runtime_->Start(spec);
@@ -463,7 +466,7 @@ void Agent::StartTask(const AssignedTask& t) {
     results_files_.erase(t.task_id);
     containers_.erase(t.task_id);
     ports_.Release(t.task_id);
-    launch.unlock();
+    launch.Unlock();
     ABACUS_LOG_WARN("agent: task {}: {}", t.task_id, rec.status().ToString());
     table_.Update(StartFailure(t.task_id, clock_.Now(), rec.status()));
     status_waker_.Wake();
@@ -476,9 +479,9 @@ void Agent::StartTask(const AssignedTask& t) {
   logs_->Track(t.task_id, rec->stdout_path, rec->stderr_path);
   StartProbes(t, engine_used, rec->started_at);  // its first outcome goes in the first status
   table_.Update(StatusOf(*rec));
-  launch.unlock();
+  launch.Unlock();
   status_waker_.Wake();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++counters_.tasks_started;
 }
 
@@ -521,7 +524,7 @@ void Agent::ReapEnded() {
   std::map<std::string, std::string> results_files;
   std::map<std::string, ContainerEngine> containers;
   {
-    std::lock_guard launch(launch_mu_);
+    MutexLock launch(launch_mu_);
     ended = runtime_->Poll();
     for (const TaskRecord& rec : ended) {
       if (auto c = containers_.find(rec.task_id); c != containers_.end()) {
@@ -570,7 +573,7 @@ Status Agent::SendStatuses() {
   int generation;
   std::string node;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     generation = reg_.generation;
     node = reg_.node;
   }
@@ -580,7 +583,7 @@ Status Agent::SendStatuses() {
   auto answer = client_.ReportStatus(node, batch);
   if (answer.ok()) NoteContact(sent);
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++counters_.status_posts;
   }
   if (!answer.ok()) {
@@ -627,7 +630,7 @@ void Agent::StatusLoop() {
 void Agent::RebuildSampler() {
   std::vector<Device> simulated;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& d : discovery_.devices) {
       if (d.simulated) simulated.push_back(d);
     }
@@ -638,7 +641,7 @@ void Agent::RebuildSampler() {
   SimulatedDeviceSampler* sim_ptr = sim.get();
   samplers.push_back(std::move(sim));
   auto sampler = std::make_unique<UtilizationSampler>(clock_, std::move(samplers), TaskUsageFrom(*runtime_));
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   simulated_ = sim_ptr;
   sampler_ = std::move(sampler);
 }
@@ -647,7 +650,7 @@ HeartbeatRequest Agent::BuildHeartbeat(int* inventory_generation) {
   // Only the upkeep thread rebuilds the sampler, so it can sample outside the lock.
   UtilizationSampler* sampler;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     sampler = sampler_.get();
   }
   UtilizationSnapshot snap = sampler->Sample();
@@ -665,7 +668,7 @@ HeartbeatRequest Agent::BuildHeartbeat(int* inventory_generation) {
   if (health_watcher_) watched = health_watcher_->Poll();
   HeartbeatRequest hb;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     hb.node = reg_.node;
     for (const Device& d : discovery_.devices) {
       DeviceBeat beat{d.index, d.uuid, d.health, "", std::nullopt, std::nullopt};
@@ -697,7 +700,7 @@ HeartbeatRequest Agent::BuildHeartbeat(int* inventory_generation) {
 void Agent::SendHeartbeat() {
   int generation;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     generation = reg_.generation;
   }
   int inventory_generation = 0;
@@ -705,7 +708,7 @@ void Agent::SendHeartbeat() {
   const Time sent = clock_.Now();
   Status s = client_.Heartbeat(hb);
   if (s.ok()) NoteContact(sent);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (s.ok()) {
     ++counters_.heartbeats;
     // The inventory reached the server (a newer discovery meanwhile goes in the next one).
@@ -730,7 +733,7 @@ void Agent::Rediscover() {
   }
   DeviceDiff diff;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     diff = DiffDevices(discovery_.devices, found->devices);
     discovery_.host = found->host;
     if (!diff.empty()) {
@@ -762,13 +765,13 @@ void Agent::UpkeepLoop() {
   Time next_discovery = clock_.Now() + options_.rediscover_every;
   while (!finished_) {
     {
-      std::unique_lock lock(mu_);
-      cv_.wait_for(lock, milliseconds(20), [&] { return finished_.load(); });
+      MutexLock lock(mu_);
+      lock.WaitFor(cv_, milliseconds(20), [&] { return finished_.load(); });
     }
     Time now = clock_.Now();
     bool heartbeat_due;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       heartbeat_due = reg_.registered && now >= reg_.next_heartbeat;
       if (heartbeat_due) reg_.next_heartbeat = now + reg_.heartbeat;  // a steady cadence, whatever the call takes
     }
@@ -798,8 +801,8 @@ void Agent::FenceLoop() {
   while (!stopping_) {
     Duration timeout;
     {
-      std::unique_lock lock(mu_);
-      cv_.wait_for(lock, milliseconds(20), [&] { return stopping_.load(); });
+      MutexLock lock(mu_);
+      lock.WaitFor(cv_, milliseconds(20), [&] { return stopping_.load(); });
       timeout = options_.fence_after > Duration::zero() ? options_.fence_after : reg_.node_timeout;
     }
     const int64_t last = last_contact_us_.load();
@@ -816,7 +819,7 @@ void Agent::FenceLoop() {
     std::vector<StopOrder> orders = table_.FenceAll(why);
     ABACUS_LOG_WARN("agent: {}; stopping {} task(s) with their fencing signal and grace", why, orders.size());
     for (const StopOrder& o : orders) StopTask(o);
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++counters_.fences;
     counters_.tasks_fenced += static_cast<int>(orders.size());
   }

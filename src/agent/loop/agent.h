@@ -46,8 +46,8 @@
 #include "agent/loop/backoff.h"
 #include "agent/loop/lifeline.h"
 #include "agent/loop/log_shipper.h"
-#include "agent/loop/probe_runner.h"
 #include "agent/loop/port_pool.h"
+#include "agent/loop/probe_runner.h"
 #include "agent/loop/task_table.h"
 #include "agent/loop/waker.h"
 #include "agent/runtime/cgroup.h"
@@ -56,6 +56,7 @@
 #include "agent/runtime/process_runtime.h"
 #include "agent/utilization.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace abacus::agent {
@@ -222,19 +223,19 @@ class Agent {
   Waker status_waker_;
   ProbeRunner probes_;  // after the table and the waker, which its reports use
 
-  std::mutex launch_mu_;  // a task's start (spawn, pid file, log tracking) vs. reaping
-  std::map<std::string, std::string> results_files_;  // GUARDED_BY(launch_mu_); task → resultsFile
-  std::map<std::string, ContainerEngine> containers_;  // GUARDED_BY(launch_mu_); image tasks → their engine
-  mutable std::mutex mu_;
+  Mutex launch_mu_;  // a task's start (spawn, pid file, log tracking) vs. reaping
+  std::map<std::string, std::string> results_files_ GUARDED_BY(launch_mu_);  // task → resultsFile
+  std::map<std::string, ContainerEngine> containers_ GUARDED_BY(launch_mu_);  // image tasks → their engine
+  mutable Mutex mu_;
   std::condition_variable cv_;
-  Registration reg_;                                  // GUARDED_BY(mu_)
+  Registration reg_ GUARDED_BY(mu_);
   std::string credential_;  // control thread only: the node credential last issued (node_credential.h)
-  Discovery discovery_;                               // GUARDED_BY(mu_)
-  int inventory_generation_ = 0;                      // GUARDED_BY(mu_); counts device-list changes
-  int inventory_sent_ = 0;                            // GUARDED_BY(mu_); the last one the server has
-  AgentCounters counters_;                            // GUARDED_BY(mu_)
-  SimulatedDeviceSampler* simulated_ = nullptr;       // GUARDED_BY(mu_); owned by sampler_
-  std::unique_ptr<UtilizationSampler> sampler_;       // GUARDED_BY(mu_)
+  Discovery discovery_ GUARDED_BY(mu_);
+  int inventory_generation_ GUARDED_BY(mu_) = 0;  // counts device-list changes
+  int inventory_sent_ GUARDED_BY(mu_) = 0;  // the last one the server has
+  AgentCounters counters_ GUARDED_BY(mu_);
+  SimulatedDeviceSampler* simulated_ GUARDED_BY(mu_) = nullptr;  // owned by sampler_
+  std::unique_ptr<UtilizationSampler> sampler_ GUARDED_BY(mu_);
 
   std::atomic<bool> stopping_{false};   // Shutdown began: no new tasks, the control thread ends
   std::atomic<bool> draining_{false};   // every task was ordered to stop: the status thread ends once idle

@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "net/http_transport.h"
 
 namespace abacus::agent {
@@ -63,12 +64,12 @@ AgentClient::AgentClient(AgentClientOptions options)
     : options_(std::move(options)), servers_(ParseServers(options_.server)) {}
 
 std::string AgentClient::server() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return servers_.current();
 }
 
 void AgentClient::Failed(const std::string& url, const std::string& leader) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::string before = servers_.current();
   servers_.Failed(url, leader);
   if (servers_.current() != before) ABACUS_LOG_INFO("agent: calls go to {} now (after {})", servers_.current(), url);
@@ -77,18 +78,18 @@ void AgentClient::Failed(const std::string& url, const std::string& leader) {
 AgentClient::~AgentClient() = default;
 
 void AgentClient::SetNodeToken(const std::string& token) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   node_token_ = token;
 }
 
 std::string AgentClient::NodeToken() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return node_token_;
 }
 
 Result<std::unique_ptr<httplib::ClientImpl>> AgentClient::Borrow(const std::string& url) {
   std::unique_ptr<httplib::ClientImpl> c;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   // Connections to servers the agent has moved away from are closed here.
   std::erase_if(idle_, [&](const auto& idle) { return idle.first != url; });
   if (!idle_.empty()) {
@@ -104,14 +105,14 @@ Result<std::unique_ptr<httplib::ClientImpl>> AgentClient::Borrow(const std::stri
 }
 
 void AgentClient::GiveBack(const std::string& url, std::unique_ptr<httplib::ClientImpl> c) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   busy_.erase(c.get());
   if (!cancelled_ && url == servers_.current()) idle_.emplace_back(url, std::move(c));
 }
 
 void AgentClient::Cancel() {
   cancelled_ = true;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (httplib::ClientImpl* c : busy_) c->stop();
   idle_.clear();
 }
@@ -139,7 +140,7 @@ Result<AgentClient::Reply> AgentClient::Call(const std::string& method, const st
     if (!r) {
       httplib::Error err = r.error();
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         busy_.erase(c.get());
       }
       c.reset();  // the connection is broken; never reuse it

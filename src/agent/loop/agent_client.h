@@ -21,6 +21,7 @@
 
 #include "agent/loop/protocol.h"
 #include "agent/loop/server_list.h"
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace httplib {
@@ -79,12 +80,12 @@ class AgentClient {
 
   AgentClientOptions options_;
   std::atomic<bool> cancelled_{false};
-  mutable std::mutex mu_;
-  std::string node_token_;                               // GUARDED_BY(mu_)
-  ServerList servers_;                                   // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::string node_token_ GUARDED_BY(mu_);
+  ServerList servers_ GUARDED_BY(mu_);
   // Kept-alive connections, with the server each one talks to.
-  std::vector<std::pair<std::string, std::unique_ptr<httplib::ClientImpl>>> idle_;  // GUARDED_BY(mu_)
-  std::set<httplib::ClientImpl*> busy_;                      // GUARDED_BY(mu_)
+  std::vector<std::pair<std::string, std::unique_ptr<httplib::ClientImpl>>> idle_ GUARDED_BY(mu_);
+  std::set<httplib::ClientImpl*> busy_ GUARDED_BY(mu_);
 };
 
 // Returns the Status for an HTTP error answer: the code by HTTP status, the message from the

@@ -14,6 +14,7 @@
 
 #include "agent/loop/lifeline_watcher.h"
 #include "common/log.h"
+#include "common/mutex.h"
 
 namespace abacus::agent {
 
@@ -72,12 +73,12 @@ constexpr int kWatcherSocket = 3;
 }  // namespace
 
 Lifeline::~Lifeline() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (fd_ >= 0) ::close(fd_);
 }
 
 Status Lifeline::Start(const std::string& log_path) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (pid_ > 0) return FailedPrecondition("lifeline watcher already started (pid " + std::to_string(pid_) + ")");
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
@@ -110,7 +111,7 @@ Status Lifeline::Start(const std::string& log_path) {
 }
 
 void Lifeline::Send(const LifelineRecord& record) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (fd_ < 0) return;
   ssize_t n;
   do {
@@ -157,7 +158,7 @@ void Lifeline::Release() {
   Send(r);
   pid_t pid;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (fd_ < 0) return;
     ::close(fd_);
     fd_ = -1;
@@ -170,7 +171,7 @@ void Lifeline::Release() {
 }
 
 pid_t Lifeline::watcher_pid() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return pid_;
 }
 

@@ -25,6 +25,7 @@
 #include <string>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace abacus::agent {
@@ -63,10 +64,10 @@ class Lifeline {
  private:
   void Send(const LifelineRecord& record);
 
-  mutable std::mutex mu_;
-  int fd_ = -1;        // GUARDED_BY(mu_); the agent's end
-  pid_t pid_ = -1;     // GUARDED_BY(mu_)
-  bool warned_ = false;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  int fd_ GUARDED_BY(mu_) = -1;  // the agent's end
+  pid_t pid_ GUARDED_BY(mu_) = -1;
+  bool warned_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace abacus::agent

@@ -2,23 +2,28 @@
 
 #include <fstream>
 
+#include "common/mutex.h"
+
 namespace abacus::agent {
 
 void LogShipper::Track(const std::string& task_id, const std::string& stdout_path, const std::string& stderr_path) {
   auto t = std::make_shared<Task>();
-  t->streams[0].path = stdout_path;
-  t->streams[1].path = stderr_path;
-  std::lock_guard lock(mu_);
+  {
+    MutexLock task_lock(t->mu);  // not shared yet: uncontended
+    t->streams[0].path = stdout_path;
+    t->streams[1].path = stderr_path;
+  }
+  MutexLock lock(mu_);
   tasks_.emplace(task_id, std::move(t));
 }
 
 void LogShipper::Forget(const std::string& task_id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   tasks_.erase(task_id);
 }
 
 std::shared_ptr<LogShipper::Task> LogShipper::Find(const std::string& task_id) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = tasks_.find(task_id);
   return it == tasks_.end() ? nullptr : it->second;
 }
@@ -26,7 +31,7 @@ std::shared_ptr<LogShipper::Task> LogShipper::Find(const std::string& task_id) c
 Status LogShipper::Ship(const std::string& task_id) {
   std::shared_ptr<Task> t = Find(task_id);
   if (!t) return NotFound("no log for task " + task_id);
-  std::lock_guard lock(t->mu);
+  MutexLock lock(t->mu);
   Status out = ShipStream(task_id, LogStream::kStdout, t->streams[0]);
   Status err = ShipStream(task_id, LogStream::kStderr, t->streams[1]);
   return out.ok() ? err : out;
@@ -35,7 +40,7 @@ Status LogShipper::Ship(const std::string& task_id) {
 int LogShipper::ShipAll() {
   std::vector<std::string> ids;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& [id, t] : tasks_) ids.push_back(id);
   }
   int failed = 0;
@@ -76,7 +81,7 @@ Status LogShipper::ShipStream(const std::string& task_id, LogStream which, Strea
 int64_t LogShipper::shipped(const std::string& task_id, LogStream stream) const {
   std::shared_ptr<Task> t = Find(task_id);
   if (!t) return 0;
-  std::lock_guard lock(t->mu);
+  MutexLock lock(t->mu);
   return t->streams[stream == LogStream::kStdout ? 0 : 1].offset;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "agent/loop/protocol.h"
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace abacus::agent {
@@ -45,8 +46,8 @@ class LogShipper {
     int64_t offset = 0;  // the server has [0, offset)
   };
   struct Task {
-    std::mutex mu;  // one sender per task at a time (the status and background threads both ship)
-    Stream streams[2];
+    Mutex mu;  // one sender per task at a time (the status and background threads both ship)
+    Stream streams[2] GUARDED_BY(mu);
   };
   Status ShipStream(const std::string& task_id, LogStream which, Stream& s);
   std::shared_ptr<Task> Find(const std::string& task_id) const;
@@ -54,8 +55,8 @@ class LogShipper {
   std::string node_;
   Sender sender_;
   size_t max_chunk_;
-  mutable std::mutex mu_;
-  std::map<std::string, std::shared_ptr<Task>> tasks_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<std::string, std::shared_ptr<Task>> tasks_ GUARDED_BY(mu_);
 };
 
 }  // namespace abacus::agent

@@ -7,6 +7,8 @@
 #include <charconv>
 #include <random>
 
+#include "common/mutex.h"
+
 namespace abacus::agent {
 namespace {
 
@@ -68,7 +70,7 @@ PortPool::PortPool(PortRange range, std::function<bool(int)> free, std::optional
 }
 
 Result<int> PortPool::Acquire(const std::string& task_id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (auto it = by_task_.find(task_id); it != by_task_.end()) return it->second;
   const int size = range_.last - range_.first + 1;
   for (int i = 0; i < size; ++i) {
@@ -85,7 +87,7 @@ Result<int> PortPool::Acquire(const std::string& task_id) {
 }
 
 void PortPool::Release(const std::string& task_id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = by_task_.find(task_id);
   if (it == by_task_.end()) return;
   by_port_.erase(it->second);
@@ -93,13 +95,13 @@ void PortPool::Release(const std::string& task_id) {
 }
 
 int PortPool::PortOf(const std::string& task_id) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = by_task_.find(task_id);
   return it == by_task_.end() ? 0 : it->second;
 }
 
 size_t PortPool::held() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return by_task_.size();
 }
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace abacus::agent {
@@ -50,10 +51,10 @@ class PortPool {
  private:
   PortRange range_;
   std::function<bool(int)> free_;
-  mutable std::mutex mu_;
-  std::map<std::string, int> by_task_;  // GUARDED_BY(mu_)
-  std::map<int, std::string> by_port_;  // GUARDED_BY(mu_)
-  int next_;                            // GUARDED_BY(mu_): where the next search starts
+  mutable Mutex mu_;
+  std::map<std::string, int> by_task_ GUARDED_BY(mu_);
+  std::map<int, std::string> by_port_ GUARDED_BY(mu_);
+  int next_ GUARDED_BY(mu_);  // where the next search starts
 };
 
 }  // namespace abacus::agent

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/mutex.h"
+
 namespace abacus::agent {
 
 namespace {
@@ -20,7 +22,7 @@ ProbeRunner::~ProbeRunner() { Stop(); }
 void ProbeRunner::Add(const std::string& task_id, const std::optional<AssignedProbe>& readiness,
                       const std::optional<AssignedProbe>& liveness, Time started_at) {
   if (!readiness && !liveness) return;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (stopping_ || tasks_.count(task_id) > 0) return;
   Entry& e = tasks_[task_id];
   if (readiness) e.readiness = Slot{ProbeTracker(readiness->spec, started_at), readiness->invalid};
@@ -34,14 +36,14 @@ void ProbeRunner::Add(const std::string& task_id, const std::optional<AssignedPr
 }
 
 void ProbeRunner::Remove(const std::string& task_id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   tasks_.erase(task_id);
 }
 
 void ProbeRunner::Stop() {
   std::vector<std::thread> threads;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
     tasks_.clear();
     threads.swap(threads_);
@@ -51,12 +53,12 @@ void ProbeRunner::Stop() {
 }
 
 int ProbeRunner::attempts() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return attempts_;
 }
 
 bool ProbeRunner::Probing(const std::string& task_id) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return tasks_.count(task_id) > 0;
 }
 
@@ -93,7 +95,7 @@ ProbeOutcome ProbeRunner::OutcomeOf(const Entry& e) {
 }
 
 void ProbeRunner::Work() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   while (!stopping_) {
     // The due probe that has waited longest, not already being attempted by another worker.
     Time now = clock_.Now();
@@ -112,16 +114,16 @@ void ProbeRunner::Work() {
       }
     }
     if (due == nullptr) {
-      if (tasks_.empty()) cv_.wait(lock);
-      else cv_.wait_for(lock, kSlice);
+      if (tasks_.empty()) lock.Wait(cv_);
+      else lock.WaitFor(cv_, kSlice);
       continue;
     }
     due->in_flight = true;
     ProbeSpec spec = due->tracker.spec();
     std::string invalid = due->invalid;
-    lock.unlock();
+    lock.Unlock();
     ProbeResult result = invalid.empty() ? attempt_(spec) : ProbeResult{false, invalid};
-    lock.lock();
+    lock.Lock();
     auto it = tasks_.find(task);
     if (it == tasks_.end()) continue;  // removed meanwhile: the task stops or ended
     Entry& e = it->second;

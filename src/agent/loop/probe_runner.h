@@ -29,6 +29,7 @@
 #include "agent/loop/protocol.h"
 #include "agent/probe/probe.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 
 namespace abacus::agent {
 
@@ -80,12 +81,12 @@ class ProbeRunner {
   int workers_;
   AttemptFn attempt_;
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable cv_;
-  std::map<std::string, Entry> tasks_;  // GUARDED_BY(mu_)
-  int attempts_ = 0;                    // GUARDED_BY(mu_)
-  bool stopping_ = false;               // GUARDED_BY(mu_)
-  std::vector<std::thread> threads_;    // GUARDED_BY(mu_) until Stop
+  std::map<std::string, Entry> tasks_ GUARDED_BY(mu_);
+  int attempts_ GUARDED_BY(mu_) = 0;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_ GUARDED_BY(mu_);  // until Stop
 };
 
 }  // namespace abacus::agent

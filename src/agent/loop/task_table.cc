@@ -4,6 +4,8 @@
 
 #include <set>
 
+#include "common/mutex.h"
+
 namespace abacus::agent {
 
 namespace {
@@ -54,7 +56,7 @@ std::optional<StopOrder> TaskTable::OrderStopLocked(const std::string& id, Entry
 }
 
 ReconcilePlan TaskTable::Reconcile(const Assignment& assignment, Duration vanished_grace) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ReconcilePlan plan;
   std::set<std::string> listed;
   for (const AssignedTask& t : assignment.tasks) {
@@ -104,7 +106,7 @@ ReconcilePlan TaskTable::Reconcile(const Assignment& assignment, Duration vanish
 }
 
 void TaskTable::Update(const TaskStatus& reported) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   started_.try_emplace(reported.task_id, kLive);
   Entry& e = entries_[reported.task_id];
   TaskStatus status = WithProbes(reported, e.probes);
@@ -123,7 +125,7 @@ void TaskTable::Update(const TaskStatus& reported) {
 }
 
 void TaskTable::SetAddress(const std::string& task_id, const std::string& address) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Entry& e = entries_[task_id];
   e.address = address;
   if (e.status && !e.status->final() && e.status->address != address) {
@@ -133,7 +135,7 @@ void TaskTable::SetAddress(const std::string& task_id, const std::string& addres
 }
 
 void TaskTable::SetProbes(const std::string& task_id, const ProbeOutcome& outcome) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = entries_.find(task_id);
   if (it == entries_.end()) return;
   Entry& e = it->second;
@@ -147,7 +149,7 @@ void TaskTable::SetProbes(const std::string& task_id, const ProbeOutcome& outcom
 }
 
 std::vector<TaskStatus> TaskTable::TakeUnsent() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<TaskStatus> out;
   for (auto& [id, e] : entries_) {
     if (!e.status || e.sent) continue;
@@ -162,7 +164,7 @@ void TaskTable::MarkUnsent(const std::vector<TaskStatus>& statuses) { SetSent(st
 void TaskTable::MarkSent(const std::vector<TaskStatus>& statuses) { SetSent(statuses, true); }
 
 void TaskTable::SetSent(const std::vector<TaskStatus>& statuses, bool sent) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& s : statuses) {
     auto it = entries_.find(s.task_id);
     if (it != entries_.end() && it->second.status && SameReport(*it->second.status, s)) it->second.sent = sent;
@@ -170,7 +172,7 @@ void TaskTable::SetSent(const std::vector<TaskStatus>& statuses, bool sent) {
 }
 
 bool TaskTable::HasUnsent() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& [id, e] : entries_) {
     if (e.status && !e.sent) return true;
   }
@@ -178,7 +180,7 @@ bool TaskTable::HasUnsent() const {
 }
 
 std::vector<TaskStatus> TaskTable::All() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<TaskStatus> out;
   for (const auto& [id, e] : entries_) {
     if (e.status) out.push_back(*e.status);
@@ -187,7 +189,7 @@ std::vector<TaskStatus> TaskTable::All() const {
 }
 
 std::vector<StopOrder> TaskTable::StopAll() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<StopOrder> out;
   for (auto& [id, e] : entries_) {
     if (!e.status) continue;
@@ -197,7 +199,7 @@ std::vector<StopOrder> TaskTable::StopAll() {
 }
 
 std::vector<StopOrder> TaskTable::FenceAll(const std::string& why) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<StopOrder> out;
   for (auto& [id, e] : entries_) {
     if (!e.status) continue;
@@ -210,7 +212,7 @@ std::vector<StopOrder> TaskTable::FenceAll(const std::string& why) {
 }
 
 std::vector<std::string> TaskTable::TakeDone() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Time now = clock_.Now();
   std::vector<std::string> done;
   for (auto it = entries_.begin(); it != entries_.end();) {
@@ -233,12 +235,12 @@ std::vector<std::string> TaskTable::TakeDone() {
 }
 
 bool TaskTable::Started(const std::string& task_id) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return started_.count(task_id) > 0;
 }
 
 bool TaskTable::Idle() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& [id, e] : entries_) {
     if (!e.status || !e.status->final()) return false;
   }

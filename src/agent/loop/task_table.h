@@ -20,6 +20,7 @@
 
 #include "agent/loop/protocol.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 
 namespace abacus::agent {
 
@@ -100,14 +101,14 @@ class TaskTable {
     std::string address;  // SetAddress
   };
   void SetSent(const std::vector<TaskStatus>& statuses, bool sent);
-  std::optional<StopOrder> OrderStopLocked(const std::string& id, Entry& e, int signal, Duration grace);
+  std::optional<StopOrder> OrderStopLocked(const std::string& id, Entry& e, int signal, Duration grace) REQUIRES(mu_);
 
   const Clock& clock_;
   Duration remember_started_;
-  mutable std::mutex mu_;
-  std::map<std::string, Entry> entries_;       // GUARDED_BY(mu_)
-  std::map<std::string, Time> started_;        // GUARDED_BY(mu_); value: when forgotten (max: live)
-  std::deque<std::pair<Time, std::string>> forgotten_;  // GUARDED_BY(mu_); oldest first
+  mutable Mutex mu_;
+  std::map<std::string, Entry> entries_ GUARDED_BY(mu_);
+  std::map<std::string, Time> started_ GUARDED_BY(mu_);  // value: when forgotten (max: live)
+  std::deque<std::pair<Time, std::string>> forgotten_ GUARDED_BY(mu_);  // oldest first
 };
 
 }  // namespace abacus::agent

@@ -13,6 +13,7 @@
 #include "agent/command.h"
 #include "agent/discover/text.h"
 #include "common/log.h"
+#include "common/mutex.h"
 
 extern char** environ;
 
@@ -54,7 +55,7 @@ ProcessRuntime::ProcessRuntime(RuntimeOptions options, const Clock& clock, Proce
     : options_(std::move(options)), clock_(clock), os_(os) {}
 
 ProcessRuntime::~ProcessRuntime() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (auto& [id, e] : tasks_) {
     if (e.record.phase == TaskPhase::kExited) continue;
     (void)os_.SignalGroup(e.record.pid, SIGKILL);
@@ -74,7 +75,7 @@ Result<TaskRecord> ProcessRuntime::Start(const TaskSpec& spec) {
   if (!ValidTaskId(spec.task_id)) return InvalidArgument("task id '" + spec.task_id + "' must be [A-Za-z0-9._-]+");
   if (spec.command.empty() || spec.command.front().empty()) return InvalidArgument("task " + spec.task_id + ": empty command");
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = tasks_.find(spec.task_id);
     if (it != tasks_.end() && it->second.record.phase != TaskPhase::kExited) {
       return AlreadyExists("task " + spec.task_id + " is already running");
@@ -145,7 +146,7 @@ Result<TaskRecord> ProcessRuntime::Start(const TaskSpec& spec) {
   rec.started_at = clock_.Now();
   rec.cgroup = cgroup ? cgroup->mode() : CgroupMode::kNone;
 
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Entry& e = tasks_[spec.task_id];
   e = Entry{};
   e.record = rec;
@@ -154,7 +155,7 @@ Result<TaskRecord> ProcessRuntime::Start(const TaskSpec& spec) {
 }
 
 Status ProcessRuntime::Stop(const std::string& task_id, int signal, Duration grace) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = tasks_.find(task_id);
   if (it == tasks_.end()) return NotFound("no task " + task_id);
   Entry& e = it->second;
@@ -168,7 +169,7 @@ Status ProcessRuntime::Stop(const std::string& task_id, int signal, Duration gra
 }
 
 std::vector<TaskRecord> ProcessRuntime::Poll() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<TaskRecord> ended;
   Time now = clock_.Now();
   for (auto& [id, e] : tasks_) {
@@ -208,14 +209,14 @@ void ProcessRuntime::FinishLocked(Entry& e, const ProcessExit& exit) {
 }
 
 Result<TaskRecord> ProcessRuntime::Get(const std::string& task_id) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = tasks_.find(task_id);
   if (it == tasks_.end()) return NotFound("no task " + task_id);
   return it->second.record;
 }
 
 std::vector<TaskRecord> ProcessRuntime::List() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<TaskRecord> out;
   for (const auto& [id, e] : tasks_) out.push_back(e.record);
   return out;
@@ -224,7 +225,7 @@ std::vector<TaskRecord> ProcessRuntime::List() const {
 Result<std::string> ProcessRuntime::ReadLog(const std::string& task_id, LogStream stream, size_t max_bytes) const {
   std::string path;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = tasks_.find(task_id);
     if (it == tasks_.end()) return NotFound("no task " + task_id);
     path = stream == LogStream::kStdout ? it->second.record.stdout_path : it->second.record.stderr_path;
@@ -248,7 +249,7 @@ Result<std::string> ProcessRuntime::ReadLog(const std::string& task_id, LogStrea
 Result<CgroupUsage> ProcessRuntime::Usage(const std::string& task_id) const {
   int pid = 0;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = tasks_.find(task_id);
     if (it == tasks_.end()) return NotFound("no task " + task_id);
     if (it->second.record.phase == TaskPhase::kExited) return it->second.record.final_usage;
@@ -275,7 +276,7 @@ Result<CgroupUsage> ProcessRuntime::Usage(const std::string& task_id) const {
 }
 
 Status ProcessRuntime::Remove(const std::string& task_id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = tasks_.find(task_id);
   if (it == tasks_.end()) return NotFound("no task " + task_id);
   if (it->second.record.phase != TaskPhase::kExited) return FailedPrecondition("task " + task_id + " is still running");

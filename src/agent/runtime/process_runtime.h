@@ -19,6 +19,7 @@
 #include "agent/runtime/env.h"
 #include "agent/runtime/process_os.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace abacus::agent {
@@ -113,13 +114,13 @@ class ProcessRuntime {
     std::optional<Time> kill_at;
     bool kill_sent = false;
   };
-  void FinishLocked(Entry& e, const ProcessExit& exit);
+  void FinishLocked(Entry& e, const ProcessExit& exit) REQUIRES(mu_);
 
   RuntimeOptions options_;
   const Clock& clock_;
   ProcessOs& os_;
-  mutable std::mutex mu_;
-  std::map<std::string, Entry> tasks_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<std::string, Entry> tasks_ GUARDED_BY(mu_);
 };
 
 }  // namespace abacus::agent

@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 
+#include "common/mutex.h"
 #include "store/group_txn.h"
 #include "store/postgres/pg_conn.h"
 
@@ -148,7 +149,7 @@ class PostgresStore::Reader {
   ~Reader() {
     if (store_ == nullptr || conn_ == nullptr) return;
     {
-      std::lock_guard lock(store_->read_mu_);
+      MutexLock lock(store_->read_mu_);
       store_->idle_readers_.push_back(std::move(conn_));
     }
     store_->read_cv_.notify_one();
@@ -169,20 +170,23 @@ Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& ur
                                                            const PostgresStoreOptions& options) {
   const Clock& clock = options.clock ? *options.clock : SystemClock::Get();
   std::unique_ptr<PostgresStore> store(new PostgresStore(url, clock, options.max_readers));
-  ABACUS_ASSIGN_OR_RETURN(store->writer_, PgConnection::Open(url, Redact(url)));
-  store->describe_ = store->writer_->Describe();
-  ABACUS_RETURN_IF_ERROR(
-      store->Migrate(options.migrations.empty() ? PostgresMigrations() : options.migrations));
+  {
+    MutexLock lock(store->write_mu_);  // no other thread yet: uncontended
+    ABACUS_ASSIGN_OR_RETURN(store->writer_, PgConnection::Open(url, Redact(url)));
+    store->describe_ = store->writer_->Describe();
+    ABACUS_RETURN_IF_ERROR(
+        store->Migrate(options.migrations.empty() ? PostgresMigrations() : options.migrations));
+  }
   return store;
 }
 
 Result<PostgresStore::Reader> PostgresStore::BorrowReader() {
-  std::unique_lock lock(read_mu_);
-  read_cv_.wait(lock, [&] { return !idle_readers_.empty() || open_readers_ < max_readers_; });
+  MutexLock lock(read_mu_);
+  lock.Wait(read_cv_, [&]() REQUIRES(read_mu_) { return !idle_readers_.empty() || open_readers_ < max_readers_; });
   if (!idle_readers_.empty()) {
     std::unique_ptr<PgConnection> conn = std::move(idle_readers_.back());
     idle_readers_.pop_back();
-    lock.unlock();
+    lock.Unlock();
     if (Status s = conn->EnsureConnected(); !s.ok()) {
       // Keep the (broken) connection in the pool: the next borrower retries the reconnect.
       Reader give_back(this, std::move(conn));
@@ -191,11 +195,11 @@ Result<PostgresStore::Reader> PostgresStore::BorrowReader() {
     return Reader(this, std::move(conn));
   }
   ++open_readers_;
-  lock.unlock();
+  lock.Unlock();
   auto conn = PgConnection::Open(url_, describe_);
   if (!conn.ok()) {
     {
-      std::lock_guard relock(read_mu_);
+      MutexLock relock(read_mu_);
       --open_readers_;
     }
     read_cv_.notify_one();
@@ -386,7 +390,7 @@ void PostgresStore::CommitGroup(std::span<const WriteBatch* const> batches,
   std::vector<size_t> members = SelectGroupMembers(batches, results, statuses);
   if (members.empty()) return;
 
-  std::lock_guard lock(write_mu_);
+  MutexLock lock(write_mu_);
   PgConnection& db = *writer_;
   const int64_t now_us = ToMicros(clock_.Now());
   GroupTxn txn;
@@ -402,7 +406,9 @@ void PostgresStore::CommitGroup(std::span<const WriteBatch* const> batches,
     return db.Exec("ROLLBACK");
   };
   txn.in_transaction = [&db] { return db.InTransaction(); };
-  txn.apply = [this, now_us](const WriteBatch& b, CommitResult& r) { return ApplyBatch(b, now_us, r); };
+  txn.apply = [this, now_us](const WriteBatch& b, CommitResult& r) REQUIRES(write_mu_) {
+    return ApplyBatch(b, now_us, r);
+  };
 
   if (Status s = db.EnsureConnected(); !s.ok()) return FailGroup(txn, members, statuses, s);
 
@@ -537,7 +543,7 @@ Result<std::vector<std::pair<std::string, std::string>>> PostgresStore::AllMeta(
 }
 
 Status PostgresStore::InWriteTransaction(const std::function<Status()>& body) {
-  std::lock_guard lock(write_mu_);
+  MutexLock lock(write_mu_);
   PgConnection& db = *writer_;
   ABACUS_RETURN_IF_ERROR(db.EnsureConnected());
   ABACUS_RETURN_IF_ERROR(db.Exec("BEGIN"));
@@ -548,7 +554,7 @@ Status PostgresStore::InWriteTransaction(const std::function<Status()>& body) {
 }
 
 Status PostgresStore::Load(const StoreRecords& records) {
-  return InWriteTransaction([&]() -> Status {
+  return InWriteTransaction([&]() REQUIRES(write_mu_) -> Status {
     PgConnection& db = *writer_;
     for (const ObjectRecord& o : records.objects) {
       ABACUS_RETURN_IF_ERROR(db.Query(kLoadObject, PgParams()
@@ -593,7 +599,7 @@ Status PostgresStore::Load(const StoreRecords& records) {
 }
 
 Status PostgresStore::Erase() {
-  return InWriteTransaction([&] { return writer_->Exec(kErase); });
+  return InWriteTransaction([&]() REQUIRES(write_mu_) { return writer_->Exec(kErase); });
 }
 
 }  // namespace abacus

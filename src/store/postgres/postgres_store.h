@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "store/migration.h"
 #include "store/store.h"
 #include "store/store_copy.h"
@@ -83,9 +84,9 @@ class PostgresStore final : public Store, public StoreCopyAccess {
   // Runs one statement on a borrowed read connection (PgConnection::Read).
   Result<PgResult> RunOnReader(const char* sql, const PgParams& params);
 
-  Status Migrate(std::span<const Migration> migrations);
-  Status ApplyBatch(const WriteBatch& batch, int64_t now_us, CommitResult& result);
-  Status ApplyOp(const WriteOp& op, int64_t now_us, int64_t& assigned);
+  Status Migrate(std::span<const Migration> migrations) REQUIRES(write_mu_);
+  Status ApplyBatch(const WriteBatch& batch, int64_t now_us, CommitResult& result) REQUIRES(write_mu_);
+  Status ApplyOp(const WriteOp& op, int64_t now_us, int64_t& assigned) REQUIRES(write_mu_);
   enum class FastPath {
     kCommitted,  // every batch applied and the transaction committed
     kRedo,       // a statement failed: nothing committed; the transaction may be left aborted
@@ -94,10 +95,10 @@ class PostgresStore final : public Store, public StoreCopyAccess {
   // Sends BEGIN, the group's batches and COMMIT pipelined, filling `staged`.
   FastPath TryPipelinedGroup(std::span<const WriteBatch* const> batches,
                              const std::vector<size_t>& members, int64_t now_us,
-                             std::vector<CommitResult>& staged, Status& lost);
-  Status Conflict(const std::string& kind, const std::string& key, int64_t expected);
+                             std::vector<CommitResult>& staged, Status& lost) REQUIRES(write_mu_);
+  Status Conflict(const std::string& kind, const std::string& key, int64_t expected) REQUIRES(write_mu_);
   // On the writer inside the transaction: locks the lease row FOR SHARE and checks `fence`.
-  Status CheckBatchFence(const LeaseFence& fence);
+  Status CheckBatchFence(const LeaseFence& fence) REQUIRES(write_mu_);
   // Runs `body` in one transaction on the writer connection.
   Status InWriteTransaction(const std::function<Status()>& body);
 
@@ -106,13 +107,13 @@ class PostgresStore final : public Store, public StoreCopyAccess {
   const Clock& clock_;
   int schema_version_ = 0;
 
-  std::mutex write_mu_;
-  std::unique_ptr<PgConnection> writer_;  // GUARDED_BY(write_mu_)
+  Mutex write_mu_;
+  std::unique_ptr<PgConnection> writer_ GUARDED_BY(write_mu_);
 
-  std::mutex read_mu_;
+  Mutex read_mu_;
   std::condition_variable read_cv_;
-  std::vector<std::unique_ptr<PgConnection>> idle_readers_;  // GUARDED_BY(read_mu_)
-  int open_readers_ = 0;                                     // GUARDED_BY(read_mu_)
+  std::vector<std::unique_ptr<PgConnection>> idle_readers_ GUARDED_BY(read_mu_);
+  int open_readers_ GUARDED_BY(read_mu_) = 0;
   const int max_readers_;
   std::atomic<int64_t> pipelined_groups_{0};
   std::atomic<int64_t> redone_groups_{0};

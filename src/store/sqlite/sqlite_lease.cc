@@ -41,7 +41,7 @@ Result<LeaseState> SqliteStore::TryAcquireLease(std::string_view name, std::stri
                                                 std::string_view address, Duration ttl) {
   ABACUS_RETURN_IF_ERROR(ValidateLeaseRequest(name, holder, ttl));
   LeaseState state;
-  ABACUS_RETURN_IF_ERROR(InWriteTransaction([&]() -> Status {
+  ABACUS_RETURN_IF_ERROR(InWriteTransaction([&]() REQUIRES(write_mu_) -> Status {
     ABACUS_ASSIGN_OR_RETURN(std::optional<LeaseRow> current, ReadLease(name));
     std::optional<LeaseRow> next = DecideLease(current, holder, address, ToMicros(clock_.Now()), ttl, state);
     return next ? WriteLease(name, *next) : Status::OK();
@@ -50,7 +50,7 @@ Result<LeaseState> SqliteStore::TryAcquireLease(std::string_view name, std::stri
 }
 
 Status SqliteStore::ReleaseLease(std::string_view name, std::string_view holder) {
-  return InWriteTransaction([&]() -> Status {
+  return InWriteTransaction([&]() REQUIRES(write_mu_) -> Status {
     ABACUS_ASSIGN_OR_RETURN(std::optional<LeaseRow> current, ReadLease(name));
     std::optional<LeaseRow> next = ReleasedLease(current, holder, ToMicros(clock_.Now()));
     return next ? WriteLease(name, *next) : Status::OK();

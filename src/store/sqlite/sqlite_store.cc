@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/thread_name.h"
 #include "store/group_txn.h"
 #include "store/sqlite/sqlite_db.h"
@@ -88,7 +89,7 @@ SqliteStore::SqliteStore(std::string path, const Clock& clock)
 SqliteStore::~SqliteStore() {
   if (checkpointer_.joinable()) {
     {
-      std::lock_guard lock(checkpoint_mu_);
+      MutexLock lock(checkpoint_mu_);
       checkpoint_stop_ = true;
     }
     checkpoint_cv_.notify_one();
@@ -102,17 +103,17 @@ SqliteStore::~SqliteStore() {
 }
 
 void SqliteStore::Checkpointer() {
-  std::unique_lock lock(checkpoint_mu_);
+  MutexLock lock(checkpoint_mu_);
   while (true) {
-    checkpoint_cv_.wait(lock, [&] { return checkpoint_due_ || checkpoint_stop_; });
+    lock.Wait(checkpoint_cv_, [&]() REQUIRES(checkpoint_mu_) { return checkpoint_due_ || checkpoint_stop_; });
     if (checkpoint_stop_) return;
     checkpoint_due_ = false;
-    lock.unlock();
+    lock.Unlock();
     int frames = 0, copied = 0;
     if (Status st = checkpoint_conn_->CheckpointPassive(frames, copied); !st.ok()) {
       ABACUS_LOG_WARN("{}", st.ToString());
     }
-    lock.lock();
+    lock.Lock();
   }
 }
 
@@ -120,6 +121,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
                                                        const SqliteStoreOptions& options) {
   const Clock& clock = options.clock ? *options.clock : SystemClock::Get();
   std::unique_ptr<SqliteStore> store(new SqliteStore(path, clock));
+  MutexLock writer_lock(store->write_mu_);  // no other thread yet: uncontended
   ABACUS_ASSIGN_OR_RETURN(store->writer_,
                           SqliteConnection::Open(path, /*read_only=*/false,
                                                  options.busy_timeout_ms));
@@ -164,7 +166,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
     store->on_wal_commit_ = [self](int frames) {
       if (frames < kCheckpointFrames) return;
       {
-        std::lock_guard lock(self->checkpoint_mu_);
+        MutexLock lock(self->checkpoint_mu_);
         if (self->checkpoint_due_) return;
         self->checkpoint_due_ = true;
       }
@@ -305,10 +307,10 @@ void SqliteStore::CommitGroup(std::span<const WriteBatch* const> batches,
   // Validate outside the lock; only well-formed, non-empty batches enter the transaction.
   std::vector<size_t> members = SelectGroupMembers(batches, results, statuses);
   if (members.empty()) return;
-  std::lock_guard lock(write_mu_);
+  MutexLock lock(write_mu_);
   const int64_t now_us = ToMicros(clock_.Now());
   GroupTxn txn;
-  txn.exec = [this](TxnStatement st) {
+  txn.exec = [this](TxnStatement st) REQUIRES(write_mu_) {
     switch (st) {
       case TxnStatement::kBegin: return RunWriter(kBegin);
       case TxnStatement::kSavepoint: return RunWriter(kSavepoint);
@@ -319,14 +321,16 @@ void SqliteStore::CommitGroup(std::span<const WriteBatch* const> batches,
     }
     return RunWriter(kRollback);
   };
-  txn.in_transaction = [this] { return writer_->InTransaction(); };
-  txn.apply = [this, now_us](const WriteBatch& b, CommitResult& r) { return ApplyBatch(b, now_us, r); };
+  txn.in_transaction = [this]() REQUIRES(write_mu_) { return writer_->InTransaction(); };
+  txn.apply = [this, now_us](const WriteBatch& b, CommitResult& r) REQUIRES(write_mu_) {
+    return ApplyBatch(b, now_us, r);
+  };
   RunGroupTransaction(txn, batches, results, statuses, members);
 }
 
 Result<std::optional<ObjectRecord>> SqliteStore::Get(std::string_view kind,
                                                      std::string_view key) {
-  std::lock_guard lock(*read_mu_);
+  MutexLock lock(*read_mu_);
   ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, reader_->Query(kGet));
   q.Bind(kind).Bind(key);
   ABACUS_ASSIGN_OR_RETURN(bool row, q.Step());
@@ -337,7 +341,7 @@ Result<std::optional<ObjectRecord>> SqliteStore::Get(std::string_view kind,
 }
 
 Result<std::vector<ObjectRecord>> SqliteStore::List(std::string_view kind) {
-  std::lock_guard lock(*read_mu_);
+  MutexLock lock(*read_mu_);
   ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, reader_->Query(kList));
   q.Bind(kind);
   std::vector<ObjectRecord> out;
@@ -351,7 +355,7 @@ Result<std::vector<ObjectRecord>> SqliteStore::List(std::string_view kind) {
 }
 
 Result<int64_t> SqliteStore::Count(std::string_view kind) {
-  std::lock_guard lock(*read_mu_);
+  MutexLock lock(*read_mu_);
   ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, reader_->Query(kCount));
   q.Bind(kind);
   ABACUS_ASSIGN_OR_RETURN(bool row, q.Step());
@@ -360,7 +364,7 @@ Result<int64_t> SqliteStore::Count(std::string_view kind) {
 
 Result<std::vector<EventRecord>> SqliteStore::Events(std::string_view kind, std::string_view key,
                                                      int64_t after_seq, size_t limit) {
-  std::lock_guard lock(*read_mu_);
+  MutexLock lock(*read_mu_);
   ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, reader_->Query(kEvents));
   q.Bind(kind).Bind(key).Bind(after_seq).Bind(LimitOrAll(limit));
   std::vector<EventRecord> out;
@@ -375,7 +379,7 @@ Result<std::vector<EventRecord>> SqliteStore::Events(std::string_view kind, std:
 
 Result<std::vector<JournalRecord>> SqliteStore::Journal(std::string_view stream,
                                                         int64_t after_seq, size_t limit) {
-  std::lock_guard lock(*read_mu_);
+  MutexLock lock(*read_mu_);
   ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, reader_->Query(kJournal));
   q.Bind(stream).Bind(after_seq).Bind(LimitOrAll(limit));
   std::vector<JournalRecord> out;
@@ -389,7 +393,7 @@ Result<std::vector<JournalRecord>> SqliteStore::Journal(std::string_view stream,
 }
 
 Result<std::optional<std::string>> SqliteStore::GetMeta(std::string_view key) {
-  std::lock_guard lock(*read_mu_);
+  MutexLock lock(*read_mu_);
   ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, reader_->Query(kGetMeta));
   q.Bind(key);
   ABACUS_ASSIGN_OR_RETURN(bool row, q.Step());
@@ -400,7 +404,7 @@ Result<std::optional<std::string>> SqliteStore::GetMeta(std::string_view key) {
 // --- StoreCopyAccess ---
 
 Result<std::vector<std::string>> SqliteStore::ObjectKinds() {
-  std::lock_guard lock(*read_mu_);
+  MutexLock lock(*read_mu_);
   ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, reader_->Query(kKinds));
   std::vector<std::string> out;
   while (true) {
@@ -412,7 +416,7 @@ Result<std::vector<std::string>> SqliteStore::ObjectKinds() {
 }
 
 Result<std::vector<std::string>> SqliteStore::JournalStreams() {
-  std::lock_guard lock(*read_mu_);
+  MutexLock lock(*read_mu_);
   ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, reader_->Query(kStreams));
   std::vector<std::string> out;
   while (true) {
@@ -424,7 +428,7 @@ Result<std::vector<std::string>> SqliteStore::JournalStreams() {
 }
 
 Result<std::vector<EventRecord>> SqliteStore::EventsAfter(int64_t after_seq, size_t limit) {
-  std::lock_guard lock(*read_mu_);
+  MutexLock lock(*read_mu_);
   ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, reader_->Query(kEventsAfter));
   q.Bind(after_seq).Bind(LimitOrAll(limit));
   std::vector<EventRecord> out;
@@ -438,7 +442,7 @@ Result<std::vector<EventRecord>> SqliteStore::EventsAfter(int64_t after_seq, siz
 }
 
 Result<std::vector<std::pair<std::string, std::string>>> SqliteStore::AllMeta() {
-  std::lock_guard lock(*read_mu_);
+  MutexLock lock(*read_mu_);
   ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, reader_->Query(kAllMeta));
   std::vector<std::pair<std::string, std::string>> out;
   while (true) {
@@ -450,7 +454,7 @@ Result<std::vector<std::pair<std::string, std::string>>> SqliteStore::AllMeta() 
 }
 
 Status SqliteStore::InWriteTransaction(const std::function<Status()>& body) {
-  std::lock_guard lock(write_mu_);
+  MutexLock lock(write_mu_);
   ABACUS_RETURN_IF_ERROR(RunWriter(kBegin));
   Status s = body();
   if (s.ok()) s = RunWriter(kCommit);
@@ -459,7 +463,7 @@ Status SqliteStore::InWriteTransaction(const std::function<Status()>& body) {
 }
 
 Status SqliteStore::Load(const StoreRecords& records) {
-  return InWriteTransaction([&]() -> Status {
+  return InWriteTransaction([&]() REQUIRES(write_mu_) -> Status {
     SqliteConnection& db = *writer_;
     for (const ObjectRecord& o : records.objects) {
       ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, db.Query(kLoadObject));
@@ -489,7 +493,7 @@ Status SqliteStore::Load(const StoreRecords& records) {
 }
 
 Status SqliteStore::Erase() {
-  return InWriteTransaction([&] { return writer_->Exec(kErase); });
+  return InWriteTransaction([&]() REQUIRES(write_mu_) { return writer_->Exec(kErase); });
 }
 
 }  // namespace abacus

@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "common/mutex.h"
 #include "store/migration.h"
 #include "store/store.h"
 #include "store/store_copy.h"
@@ -75,33 +76,33 @@ class SqliteStore final : public Store, public StoreCopyAccess {
   SqliteStore(std::string path, const Clock& clock);
 
   // Applies the migrations newer than the database's schema, each in its own transaction.
-  Status Migrate(std::span<const Migration> migrations);
+  Status Migrate(std::span<const Migration> migrations) REQUIRES(write_mu_);
   // Applies one batch inside the open transaction. Returns the first failing op's status.
-  Status ApplyBatch(const WriteBatch& batch, int64_t now_us, CommitResult& result);
-  Status ApplyOp(const WriteOp& op, int64_t now_us, int64_t& assigned);
+  Status ApplyBatch(const WriteBatch& batch, int64_t now_us, CommitResult& result) REQUIRES(write_mu_);
+  Status ApplyOp(const WriteOp& op, int64_t now_us, int64_t& assigned) REQUIRES(write_mu_);
   // Runs `body` in one IMMEDIATE transaction on the writer connection.
   Status InWriteTransaction(const std::function<Status()>& body);
   // Runs a cached statement that returns no rows on the writer connection.
-  Status RunWriter(const char* sql);
+  Status RunWriter(const char* sql) REQUIRES(write_mu_);
   // Explains a failed conditional put/delete: Aborted with the version found.
-  Status Conflict(const std::string& kind, const std::string& key, int64_t expected);
+  Status Conflict(const std::string& kind, const std::string& key, int64_t expected) REQUIRES(write_mu_);
   // sqlite_lease.cc, on the writer inside a transaction: the stored lease row `name`, writing
   // one, and checking a batch's fence.
-  Result<std::optional<LeaseRow>> ReadLease(std::string_view name);
-  Status WriteLease(std::string_view name, const LeaseRow& row);
-  Status CheckBatchFence(const LeaseFence& fence);
+  Result<std::optional<LeaseRow>> ReadLease(std::string_view name) REQUIRES(write_mu_);
+  Status WriteLease(std::string_view name, const LeaseRow& row) REQUIRES(write_mu_);
+  Status CheckBatchFence(const LeaseFence& fence) REQUIRES(write_mu_);
 
   std::string path_;
   const Clock& clock_;
   int schema_version_ = 0;
 
-  std::mutex write_mu_;
-  std::unique_ptr<SqliteConnection> writer_;  // GUARDED_BY(write_mu_)
+  Mutex write_mu_;
+  std::unique_ptr<SqliteConnection> writer_ GUARDED_BY(write_mu_);
   // Reads use their own connection on a file; an in-memory database has only the writer.
-  std::mutex own_read_mu_;
-  std::unique_ptr<SqliteConnection> own_reader_;  // GUARDED_BY(own_read_mu_)
-  std::mutex* read_mu_ = nullptr;
-  SqliteConnection* reader_ = nullptr;  // GUARDED_BY(*read_mu_)
+  Mutex own_read_mu_;
+  std::unique_ptr<SqliteConnection> own_reader_ PT_GUARDED_BY(own_read_mu_);
+  Mutex* read_mu_ = nullptr;
+  SqliteConnection* reader_ PT_GUARDED_BY(*read_mu_) = nullptr;  // set by Open
 
   // Checkpoints run on a thread of their own (a file only), so that no commit waits while the
   // WAL is copied into the database and the file synced: the writer's commits tell it how long
@@ -110,10 +111,10 @@ class SqliteStore final : public Store, public StoreCopyAccess {
   static constexpr int kCheckpointFrames = 1000;  // SQLite's own automatic threshold
   std::function<void(int)> on_wal_commit_;
   std::unique_ptr<SqliteConnection> checkpoint_conn_;  // used by the checkpointer only
-  std::mutex checkpoint_mu_;
+  Mutex checkpoint_mu_;
   std::condition_variable checkpoint_cv_;
-  bool checkpoint_due_ = false;   // GUARDED_BY(checkpoint_mu_)
-  bool checkpoint_stop_ = false;  // GUARDED_BY(checkpoint_mu_)
+  bool checkpoint_due_ GUARDED_BY(checkpoint_mu_) = false;
+  bool checkpoint_stop_ GUARDED_BY(checkpoint_mu_) = false;
   std::thread checkpointer_;
 };
 
