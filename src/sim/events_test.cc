@@ -96,10 +96,9 @@ TEST(EventSim, Deterministic) {
   EXPECT_EQ(a.dump(), b.dump());
 }
 
-// With a config: q2 lends its idle nominal to q1 in a cohort, then reclaims it by preemption;
-// the victim leaves after its grace period and requeues with the run time it had left.
-TEST(EventSim, BorrowingReclaimAndRequeue) {
-  constexpr const char* kConfig = R"(
+// Tenants t1 and t2 with queues q1 and q2 in cohort `shared`, each with 8 cores, 32 GiB and one
+// A100 of nominal quota.
+constexpr const char* kTwoTeamsInACohort = R"(
 kind: Tenant
 name: t1
 ---
@@ -127,6 +126,11 @@ quotas:
   - {resource: memory, nominal: 32Gi}
   - {resource: gpu/nvidia/A100-80G, nominal: 1}
 )";
+
+// With a config: q2 lends its idle nominal to q1 in a cohort, then reclaims it by preemption;
+// the victim leaves after its grace period and requeues with the run time it had left.
+TEST(EventSim, BorrowingReclaimAndRequeue) {
+  constexpr const char* kConfig = kTwoTeamsInACohort;
   constexpr const char* kBorrow = R"(
 nodes:
   - {name: n1, cpu: 16, memory: 64Gi, devices: ["gpu:nvidia:A100-80G:2:80Gi"]}
@@ -704,34 +708,7 @@ TEST(EventSimFaults, FaultsCordonTheNodeAndTheCleanWindowBringsItBack) {
 // A fault during a victim's grace period ends it at once without its checkpoint: it requeues with
 // the run time it had when the attempt started, and its preemptor gets what is left at once.
 TEST(EventSimFaults, FaultDuringTheGracePeriodLosesTheCheckpoint) {
-  TenancyConfig config = Config(R"(
-kind: Tenant
-name: t1
----
-kind: Tenant
-name: t2
----
-kind: Cohort
-name: shared
----
-kind: Queue
-name: q1
-tenant: t1
-cohort: shared
-quotas:
-  - {resource: cpu, nominal: 8}
-  - {resource: memory, nominal: 32Gi}
-  - {resource: gpu/nvidia/A100-80G, nominal: 1}
----
-kind: Queue
-name: q2
-tenant: t2
-cohort: shared
-quotas:
-  - {resource: cpu, nominal: 8}
-  - {resource: memory, nominal: 32Gi}
-  - {resource: gpu/nvidia/A100-80G, nominal: 1}
-)");
+  TenancyConfig config = Config(kTwoTeamsInACohort);
   EventInput in = Input(R"(
 nodes:
   - {name: n1, cpu: 16, memory: 64Gi, devices: ["gpu:nvidia:A100-80G:2:80Gi"]}
