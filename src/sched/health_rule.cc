@@ -119,4 +119,12 @@ Time NextHealthDeadline(const NodeHealth& n, const HealthPolicy& policy) {
   return next;
 }
 
+NodeHealth HealthOfSnapshotNode(const NodeInfo& node) {
+  NodeHealth h;
+  for (const auto& d : node.devices) h.devices[d.index] = d.healthy ? DeviceHealth::kHealthy : DeviceHealth::kUnhealthy;
+  h.cordon = node.state == NodeState::kReady || node.state == NodeState::kNotReady ? CordonHolder::kNone
+                                                                                     : CordonHolder::kOther;
+  return h;
+}
+
 }  // namespace abacus::sched

@@ -19,6 +19,7 @@
 
 #include "common/clock.h"
 #include "model/device.h"
+#include "sched/types.h"
 
 namespace abacus::sched {
 
@@ -68,6 +69,11 @@ struct NodeHealth {
   CordonHolder cordon = CordonHolder::kNone;
   Time cordon_since{};  // when the current cordon began
 };
+
+// Returns what the rule starts from for a snapshot node no report has touched yet: its devices'
+// health flags, and a cordon held by someone else when the node is Cordoned, Draining or
+// Drained (the simulator and the scenario files seed their nodes with it).
+NodeHealth HealthOfSnapshotNode(const NodeInfo& node);
 
 // What applying reports or settling changed, for the event, the audit and the metrics.
 struct HealthOutcome {

@@ -632,13 +632,8 @@ void Driver::Preempt(const sched::Preemption& p, int64_t t) {
 // ------------------------------------------------------------------ device faults
 
 sched::NodeHealth& Driver::HealthOf(int32_t node) {
-  auto [it, inserted] = health_.try_emplace(node);
-  if (inserted) {
-    const sched::NodeInfo& n = snap_.nodes[node];
-    for (const auto& d : n.devices) it->second.devices[d.index] = d.healthy ? DeviceHealth::kHealthy : DeviceHealth::kUnhealthy;
-    it->second.cordon = n.state == NodeState::kReady || n.state == NodeState::kNotReady ? sched::CordonHolder::kNone
-                                                                                         : sched::CordonHolder::kOther;
-  }
+  auto it = health_.find(node);
+  if (it == health_.end()) it = health_.emplace(node, sched::HealthOfSnapshotNode(snap_.nodes[node])).first;
   return it->second;
 }
 

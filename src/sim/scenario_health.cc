@@ -15,13 +15,8 @@ namespace abacus::sim {
 using sched::WorkloadInfo;
 
 sched::NodeHealth& ScenarioRunner::HealthOf(int32_t node) {
-  auto [it, inserted] = health_.try_emplace(node);
-  if (inserted) {
-    const sched::NodeInfo& n = state_.nodes[node];
-    for (const auto& d : n.devices) it->second.devices[d.index] = d.healthy ? DeviceHealth::kHealthy : DeviceHealth::kUnhealthy;
-    it->second.cordon = n.state == NodeState::kReady || n.state == NodeState::kNotReady ? sched::CordonHolder::kNone
-                                                                                         : sched::CordonHolder::kOther;
-  }
+  auto it = health_.find(node);
+  if (it == health_.end()) it = health_.emplace(node, sched::HealthOfSnapshotNode(state_.nodes[node])).first;
   return it->second;
 }
 
