@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <queue>
@@ -65,20 +66,40 @@ struct Option {
 // "name (id)" for reasons that name another workload; the id alone when it has no other name.
 std::string NameAndId(const WorkloadInfo& w) { return w.name == w.id ? w.id : w.name + " (" + w.id + ")"; }
 
+// Appends `sep` and the decimal digits of `v` (no temporary strings: this key is built for
+// every waiting workload a cycle looks at).
+void AppendField(std::string& k, int64_t v, char sep = '|') {
+  char buf[24];
+  buf[0] = sep;
+  auto [end, ec] = std::to_chars(buf + 1, buf + sizeof(buf), v);
+  k.append(buf, static_cast<size_t>(end - buf));
+}
+
 std::string ShapeKey(const WorkloadInfo& w, int32_t group, FlavorId flavor, bool rules_active) {
   const TaskRequest& t = w.groups[group].task;
-  std::string k = std::to_string(w.queue) + "|" + std::to_string(flavor) + "|" + std::to_string(t.cpu_milli) + "|" +
-                  std::to_string(t.memory_bytes) + "|" + std::to_string(t.device_count) + "|" +
-                  std::to_string(t.share_milli) + "|" + std::to_string(t.device_memory) + "|" +
-                  std::to_string(static_cast<int>(t.topology)) + "|" + std::to_string(w.groups[group].replicas);
-  for (const ExtendedAmount& e : t.extended) k += "|x" + std::to_string(e.id) + "=" + std::to_string(e.amount);
-  for (const auto& [a, b] : t.node_selector) k += "|s" + a + "=" + b;
-  for (const auto& p : t.pools) k += "|p" + p;
-  if (!t.reserved_pool.empty()) k += "|R" + t.reserved_pool + (t.pool_overflow ? "+" : "");
-  for (const auto& tol : t.tolerations) k += "|t" + tol.key + "=" + tol.value;
-  for (const auto& r : t.runtime) k += "|r" + r.text;
+  std::string k;
+  k.reserve(96);
+  k += std::to_string(w.queue);
+  AppendField(k, flavor);
+  AppendField(k, t.cpu_milli);
+  AppendField(k, t.memory_bytes);
+  AppendField(k, t.device_count);
+  AppendField(k, t.share_milli);
+  AppendField(k, t.device_memory);
+  AppendField(k, static_cast<int>(t.topology));
+  AppendField(k, w.groups[group].replicas);
+  for (const ExtendedAmount& e : t.extended) {
+    k += "|x";
+    k += std::to_string(e.id);
+    AppendField(k, e.amount, '=');
+  }
+  for (const auto& [a, b] : t.node_selector) k.append("|s").append(a).append("=").append(b);
+  for (const auto& p : t.pools) k.append("|p").append(p);
+  if (!t.reserved_pool.empty()) k.append("|R").append(t.reserved_pool).append(t.pool_overflow ? "+" : "");
+  for (const auto& tol : t.tolerations) k.append("|t").append(tol.key).append("=").append(tol.value);
+  for (const auto& r : t.runtime) k.append("|r").append(r.text);
   // Placement rules make the answer depend on the group's own tasks and its service's name.
-  if (rules_active) k += "|k" + RuleCountKey(w, group) + "|n" + w.name;
+  if (rules_active) k.append("|k").append(RuleCountKey(w, group)).append("|n").append(w.name);
   return k;
 }
 
@@ -214,12 +235,15 @@ void Cycle::LoadAdmitted() {
 
 void Cycle::BuildQueues() {
   pending_.assign(s_.queues.size(), {});
+  size_t waiting = 0;
   for (WorkloadIndex i = 0; i < static_cast<WorkloadIndex>(s_.workloads.size()); ++i) {
     const WorkloadInfo& w = s_.workloads[i];
     if (w.admitted) continue;
     ABACUS_CHECK(w.queue >= 0 && w.queue < static_cast<QueueIndex>(s_.queues.size()), "workload in unknown queue");
     pending_[w.queue].push_back(i);
+    ++waiting;
   }
+  result_.pending.reserve(waiting);  // most waiting workloads get a reason: no regrowth
   for (auto& list : pending_) {
     std::sort(list.begin(), list.end(), [&](WorkloadIndex a, WorkloadIndex b) {
       return BeforeInQueue(s_.workloads[a], eff_prio_[a], s_.workloads[b], eff_prio_[b]);

@@ -147,6 +147,8 @@ Result<SqliteQuery> SqliteConnection::Query(const char* sql) {
 
 int64_t SqliteConnection::Changes() const { return sqlite3_changes64(db_); }
 
+int64_t SqliteConnection::LastInsertRowid() const { return sqlite3_last_insert_rowid(db_); }
+
 bool SqliteConnection::InTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
 
 Status SqliteConnection::Error(int rc, std::string_view what) const {

@@ -66,6 +66,8 @@ class SqliteConnection {
   Result<SqliteQuery> Query(const char* sql);
   // Returns the rows changed by the last INSERT, UPDATE or DELETE.
   int64_t Changes() const;
+  // Returns the rowid of the last successful INSERT on this connection.
+  int64_t LastInsertRowid() const;
   // Returns whether a transaction is open.
   bool InTransaction() const;
 

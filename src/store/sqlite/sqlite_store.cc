@@ -27,25 +27,25 @@ constexpr char kSavepoint[] = "SAVEPOINT batch";
 constexpr char kRelease[] = "RELEASE batch";
 constexpr char kRollbackTo[] = "ROLLBACK TO batch";
 
-constexpr char kUpsert[] =
-    "INSERT INTO objects (kind, key, version, json, updated_us) VALUES (?, ?, 1, ?, ?)"
-    " ON CONFLICT (kind, key) DO UPDATE SET version = objects.version + 1,"
-    " json = excluded.json, updated_us = excluded.updated_us RETURNING version";
+// No write statement has a RETURNING clause: SQLite collects RETURNING rows in an ephemeral
+// table opened and closed per execution, which cost about as much as the write itself. The one
+// writer (write_mu_) reads what it needs with a point lookup or from the connection instead.
+constexpr char kInsertObject[] =
+    "INSERT INTO objects (kind, key, version, json, updated_us) VALUES (?, ?, 1, ?, ?)";
 constexpr char kInsertNew[] =
     "INSERT INTO objects (kind, key, version, json, updated_us) VALUES (?, ?, 1, ?, ?)"
-    " ON CONFLICT (kind, key) DO NOTHING RETURNING version";
+    " ON CONFLICT (kind, key) DO NOTHING";
 constexpr char kUpdateAt[] =
     "UPDATE objects SET version = version + 1, json = ?, updated_us = ?"
-    " WHERE kind = ? AND key = ? AND version = ? RETURNING version";
+    " WHERE kind = ? AND key = ? AND version = ?";
 constexpr char kDelete[] = "DELETE FROM objects WHERE kind = ? AND key = ?";
 constexpr char kDeleteAt[] = "DELETE FROM objects WHERE kind = ? AND key = ? AND version = ?";
 constexpr char kVersionOf[] = "SELECT version FROM objects WHERE kind = ? AND key = ?";
+// seq is the rowid (INTEGER PRIMARY KEY): the connection's last insert rowid.
 constexpr char kAppendEvent[] =
-    "INSERT INTO events (object_kind, object_key, time_us, type, json) VALUES (?, ?, ?, ?, ?)"
-    " RETURNING seq";
-constexpr char kAppendJournal[] =
-    "INSERT INTO journal (stream, seq, time_us, json) VALUES (?,"
-    " (SELECT COALESCE(MAX(seq), 0) + 1 FROM journal WHERE stream = ?), ?, ?) RETURNING seq";
+    "INSERT INTO events (object_kind, object_key, time_us, type, json) VALUES (?, ?, ?, ?, ?)";
+constexpr char kNextJournalSeq[] = "SELECT COALESCE(MAX(seq), 0) + 1 FROM journal WHERE stream = ?";
+constexpr char kAppendJournalAt[] = "INSERT INTO journal (stream, seq, time_us, json) VALUES (?, ?, ?, ?)";
 constexpr char kPutMeta[] =
     "INSERT INTO meta (key, value) VALUES (?, ?)"
     " ON CONFLICT (key) DO UPDATE SET value = excluded.value";
@@ -229,31 +229,41 @@ Status SqliteStore::RunWriter(const char* sql) {
   return q.Run();
 }
 
-Status SqliteStore::Conflict(const std::string& kind, const std::string& key, int64_t expected) {
+Result<std::optional<int64_t>> SqliteStore::VersionOf(const std::string& kind, const std::string& key) {
   ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, writer_->Query(kVersionOf));
   q.Bind(kind).Bind(key);
   ABACUS_ASSIGN_OR_RETURN(bool row, q.Step());
+  if (!row) return std::optional<int64_t>();
+  return std::optional<int64_t>(q.ColumnInt(0));
+}
+
+Status SqliteStore::Conflict(const std::string& kind, const std::string& key, int64_t expected) {
+  ABACUS_ASSIGN_OR_RETURN(std::optional<int64_t> found, VersionOf(kind, key));
   std::string msg = kind + "/" + key + ": expected version " + std::to_string(expected) + ", ";
-  msg += row ? "found version " + std::to_string(q.ColumnInt(0)) : std::string("not found");
+  msg += found ? "found version " + std::to_string(*found) : std::string("not found");
   return Aborted(std::move(msg));
 }
 
 Status SqliteStore::ApplyOp(const WriteOp& op, int64_t now_us, int64_t& assigned) {
   SqliteConnection& db = *writer_;
   if (const auto* put = std::get_if<PutOp>(&op)) {
-    const bool conditional = put->expected_version.has_value();
-    const int64_t expected = put->expected_version.value_or(0);
-    const char* sql = !conditional ? kUpsert : expected == 0 ? kInsertNew : kUpdateAt;
-    ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, db.Query(sql));
-    if (sql == kUpdateAt) {
-      q.Bind(put->json).Bind(now_us).Bind(put->kind).Bind(put->key).Bind(expected);
-    } else {
-      q.Bind(put->kind).Bind(put->key).Bind(put->json).Bind(now_us);
+    // An unconditional put expects whatever version is stored now (none: it inserts).
+    int64_t expected = put->expected_version.value_or(0);
+    if (!put->expected_version) {
+      ABACUS_ASSIGN_OR_RETURN(std::optional<int64_t> stored, VersionOf(put->kind, put->key));
+      expected = stored.value_or(0);
     }
-    ABACUS_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) return Conflict(put->kind, put->key, expected);
-    assigned = q.ColumnInt(0);
-    return q.Run();
+    if (expected == 0) {
+      // Unconditional: the lookup above saw no row, and only this writer inserts.
+      ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, db.Query(put->expected_version ? kInsertNew : kInsertObject));
+      ABACUS_RETURN_IF_ERROR(q.Bind(put->kind).Bind(put->key).Bind(put->json).Bind(now_us).Run());
+    } else {
+      ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, db.Query(kUpdateAt));
+      ABACUS_RETURN_IF_ERROR(q.Bind(put->json).Bind(now_us).Bind(put->kind).Bind(put->key).Bind(expected).Run());
+    }
+    if (db.Changes() != 1) return Conflict(put->kind, put->key, expected);
+    assigned = expected + 1;
+    return Status::OK();
   }
   if (const auto* del = std::get_if<DeleteOp>(&op)) {
     ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, db.Query(del->expected_version ? kDeleteAt : kDelete));
@@ -268,22 +278,22 @@ Status SqliteStore::ApplyOp(const WriteOp& op, int64_t now_us, int64_t& assigned
   if (const auto* event = std::get_if<EventOp>(&op)) {
     ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, db.Query(kAppendEvent));
     q.Bind(event->object_kind).Bind(event->object_key).Bind(event->time_us).Bind(event->type);
-    q.Bind(event->json);
-    ABACUS_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) return Internal("appending an event returned no seq");
-    assigned = q.ColumnInt(0);
-    return q.Run();
+    ABACUS_RETURN_IF_ERROR(q.Bind(event->json).Run());
+    assigned = db.LastInsertRowid();
+    return Status::OK();
   }
   if (const auto* entry = std::get_if<JournalOp>(&op)) {
-    ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, db.Query(kAppendJournal));
-    q.Bind(entry->stream).Bind(entry->stream).Bind(entry->time_us).Bind(entry->json);
-    ABACUS_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) return Internal("appending a journal entry returned no seq");
-    assigned = q.ColumnInt(0);
-    ABACUS_RETURN_IF_ERROR(q.Run());
-    // The batch fails and its transaction (or savepoint) rolls the insert back.
+    {
+      ABACUS_ASSIGN_OR_RETURN(SqliteQuery next, db.Query(kNextJournalSeq));
+      next.Bind(entry->stream);
+      ABACUS_ASSIGN_OR_RETURN(bool row, next.Step());
+      if (!row) return Internal("the next journal seq query returned no row");
+      assigned = next.ColumnInt(0);
+    }
+    // The batch fails and its transaction (or savepoint) rolls back what it wrote before.
     if (entry->expected_seq && *entry->expected_seq != assigned) return JournalSeqConflict(*entry, assigned);
-    return Status::OK();
+    ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, db.Query(kAppendJournalAt));
+    return q.Bind(entry->stream).Bind(assigned).Bind(entry->time_us).Bind(entry->json).Run();
   }
   if (const auto* meta = std::get_if<MetaOp>(&op)) {
     ABACUS_ASSIGN_OR_RETURN(SqliteQuery q, db.Query(kPutMeta));

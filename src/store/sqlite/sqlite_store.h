@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <span>
 #include <string>
@@ -86,6 +87,8 @@ class SqliteStore final : public Store, public StoreCopyAccess {
   Status RunWriter(const char* sql) REQUIRES(write_mu_);
   // Explains a failed conditional put/delete: Aborted with the version found.
   Status Conflict(const std::string& kind, const std::string& key, int64_t expected) REQUIRES(write_mu_);
+  // Returns the stored version of kind/key, or nullopt when there is none.
+  Result<std::optional<int64_t>> VersionOf(const std::string& kind, const std::string& key) REQUIRES(write_mu_);
   // sqlite_lease.cc, on the writer inside a transaction: the stored lease row `name`, writing
   // one, and checking a batch's fence.
   Result<std::optional<LeaseRow>> ReadLease(std::string_view name) REQUIRES(write_mu_);
