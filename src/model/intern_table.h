@@ -5,12 +5,11 @@
 
 #include <cstddef>
 #include <deque>
-#include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <unordered_map>
 
 #include "common/check.h"
+#include "common/mutex.h"
 
 namespace abacus::model_internal {
 
@@ -21,11 +20,11 @@ class InternTable {
   // when the ids ran out.
   Id Intern(const std::string& name, const T& value, const char* full) {
     {
-      std::shared_lock lock(mu_);
+      ReaderLock lock(mu_);
       auto it = ids_.find(name);
       if (it != ids_.end()) return it->second;
     }
-    std::unique_lock lock(mu_);
+    WriterLock lock(mu_);
     auto it = ids_.find(name);
     if (it != ids_.end()) return it->second;
     ABACUS_CHECK(items_.size() < 65535, full);
@@ -36,20 +35,20 @@ class InternTable {
   }
   // Returns the entry of `id`; `unknown` is the check's message for an id never handed out.
   const T& At(Id id, const char* unknown) const {
-    std::shared_lock lock(mu_);
+    ReaderLock lock(mu_);
     ABACUS_CHECK(id < items_.size(), unknown);
     return items_[id];
   }
   // How many entries there are.
   size_t size() const {
-    std::shared_lock lock(mu_);
+    ReaderLock lock(mu_);
     return items_.size();
   }
 
  private:
-  mutable std::shared_mutex mu_;
-  std::deque<T> items_;
-  std::unordered_map<std::string, Id> ids_;
+  mutable SharedMutex mu_;
+  std::deque<T> items_ GUARDED_BY(mu_);
+  std::unordered_map<std::string, Id> ids_ GUARDED_BY(mu_);
 };
 
 }  // namespace abacus::model_internal

@@ -1,5 +1,6 @@
 // ControlPlane: dry runs of submissions (POST /api/v1/workloads?dryRun=1, issue 23) — where the
-// work would go if the scheduler ran now — and the read-only name check they share with Submit.
+// work would go if the scheduler ran now. Their name check (CheckNamesFree) is Submit's
+// (ClaimNames) without the claim, in workload_names.cc.
 #include <map>
 
 #include "common/mutex.h"
@@ -10,27 +11,6 @@
 namespace abacus::server {
 
 using nlohmann::json;
-
-Status ControlPlane::CheckNamesFree(const std::vector<WorkloadRecord>& records) {
-  std::map<std::string, std::string> wanted;  // key → id
-  for (const auto& r : records) {
-    std::string key = r.spec.project + "/" + r.spec.name;
-    if (!wanted.emplace(key, r.id).second) {
-      return AlreadyExists("workload " + key + " is named twice in this submission: names are unique among a "
-                           "project's active workloads");
-    }
-  }
-  MutexLock lock(names_mu_);
-  for (const auto& [key, id] : wanted) {
-    auto it = active_names_.find(key);
-    if (it != active_names_.end() && IsActiveWorkload(it->second)) {
-      return AlreadyExists("workload " + key + " already exists and is active: " + it->second +
-                           " (one active workload per name and project; cancel it, wait for it to finish, or choose "
-                           "another name)");
-    }
-  }
-  return Status::OK();
-}
 
 Result<std::vector<json>> ControlPlane::DryRunExplain(const std::vector<WorkloadRecord>& records) {
   auto answers = std::make_shared<std::vector<Ledger::WhatIf>>();

@@ -3,6 +3,7 @@
 // workload of a name (a second submission is refused with 409 naming the first, as kubectl
 // does; finished ones do not count).
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "common/mutex.h"
@@ -72,8 +73,11 @@ bool ControlPlane::IsActiveWorkload(const std::string& id) const {
   return r == nullptr || !IsTerminal(r->state);
 }
 
-Status ControlPlane::ClaimNames(const std::vector<WorkloadRecord>& records) {
-  std::map<std::string, std::string> wanted;  // key → id
+namespace {
+
+// Returns project/name → id for `records`, or AlreadyExists when one names a workload twice.
+Result<std::map<std::string, std::string>> WantedNames(const std::vector<WorkloadRecord>& records) {
+  std::map<std::string, std::string> wanted;
   for (const auto& r : records) {
     std::string key = r.spec.project + "/" + r.spec.name;
     if (!wanted.emplace(key, r.id).second) {
@@ -81,15 +85,34 @@ Status ControlPlane::ClaimNames(const std::vector<WorkloadRecord>& records) {
                            "project's active workloads");
     }
   }
+  return wanted;
+}
+
+Status NameTaken(const std::string& key, const std::string& holder) {
+  return AlreadyExists("workload " + key + " already exists and is active: " + holder +
+                       " (one active workload per name and project; cancel it, wait for it to finish, or choose "
+                       "another name)");
+}
+
+}  // namespace
+
+Status ControlPlane::CheckNamesFree(const std::vector<WorkloadRecord>& records) {
+  ABACUS_ASSIGN_OR_RETURN(auto wanted, WantedNames(records));
+  MutexLock lock(names_mu_);
+  for (const auto& [key, id] : wanted) {
+    auto it = active_names_.find(key);
+    if (it != active_names_.end() && IsActiveWorkload(it->second)) return NameTaken(key, it->second);
+  }
+  return Status::OK();
+}
+
+Status ControlPlane::ClaimNames(const std::vector<WorkloadRecord>& records) {
+  ABACUS_ASSIGN_OR_RETURN(auto wanted, WantedNames(records));
   MutexLock lock(names_mu_);
   for (const auto& [key, id] : wanted) {
     auto it = active_names_.find(key);
     if (it == active_names_.end()) continue;
-    if (IsActiveWorkload(it->second)) {
-      return AlreadyExists("workload " + key + " already exists and is active: " + it->second +
-                           " (one active workload per name and project; cancel it, wait for it to finish, or choose "
-                           "another name)");
-    }
+    if (IsActiveWorkload(it->second)) return NameTaken(key, it->second);
     active_names_.erase(it);  // it finished: the name is free
   }
   for (const auto& [key, id] : wanted) active_names_[key] = id;
