@@ -8,12 +8,20 @@
 namespace abacus::sched {
 namespace {
 constexpr int32_t kMaxCpuBucket = 4096;  // cores; larger nodes share the top bucket
+
+// The largest CPU key any of `nodes` can reach (whole free cores, at most kMaxCpuBucket): the
+// CPU indexes hold one bucket per key, built every cycle, so they are sized to the cluster.
+int32_t MaxCpuKey(const std::vector<NodeInfo>& nodes) {
+  int64_t most = 0;
+  for (const NodeInfo& node : nodes) most = std::max(most, node.cpu_milli / 1000);
+  return static_cast<int32_t>(std::min<int64_t>(most, kMaxCpuBucket));
+}
 }
 
 ClusterState::ClusterState(const std::vector<NodeInfo>& nodes)
     : nodes_(nodes),
-      cpu_only_(kMaxCpuBucket, static_cast<int32_t>(nodes.size())),
-      cpu_accel_(kMaxCpuBucket, static_cast<int32_t>(nodes.size())) {
+      cpu_only_(MaxCpuKey(nodes), static_cast<int32_t>(nodes.size())),
+      cpu_accel_(MaxCpuKey(nodes), static_cast<int32_t>(nodes.size())) {
   const size_t n = nodes_.size();
   cpu_free_.resize(n);
   mem_free_.resize(n);
@@ -149,7 +157,7 @@ void ClusterState::Reindex(NodeIndex n, int32_t g) {
 
 void ClusterState::ReindexCpu(NodeIndex n) {
   if (!node_usable(n)) return;
-  int32_t key = static_cast<int32_t>(std::min<int64_t>(std::max<int64_t>(cpu_free_[n], 0) / 1000, kMaxCpuBucket));
+  int32_t key = static_cast<int32_t>(std::min<int64_t>(std::max<int64_t>(cpu_free_[n], 0) / 1000, cpu_only_.max_key()));
   (has_accelerators(n) ? cpu_accel_ : cpu_only_).Set(n, key);
 }
 
