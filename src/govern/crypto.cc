@@ -23,12 +23,27 @@ std::string Hex(const unsigned char* data, size_t n) {
   return out;
 }
 
+// SHA-256 fetched from OpenSSL's default provider once: with EVP_sha256() every EVP_Digest
+// looks the algorithm up again (an implicit fetch; 1.2 µs against 0.7 µs per 400-byte hash on
+// the 2-core VM), and the audit chain hashes one entry per write on the committer thread.
+const EVP_MD* Sha256() {
+  static EVP_MD* const md = [] {
+    EVP_MD* fetched = EVP_MD_fetch(nullptr, "SHA2-256", nullptr);
+    if (fetched == nullptr) {
+      std::fprintf(stderr, "abacus: EVP_MD_fetch(SHA2-256) failed\n");
+      std::abort();
+    }
+    return fetched;
+  }();
+  return md;
+}
+
 }  // namespace
 
 std::string Sha256Hex(std::string_view data) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  if (EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr) != 1) {
+  if (EVP_Digest(data.data(), data.size(), md, &len, Sha256(), nullptr) != 1) {
     std::fprintf(stderr, "abacus: EVP_Digest(SHA-256) failed\n");
     std::abort();
   }
