@@ -120,6 +120,9 @@ class AuditChain {
 // "after":…, "result":…, "requestId":…, "prevHash":…, "hash":…}. "time" is for people;
 // "timeUs" is what the hash covers.
 nlohmann::json AuditEntryToJson(const AuditEntry& e);
+// The same entry as JSON text: AuditEntryToJson(e).dump(), byte for byte (the one encoder;
+// AuditEntryToJson parses it). Strings must be valid UTF-8 (the committer makes them so).
+std::string AuditEntryJsonText(const AuditEntry& e);
 Result<AuditEntry> AuditEntryFromJson(const nlohmann::json& j);
 // Returns the entries as JSON lines (one object per line, each ending in "\n").
 std::string ExportAuditJsonLines(const std::vector<AuditEntry>& entries);

@@ -2,26 +2,37 @@
 // log so that the CLI, which only reads the server's export, links neither a store nor a hash.
 #include "govern/audit.h"
 
+#include "common/json_writer.h"
+
 namespace abacus::govern {
 
-nlohmann::json AuditEntryToJson(const AuditEntry& e) {
+std::string AuditEntryJsonText(const AuditEntry& e) {
+  // Written, not built as a value and dumped: one entry per write, on the committer thread.
+  // Keys in std::map order (nlohmann::json's), so the text is what AuditEntryToJson dumps.
   const AuditRecord& r = e.record;
-  nlohmann::json j;  // stored and exported as is: keys in std::map order
-  j["seq"] = e.seq;
-  j["time"] = FormatTime(e.time);
-  j["timeUs"] = ToMicros(e.time);
-  j["actor"] = r.actor;
-  j["action"] = r.action;
-  j["object"] = {{"kind", r.object_kind}, {"name", r.object_name}};
-  j["tenant"] = r.tenant;
-  j["before"] = r.before;
-  j["after"] = r.after;
-  j["result"] = r.result;
-  j["requestId"] = r.request_id;
-  j["prevHash"] = e.prev_hash;
-  j["hash"] = e.hash;
-  return j;
+  JsonWriter w;
+  w.Begin()
+      .String("action", r.action)
+      .String("actor", r.actor)
+      .String("after", r.after)
+      .String("before", r.before)
+      .String("hash", e.hash)
+      .Object("object")
+      .String("kind", r.object_kind)
+      .String("name", r.object_name)
+      .End()
+      .String("prevHash", e.prev_hash)
+      .String("requestId", r.request_id)
+      .String("result", r.result)
+      .Int("seq", e.seq)
+      .String("tenant", r.tenant)
+      .String("time", FormatTime(e.time))
+      .Int("timeUs", ToMicros(e.time))
+      .End();
+  return w.Take();
 }
+
+nlohmann::json AuditEntryToJson(const AuditEntry& e) { return nlohmann::json::parse(AuditEntryJsonText(e)); }
 
 Result<AuditEntry> AuditEntryFromJson(const nlohmann::json& j) {
   if (!j.is_object()) return InvalidArgument("audit entry: expected an object");
@@ -62,7 +73,7 @@ Result<AuditEntry> AuditEntryFromJson(const nlohmann::json& j) {
 std::string ExportAuditJsonLines(const std::vector<AuditEntry>& entries) {
   std::string out;
   for (const auto& e : entries) {
-    out += AuditEntryToJson(e).dump();
+    out += AuditEntryJsonText(e);
     out += '\n';
   }
   return out;

@@ -27,7 +27,7 @@ Result<std::vector<AuditEntry>> AuditLog::CommitMany(WriteBatch batch, std::vect
   const size_t first_op = batch.size();
   for (auto& r : records) {
     entries.push_back(next.Append(std::move(r)));
-    batch.AppendJournalJsonAt(std::string(kStream), AuditEntryToJson(entries.back()), entries.back().time,
+    batch.AppendJournalTextAt(std::string(kStream), AuditEntryJsonText(entries.back()), entries.back().time,
                               entries.back().seq);
   }
   if (entries.empty()) {
@@ -57,7 +57,7 @@ Result<std::vector<AuditEntry>> AuditLog::CommitMany(WriteBatch batch, std::vect
 Result<AuditEntry> AuditLog::Commit(WriteBatch batch, AuditRecord record) {
   MutexLock lock(commit_mu_);
   AuditEntry e = chain_.Seal(std::move(record));
-  batch.AppendJournalJsonAt(std::string(kStream), AuditEntryToJson(e), e.time, e.seq);
+  batch.AppendJournalTextAt(std::string(kStream), AuditEntryJsonText(e), e.time, e.seq);
   batch.PutMeta(std::string(kHeadMeta), AuditHeadText({e.seq, e.hash}));
   CommitResult result;
   if (Status st = store_.Commit(batch, &result); !st.ok()) return ExplainFailedCommit(st);

@@ -52,6 +52,37 @@ TEST(AuditChainTest, EntriesLinkAndVerify) {
   EXPECT_TRUE(VerifyAudit({}).ok);
 }
 
+TEST(AuditJsonTest, TheWrittenTextIsTheEntryValueDumpedAndReadsBack) {
+  // The text the journal stores is written directly (AuditEntryJsonText); it must be the bytes
+  // the entry as a nlohmann value gives, keys in map order, with escapes and UTF-8 kept.
+  ManualClock clock;
+  AuditChain chain(clock);
+  AuditRecord r = Rec("update", "nlp/llm/\"quoted\"\\ \xc3\xa9\t\x01");
+  r.before = R"({"replicas":1})";
+  r.request_id = "";
+  AuditEntry e = chain.Append(r);
+  nlohmann::json value;
+  value["seq"] = e.seq;
+  value["time"] = FormatTime(e.time);
+  value["timeUs"] = ToMicros(e.time);
+  value["actor"] = r.actor;
+  value["action"] = r.action;
+  value["object"] = {{"kind", r.object_kind}, {"name", r.object_name}};
+  value["tenant"] = r.tenant;
+  value["before"] = r.before;
+  value["after"] = r.after;
+  value["result"] = r.result;
+  value["requestId"] = r.request_id;
+  value["prevHash"] = e.prev_hash;
+  value["hash"] = e.hash;
+  EXPECT_EQ(AuditEntryJsonText(e), value.dump());
+  auto back = AuditEntryFromJson(AuditEntryToJson(e));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->record.object_name, r.object_name);
+  EXPECT_EQ(back->hash, e.hash);
+  EXPECT_EQ(ComputeAuditHash(*back), e.hash);
+}
+
 TEST(AuditChainTest, CanonicalBytesAreUnambiguous) {
   ManualClock clock;
   AuditChain chain(clock);

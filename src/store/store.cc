@@ -41,6 +41,11 @@ WriteBatch& WriteBatch::AppendJournalJsonAt(std::string stream, const nlohmann::
   return *this;
 }
 
+WriteBatch& WriteBatch::AppendJournalTextAt(std::string stream, std::string json, Time time, int64_t seq) {
+  ops_.emplace_back(JournalOp{std::move(stream), std::move(json), ToMicros(time), true, seq});
+  return *this;
+}
+
 Status JournalSeqConflict(const JournalOp& op, int64_t assigned) {
   return Aborted("journal " + op.stream + ": entry expected as seq " + std::to_string(op.expected_seq.value_or(0)) +
                  " would be seq " + std::to_string(assigned) + " (the stream was written by someone else)");

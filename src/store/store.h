@@ -114,6 +114,9 @@ class WriteBatch {
   // AppendJournalJson that must be stored as seq `seq` of `stream`, or the whole batch fails
   // with Aborted (see JournalOp::expected_seq).
   WriteBatch& AppendJournalJsonAt(std::string stream, const nlohmann::json& doc, Time time, int64_t seq);
+  // AppendJournalJsonAt of a document already written as text by a JSON encoder (JsonWriter):
+  // JSON by construction, so ValidateBatch does not parse it again either.
+  WriteBatch& AppendJournalTextAt(std::string stream, std::string json, Time time, int64_t seq);
   // Removes (kind, key); see DeleteOp for `expected_version`.
   WriteBatch& Delete(std::string kind, std::string key,
                      std::optional<int64_t> expected_version = std::nullopt);
