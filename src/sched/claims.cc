@@ -21,10 +21,4 @@ void NotePreemption(WorkloadInfo* victim, const Preemption& p, Time now) {
   victim->yields_to = p.preemptor_id;
 }
 
-void EndClaims(std::vector<WorkloadInfo>* workloads, std::string_view preemptor) {
-  for (WorkloadInfo& w : *workloads) {
-    if (w.yields_to == preemptor) w.yields_to.clear();
-  }
-}
-
 }  // namespace abacus::sched

@@ -1,6 +1,7 @@
 // Admissions and preemptor claims, the one rule every driver (server, simulator, scenario runner)
-// applies to its own copy of the workloads after a cycle: capacity freed by a preemption goes to the preemptor; its victims
-// wait behind it (docs/scheduler.md, "Reclaimed capacity goes to the preemptor").
+// applies to its own copy of the workloads after a cycle (sched/apply_cycle.h applies a whole
+// cycle to a snapshot): capacity freed by a preemption goes to the preemptor; its victims wait
+// behind it until it is admitted (docs/scheduler.md, "Reclaimed capacity goes to the preemptor").
 #pragma once
 
 #include <string>
@@ -21,8 +22,5 @@ void NoteAdmission(WorkloadInfo* w, const Admission& a, Time now);
 
 // Applies preemption `p` to its victim: evicting, stopping by now + grace, yielding to its preemptor.
 void NotePreemption(WorkloadInfo* victim, const Preemption& p, Time now);
-
-// Ends every claim of `preemptor` (admitted, or gone) on `workloads`.
-void EndClaims(std::vector<WorkloadInfo>* workloads, std::string_view preemptor);
 
 }  // namespace abacus::sched

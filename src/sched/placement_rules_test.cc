@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "sched/apply_cycle.h"
 #include "sched/builders.h"
 #include "sched/invariants.h"
 #include "sched/scheduler.h"
@@ -26,15 +27,6 @@ std::map<std::string, int> TasksPerNode(const Snapshot& s, const CycleResult& r,
     for (const auto& p : a.placements) ++out[s.nodes[p.node].name];
   }
   return out;
-}
-
-void Apply(Snapshot& s, const CycleResult& r) {
-  for (const auto& a : r.admissions) {
-    WorkloadInfo& w = s.workloads[a.workload];
-    w.admitted = true;
-    w.group_flavors = a.group_flavors;
-    w.placements = a.placements;
-  }
 }
 
 TEST(PlacementRulesTest, MaxPerNodeSpreadsReplicasThatBinpackWouldStack) {
@@ -61,7 +53,7 @@ TEST(PlacementRulesTest, MaxPerNodeCountsAdmittedTasksOfTheSameKeyAndExplainsWit
   s.workloads.push_back(running);
   CycleResult first = Schedule(s, {});
   ASSERT_EQ(first.admissions.size(), 1u);
-  Apply(s, first);
+  ApplyCycle(first, &s);
   // A slice of the same service (same count key) finds the node full of it.
   WorkloadInfo slice = running;
   slice.id = "app-82#1";
@@ -142,14 +134,14 @@ TEST(PlacementRulesTest, AntiAffinityKeepsServicesApartBothWays) {
   s.workloads.push_back(MakeWorkload("db").Queue(0).Build());
   CycleResult first = Schedule(s, {});
   ASSERT_EQ(first.admissions.size(), 1u);
-  Apply(s, first);
+  ApplyCycle(first, &s);
   const NodeIndex db_node = s.workloads[0].placements[0].node;
   // The new service keeps away from db: it lands on the other node (binpack would pick db's).
   s.workloads.push_back(MakeWorkload("cache").Queue(0).AntiAffinity("db").Build());
   CycleResult r = Schedule(s, {});
   ASSERT_EQ(r.admissions.size(), 1u);
   EXPECT_NE(r.admissions[0].placements[0].node, db_node);
-  Apply(s, r);
+  ApplyCycle(r, &s);
   // The rule binds the other way too: another db task avoids cache's node.
   s.workloads.push_back(MakeWorkload("db-2").Name("db").Queue(0).Build());
   CycleResult back = Schedule(s, {});
@@ -163,7 +155,7 @@ TEST(PlacementRulesTest, AntiAffinityWithNoOtherNodeExplains) {
   s.nodes.push_back(MakeNode("n1").Build());
   s.queues.push_back(Unlimited());
   s.workloads.push_back(MakeWorkload("db").Queue(0).Build());
-  Apply(s, Schedule(s, {}));
+  ApplyCycle(Schedule(s, {}), &s);
   s.workloads.push_back(MakeWorkload("cache").Queue(0).AntiAffinity("db").Build());
   CycleResult r = Schedule(s, {});
   ASSERT_EQ(r.pending.size(), 1u);
@@ -212,7 +204,7 @@ TEST(PlacementRulesTest, PreemptionMayEvictTheBlockerOfAnAntiAffinityRule) {
   s.nodes.push_back(MakeNode("n1").Build());
   s.queues.push_back(Unlimited());
   s.workloads.push_back(MakeWorkload("batch").Queue(0).Priority(100).Build());
-  Apply(s, Schedule(s, {}));
+  ApplyCycle(Schedule(s, {}), &s);
   s.workloads.push_back(MakeWorkload("serve").Queue(0).Priority(900).AntiAffinity("batch").Build());
   CycleResult r = Schedule(s, {});
   ASSERT_EQ(r.preemptions.size(), 1u);

@@ -6,6 +6,7 @@
 #include <random>
 #include <set>
 
+#include "sched/apply_cycle.h"
 #include "sched/builders.h"
 #include "sched/invariants.h"
 
@@ -13,18 +14,6 @@ namespace abacus::sched {
 namespace {
 
 FlavorId Fl(const char* name) { return Flavor::Parse(name)->Intern(); }
-
-// Applies a cycle's admissions to the snapshot, as the server would after committing them.
-void Apply(Snapshot& s, const CycleResult& r) {
-  for (const auto& a : r.admissions) {
-    WorkloadInfo& w = s.workloads[a.workload];
-    w.admitted = true;
-    w.group_flavors = a.group_flavors;
-    w.placements = a.placements;
-    w.admitted_at = s.now;
-  }
-  for (const auto& p : r.preemptions) s.workloads[p.victim].evicting = true;
-}
 
 const PendingReason* FindPending(const CycleResult& r, const std::string& id) {
   for (const auto& p : r.pending) {
@@ -70,7 +59,7 @@ TEST(SchedulerTest, BorrowsIdleQuotaAndReclaimsItWhenTheOwnerReturns) {
   int borrowing = 0;
   for (const auto& a : r1.admissions) borrowing += a.borrowing;
   EXPECT_EQ(borrowing, 4);
-  Apply(s, r1);
+  ApplyCycle(r1, &s);
   s.now = FromMicros(100);
   s.workloads.push_back(MakeWorkload("o1").Queue(0).Gpus({a100}, 2).Priority(500).Submitted(FromMicros(50)).Build());
   CycleResult r2 = Schedule(s, {});
@@ -201,7 +190,7 @@ TEST(SchedulerTest, FgdPlusPutsCpuOnlyWorkWhereNoGpuIsStranded) {
     config.fgd_distribution = {{frag::TaskShape{8000, 0, 1, frag::kMilliPerGpu, 0}, 1.0}};
     CycleResult r1 = Schedule(s, config);
     ASSERT_EQ(r1.admissions.size(), 1u);
-    Apply(s, r1);
+    ApplyCycle(r1, &s);
     s.workloads.push_back(MakeWorkload("etl").Queue(0).Cpu(16'000).Submitted(FromMicros(10)).Build());
     CycleResult r2 = Schedule(s, config);
     ASSERT_EQ(r2.admissions.size(), 1u);
@@ -329,7 +318,7 @@ TEST(SchedulerPropertyTest, InvariantsHoldOnRandomClustersAcrossCycles) {
       size_t admitted_before = 0;
       for (const auto& w : s.workloads) admitted_before += w.admitted;
       EXPECT_EQ(admitted_before + r.admissions.size() + r.pending.size(), s.workloads.size());
-      Apply(s, r);
+      ApplyCycle(r, &s);
       // Victims stop: remove them so their capacity frees for the next cycle.
       std::vector<WorkloadInfo> kept;
       std::vector<int> remap(s.workloads.size(), -1);
@@ -370,7 +359,7 @@ TEST(SchedulerTest, InvariantsLetEarlierWorkStayOnACordonedNodeButNotNewWork) {
     (s.workloads[a.workload].id == "running" ? only_running : second_admission).admissions.push_back(a);
   }
   ASSERT_EQ(only_running.admissions.size(), 1u);
-  Apply(s, only_running);
+  ApplyCycle(only_running, &s);
   s.nodes[0].state = NodeState::kCordoned;
   const int32_t its_device = s.workloads[0].placements[0].devices[0].device;
   s.nodes[0].devices[its_device].healthy = false;

@@ -11,7 +11,8 @@
 #include <unordered_map>
 
 #include "common/check.h"
-#include "sched/claims.h"
+#include "sched/apply_cycle.h"
+#include "sched/cycle_kind.h"
 #include "sched/order.h"
 #include "sim/events.h"
 #include "sim/events_rules.h"
@@ -105,18 +106,12 @@ struct JobState {
   std::vector<std::array<int64_t, 3>> pool_use;  // {pool, device milli, cpu milli} while running
 };
 
-// Queue order of the server's bounded cycle (Ledger::BuildSnapshot): base priority, then
-// submission, then id.
+// A waiting job in its queue, in the server's bounded-cycle order (sched/cycle_kind.h), the
+// id's rank among all ids standing for the id.
 struct PendingKey {
-  int32_t priority;
-  int64_t submit_s;
-  int32_t rank;  // of the id among all ids
+  sched::BoundedOrderKey<int32_t> order;
   int32_t job;
-  bool operator<(const PendingKey& o) const {
-    if (priority != o.priority) return priority > o.priority;
-    if (submit_s != o.submit_s) return submit_s < o.submit_s;
-    return rank < o.rank;
-  }
+  bool operator<(const PendingKey& o) const { return order < o.order; }
 };
 
 // A preemptor's victims; their capacity is held for it until none is stopping any more.
@@ -124,8 +119,6 @@ struct Claim {
   std::vector<int32_t> victims;
   int32_t stopping = 0;
 };
-
-enum class CycleKind : uint8_t { kFresh, kBounded, kFull, kNominated };
 
 class Driver {
  public:
@@ -144,8 +137,10 @@ class Driver {
   void FreeCapacity(int32_t j, int64_t t);
   void ResolveClaim(int32_t preemptor, int64_t t);
   void EndClaim(int32_t preemptor, int64_t t);
-  std::vector<int32_t> Tail(CycleKind kind);
-  void RunCycle(CycleKind kind, std::vector<int32_t> tail, int64_t t);
+  // A cycle of the server's `kind` (sched/cycle_kind.h), or a nominated one (`nominated`: the
+  // preemptors whose victims all stopped, alone, before the server's cycle of the instant).
+  std::vector<int32_t> Tail(sched::CycleKind kind, bool nominated);
+  void RunCycle(sched::CycleKind kind, bool nominated, std::vector<int32_t> tail, int64_t t);
   void Admit(int32_t j, sched::WorkloadInfo w, const sched::Admission& a, int64_t t);
   void Preempt(const sched::Preemption& p, int64_t t);
   void Describe();
@@ -161,7 +156,7 @@ class Driver {
     r_.faults.log.push_back({t, snap_.nodes[node].name, kind, device, std::move(detail)});
   }
   PendingKey Key(int32_t j) const {
-    return {proto_[j].priority, in_.jobs[j].submit_s, rank_[j], j};
+    return {{proto_[j].priority, At(in_.jobs[j].submit_s), rank_[j]}, j};
   }
   void CountPreemptible(const sched::WorkloadInfo& w, int delta) {
     if (!w.preemptible) return;
@@ -464,47 +459,37 @@ void Driver::Aging(int32_t j, int64_t t) {
 
 // ------------------------------------------------------------------ cycles
 
-std::vector<int32_t> Driver::Tail(CycleKind kind) {
+std::vector<int32_t> Driver::Tail(sched::CycleKind kind, bool nominated) {
   std::vector<int32_t> tail;
   auto add = [&](int32_t j) {
     if (in_tail_[j] || js_[j].phase != Phase::kPending || (js_[j].never && o_.incremental)) return;
     in_tail_[j] = 1;
     tail.push_back(j);
   };
-  switch (kind) {
-    case CycleKind::kFull:
-      for (const auto& queue : pending_) {
-        for (const PendingKey& k : queue) add(k.job);
-      }
-      if (!o_.incremental) {
-        for (int32_t j : never_) add(j);
-      }
-      break;
-    case CycleKind::kBounded:
-      // The first of each queue (only they can use what was freed) and the fresh ones.
-      for (const auto& queue : pending_) {
-        size_t taken = 0;
-        for (auto it = queue.begin(); it != queue.end() && taken < o_.bounded_per_queue; ++it, ++taken) add(it->job);
-        if (queue.size() > o_.bounded_per_queue) truncated_since_full_ = true;
-      }
-      for (int32_t j : fresh_) add(j);
-      break;
-    case CycleKind::kFresh: {
-      // The arrivals, and the queue-mates of arrivals in StrictFIFO queues (their head blocks them).
-      std::set<int32_t> strict;
+  if (nominated) {
+    for (int32_t j : nominate_) add(j);
+  } else {
+    // The server's rule for which waiting workloads each kind tries (sched/cycle_kind.h).
+    const sched::CycleScope scope = sched::ScopeOf(kind, o_.bounded_per_queue);
+    for (const auto& queue : pending_) {
+      size_t taken = 0;
+      for (auto it = queue.begin(); it != queue.end() && taken < scope.per_queue; ++it, ++taken) add(it->job);
+      if (kind == sched::CycleKind::kBounded && queue.size() > scope.per_queue) truncated_since_full_ = true;
+    }
+    if (kind == sched::CycleKind::kFull && !o_.incremental) {
+      for (int32_t j : never_) add(j);
+    }
+    std::set<int32_t> strict;
+    if (scope.arrivals) {
       for (int32_t j : fresh_) {
         add(j);
         const int32_t q = proto_[j].queue;
-        if (snap_.queues[q].strategy == sched::QueueingStrategy::kStrictFifo) strict.insert(q);
+        if (scope.strict_fifo_mates && snap_.queues[q].strategy == sched::QueueingStrategy::kStrictFifo) strict.insert(q);
       }
-      for (int32_t q : strict) {
-        for (const PendingKey& k : pending_[q]) add(k.job);
-      }
-      break;
     }
-    case CycleKind::kNominated:
-      for (int32_t j : nominate_) add(j);
-      break;
+    for (int32_t q : strict) {
+      for (const PendingKey& k : pending_[q]) add(k.job);
+    }
   }
   // Gangs holding nodes are in every cycle, so that their holds persist (sched types.h, holding).
   for (int32_t j : holding_) add(j);
@@ -512,7 +497,7 @@ std::vector<int32_t> Driver::Tail(CycleKind kind) {
   return tail;
 }
 
-void Driver::RunCycle(CycleKind kind, std::vector<int32_t> tail, int64_t t) {
+void Driver::RunCycle(sched::CycleKind kind, bool nominated, std::vector<int32_t> tail, int64_t t) {
   // The snapshot: the admitted workloads (kept between cycles) and this cycle's waiting ones in
   // submission order, as the server's BuildSnapshot lists them.
   std::sort(tail.begin(), tail.end(), [&](int32_t a, int32_t b) {
@@ -527,12 +512,27 @@ void Driver::RunCycle(CycleKind kind, std::vector<int32_t> tail, int64_t t) {
   cfg.detailed_reasons = false;
   sched::CycleResult cr = sched::Schedule(snap_, cfg);
   ++r_.cycles;
-  switch (kind) {
-    case CycleKind::kFresh: ++r_.cycle_kinds.fresh; break;
-    case CycleKind::kBounded: ++r_.cycle_kinds.bounded; break;
-    case CycleKind::kFull: ++r_.cycle_kinds.full; break;
-    case CycleKind::kNominated: ++r_.cycle_kinds.nominated; break;
+  if (nominated) {
+    ++r_.cycle_kinds.nominated;
+  } else {
+    switch (kind) {
+      case sched::CycleKind::kFresh: ++r_.cycle_kinds.fresh; break;
+      case sched::CycleKind::kBounded: ++r_.cycle_kinds.bounded; break;
+      case sched::CycleKind::kFull: ++r_.cycle_kinds.full; break;
+    }
   }
+  // Past the loop guard, this instant's preemptions are dropped (counted for the warning).
+  std::erase_if(cr.preemptions, [&](const sched::Preemption& p) {
+    ABACUS_CHECK(static_cast<size_t>(p.victim) < admitted, "preempted a waiting workload");
+    if (snap_.workloads[p.victim].evicting) return true;
+    if (rounds_ > o_.max_rounds_per_instant) {
+      ++dropped_;
+      return true;
+    }
+    return false;
+  });
+  // The decisions on the snapshot, by the rule every driver applies (sched/apply_cycle.h).
+  sched::ApplyCycle(cr, &snap_);
   std::vector<std::pair<int32_t, sched::WorkloadInfo>> started;
   for (const sched::Admission& a : cr.admissions) {
     ABACUS_CHECK(static_cast<size_t>(a.workload) >= admitted, "admitted an admitted workload");
@@ -554,8 +554,7 @@ void Driver::RunCycle(CycleKind kind, std::vector<int32_t> tail, int64_t t) {
 
 void Driver::Admit(int32_t j, sched::WorkloadInfo w, const sched::Admission& a, int64_t t) {
   JobState& st = js_[j];
-  pending_[w.queue].erase(Key(j));
-  sched::NoteAdmission(&w, a, At(t));
+  pending_[w.queue].erase(Key(j));  // `w` was admitted by sched::ApplyCycle
   if (fair_) sched::StartWorkload(history_, snap_.queues[w.queue].name, w, At(t));
   CountPreemptible(w, +1);
   st.slot = static_cast<int32_t>(snap_.workloads.size());
@@ -603,16 +602,10 @@ void Driver::Admit(int32_t j, sched::WorkloadInfo w, const sched::Admission& a, 
 }
 
 void Driver::Preempt(const sched::Preemption& p, int64_t t) {
-  ABACUS_CHECK(static_cast<size_t>(p.victim) < slot_job_.size(), "preempted a waiting workload");
+  // The victim is evicting already (sched::ApplyCycle): here, the driver's bookkeeping.
   const int32_t j = slot_job_[p.victim];
-  sched::WorkloadInfo& w = snap_.workloads[p.victim];
-  if (w.evicting) return;
-  if (rounds_ > o_.max_rounds_per_instant) {
-    ++dropped_;
-    return;
-  }
+  const sched::WorkloadInfo& w = snap_.workloads[p.victim];
   CountPreemptible(w, -1);
-  w.evicting = true;
   js_[j].phase = Phase::kEvicting;
   ++r_.jobs[j].preemptions;
   ++qrep_[w.queue].preempted;
@@ -870,24 +863,26 @@ EventSimResult Driver::Run() {
     }
     // 2. Preemptors whose victims all stopped go first, alone, on what they gave back.
     if (!nominate_.empty()) {
-      std::vector<int32_t> tail = Tail(CycleKind::kNominated);
+      std::vector<int32_t> tail = Tail(sched::CycleKind::kFresh, /*nominated=*/true);
       nominate_.clear();
-      if (!tail.empty()) RunCycle(CycleKind::kNominated, std::move(tail), t);
+      if (!tail.empty()) RunCycle(sched::CycleKind::kFresh, /*nominated=*/true, std::move(tail), t);
     }
     // 3. The server's cycle for what happened: full after a requeue, an aging step or the timer;
     //    bounded when capacity was freed; only the arrivals otherwise (ControlPlane::RunCycle).
     //    A cycle with nobody waiting decides nothing and is skipped.
     const bool any = full_ || freed_ || !fresh_.empty() || (!o_.incremental && changed);
     if (any) {
-      const CycleKind kind = full_ || !o_.incremental ? CycleKind::kFull : freed_ ? CycleKind::kBounded : CycleKind::kFresh;
-      std::vector<int32_t> tail = Tail(kind);
+      const sched::CycleKind kind = sched::ChooseCycleKind(full_ || !o_.incremental, freed_);
+      std::vector<int32_t> tail = Tail(kind, /*nominated=*/false);
       full_ = freed_ = false;
       fresh_.clear();
-      if (kind == CycleKind::kFull) truncated_since_full_ = false;
-      if (!tail.empty()) RunCycle(kind, std::move(tail), t);
+      if (kind == sched::CycleKind::kFull) truncated_since_full_ = false;
+      if (!tail.empty()) RunCycle(kind, /*nominated=*/false, std::move(tail), t);
       if (truncated_since_full_ && !timer_armed_) {
+        // Virtual time: a cycle costs nothing, so the timer's gap is the interval.
+        const Duration gap = sched::FullCycleGap(std::chrono::seconds(o_.full_cycle_interval_s), Duration(0));
         timer_armed_ = true;
-        events_.push({t + std::max<int64_t>(1, o_.full_cycle_interval_s), EventType::kTimer, 0, 0});
+        events_.push({t + std::max<int64_t>(1, gap.count() / kMicrosPerSecond), EventType::kTimer, 0, 0});
       }
     }
     if ((!changed && r_.cycles == cycles_before) || t < r_.start_s) continue;

@@ -12,7 +12,7 @@
 #include "common/duration_parse.h"
 #include "model/quantity.h"
 #include "model/version.h"
-#include "sched/claims.h"
+#include "sched/apply_cycle.h"
 #include "sched/cluster_state.h"
 #include "sched/invariants.h"
 
@@ -150,12 +150,8 @@ void ScenarioRunner::RunCycle(const ScenarioStep& step) {
   if (Status st = sched::CheckInvariants(state_, last_); !st.ok()) {
     Fail(step.line, "cycle broke an invariant: " + st.message() + "\ndecisions:\n" + Indent(DescribeCycle(state_, last_), "  "));
   }
-  for (const auto& a : last_.admissions) {
-    sched::NoteAdmission(&state_.workloads[a.workload], a, state_.now);
-    Hold(state_.workloads[a.workload], true);
-  }
-  for (const auto& p : last_.preemptions) sched::NotePreemption(&state_.workloads[p.victim], p, state_.now);
-  for (const auto& a : last_.admissions) sched::EndClaims(&state_.workloads, a.workload_id);
+  sched::ApplyCycle(last_, &state_);
+  for (const auto& a : last_.admissions) Hold(state_.workloads[a.workload], true);
 }
 
 void ScenarioRunner::Stop(const ScenarioStep& step, bool requeue) {
