@@ -269,6 +269,11 @@ Status AuthorizeRoute(ControlPlane& cp, const httplib::Request& req, RequestCont
   return PermissionDenied(who.ToString() + " may not " + m + " " + req.path + " (admin only)");
 }
 
+std::string RequestNode() {
+  if (!t_request.active || t_request.caller.via != Caller::Via::kNodeCredential) return "";
+  return t_request.caller.bootstrap.name;
+}
+
 bool IsDryRun(const httplib::Request& req) {
   if (!req.has_param("dryRun")) return false;
   // PUT/PATCH of one workload (an update's diff, nothing stored).

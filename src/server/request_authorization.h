@@ -25,6 +25,10 @@ class ControlPlane;
 std::string Lower(std::string s);
 // True for a method that may change something (not GET, HEAD or OPTIONS).
 bool IsMutating(const std::string& method);
+// The node an agent route acts for: the node whose credential (Caller::Via::kNodeCredential) the
+// pre-routing handler authenticated for the request this thread serves, so that an agent call is
+// authenticated once; "" for any other caller and outside a request.
+std::string RequestNode();
 // Decides whether the caller may make this request; fills the audit part of `ctx`.
 Status AuthorizeRoute(ControlPlane& cp, const httplib::Request& req, RequestContext& ctx);
 
