@@ -35,33 +35,15 @@
 #include "govern/authorize.h"
 #include "govern/identity.h"
 #include "server/auth.h"
+#include "server/caller.h"
 #include "server/committer.h"
+#include "server/request_context.h"
 #include "store/store.h"
 #include "tenancy/tenancy_config.h"
 #include "workload/documents.h"
 #include "workload/governance_spec.h"
 
 namespace abacus::server {
-
-// Who is calling, as the HTTP layer authenticated it.
-struct Caller {
-  enum class Via : uint8_t {
-    kAdminToken,      // DATA/admin.token: user "admin" holding the admin role
-    kJoinToken,       // DATA/join.token: registers agents only
-    kNodeCredential,  // a node credential from /api/v1/agent/register: its own node's agent calls
-    kApiToken,        // an API token of a user (POST /api/v1/tokens)
-  };
-  Via via = Via::kApiToken;
-  govern::Principal principal;  // what govern::Authorize checks
-  Principal bootstrap;          // the TokenAuthorizer principal, for the first three
-
-  // True for the join token and node credentials, whose rules stay TokenAuthorizer's.
-  bool IsBootstrapAgent() const { return via == Via::kJoinToken || via == Via::kNodeCredential; }
-  // The rate-limit bucket: the token id, "admin-token", "join-token" or "node:NAME".
-  std::string RateKey() const;
-  // The audit actor: "user alice", "user admin", "agent of node gpu-01", "join token".
-  std::string Actor() const;
-};
 
 // A token bucket per key: `rate` tokens a second, at most `burst` saved up. Thread-safe.
 class RateLimiter {
@@ -300,51 +282,5 @@ class Governance {
   // The one writer of the store (server/committer.h): audit entries seal in its commits.
   std::unique_ptr<Committer> committer_;
 };
-
-// Called by the Governance hooks to tell the HTTP layer what the request it serves is about, for
-// its audit entry; does nothing outside a request (governance_api.cc).
-void NoteRequestObject(const std::string& kind, const std::string& name, const std::string& tenant);
-// The id of the HTTP request this thread serves; "" outside a request (governance_api.cc).
-std::string CurrentRequestId();
-// The audit entry the mutating request this thread serves gets when it succeeds with `after` as
-// the summary of its answer, for a handler that commits its change and its entry together
-// (Governance::CommitAudited); nullopt outside an audited request (governance_api.cc).
-std::optional<govern::AuditRecord> RequestAuditRecord(std::string after);
-// Tells the request's post-routing handler that its entry is committed already.
-void NoteRequestAudited();
-// Tells the request's post-routing handler that the request repeated an earlier one with the
-// same Idempotency-Key `key` and got its first answer: nothing changed, and its entry says so.
-void NoteRequestReplayed(const std::string& key);
-
-// The audit entry of a mutating request, waiting for the commit of the request's change: the
-// first commit made for the request (on the HTTP thread, or on the loop thread it was carried
-// to) claims it and commits it with the change, so that the change and its entry are stored
-// together or not at all (issue 20). governance_api.cc.
-struct PendingRequestAudit {
-  govern::AuditRecord record;       // as the request knew it when taken
-  std::atomic<bool> claimed{false};    // a commit carries it now
-  std::atomic<bool> committed{false};  // … and that commit succeeded
-};
-// Returns the pending entry of the request this thread serves or carries; null outside an
-// audited request.
-std::shared_ptr<PendingRequestAudit> CurrentRequestAudit();
-// Makes `pending` the entry this thread carries until the guard ends (the loop thread runs a
-// request's command).
-class CarryRequestAudit {
- public:
-  explicit CarryRequestAudit(std::shared_ptr<PendingRequestAudit> pending);
-  ~CarryRequestAudit();
-  CarryRequestAudit(const CarryRequestAudit&) = delete;
-  CarryRequestAudit& operator=(const CarryRequestAudit&) = delete;
-
- private:
-  std::shared_ptr<PendingRequestAudit> previous_;
-};
-// Claims `pending` (when not null and not claimed) for a commit of `batch`: returns its record,
-// "after" summarizing what the batch writes; nullopt when there is nothing to claim.
-std::optional<govern::AuditRecord> ClaimRequestAudit(PendingRequestAudit* pending, const WriteBatch& batch);
-// Settles a claim: a committed entry is done; a failed commit frees it for a later commit or
-// for the post-routing handler (which records the refused request).
-void SettleRequestAudit(PendingRequestAudit* pending, bool committed);
 
 }  // namespace abacus::server

@@ -477,18 +477,19 @@ void HttpServer::Routes() {
     if (!body.is_object()) return SendError(res, 400, "invalid_argument", "request body: expected a JSON object");
     Send(res, cp_.RegisterAgent(body));
   });
-  auto node_of = [this](const httplib::Request& req, httplib::Response& res, const std::string& claimed) -> std::string {
-    std::string header = req.get_header_value("Authorization");
-    auto who = cp_.authorizer().Authenticate(header.rfind("Bearer ", 0) == 0 ? header.substr(7) : "");
-    if (!who.ok() || who->role != "node") {
+  // The node whose credential the pre-routing handler authenticated (the request's one
+  // authentication); 403 for any other caller, or for a node speaking for another.
+  auto node_of = [](const httplib::Request&, httplib::Response& res, const std::string& claimed) -> std::string {
+    std::string node = RequestNode();
+    if (node.empty()) {
       SendError(res, 403, "permission_denied", "agent calls need a node credential (from /api/v1/agent/register)");
       return "";
     }
-    if (!claimed.empty() && claimed != who->name) {
-      SendError(res, 403, "permission_denied", "credential of node " + who->name + " cannot speak for node " + claimed);
+    if (!claimed.empty() && claimed != node) {
+      SendError(res, 403, "permission_denied", "credential of node " + node + " cannot speak for node " + claimed);
       return "";
     }
-    return who->name;
+    return node;
   };
   auto agent_post = [node_of](auto call) {
     return [node_of, call](const httplib::Request& req, httplib::Response& res) {
