@@ -51,12 +51,12 @@ Status ControlPlane::CommitNode(NodeRecord node, const std::string& event, json 
   WriteBatch batch;
   json doc = ToJson(node);
   if (!node.credential_sha256.empty()) doc["credentialSha256"] = node.credential_sha256;
-  batch.Put(kNodeKind, node.node.name, doc.dump());
+  const OpRef put = batch.Put(kNodeKind, node.node.name, doc.dump()).LastOp();
   AddNodeState(node, details);  // capacity reports read the node's life back (node_history.h)
   batch.AppendEvent(kNodeKind, node.node.name, event, details.dump(), clock_.Now());
   CommitResult result;
   ABACUS_RETURN_IF_ERROR(Commit(batch, &result));
-  node.version = result.assigned[0];
+  node.version = result.AssignedTo(put);
   WriterLock lock(state_mu_);
   ledger_.PutNode(std::move(node));
   dirty_ = true;

@@ -238,6 +238,7 @@ void ControlPlane::RunCycle() {
   // 3. Assume the decisions in memory, remembering what to restore.
   std::vector<WorkloadRecord> before;
   WriteBatch batch;
+  std::vector<std::pair<std::string, OpRef>> puts;  // each record's Put: its version after the commit
   std::vector<govern::AuditRecord> decisions;  // the audit entries of this cycle's decisions
   std::vector<std::string> changed;
   {
@@ -281,7 +282,7 @@ void ControlPlane::RunCycle() {
       for (const auto& p : r->placements) nodes.insert(p.node);
       json where = json::array();
       for (const auto& n : nodes) where.push_back(n);
-      batch.PutJson(kWorkloadKind, r->id, ToJson(*r), r->version);
+      puts.emplace_back(r->id, batch.PutJson(kWorkloadKind, r->id, ToJson(*r), r->version).LastOp());
       batch.AppendEvent(kWorkloadKind, r->id, "Admitted",
                         EventJson(WorkloadState::kAdmitted, a.borrowing ? "admitted on borrowed quota" : "admitted",
                                   {{"flavors", r->group_flavors}, {"borrowing", a.borrowing}})
@@ -313,13 +314,13 @@ void ControlPlane::RunCycle() {
         before.push_back(*v);
         v->yields_to.clear();
         v->yield_count = 0;
-        batch.PutJson(kWorkloadKind, v->id, ToJson(*v), v->version);  // not published: nothing to run
+        puts.emplace_back(v->id, batch.PutJson(kWorkloadKind, v->id, ToJson(*v), v->version).LastOp());  // not published: nothing to run
       }
     }
     for (const auto& [id, at] : grown) {
       WorkloadRecord* r = ledger_.FindWorkload(id);
       append_events(*r, fill_slots(*r));
-      batch.PutJson(kWorkloadKind, r->id, ToJson(*r), r->version);
+      puts.emplace_back(r->id, batch.PutJson(kWorkloadKind, r->id, ToJson(*r), r->version).LastOp());
       StageUsage(&before[at], *r, batch, now);
       changed.push_back(r->id);
     }
@@ -336,7 +337,7 @@ void ControlPlane::RunCycle() {
       r->yield_count = sched::YieldCountAfter(r->yields_to, r->yield_count, p.preemptor_id);
       r->yields_to = p.preemptor_id;
       ledger_.PutClaim(*r);
-      batch.PutJson(kWorkloadKind, r->id, ToJson(*r), r->version);
+      puts.emplace_back(r->id, batch.PutJson(kWorkloadKind, r->id, ToJson(*r), r->version).LastOp());
       if (r->yield_count >= sched::kChurnLimit) {
         batch.AppendEvent(kWorkloadKind, r->id, "PreemptionChurnStopped",
                           EventJson(WorkloadState::kPreempting,
@@ -440,13 +441,8 @@ void ControlPlane::RunCycle() {
       for (auto& r : before) ledger_.PutWorkload(std::move(r));
       dirty_ = true;
     } else {
-      // Versions: each changed record was a Put followed by its events.
-      size_t op = 0;
-      for (const WriteOp& o : batch.ops()) {
-        if (const PutOp* put = std::get_if<PutOp>(&o)) {
-          if (WorkloadRecord* r = ledger_.FindWorkload(put->key)) r->version = cr.assigned[op];
-        }
-        ++op;
+      for (const auto& [id, put] : puts) {
+        if (WorkloadRecord* r = ledger_.FindWorkload(id)) r->version = cr.AssignedTo(put);
       }
       metrics_.admitted.fetch_add(static_cast<int64_t>(result.admissions.size()));
       metrics_.preempted.fetch_add(static_cast<int64_t>(result.preemptions.size()));

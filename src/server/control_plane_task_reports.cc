@@ -105,13 +105,14 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
   // Decide (the kind's controller), then commit every changed workload with its events in one
   // batch.
   std::vector<std::string> changed;
+  std::vector<OpRef> puts;  // changed[i]'s Put: its version after the commit
   WriteBatch batch;
   std::vector<govern::AuditRecord> decisions;  // committed with the batch
   for (auto& [id, w] : next) {
     std::vector<std::pair<std::string, json>> events;
     bool decided = RunController(w, events, batch, decisions, now);
     if (touched.count(id) == 0 && !decided) continue;
-    batch.PutJson(kWorkloadKind, w.id, ToJson(w), w.version);
+    puts.push_back(batch.PutJson(kWorkloadKind, w.id, ToJson(w), w.version).LastOp());
     StageUsage(ledger_.FindWorkload(id), w, batch, now);
     for (const json& e : ended[id]) batch.AppendEventJson(kWorkloadKind, w.id, "TaskEnded", e, now);
     for (auto& [type, details] : events) batch.AppendEventJson(kWorkloadKind, w.id, type, details, now);
@@ -130,22 +131,18 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
     UsageCommitFailed();
     return;
   }
-  size_t op = 0;
   bool freed = false;
   {
     WriterLock lock(state_mu_);
-    for (const WriteOp& o : batch.ops()) {
-      if (const PutOp* put = std::get_if<PutOp>(&o); put != nullptr && put->kind == kWorkloadKind) {
-        WorkloadRecord& w = next.at(put->key);
-        w.version = cr.assigned[op];
-        WorkloadRecord* cur = ledger_.FindWorkload(w.id);
-        bool held = cur->holds_quota();
-        bool shrank = w.placements.size() < cur->placements.size();  // units removed (elastic_units.h)
-        *cur = w;
-        if ((held && !cur->holds_quota()) || shrank) freed = true;
-        if (cur->state != WorkloadState::kPreempting) preempting_.erase(cur->id);
-      }
-      ++op;
+    for (size_t i = 0; i < changed.size(); ++i) {
+      WorkloadRecord& w = next.at(changed[i]);
+      w.version = cr.AssignedTo(puts[i]);
+      WorkloadRecord* cur = ledger_.FindWorkload(w.id);
+      bool held = cur->holds_quota();
+      bool shrank = w.placements.size() < cur->placements.size();  // units removed (elastic_units.h)
+      *cur = w;
+      if ((held && !cur->holds_quota()) || shrank) freed = true;
+      if (cur->state != WorkloadState::kPreempting) preempting_.erase(cur->id);
     }
   }
   for (const auto& id : changed) Publish(*ledger_.FindWorkload(id));

@@ -125,7 +125,7 @@ void ControlPlane::RecordChanges(const WriteBatch& batch, const CommitResult* re
     } else if (const auto* del = std::get_if<DeleteOp>(&ops[i])) {
       feed_->Record(del->kind, del->key);
     } else if (const auto* ev = std::get_if<EventOp>(&ops[i])) {
-      const int64_t seq = result != nullptr && i < result->assigned.size() ? result->assigned[i] : 0;
+      const int64_t seq = result != nullptr ? result->AssignedTo(OpRef{i}) : 0;
       feed_->RecordEvent(ev->object_kind, ev->object_key, ev->type, ev->json, seq, ev->time_us);
     }
   }
@@ -183,6 +183,7 @@ Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_
     return ResourceExhausted("server busy: too many writes waiting for the store; retry");
   }
   std::vector<WorkloadRecord> records;
+  std::vector<OpRef> puts;  // records[i]'s Put: its version after the commit
   WriteBatch batch;
   Time now = clock_.Now();
   for (Document& d : parsed.documents) {
@@ -191,7 +192,7 @@ Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_
     r.spec = std::move(std::get<Workload>(d.object));
     r.submitted = now;
     if (caller != nullptr) r.submitted_by = caller->name;
-    batch.PutJson(kWorkloadKind, r.id, ToJson(r), 0);
+    puts.push_back(batch.PutJson(kWorkloadKind, r.id, ToJson(r), 0).LastOp());
     batch.AppendEventJson(kWorkloadKind, r.id, "Submitted",
                           EventJson(WorkloadState::kPending, "submitted to queue " + r.spec.queue), now);
     records.push_back(std::move(r));
@@ -230,7 +231,7 @@ Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_
     return concurrent.get<std::vector<json>>();
   }
   if (audited) NoteRequestAudited();
-  for (size_t i = 0; i < records.size(); ++i) records[i].version = result.assigned[i * 2];
+  for (size_t i = 0; i < records.size(); ++i) records[i].version = result.AssignedTo(puts[i]);
   metrics_.submitted.fetch_add(static_cast<int64_t>(records.size()));
   {
     MutexLock lock(loop_mu_);
@@ -399,7 +400,7 @@ Status ControlPlane::CommitTransition(WorkloadRecord& r, WorkloadState to, const
   if (IsTerminal(to)) next.finished_at = now;
   if (!details.contains("message") && !next.message.empty()) details["message"] = next.message;
   WriteBatch batch;
-  batch.PutJson(kWorkloadKind, next.id, ToJson(next), next.version);
+  const OpRef put = batch.PutJson(kWorkloadKind, next.id, ToJson(next), next.version).LastOp();
   batch.AppendEventJson(kWorkloadKind, next.id, event, EventJson(to, "", std::move(details)), now);
   StageUsage(&r, next, batch, now);
   if (stage) stage(batch, next);
@@ -408,7 +409,7 @@ Status ControlPlane::CommitTransition(WorkloadRecord& r, WorkloadState to, const
     UsageCommitFailed();
     return st;
   }
-  next.version = result.assigned[0];
+  next.version = result.AssignedTo(put);
   WriterLock lock(state_mu_);
   r = std::move(next);
   dirty_ = true;
@@ -509,7 +510,7 @@ Result<json> ControlPlane::Scale(const std::string& id_or_name, int32_t replicas
     }
     Time now = clock_.Now();
     WriteBatch batch;
-    batch.PutJson(kWorkloadKind, next.id, ToJson(next), next.version);
+    const OpRef put = batch.PutJson(kWorkloadKind, next.id, ToJson(next), next.version).LastOp();
     batch.AppendEventJson(kWorkloadKind, next.id, elastic ? "ScaleRequested" : "Scaled", EventJson(next.state, what),
                           now);
     StageUsage(found, next, batch, now);
@@ -524,7 +525,7 @@ Result<json> ControlPlane::Scale(const std::string& id_or_name, int32_t replicas
       UsageCommitFailed();
       return st;
     }
-    next.version = result.assigned[0];
+    next.version = result.AssignedTo(put);
     WriterLock lock(state_mu_);
     WorkloadRecord* r = ledger_.FindWorkload(next.id);
     *r = std::move(next);
@@ -549,13 +550,13 @@ Result<json> ControlPlane::PutNode(const json& body) {
     bool existed = old != nullptr;
     node->cordon = existed ? old->cordon : NodeCordonRecord{};  // only abacus cordon/uncordon change it
     WriteBatch batch;
-    batch.Put(kNodeKind, node->node.name, ToJson(*node).dump());
+    const OpRef put = batch.Put(kNodeKind, node->node.name, ToJson(*node).dump()).LastOp();
     json details = {{"simulated", node->simulated}, {"devices", node->node.devices.size()}};
     AddNodeState(*node, details);  // capacity reports read the node's life back (node_history.h)
     batch.AppendEvent(kNodeKind, node->node.name, existed ? "Updated" : "Registered", details.dump(), clock_.Now());
     CommitResult result;
     ABACUS_RETURN_IF_ERROR(Commit(batch, &result));
-    node->version = result.assigned[0];
+    node->version = result.AssignedTo(put);
     json out = ToJson(*node);
     {
       WriterLock lock(state_mu_);

@@ -53,7 +53,7 @@ Status ControlPlane::CommitWorkloadControl(WorkloadRecord next, const std::strin
   Time now = clock_.Now();
   const WorkloadRecord* cur = ledger_.FindWorkload(next.id);
   WriteBatch batch;
-  batch.PutJson(kWorkloadKind, next.id, ToJson(next), next.version);
+  const OpRef put = batch.PutJson(kWorkloadKind, next.id, ToJson(next), next.version).LastOp();
   StageUsage(cur, next, batch, now);
   batch.AppendEventJson(kWorkloadKind, next.id, event, EventJson(next.state, next.message, std::move(details)), now);
   CommitResult result;
@@ -61,7 +61,7 @@ Status ControlPlane::CommitWorkloadControl(WorkloadRecord next, const std::strin
     UsageCommitFailed();
     return st;
   }
-  next.version = result.assigned[0];
+  next.version = result.AssignedTo(put);
   const std::string id = next.id;
   {
     WriterLock lock(state_mu_);
