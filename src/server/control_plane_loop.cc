@@ -191,10 +191,10 @@ void ControlPlane::FinishPreemptions() {
       r->admitted_at = Time{};
       r->requeues++;
       // Typed, for metering (usage_sync.cc): the operator's reason (fleet.h), else Preempted.
-      r->requeue_reason = r->evict_reason.empty() ? "Preempted" : r->evict_reason;
+      r->requeue_reason = r->evict_reason == RequeueReason::kNone ? RequeueReason::kPreempted : r->evict_reason;
     }
     Status st = CommitTransition(*r, WorkloadState::kRequeued, "Requeued",
-                                 json({{"reason", r->requeue_reason}}));
+                                 json({{"reason", RequeueReasonName(r->requeue_reason)}}));
     if (!st.ok()) {
       ABACUS_LOG_ERROR("requeue {}: {}", id, st.ToString());
       WriterLock lock(state_mu_);

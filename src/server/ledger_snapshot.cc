@@ -396,8 +396,8 @@ void Ledger::RebuildBase() {
 }
 
 void Ledger::ApplyAdmission(const sched::Snapshot& snapshot, const sched::Admission& a, WorkloadRecord& record) {
-  record.requeue_reason.clear();
-  record.evict_reason.clear();
+  record.requeue_reason = RequeueReason::kNone;
+  record.evict_reason = RequeueReason::kNone;
   record.group_flavors.clear();
   for (FlavorId f : a.group_flavors) record.group_flavors.push_back(Flavor::FromId(f).name());
   record.placements.clear();
