@@ -25,10 +25,13 @@ Result<std::vector<AuditEntry>> AuditLog::CommitMany(WriteBatch batch, std::vect
   std::vector<AuditEntry> entries;
   entries.reserve(records.size());
   const size_t first_op = batch.size();
+  std::vector<OpRef> journal_ops;  // entries[i]'s journal op
+  journal_ops.reserve(records.size());
   for (auto& r : records) {
     entries.push_back(next.Append(std::move(r)));
     batch.AppendJournalTextAt(std::string(kStream), AuditEntryJsonText(entries.back()), entries.back().time,
                               entries.back().seq);
+    journal_ops.push_back(batch.LastOp());
   }
   if (entries.empty()) {
     if (batch_result != nullptr) batch_result->assigned.clear();
@@ -40,8 +43,7 @@ Result<std::vector<AuditEntry>> AuditLog::CommitMany(WriteBatch batch, std::vect
   if (Status st = store_.Commit(batch, &result); !st.ok()) return ExplainFailedCommit(st);
   for (size_t i = 0; i < entries.size(); ++i) {
     ABACUS_RETURN_IF_ERROR(chain_.Advance(entries[i]));
-    size_t op = first_op + i;
-    int64_t journal_seq = op < result.assigned.size() ? result.assigned[op] : -1;
+    int64_t journal_seq = result.AssignedTo(journal_ops[i]);
     if (journal_seq != entries[i].seq) {
       return Internal("audit entry " + std::to_string(entries[i].seq) + " was stored as journal seq " +
                       std::to_string(journal_seq) + ": the audit stream was written outside AuditLog");
@@ -57,12 +59,12 @@ Result<std::vector<AuditEntry>> AuditLog::CommitMany(WriteBatch batch, std::vect
 Result<AuditEntry> AuditLog::Commit(WriteBatch batch, AuditRecord record) {
   MutexLock lock(commit_mu_);
   AuditEntry e = chain_.Seal(std::move(record));
-  batch.AppendJournalTextAt(std::string(kStream), AuditEntryJsonText(e), e.time, e.seq);
+  const OpRef journal = batch.AppendJournalTextAt(std::string(kStream), AuditEntryJsonText(e), e.time, e.seq).LastOp();
   batch.PutMeta(std::string(kHeadMeta), AuditHeadText({e.seq, e.hash}));
   CommitResult result;
   if (Status st = store_.Commit(batch, &result); !st.ok()) return ExplainFailedCommit(st);
-  // The journal op is the second-to-last op of the batch; its seq must be the entry's.
-  int64_t journal_seq = result.assigned.size() >= 2 ? result.assigned[result.assigned.size() - 2] : -1;
+  // The journal op's seq must be the entry's.
+  int64_t journal_seq = result.AssignedTo(journal);
   ABACUS_RETURN_IF_ERROR(chain_.Advance(e));
   if (journal_seq != e.seq) {
     return Internal("audit entry " + std::to_string(e.seq) + " was stored as journal seq " +

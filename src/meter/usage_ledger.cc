@@ -50,12 +50,12 @@ Result<std::string> UsageLedger::Open(UsageInterval iv) {
     return FailedPrecondition("task " + iv.task_id + " already has an open usage interval");
   }
   WriteBatch batch;
-  batch.Put(std::string(kKind), iv.id, UsageToJson(iv).dump(), /*expected_version=*/0);
+  const OpRef put = batch.Put(std::string(kKind), iv.id, UsageToJson(iv).dump(), /*expected_version=*/0).LastOp();
   CommitResult result;
   ABACUS_RETURN_IF_ERROR(store_.Commit(batch, &result));
   std::string id = iv.id;
   std::string task = iv.task_id;
-  open_[task] = OpenEntry{std::move(iv), result.assigned.at(0)};
+  open_[task] = OpenEntry{std::move(iv), result.AssignedTo(put)};
   return id;
 }
 

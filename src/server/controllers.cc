@@ -186,7 +186,7 @@ control::WorkloadView ControlPlane::ViewOf(const WorkloadRecord& r) const {
   v.admitted_at = r.admitted_at;
   v.started_at = r.started_at;
   v.preempted_at = r.preempted_at;
-  v.evict_reason = r.evict_reason;
+  v.evict_reason = RequeueReasonName(r.evict_reason);
   v.attempt = r.attempt();
   v.failures = r.failures;
   v.infra_requeues = r.infra_requeues;
@@ -331,12 +331,13 @@ bool ControlPlane::ApplyDecision(WorkloadRecord& w, const control::Decision& d,
           w.requeues++;
           if (x.consume_retry) {
             w.failures++;
-          } else if (x.reason != "Preempted" && x.reason != w.evict_reason) {  // an operator's stop is no failure
+          } else if (x.reason != RequeueReasonName(RequeueReason::kPreempted) &&
+                     x.reason != RequeueReasonName(w.evict_reason)) {  // an operator's stop is no failure
             w.infra_requeues++;
           }
           w.not_before = x.not_before;
           w.message = x.message;
-          w.requeue_reason = x.consume_retry ? "Retry" : x.reason;
+          w.requeue_reason = x.consume_retry ? RequeueReason::kRetry : ParseRequeueReason(x.reason);
           w.next_env = x.env;
           preempting_.erase(w.id);
           if (governance_) {

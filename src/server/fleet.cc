@@ -39,7 +39,7 @@ std::string StateName(const WorkloadRecord& r) { return std::string(WorkloadStat
 
 // Moves `r` (Admitted or Running) to Preempting for an operator: its tasks get the checkpoint
 // signal and grace (desired_tasks.h), and once they stopped it is requeued with `reason`.
-Status StopForOperator(WorkloadRecord& r, const std::string& reason, const std::string& message, Time now) {
+Status StopForOperator(WorkloadRecord& r, RequeueReason reason, const std::string& message, Time now) {
   ABACUS_RETURN_IF_ERROR(Transition(r.state, WorkloadState::kPreempting));
   r.preempted_at = now;
   r.evict_reason = reason;
@@ -53,7 +53,7 @@ Status ControlPlane::CommitWorkloadControl(WorkloadRecord next, const std::strin
   Time now = clock_.Now();
   const WorkloadRecord* cur = ledger_.FindWorkload(next.id);
   WriteBatch batch;
-  batch.PutJson(kWorkloadKind, next.id, ToJson(next), next.version);
+  const OpRef put = batch.PutJson(kWorkloadKind, next.id, ToJson(next), next.version).LastOp();
   StageUsage(cur, next, batch, now);
   batch.AppendEventJson(kWorkloadKind, next.id, event, EventJson(next.state, next.message, std::move(details)), now);
   CommitResult result;
@@ -61,7 +61,7 @@ Status ControlPlane::CommitWorkloadControl(WorkloadRecord next, const std::strin
     UsageCommitFailed();
     return st;
   }
-  next.version = result.assigned[0];
+  next.version = result.AssignedTo(put);
   const std::string id = next.id;
   {
     WriterLock lock(state_mu_);
@@ -194,7 +194,7 @@ void ControlPlane::ProgressDrains(bool force) {
     const NodeRecord* n = ledger_.FindNode(nodes.front());
     std::string message = "node " + nodes.front() + " is draining (by " + n->cordon.by +
                           (n->cordon.reason.empty() ? "" : ": " + n->cordon.reason) + "); requeued once stopped";
-    if (!StopForOperator(next, "Drained", message, now).ok()) continue;
+    if (!StopForOperator(next, RequeueReason::kDrained, message, now).ok()) continue;
     if (Status st = CommitWorkloadControl(std::move(next), "Draining", {{"node", nodes.front()}}); !st.ok()) {
       ABACUS_LOG_ERROR("drain of {}: {} not stopped: {}", nodes.front(), id, st.ToString());
     }
@@ -265,7 +265,7 @@ Result<json> ControlPlane::ControlWorkload(const std::string& id_or_name, Worklo
         next.message = "suspended by " + by;
         if (next.state == WorkloadState::kAdmitted || next.state == WorkloadState::kRunning) {
           ABACUS_RETURN_IF_ERROR(
-              StopForOperator(next, "Suspended", "suspended by " + by + "; stopping (checkpoint signal first)", clock_.Now()));
+              StopForOperator(next, RequeueReason::kSuspended, "suspended by " + by + "; stopping (checkpoint signal first)", clock_.Now()));
         }
         event = "Suspended";
         break;
@@ -285,7 +285,7 @@ Result<json> ControlPlane::ControlWorkload(const std::string& id_or_name, Worklo
                                     ": only Admitted or Running work can be requeued");
         }
         ABACUS_RETURN_IF_ERROR(
-            StopForOperator(next, "Requeued", "requeued by " + by + "; stopping (checkpoint signal first)", clock_.Now()));
+            StopForOperator(next, RequeueReason::kRequeued, "requeued by " + by + "; stopping (checkpoint signal first)", clock_.Now()));
         event = "RequeueRequested";
         break;
     }

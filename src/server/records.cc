@@ -85,7 +85,7 @@ json ToJson(const WorkloadRecord& r) {
             {"spec", abacus::ToJson(r.spec)}};
   if (r.failures != 0) j["failures"] = r.failures;
   if (!r.failure_reason.empty()) j["failureReason"] = r.failure_reason;
-  if (!r.requeue_reason.empty()) j["requeueReason"] = r.requeue_reason;
+  if (r.requeue_reason != RequeueReason::kNone) j["requeueReason"] = RequeueReasonName(r.requeue_reason);
   if (!r.submitted_by.empty()) j["submittedBy"] = r.submitted_by;
   if (ToMicros(r.started_at) != 0) j["startedUs"] = ToMicros(r.started_at);
   if (r.prior_runtime_us != 0) j["priorRuntimeUs"] = r.prior_runtime_us;
@@ -120,7 +120,7 @@ json ToJson(const WorkloadRecord& r) {
     j["hold"] = r.hold;
     j["holdBy"] = r.hold_by;
   }
-  if (!r.evict_reason.empty()) j["evictReason"] = r.evict_reason;
+  if (r.evict_reason != RequeueReason::kNone) j["evictReason"] = RequeueReasonName(r.evict_reason);
   if (r.priority) j["priority"] = *r.priority;
   return j;
 }
@@ -144,7 +144,7 @@ Result<WorkloadRecord> WorkloadRecordFromJson(const json& j) {
     r.requeues = j.value("requeues", 0);
     r.failures = j.value("failures", 0);
     r.failure_reason = j.value("failureReason", "");
-    r.requeue_reason = j.value("requeueReason", "");
+    r.requeue_reason = ParseRequeueReason(j.value("requeueReason", ""));
     r.submitted_by = j.value("submittedBy", "");  // absent in records stored before issue 23
     r.started_at = FromMicros(TimeField(j, "startedUs"));
     r.prior_runtime_us = j.value("priorRuntimeUs", int64_t{0});
@@ -157,7 +157,7 @@ Result<WorkloadRecord> WorkloadRecordFromJson(const json& j) {
     r.yields_to = j.value("yieldsTo", "");
     r.hold = j.value("hold", "");
     r.hold_by = j.value("holdBy", "");
-    r.evict_reason = j.value("evictReason", "");
+    r.evict_reason = ParseRequeueReason(j.value("evictReason", ""));
     if (j.contains("priority") && j["priority"].is_number_integer()) r.priority = j["priority"].get<int32_t>();
     r.yield_count = j.value("yieldCount", 0);
     for (const auto& g : j.value("quotaGrants", json::array())) {

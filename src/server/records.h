@@ -13,6 +13,7 @@
 #include "common/status.h"
 #include "model/node.h"
 #include "sched/health_rule.h"
+#include "server/requeue_reason.h"
 #include "workload/lifecycle.h"
 #include "workload/workload.h"
 
@@ -127,10 +128,11 @@ struct WorkloadRecord {
   int32_t requeues = 0;  // re-admissions so far; a task's attempt is requeues + 1
   int32_t failures = 0;  // user retries consumed by failed attempts (restartPolicy.maxRetries)
   std::string failure_reason;  // when Failed: ExitCode, OOMKilled, Signal, NodeLost, …
-  // Why it last went back to wait (a Requeue decision): "Preempted", "Retry" (a failure that used
-  // a retry) or the infrastructure failure's class (NodeLost, AgentRestart, DeviceError, …);
-  // cleared at admission. Metering ends the allocations' usage by it (usage_sync.cc).
-  std::string requeue_reason;
+  // Why it last went back to wait (a Requeue decision): kPreempted, kRetry (a failure that used a
+  // retry), an operator's stop (kDrained, …) or the infrastructure failure's class (kNodeLost,
+  // kAgentRestart, kDeviceError, …); kNone again at admission. Metering ends the allocations'
+  // usage by it (usage_sync.cc). Stored by name (requeue_reason.h).
+  RequeueReason requeue_reason = RequeueReason::kNone;
   Time started_at{};           // the first time any task ran, over all attempts
   int64_t prior_runtime_us = 0;  // running time of earlier attempts (maxRuntime counts all)
   Time not_before{};           // a requeued workload is not admitted before (retry backoff)
@@ -149,9 +151,9 @@ struct WorkloadRecord {
   // scheduling while it waits) or "Suspended" (abacus suspend: stopped, then kept out), by whom.
   std::string hold;
   std::string hold_by;
-  // Why it is Preempting when an operator (not the scheduler) stopped it: "Drained", "Requeued"
-  // or "Suspended"; its Requeue decision then carries it as the typed reason. Cleared at admission.
-  std::string evict_reason;
+  // Why it is Preempting when an operator (not the scheduler) stopped it: kDrained, kRequeued or
+  // kSuspended; its Requeue decision then carries it as the typed reason. kNone again at admission.
+  RequeueReason evict_reason = RequeueReason::kNone;
   std::optional<int32_t> priority;  // abacus set-priority N: replaces its priority class's value
   // Elastic workloads: the run a slot ("GROUP.REPLICA") placed again after a scale-down starts
   // at, so its task gets an id its agent never ran (agents start an id at most once).

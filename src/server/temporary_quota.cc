@@ -33,10 +33,10 @@ Result<json> ControlPlane::DecideTemporaryQuota(const std::string& id_or_name, b
     WorkloadRecord next = *found;
     next.quota_decision = QuotaDecisionRecord{approve, by, now};
     WriteBatch batch;
-    batch.Put(kWorkloadKind, next.id, ToJson(next).dump(), next.version);
+    const OpRef put = batch.Put(kWorkloadKind, next.id, ToJson(next).dump(), next.version).LastOp();
     CommitResult result;
     ABACUS_RETURN_IF_ERROR(Commit(batch, &result));
-    next.version = result.assigned[0];
+    next.version = result.AssignedTo(put);
     {
       WriterLock lock(state_mu_);
       *ledger_.FindWorkload(next.id) = next;

@@ -18,12 +18,19 @@ meter::EndReason EndReasonFor(const WorkloadRecord& after) {
     default: break;
   }
   // Back to wait: the Requeue decision's typed reason (records.h), never the message text.
-  const std::string& why = after.requeue_reason;
-  if (why == "Preempted") return meter::EndReason::kPreempted;
-  if (why == "Drained") return meter::EndReason::kDrained;  // abacus drain (fleet.h)
-  if (why == "Requeued" || why == "Suspended") return meter::EndReason::kRequeued;  // abacus requeue, suspend
-  if (why == "NodeLost" || why == "AgentRestart") return meter::EndReason::kNodeLost;
-  if (!why.empty()) return meter::EndReason::kFailed;  // a retry, or another infrastructure failure
+  switch (after.requeue_reason) {
+    case RequeueReason::kPreempted: return meter::EndReason::kPreempted;
+    case RequeueReason::kDrained: return meter::EndReason::kDrained;  // abacus drain (fleet.h)
+    case RequeueReason::kRequeued:
+    case RequeueReason::kSuspended: return meter::EndReason::kRequeued;  // abacus requeue, suspend
+    case RequeueReason::kNodeLost:
+    case RequeueReason::kAgentRestart: return meter::EndReason::kNodeLost;
+    case RequeueReason::kRetry:
+    case RequeueReason::kDeviceError:
+    case RequeueReason::kInterrupted:
+    case RequeueReason::kOther: return meter::EndReason::kFailed;  // a retry, or another infrastructure failure
+    case RequeueReason::kNone: break;
+  }
   return meter::EndReason::kPreempted;  // sent back without a requeue (resized on simulated nodes)
 }
 

@@ -130,7 +130,7 @@ Result<json> ControlPlane::UpdateWorkload(const std::string& id_or_name, std::st
     next.spec = std::move(plan.next);
     next.revisions = std::move(plan.revisions);
     WriteBatch batch;
-    batch.PutJson(kWorkloadKind, next.id, ToJson(next), next.version);
+    const OpRef put = batch.PutJson(kWorkloadKind, next.id, ToJson(next), next.version).LastOp();
     batch.AppendEventJson(kWorkloadKind, next.id, "Updated",
                           EventJson(next.state, "updated (revision " + std::to_string(plan.revision) + "): " +
                                                     DiffLine(plan.diff),
@@ -139,7 +139,7 @@ Result<json> ControlPlane::UpdateWorkload(const std::string& id_or_name, std::st
     if (entry) entry->after = json({{"revision", plan.revision}, {"diff", plan.diff}}).dump();
     CommitResult result;
     ABACUS_RETURN_IF_ERROR(Commit(batch, &result, std::move(entry)));
-    next.version = result.assigned[0];
+    next.version = result.AssignedTo(put);
     WriterLock lock(state_mu_);
     WorkloadRecord* r = ledger_.FindWorkload(next.id);
     *r = std::move(next);

@@ -99,6 +99,12 @@ struct MetaOp {
 using WriteOp = std::variant<PutOp, DeleteOp, EventOp, JournalOp, MetaOp>;
 
 // A set of writes that commit together or not at all.
+// Names one op of a WriteBatch (WriteBatch::LastOp), to read what the batch's commit assigned
+// to it (CommitResult::AssignedTo) instead of counting op positions.
+struct OpRef {
+  size_t index = 0;
+};
+
 class WriteBatch {
  public:
   // Sets (kind, key) to `json`; see PutOp for `expected_version`.
@@ -134,6 +140,10 @@ class WriteBatch {
   // Appends a copy of `other`'s ops after this batch's (and takes its fence, if it has one).
   WriteBatch& Append(const WriteBatch& other);
 
+  // Returns the op added last (the batch must not be empty): hold it to read the version or
+  // seq its commit assigned (CommitResult::AssignedTo). It names that op in this batch only.
+  OpRef LastOp() const { return OpRef{ops_.size() - 1}; }
+
   const std::vector<WriteOp>& ops() const { return ops_; }
   const std::optional<LeaseFence>& fence() const { return fence_; }
   bool empty() const { return ops_.empty(); }
@@ -148,6 +158,11 @@ class WriteBatch {
 // version for a PutOp, the seq for an EventOp or JournalOp, 0 for a DeleteOp or MetaOp.
 struct CommitResult {
   std::vector<int64_t> assigned;
+
+  // Returns what the commit assigned to `op` of the batch this result answers: the new version
+  // of a Put, the seq of an event or journal entry; 0 for a delete or meta op, or when nothing
+  // was assigned (the commit failed).
+  int64_t AssignedTo(OpRef op) const { return op.index < assigned.size() ? assigned[op.index] : 0; }
 };
 
 // Returns the Aborted status a backend answers when journal op `op` (with an expected seq)

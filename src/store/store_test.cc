@@ -165,6 +165,27 @@ TYPED_TEST(StoreTest, OpsOfABatchApplyInOrder) {
   EXPECT_EQ((*store.Get("flavor", "a100"))->json, Doc("v3"));
 }
 
+TYPED_TEST(StoreTest, TheBatchHandsBackWhatItAssignedToEachNamedOp) {
+  Store& store = this->store();
+  ASSERT_TRUE(store.Commit(WriteBatch().Put("queue", "q", Doc("q0"))).ok());
+  WriteBatch batch;
+  batch.Put("queue", "q", Doc("q1"), 1);
+  const OpRef queue = batch.LastOp();
+  batch.AppendEvent("queue", "q", "Changed", Doc("e"), this->clock_.Now());
+  const OpRef event = batch.AppendEvent("queue", "q", "Changed", Doc("e"), this->clock_.Now()).LastOp();
+  batch.Put("pool", "p", Doc("p"));
+  const OpRef pool = batch.LastOp();
+  batch.Delete("pool", "p", 1);
+  const OpRef removed = batch.LastOp();
+  CommitResult result;
+  ASSERT_TRUE(store.Commit(batch, &result).ok());
+  EXPECT_EQ(result.AssignedTo(queue), 2);
+  EXPECT_EQ(result.AssignedTo(event), result.AssignedTo(OpRef{1}) + 1);
+  EXPECT_EQ(result.AssignedTo(pool), 1);
+  EXPECT_EQ(result.AssignedTo(removed), 0);
+  EXPECT_EQ(CommitResult{}.AssignedTo(queue), 0);  // nothing assigned: a failed commit
+}
+
 TYPED_TEST(StoreTest, AFailingBatchAppliesNothing) {
   Store& store = this->store();
   ASSERT_TRUE(store.Commit(WriteBatch().Put("pool", "p", Doc("p"))).ok());

@@ -1,0 +1,477 @@
+// ControlPlane: the scheduling loop (the one writer of the ledger): its turns, the cycle and
+// finishing preemptions.
+#include "server/control_plane.h"
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <future>
+#include <map>
+#include <set>
+
+#include "common/log.h"
+#include "common/mutex.h"
+#include "common/nesting.h"
+#include "common/thread_name.h"
+#include "control/controller.h"
+#include "govern/crypto.h"
+#include "sched/claims.h"
+#include "sched/explain.h"
+#include "server/device_holders.h"
+#include "server/elastic_units.h"
+#include "server/fit_check.h"
+#include "server/governance.h"
+#include "server/node_history.h"
+#include "server/node_liveness.h"
+#include "server/quota_view.h"
+#include "server/reservations_api.h"
+#include "server/reserved_pool.h"
+#include "server/workload_update.h"
+#include "store/data_folder_lock.h"
+#include "store/fenced_store.h"
+#include "tenancy/priority_class.h"
+#include "tenancy/tenancy_codec.h"
+#include "tenancy/yaml_json.h"
+#include "workload/governance_codec.h"
+#include "workload/secret_doc.h"
+#include "workload/workload_codec.h"
+
+namespace abacus::server {
+namespace {
+
+using nlohmann::json;
+
+// Counts a cycle's attempts: admitted, and inadmissible per pending reason (abacus_admission_attempts_total).
+void CountAdmissionAttempts(const sched::CycleResult& result, LabeledMetrics& m) {
+  std::array<int64_t, static_cast<size_t>(sched::kLastPendingCode) + 1> by_code{};
+  for (const sched::PendingReason& pr : result.pending) by_code[static_cast<size_t>(pr.code)]++;
+  m.CountAdmissionAttempts("admitted", "", static_cast<int64_t>(result.admissions.size()));
+  for (size_t c = 0; c < by_code.size(); ++c) {
+    m.CountAdmissionAttempts("inadmissible", std::string(sched::PendingCodeName(static_cast<sched::PendingCode>(c))), by_code[c]);
+  }
+}
+
+double Seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
+
+}  // namespace
+
+// ---------------------------------------------------------------- the loop
+
+void ControlPlane::WaitForCycle() {
+  MutexLock lock(loop_mu_);
+  uint64_t target = ++submitted_seq_;
+  loop_cv_.notify_one();
+  lock.Wait(cycle_cv_, [&]() REQUIRES(loop_mu_) { return cycled_seq_ >= target || stopping_; });
+}
+
+void ControlPlane::Loop() {
+  while (true) {
+    std::vector<WorkloadRecord> inbox;
+    std::vector<TaskReport> reports;
+    std::deque<std::function<void()>> commands;
+    uint64_t seen_seq = 0;
+    bool stop = false;
+    {
+      MutexLock lock(loop_mu_);
+      auto wake = [&]() REQUIRES(loop_mu_) {
+        return stopping_ || !inbox_.empty() || !commands_.empty() || !reports_.empty() || submitted_seq_ > cycled_seq_;
+      };
+      // Sleep until there is work, or until the timer cycle is due.
+      Time next_timer = last_full_cycle_ + std::max(options_.cycle_interval, 20 * last_full_cycle_cost_);
+      Duration wait = std::max(Duration(0), next_timer - clock_.Now());
+      lock.WaitFor(loop_cv_, std::min<Duration>(wait, std::chrono::milliseconds(200)), wake);
+      inbox.swap(inbox_);
+      reports.swap(reports_);
+      commands.swap(commands_);
+      seen_seq = submitted_seq_;
+      stop = stopping_;
+    }
+    if (!inbox.empty()) {
+      WriterLock lock(state_mu_);
+      for (auto& r : inbox) {
+        fresh_.insert(r.id);
+        feed_->Record(kWorkloadKind, r.id);  // now in the ledger (its commit may have published first)
+        ledger_.PutWorkload(std::move(r));
+      }
+      dirty_ = true;
+    }
+    // A command may free capacity or change the rules: every waiting workload is retried.
+    if (!commands.empty()) full_ = true;
+    for (auto& cmd : commands) cmd();
+    ProcessTaskReports(reports);
+    CheckNodeLiveness();
+    TickControllers();
+    MaintainReservations();  // nothing unless a reservation drains (reservations_api.cc)
+    ProgressDrains();  // nothing unless a node is Draining (fleet.cc)
+    if (clock_.Now() - idempotency_purged_ >= std::chrono::hours(1)) {
+      idempotency_purged_ = clock_.Now();
+      if (auto purged = PurgeExpiredIdempotencyKeys(*store_, idempotency_purged_); !purged.ok()) {
+        ABACUS_LOG_WARN("expired idempotency keys not purged: {}", purged.status().ToString());
+      }
+    }
+    // What this step committed is in the ledger now: watchers may read it.
+    feed_->Publish();
+    if (stop) {
+      // Answer commands queued after the last drain.
+      std::deque<std::function<void()>> rest;
+      {
+        MutexLock lock(loop_mu_);
+        rest.swap(commands_);
+        cycled_seq_ = submitted_seq_;
+      }
+      for (auto& cmd : rest) cmd();
+      cycle_cv_.notify_all();
+      return;
+    }
+    FinishPreemptions();
+    Time now = clock_.Now();
+    // Coalesce: after a change wait at least min_cycle_gap (and 4x the last cycle's cost,
+    // so that a big ledger does not starve ingestion); otherwise cycle on the timer.
+    Duration gap = std::max(options_.min_cycle_gap, 4 * last_cycle_cost_);
+    // The timer cycle retries every parked workload (aging, time-based rules); it runs at most
+    // once per cycle_interval and keeps its own cost under 5% of the loop.
+    Duration full_gap = std::max(options_.cycle_interval, 20 * last_full_cycle_cost_);
+    if (now - last_full_cycle_ >= full_gap) full_ = true;
+    // The coalescing gap is real time (a cost), the timer is the clock's (rules, aging).
+    Duration since = std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() - last_cycle_steady_);
+    bool due = (dirty_ || full_ || freed_) && since >= gap;
+    {
+      MutexLock lock(loop_mu_);
+      if (!due && cycled_seq_ < seen_seq && !dirty_) due = true;
+    }
+    if (due) {
+      RunCycle();
+      feed_->Publish();  // the cycle's decisions
+      {
+        MutexLock lock(loop_mu_);
+        cycled_seq_ = std::max(cycled_seq_, seen_seq);
+      }
+      cycle_cv_.notify_all();
+    } else if (dirty_) {
+      std::this_thread::sleep_for(std::min<Duration>(gap - since, std::chrono::milliseconds(50)));
+    }
+  }
+}
+
+void ControlPlane::FinishPreemptions() {
+  // Tasks on agent nodes end when their agent reports them stopped (ProcessTaskReports). On
+  // simulated nodes nothing runs: a preempted workload has stopped once its checkpoint grace is
+  // over, and is requeued.
+  if (preempting_.empty()) return;
+  Time now = clock_.Now();
+  std::vector<std::string> done;
+  for (const auto& id : preempting_) {
+    const WorkloadRecord* r = ledger_.FindWorkload(id);
+    if (r == nullptr || r->state != WorkloadState::kPreempting) {
+      done.push_back(id);
+      continue;
+    }
+    bool on_agent = false;
+    for (const auto& p : r->placements) {
+      const NodeRecord* n = ledger_.FindNode(p.node);
+      on_agent |= n != nullptr && n->agent;
+    }
+    if (on_agent) continue;
+    int64_t grace = 0;
+    if (const TrainingSpec* t = r->spec.training(); t != nullptr && t->checkpoint) grace = t->checkpoint->grace_seconds;
+    if (now - r->preempted_at >= std::chrono::seconds(grace)) done.push_back(id);
+  }
+  for (const auto& id : done) {
+    WorkloadRecord* r = ledger_.FindWorkload(id);
+    if (r == nullptr || r->state != WorkloadState::kPreempting) {
+      preempting_.erase(id);
+      continue;
+    }
+    WorkloadRecord copy = *r;
+    {
+      WriterLock lock(state_mu_);
+      r->placements.clear();
+      r->group_flavors.clear();
+      r->preempted_at = Time{};
+      r->admitted_at = Time{};
+      r->requeues++;
+      // Typed, for metering (usage_sync.cc): the operator's reason (fleet.h), else Preempted.
+      r->requeue_reason = r->evict_reason == RequeueReason::kNone ? RequeueReason::kPreempted : r->evict_reason;
+    }
+    Status st = CommitTransition(*r, WorkloadState::kRequeued, "Requeued",
+                                 json({{"reason", RequeueReasonName(r->requeue_reason)}}));
+    if (!st.ok()) {
+      ABACUS_LOG_ERROR("requeue {}: {}", id, st.ToString());
+      WriterLock lock(state_mu_);
+      *r = std::move(copy);
+      continue;
+    }
+    preempting_.erase(id);
+    full_ = true;
+  }
+}
+
+void ControlPlane::RunCycle() {
+  auto start = std::chrono::steady_clock::now();
+  Time now = clock_.Now();
+  last_cycle_steady_ = std::chrono::steady_clock::now();
+  dirty_ = false;
+  // A full cycle retries every waiting workload; an incremental one only those submitted since
+  // the last cycle: the others were tried against the same capacity and rules, and parked.
+  // A bounded cycle (capacity was freed) retries the first waiting workloads of each queue: with
+  // thousands waiting, only the heads can use what a finished task left.
+  const bool full = full_;
+  const bool bounded = !full && freed_;
+  full_ = false;
+  freed_ = false;
+  if (full) last_full_cycle_ = now;
+  std::unordered_set<std::string> fresh;
+  fresh.swap(fresh_);
+  // 1. Snapshot (the loop is the only writer: no lock needed to read the ledger here).
+  SnapshotIndex index;
+  sched::Snapshot snapshot = ledger_.BuildSnapshot(now, index, full ? nullptr : &fresh,
+                                                   bounded ? options_.bounded_cycle_per_queue : 0);
+  if (shares_) shares_->Fill(&snapshot);
+  // 2. Decide.
+  sched::CycleResult result = sched::Schedule(snapshot, options_.scheduler);
+  {
+    // Gang holds persist: the gangs holding nodes now are in every following snapshot.
+    std::unordered_set<std::string> holding;
+    for (const auto& res : result.reservations) holding.insert(res.workload_id);
+    ledger_.SetHolding(std::move(holding));
+  }
+  // 3. Assume the decisions in memory, remembering what to restore.
+  std::vector<WorkloadRecord> before;
+  WriteBatch batch;
+  std::vector<std::pair<std::string, OpRef>> puts;  // each record's Put: its version after the commit
+  std::vector<govern::AuditRecord> decisions;  // the audit entries of this cycle's decisions
+  std::vector<std::string> changed;
+  {
+    WriterLock lock(state_mu_);
+    std::map<std::string, size_t> grown;  // elastic workloads given units: id → its copy in `before`
+    // A batch's new slots get their array tasks now, not at the next controller tick.
+    auto fill_slots = [&](WorkloadRecord& r) {
+      std::vector<std::pair<std::string, json>> events;
+      if (r.spec.batch() != nullptr) RunController(r, events, batch, decisions, now);
+      return events;
+    };
+    auto append_events = [&](const WorkloadRecord& r, const std::vector<std::pair<std::string, json>>& events) {
+      for (const auto& [type, details] : events) batch.AppendEventJson(kWorkloadKind, r.id, type, details, now);
+    };
+    for (const sched::Admission& a : result.admissions) {
+      if (auto slice = ParseSliceId(index.workload_ids[a.workload])) {
+        WorkloadRecord* r = ledger_.FindWorkload(slice->first);
+        if (r == nullptr || PlacedUnits(*r).count(slice->second) != 0 ||
+            (r->state != WorkloadState::kAdmitted && r->state != WorkloadState::kRunning)) {
+          continue;
+        }
+        if (!grown.count(r->id)) {
+          grown[r->id] = before.size();
+          before.push_back(*r);
+        }
+        AddUnit(snapshot, a, slice->second, *r, batch, now);
+        continue;
+      }
+      WorkloadRecord* r = ledger_.FindWorkload(index.workload_ids[a.workload]);
+      if (r == nullptr || !r->waiting()) continue;
+      before.push_back(*r);
+      (void)Transition(r->state, WorkloadState::kAdmitted);
+      Ledger::ApplyAdmission(snapshot, a, *r);
+      ledger_.NoteHolder(*r);
+      for (auto& p : r->placements) p.version = InitialVersion(*r, UnitOf(*r, p));
+      std::vector<std::pair<std::string, json>> controller_events = fill_slots(*r);
+      r->admitted_at = now;
+      if (ToMicros(r->first_admitted_at) == 0) r->first_admitted_at = now;
+      r->message.clear();
+      std::set<std::string> nodes;
+      for (const auto& p : r->placements) nodes.insert(p.node);
+      json where = json::array();
+      for (const auto& n : nodes) where.push_back(n);
+      puts.emplace_back(r->id, batch.PutJson(kWorkloadKind, r->id, ToJson(*r), r->version).LastOp());
+      batch.AppendEvent(kWorkloadKind, r->id, "Admitted",
+                        EventJson(WorkloadState::kAdmitted, a.borrowing ? "admitted on borrowed quota" : "admitted",
+                                  {{"flavors", r->group_flavors}, {"borrowing", a.borrowing}})
+                            .dump(),
+                        now);
+      batch.AppendEvent(kWorkloadKind, r->id, "Placed",
+                        EventJson(WorkloadState::kAdmitted, "placed on " + std::to_string(nodes.size()) + " node(s)",
+                                  {{"nodes", where}, {"tasks", r->placements.size()}})
+                            .dump(),
+                        now);
+      StageOutsidePoolEvent(*r, PlacedUnits(*r), ledger_, batch, now);
+      append_events(*r, controller_events);
+      StageUsage(&before.back(), *r, batch, now);
+      changed.push_back(r->id);
+      metrics_.decision_seconds.Observe(Seconds(now - r->submitted));
+      metrics_.labeled.ObserveWait(r->spec.queue, Seconds(now - r->submitted));
+    }
+    // A preemptor that started (a workload or a unit of one) no longer claims what its victims
+    // gave back (sched/claims.h).
+    for (const sched::Admission& a : result.admissions) {
+      for (const auto& victim_id : ledger_.ClaimsOf(index.workload_ids[a.workload])) {
+        WorkloadRecord* v = ledger_.FindWorkload(victim_id);
+        // One write per record per cycle: a victim written already this cycle keeps its claim
+        // until the next admission of its preemptor's clears it (the scheduler ignores a claim
+        // whose preemptor is not waiting).
+        if (v == nullptr || std::any_of(before.begin(), before.end(), [&](const WorkloadRecord& b) { return b.id == v->id; })) {
+          continue;
+        }
+        before.push_back(*v);
+        v->yields_to.clear();
+        v->yield_count = 0;
+        puts.emplace_back(v->id, batch.PutJson(kWorkloadKind, v->id, ToJson(*v), v->version).LastOp());  // not published: nothing to run
+      }
+    }
+    for (const auto& [id, at] : grown) {
+      WorkloadRecord* r = ledger_.FindWorkload(id);
+      append_events(*r, fill_slots(*r));
+      puts.emplace_back(r->id, batch.PutJson(kWorkloadKind, r->id, ToJson(*r), r->version).LastOp());
+      StageUsage(&before[at], *r, batch, now);
+      changed.push_back(r->id);
+    }
+    for (const sched::Preemption& p : result.preemptions) {
+      WorkloadRecord* r = ledger_.FindWorkload(index.workload_ids[p.victim]);
+      if (r == nullptr || !CanTransition(r->state, WorkloadState::kPreempting)) continue;
+      if (grown.count(r->id) != 0) continue;  // it grew this cycle: the next cycle decides again
+      before.push_back(*r);
+      (void)Transition(r->state, WorkloadState::kPreempting);
+      metrics_.labeled.CountPreemption(std::string(sched::PreemptionReasonName(p.reason)));
+      r->preempted_at = now;
+      r->message = "preempted for " + p.preemptor_id + " (" + std::string(sched::PreemptionReasonName(p.reason)) + ")";
+      // What it frees is claimed by its preemptor (sched/claims.h); count repeats for the guard.
+      r->yield_count = sched::YieldCountAfter(r->yields_to, r->yield_count, p.preemptor_id);
+      r->yields_to = p.preemptor_id;
+      ledger_.PutClaim(*r);
+      puts.emplace_back(r->id, batch.PutJson(kWorkloadKind, r->id, ToJson(*r), r->version).LastOp());
+      if (r->yield_count >= sched::kChurnLimit) {
+        batch.AppendEvent(kWorkloadKind, r->id, "PreemptionChurnStopped",
+                          EventJson(WorkloadState::kPreempting,
+                                    "preempted " + std::to_string(r->yield_count) + " times in a row for " +
+                                        p.preemptor_id + " without it starting; from now on it waits until " +
+                                        p.preemptor_id + " has started",
+                                    {{"preemptor", p.preemptor_id}, {"count", r->yield_count}})
+                              .dump(),
+                          now);
+      }
+      batch.AppendEvent(kWorkloadKind, r->id, "Preempted",
+                        EventJson(WorkloadState::kPreempting, r->message,
+                                  {{"preemptor", p.preemptor_id},
+                                   {"reason", sched::PreemptionReasonName(p.reason)},
+                                   {"graceSeconds", p.grace_seconds}})
+                            .dump(),
+                        now);
+      {
+        // For the evidence report: who gave back what, to whom.
+        int64_t milli = 0;
+        for (const auto& pl : r->placements) {
+          for (const auto& g : pl.devices) milli += g.milli;
+        }
+        auto by_slice = ParseSliceId(p.preemptor_id);
+        const WorkloadRecord* by = ledger_.FindWorkload(by_slice ? by_slice->first : p.preemptor_id);
+        batch.AppendJournal("preemptions",
+                            json({{"workload", r->id},
+                                  {"tenant", r->spec.tenant()},
+                                  {"queue", r->spec.queue},
+                                  {"flavor", r->group_flavors.empty() ? "cpu" : r->group_flavors[0]},
+                                  {"deviceMilli", milli},
+                                  {"reason", sched::PreemptionReasonName(p.reason)},
+                                  {"by", p.preemptor_id},
+                                  {"byQueue", by != nullptr ? by->spec.queue : ""}})
+                                .dump(),
+                            now);
+      }
+      changed.push_back(r->id);
+    }
+    // What can never run says so once, as an event the user sees in `abacus events`/describe
+    // (explain carries the same reason).
+    for (const sched::PendingReason& pr : result.pending) {
+      if (pr.code != sched::PendingCode::kInvalid) continue;
+      auto prev = ledger_.pending_reasons().find(pr.workload_id);
+      if (prev != ledger_.pending_reasons().end() && prev->second.code == sched::PendingCode::kInvalid) continue;
+      const WorkloadRecord* r = ledger_.FindWorkload(pr.workload_id);
+      if (r == nullptr) continue;
+      batch.AppendEvent(kWorkloadKind, r->id, "NeverFits", EventJson(r->state, pr.message).dump(), now);
+    }
+    if (!full) {
+      // Parked workloads keep the reason of the cycle that last tried them.
+      auto& reasons = ledger_.pending_reasons();
+      auto& ledger_reasons = ledger_.ledger_reasons();
+      for (const auto& id : index.workload_ids) reasons.erase(id);
+      for (const auto& [id, why] : index.unschedulable) ledger_reasons.erase(id);
+      for (auto& pr : result.pending) reasons[pr.workload_id] = std::move(pr);
+      for (auto& [id, why] : index.unschedulable) ledger_reasons[id] = why;
+    }
+  }
+  if (full) {
+    // Every waiting workload gets its reason anew: the maps are built outside the lock and
+    // swapped in, and the old ones freed after it (with tens of thousands waiting, filling them
+    // under the lock stalled every submission for milliseconds).
+    std::unordered_map<std::string, sched::PendingReason> reasons;
+    std::unordered_map<std::string, std::string> ledger_reasons;
+    reasons.reserve(result.pending.size());
+    for (auto& pr : result.pending) {
+      std::string id = pr.workload_id;
+      reasons.insert_or_assign(std::move(id), std::move(pr));
+    }
+    for (auto& [id, why] : index.unschedulable) ledger_reasons[id] = why;
+    {
+      WriterLock lock(state_mu_);
+      ledger_.pending_reasons().swap(reasons);
+      ledger_.ledger_reasons().swap(ledger_reasons);
+    }
+  }
+  // 4. Commit, with the audit entry of every decision that touches a user's work (both or
+  // neither); on failure roll back in memory.
+  if (governance_) {
+    for (const auto& id : changed) {
+      const WorkloadRecord* r = ledger_.FindWorkload(id);
+      if (r == nullptr) continue;
+      bool preempted = r->state == WorkloadState::kPreempting;
+      std::string where;
+      for (const auto& p : r->placements) where += (where.empty() ? "" : ",") + p.node;
+      decisions.push_back(DecisionRecord("scheduler", preempted ? "preempt" : "admit", "workload", r->id,
+                                         r->spec.tenant(), preempted ? "Running" : "Pending",
+                                         preempted ? r->message : "Admitted on " + where));
+    }
+  }
+  bool committed = false;
+  if (!batch.empty()) {
+    CommitResult cr;
+    Status st = Commit(batch, &cr, std::nullopt, std::move(decisions));
+    staged_.Settle(st.ok(), metrics_.labeled);
+    WriterLock lock(state_mu_);
+    if (!st.ok()) {
+      ABACUS_LOG_ERROR("scheduling decisions not committed, rolled back: {}", st.ToString());
+      UsageCommitFailed();
+      for (auto& r : before) ledger_.PutWorkload(std::move(r));
+      dirty_ = true;
+    } else {
+      for (const auto& [id, put] : puts) {
+        if (WorkloadRecord* r = ledger_.FindWorkload(id)) r->version = cr.AssignedTo(put);
+      }
+      metrics_.admitted.fetch_add(static_cast<int64_t>(result.admissions.size()));
+      metrics_.preempted.fetch_add(static_cast<int64_t>(result.preemptions.size()));
+      committed = true;
+    }
+  }
+  if (batch.empty() || committed) {
+    staged_.Settle(committed, metrics_.labeled);
+    CountAdmissionAttempts(result, metrics_.labeled);
+  }
+  // 5. Publish what was committed to the agents (simulated nodes need nothing).
+  if (committed) {
+    for (const auto& id : changed) {
+      const WorkloadRecord* r = ledger_.FindWorkload(id);
+      if (r == nullptr) continue;
+      if (r->state == WorkloadState::kPreempting) preempting_.insert(id);
+      Publish(*r);
+    }
+  }
+  auto cost = std::chrono::steady_clock::now() - start;
+  last_cycle_cost_ = std::chrono::duration_cast<Duration>(cost);
+  if (full) last_full_cycle_cost_ = last_cycle_cost_;
+  metrics_.cycle_seconds.Observe(std::chrono::duration<double>(cost).count());
+  metrics_.cycles.fetch_add(1);
+  if (!changed.empty()) {
+    ABACUS_LOG_INFO("cycle: {} admitted, {} preempted, {} pending ({:.1f} ms)", result.admissions.size(),
+                    result.preemptions.size(), result.pending.size(),
+                    std::chrono::duration<double, std::milli>(cost).count());
+  }
+}
+
+}  // namespace abacus::server

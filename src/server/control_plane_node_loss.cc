@@ -1,0 +1,179 @@
+// ControlPlane: node loss and fail-over, and device health (device_health.h), on the loop thread.
+#include <openssl/evp.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/log.h"
+#include "common/mutex.h"
+#include "govern/crypto.h"
+#include "server/control_plane.h"
+#include "server/desired_tasks.h"
+#include "server/evaluation_archive.h"
+#include "server/node_history.h"
+#include "server/task_ids.h"
+#include "server/task_logs.h"
+
+namespace abacus::server {
+
+using nlohmann::json;
+
+// ---------------------------------------------------------------- node loss
+
+void ControlPlane::FailOverNodeTasks(const std::string& node, const std::string& why, const std::string& lost_reason,
+                                     const std::function<bool(const WorkloadRecord&, const PlacementRecord&)>& keep) {
+  std::vector<TaskReport> lost;
+  Time now = clock_.Now();
+  for (const auto& [id, r] : ledger_.workloads()) {
+    if (r.waiting() || (IsTerminal(r.state) && r.placements.empty())) continue;
+    for (const PlacementRecord& p : r.placements) {
+      if (p.node != node || TaskEnded(p) || keep(r, p)) continue;
+      TaskReport tr;
+      tr.node = node;
+      tr.task_id = TaskIdOf(r, p);
+      tr.phase = "Lost";
+      tr.message = why;
+      tr.lost_reason = lost_reason;
+      tr.started_at = tr.finished_at = now;
+      lost.push_back(std::move(tr));
+    }
+  }
+  if (!lost.empty()) {
+    ABACUS_LOG_WARN("node {}: {} task(s) lost: {}", node, lost.size(), why);
+    ProcessTaskReports(lost);
+  }
+}
+
+void ControlPlane::FailOverTasksOnBadDevices(const std::string& node) {
+  const NodeRecord* n = ledger_.FindNode(node);
+  if (n == nullptr) return;
+  FailOverNodeTasks(node, "its device is gone or unhealthy", "DeviceError",
+                    [&](const WorkloadRecord&, const PlacementRecord& p) {
+                      for (const auto& g : p.devices) {
+                        const Device* d = n->node.FindDevice(g.index);
+                        if (d == nullptr || d->health != DeviceHealth::kHealthy) return false;
+                      }
+                      return true;
+                    });
+}
+
+void ControlPlane::CheckNodeLiveness() {
+  Time now = clock_.Now();
+  if (now - last_liveness_check_ < std::chrono::seconds(1)) return;
+  last_liveness_check_ = now;
+  SettleNodeHealth(now);
+  std::vector<std::string> silent;
+  {
+    MutexLock lock(seen_mu_);
+    for (const auto& [name, rec] : ledger_.nodes()) {
+      if (!rec.agent || rec.node.state != NodeState::kReady) continue;
+      auto it = last_seen_.find(name);
+      if (it == last_seen_.end()) {
+        last_seen_[name] = now;  // first look since start: give it a full timeout
+      } else if (now - it->second > options_.node_timeout) {
+        silent.push_back(name);
+      }
+    }
+  }
+  for (const auto& name : silent) {
+    NodeRecord next = *ledger_.FindNode(name);
+    next.node.state = NodeState::kNotReady;
+    next.not_ready_since = now;
+    std::string why = "node " + name + " silent for more than " +
+                      std::to_string(std::chrono::duration_cast<std::chrono::seconds>(options_.node_timeout).count()) + "s";
+    Status st = CommitNode(next, "NotReady", {{"message", why}, {"notReadySinceUs", ToMicros(now)}});
+    if (!st.ok()) {
+      ABACUS_LOG_ERROR("node {}: cannot mark NotReady: {}", name, st.ToString());
+      continue;
+    }
+    ABACUS_LOG_WARN("{}: NotReady; its tasks move once their fencing grace has passed", why);
+  }
+  FailOverFencedTasks(now);
+}
+
+void ControlPlane::FailOverFencedTasks(Time now) {
+  // The agent of a NotReady node stops its tasks itself after node_timeout without a server,
+  // within each task's fencing grace; only then may the work run elsewhere (server/fencing.h).
+  std::vector<std::pair<std::string, Time>> fenced;
+  for (const auto& [name, rec] : ledger_.nodes()) {
+    if (rec.agent && rec.node.state == NodeState::kNotReady) fenced.emplace_back(name, rec.not_ready_since);
+  }
+  for (const auto& node : fenced) {
+    const std::string& name = node.first;
+    const Time since = node.second;
+    std::string why = "node " + name + " silent for more than " +
+                      std::to_string(std::chrono::duration_cast<std::chrono::seconds>(options_.node_timeout).count()) +
+                      "s; its agent fenced the task";
+    FailOverNodeTasks(name, why, "NodeLost", [&](const WorkloadRecord& r, const PlacementRecord&) {
+      return now < since + options_.fencing.Grace(r);  // still inside the fencing grace: keep
+    });
+  }
+}
+
+// ---------------------------------------------------------------- device health (device_health.h)
+
+void ControlPlane::AddHealthDetails(const NodeRecord& n, const HealthOutcome& outcome, json& details) const {
+  json faults = json::array();
+  for (const auto& f : outcome.faults) {
+    faults.push_back({{"device", f.index}, {"reason", f.reason}});
+    details["device" + std::to_string(f.index)] = "Unhealthy";
+  }
+  if (!faults.empty()) details["faults"] = std::move(faults);
+  for (int32_t i : outcome.recovering) details["device" + std::to_string(i)] = "Recovering";
+  for (int32_t i : outcome.recovered) details["device" + std::to_string(i)] = "Healthy";
+  for (int32_t i : outcome.other) {
+    if (const Device* d = n.node.FindDevice(i)) details["device" + std::to_string(i)] = DeviceHealthName(d->health);
+  }
+  if (!outcome.recovering.empty()) {
+    details["cleanWindowSeconds"] = std::chrono::duration_cast<std::chrono::seconds>(options_.health.clean_window).count();
+  }
+  if (outcome.cordoned) {
+    details["by"] = kHealthRule;
+    details["reason"] = outcome.cordon_reason;
+  }
+  if (outcome.uncordoned) details["uncordonedBy"] = kHealthRule;
+}
+
+void ControlPlane::NoteHealthOutcome(const NodeRecord& n, const HealthOutcome& outcome) {
+  const std::string& name = n.node.name;
+  for (const auto& f : outcome.faults) {
+    const Device* d = n.node.FindDevice(f.index);
+    const std::string flavor = d != nullptr ? d->flavor.name() : "unknown";
+    metrics_.labeled.CountDeviceFault(n.node.cluster, n.node.pool, flavor);
+    ABACUS_LOG_WARN("node {}: device {} unhealthy: {}", name, f.index, f.reason);
+    if (governance_) {
+      governance_->AppendDecision(std::string("agent/") + name, "device-fault", "node", name, "", "Healthy",
+                                  "device " + std::to_string(f.index) + " (" + flavor + "): " + f.reason);
+    }
+  }
+  if (outcome.cordoned) {
+    ABACUS_LOG_WARN("node {}: cordoned by {}: {}", name, kHealthRule, outcome.cordon_reason);
+    if (governance_) governance_->AppendDecision(kHealthRule, "cordon", "node", name, "", "Ready", outcome.cordon_reason);
+  }
+  if (outcome.uncordoned && governance_) {
+    governance_->AppendDecision(kHealthRule, "uncordon", "node", name, "", "Cordoned",
+                                "no device fault for the clean window");
+  }
+}
+
+void ControlPlane::SettleNodeHealth(Time now) {
+  std::vector<std::string> due;
+  for (const auto& [name, rec] : ledger_.nodes()) {
+    Time t = NextHealthDeadline(rec, options_.health);
+    if (ToMicros(t) != 0 && t <= now) due.push_back(name);
+  }
+  for (const auto& name : due) {
+    NodeRecord next = *ledger_.FindNode(name);
+    const HealthOutcome outcome = SettleHealth(next, now, options_.health);
+    if (!outcome.changed()) continue;
+    json details = json::object();
+    AddHealthDetails(next, outcome, details);
+    if (Status st = CommitNode(next, outcome.uncordoned ? "Uncordoned" : "DevicesRecovered", details); !st.ok()) {
+      ABACUS_LOG_ERROR("node {}: cannot record its recovery: {}", name, st.ToString());
+      continue;
+    }
+    NoteHealthOutcome(next, outcome);
+  }
+}
+
+}  // namespace abacus::server

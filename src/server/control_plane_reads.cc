@@ -1,0 +1,490 @@
+// ControlPlane: the read model of the API (workloads, events, explain, nodes, devices, flavors,
+// queues, config), on HTTP threads under the shared state_mu_.
+#include "server/control_plane.h"
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <future>
+#include <map>
+#include <set>
+
+#include "common/log.h"
+#include "common/mutex.h"
+#include "common/nesting.h"
+#include "common/thread_name.h"
+#include "control/controller.h"
+#include "govern/crypto.h"
+#include "sched/claims.h"
+#include "sched/explain.h"
+#include "server/device_holders.h"
+#include "server/elastic_units.h"
+#include "server/fit_check.h"
+#include "server/governance.h"
+#include "server/node_history.h"
+#include "server/node_liveness.h"
+#include "server/quota_view.h"
+#include "server/reservations_api.h"
+#include "server/reserved_pool.h"
+#include "server/workload_update.h"
+#include "store/data_folder_lock.h"
+#include "store/fenced_store.h"
+#include "tenancy/priority_class.h"
+#include "tenancy/tenancy_codec.h"
+#include "tenancy/yaml_json.h"
+#include "workload/governance_codec.h"
+#include "workload/secret_doc.h"
+#include "workload/workload_codec.h"
+
+namespace abacus::server {
+
+using nlohmann::json;
+
+// ---------------------------------------------------------------- reads
+
+std::optional<WorkloadRecord> ControlPlane::FindRecord(const std::string& id_or_name) const {
+  {
+    ReaderLock lock(state_mu_);
+    if (const WorkloadRecord* r = ledger_.Resolve(id_or_name)) return *r;
+  }
+  MutexLock lock(loop_mu_);
+  const WorkloadRecord* best = nullptr;
+  for (const auto& r : inbox_) {
+    if (r.id == id_or_name) return r;
+    if (r.spec.name == id_or_name) best = &r;
+  }
+  if (best != nullptr) return *best;
+  return std::nullopt;
+}
+
+json ControlPlane::View(const WorkloadRecord& r) const {
+  json j = ToJson(r);
+  // Uploaded results files are read through GET /api/v1/evaluations; here only their size.
+  for (json& p : j["placements"]) {
+    if (!p.contains("results")) continue;
+    p["resultsBytes"] = p["results"].get_ref<const std::string&>().size();
+    p.erase("results");
+  }
+  j.erase("spec");
+  j["spec"] = abacus::ToJson(r.spec);
+  j["submittedAt"] = FormatTime(r.submitted);
+  if (ToMicros(r.admitted_at) != 0) j["admittedAt"] = FormatTime(r.admitted_at);
+  if (ToMicros(r.finished_at) != 0) j["finishedAt"] = FormatTime(r.finished_at);
+  if (std::string held = r.waiting() ? ledger_.HoldReason(r) : ""; !held.empty()) {
+    j["pendingReason"] = {{"code", HoldCode(r)}, {"message", held}};  // an operator's hold (fleet.h)
+  } else if (r.waiting()) {
+    auto it = ledger_.pending_reasons().find(r.id);
+    if (it != ledger_.pending_reasons().end()) {
+      j["pendingReason"] = {{"code", sched::PendingCodeName(it->second.code)},
+                            {"message", it->second.message},
+                            {"position", it->second.position}};
+    } else if (auto lr = ledger_.ledger_reasons().find(r.id); lr != ledger_.ledger_reasons().end()) {
+      j["pendingReason"] = {{"code", "Unschedulable"}, {"message", lr->second}};
+    }
+  }
+  // What the kind's controller keeps: batch progress, replicas and rollout, idle notice, …
+  json status = control::Describe(ViewOf(r), r.controller_state);
+  if (!status.is_object()) status = json::object();
+  if (IsElastic(r) && r.holds_quota()) {
+    status["wantedUnits"] = WantedUnits(r);
+    status["placedUnits"] = PlacedUnits(r).size();
+    json unplaced = json::array();
+    for (int32_t unit : MissingUnits(r)) {
+      json u = {{"unit", unit}};
+      auto it = ledger_.pending_reasons().find(SliceId(r.id, unit));
+      if (it != ledger_.pending_reasons().end()) {
+        // The replica's own reason with what stopped it on the nodes (filters and best candidate).
+        u["reason"] = it->second.message +
+                      (it->second.placement ? ": " + sched::DescribePlacement(*it->second.placement) : std::string());
+      }
+      unplaced.push_back(std::move(u));
+    }
+    if (!unplaced.empty()) status["unplaced"] = std::move(unplaced);
+    if (std::set<int32_t> outside = UnitsOutsidePool(r, ledger_); !outside.empty()) {
+      status["outsidePool"] = {{"pool", ReservationPool(r)}, {"replicas", outside}, {"message", OutsidePoolLine(r, ledger_)}};
+    }
+  }
+  if (!status.empty()) j["status"] = std::move(status);
+  return j;
+}
+
+Result<json> ControlPlane::GetWorkload(const std::string& id_or_name) const {
+  auto r = FindRecord(id_or_name);
+  if (!r) return NotFound("workload '" + id_or_name + "' not found");
+  ReaderLock lock(state_mu_);
+  return View(*r);
+}
+
+json ControlPlane::ListWorkloads(const WorkloadFilter& f) const {
+  std::vector<WorkloadRecord> pending_ingest;
+  {
+    MutexLock lock(loop_mu_);
+    pending_ingest = inbox_;
+  }
+  ReaderLock lock(state_mu_);
+  std::vector<const WorkloadRecord*> rows;
+  auto match = [&](const WorkloadRecord& r) {
+    if (!f.queue.empty() && r.spec.queue != f.queue) return false;
+    if (!f.state.empty() && WorkloadStateName(r.state) != f.state) return false;
+    if (!f.project.empty() && r.spec.project != f.project) return false;
+    if (!f.tenant.empty() && r.spec.tenant() != f.tenant) return false;
+    if (!f.kind.empty() && WorkloadKindName(r.spec.kind()) != f.kind) return false;
+    if (!f.name.empty() && r.spec.name != f.name) return false;
+    if (f.ids != nullptr && !f.ids->contains(r.id)) return false;
+    if (!f.user.empty() && r.submitted_by != f.user) return false;
+    if (!f.selector.Matches(r.spec.labels)) return false;
+    if (f.visible && !f.visible(r.spec)) return false;
+    return true;
+  };
+  if (f.ids != nullptr) {  // a watch's changes: look them up, not a scan of every workload
+    for (const std::string& id : *f.ids) {
+      const WorkloadRecord* r = ledger_.FindWorkload(id);
+      if (r != nullptr && match(*r)) rows.push_back(r);
+    }
+  } else {
+    for (const auto& [id, r] : ledger_.workloads()) {
+      if (match(r)) rows.push_back(&r);
+    }
+  }
+  for (const auto& r : pending_ingest) {
+    if (ledger_.FindWorkload(r.id) == nullptr && match(r)) rows.push_back(&r);
+  }
+  std::sort(rows.begin(), rows.end(), [](const WorkloadRecord* a, const WorkloadRecord* b) {
+    return a->submitted != b->submitted ? a->submitted < b->submitted : a->id < b->id;
+  });
+  json items = json::array();
+  size_t total = rows.size();
+  size_t first = total > f.limit ? total - f.limit : 0;  // the newest `limit`
+  for (size_t i = first; i < total; ++i) {
+    json v = View(*rows[i]);
+    v.erase("spec");
+    if (!rows[i]->spec.labels.empty()) v["labels"] = rows[i]->spec.labels;  // for selectors (cancel -l)
+    items.push_back(std::move(v));
+  }
+  return {{"items", std::move(items)}, {"total", total}};
+}
+
+Result<json> ControlPlane::Explain(const std::string& id_or_name) const {
+  auto rec = FindRecord(id_or_name);
+  if (!rec) return NotFound("workload '" + id_or_name + "' not found");
+  ReaderLock lock(state_mu_);
+  const WorkloadRecord& r = *rec;
+  json j = {{"id", r.id}, {"name", r.spec.name}, {"queue", r.spec.queue}, {"state", WorkloadStateName(r.state)}};
+  std::string text;
+  if (std::string held = r.waiting() ? ledger_.HoldReason(r) : ""; !held.empty()) {
+    j["reason"] = {{"code", HoldCode(r)}, {"message", held}};  // an operator's hold (fleet.h)
+    text = held;
+  } else if (r.waiting()) {
+    auto it = ledger_.pending_reasons().find(r.id);
+    if (it != ledger_.pending_reasons().end()) {
+      // Waited: as of now, not as of the cycle that gave the reason.
+      sched::PendingReason pr = it->second;
+      const Duration waited_before = pr.waited;
+      pr.waited = std::max(Duration(0), clock_.Now() - r.submitted);
+      if (pr.overrun.count() > 0) pr.overrun += pr.waited - waited_before;
+      j["reason"] = {{"code", sched::PendingCodeName(pr.code)},
+                     {"message", pr.message},
+                     {"position", pr.position},
+                     {"ahead", pr.ahead},
+                     {"aheadIds", pr.ahead_ids},
+                     {"basePriority", pr.base_priority},
+                     {"effectivePriority", pr.effective_priority},
+                     {"waitedSeconds", std::chrono::duration_cast<std::chrono::seconds>(pr.waited).count()}};
+      if (pr.quota) j["reason"]["quota"] = DescribeQuota(*pr.quota, r.spec.queue);
+      if (pr.placement) j["reason"]["placement"] = DescribePlacement(*pr.placement);
+      if (!pr.preemption.empty()) j["reason"]["preemption"] = pr.preemption;
+      if (!pr.fair_share.empty()) j["reason"]["fairShare"] = pr.fair_share;
+      text = DescribePending(pr);
+    } else if (auto lr = ledger_.ledger_reasons().find(r.id); lr != ledger_.ledger_reasons().end()) {
+      j["reason"] = {{"code", "Unschedulable"}, {"message", lr->second}};
+      text = lr->second;
+    } else {
+      text = "waiting for the next scheduling cycle";
+    }
+  } else if (r.holds_quota()) {
+    json placements = json::array();
+    std::map<std::string, std::vector<std::string>> by_node;
+    for (const auto& p : r.placements) {
+      std::string devs;
+      for (const auto& d : p.devices) {
+        if (!devs.empty()) devs += ",";
+        devs += std::to_string(d.index) + (d.milli < 1000 ? "(" + std::to_string(d.milli) + "m)" : "");
+      }
+      std::string group = p.group < static_cast<int>(r.spec.spec.task_groups.size())
+                              ? r.spec.spec.task_groups[p.group].name
+                              : std::to_string(p.group);
+      by_node[p.node].push_back(group + "[" + std::to_string(p.replica) + "]" + (devs.empty() ? "" : " devices " + devs));
+      placements.push_back({{"group", group}, {"replica", p.replica}, {"node", p.node}, {"devices", devs}});
+    }
+    j["placements"] = placements;
+    j["flavors"] = r.group_flavors;
+    text = std::string(WorkloadStateName(r.state)) + " at " + FormatTime(r.admitted_at) + " on flavors ";
+    for (size_t i = 0; i < r.group_flavors.size(); ++i) text += (i ? ", " : "") + r.group_flavors[i];
+    text += "\n";
+    for (const auto& [node, tasks] : by_node) {
+      text += "  " + node + ": ";
+      for (size_t i = 0; i < tasks.size(); ++i) text += (i ? "; " : "") + tasks[i];
+      text += "\n";
+    }
+    if (r.state == WorkloadState::kAdmitted) {
+      text += "Admitted: its tasks start when the agents of these nodes run them (nodes without an agent are "
+              "simulated and run nothing).";
+    }
+    if (!r.message.empty()) text += "\n" + r.message;
+    if (std::string outside = OutsidePoolLine(r, ledger_); !outside.empty()) text += "\n" + outside;
+  } else {
+    text = std::string(WorkloadStateName(r.state)) + (r.message.empty() ? "" : ": " + r.message);
+  }
+  j["text"] = text;
+  return j;
+}
+
+Result<json> ControlPlane::Events(const std::string& id_or_name) const {
+  auto rec = FindRecord(id_or_name);
+  if (!rec) return NotFound("workload '" + id_or_name + "' not found");
+  ABACUS_ASSIGN_OR_RETURN(auto events, store_->Events(kWorkloadKind, rec->id));
+  json items = json::array();
+  for (const auto& e : events) {
+    json detail = json::parse(e.json, nullptr, false);
+    items.push_back({{"seq", e.seq}, {"time", FormatTime(FromMicros(e.time_us))}, {"timeUs", e.time_us},
+                     {"type", e.type}, {"details", detail}});
+  }
+  return json{{"id", rec->id}, {"items", items}};
+}
+
+json ControlPlane::ListNodes(const std::function<bool(const Workload&)>& visible) const {
+  std::unordered_map<std::string, Time> seen;  // the agents' last requests (node_liveness.h)
+  std::map<std::string, std::map<int, double>> utilization;  // the agents' last reports
+  {
+    MutexLock seen_lock(seen_mu_);
+    seen = last_seen_;
+    utilization = utilization_;
+  }
+  const Time now = clock_.Now();
+  ReaderLock lock(state_mu_);
+  auto usage = ledger_.DeviceUsage();
+  DeviceHoldings holdings = HoldingsAsSeenBy(ledger_.workloads(), visible);
+  std::map<std::string, std::pair<int64_t, int64_t>> cpu_mem;
+  std::map<std::string, std::map<std::string, int64_t>> extended_used;  // node → name → held
+  for (const auto& [id, r] : ledger_.workloads()) {
+    if (!r.holds_quota()) continue;
+    for (const auto& p : r.placements) {
+      cpu_mem[p.node].first += p.cpu_milli;
+      cpu_mem[p.node].second += p.memory_bytes;
+      for (const auto& [xname, amount] : ExtendedHeld(r, p)) extended_used[p.node][xname] += amount;
+    }
+  }
+  json items = json::array();
+  for (const auto& [name, n] : ledger_.nodes()) {
+    json j = ToJson(n);
+    int64_t free_milli = 0;
+    const auto node_holdings = holdings.find(name);
+    const auto node_util = utilization.find(name);
+    for (auto& d : j["devices"]) {
+      const int index = d["index"].get<int>();
+      int32_t used = 0;
+      if (auto it = usage.find(name); it != usage.end()) {
+        if (auto u = it->second.find(index); u != it->second.end()) used = u->second;
+      }
+      d["allocatedMilli"] = used;
+      free_milli += d["health"] == "Healthy" ? 1000 - used : 0;
+      json holders = json::array();
+      int32_t hidden = 0;
+      if (node_holdings != holdings.end()) {
+        if (auto h = node_holdings->second.devices.find(index); h != node_holdings->second.devices.end()) {
+          for (const DeviceHolder& x : h->second.holders) {
+            holders.push_back({{"workload", x.workload}, {"name", x.name}, {"milli", x.milli}});
+          }
+          hidden = h->second.hidden_milli;
+        }
+      }
+      d["holders"] = std::move(holders);
+      d["hiddenMilli"] = hidden;
+      if (node_util != utilization.end()) {
+        if (auto u = node_util->second.find(index); u != node_util->second.end()) d["utilization"] = u->second;
+      }
+    }
+    j["allocatedCpuMilli"] = cpu_mem[name].first;
+    j["allocatedMemoryBytes"] = cpu_mem[name].second;
+    if (auto x = extended_used.find(name); x != extended_used.end()) j["allocatedExtended"] = x->second;
+    j["freeDeviceMilli"] = free_milli;
+    j["hiddenCpuMilli"] = node_holdings == holdings.end() ? 0 : node_holdings->second.hidden_cpu_milli;
+    j["hiddenMemoryBytes"] = node_holdings == holdings.end() ? 0 : node_holdings->second.hidden_memory_bytes;
+    auto heard = seen.find(name);
+    AddLiveness(j, heard == seen.end() ? std::nullopt : std::optional<Time>(heard->second), now,
+                options_.heartbeat_interval);
+    items.push_back(std::move(j));
+  }
+  return {{"items", items}};
+}
+
+Result<json> ControlPlane::GetNode(const std::string& name,
+                                   const std::function<bool(const Workload&)>& visible) const {
+  json all = ListNodes(visible);
+  for (auto& n : all["items"]) {
+    if (n["name"] == name) return n;
+  }
+  return NotFound("node '" + name + "' not found");
+}
+
+json ControlPlane::ListDevices() const {
+  json nodes = ListNodes();
+  json items = json::array();
+  for (const auto& n : nodes["items"]) {
+    for (auto d : n["devices"]) {
+      // Who holds a device is told per caller on /api/v1/nodes only; this list names no workload.
+      d.erase("holders");
+      d.erase("hiddenMilli");
+      d["node"] = n["name"];
+      d["pool"] = n["pool"];
+      items.push_back(std::move(d));
+    }
+  }
+  return {{"items", items}};
+}
+
+json ControlPlane::ListFlavors() const {
+  json nodes = ListNodes();
+  ReaderLock lock(state_mu_);
+  std::map<std::string, json> by;
+  auto entry = [&](const std::string& f) -> json& {
+    auto it = by.find(f);
+    if (it == by.end()) {
+      json j = {{"name", f}, {"weight", 1.0}, {"devices", 0}, {"freeMilli", 0}, {"nodes", 0}, {"description", ""}};
+      if (auto fl = Flavor::Parse(f); fl.ok()) {
+        if (const FlavorConfig* c = ledger_.config().FindFlavor(f)) {
+          j["weight"] = static_cast<double>(c->weight_milli) / 1000.0;
+          j["description"] = c->description;
+        }
+      }
+      it = by.emplace(f, j).first;
+    }
+    return it->second;
+  };
+  for (const FlavorConfig* c : ledger_.config().flavors()) entry(c->flavor.name());
+  for (const auto& n : nodes["items"]) {
+    std::set<std::string> seen;
+    for (const auto& d : n["devices"]) {
+      json& e = entry(d["flavor"].get<std::string>());
+      e["devices"] = e["devices"].get<int>() + 1;
+      if (d["health"] == "Healthy") e["freeMilli"] = e["freeMilli"].get<int64_t>() + 1000 - d["allocatedMilli"].get<int64_t>();
+      if (seen.insert(d["flavor"].get<std::string>()).second) e["nodes"] = e["nodes"].get<int>() + 1;
+    }
+  }
+  json items = json::array();
+  for (auto& [name, j] : by) items.push_back(j);
+  return {{"items", items}};
+}
+
+json ControlPlane::ListQueues() const {
+  ReaderLock lock(state_mu_);
+  struct Counts {
+    int pending = 0, admitted = 0;
+    std::map<std::string, int64_t> used;  // resource name → ledger amount
+  };
+  std::map<std::string, Counts> counts;
+  for (const auto& [id, r] : ledger_.workloads()) {
+    Counts& c = counts[r.spec.queue];
+    if (r.waiting()) ++c.pending;
+    if (r.holds_quota()) {
+      ++c.admitted;
+      for (const auto& p : r.placements) {
+        c.used["cpu"] += p.cpu_milli;
+        c.used["memory"] += p.memory_bytes;
+        for (const auto& [xname, amount] : ExtendedHeld(r, p)) c.used[xname] += amount;
+        std::string flavor = p.group < static_cast<int>(r.group_flavors.size()) ? r.group_flavors[p.group] : "cpu";
+        for (const auto& d : p.devices) c.used[flavor] += d.milli;
+      }
+    }
+  }
+  json items = json::array();
+  for (const Queue* q : ledger_.config().queues()) {
+    json j = abacus::ToJson(SpecObject(*q));
+    Counts& c = counts[q->name];
+    j["pending"] = c.pending;
+    j["admitted"] = c.admitted;
+    if (auto s = ledger_.suspended_queues().find(q->name); s != ledger_.suspended_queues().end()) {
+      j["suspended"] = {{"by", s->second.by}, {"since", FormatTime(s->second.since)}};  // abacus suspend queue
+    }
+    json usage = json::array();
+    for (const auto& quota : q->quotas) {
+      std::string res = quota.resource.Name();
+      int64_t used = c.used[res];
+      int64_t nominal = LedgerAmount(quota.resource, quota.nominal);
+      json u = {{"resource", res}, {"used", used}, {"nominal", nominal}};
+      if (quota.borrowing_limit) u["borrowingLimit"] = LedgerAmount(quota.resource, *quota.borrowing_limit);
+      usage.push_back(u);
+    }
+    j["usage"] = usage;
+    items.push_back(std::move(j));
+  }
+  AddBorrowingNow(ledger_.config(), items);  // borrowed from whom, lent to whom (quota_view.h)
+  return {{"items", items}};
+}
+
+Result<json> ControlPlane::GetQueue(const std::string& name) const {
+  json all = ListQueues();
+  for (auto& q : all["items"]) {
+    if (q["name"] == name) return q;
+  }
+  return NotFound("queue '" + name + "' not found");
+}
+
+json ControlPlane::ListConfig(const std::string& kind) const {
+  if (kind == "cluster") return ListClusters();
+  ReaderLock lock(state_mu_);
+  json items = json::array();
+  if (kind == "priorityclass") {
+    std::set<std::string> configured;
+    for (const PriorityClass* pc : ledger_.config().priority_classes()) {
+      items.push_back(abacus::ToJson(SpecObject(*pc)));
+      configured.insert(pc->name);
+    }
+    for (const PriorityClass& pc : DefaultPriorityClasses()) {
+      if (configured.count(pc.name)) continue;
+      json j = abacus::ToJson(SpecObject(pc));
+      j["default"] = true;
+      items.push_back(j);
+    }
+    return {{"items", items}};
+  }
+  std::map<std::string, json> projects_of;  // tenant → its project names, built once
+  if (kind == "tenant") {
+    for (const Project* p : ledger_.config().projects()) {
+      auto [it, added] = projects_of.try_emplace(p->tenant, json::array());
+      it->second.push_back(p->name);
+    }
+  }
+  for (const auto& [key, obj] : ledger_.config_objects()) {
+    if (StoreKindOf(obj) != kind) continue;
+    json j = abacus::ToJson(obj);
+    if (kind == "tenant") {
+      auto it = projects_of.find(std::get<Tenant>(obj).name);
+      j["projects"] = it == projects_of.end() ? json::array() : std::move(it->second);
+    }
+    items.push_back(std::move(j));
+  }
+  if (kind == "pool") AddPoolTenants(ledger_, items);  // each pool's tenants and nodes (quota_view.h)
+  if (kind == "reservation") {  // each one's window in force or next and the nodes it holds
+    const auto held = ledger_.ReservationNodes();
+    const auto all = ledger_.config().reservations();
+    for (auto& item : items) {
+      for (size_t i = 0; i < all.size() && i < held.size(); ++i) {
+        if (all[i]->name == item.value("name", "")) AddReservationStatus(*all[i], held[i], clock_.Now(), item);
+      }
+    }
+  }
+  return {{"items", items}};
+}
+
+Result<json> ControlPlane::GetConfig(const std::string& kind, const std::string& name) const {
+  json all = ListConfig(kind);
+  for (auto& o : all["items"]) {
+    std::string n = o.value("name", "");
+    if (kind == "project") n = o.value("tenant", "") + "/" + n;
+    if (n == name || (kind == "project" && o.value("name", "") == name)) return o;
+  }
+  return NotFound(kind + " '" + name + "' not found");
+}
+
+}  // namespace abacus::server

@@ -1,0 +1,570 @@
+// ControlPlane: the write path of client requests (submit, apply, cancel, scale, nodes) and the
+// one commit every write goes through (Commit: batch, audit entry, change feed).
+#include "server/control_plane.h"
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <future>
+#include <map>
+#include <set>
+
+#include "common/log.h"
+#include "common/mutex.h"
+#include "common/nesting.h"
+#include "common/thread_name.h"
+#include "control/controller.h"
+#include "govern/crypto.h"
+#include "sched/claims.h"
+#include "sched/explain.h"
+#include "server/device_holders.h"
+#include "server/elastic_units.h"
+#include "server/fit_check.h"
+#include "server/governance.h"
+#include "server/node_history.h"
+#include "server/node_liveness.h"
+#include "server/quota_view.h"
+#include "server/reservations_api.h"
+#include "server/reserved_pool.h"
+#include "server/workload_update.h"
+#include "store/data_folder_lock.h"
+#include "store/fenced_store.h"
+#include "tenancy/priority_class.h"
+#include "tenancy/tenancy_codec.h"
+#include "tenancy/yaml_json.h"
+#include "workload/governance_codec.h"
+#include "workload/secret_doc.h"
+#include "workload/workload_codec.h"
+
+namespace abacus::server {
+namespace {
+
+using nlohmann::json;
+
+// Reads a request body into documents: YAML (multi-document) or JSON (one object or an array).
+ParsedDocuments ParseBody(std::string_view body, bool json_body, const std::string& filename) {
+  if (!json_body) return ParseDocuments(body, filename);
+  ParsedDocuments out;
+  JsonTextProblem problem;  // nesting past the limit, a duplicate key
+  json j = ParseJsonChecked(body, &problem);
+  if (!problem.message.empty()) {
+    out.diagnostics.Add(filename, problem.line, "", problem.message);
+    return out;
+  }
+  if (j.is_discarded()) {
+    out.diagnostics.Add(filename, 0, "", "request body is not valid JSON");
+    return out;
+  }
+  std::vector<json> items;
+  if (j.is_array()) {
+    items.assign(j.begin(), j.end());
+  } else {
+    items.push_back(std::move(j));
+  }
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i].is_object() && items[i].contains("kind") && items[i]["kind"].is_string() &&
+        IsGovernanceKind(items[i]["kind"].get<std::string>())) {
+      auto g = GovernanceObjectFromJson(items[i]);
+      if (g.ok()) {
+        out.governance.push_back({std::move(*g), SourceLocation{filename, 0, {}}});
+      } else {
+        out.diagnostics.Add(filename, 0, items.size() > 1 ? "[" + std::to_string(i) + "]" : "", g.status().message());
+      }
+      continue;
+    }
+    if (items[i].is_object() && items[i].contains("kind") && items[i]["kind"].is_string()) {
+      if (ExtensionDecoder decode = FindExtensionKind(items[i]["kind"].get<std::string>())) {
+        SpecContext ctx(filename, &out.diagnostics);
+        if (auto j = decode(SpecNode(items[i]), ctx)) {
+          std::string name = j->value("name", "");
+          out.extensions.push_back(
+              {items[i]["kind"].get<std::string>(), std::move(name), std::move(*j), SourceLocation{filename, 0, {}}});
+        }
+        continue;
+      }
+    }
+    auto obj = SpecObjectFromJson(items[i]);
+    if (!obj.ok()) {
+      out.diagnostics.Add(filename, 0, items.size() > 1 ? "[" + std::to_string(i) + "]" : "",
+                          obj.status().message());
+      continue;
+    }
+    Document d{std::move(*obj), SourceLocation{filename, 0, {}}};
+    out.documents.push_back(std::move(d));
+  }
+  return out;
+}
+
+}  // namespace
+
+Status ControlPlane::Commit(const WriteBatch& batch, CommitResult* result, std::optional<govern::AuditRecord> entry,
+                            std::vector<govern::AuditRecord> decisions) {
+  auto start = std::chrono::steady_clock::now();
+  // A request's change commits with the request's audit entry, and a decision with the change it
+  // makes (issue 20: both or neither).
+  std::shared_ptr<PendingRequestAudit> pending = entry ? nullptr : CurrentRequestAudit();
+  if (!entry) entry = ClaimRequestAudit(pending.get(), batch);
+  if (!entry) pending.reset();
+  std::vector<govern::AuditRecord> records;
+  records.reserve(decisions.size() + 1);
+  if (entry) records.push_back(std::move(*entry));
+  for (auto& d : decisions) records.push_back(std::move(d));
+  Status st = governance_->committer().Commit(batch, std::move(records), result);
+  SettleRequestAudit(pending.get(), st.ok());
+  if (st.ok()) RecordChanges(batch, result);
+  metrics_.commit_seconds.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  if (!st.ok()) metrics_.commit_failures.fetch_add(1);
+  return st;
+}
+
+void ControlPlane::RecordChanges(const WriteBatch& batch, const CommitResult* result) {
+  const std::vector<WriteOp>& ops = batch.ops();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (const auto* put = std::get_if<PutOp>(&ops[i])) {
+      feed_->Record(put->kind, put->key);
+    } else if (const auto* del = std::get_if<DeleteOp>(&ops[i])) {
+      feed_->Record(del->kind, del->key);
+    } else if (const auto* ev = std::get_if<EventOp>(&ops[i])) {
+      const int64_t seq = result != nullptr ? result->AssignedTo(OpRef{i}) : 0;
+      feed_->RecordEvent(ev->object_kind, ev->object_key, ev->type, ev->json, seq, ev->time_us);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- writes
+
+Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_body, const std::string& filename,
+                                               const govern::Principal* caller, const IdempotentRequest& request,
+                                               bool dry_run) {
+  // A repeat of a keyed request returns the first answer (issue 20): nothing is submitted twice.
+  std::shared_ptr<IdempotentWrite> keyed;
+  if (!dry_run) {
+    ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed));
+    if (replay) return replay->get<std::vector<json>>();
+  }
+  ParsedDocuments parsed = ParseBody(body, json_body, filename);
+  Diagnostics& diags = parsed.diagnostics;
+  for (const Document& d : parsed.documents) {
+    if (d.workload() == nullptr) {
+      diags.Add(d.source.file, d.source.line, "kind",
+                "kind " + std::string(d.kind()) + " is configuration: use `abacus apply` (POST /api/v1/apply)");
+    }
+  }
+  {
+    // The configuration as it is now, without the state lock: a submission never waits for the
+    // scheduling loop (which holds that lock while it takes in submissions and decides).
+    std::shared_ptr<const TenancyConfig> config = ledger_.ConfigSnapshot();
+    for (const Document& d : parsed.documents) {
+      if (const Workload* w = d.workload()) CheckWorkloadReferences(*w, d.source, *config, diags);
+    }
+  }
+  if (!diags.empty()) return diags.ToStatus();
+  if (parsed.documents.empty()) return InvalidArgument(filename + ": no workload documents");
+  ABACUS_RETURN_IF_ERROR(governance_->CheckSubmit(caller, parsed.documents));  // roles, admission policies
+  for (const Document& d : parsed.documents) {
+    if (const Workload* w = d.workload()) ABACUS_RETURN_IF_ERROR(secrets_->CheckReferences(*w));  // its own project's
+  }
+  if (dry_run) {
+    std::vector<WorkloadRecord> records;
+    for (Document& d : parsed.documents) {
+      WorkloadRecord r;
+      r.id = "dry-run-" + std::to_string(records.size() + 1);
+      r.spec = std::move(std::get<Workload>(d.object));
+      r.submitted = clock_.Now();
+      if (caller != nullptr) r.submitted_by = caller->name;
+      records.push_back(std::move(r));
+    }
+    ABACUS_RETURN_IF_ERROR(CheckNamesFree(records));
+    return DryRunExplain(records);
+  }
+  // Every write waits at the one committer.
+  if (governance_->committer().queued() > options_.max_queued_commits) {
+    metrics_.rejected_busy.fetch_add(1);
+    return ResourceExhausted("server busy: too many writes waiting for the store; retry");
+  }
+  std::vector<WorkloadRecord> records;
+  std::vector<OpRef> puts;  // records[i]'s Put: its version after the commit
+  WriteBatch batch;
+  Time now = clock_.Now();
+  for (Document& d : parsed.documents) {
+    WorkloadRecord r;
+    r.id = ids_.Next("wl");
+    r.spec = std::move(std::get<Workload>(d.object));
+    r.submitted = now;
+    if (caller != nullptr) r.submitted_by = caller->name;
+    puts.push_back(batch.PutJson(kWorkloadKind, r.id, ToJson(r), 0).LastOp());
+    batch.AppendEventJson(kWorkloadKind, r.id, "Submitted",
+                          EventJson(WorkloadState::kPending, "submitted to queue " + r.spec.queue), now);
+    records.push_back(std::move(r));
+  }
+  // The request's audit entry (ids and states, as the answer lists them) commits with the
+  // workloads: one commit to wait for, not two.
+  json summary = json::array();
+  for (const auto& r : records) summary.push_back({{"id", r.id}, {"state", "Pending"}});
+  CommitResult result;
+  std::optional<govern::AuditRecord> entry = RequestAuditRecord(summary.dump());
+  const bool audited = entry.has_value();
+  ABACUS_RETURN_IF_ERROR(ClaimNames(records));  // one active workload per name and project
+  std::vector<json> out;
+  // Work that can never run is still stored (the inventory or quota may change), and the answer
+  // says so now, in the scheduler's words (fit_check.h), rather than after the next cycle.
+  std::shared_ptr<const FitChecker> fit = ledger_.FitCheckerSnapshot();
+  for (size_t i = 0; i < records.size(); ++i) {
+    out.push_back({{"id", records[i].id},
+                   {"name", records[i].spec.name},
+                   {"kind", WorkloadKindName(records[i].spec.kind())},
+                   {"queue", records[i].spec.queue},
+                   {"state", "Pending"}});
+    if (fit == nullptr) continue;
+    if (std::string never = fit->NeverFits(records[i], options_.scheduler); !never.empty()) {
+      constexpr std::string_view kPrefix = "never fits: ";
+      if (never.rfind(kPrefix, 0) == 0) never.erase(0, kPrefix.size());
+      out.back()["warnings"] = json::array({"NeverFits: " + never});
+    }
+  }
+  keyed->Stage(batch, out, now);
+  if (Status st = Commit(batch, &result, std::move(entry)); !st.ok()) {
+    ReleaseNames(records);
+    // A concurrent request with the same key committed first: its answer is this one's.
+    ABACUS_ASSIGN_OR_RETURN(json concurrent, keyed->AfterFailedCommit(st, clock_.Now()));
+    NoteRequestReplayed(request.key);
+    return concurrent.get<std::vector<json>>();
+  }
+  if (audited) NoteRequestAudited();
+  for (size_t i = 0; i < records.size(); ++i) records[i].version = result.AssignedTo(puts[i]);
+  metrics_.submitted.fetch_add(static_cast<int64_t>(records.size()));
+  {
+    MutexLock lock(loop_mu_);
+    for (auto& r : records) inbox_.push_back(std::move(r));
+    ++submitted_seq_;
+  }
+  loop_cv_.notify_one();
+  return out;
+}
+
+Result<json> ControlPlane::RunOnLoop(std::function<Result<json>()> fn) {
+  auto promise = std::make_shared<std::promise<Result<json>>>();
+  auto future = promise->get_future();
+  {
+    MutexLock lock(loop_mu_);
+    if (stopping_) return Unavailable("server is shutting down");
+    commands_.push_back([promise, fn = std::move(fn), audit = CurrentRequestAudit()] {
+      CarryRequestAudit carry(audit);  // the request's entry commits with the command's change
+      promise->set_value(fn());
+    });
+    ++submitted_seq_;
+  }
+  loop_cv_.notify_one();
+  return future.get();
+}
+
+Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const std::string& filename,
+                                 const govern::Principal* caller, const IdempotentRequest& request, bool dry_run) {
+  // A repeat of a keyed request returns the first answer ("created", not "unchanged").
+  std::shared_ptr<IdempotentWrite> keyed;
+  if (!dry_run) {
+    ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed));
+    if (replay) return std::move(*replay);
+  }
+  ParsedDocuments parsed = ParseBody(body, json_body, filename);
+  Diagnostics& diags = parsed.diagnostics;
+  for (const Document& d : parsed.documents) {
+    if (d.workload() != nullptr) {
+      diags.Add(d.source.file, d.source.line, "kind",
+                "kind " + std::string(d.kind()) + " is a workload: use `abacus submit` (POST /api/v1/workloads)");
+    }
+  }
+  if (!diags.empty()) return diags.ToStatus();
+  if (parsed.documents.empty() && parsed.extensions.empty() && parsed.governance.empty()) {
+    return InvalidArgument(filename + ": no documents");
+  }
+  std::shared_ptr<const GovernanceApply> governed;  // roles per document; users and policies
+  {
+    ReaderLock lock(state_mu_);
+    ABACUS_ASSIGN_OR_RETURN(governed, governance_->PlanApply(caller, parsed.documents, parsed.extensions,
+                                                             parsed.governance, ledger_.config()));
+  }
+  // Secrets: checked, authorized (tenant and project roles, as `secret create`) and sealed here;
+  // stored with the other documents. Their answer holds keys and versions, never a value.
+  auto secrets = std::make_shared<std::vector<SecretVault::Staged>>();
+  for (auto it = parsed.extensions.begin(); it != parsed.extensions.end();) {
+    if (it->kind != kSecretKind) {
+      ++it;
+      continue;
+    }
+    if (caller == nullptr) return PermissionDenied(it->source.ToString() + ": a Secret needs a caller");
+    auto staged = secrets_->Prepare(*caller, it->object);
+    if (!staged.ok()) {
+      std::string where = it->source.ToString();
+      return where.empty() ? staged.status() : staged.status().WithContext(where);
+    }
+    secrets->push_back(std::move(*staged));
+    it = parsed.extensions.erase(it);
+  }
+  auto docs = std::make_shared<std::vector<Document>>(std::move(parsed.documents));
+  auto extensions = std::make_shared<std::vector<ExtensionDocument>>(std::move(parsed.extensions));
+  auto change = [this, docs, extensions, secrets, governed, keyed, dry_run]() -> Result<json> {
+    std::vector<const SpecObject*> objects;
+    for (const Document& d : *docs) objects.push_back(&d.object);
+    Diagnostics diags;
+    // The configuration after this apply, checked without the state lock (this loop thread is
+    // the only writer); the lock is taken only to put the objects in, once (Ledger::PutConfigs).
+    TenancyConfig merged = ledger_.MergedConfig(objects);
+    // Report duplicates inside the request and reference problems of the merged config.
+    TenancyConfig request_only;
+    AddToTenancyConfig(*docs, request_only, diags);
+    merged.CheckReferences(diags);
+    if (!diags.empty()) return diags.ToStatus();
+    std::unordered_map<std::string, const SpecObject*> held;  // "kind/name" → what the ledger holds
+    held.reserve(ledger_.config_objects().size());
+    for (const auto& [key, existing] : ledger_.config_objects()) held.emplace(key, &existing);
+    WriteBatch batch;
+    json out = json::array();
+    std::vector<const SpecObject*> changed;  // unchanged objects are not put again
+    for (const Document& d : *docs) {
+      std::string kind = StoreKindOf(d.object);
+      std::string name = d.name();
+      std::string doc = abacus::ToJson(d.object).dump();
+      std::string action = "created";
+      json before = json::object();
+      if (auto it = held.find(kind + "/" + name); it != held.end()) {
+        before = abacus::ToJson(*it->second);
+        action = before.dump() == doc ? "unchanged" : "configured";
+      }
+      if (action != "unchanged") changed.push_back(&d.object);
+      if (action != "unchanged") batch.Put(kind, name, doc);  // audited per request (governance_api.cc)
+      out.push_back({{"kind", d.kind()}, {"name", name}, {"action", action}});
+      if (dry_run) out.back()["diff"] = FieldDiff(before, abacus::ToJson(d.object));
+    }
+    std::vector<meter::PriceList> prices;
+    ABACUS_RETURN_IF_ERROR(StagePriceLists(*extensions, batch, out, prices));
+    for (const SecretVault::Staged& s : *secrets) {
+      if (s.item.value("action", "") != "unchanged") {
+        batch.PutJson(std::string(kSecretStoreKind), s.key, s.record, s.expected);  // audited per request
+      }
+      out.push_back(s.item);
+    }
+    governed->Stage(batch, out);
+    if (dry_run) return out;  // checked and compared; nothing stored, nothing changed in memory
+    keyed->Stage(batch, out, clock_.Now());  // also when every document is unchanged
+    if (!batch.empty()) ABACUS_RETURN_IF_ERROR(Commit(batch, nullptr));
+    governed->Committed();
+    {
+      WriterLock lock(state_mu_);
+      for (auto& p : prices) price_lists_[p.name] = std::move(p);
+      ledger_.PutConfigs(changed);
+    }
+    dirty_ = true;
+    return out;
+  };
+  if (dry_run) return RunOnLoop(change);
+  return RunKeyedOnLoop(keyed, change);
+}
+
+Result<std::optional<json>> ControlPlane::BeginKeyed(const IdempotentRequest& request,
+                                                    std::shared_ptr<IdempotentWrite>* keyed) {
+  *keyed = std::make_shared<IdempotentWrite>(*store_, request, options_.idempotency_ttl);
+  ABACUS_ASSIGN_OR_RETURN(bool repeat, (*keyed)->Check(clock_.Now()));
+  if (!repeat) return std::optional<json>();
+  NoteRequestReplayed(request.key);
+  return std::optional<json>((*keyed)->first_answer());
+}
+
+Result<json> ControlPlane::RunKeyedOnLoop(std::shared_ptr<IdempotentWrite> keyed, std::function<Result<json>()> change) {
+  auto replayed = std::make_shared<bool>(false);
+  Result<json> answer = RunOnLoop([this, keyed, replayed, change = std::move(change)]() -> Result<json> {
+    // Checked again on the loop, which makes every such change one after another: a request
+    // with the same key that ran meanwhile answered first.
+    ABACUS_ASSIGN_OR_RETURN(bool repeat, keyed->Check(clock_.Now()));
+    if (repeat) {
+      *replayed = true;
+      return keyed->first_answer();
+    }
+    Result<json> changed = change();
+    if (changed.ok()) return changed;
+    // Aborted on the key's record: a request with the same key committed first off the loop;
+    // its answer is this one's (or, on another route, a 409 naming it).
+    Result<json> concurrent = keyed->AfterFailedCommit(changed.status(), clock_.Now());
+    *replayed = concurrent.ok();
+    return concurrent;
+  });
+  if (*replayed) NoteRequestReplayed(keyed->request().key);
+  return answer;
+}
+
+Status ControlPlane::CommitTransition(WorkloadRecord& r, WorkloadState to, const std::string& event, json details,
+                                      const std::function<void(WriteBatch&, const WorkloadRecord&)>& stage) {
+  WorkloadRecord next = r;
+  ABACUS_RETURN_IF_ERROR(Transition(next.state, to));
+  Time now = clock_.Now();
+  if (IsTerminal(to)) next.finished_at = now;
+  if (!details.contains("message") && !next.message.empty()) details["message"] = next.message;
+  WriteBatch batch;
+  const OpRef put = batch.PutJson(kWorkloadKind, next.id, ToJson(next), next.version).LastOp();
+  batch.AppendEventJson(kWorkloadKind, next.id, event, EventJson(to, "", std::move(details)), now);
+  StageUsage(&r, next, batch, now);
+  if (stage) stage(batch, next);
+  CommitResult result;
+  if (Status st = Commit(batch, &result); !st.ok()) {
+    UsageCommitFailed();
+    return st;
+  }
+  next.version = result.AssignedTo(put);
+  WriterLock lock(state_mu_);
+  r = std::move(next);
+  dirty_ = true;
+  return Status::OK();
+}
+
+Result<json> ControlPlane::Cancel(const std::string& id_or_name, const std::string& reason,
+                                  const IdempotentRequest& request) {
+  // A repeat of a keyed request returns the first answer, also once the workload finished.
+  std::shared_ptr<IdempotentWrite> keyed;
+  ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed));
+  if (replay) return std::move(*replay);
+  return RunKeyedOnLoop(keyed, [this, id_or_name, reason, keyed]() -> Result<json> {
+    const WorkloadRecord* found = ledger_.Resolve(id_or_name);
+    if (found == nullptr) return NotFound("workload '" + id_or_name + "' not found");
+    WorkloadRecord* r = ledger_.FindWorkload(found->id);
+    if (!CanTransition(r->state, WorkloadState::kCancelled)) {
+      return FailedPrecondition("workload " + r->id + " is " + std::string(WorkloadStateName(r->state)) +
+                                ": illegal workload transition " + std::string(WorkloadStateName(r->state)) +
+                                " -> Cancelled");
+    }
+    WorkloadRecord copy = *r;
+    copy.message = reason.empty() ? "cancelled by user" : "cancelled: " + reason;
+    {
+      WriterLock lock(state_mu_);
+      std::swap(*r, copy);
+    }
+    // The answer is the workload as the commit leaves it, stored with it under the key.
+    json out;
+    Status st = CommitTransition(*r, WorkloadState::kCancelled, "Cancelled", json::object(),
+                                 [&](WriteBatch& batch, const WorkloadRecord& next) {
+                                   {
+                                     ReaderLock lock(state_mu_);
+                                     out = View(next);
+                                   }
+                                   keyed->Stage(batch, out, clock_.Now());
+                                 });
+    if (!st.ok()) {
+      WriterLock lock(state_mu_);
+      std::swap(*r, copy);
+      return st;
+    }
+    preempting_.erase(r->id);
+    Publish(*r);  // its agents stop what still runs
+    return out;
+  });
+}
+
+Result<json> ControlPlane::Scale(const std::string& id_or_name, int32_t replicas, const IdempotentRequest& request) {
+  // A repeat of a keyed request returns the first answer and scales nothing again.
+  std::shared_ptr<IdempotentWrite> keyed;
+  ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed));
+  if (replay) return std::move(*replay);
+  return RunKeyedOnLoop(keyed, [this, id_or_name, replicas, keyed]() -> Result<json> {
+    const WorkloadRecord* found = ledger_.Resolve(id_or_name);
+    if (found == nullptr) return NotFound("workload '" + id_or_name + "' not found");
+    WorkloadRecord next = *found;
+    if (IsTerminal(next.state)) {
+      return FailedPrecondition("workload " + next.id + " is " + std::string(WorkloadStateName(next.state)) +
+                                " and cannot be scaled");
+    }
+    std::string what;
+    if (InferenceSpec* inf = std::get_if<InferenceSpec>(&next.spec.details)) {
+      if (replicas < inf->min_replicas || replicas > inf->max_replicas) {
+        return InvalidArgument("replicas: must be within minReplicas " + std::to_string(inf->min_replicas) +
+                               " and maxReplicas " + std::to_string(inf->max_replicas) + ", got " +
+                               std::to_string(replicas));
+      }
+      what = "replicas " + std::to_string(inf->replicas) + " -> " + std::to_string(replicas);
+      inf->replicas = replicas;
+    } else if (BatchSpec* b = std::get_if<BatchSpec>(&next.spec.details)) {
+      if (replicas < 1 || replicas > b->tasks) {
+        return InvalidArgument("replicas: a BatchJob's parallelism must be within 1 and tasks " +
+                               std::to_string(b->tasks) + ", got " + std::to_string(replicas));
+      }
+      what = "parallelism " + std::to_string(b->parallelism) + " -> " + std::to_string(replicas);
+      b->parallelism = replicas;
+    } else {
+      return FailedPrecondition("a " + std::string(WorkloadKindName(next.spec.kind())) +
+                                " cannot be scaled (InferenceService replicas, BatchJob parallelism)");
+    }
+    WorkloadState to = next.state;
+    bool elastic = HasAgentTasks(next) && (next.state == WorkloadState::kRunning || next.state == WorkloadState::kAdmitted);
+    if (elastic) {
+      // Its controller grows or shrinks it in place: missing units wait as slices (elastic_units.h),
+      // extra ones are stopped and released.
+    } else if (next.state == WorkloadState::kAdmitted) {
+      to = WorkloadState::kPending;  // admission rolled back: re-admitted at the new size
+    } else if (next.holds_quota()) {
+      return FailedPrecondition("workload " + next.id + " is " + std::string(WorkloadStateName(next.state)) +
+                                "; scale it once it runs again");
+    }
+    if (to != next.state) {
+      ABACUS_RETURN_IF_ERROR(Transition(next.state, to));
+      next.placements.clear();
+      next.group_flavors.clear();
+      next.admitted_at = Time{};
+    }
+    Time now = clock_.Now();
+    WriteBatch batch;
+    const OpRef put = batch.PutJson(kWorkloadKind, next.id, ToJson(next), next.version).LastOp();
+    batch.AppendEventJson(kWorkloadKind, next.id, elastic ? "ScaleRequested" : "Scaled", EventJson(next.state, what),
+                          now);
+    StageUsage(found, next, batch, now);
+    json out;  // the workload as the commit leaves it, stored with it under the key
+    {
+      ReaderLock lock(state_mu_);
+      out = View(next);
+    }
+    keyed->Stage(batch, out, now);
+    CommitResult result;
+    if (Status st = Commit(batch, &result); !st.ok()) {
+      UsageCommitFailed();
+      return st;
+    }
+    next.version = result.AssignedTo(put);
+    WriterLock lock(state_mu_);
+    WorkloadRecord* r = ledger_.FindWorkload(next.id);
+    *r = std::move(next);
+    dirty_ = true;
+    Publish(*r);
+    return out;
+  });
+}
+
+Result<json> ControlPlane::PutNode(const json& body) {
+  auto rec = NodeRecordFromJson(body);
+  if (!rec.ok()) return rec.status();
+  auto node = std::make_shared<NodeRecord>(std::move(*rec));
+  node->agent = false;
+  node->credential_sha256.clear();
+  return RunOnLoop([this, node]() -> Result<json> {
+    if (ToMicros(node->node.last_heartbeat) == 0) node->node.last_heartbeat = clock_.Now();
+    const NodeRecord* old = ledger_.FindNode(node->node.name);
+    if (old != nullptr && old->agent) {
+      return FailedPrecondition("node " + node->node.name + " is run by an agent: it registers itself");
+    }
+    bool existed = old != nullptr;
+    node->cordon = existed ? old->cordon : NodeCordonRecord{};  // only abacus cordon/uncordon change it
+    WriteBatch batch;
+    const OpRef put = batch.Put(kNodeKind, node->node.name, ToJson(*node).dump()).LastOp();
+    json details = {{"simulated", node->simulated}, {"devices", node->node.devices.size()}};
+    AddNodeState(*node, details);  // capacity reports read the node's life back (node_history.h)
+    batch.AppendEvent(kNodeKind, node->node.name, existed ? "Updated" : "Registered", details.dump(), clock_.Now());
+    CommitResult result;
+    ABACUS_RETURN_IF_ERROR(Commit(batch, &result));
+    node->version = result.AssignedTo(put);
+    json out = ToJson(*node);
+    {
+      WriterLock lock(state_mu_);
+      ledger_.PutNode(std::move(*node));
+    }
+    dirty_ = true;
+    return out;
+  });
+}
+
+}  // namespace abacus::server
