@@ -11,15 +11,7 @@ FlavorId A100() { return Flavor::Parse("gpu/nvidia/A100-80G")->Intern(); }
 
 TEST(ApplyCycleTest, AdmitsOnTheDecidedPlacesThenReclaimsForTheOwner) {
   const FlavorId a100 = A100();
-  Snapshot s;
-  s.nodes.push_back(MakeNode("a1").Devices(a100, 8).Build());
-  s.cohorts.push_back({"research", kNone, {}});
-  s.queues.push_back(MakeQueue("owner", {{a100, 4000}}, 0));
-  s.queues.push_back(MakeQueue("borrower", {{a100, 4000}}, 0));
-  for (int i = 0; i < 8; ++i) {
-    s.workloads.push_back(MakeWorkload("b" + std::to_string(i)).Queue(1).Gpus({a100}, 1).Priority(500)
-                              .Submitted(FromMicros(i)).Build());
-  }
+  Snapshot s = BorrowerFillsTheOwnersIdleQuota(a100);
   s.now = FromMicros(10);
   const CycleResult first = Schedule(s, {});
   ASSERT_EQ(first.admissions.size(), 8u);

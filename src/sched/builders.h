@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "sched/scheduler.h"
 #include "sched/types.h"
 
 namespace abacus::sched {
@@ -105,6 +106,23 @@ inline QueueInfo MakeQueue(std::string name, std::vector<std::pair<FlavorId, int
   q.cohort = cohort;
   for (auto [f, milli] : quotas) q.quotas.push_back({ResourceKey::Devices(f), milli, std::nullopt, std::nullopt});
   return q;
+}
+
+// The borrowing test's cluster: one node of 8 `flavor` devices, queues "owner" (0) and
+// "borrower" (1) of one cohort with 4 devices of quota each, and 8 one-device workloads of the
+// borrower waiting (b0…b7, priority 500, submitted at 0…7 µs): a first cycle admits them all,
+// half on the owner's idle quota.
+inline Snapshot BorrowerFillsTheOwnersIdleQuota(FlavorId flavor) {
+  Snapshot s;
+  s.nodes.push_back(MakeNode("a1").Devices(flavor, 8).Build());
+  s.cohorts.push_back({"research", kNone, {}});
+  s.queues.push_back(MakeQueue("owner", {{flavor, 4000}}, 0));
+  s.queues.push_back(MakeQueue("borrower", {{flavor, 4000}}, 0));
+  for (int i = 0; i < 8; ++i) {
+    s.workloads.push_back(MakeWorkload("b" + std::to_string(i)).Queue(1).Gpus({flavor}, 1).Priority(500)
+                              .Submitted(FromMicros(i)).Build());
+  }
+  return s;
 }
 
 }  // namespace abacus::sched

@@ -45,15 +45,7 @@ TEST(SchedulerTest, AdmitsWithinNominalAndLeavesSnapshotUnchanged) {
 
 TEST(SchedulerTest, BorrowsIdleQuotaAndReclaimsItWhenTheOwnerReturns) {
   FlavorId a100 = Fl("gpu/nvidia/A100-80G");
-  Snapshot s;
-  s.nodes.push_back(MakeNode("a1").Devices(a100, 8).Build());
-  s.cohorts.push_back({"research", kNone, {}});
-  s.queues.push_back(MakeQueue("owner", {{a100, 4000}}, 0));
-  s.queues.push_back(MakeQueue("borrower", {{a100, 4000}}, 0));
-  for (int i = 0; i < 8; ++i) {
-    s.workloads.push_back(MakeWorkload("b" + std::to_string(i)).Queue(1).Gpus({a100}, 1).Priority(500)
-                              .Submitted(FromMicros(i)).Build());
-  }
+  Snapshot s = BorrowerFillsTheOwnersIdleQuota(a100);
   CycleResult r1 = Schedule(s, {});
   EXPECT_EQ(r1.admissions.size(), 8u) << "borrower takes the owner's idle quota";
   int borrowing = 0;

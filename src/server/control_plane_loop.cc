@@ -77,7 +77,7 @@ void ControlPlane::Loop() {
         return stopping_ || !inbox_.empty() || !commands_.empty() || !reports_.empty() || submitted_seq_ > cycled_seq_;
       };
       // Sleep until there is work, or until the timer cycle is due.
-      Time next_timer = last_full_cycle_ + std::max(options_.cycle_interval, 20 * last_full_cycle_cost_);
+      Time next_timer = last_full_cycle_ + sched::FullCycleGap(options_.cycle_interval, last_full_cycle_cost_);
       Duration wait = std::max(Duration(0), next_timer - clock_.Now());
       lock.WaitFor(loop_cv_, std::min<Duration>(wait, std::chrono::milliseconds(200)), wake);
       inbox.swap(inbox_);
@@ -126,12 +126,12 @@ void ControlPlane::Loop() {
     FinishPreemptions();
     Time now = clock_.Now();
     // Coalesce: after a change wait at least min_cycle_gap (and 4x the last cycle's cost,
-    // so that a big ledger does not starve ingestion); otherwise cycle on the timer.
-    Duration gap = std::max(options_.min_cycle_gap, 4 * last_cycle_cost_);
-    // The timer cycle retries every parked workload (aging, time-based rules); it runs at most
-    // once per cycle_interval and keeps its own cost under 5% of the loop.
-    Duration full_gap = std::max(options_.cycle_interval, 20 * last_full_cycle_cost_);
-    if (now - last_full_cycle_ >= full_gap) full_ = true;
+    // so that a big ledger does not starve ingestion); otherwise cycle on the timer. The timer
+    // cycle retries every parked workload (aging, time-based rules); it runs at most once per
+    // cycle_interval and keeps its own cost under 5% of the loop. One policy with the event
+    // simulator: sched/cycle_kind.h.
+    Duration gap = sched::CoalescingGap(options_.min_cycle_gap, last_cycle_cost_);
+    if (sched::FullCycleDue(now, last_full_cycle_, options_.cycle_interval, last_full_cycle_cost_)) full_ = true;
     // The coalescing gap is real time (a cost), the timer is the clock's (rules, aging).
     Duration since = std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() - last_cycle_steady_);
     bool due = (dirty_ || full_ || freed_) && since >= gap;
@@ -211,12 +211,13 @@ void ControlPlane::RunCycle() {
   Time now = clock_.Now();
   last_cycle_steady_ = std::chrono::steady_clock::now();
   dirty_ = false;
-  // A full cycle retries every waiting workload; an incremental one only those submitted since
-  // the last cycle: the others were tried against the same capacity and rules, and parked.
-  // A bounded cycle (capacity was freed) retries the first waiting workloads of each queue: with
-  // thousands waiting, only the heads can use what a finished task left.
-  const bool full = full_;
-  const bool bounded = !full && freed_;
+  // A full cycle retries every waiting workload; a fresh one only those submitted since the last
+  // cycle: the others were tried against the same capacity and rules, and parked. A bounded
+  // cycle (capacity was freed) retries the first waiting workloads of each queue: with thousands
+  // waiting, only the heads can use what a finished task left (sched/cycle_kind.h, shared with
+  // the event simulator).
+  const sched::CycleKind kind = sched::ChooseCycleKind(full_, freed_);
+  const bool full = kind == sched::CycleKind::kFull;
   full_ = false;
   freed_ = false;
   if (full) last_full_cycle_ = now;
@@ -224,8 +225,8 @@ void ControlPlane::RunCycle() {
   fresh.swap(fresh_);
   // 1. Snapshot (the loop is the only writer: no lock needed to read the ledger here).
   SnapshotIndex index;
-  sched::Snapshot snapshot = ledger_.BuildSnapshot(now, index, full ? nullptr : &fresh,
-                                                   bounded ? options_.bounded_cycle_per_queue : 0);
+  sched::Snapshot snapshot =
+      ledger_.BuildSnapshot(now, index, sched::ScopeOf(kind, options_.bounded_cycle_per_queue), &fresh);
   if (shares_) shares_->Fill(&snapshot);
   // 2. Decide.
   sched::CycleResult result = sched::Schedule(snapshot, options_.scheduler);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/mutex.h"
+#include "sched/cycle_kind.h"
 #include "sched/explain.h"
 #include "sched/scheduler.h"
 #include "server/records.h"
@@ -117,13 +118,13 @@ class Ledger {
   // The nodes each reservation of the configuration holds (sched::ReservedNodes over the
   // scheduler's nodes, in its order), by name, in config().reservations() order.
   std::vector<std::vector<std::string>> ReservationNodes() const;
-  // Builds the scheduler's input: nodes and queues, the workloads holding quota, and the
-  // waiting ones — all of them when `fresh` is null, else those in `fresh` plus the waiting
-  // queue-mates of fresh ones in StrictFIFO queues. `per_queue_limit` > 0 takes instead the
-  // first that many waiting workloads of each queue in queue order, plus the fresh ones. Nodes and queues are cached per
-  // generation.
-  sched::Snapshot BuildSnapshot(Time now, SnapshotIndex& index, const std::unordered_set<std::string>* fresh = nullptr,
-                                size_t per_queue_limit = 0);
+  // Builds the scheduler's input: nodes and queues, the workloads holding quota, and the waiting
+  // ones that `scope` names (sched/cycle_kind.h, the one cycle-kind policy: all of them; the
+  // first `per_queue` of each queue in sched::BoundedOrderKey order; `arrivals`; the waiting
+  // queue-mates of arrivals in StrictFIFO queues). Nodes and queues are cached per generation.
+  sched::Snapshot BuildSnapshot(Time now, SnapshotIndex& index,
+                                const sched::CycleScope& scope = sched::ScopeOf(sched::CycleKind::kFull, 0),
+                                const std::unordered_set<std::string>* arrivals = nullptr);
   // What a scheduling cycle at `now` would decide for `candidates` (records not in the ledger,
   // ids unique) added after every workload the ledger holds: one answer per candidate, in order
   // (ledger_what_if.cc). Dry runs; changes nothing but the snapshot caches.

@@ -3,6 +3,7 @@
 #include "server/ledger.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <unordered_map>
 
@@ -188,18 +189,21 @@ std::vector<std::vector<std::string>> Ledger::ReservationNodes() const {
   return out;
 }
 
-sched::Snapshot Ledger::BuildSnapshot(Time now, SnapshotIndex& index, const std::unordered_set<std::string>* fresh,
-                                      size_t per_queue_limit) {
+sched::Snapshot Ledger::BuildSnapshot(Time now, SnapshotIndex& index, const sched::CycleScope& scope,
+                                      const std::unordered_set<std::string>* arrivals) {
   if (base_generation_ != generation_) RebuildBase();
   sched::Snapshot s = base_;
   s.now = now;
   const std::map<std::string, int>& queue_index = base_queue_index_;
   const std::map<std::string, int>& node_index = base_node_index_;
   const std::vector<std::map<int, int>>& device_pos = base_device_pos_;
-  // 4. Workloads: holding quota, and waiting (all of them, or only the fresh ones and the
-  // queue-mates of fresh ones in StrictFIFO queues, whose head blocks them) in submission order.
+  // 4. Workloads: holding quota, and the waiting ones the cycle's scope names, in submission order.
+  const bool all = scope.per_queue == std::numeric_limits<size_t>::max();
+  const bool bounded = !all && scope.per_queue > 0;
+  const std::unordered_set<std::string>* fresh = scope.arrivals ? arrivals : nullptr;
+  auto arrived = [&](const std::string& id) { return fresh != nullptr && fresh->count(id) != 0; };
   std::set<std::string> strict_queues;
-  if (fresh != nullptr) {
+  if (!all && scope.strict_fifo_mates && fresh != nullptr) {
     for (const auto& id : *fresh) {
       auto it = workloads_.find(id);
       if (it == workloads_.end()) continue;
@@ -209,9 +213,9 @@ sched::Snapshot Ledger::BuildSnapshot(Time now, SnapshotIndex& index, const std:
   }
   std::vector<const WorkloadRecord*> active;
   std::map<std::string, std::vector<const WorkloadRecord*>, std::less<>> waiting_by_queue;
-  if (fresh != nullptr && per_queue_limit == 0 && strict_queues.empty()) {
-    // An incremental cycle: the holders from the index and the fresh ones, without visiting the
-    // (many) other waiting and finished workloads.
+  if (!all && !bounded && strict_queues.empty()) {
+    // A fresh cycle: the holders from the index and the arrivals, without visiting the (many)
+    // other waiting and finished workloads.
     for (auto it = holders_.begin(); it != holders_.end();) {
       if ((*it)->holds_quota()) {
         active.push_back(*it);
@@ -220,9 +224,11 @@ sched::Snapshot Ledger::BuildSnapshot(Time now, SnapshotIndex& index, const std:
         it = holders_.erase(it);
       }
     }
-    for (const auto& id : *fresh) {
-      auto it = workloads_.find(id);
-      if (it != workloads_.end() && it->second.waiting()) active.push_back(&it->second);
+    if (fresh != nullptr) {
+      for (const auto& id : *fresh) {
+        auto it = workloads_.find(id);
+        if (it != workloads_.end() && it->second.waiting()) active.push_back(&it->second);
+      }
     }
   } else {
     holders_.clear();
@@ -230,33 +236,31 @@ sched::Snapshot Ledger::BuildSnapshot(Time now, SnapshotIndex& index, const std:
       if (r.holds_quota()) {
         active.push_back(&r);
         holders_.insert(&r);
-      } else if (r.waiting() && per_queue_limit > 0) {
+      } else if (r.waiting() && bounded) {
         waiting_by_queue[r.spec.queue].push_back(&r);
-      } else if (r.waiting() && (fresh == nullptr || fresh->count(id) != 0 || strict_queues.count(r.spec.queue) != 0)) {
+      } else if (r.waiting() && (all || arrived(id) || strict_queues.count(r.spec.queue) != 0)) {
         active.push_back(&r);
       }
     }
   }
-  // A bounded cycle takes the first `per_queue_limit` of each queue in queue order (priority,
-  // then submission) — the rest could only be admitted after them — and the fresh ones.
+  // A bounded cycle takes the first `per_queue` of each queue in queue order — the rest could
+  // only be admitted after them — and the arrivals.
   for (auto& [queue, list] : waiting_by_queue) {
-    auto priority = [&](const WorkloadRecord* r) {
-      if (r->priority) return *r->priority;
-      const PriorityClass* pc = config_->FindPriorityClass(r->spec.priority_class);
-      return pc != nullptr ? pc->value : 0;
+    auto key = [&](const WorkloadRecord* r) {
+      int32_t priority = 0;
+      if (r->priority) {
+        priority = *r->priority;
+      } else if (const PriorityClass* pc = config_->FindPriorityClass(r->spec.priority_class)) {
+        priority = pc->value;
+      }
+      return sched::BoundedOrderKey<std::string_view>{priority, r->submitted, r->id};
     };
-    auto before = [&](const WorkloadRecord* a, const WorkloadRecord* b) {
-      int32_t pa = priority(a), pb = priority(b);
-      if (pa != pb) return pa > pb;
-      return a->submitted != b->submitted ? a->submitted < b->submitted : a->id < b->id;
-    };
-    size_t keep = std::min(list.size(), per_queue_limit);
+    auto before = [&](const WorkloadRecord* a, const WorkloadRecord* b) { return key(a) < key(b); };
+    size_t keep = std::min(list.size(), scope.per_queue);
     std::partial_sort(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(keep), list.end(), before);
     active.insert(active.end(), list.begin(), list.begin() + static_cast<std::ptrdiff_t>(keep));
-    if (fresh != nullptr) {
-      for (size_t i = keep; i < list.size(); ++i) {
-        if (fresh->count(list[i]->id) != 0) active.push_back(list[i]);
-      }
+    for (size_t i = keep; i < list.size(); ++i) {
+      if (arrived(list[i]->id)) active.push_back(list[i]);
     }
   }
   // A victim's preemptor claims what it gave back (sched/claims.h): whenever a workload that
