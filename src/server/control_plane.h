@@ -447,6 +447,10 @@ class ControlPlane {
                                                    std::shared_ptr<IdempotentWrite>* keyed);
   Result<nlohmann::json> RunKeyedOnLoop(std::shared_ptr<IdempotentWrite> keyed,
                                         std::function<Result<nlohmann::json>()> change);
+  // Commits `batch`, whose op `put` writes `next` (a changed copy of the ledger workload `into`),
+  // then makes `next` that record with the version the commit gave it and marks the ledger
+  // dirty; a failed commit leaves `into` as it was (and undoes the staged usage). Loop only.
+  Status CommitRecord(const WriteBatch& batch, OpRef put, WorkloadRecord next, WorkloadRecord& into);
   // Moves `r` to `to`, committing the record and an event (and what `stage` adds to the batch,
   // given the record as it will be); loop thread only.
   Status CommitTransition(WorkloadRecord& r, WorkloadState to, const std::string& event, nlohmann::json details,

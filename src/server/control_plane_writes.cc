@@ -404,6 +404,10 @@ Status ControlPlane::CommitTransition(WorkloadRecord& r, WorkloadState to, const
   batch.AppendEventJson(kWorkloadKind, next.id, event, EventJson(to, "", std::move(details)), now);
   StageUsage(&r, next, batch, now);
   if (stage) stage(batch, next);
+  return CommitRecord(batch, put, std::move(next), r);
+}
+
+Status ControlPlane::CommitRecord(const WriteBatch& batch, OpRef put, WorkloadRecord next, WorkloadRecord& into) {
   CommitResult result;
   if (Status st = Commit(batch, &result); !st.ok()) {
     UsageCommitFailed();
@@ -411,7 +415,7 @@ Status ControlPlane::CommitTransition(WorkloadRecord& r, WorkloadState to, const
   }
   next.version = result.AssignedTo(put);
   WriterLock lock(state_mu_);
-  r = std::move(next);
+  into = std::move(next);
   dirty_ = true;
   return Status::OK();
 }
@@ -520,16 +524,8 @@ Result<json> ControlPlane::Scale(const std::string& id_or_name, int32_t replicas
       out = View(next);
     }
     keyed->Stage(batch, out, now);
-    CommitResult result;
-    if (Status st = Commit(batch, &result); !st.ok()) {
-      UsageCommitFailed();
-      return st;
-    }
-    next.version = result.AssignedTo(put);
-    WriterLock lock(state_mu_);
     WorkloadRecord* r = ledger_.FindWorkload(next.id);
-    *r = std::move(next);
-    dirty_ = true;
+    ABACUS_RETURN_IF_ERROR(CommitRecord(batch, put, std::move(next), *r));
     Publish(*r);
     return out;
   });

@@ -56,21 +56,10 @@ Status ControlPlane::CommitWorkloadControl(WorkloadRecord next, const std::strin
   const OpRef put = batch.PutJson(kWorkloadKind, next.id, ToJson(next), next.version).LastOp();
   StageUsage(cur, next, batch, now);
   batch.AppendEventJson(kWorkloadKind, next.id, event, EventJson(next.state, next.message, std::move(details)), now);
-  CommitResult result;
-  if (Status st = Commit(batch, &result); !st.ok()) {
-    UsageCommitFailed();
-    return st;
-  }
-  next.version = result.AssignedTo(put);
-  const std::string id = next.id;
-  {
-    WriterLock lock(state_mu_);
-    *ledger_.FindWorkload(id) = std::move(next);
-  }
-  const WorkloadRecord& r = *ledger_.FindWorkload(id);
-  if (r.state == WorkloadState::kPreempting) preempting_.insert(id);
+  WorkloadRecord& r = *ledger_.FindWorkload(next.id);
+  ABACUS_RETURN_IF_ERROR(CommitRecord(batch, put, std::move(next), r));
+  if (r.state == WorkloadState::kPreempting) preempting_.insert(r.id);
   Publish(r);
-  dirty_ = true;
   full_ = true;
   return Status::OK();
 }
