@@ -75,7 +75,8 @@ std::map<std::string, std::map<std::string, json>> DesiredTasks(const WorkloadRe
     mounts.push_back({{"path", m.path}, {"mountPath", m.mount_path.empty() ? m.path : m.mount_path},
                       {"readOnly", m.read_only}});
   }
-  const std::string network = AdmittedNetwork(r.spec);
+  const std::string network =
+      r.spec.admission.network ? std::string(NetworkClassName(*r.spec.admission.network)) : "";
   // Secret references only: the values are opened into the agent's answer (SecretVault).
   const json secrets = SecretVault::References(r.spec);
   // An Evaluation's results file: the agent reads this name in ABACUS_RESULTS_DIR first.

@@ -69,16 +69,6 @@ class RateLimiter {
 
 // Store kind of admission policies (key: name, JSON: EncodeAdmissionPolicy).
 inline constexpr std::string_view kPolicyStoreKind = "admissionpolicy";
-// Labels Submit adds when admission policies decide them: the network class the runtime gives
-// the tasks, and the pools placement may use (comma-separated).
-inline constexpr std::string_view kNetworkLabel = "abacus.io/network";
-inline constexpr std::string_view kAllowedPoolsLabel = "abacus.io/allowed-pools";
-// The pools admission allowed `w` (kAllowedPoolsLabel): a placement constraint; empty: any.
-std::vector<std::string> AdmittedPools(const Workload& w);
-// The network class admission gave `w` (kNetworkLabel): "isolated", "internal", "internet";
-// empty: the runtime's default.
-std::string AdmittedNetwork(const Workload& w);
-
 // The audit entry of a decision by `actor` ("scheduler", "controller/KIND") that touches a user's
 // work (admit, preempt, reclaim, fail, requeue, rollback, scale, quota-grant…).
 govern::AuditRecord DecisionRecord(std::string actor, std::string action, std::string object_kind,
@@ -184,7 +174,7 @@ class Governance {
   // ---- hooks of the ControlPlane
   // Submit: `who` (null: a trusted in-process caller) must be allowed to create each workload,
   // and each must pass the admission policies of its tenant (403 naming policy, rule and why).
-  // Adds kNetworkLabel / kAllowedPoolsLabel where policies decide them.
+  // Sets each workload's `admission` (and the labels that show it) where policies decide it.
   Status CheckSubmit(const govern::Principal* who, std::vector<Document>& docs) const;
   // Apply: authorizes every document for `who` (null: trusted) against the current `config`
   // (tenancy kinds: apply-config, queue quotas: quota-change, policies: policy-change, users:

@@ -173,26 +173,6 @@ Result<json> Governance::DeletePolicy(const govern::Principal& who, const std::s
   return json{{"name", name}, {"deleted", true}};
 }
 
-std::vector<std::string> AdmittedPools(const Workload& w) {
-  std::vector<std::string> out;
-  auto it = w.labels.find(std::string(kAllowedPoolsLabel));
-  if (it == w.labels.end()) return out;
-  size_t start = 0;
-  const std::string& v = it->second;
-  while (start <= v.size()) {
-    size_t end = v.find(',', start);
-    if (end == std::string::npos) end = v.size();
-    if (end > start) out.push_back(v.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
-std::string AdmittedNetwork(const Workload& w) {
-  auto it = w.labels.find(std::string(kNetworkLabel));
-  return it == w.labels.end() ? "" : it->second;
-}
-
 // ---- hooks
 
 Status Governance::CheckSubmit(const govern::Principal* who, std::vector<Document>& docs) const {
@@ -215,13 +195,14 @@ Status Governance::CheckSubmit(const govern::Principal* who, std::vector<Documen
         return st.WithContext(where);
       }
     }
-    // The labels admission decides are never the submitter's to set.
-    w->labels.erase(std::string(kNetworkLabel));
-    w->labels.erase(std::string(kAllowedPoolsLabel));
+    // What admission decides is never the submitter's to set: the outcome (and the labels that
+    // show it) are the policies' alone.
+    w->admission = {};
+    WriteAdmissionLabels(w->admission, w->labels);
     auto admission = govern::EvaluateAdmission(*w, w->tenant(), policies);
     if (!admission.ok()) return admission.status().WithContext(where);
-    if (admission->network) w->labels[std::string(kNetworkLabel)] = std::string(NetworkClassName(*admission->network));
-    if (!admission->pools.empty()) w->labels[std::string(kAllowedPoolsLabel)] = Join(admission->pools, ",");
+    w->admission = AdmissionOutcome{admission->network, admission->pools};
+    WriteAdmissionLabels(w->admission, w->labels);
   }
   return Status::OK();
 }

@@ -65,6 +65,15 @@ class AdmissionPlacementTest : public ::testing::Test {
     auto applied = cp_->Apply(kOrg, false, "org.yaml");
     ASSERT_TRUE(applied.ok()) << applied.status().ToString();
   }
+  // Opens (or reopens) a server on the default store, SQLite in the data folder.
+  void OpenDurable() {
+    cp_.reset();
+    ControlPlaneOptions o;
+    o.data_dir = (dir_ / "durable").string();
+    auto cp = ControlPlane::Open(o);
+    ASSERT_TRUE(cp.ok()) << cp.status().ToString();
+    cp_ = std::move(*cp);
+  }
   void TearDown() override {
     cp_.reset();
     std::filesystem::remove_all(dir_);
@@ -111,6 +120,35 @@ TEST_F(AdmissionPlacementTest, PolicyPoolsConstrainPlacement) {
   Node("test-2", "test", 8);
   cp_->WaitForCycle();
   EXPECT_NE(Get(waiting.value("id", "")).value("state", ""), "Pending");
+}
+
+TEST_F(AdmissionPlacementTest, TheOutcomeIsTypedAndSurvivesARestart) {
+  OpenDurable();
+  auto applied = cp_->Apply(kOrg, false, "org.yaml");
+  ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  // The submitter's own admission labels are not the outcome: the policy's are.
+  std::string id = Submit("kind: TrainingJob\nname: x\nproject: t1/p1\nqueue: q1\n"
+                          "labels: {abacus.io/allowed-pools: train, abacus.io/network: internet}\nspec:\n"
+                          "  command: [\"true\"]\n  taskGroups:\n    - name: w\n      resources: {cpu: 4, memory: 1Gi}\n");
+  ASSERT_FALSE(id.empty());
+  EXPECT_EQ(Get(id)["spec"]["labels"]["abacus.io/allowed-pools"], "test");
+  EXPECT_EQ(Get(id)["spec"]["labels"]["abacus.io/network"], "isolated");
+  OpenDurable();  // the records are read back from the store
+  // After the restart the pools still constrain placement: a free train node is not used.
+  Node("big-train", "train", 64);
+  cp_->WaitForCycle();
+  EXPECT_EQ(Get(id).value("state", ""), "Pending") << Get(id).dump();
+  // … and the network class still reaches the agent of the test pool.
+  json reg = {{"name", "agent-1"}, {"pool", "test"}, {"cpuMilli", 8000}, {"memoryBytes", int64_t{16} << 30},
+              {"devices", json::array()}, {"agentVersion", "test"}};
+  auto registered = cp_->RegisterAgent(reg);
+  ASSERT_TRUE(registered.ok()) << registered.status().ToString();
+  cp_->WaitForCycle();
+  ASSERT_EQ(Get(id).value("state", ""), "Admitted") << Get(id).dump();
+  auto tasks = cp_->WaitAssignments("agent-1", 0, std::chrono::milliseconds(0));
+  ASSERT_TRUE(tasks.ok()) << tasks.status().ToString();
+  ASSERT_EQ(tasks->tasks.size(), 1u) << tasks->tasks.dump();
+  EXPECT_EQ(tasks->tasks[0].value("network", ""), "isolated") << tasks->tasks.dump();
 }
 
 TEST_F(AdmissionPlacementTest, NetworkClassTravelsInTheAssignment) {

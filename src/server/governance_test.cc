@@ -181,6 +181,9 @@ TEST_F(GovernanceTest, SubmitChecksRolesAndAdmission) {
   const Workload* w = docs[0].workload();
   EXPECT_EQ(w->labels.at(std::string(kNetworkLabel)), "internal");
   EXPECT_EQ(w->labels.at(std::string(kAllowedPoolsLabel)), "train");
+  EXPECT_EQ(w->admission.pools, (std::vector<std::string>{"train"}));  // the typed outcome the labels show
+  ASSERT_TRUE(w->admission.network.has_value());
+  EXPECT_EQ(*w->admission.network, NetworkClass::kInternal);
   Status bad = Submit(&max, Job("t1/p1", "docker.io/x:1"));
   EXPECT_EQ(bad.code(), StatusCode::kPermissionDenied);
   EXPECT_NE(bad.message().find("policy t1-rules: image registry docker.io is not allowed"), std::string::npos)

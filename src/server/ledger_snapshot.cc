@@ -116,7 +116,7 @@ std::optional<sched::WorkloadInfo> BuildWorkloadInfo(const WorkloadRecord& r, co
                  : g.topology == TopologyPolicy::kSameNuma       ? sched::TopologyRequirement::kSameNuma
                                                                  : sched::TopologyRequirement::kNone;
     t.node_selector = g.node_selector;
-    t.pools = AdmittedPools(r.spec);  // admission policies' pools (governance.h)
+    t.pools = r.spec.admission.pools;  // admission policies' pools (governance CheckSubmit)
     if (const InferenceSpec* inf = r.spec.inference(); inf != nullptr && inf->reservation) {
       t.reserved_pool = inf->reservation->pool;  // the pool holds its replicas (place.h)
       t.pool_overflow = inf->reservation->overflow;

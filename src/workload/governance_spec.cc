@@ -8,20 +8,9 @@
 
 namespace abacus {
 namespace {
-constexpr std::array<std::string_view, 3> kNetworkNames = {"isolated", "internal", "internet"};
 constexpr std::array<std::string_view, 5> kRoleNames = {"admin", "tenant-admin", "member", "viewer",
                                                         "agent"};
 }  // namespace
-
-std::string_view NetworkClassName(NetworkClass c) { return kNetworkNames[static_cast<size_t>(c)]; }
-
-Result<NetworkClass> ParseNetworkClass(std::string_view text) {
-  for (size_t i = 0; i < kNetworkNames.size(); ++i) {
-    if (kNetworkNames[i] == text) return static_cast<NetworkClass>(i);
-  }
-  return InvalidArgument("unknown network class '" + std::string(text) +
-                         "' (expected isolated, internal or internet)");
-}
 
 bool AdmissionPolicy::AppliesTo(std::string_view tenant) const {
   return tenants.empty() || std::find(tenants.begin(), tenants.end(), tenant) != tenants.end();

@@ -14,22 +14,12 @@
 #include "common/status.h"
 #include "model/quantity.h"
 #include "tenancy/tenancy_config.h"
+#include "workload/admission_outcome.h"
 
 namespace abacus {
 
 inline constexpr std::string_view kAdmissionPolicyKind = "AdmissionPolicy";
 inline constexpr std::string_view kUserKind = "User";
-
-// Network a workload's tasks get from the runtime, from most to least restricted.
-enum class NetworkClass : uint8_t {
-  kIsolated,  // no network but loopback
-  kInternal,  // the cluster's networks only
-  kInternet,  // unrestricted egress
-};
-// Returns "isolated", "internal" or "internet".
-std::string_view NetworkClassName(NetworkClass c);
-// Parses a network class name; InvalidArgument listing the three otherwise.
-Result<NetworkClass> ParseNetworkClass(std::string_view text);
 
 // One data path prefix a tenant may mount, and how.
 struct MountRule {

@@ -18,6 +18,7 @@
 #include "model/quantity.h"
 #include "model/version.h"
 #include "tenancy/queue.h"
+#include "workload/admission_outcome.h"
 
 namespace abacus {
 
@@ -295,6 +296,9 @@ struct Workload {
   std::string queue;
   std::string priority_class;  // resolved: the kind's default when not given
   std::map<std::string, std::string> labels;  // "model" names the model for reports
+  // What the server's admission policies decided (never the submitter's to set); the labels
+  // kNetworkLabel and kAllowedPoolsLabel show it (admission_outcome.h).
+  AdmissionOutcome admission;
   WorkloadSpec spec;
   KindSpec details;            // the alternative matches kind()
 

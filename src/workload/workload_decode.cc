@@ -236,6 +236,7 @@ std::optional<Workload> DecodeWorkload(const SpecNode& doc, SpecContext& ctx) {
   if (auto v = r.Name("queue", P::kRequired)) w.queue = *v;
   w.priority_class = r.Name("priorityClass").value_or(std::string(DefaultPriorityClassFor(*kind)));
   if (auto v = r.StringMap("labels")) w.labels = *v;
+  w.admission = AdmissionFromLabels(w.labels);  // the one place the labels are read back
 
   std::vector<std::string_view> keys = internal::CommonSpecKeys();
   const auto& extra = internal::KindSpecKeys(*kind);
