@@ -305,7 +305,6 @@ class ControlPlane {
   // Blocks until the loop has ingested everything submitted so far and run a cycle after it.
   void WaitForCycle();
 
-  const Authorizer& authorizer() const { return *authorizer_; }
   // Users, tokens, roles, audit chain, admission policies, rate limits (governance.h).
   Governance& governance() { return *governance_; }
   SecretVault& secrets() { return *secrets_; }
@@ -324,7 +323,19 @@ class ControlPlane {
   // Runs `fn` on the loop thread and waits for its result.
   Result<nlohmann::json> RunOnLoop(std::function<Result<nlohmann::json>()> fn);
   void Loop();
+  // One scheduling cycle, in named steps (control_plane_loop.cc): snapshot, decide, assume the
+  // decisions on the records (admissions, claims released, units grown, preemptions, reasons),
+  // commit them with their audit entries (or roll back), publish to the agents.
   void RunCycle();
+  struct CycleWork;  // one cycle's snapshot, decisions and the batch that records them
+  void AssumeAdmissions(CycleWork& w);
+  void ReleaseStartedClaims(CycleWork& w);
+  void FillGrownUnits(CycleWork& w);
+  void AssumePreemptions(CycleWork& w);
+  void NoteNeverFits(CycleWork& w);
+  void KeepPendingReasons(CycleWork& w);
+  bool CommitCycle(CycleWork& w);
+  void PublishCycle(const CycleWork& w);
   void FinishPreemptions();
 
   // One task status from an agent (or made up by the server when a node is lost).

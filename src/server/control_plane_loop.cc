@@ -206,9 +206,43 @@ void ControlPlane::FinishPreemptions() {
   }
 }
 
+// One cycle's snapshot, its decisions, and what assuming them changed: the records as they were
+// (`before`, to roll back), the batch that records the decisions, the Put of each record (its
+// version after the commit), the audit entries and the ids to publish.
+struct ControlPlane::CycleWork {
+  Time now{};
+  bool full = false;
+  SnapshotIndex index;
+  sched::Snapshot snapshot;
+  sched::CycleResult result;
+  std::vector<WorkloadRecord> before;
+  WriteBatch batch;
+  std::vector<std::pair<std::string, OpRef>> puts;
+  std::vector<govern::AuditRecord> decisions;
+  std::vector<std::string> changed;
+  std::map<std::string, size_t> grown;  // elastic workloads given units: id → its copy in `before`
+
+  // A batch's new slots get their array tasks now, not at the next controller tick.
+  std::vector<std::pair<std::string, json>> FillSlots(ControlPlane& cp, WorkloadRecord& r) {
+    std::vector<std::pair<std::string, json>> events;
+    if (r.spec.batch() != nullptr) cp.RunController(r, events, batch, decisions, now);
+    return events;
+  }
+  void AppendEvents(const WorkloadRecord& r, const std::vector<std::pair<std::string, json>>& events) {
+    for (const auto& [type, details] : events) batch.AppendEventJson(kWorkloadKind, r.id, type, details, now);
+  }
+  void Put(const WorkloadRecord& r) {
+    puts.emplace_back(r.id, batch.PutJson(kWorkloadKind, r.id, ToJson(r), r.version).LastOp());
+  }
+  bool Touched(const std::string& id) const {
+    return std::any_of(before.begin(), before.end(), [&](const WorkloadRecord& b) { return b.id == id; });
+  }
+};
+
 void ControlPlane::RunCycle() {
   auto start = std::chrono::steady_clock::now();
-  Time now = clock_.Now();
+  CycleWork w;
+  w.now = clock_.Now();
   last_cycle_steady_ = std::chrono::steady_clock::now();
   dirty_ = false;
   // A full cycle retries every waiting workload; a fresh one only those submitted since the last
@@ -217,130 +251,152 @@ void ControlPlane::RunCycle() {
   // waiting, only the heads can use what a finished task left (sched/cycle_kind.h, shared with
   // the event simulator).
   const sched::CycleKind kind = sched::ChooseCycleKind(full_, freed_);
-  const bool full = kind == sched::CycleKind::kFull;
+  w.full = kind == sched::CycleKind::kFull;
   full_ = false;
   freed_ = false;
-  if (full) last_full_cycle_ = now;
+  if (w.full) last_full_cycle_ = w.now;
   std::unordered_set<std::string> fresh;
   fresh.swap(fresh_);
   // 1. Snapshot (the loop is the only writer: no lock needed to read the ledger here).
-  SnapshotIndex index;
-  sched::Snapshot snapshot =
-      ledger_.BuildSnapshot(now, index, sched::ScopeOf(kind, options_.bounded_cycle_per_queue), &fresh);
-  if (shares_) shares_->Fill(&snapshot);
+  w.snapshot = ledger_.BuildSnapshot(w.now, w.index, sched::ScopeOf(kind, options_.bounded_cycle_per_queue), &fresh);
+  if (shares_) shares_->Fill(&w.snapshot);
   // 2. Decide.
-  sched::CycleResult result = sched::Schedule(snapshot, options_.scheduler);
+  w.result = sched::Schedule(w.snapshot, options_.scheduler);
   {
     // Gang holds persist: the gangs holding nodes now are in every following snapshot.
     std::unordered_set<std::string> holding;
-    for (const auto& res : result.reservations) holding.insert(res.workload_id);
+    for (const auto& res : w.result.reservations) holding.insert(res.workload_id);
     ledger_.SetHolding(std::move(holding));
   }
   // 3. Assume the decisions in memory, remembering what to restore.
-  std::vector<WorkloadRecord> before;
-  WriteBatch batch;
-  std::vector<std::pair<std::string, OpRef>> puts;  // each record's Put: its version after the commit
-  std::vector<govern::AuditRecord> decisions;  // the audit entries of this cycle's decisions
-  std::vector<std::string> changed;
   {
     WriterLock lock(state_mu_);
-    std::map<std::string, size_t> grown;  // elastic workloads given units: id → its copy in `before`
-    // A batch's new slots get their array tasks now, not at the next controller tick.
-    auto fill_slots = [&](WorkloadRecord& r) {
-      std::vector<std::pair<std::string, json>> events;
-      if (r.spec.batch() != nullptr) RunController(r, events, batch, decisions, now);
-      return events;
-    };
-    auto append_events = [&](const WorkloadRecord& r, const std::vector<std::pair<std::string, json>>& events) {
-      for (const auto& [type, details] : events) batch.AppendEventJson(kWorkloadKind, r.id, type, details, now);
-    };
-    for (const sched::Admission& a : result.admissions) {
-      if (auto slice = ParseSliceId(index.workload_ids[a.workload])) {
-        WorkloadRecord* r = ledger_.FindWorkload(slice->first);
-        if (r == nullptr || PlacedUnits(*r).count(slice->second) != 0 ||
-            (r->state != WorkloadState::kAdmitted && r->state != WorkloadState::kRunning)) {
-          continue;
-        }
-        if (!grown.count(r->id)) {
-          grown[r->id] = before.size();
-          before.push_back(*r);
-        }
-        AddUnit(snapshot, a, slice->second, *r, batch, now);
+    AssumeAdmissions(w);
+    ReleaseStartedClaims(w);
+    FillGrownUnits(w);
+    AssumePreemptions(w);
+    NoteNeverFits(w);
+    if (!w.full) KeepPendingReasons(w);
+  }
+  if (w.full) KeepPendingReasons(w);
+  // 4. Commit, with the audit entry of every decision (both or neither); on failure roll back.
+  const bool committed = CommitCycle(w);
+  // 5. Publish what was committed to the agents (simulated nodes need nothing).
+  if (committed) PublishCycle(w);
+  auto cost = std::chrono::steady_clock::now() - start;
+  last_cycle_cost_ = std::chrono::duration_cast<Duration>(cost);
+  if (w.full) last_full_cycle_cost_ = last_cycle_cost_;
+  metrics_.cycle_seconds.Observe(std::chrono::duration<double>(cost).count());
+  metrics_.cycles.fetch_add(1);
+  if (!w.changed.empty()) {
+    ABACUS_LOG_INFO("cycle: {} admitted, {} preempted, {} pending ({:.1f} ms)", w.result.admissions.size(),
+                    w.result.preemptions.size(), w.result.pending.size(),
+                    std::chrono::duration<double, std::milli>(cost).count());
+  }
+}
+
+// Admits each admitted workload on its records (state, placements, events, usage), or gives an
+// admitted unit of an elastic workload its place (under state_mu_).
+void ControlPlane::AssumeAdmissions(CycleWork& w) {
+  const Time now = w.now;
+  for (const sched::Admission& a : w.result.admissions) {
+    if (auto slice = ParseSliceId(w.index.workload_ids[a.workload])) {
+      WorkloadRecord* r = ledger_.FindWorkload(slice->first);
+      if (r == nullptr || PlacedUnits(*r).count(slice->second) != 0 ||
+          (r->state != WorkloadState::kAdmitted && r->state != WorkloadState::kRunning)) {
         continue;
       }
-      WorkloadRecord* r = ledger_.FindWorkload(index.workload_ids[a.workload]);
-      if (r == nullptr || !r->waiting()) continue;
-      before.push_back(*r);
-      (void)Transition(r->state, WorkloadState::kAdmitted);
-      Ledger::ApplyAdmission(snapshot, a, *r);
-      ledger_.NoteHolder(*r);
-      for (auto& p : r->placements) p.version = InitialVersion(*r, UnitOf(*r, p));
-      std::vector<std::pair<std::string, json>> controller_events = fill_slots(*r);
-      r->admitted_at = now;
-      if (ToMicros(r->first_admitted_at) == 0) r->first_admitted_at = now;
-      r->message.clear();
-      std::set<std::string> nodes;
-      for (const auto& p : r->placements) nodes.insert(p.node);
-      json where = json::array();
-      for (const auto& n : nodes) where.push_back(n);
-      puts.emplace_back(r->id, batch.PutJson(kWorkloadKind, r->id, ToJson(*r), r->version).LastOp());
-      batch.AppendEvent(kWorkloadKind, r->id, "Admitted",
+      if (!w.grown.count(r->id)) {
+        w.grown[r->id] = w.before.size();
+        w.before.push_back(*r);
+      }
+      AddUnit(w.snapshot, a, slice->second, *r, w.batch, now);
+      continue;
+    }
+    WorkloadRecord* r = ledger_.FindWorkload(w.index.workload_ids[a.workload]);
+    if (r == nullptr || !r->waiting()) continue;
+    w.before.push_back(*r);
+    (void)Transition(r->state, WorkloadState::kAdmitted);
+    Ledger::ApplyAdmission(w.snapshot, a, *r);
+    ledger_.NoteHolder(*r);
+    for (auto& p : r->placements) p.version = InitialVersion(*r, UnitOf(*r, p));
+    std::vector<std::pair<std::string, json>> controller_events = w.FillSlots(*this, *r);
+    r->admitted_at = now;
+    if (ToMicros(r->first_admitted_at) == 0) r->first_admitted_at = now;
+    r->message.clear();
+    std::set<std::string> nodes;
+    for (const auto& p : r->placements) nodes.insert(p.node);
+    json where = json::array();
+    for (const auto& n : nodes) where.push_back(n);
+    w.Put(*r);
+    w.batch.AppendEvent(kWorkloadKind, r->id, "Admitted",
                         EventJson(WorkloadState::kAdmitted, a.borrowing ? "admitted on borrowed quota" : "admitted",
                                   {{"flavors", r->group_flavors}, {"borrowing", a.borrowing}})
                             .dump(),
                         now);
-      batch.AppendEvent(kWorkloadKind, r->id, "Placed",
+    w.batch.AppendEvent(kWorkloadKind, r->id, "Placed",
                         EventJson(WorkloadState::kAdmitted, "placed on " + std::to_string(nodes.size()) + " node(s)",
                                   {{"nodes", where}, {"tasks", r->placements.size()}})
                             .dump(),
                         now);
-      StageOutsidePoolEvent(*r, PlacedUnits(*r), ledger_, batch, now);
-      append_events(*r, controller_events);
-      StageUsage(&before.back(), *r, batch, now);
-      changed.push_back(r->id);
-      metrics_.decision_seconds.Observe(Seconds(now - r->submitted));
-      metrics_.labeled.ObserveWait(r->spec.queue, Seconds(now - r->submitted));
+    StageOutsidePoolEvent(*r, PlacedUnits(*r), ledger_, w.batch, now);
+    w.AppendEvents(*r, controller_events);
+    StageUsage(&w.before.back(), *r, w.batch, now);
+    w.changed.push_back(r->id);
+    metrics_.decision_seconds.Observe(Seconds(now - r->submitted));
+    metrics_.labeled.ObserveWait(r->spec.queue, Seconds(now - r->submitted));
+  }
+}
+
+// A preemptor that started (a workload or a unit of one) no longer claims what its victims gave
+// back (sched/claims.h) (under state_mu_).
+void ControlPlane::ReleaseStartedClaims(CycleWork& w) {
+  for (const sched::Admission& a : w.result.admissions) {
+    for (const auto& victim_id : ledger_.ClaimsOf(w.index.workload_ids[a.workload])) {
+      WorkloadRecord* v = ledger_.FindWorkload(victim_id);
+      // One write per record per cycle: a victim written already this cycle keeps its claim
+      // until the next admission of its preemptor's clears it (the scheduler ignores a claim
+      // whose preemptor is not waiting).
+      if (v == nullptr || w.Touched(v->id)) continue;
+      w.before.push_back(*v);
+      v->yields_to.clear();
+      v->yield_count = 0;
+      w.Put(*v);  // not published: nothing to run
     }
-    // A preemptor that started (a workload or a unit of one) no longer claims what its victims
-    // gave back (sched/claims.h).
-    for (const sched::Admission& a : result.admissions) {
-      for (const auto& victim_id : ledger_.ClaimsOf(index.workload_ids[a.workload])) {
-        WorkloadRecord* v = ledger_.FindWorkload(victim_id);
-        // One write per record per cycle: a victim written already this cycle keeps its claim
-        // until the next admission of its preemptor's clears it (the scheduler ignores a claim
-        // whose preemptor is not waiting).
-        if (v == nullptr || std::any_of(before.begin(), before.end(), [&](const WorkloadRecord& b) { return b.id == v->id; })) {
-          continue;
-        }
-        before.push_back(*v);
-        v->yields_to.clear();
-        v->yield_count = 0;
-        puts.emplace_back(v->id, batch.PutJson(kWorkloadKind, v->id, ToJson(*v), v->version).LastOp());  // not published: nothing to run
-      }
-    }
-    for (const auto& [id, at] : grown) {
-      WorkloadRecord* r = ledger_.FindWorkload(id);
-      append_events(*r, fill_slots(*r));
-      puts.emplace_back(r->id, batch.PutJson(kWorkloadKind, r->id, ToJson(*r), r->version).LastOp());
-      StageUsage(&before[at], *r, batch, now);
-      changed.push_back(r->id);
-    }
-    for (const sched::Preemption& p : result.preemptions) {
-      WorkloadRecord* r = ledger_.FindWorkload(index.workload_ids[p.victim]);
-      if (r == nullptr || !CanTransition(r->state, WorkloadState::kPreempting)) continue;
-      if (grown.count(r->id) != 0) continue;  // it grew this cycle: the next cycle decides again
-      before.push_back(*r);
-      (void)Transition(r->state, WorkloadState::kPreempting);
-      metrics_.labeled.CountPreemption(std::string(sched::PreemptionReasonName(p.reason)));
-      r->preempted_at = now;
-      r->message = "preempted for " + p.preemptor_id + " (" + std::string(sched::PreemptionReasonName(p.reason)) + ")";
-      // What it frees is claimed by its preemptor (sched/claims.h); count repeats for the guard.
-      r->yield_count = sched::YieldCountAfter(r->yields_to, r->yield_count, p.preemptor_id);
-      r->yields_to = p.preemptor_id;
-      ledger_.PutClaim(*r);
-      puts.emplace_back(r->id, batch.PutJson(kWorkloadKind, r->id, ToJson(*r), r->version).LastOp());
-      if (r->yield_count >= sched::kChurnLimit) {
-        batch.AppendEvent(kWorkloadKind, r->id, "PreemptionChurnStopped",
+  }
+}
+
+// Records the elastic workloads that were given units this cycle (under state_mu_).
+void ControlPlane::FillGrownUnits(CycleWork& w) {
+  for (const auto& [id, at] : w.grown) {
+    WorkloadRecord* r = ledger_.FindWorkload(id);
+    w.AppendEvents(*r, w.FillSlots(*this, *r));
+    w.Put(*r);
+    StageUsage(&w.before[at], *r, w.batch, w.now);
+    w.changed.push_back(r->id);
+  }
+}
+
+// Starts each preemption: the victim turns Preempting and claims what it frees for its
+// preemptor, with its events and the evidence journal's line (under state_mu_).
+void ControlPlane::AssumePreemptions(CycleWork& w) {
+  const Time now = w.now;
+  for (const sched::Preemption& p : w.result.preemptions) {
+    WorkloadRecord* r = ledger_.FindWorkload(w.index.workload_ids[p.victim]);
+    if (r == nullptr || !CanTransition(r->state, WorkloadState::kPreempting)) continue;
+    if (w.grown.count(r->id) != 0) continue;  // it grew this cycle: the next cycle decides again
+    w.before.push_back(*r);
+    (void)Transition(r->state, WorkloadState::kPreempting);
+    metrics_.labeled.CountPreemption(std::string(sched::PreemptionReasonName(p.reason)));
+    r->preempted_at = now;
+    r->message = "preempted for " + p.preemptor_id + " (" + std::string(sched::PreemptionReasonName(p.reason)) + ")";
+    // What it frees is claimed by its preemptor (sched/claims.h); count repeats for the guard.
+    r->yield_count = sched::YieldCountAfter(r->yields_to, r->yield_count, p.preemptor_id);
+    r->yields_to = p.preemptor_id;
+    ledger_.PutClaim(*r);
+    w.Put(*r);
+    if (r->yield_count >= sched::kChurnLimit) {
+      w.batch.AppendEvent(kWorkloadKind, r->id, "PreemptionChurnStopped",
                           EventJson(WorkloadState::kPreempting,
                                     "preempted " + std::to_string(r->yield_count) + " times in a row for " +
                                         p.preemptor_id + " without it starting; from now on it waits until " +
@@ -348,130 +404,127 @@ void ControlPlane::RunCycle() {
                                     {{"preemptor", p.preemptor_id}, {"count", r->yield_count}})
                               .dump(),
                           now);
-      }
-      batch.AppendEvent(kWorkloadKind, r->id, "Preempted",
+    }
+    w.batch.AppendEvent(kWorkloadKind, r->id, "Preempted",
                         EventJson(WorkloadState::kPreempting, r->message,
                                   {{"preemptor", p.preemptor_id},
                                    {"reason", sched::PreemptionReasonName(p.reason)},
                                    {"graceSeconds", p.grace_seconds}})
                             .dump(),
                         now);
-      {
-        // For the evidence report: who gave back what, to whom.
-        int64_t milli = 0;
-        for (const auto& pl : r->placements) {
-          for (const auto& g : pl.devices) milli += g.milli;
-        }
-        auto by_slice = ParseSliceId(p.preemptor_id);
-        const WorkloadRecord* by = ledger_.FindWorkload(by_slice ? by_slice->first : p.preemptor_id);
-        batch.AppendJournal("preemptions",
-                            json({{"workload", r->id},
-                                  {"tenant", r->spec.tenant()},
-                                  {"queue", r->spec.queue},
-                                  {"flavor", r->group_flavors.empty() ? "cpu" : r->group_flavors[0]},
-                                  {"deviceMilli", milli},
-                                  {"reason", sched::PreemptionReasonName(p.reason)},
-                                  {"by", p.preemptor_id},
-                                  {"byQueue", by != nullptr ? by->spec.queue : ""}})
-                                .dump(),
-                            now);
-      }
-      changed.push_back(r->id);
+    // For the evidence report: who gave back what, to whom.
+    int64_t milli = 0;
+    for (const auto& pl : r->placements) {
+      for (const auto& g : pl.devices) milli += g.milli;
     }
-    // What can never run says so once, as an event the user sees in `abacus events`/describe
-    // (explain carries the same reason).
-    for (const sched::PendingReason& pr : result.pending) {
-      if (pr.code != sched::PendingCode::kInvalid) continue;
-      auto prev = ledger_.pending_reasons().find(pr.workload_id);
-      if (prev != ledger_.pending_reasons().end() && prev->second.code == sched::PendingCode::kInvalid) continue;
-      const WorkloadRecord* r = ledger_.FindWorkload(pr.workload_id);
-      if (r == nullptr) continue;
-      batch.AppendEvent(kWorkloadKind, r->id, "NeverFits", EventJson(r->state, pr.message).dump(), now);
-    }
-    if (!full) {
-      // Parked workloads keep the reason of the cycle that last tried them.
-      auto& reasons = ledger_.pending_reasons();
-      auto& ledger_reasons = ledger_.ledger_reasons();
-      for (const auto& id : index.workload_ids) reasons.erase(id);
-      for (const auto& [id, why] : index.unschedulable) ledger_reasons.erase(id);
-      for (auto& pr : result.pending) reasons[pr.workload_id] = std::move(pr);
-      for (auto& [id, why] : index.unschedulable) ledger_reasons[id] = why;
-    }
+    auto by_slice = ParseSliceId(p.preemptor_id);
+    const WorkloadRecord* by = ledger_.FindWorkload(by_slice ? by_slice->first : p.preemptor_id);
+    w.batch.AppendJournal("preemptions",
+                          json({{"workload", r->id},
+                                {"tenant", r->spec.tenant()},
+                                {"queue", r->spec.queue},
+                                {"flavor", r->group_flavors.empty() ? "cpu" : r->group_flavors[0]},
+                                {"deviceMilli", milli},
+                                {"reason", sched::PreemptionReasonName(p.reason)},
+                                {"by", p.preemptor_id},
+                                {"byQueue", by != nullptr ? by->spec.queue : ""}})
+                              .dump(),
+                          now);
+    w.changed.push_back(r->id);
   }
-  if (full) {
-    // Every waiting workload gets its reason anew: the maps are built outside the lock and
-    // swapped in, and the old ones freed after it (with tens of thousands waiting, filling them
-    // under the lock stalled every submission for milliseconds).
-    std::unordered_map<std::string, sched::PendingReason> reasons;
-    std::unordered_map<std::string, std::string> ledger_reasons;
-    reasons.reserve(result.pending.size());
-    for (auto& pr : result.pending) {
-      std::string id = pr.workload_id;
-      reasons.insert_or_assign(std::move(id), std::move(pr));
-    }
-    for (auto& [id, why] : index.unschedulable) ledger_reasons[id] = why;
-    {
-      WriterLock lock(state_mu_);
-      ledger_.pending_reasons().swap(reasons);
-      ledger_.ledger_reasons().swap(ledger_reasons);
-    }
+}
+
+// What can never run says so once, as an event the user sees in `abacus events`/describe
+// (explain carries the same reason) (under state_mu_).
+void ControlPlane::NoteNeverFits(CycleWork& w) {
+  for (const sched::PendingReason& pr : w.result.pending) {
+    if (pr.code != sched::PendingCode::kInvalid) continue;
+    auto prev = ledger_.pending_reasons().find(pr.workload_id);
+    if (prev != ledger_.pending_reasons().end() && prev->second.code == sched::PendingCode::kInvalid) continue;
+    const WorkloadRecord* r = ledger_.FindWorkload(pr.workload_id);
+    if (r == nullptr) continue;
+    w.batch.AppendEvent(kWorkloadKind, r->id, "NeverFits", EventJson(r->state, pr.message).dump(), w.now);
   }
-  // 4. Commit, with the audit entry of every decision that touches a user's work (both or
-  // neither); on failure roll back in memory.
+}
+
+// The waiting workloads' reasons. After a partial cycle, under state_mu_: the workloads it tried
+// get this cycle's reason, the parked ones keep the reason of the cycle that last tried them.
+// After a full cycle, without it: every waiting workload gets its reason anew; the maps are built
+// outside the lock and swapped in, and the old ones freed after it (with tens of thousands
+// waiting, filling them under the lock stalled every submission for milliseconds).
+void ControlPlane::KeepPendingReasons(CycleWork& w) {
+  if (!w.full) {
+    auto& reasons = ledger_.pending_reasons();
+    auto& ledger_reasons = ledger_.ledger_reasons();
+    for (const auto& id : w.index.workload_ids) reasons.erase(id);
+    for (const auto& [id, why] : w.index.unschedulable) ledger_reasons.erase(id);
+    for (auto& pr : w.result.pending) reasons[pr.workload_id] = std::move(pr);
+    for (auto& [id, why] : w.index.unschedulable) ledger_reasons[id] = why;
+    return;
+  }
+  std::unordered_map<std::string, sched::PendingReason> reasons;
+  std::unordered_map<std::string, std::string> ledger_reasons;
+  reasons.reserve(w.result.pending.size());
+  for (auto& pr : w.result.pending) {
+    std::string id = pr.workload_id;
+    reasons.insert_or_assign(std::move(id), std::move(pr));
+  }
+  for (auto& [id, why] : w.index.unschedulable) ledger_reasons[id] = why;
+  WriterLock lock(state_mu_);
+  ledger_.pending_reasons().swap(reasons);
+  ledger_.ledger_reasons().swap(ledger_reasons);
+}
+
+// Commits the cycle's batch with the audit entry of every decision that touches a user's work
+// (both or neither); on failure puts the records back as they were. Returns whether a batch was
+// committed.
+bool ControlPlane::CommitCycle(CycleWork& w) {
   if (governance_) {
-    for (const auto& id : changed) {
+    for (const auto& id : w.changed) {
       const WorkloadRecord* r = ledger_.FindWorkload(id);
       if (r == nullptr) continue;
       bool preempted = r->state == WorkloadState::kPreempting;
       std::string where;
       for (const auto& p : r->placements) where += (where.empty() ? "" : ",") + p.node;
-      decisions.push_back(DecisionRecord("scheduler", preempted ? "preempt" : "admit", "workload", r->id,
-                                         r->spec.tenant(), preempted ? "Running" : "Pending",
-                                         preempted ? r->message : "Admitted on " + where));
+      w.decisions.push_back(DecisionRecord("scheduler", preempted ? "preempt" : "admit", "workload", r->id,
+                                           r->spec.tenant(), preempted ? "Running" : "Pending",
+                                           preempted ? r->message : "Admitted on " + where));
     }
   }
   bool committed = false;
-  if (!batch.empty()) {
+  if (!w.batch.empty()) {
     CommitResult cr;
-    Status st = Commit(batch, &cr, std::nullopt, std::move(decisions));
+    Status st = Commit(w.batch, &cr, std::nullopt, std::move(w.decisions));
     staged_.Settle(st.ok(), metrics_.labeled);
     WriterLock lock(state_mu_);
     if (!st.ok()) {
       ABACUS_LOG_ERROR("scheduling decisions not committed, rolled back: {}", st.ToString());
       UsageCommitFailed();
-      for (auto& r : before) ledger_.PutWorkload(std::move(r));
+      for (auto& r : w.before) ledger_.PutWorkload(std::move(r));
       dirty_ = true;
     } else {
-      for (const auto& [id, put] : puts) {
+      for (const auto& [id, put] : w.puts) {
         if (WorkloadRecord* r = ledger_.FindWorkload(id)) r->version = cr.AssignedTo(put);
       }
-      metrics_.admitted.fetch_add(static_cast<int64_t>(result.admissions.size()));
-      metrics_.preempted.fetch_add(static_cast<int64_t>(result.preemptions.size()));
+      metrics_.admitted.fetch_add(static_cast<int64_t>(w.result.admissions.size()));
+      metrics_.preempted.fetch_add(static_cast<int64_t>(w.result.preemptions.size()));
       committed = true;
     }
   }
-  if (batch.empty() || committed) {
+  if (w.batch.empty() || committed) {
     staged_.Settle(committed, metrics_.labeled);
-    CountAdmissionAttempts(result, metrics_.labeled);
+    CountAdmissionAttempts(w.result, metrics_.labeled);
   }
-  // 5. Publish what was committed to the agents (simulated nodes need nothing).
-  if (committed) {
-    for (const auto& id : changed) {
-      const WorkloadRecord* r = ledger_.FindWorkload(id);
-      if (r == nullptr) continue;
-      if (r->state == WorkloadState::kPreempting) preempting_.insert(id);
-      Publish(*r);
-    }
-  }
-  auto cost = std::chrono::steady_clock::now() - start;
-  last_cycle_cost_ = std::chrono::duration_cast<Duration>(cost);
-  if (full) last_full_cycle_cost_ = last_cycle_cost_;
-  metrics_.cycle_seconds.Observe(std::chrono::duration<double>(cost).count());
-  metrics_.cycles.fetch_add(1);
-  if (!changed.empty()) {
-    ABACUS_LOG_INFO("cycle: {} admitted, {} preempted, {} pending ({:.1f} ms)", result.admissions.size(),
-                    result.preemptions.size(), result.pending.size(),
-                    std::chrono::duration<double, std::milli>(cost).count());
+  return committed;
+}
+
+// Hands each committed change to its agents; a preempting workload is watched until it stops.
+void ControlPlane::PublishCycle(const CycleWork& w) {
+  for (const auto& id : w.changed) {
+    const WorkloadRecord* r = ledger_.FindWorkload(id);
+    if (r == nullptr) continue;
+    if (r->state == WorkloadState::kPreempting) preempting_.insert(id);
+    Publish(*r);
   }
 }
 
