@@ -97,4 +97,13 @@ inline std::string AcmeOrg(const std::string& queue = "train", int a100 = 2,
   return TeamOrg("acme", "ml", queue, quotas);
 }
 
+// The org the isolation and route-rights suites share: t1 (projects p1 and p2, queue q1 in
+// cohort c1) and t2 (p3, q2 in cohort c2); ann admin, and per tenant a tenant-admin (tia, tob)
+// and a member (max, mia); vic viewer of t1.
+inline std::string TwoTenantOrgWithUsers() {
+  return Org({{"t1", {"p1", "p2"}, "q1", "c1"}, {"t2", {"p3"}, "q2", "c2"}}, {{"cpu", "64"}, {"memory", "1Ti"}},
+             {User("ann", "admin"), TenantAdmin("tia", "t1"), Member("max", "t1/p1"),
+              User("vic", "viewer", "tenant: t1"), TenantAdmin("tob", "t2"), Member("mia", "t2/p3")});
+}
+
 }  // namespace abacus::server::testing_org

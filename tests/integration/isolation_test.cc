@@ -25,13 +25,7 @@ namespace {
 using nlohmann::json;
 namespace org = server::testing_org;
 
-// t1 (projects p1 and p2, queue q1 in cohort c1) and t2 (p3, q2 in cohort c2); ann admin, and
-// per tenant a tenant-admin (tia, tob) and a member (max, mia); vic viewer of t1.
-const std::string kOrg = org::Org(
-    {{"t1", {"p1", "p2"}, "q1", "c1"}, {"t2", {"p3"}, "q2", "c2"}}, {{"cpu", "64"}, {"memory", "1Ti"}},
-    {org::User("ann", "admin"), org::TenantAdmin("tia", "t1"),
-     org::Member("max", "t1/p1"), org::User("vic", "viewer", "tenant: t1"),
-     org::TenantAdmin("tob", "t2"), org::Member("mia", "t2/p3")});
+const std::string kOrg = org::TwoTenantOrgWithUsers();  // server_test_util.h: who is who
 
 std::string Job(const std::string& name, const std::string& project, const std::string& queue) {
   return "kind: TrainingJob\nname: " + name + "\nproject: " + project + "\nqueue: " + queue +

@@ -23,10 +23,7 @@ namespace {
 using nlohmann::json;
 namespace org = server::testing_org;
 
-const std::string kOrg = org::Org(
-    {{"t1", {"p1", "p2"}, "q1", "c1"}, {"t2", {"p3"}, "q2", "c2"}}, {{"cpu", "64"}, {"memory", "1Ti"}},
-    {org::User("ann", "admin"), org::TenantAdmin("tia", "t1"), org::Member("max", "t1/p1"),
-     org::User("vic", "viewer", "tenant: t1"), org::TenantAdmin("tob", "t2"), org::Member("mia", "t2/p3")});
+const std::string kOrg = org::TwoTenantOrgWithUsers();  // server_test_util.h: who is who
 
 const std::string kJob =
     "kind: TrainingJob\nname: w1\nproject: t1/p1\nqueue: q1\nspec:\n  command: [\"true\"]\n  taskGroups:\n"
