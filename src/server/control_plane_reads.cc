@@ -1,6 +1,7 @@
 // ControlPlane: the read model of the API (workloads, events, explain, nodes, devices, flavors,
 // queues, config), on HTTP threads under the shared state_mu_.
 #include "server/control_plane.h"
+#include "server/placement_hold.h"
 
 #include <algorithm>
 #include <array>
@@ -389,11 +390,7 @@ json ControlPlane::ListQueues() const {
     if (r.holds_quota()) {
       ++c.admitted;
       for (const auto& p : r.placements) {
-        c.used["cpu"] += p.cpu_milli;
-        c.used["memory"] += p.memory_bytes;
-        for (const auto& [xname, amount] : ExtendedHeld(r, p)) c.used[xname] += amount;
-        std::string flavor = p.group < static_cast<int>(r.group_flavors.size()) ? r.group_flavors[p.group] : "cpu";
-        for (const auto& d : p.devices) c.used[flavor] += d.milli;
+        ForEachQuotaUse(HoldOf(r, p), [&](const std::string& res, int64_t amount) { c.used[res] += amount; });
       }
     }
   }

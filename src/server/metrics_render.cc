@@ -4,6 +4,7 @@
 #include "common/mutex.h"
 #include "server/control_plane.h"
 #include "server/metrics_inventory.h"
+#include "server/placement_hold.h"
 #include "server/process_metrics.h"
 
 namespace abacus::server {
@@ -29,14 +30,10 @@ std::string ControlPlane::RenderMetrics() const {
       if (!r.holds_quota()) continue;
       by_queue[r.spec.queue].second++;
       for (const auto& p : r.placements) {
-        used[{r.spec.queue, "cpu"}] += p.cpu_milli;
-        used[{r.spec.queue, "memory"}] += p.memory_bytes;
-        for (const auto& [xname, amount] : ExtendedHeld(r, p)) used[{r.spec.queue, xname}] += amount;
-        std::string flavor = p.group < static_cast<int32_t>(r.group_flavors.size()) ? r.group_flavors[p.group] : "cpu";
-        for (const auto& g : p.devices) {
-          used[{r.spec.queue, flavor}] += g.milli;
-          allocated_milli += g.milli;
-        }
+        PlacementHold hold = HoldOf(r, p);  // the rule the queue list and metering count by
+        const std::string& queue = r.spec.queue;
+        ForEachQuotaUse(hold, [&](const std::string& res, int64_t amount) { used[{queue, res}] += amount; });
+        allocated_milli += hold.device_milli;
       }
     }
     family("abacus_queue_pending_workloads", "gauge", "Workloads waiting for admission, per queue.");

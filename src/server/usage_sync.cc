@@ -4,6 +4,7 @@
 #include "common/log.h"
 #include "server/control_plane.h"
 #include "server/desired_tasks.h"
+#include "server/placement_hold.h"
 #include "server/task_ids.h"
 
 namespace abacus::server {
@@ -73,16 +74,14 @@ void ControlPlane::StageUsage(const WorkloadRecord* before, const WorkloadRecord
       iv.cluster = n->node.cluster;
       iv.pool = n->node.pool;
     }
-    iv.flavor = p->group < static_cast<int32_t>(after.group_flavors.size()) ? after.group_flavors[p->group] : "cpu";
-    if (p->devices.empty()) iv.flavor = "cpu";
-    for (const auto& g : p->devices) {
-      iv.device_milli += g.milli;
-      iv.devices.push_back(g.index);
-      iv.device_memory_bytes += g.memory;
-    }
-    iv.cpu_milli = p->cpu_milli;
-    iv.memory_bytes = p->memory_bytes;
-    iv.extended = ExtendedHeld(after, *p);
+    PlacementHold hold = HoldOf(after, *p);  // the rule the queue list and /metrics count by
+    iv.flavor = std::move(hold.flavor);
+    iv.device_milli = hold.device_milli;
+    iv.devices = std::move(hold.devices);
+    iv.device_memory_bytes = hold.device_memory_bytes;
+    iv.cpu_milli = hold.cpu_milli;
+    iv.memory_bytes = hold.memory_bytes;
+    iv.extended = *hold.extended;
     iv.start = ToMicros(after.admitted_at) != 0 ? after.admitted_at : now;
     std::optional<meter::UsageInterval> counted = shares_ ? std::optional(iv) : std::nullopt;
     auto st = usage_->StageOpen(std::move(iv), batch);
