@@ -3,19 +3,30 @@
 #include <array>
 
 #include "control/names.h"
+#include "wire/task_phase.h"
 
 namespace abacus::control {
 namespace {
 
-constexpr std::array<std::string_view, 5> kPhaseNames = {"", "Running", "Stopping", "Exited", "Lost"};
+// A reported phase is the protocol's (wire/task_phase.h, its one name table) one step up: kPending
+// ("", not reported yet) comes first.
+static_assert(static_cast<int>(TaskPhase::kRunning) == static_cast<int>(wire::TaskPhase::kRunning) + 1 &&
+              static_cast<int>(TaskPhase::kStopping) == static_cast<int>(wire::TaskPhase::kStopping) + 1 &&
+              static_cast<int>(TaskPhase::kExited) == static_cast<int>(wire::TaskPhase::kExited) + 1 &&
+              static_cast<int>(TaskPhase::kLost) == static_cast<int>(wire::TaskPhase::kLost) + 1);
 constexpr std::array<std::string_view, 4> kLostNames = {"", "NodeLost", "DeviceError", "AgentRestart"};
 
 }  // namespace
 
-std::string_view TaskPhaseName(TaskPhase p) { return kPhaseNames[static_cast<size_t>(p)]; }
+std::string_view TaskPhaseName(TaskPhase p) {
+  if (p == TaskPhase::kPending) return "";
+  return wire::TaskPhaseName(static_cast<wire::TaskPhase>(static_cast<int>(p) - 1));
+}
 
 Result<TaskPhase> ParseTaskPhase(std::string_view text) {
-  return ParseName<TaskPhase>(kPhaseNames, text, "task phase");
+  if (text.empty()) return TaskPhase::kPending;
+  if (auto p = wire::ParseTaskPhase(text)) return static_cast<TaskPhase>(static_cast<int>(*p) + 1);
+  return InvalidArgument("unknown task phase \"" + std::string(text) + "\" (want \"\", Running, Stopping, Exited, Lost)");
 }
 
 std::string_view LostReasonName(LostReason r) { return kLostNames[static_cast<size_t>(r)]; }

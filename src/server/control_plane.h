@@ -51,6 +51,11 @@
 #include "store/data_folder_lock.h"
 #include "store/store.h"
 #include "workload/label_selector.h"
+#include "wire/task_phase.h"
+
+namespace abacus::wire {
+struct TaskStatus;
+}  // namespace abacus::wire
 
 namespace abacus::server {
 
@@ -342,7 +347,7 @@ class ControlPlane {
   struct TaskReport {
     std::string node;
     std::string task_id;
-    std::string phase;  // Running, Stopping, Exited, Lost
+    wire::TaskPhase phase = wire::TaskPhase::kLost;  // stored in the placement by its name (wire/task_phase.h)
     int32_t exit_code = 0, signal = 0;
     bool oom_killed = false, stopped = false;
     std::string message;
@@ -358,6 +363,9 @@ class ControlPlane {
   // commits them in one batch and republishes the assignments; loop thread only.
   // `also`: workloads to reconcile without a report (the controller tick).
   void ProcessTaskReports(const std::vector<TaskReport>& reports, const std::vector<std::string>* also = nullptr);
+  // Queues the statuses `node`'s agent sent (status report or heartbeat) for the loop;
+  // {"ok": true, "unknown": [task ids that name no task]}.
+  nlohmann::json QueueTaskStatuses(const std::string& node, const std::vector<wire::TaskStatus>& tasks);
   // ---- controllers (controllers.cc)
   // Whether any task of `r` is placed on an agent node (the others never run).
   bool HasAgentTasks(const WorkloadRecord& r) const;

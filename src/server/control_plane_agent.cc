@@ -15,20 +15,11 @@
 #include "server/node_history.h"
 #include "server/task_ids.h"
 #include "server/task_logs.h"
+#include "wire/agent_protocol.h"
 
 namespace abacus::server {
-namespace {
 
 using nlohmann::json;
-
-Time ParseTimeField(const json& j, const char* key, Time fallback) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_string()) return fallback;
-  auto t = ParseTime(it->get<std::string>());
-  return t.ok() ? *t : fallback;
-}
-
-}  // namespace
 
 void ControlPlane::TouchNode(const std::string& node) {
   MutexLock lock(seen_mu_);
@@ -91,29 +82,30 @@ json WithNodeUniqueIndexes(json devices) {
 }  // namespace
 
 Result<json> ControlPlane::RegisterAgent(const json& request) {
+  // The registration's own fields (wire/agent_protocol.h); the node's description is read by the
+  // node record codec, without the credential (never stored, never in the node record).
   json body = request;
-  // The node's own credential, when it registers again (never stored, never in the node record).
-  std::string presented;
-  if (body.is_object() && body.contains("credential")) {
-    if (!body["credential"].is_string()) return InvalidArgument("credential: expected the node credential (a string)");
-    presented = body["credential"].get<std::string>();
+  wire::RegisterRequest registration;
+  if (body.is_object()) {
+    ABACUS_ASSIGN_OR_RETURN(registration, wire::ParseRegisterRequest(body));
     body.erase("credential");
+    if (body.contains("devices")) body["devices"] = WithNodeUniqueIndexes(body["devices"]);
   }
-  if (body.is_object() && body.contains("devices")) body["devices"] = WithNodeUniqueIndexes(body["devices"]);
+  const std::string presented = registration.credential;
   auto rec = NodeRecordFromJson(body);
   if (!rec.ok()) return rec.status();
   auto node = std::make_shared<NodeRecord>(std::move(*rec));
   node->agent = true;
   node->node.state = NodeState::kReady;
-  node->agent_version = body.value("agentVersion", "");
+  node->agent_version = registration.agent_version;
   node->credential_sha256.clear();
   std::vector<TaskReport> reported;
-  for (const auto& t : body.value("tasks", json::array())) {
+  for (const wire::TaskStatus& t : registration.tasks) {
     TaskReport tr;
     tr.node = node->node.name;
-    tr.task_id = t.value("taskId", "");
-    tr.phase = t.value("phase", "Lost");
-    tr.message = t.value("message", tr.phase == "Lost" ? "agent restarted while the task ran" : "");
+    tr.task_id = t.task_id;
+    tr.phase = t.phase;
+    tr.message = t.message.empty() && t.phase == wire::TaskPhase::kLost ? "agent restarted while the task ran" : t.message;
     reported.push_back(std::move(tr));
   }
   return RunOnLoop([this, node, reported, presented]() -> Result<json> {
@@ -153,7 +145,7 @@ Result<json> ControlPlane::RegisterAgent(const json& request) {
     ProcessTaskReports(reported);
     std::set<std::string> running;
     for (const auto& r : reported) {
-      if (r.phase == "Running" || r.phase == "Stopping") running.insert(r.task_id);
+      if (!wire::IsFinal(r.phase)) running.insert(r.task_id);
     }
     FailOverNodeTasks(node->node.name, "the agent restarted while the task ran", "AgentRestart", [&](const WorkloadRecord& r, const PlacementRecord& p) {
       // Not started yet: the agent will start it.
@@ -162,10 +154,10 @@ Result<json> ControlPlane::RegisterAgent(const json& request) {
     FailOverTasksOnBadDevices(node->node.name);
     ABACUS_LOG_INFO("agent node {} {}: {} devices, {}m CPU", node->node.name, event, node->node.devices.size(),
                     node->node.cpu_milli);
-    return json{{"node", node->node.name},
-                {"nodeToken", token},
-                {"heartbeatSeconds", std::chrono::duration_cast<std::chrono::seconds>(options_.heartbeat_interval).count()},
-                {"nodeTimeoutSeconds", std::chrono::duration_cast<std::chrono::seconds>(options_.node_timeout).count()}};
+    return wire::ToJson(wire::RegisterAnswer{
+        node->node.name, token,
+        static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(options_.heartbeat_interval).count()),
+        static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(options_.node_timeout).count())});
   });
 }
 
@@ -190,67 +182,39 @@ Result<json> ControlPlane::ResetNode(const std::string& name) {
 
 // ---------------------------------------------------------------- reports
 
-namespace {
-
-Result<std::vector<json>> TaskList(const json& body) {
-  if (!body.is_object()) return InvalidArgument("expected a JSON object");
-  auto it = body.find("tasks");
-  if (it == body.end()) return std::vector<json>{};
-  if (!it->is_array()) return InvalidArgument("tasks: expected an array");
-  return std::vector<json>(it->begin(), it->end());
-}
-
-}  // namespace
-
-Result<json> ControlPlane::AgentStatus(const std::string& node, const json& body) {
-  TouchNode(node);
-  ABACUS_ASSIGN_OR_RETURN(auto tasks, TaskList(body));
+json ControlPlane::QueueTaskStatuses(const std::string& node, const std::vector<wire::TaskStatus>& tasks) {
   std::vector<TaskReport> reports;
   json unknown = json::array();
   Time now = clock_.Now();
-  for (const auto& t : tasks) {
-    if (!t.is_object() || !t.contains("taskId") || !t["taskId"].is_string()) {
-      return InvalidArgument("tasks[]: each needs a string taskId");
+  for (const wire::TaskStatus& t : tasks) {
+    if (!ParseTaskId(t.task_id).ok()) {
+      unknown.push_back(t.task_id);
+      continue;
     }
     TaskReport r;
     r.node = node;
-    r.task_id = t["taskId"].get<std::string>();
-    r.phase = t.value("phase", "");
-    if (r.phase != "Running" && r.phase != "Stopping" && r.phase != "Exited" && r.phase != "Lost") {
-      return InvalidArgument("tasks[" + r.task_id + "].phase: expected Running, Stopping, Exited or Lost, got '" +
-                             r.phase + "'");
-    }
-    auto ref = ParseTaskId(r.task_id);
-    if (!ref.ok()) {
-      unknown.push_back(r.task_id);
-      continue;
-    }
-    r.exit_code = t.value("exitCode", 0);
-    r.signal = t.value("signal", 0);
-    r.oom_killed = t.value("oomKilled", false);
-    r.stopped = t.value("stopped", false);
-    r.message = t.value("message", "");
+    r.task_id = t.task_id;
+    r.phase = t.phase;
+    r.exit_code = t.exit_code.value_or(0);
+    r.signal = t.signal;
+    r.oom_killed = t.oom_killed;
+    r.stopped = t.stopped;
+    r.message = t.message;
     // A task its agent fenced while cut off (server/fencing.h) is lost with its node.
-    if (r.phase == "Lost" && t.value("lostReason", "") == "NodeLost") r.lost_reason = "NodeLost";
-    if (t.contains("ready") && t["ready"].is_boolean()) r.ready = t["ready"].get<bool>();
-    if (t.contains("live") && t["live"].is_boolean()) r.live = t["live"].get<bool>();
-    // A probe's run of equal results as the agent counted them: {"ok": b, "count": n}.
-    for (auto [key, run] : {std::pair{"readinessRun", &r.readiness_run}, std::pair{"livenessRun", &r.liveness_run}}) {
-      const json* v = t.contains(key) ? &t[key] : nullptr;
-      if (v == nullptr || !v->is_object() || !v->contains("ok") || !v->contains("count")) continue;
-      if (!(*v)["ok"].is_boolean() || !(*v)["count"].is_number_integer()) continue;
-      int32_t n = std::clamp<int32_t>((*v)["count"].get<int32_t>(), 0, 1000);
-      *run = (*v)["ok"].get<bool>() ? n : -n;
+    if (t.phase == wire::TaskPhase::kLost && t.lost_reason == "NodeLost") r.lost_reason = "NodeLost";
+    r.ready = t.ready;
+    r.live = t.live;
+    // A probe's run of equal results as the agent counted them, in PlacementRecord's encoding.
+    for (auto [sent, run] : {std::pair{&t.readiness_run, &r.readiness_run}, std::pair{&t.liveness_run, &r.liveness_run}}) {
+      if (!*sent) continue;
+      int32_t n = std::clamp<int32_t>((*sent)->count, 0, 1000);
+      *run = (*sent)->ok ? n : -n;
     }
-    r.started_at = ParseTimeField(t, "startedAt", now);
-    r.finished_at = ParseTimeField(t, "finishedAt", now);
-    if (t.contains("results") && t["results"].is_string()) r.results = t["results"].get<std::string>();
-    if (t.contains("resultsError") && t["resultsError"].is_string()) {
-      r.results_error = t["resultsError"].get<std::string>();
-    }
-    if (t.contains("address") && t["address"].is_string() && t["address"].get_ref<const std::string&>().size() <= 255) {
-      r.address = t["address"].get<std::string>();
-    }
+    r.started_at = t.started_at.value_or(now);
+    r.finished_at = t.finished_at.value_or(now);
+    r.results = t.results;
+    r.results_error = t.results_error;
+    if (t.address.size() <= 255) r.address = t.address;
     if (r.results && r.results->size() > kMaxResultsBytes) {
       r.results_error = "results are " + std::to_string(r.results->size()) + " bytes, more than the " +
                         std::to_string(kMaxResultsBytes) + " allowed";
@@ -268,6 +232,12 @@ Result<json> ControlPlane::AgentStatus(const std::string& node, const json& body
   return json{{"ok", true}, {"unknown", unknown}};
 }
 
+Result<json> ControlPlane::AgentStatus(const std::string& node, const json& body) {
+  TouchNode(node);
+  ABACUS_ASSIGN_OR_RETURN(wire::StatusReport report, wire::ParseStatusReport(body));
+  return QueueTaskStatuses(node, report.tasks);
+}
+
 Result<json> ControlPlane::AgentHeartbeat(const std::string& node, const json& body) {
   TouchNode(node);
   {
@@ -275,6 +245,7 @@ Result<json> ControlPlane::AgentHeartbeat(const std::string& node, const json& b
     const NodeRecord* n = ledger_.FindNode(node);
     if (n == nullptr || !n->agent) return NotFound("node '" + node + "' is not registered: register again");
   }
+  ABACUS_ASSIGN_OR_RETURN(wire::HeartbeatRequest beat, wire::ParseHeartbeatRequest(body));
   // Device health and utilization.
   std::map<int32_t, DeviceHealthReport> health;
   std::map<std::string, int> index_of_uuid;
@@ -287,25 +258,14 @@ Result<json> ControlPlane::AgentHeartbeat(const std::string& node, const json& b
   {
     MutexLock lock(seen_mu_);
     auto& util = utilization_[node];
-    for (const auto& d : body.value("devices", json::array())) {
-      if (!d.is_object() || !d.contains("index")) continue;
-      int index = d.value("index", -1);
-      if (d.contains("uuid") && d["uuid"].is_string()) {
-        if (auto it = index_of_uuid.find(d["uuid"].get<std::string>()); it != index_of_uuid.end()) index = it->second;
-      }
-      if (d.contains("utilization") && d["utilization"].is_number()) {
-        util[index] = d["utilization"].get<double>();
+    for (const wire::DeviceBeat& d : beat.devices) {
+      int index = d.index;
+      if (auto it = index_of_uuid.find(d.uuid); it != index_of_uuid.end()) index = it->second;
+      if (d.utilization) {
+        util[index] = *d.utilization;
         RecordUtilization(node, index, util[index], clock_.Now());
       }
-      if (d.contains("health") && d["health"].is_string()) {
-        const std::string h = d["health"].get<std::string>();
-        DeviceHealthReport rep;
-        rep.health = h == "Healthy" ? DeviceHealth::kHealthy : h == "Unhealthy" ? DeviceHealth::kUnhealthy : DeviceHealth::kUnknown;
-        if (d.contains("healthReason") && d["healthReason"].is_string()) {
-          rep.reason = d["healthReason"].get<std::string>().substr(0, 200);
-        }
-        health[index] = std::move(rep);
-      }
+      if (d.health) health[index] = DeviceHealthReport{*d.health, d.health_reason.substr(0, 200)};
     }
   }
   bool changed = false;
@@ -349,10 +309,7 @@ Result<json> ControlPlane::AgentHeartbeat(const std::string& node, const json& b
     if (!result.ok()) return result.status();
   }
   // Re-reported statuses are applied like status reports (unchanged ones cost a lookup).
-  if (body.contains("tasks")) {
-    auto st = AgentStatus(node, json{{"tasks", body["tasks"]}});
-    if (!st.ok()) return st.status();
-  }
+  if (!beat.tasks.empty()) QueueTaskStatuses(node, beat.tasks);
   return json{{"ok", true}};
 }
 

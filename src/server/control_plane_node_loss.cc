@@ -31,7 +31,7 @@ void ControlPlane::FailOverNodeTasks(const std::string& node, const std::string&
       TaskReport tr;
       tr.node = node;
       tr.task_id = TaskIdOf(r, p);
-      tr.phase = "Lost";
+      tr.phase = wire::TaskPhase::kLost;
       tr.message = why;
       tr.lost_reason = lost_reason;
       tr.started_at = tr.finished_at = now;

@@ -72,14 +72,15 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
         p.address = rep.address;
         probes_changed = true;  // stored with the report, like a probe change
       }
-      if (TaskEnded(p) || p.phase == rep.phase) {
+      const std::string_view phase = wire::TaskPhaseName(rep.phase);  // the placement stores the name
+      if (TaskEnded(p) || p.phase == phase) {
         if (probes_changed) touched.insert(w.id);
         break;
       }
-      if (rep.phase == "Stopping" && p.phase.empty()) p.started_at = rep.started_at;
-      p.phase = rep.phase;
-      if (rep.phase == "Running") p.started_at = rep.started_at;
-      if (rep.phase == "Exited" || rep.phase == "Lost") {
+      if (rep.phase == wire::TaskPhase::kStopping && p.phase.empty()) p.started_at = rep.started_at;
+      p.phase = phase;
+      if (rep.phase == wire::TaskPhase::kRunning) p.started_at = rep.started_at;
+      if (wire::IsFinal(rep.phase)) {
         if (ToMicros(p.started_at) == 0) p.started_at = rep.started_at;
         p.finished_at = rep.finished_at;
         p.exit_code = rep.exit_code;
@@ -87,7 +88,8 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
         p.oom_killed = rep.oom_killed;
         p.stopped = rep.stopped;
         p.message = rep.message;
-        p.lost_reason = rep.phase == "Lost" ? (rep.lost_reason.empty() ? "AgentRestart" : rep.lost_reason) : "";
+        p.lost_reason =
+            rep.phase == wire::TaskPhase::kLost ? (rep.lost_reason.empty() ? "AgentRestart" : rep.lost_reason) : "";
         p.results = rep.results;
         p.results_error = rep.results_error;
         ended[w.id].push_back(TaskEndedEvent(w, p, rep.task_id));

@@ -5,6 +5,7 @@
 #include "server/secrets.h"
 #include "server/task_ids.h"
 #include "server/workload_update.h"
+#include "wire/assignment.h"
 #include "workload/workload_codec.h"
 
 namespace abacus::server {
@@ -70,11 +71,8 @@ std::map<std::string, std::map<std::string, json>> DesiredTasks(const WorkloadRe
     json spec = abacus::ToJson(r.spec);
     probes = spec.contains("spec") && spec["spec"].contains("probes") ? spec["spec"]["probes"] : json::object();
   }
-  json mounts = json::array();
-  for (const DataMount& m : r.spec.spec.mounts) {
-    mounts.push_back({{"path", m.path}, {"mountPath", m.mount_path.empty() ? m.path : m.mount_path},
-                      {"readOnly", m.read_only}});
-  }
+  std::vector<wire::MountSpec> mounts;
+  for (const DataMount& m : r.spec.spec.mounts) mounts.push_back(wire::MountSpec{m.path, m.mount_path, m.read_only});
   const std::string network =
       r.spec.admission.network ? std::string(NetworkClassName(*r.spec.admission.network)) : "";
   // Secret references only: the values are opened into the agent's answer (SecretVault).
@@ -102,46 +100,46 @@ std::map<std::string, std::map<std::string, json>> DesiredTasks(const WorkloadRe
     } else {
       continue;
     }
-    std::string id = TaskIdOf(r, p);
-    json devices = json::array();
+    wire::TaskAssignment t;
+    t.task_id = TaskIdOf(r, p);
     for (const DeviceGrantRecord& g : p.devices) {
-      json d = {{"index", g.index}, {"milli", g.milli}, {"memoryBytes", g.memory}};
+      wire::GrantedDevice d{g.index, g.milli, g.memory, std::nullopt};
       for (const Device& dev : node->node.devices) {
         if (dev.index != g.index) continue;
-        d["uuid"] = dev.uuid;
-        d["vendor"] = dev.flavor.vendor();
-        d["flavor"] = dev.flavor.name();
-        d["deviceMemoryBytes"] = dev.memory_bytes;
+        d.info = wire::GrantedDeviceInfo{dev.uuid, std::string(dev.flavor.vendor()), dev.flavor.name(), dev.memory_bytes};
       }
-      devices.push_back(std::move(d));
+      t.devices.push_back(std::move(d));
     }
-    json t = {{"taskId", id},
-              {"workloadId", r.id},
-              {"workload", r.spec.name},
-              {"kind", WorkloadKindName(r.spec.kind())},
-              {"project", r.spec.project},
-              {"group", p.group},
-              {"replica", p.replica},
-              {"attempt", r.attempt()},
-              {"run", p.run},
-              {"action", action},
-              {"command", TemplateForTask(r, p) != nullptr ? TemplateForTask(r, p)->command : r.spec.spec.command},
-              {"env", TaskEnvironment(r, p, id)},
-              {"image", TemplateForTask(r, p) != nullptr ? TemplateForTask(r, p)->image : r.spec.spec.image},
-              {"cpuMilli", p.cpu_milli},
-              {"memoryBytes", p.memory_bytes},
-              {"devices", std::move(devices)},
-              {"graceSeconds", task_grace},
-              {"stopSignal", task_signal},
-              {"fencingSignal", fencing.Signal(r)},
-              {"fencingGraceSeconds", std::chrono::duration_cast<std::chrono::seconds>(fencing.Grace(r)).count()}};
-    if (!probes.is_null()) t["probes"] = probes;
-    if (!mounts.empty()) t["mounts"] = mounts;
-    if (!secrets.is_null()) t["secrets"] = secrets;
-    if (r.spec.spec.read_only_root) t["readOnlyRoot"] = true;  // spec.readOnlyRootFilesystem (containers)
-    if (!network.empty()) t["network"] = network;  // the tenant's network class (admission policies)
-    if (!results_file.empty()) t["resultsFile"] = results_file;
-    out[p.node][id] = std::move(t);
+    const RevisionRecord* version = TemplateForTask(r, p);
+    t.workload_id = r.id;
+    t.workload = r.spec.name;
+    t.kind = WorkloadKindName(r.spec.kind());
+    t.project = r.spec.project;
+    t.group = p.group;
+    t.replica = p.replica;
+    t.attempt = r.attempt();
+    t.run = p.run;
+    t.action = action == "stop" ? wire::TaskAction::kStop : wire::TaskAction::kRun;
+    t.command = version != nullptr ? version->command : r.spec.spec.command;
+    t.env = TaskEnvironment(r, p, t.task_id);
+    t.image = version != nullptr ? version->image : r.spec.spec.image;
+    t.cpu_milli = p.cpu_milli;
+    t.memory_bytes = p.memory_bytes;
+    t.grace_seconds = task_grace;
+    t.stop_signal = task_signal;
+    t.fencing_signal = fencing.Signal(r);
+    t.fencing_grace_seconds = std::chrono::duration_cast<std::chrono::seconds>(fencing.Grace(r)).count();
+    if (!probes.is_null()) t.probes = probes;
+    t.mounts = mounts;
+    t.read_only_root = r.spec.spec.read_only_root;  // spec.readOnlyRootFilesystem (containers)
+    t.network = network;                            // the tenant's network class (admission policies)
+    t.results_file = results_file;
+    const std::string id = t.task_id;
+    json sent = wire::ToJson(t);
+    // Secret references only, for the server's vault (never sent): it opens them into the
+    // answer's secretFiles, secretEnv and secretError (server/secrets.h).
+    if (!secrets.is_null()) sent["secrets"] = secrets;
+    out[p.node][id] = std::move(sent);
   }
   return out;
 }

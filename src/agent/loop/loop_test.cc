@@ -313,7 +313,7 @@ TEST(ProtocolTest, StatusAndLogChunkJson) {
   EXPECT_EQ(j["exitCode"], 3);
   EXPECT_EQ(j["finishedAt"], "2026-01-01T00:00:00.000Z");
   EXPECT_EQ(*ParseTaskStatus(j),
-            (TaskStatus{s.task_id, s.phase, 0, {}, {}, 3, 0, false, false, "exited 3", {}, {}, {}, "", {}, {}, {}, "", ""}));
+            (TaskStatus{s.task_id, s.phase, 0, {}, s.finished_at, 3, 0, false, false, "exited 3", {}, {}, {}, "", {}, {}, {}, "", ""}));
   EXPECT_FALSE(ToJson(Phase("r", ReportedPhase::kRunning)).contains("exitCode"));
   EXPECT_FALSE(j.contains("results"));
   // The results file rides with the Exited status, or why it was not taken.

@@ -1,5 +1,7 @@
-// The agent side of the agent protocol (docs/agent-protocol.md): the messages `abacus agent`
-// sends to `/api/v1/agent/…` and the answers it reads, with their JSON codecs.
+// The agent side of the agent protocol (docs/agent-protocol.md): the messages both ends share
+// come from wire/agent_protocol.h (named here as the agent's code always named them); the
+// assignment the agent reads (with the agent's probe, mount and secret types), log chunks and
+// signals are decoded here.
 #pragma once
 
 #include <cstdint>
@@ -20,53 +22,24 @@
 #include "common/status.h"
 #include "model/device.h"
 #include "model/node.h"
+#include "wire/agent_protocol.h"
 
 namespace abacus::agent {
 
-// The phase of a task as the server sees it.
-enum class ReportedPhase { kRunning, kStopping, kExited, kLost };
+// The phase of a task as the server sees it: the protocol's one phase enum (wire/task_phase.h).
+// The runtime's TaskPhase (runtime/process_runtime.h) stays apart: a process the agent runs is
+// never Lost (Lost is what the agent says of a task it no longer runs, or fenced).
+using ReportedPhase = wire::TaskPhase;
 // Returns "Running", "Stopping", "Exited" or "Lost".
-std::string_view ReportedPhaseName(ReportedPhase phase);
+inline std::string_view ReportedPhaseName(ReportedPhase phase) { return wire::TaskPhaseName(phase); }
 
-// A probe's latest run of equal attempt results as the agent counted them: `count` consecutive
-// successes (`ok`) or failures, capped at the larger of the probe's two thresholds (so a steady
-// probe stops changing the status). The server's controller applies the thresholds to it.
-struct ProbeRun {
-  bool ok = false;
-  int32_t count = 0;
-  bool operator==(const ProbeRun&) const = default;
-};
-
-// What the agent tells the server about one task.
-struct TaskStatus {
-  std::string task_id;
-  ReportedPhase phase = ReportedPhase::kRunning;
-  int pid = 0;
-  std::optional<Time> started_at;
-  std::optional<Time> finished_at;
-  std::optional<int> exit_code;  // set when it exited (not by a signal)
-  int signal = 0;
-  bool oom_killed = false;
-  bool stopped = false;
-  std::string message;
-  std::vector<std::string> warnings;
-  // Probes (InferenceService): set while the task runs or stops and has that probe. `ready`
-  // starts false and is false once the task stops; `live` starts true.
-  std::optional<bool> ready;
-  std::optional<bool> live;
-  std::string probe_message;  // the last failed attempt ("readiness: GET …: HTTP 503"); "" once all pass
-  std::optional<ProbeRun> readiness_run{}, liveness_run{};  // with ready/live, once a probe made an attempt
-  // Exited only: what the task wrote to its results file (results.h), or why it was not taken.
-  std::optional<std::string> results;
-  std::string results_error;
-  std::string lost_reason = "";  // Lost only: "NodeLost" when the agent fenced the task (cut off)
-  // InferenceService replica: "host:port" it listens on (the agent's advertise host and the
-  // port it allocated, ABACUS_PORT); "" for other tasks.
-  std::string address = "";
-  bool operator==(const TaskStatus&) const = default;
-
-  bool final() const { return phase == ReportedPhase::kExited || phase == ReportedPhase::kLost; }
-};
+using wire::HeartbeatRequest;
+using wire::ProbeRun;
+using wire::RegisterAnswer;
+using wire::RegisterRequest;
+using wire::TaskStatus;
+using wire::TaskUsageBeat;
+using wire::DeviceBeat;
 
 // What a task's probes say, as its status carries it (TaskStatus ready, live, probe_message).
 struct ProbeOutcome {
@@ -79,30 +52,6 @@ struct ProbeOutcome {
 
 // Returns the status of a runtime task record (Running, Stopping, or Exited with how it ended).
 TaskStatus StatusOf(const TaskRecord& record);
-
-// POST /api/v1/agent/register.
-struct RegisterRequest {
-  std::string name;
-  std::string cluster;
-  std::string pool;  // empty: the server's default
-  std::map<std::string, std::string> labels;
-  std::vector<Taint> taints;
-  int64_t cpu_milli = 0;
-  int64_t memory_bytes = 0;
-  bool simulated = false;  // every device is simulated (--fake-devices only)
-  std::vector<Device> devices;
-  std::map<std::string, int64_t> extended;  // extended resources, discovered or declared ("rdma/hca": 4)
-  std::string agent_version;
-  std::vector<TaskStatus> tasks;  // what this agent still knows of (orphans as Lost)
-  std::string credential;         // its node credential when it registered before (proves it is that node)
-};
-
-struct RegisterAnswer {
-  std::string node;
-  std::string node_token;
-  int heartbeat_seconds = 5;
-  int node_timeout_seconds = 30;
-};
 
 // One device granted to an assigned task.
 struct AssignedDevice {
@@ -159,31 +108,6 @@ struct Assignment {
   std::vector<AssignedTask> tasks;
 };
 
-// One device line of a heartbeat.
-struct DeviceBeat {
-  int index = 0;
-  std::string uuid;
-  DeviceHealth health = DeviceHealth::kHealthy;
-  std::string health_reason;          // why Unhealthy, when known (an injected fault's reason)
-  std::optional<double> utilization;  // 0..1
-  std::optional<int64_t> memory_used_bytes;
-};
-
-struct TaskUsageBeat {
-  std::string task_id;
-  double cpu_seconds = 0;
-  int64_t memory_bytes = 0;
-};
-
-// POST /api/v1/agent/heartbeat.
-struct HeartbeatRequest {
-  std::string node;
-  std::vector<DeviceBeat> devices;
-  std::optional<std::vector<Device>> inventory;  // only when re-discovery changed the devices
-  std::vector<TaskStatus> tasks;
-  std::vector<TaskUsageBeat> usage;
-};
-
 // POST /api/v1/agent/logs: `data` appended to the task's stream at `offset`.
 struct LogChunk {
   std::string node;
@@ -203,22 +127,19 @@ struct LogAck {
 // "TERM", "SIGTERM" and "15".
 Result<int> ParseSignal(std::string_view name);
 
-// Encoders (request bodies).
-nlohmann::json DeviceToJson(const Device& device);
-nlohmann::json ToJson(const TaskStatus& status);
-nlohmann::json ToJson(const RegisterRequest& request);
-nlohmann::json ToJson(const HeartbeatRequest& request);
+// Encoders (request bodies); the shared messages' are wire/agent_protocol.h's.
+using wire::DeviceToJson;
+using wire::ToJson;
 nlohmann::json ToJson(const LogChunk& chunk);
 nlohmann::json StatusReportJson(const std::string& node, const std::vector<TaskStatus>& tasks);
 
 // Decoders (answers). InvalidArgument naming the field that does not fit.
-Result<RegisterAnswer> ParseRegisterAnswer(const nlohmann::json& j);
+using wire::ParseRegisterAnswer;
 Result<Assignment> ParseAssignment(const nlohmann::json& j);
 // Decodes one probe of an assignment (the canonical spec JSON: exactly one of "http" {path,
 // port}, "tcp" {port}, "exec" {command}, with initialDelaySeconds, periodSeconds,
 // timeoutSeconds, failureThreshold, successThreshold), against 127.0.0.1, validated.
 Result<ProbeSpec> ParseProbe(const nlohmann::json& j);
-// Decodes a TaskStatus (the server side and tests read them back).
-Result<TaskStatus> ParseTaskStatus(const nlohmann::json& j);
+using wire::ParseTaskStatus;
 
 }  // namespace abacus::agent

@@ -14,6 +14,7 @@
 #include "agent/discover/text.h"
 #include "common/log.h"
 #include "common/mutex.h"
+#include "wire/task_phase.h"
 
 extern char** environ;
 
@@ -37,12 +38,13 @@ std::string SignalName(int sig) {
 }  // namespace
 
 std::string_view TaskPhaseName(TaskPhase phase) {
+  // The names are the protocol's (wire/task_phase.h): a process the agent runs is never Lost.
   switch (phase) {
-    case TaskPhase::kRunning: return "Running";
-    case TaskPhase::kStopping: return "Stopping";
-    case TaskPhase::kExited: return "Exited";
+    case TaskPhase::kRunning: return wire::TaskPhaseName(wire::TaskPhase::kRunning);
+    case TaskPhase::kStopping: return wire::TaskPhaseName(wire::TaskPhase::kStopping);
+    case TaskPhase::kExited: return wire::TaskPhaseName(wire::TaskPhase::kExited);
   }
-  return "Exited";
+  return wire::TaskPhaseName(wire::TaskPhase::kExited);
 }
 
 std::string TaskExit::Describe() const {
