@@ -139,9 +139,13 @@ class ControlPlane {
   // `dry_run` (?dryRun=1, issue 23): every check of a submission (documents, references, roles,
   // admission policies, names), then where each workload would go if the scheduler ran now
   // ("dryRun" in each item: DryRunExplain), storing nothing.
+  // `context`: the HTTP request served (request_context.h; null: none): its audit entry commits
+  // with the workloads, and it learns what was submitted, replayed or audited. The same for the
+  // `context` of every write below.
   Result<std::vector<nlohmann::json>> Submit(std::string_view body, bool json_body, const std::string& filename,
                                              const govern::Principal* caller = nullptr,
-                                             const IdempotentRequest& request = {}, bool dry_run = false);
+                                             const IdempotentRequest& request = {}, bool dry_run = false,
+                                             RequestContext* context = nullptr);
   // Applies tenancy documents (tenants, projects, cohorts, queues, priority classes, flavors,
   // pools); returns [{kind, name, action}].
   // Also User and AdmissionPolicy documents (governance), in the same commit. `caller`: the
@@ -151,7 +155,7 @@ class ControlPlane {
   // the server holds ({kind, name, action, diff: [{path, from, to}]}), storing nothing.
   Result<nlohmann::json> Apply(std::string_view body, bool json_body, const std::string& filename,
                                const govern::Principal* caller = nullptr, const IdempotentRequest& request = {},
-                               bool dry_run = false);
+                               bool dry_run = false, RequestContext* context = nullptr);
   // Where `records` (not stored) would go if a scheduling cycle ran now with every workload the
   // ledger holds: one {"wouldBe": "Admitted"|"Pending", "text", "placements"|"reason"} per
   // record, in order (dry_run.cc). Runs on the loop; changes nothing.
@@ -161,20 +165,22 @@ class ControlPlane {
   // Cancels a workload (id or name); FailedPrecondition when it already finished. A keyed
   // `request` that repeats an earlier one returns its first answer, even once finished.
   Result<nlohmann::json> Cancel(const std::string& id_or_name, const std::string& reason,
-                                const IdempotentRequest& request = {});
+                                const IdempotentRequest& request = {}, RequestContext* context = nullptr);
   // Scales an InferenceService (replicas) or a BatchJob (parallelism). A keyed `request` that
   // repeats an earlier one returns its first answer and scales nothing again.
-  Result<nlohmann::json> Scale(const std::string& id_or_name, int32_t replicas, const IdempotentRequest& request = {});
+  Result<nlohmann::json> Scale(const std::string& id_or_name, int32_t replicas, const IdempotentRequest& request = {},
+                               RequestContext* context = nullptr);
   // A tenant admin's answer to an Experiment's pending temporary quota request
   // (POST /workloads/{id}/quota): its controller grants or rejects it at once. FailedPrecondition
   // when the workload asks none or the request is not pending.
-  Result<nlohmann::json> DecideTemporaryQuota(const std::string& id_or_name, bool approve, const std::string& by);
+  Result<nlohmann::json> DecideTemporaryQuota(const std::string& id_or_name, bool approve, const std::string& by,
+                                              RequestContext* context = nullptr);
   // Keeps the metric samples of an InferenceService's replicas for its autoscaler
   // (POST /workloads/{id}/metrics): {"metric", "value", "replica"} or {"samples": [...]};
   // samples older than two minutes are dropped. Returns {"workload", "accepted"}.
   Result<nlohmann::json> ReportMetrics(const std::string& id_or_name, const nlohmann::json& body);
   // Adds or replaces a node (simulated ones come from --demo or the API).
-  Result<nlohmann::json> PutNode(const nlohmann::json& body);
+  Result<nlohmann::json> PutNode(const nlohmann::json& body, RequestContext* context = nullptr);
   // Updates the mutable fields of a workload that exists (workload_update.h) to those of the
   // one workload document `body` (PUT), or of its document merged with the JSON `body` (PATCH,
   // RFC 7386, `merge_patch`), or to revision `rollback_to` (0: the one before the newest;
@@ -184,7 +190,8 @@ class ControlPlane {
   // `dry_run`: the same checks and diff ("dryRun": true), nothing stored.
   Result<nlohmann::json> UpdateWorkload(const std::string& id_or_name, std::string_view body, bool json_body,
                                         bool merge_patch, int32_t rollback_to, const govern::Principal* caller,
-                                        std::vector<std::string>* immutable, bool dry_run = false);
+                                        std::vector<std::string>* immutable, bool dry_run = false,
+                                        RequestContext* context = nullptr);
   // The revisions of a workload ({id, name, revision, revisions: [...]}, oldest first).
   Result<nlohmann::json> Revisions(const std::string& id_or_name) const;
 
@@ -192,21 +199,23 @@ class ControlPlane {
   // Cordons (`cordon`) or uncordons a node, agent-run or simulated: a cordoned node takes no new
   // work; what runs there keeps running. Uncordoning also ends a drain. NotFound for no node.
   Result<nlohmann::json> CordonNode(const std::string& name, bool cordon, const std::string& by,
-                                    const std::string& reason);
+                                    const std::string& reason, RequestContext* context = nullptr);
   // Drains a node (cordon, then requeue its work: preemptible work at once, the rest once it
   // ended or the grace passed; every workload at once with `order.requeue_all`); the node is
   // Drained when no workload holds anything there. Returns the node view.
-  Result<nlohmann::json> DrainNode(const std::string& name, const DrainOrder& order);
+  Result<nlohmann::json> DrainNode(const std::string& name, const DrainOrder& order, RequestContext* context = nullptr);
   // hold/release, suspend/resume and requeue of one workload (WorkloadControl); returns its view.
   // FailedPrecondition, saying what to do instead, when the state does not allow it.
-  Result<nlohmann::json> ControlWorkload(const std::string& id_or_name, WorkloadControl what, const std::string& by);
+  Result<nlohmann::json> ControlWorkload(const std::string& id_or_name, WorkloadControl what, const std::string& by,
+                                         RequestContext* context = nullptr);
   // Sets a workload's priority: an integer replaces its class's value, a priority class name
   // replaces the class. InvalidArgument for neither; FailedPrecondition once it finished.
   Result<nlohmann::json> SetWorkloadPriority(const std::string& id_or_name, const std::string& priority,
-                                             const std::string& by);
+                                             const std::string& by, RequestContext* context = nullptr);
   // Suspends (`suspend`) or resumes a queue: a suspended queue admits nothing new; its running
   // work keeps running. Returns {queue, suspended, by, since}. NotFound for no queue.
-  Result<nlohmann::json> SuspendQueue(const std::string& queue, bool suspend, const std::string& by);
+  Result<nlohmann::json> SuspendQueue(const std::string& queue, bool suspend, const std::string& by,
+                                      RequestContext* context = nullptr);
 
   // ---- reads
   // The id of the workload a WORKLOAD argument names, looking only at those `visible` accepts
@@ -228,11 +237,11 @@ class ControlPlane {
   // Registers or re-registers a node run by an agent; returns its credential. A node registered
   // by an agent is registered again only with its credential (`"credential"` in the request):
   // FailedPrecondition otherwise (docs/agent-protocol.md).
-  Result<nlohmann::json> RegisterAgent(const nlohmann::json& request);
+  Result<nlohmann::json> RegisterAgent(const nlohmann::json& request, RequestContext* context = nullptr);
   // Revokes an agent node's credential (POST /api/v1/nodes/{name}/reset, admins): a replaced
   // machine may then register under its name with the join token. NotFound; FailedPrecondition
   // for a node no agent runs.
-  Result<nlohmann::json> ResetNode(const std::string& name);
+  Result<nlohmann::json> ResetNode(const std::string& name, RequestContext* context = nullptr);
   // Queues task status reports for the loop; answers at once (agents re-report until the task
   // leaves their assignment, so nothing is lost if the server stops before the commit).
   Result<nlohmann::json> AgentStatus(const std::string& node, const nlohmann::json& body);
@@ -294,7 +303,7 @@ class ControlPlane {
   nlohmann::json ListConfig(const std::string& kind) const;
   // DELETE /api/v1/reservations/NAME (reservations_api.cc): removes a reservation (audited);
   // NotFound when there is none. Maintenance nodes it cordoned are uncordoned.
-  Result<nlohmann::json> DeleteReservation(const std::string& name);
+  Result<nlohmann::json> DeleteReservation(const std::string& name, RequestContext* context = nullptr);
   // The declared clusters and those agents registered into, with nodes, pools and devices per
   // flavor ({total, allocatedMilli, unhealthy}).
   nlohmann::json ListClusters() const;
@@ -325,7 +334,13 @@ class ControlPlane {
 
   // Records what a committed `batch` changed in the feed (published by the loop).
   void RecordChanges(const WriteBatch& batch, const CommitResult* result);
-  // Runs `fn` on the loop thread and waits for its result.
+  // A command for the loop thread, given the pending audit entry of the request it serves
+  // (null: none) to pass to the commits it makes for that request (CommitForRequest).
+  using LoopCommand = std::function<Result<nlohmann::json>(PendingRequestAudit* audit)>;
+  // Runs `fn` on the loop thread for `context` (null: no request) and waits for its result; the
+  // request's pending entry (PendingAuditOf, taken here) travels with the command as a value.
+  Result<nlohmann::json> RunOnLoop(RequestContext* context, LoopCommand fn);
+  // Runs `fn`, which commits nothing for a request, on the loop thread and waits for its result.
   Result<nlohmann::json> RunOnLoop(std::function<Result<nlohmann::json>()> fn);
   void Loop();
   // One scheduling cycle, in named steps (control_plane_loop.cc): snapshot, decide, assume the
@@ -396,7 +411,9 @@ class ControlPlane {
   void ProgressDrains(bool force = false);
   // Commits `next`, a changed copy of a ledger workload, with event `event` (its details plus
   // state and message), then puts it in the ledger and publishes it (fleet.cc); loop only.
-  Status CommitWorkloadControl(WorkloadRecord next, const std::string& event, nlohmann::json details);
+  // `audit`: the pending entry of the request it serves (null: none).
+  Status CommitWorkloadControl(WorkloadRecord next, const std::string& event, nlohmann::json details,
+                               PendingRequestAudit* audit = nullptr);
   // Marks agent nodes silent past node_timeout NotReady and fails over their tasks once each
   // task's fencing grace has passed too; loop only.
   void CheckNodeLiveness();
@@ -413,14 +430,17 @@ class ControlPlane {
   void NoteHealthOutcome(const NodeRecord& n, const HealthOutcome& outcome);
   void SettleNodeHealth(Time now);
   // CordonNode's and DrainNode's work on the loop thread (fleet.cc); also for rules that drain
-  // (maintenance reservations).
-  Status CordonOnLoop(const std::string& name, bool cordon, const std::string& by, const std::string& reason);
-  Status DrainOnLoop(const std::string& name, const DrainOrder& order);
+  // (maintenance reservations). `audit`: the pending entry of the request served (null: none).
+  Status CordonOnLoop(const std::string& name, bool cordon, const std::string& by, const std::string& reason,
+                      PendingRequestAudit* audit = nullptr);
+  Status DrainOnLoop(const std::string& name, const DrainOrder& order, PendingRequestAudit* audit = nullptr);
   // Maintenance reservations (reservations_api.cc): drains the nodes of each `drain: true`
   // reservation from its drainGrace before the window, uncordons them after it; loop only.
   void MaintainReservations();
-  // Commits a node record and its event and puts it in the ledger; loop thread only.
-  Status CommitNode(NodeRecord node, const std::string& event, nlohmann::json details);
+  // Commits a node record and its event (with `audit`, the pending entry of the request served,
+  // null: none) and puts it in the ledger; loop thread only.
+  Status CommitNode(NodeRecord node, const std::string& event, nlohmann::json details,
+                    PendingRequestAudit* audit = nullptr);
   // Adds to `batch` the usage intervals that close and open when `before` (null: nothing held)
   // becomes `after` (usage_sync.cc).
   void StageUsage(const WorkloadRecord* before, const WorkloadRecord& after, WriteBatch& batch, Time now);
@@ -440,11 +460,14 @@ class ControlPlane {
   void Publish(const WorkloadRecord& r);
   void TouchNode(const std::string& node);
   // Commits `batch` through the one committer, with its audit entries sealed into the same
-  // commit (one transaction for all: Governance::CommitAudited): `entry` (else the request's own, when
-  // a request is being served), then `decisions` (the scheduler's and controllers' decisions the
-  // batch carries out). Times it for the metrics; fills versions.
+  // commit (one transaction for all: Governance::CommitAudited): `entry`, then `decisions` (the
+  // scheduler's and controllers' decisions the batch carries out). Times it for the metrics;
+  // fills versions.
   Status Commit(const WriteBatch& batch, CommitResult* result, std::optional<govern::AuditRecord> entry = std::nullopt,
                 std::vector<govern::AuditRecord> decisions = {});
+  // Commit for a request: `audit` (its pending entry; null: none), when no earlier commit claimed
+  // it, commits with `batch` (ClaimRequestAudit), and a failed commit frees it again.
+  Status CommitForRequest(PendingRequestAudit* audit, const WriteBatch& batch, CommitResult* result);
   // Claims "project/name" of each of `records` as an active workload name (workload_names.cc):
   // AlreadyExists naming the active workload that holds one, or when two share one; nothing
   // claimed then. ReleaseNames undoes the claims of a submission that did not commit.
@@ -463,17 +486,20 @@ class ControlPlane {
   // one (noted in the request's audit), else nullopt with `*keyed` ready to stage the key with
   // the change (an unkeyed request stages nothing).
   Result<std::optional<nlohmann::json>> BeginKeyed(const IdempotentRequest& request,
-                                                   std::shared_ptr<IdempotentWrite>* keyed);
-  Result<nlohmann::json> RunKeyedOnLoop(std::shared_ptr<IdempotentWrite> keyed,
-                                        std::function<Result<nlohmann::json>()> change);
+                                                   std::shared_ptr<IdempotentWrite>* keyed, RequestContext* context);
+  Result<nlohmann::json> RunKeyedOnLoop(RequestContext* context, std::shared_ptr<IdempotentWrite> keyed,
+                                        LoopCommand change);
   // Commits `batch`, whose op `put` writes `next` (a changed copy of the ledger workload `into`),
   // then makes `next` that record with the version the commit gave it and marks the ledger
   // dirty; a failed commit leaves `into` as it was (and undoes the staged usage). Loop only.
-  Status CommitRecord(const WriteBatch& batch, OpRef put, WorkloadRecord next, WorkloadRecord& into);
+  // `audit`: the pending entry of the request served (null: none).
+  Status CommitRecord(const WriteBatch& batch, OpRef put, WorkloadRecord next, WorkloadRecord& into,
+                      PendingRequestAudit* audit = nullptr);
   // Moves `r` to `to`, committing the record and an event (and what `stage` adds to the batch,
   // given the record as it will be); loop thread only.
   Status CommitTransition(WorkloadRecord& r, WorkloadState to, const std::string& event, nlohmann::json details,
-                          const std::function<void(WriteBatch&, const WorkloadRecord&)>& stage = {});
+                          const std::function<void(WriteBatch&, const WorkloadRecord&)>& stage = {},
+                          PendingRequestAudit* audit = nullptr);
 
   ControlPlaneOptions options_;
   const Clock& clock_;

@@ -38,7 +38,7 @@ void ControlPlane::WakePollers() {
 
 void ControlPlane::Publish(const WorkloadRecord& r) { board_->Publish(r.id, DesiredTasks(r, ledger_, options_.fencing)); }
 
-Status ControlPlane::CommitNode(NodeRecord node, const std::string& event, json details) {
+Status ControlPlane::CommitNode(NodeRecord node, const std::string& event, json details, PendingRequestAudit* audit) {
   WriteBatch batch;
   json doc = ToJson(node);
   if (!node.credential_sha256.empty()) doc["credentialSha256"] = node.credential_sha256;
@@ -46,7 +46,7 @@ Status ControlPlane::CommitNode(NodeRecord node, const std::string& event, json 
   AddNodeState(node, details);  // capacity reports read the node's life back (node_history.h)
   batch.AppendEvent(kNodeKind, node.node.name, event, details.dump(), clock_.Now());
   CommitResult result;
-  ABACUS_RETURN_IF_ERROR(Commit(batch, &result));
+  ABACUS_RETURN_IF_ERROR(CommitForRequest(audit, batch, &result));
   node.version = result.AssignedTo(put);
   WriterLock lock(state_mu_);
   ledger_.PutNode(std::move(node));
@@ -81,7 +81,7 @@ json WithNodeUniqueIndexes(json devices) {
 
 }  // namespace
 
-Result<json> ControlPlane::RegisterAgent(const json& request) {
+Result<json> ControlPlane::RegisterAgent(const json& request, RequestContext* context) {
   // The registration's own fields (wire/agent_protocol.h); the node's description is read by the
   // node record codec, without the credential (never stored, never in the node record).
   json body = request;
@@ -108,7 +108,7 @@ Result<json> ControlPlane::RegisterAgent(const json& request) {
     tr.message = t.message.empty() && t.phase == wire::TaskPhase::kLost ? "agent restarted while the task ran" : t.message;
     reported.push_back(std::move(tr));
   }
-  return RunOnLoop([this, node, reported, presented]() -> Result<json> {
+  return RunOnLoop(context, [this, node, reported, presented](PendingRequestAudit* audit) -> Result<json> {
     Time now = clock_.Now();
     const NodeRecord* before = ledger_.FindNode(node->node.name);
     // A registered agent node is taken over only by proving to be it: its credential. (The join
@@ -137,7 +137,8 @@ Result<json> ControlPlane::RegisterAgent(const json& request) {
                                       {{"agent", true},
                                        {"agentVersion", node->agent_version},
                                        {"devices", node->node.devices.size()},
-                                       {"simulated", node->simulated}}));
+                                       {"simulated", node->simulated}},
+                                      audit));
     if (tokens_ != nullptr) tokens_->SetNodeCredential(node->node.name, node->credential_sha256);
     TouchNode(node->node.name);
     // Tasks the agent reports, then: what the server thought ran there but the agent does not
@@ -161,8 +162,8 @@ Result<json> ControlPlane::RegisterAgent(const json& request) {
   });
 }
 
-Result<json> ControlPlane::ResetNode(const std::string& name) {
-  return RunOnLoop([this, name]() -> Result<json> {
+Result<json> ControlPlane::ResetNode(const std::string& name, RequestContext* context) {
+  return RunOnLoop(context, [this, name](PendingRequestAudit* audit) -> Result<json> {
     const NodeRecord* cur = ledger_.FindNode(name);
     if (cur == nullptr) return NotFound("node '" + name + "' not found");
     if (!cur->agent) return FailedPrecondition("node " + name + " is not run by an agent: it has no credential to reset");
@@ -170,7 +171,8 @@ Result<json> ControlPlane::ResetNode(const std::string& name) {
     next.credential_sha256.clear();
     ABACUS_RETURN_IF_ERROR(CommitNode(next, "CredentialReset",
                                       {{"message", "credential revoked by an admin: the next registration of " + name +
-                                                       " with the join token is accepted"}}));
+                                                       " with the join token is accepted"}},
+                                      audit));
     if (tokens_ != nullptr) tokens_->SetNodeCredential(name, "");
     ABACUS_LOG_WARN("node {}: credential reset by an admin; the next registration under its name is accepted", name);
     return json{{"node", name},

@@ -102,18 +102,22 @@ Status ControlPlane::Commit(const WriteBatch& batch, CommitResult* result, std::
   auto start = std::chrono::steady_clock::now();
   // A request's change commits with the request's audit entry, and a decision with the change it
   // makes (issue 20: both or neither).
-  std::shared_ptr<PendingRequestAudit> pending = entry ? nullptr : CurrentRequestAudit();
-  if (!entry) entry = ClaimRequestAudit(pending.get(), batch);
-  if (!entry) pending.reset();
   std::vector<govern::AuditRecord> records;
   records.reserve(decisions.size() + 1);
   if (entry) records.push_back(std::move(*entry));
   for (auto& d : decisions) records.push_back(std::move(d));
   Status st = governance_->committer().Commit(batch, std::move(records), result);
-  SettleRequestAudit(pending.get(), st.ok());
   if (st.ok()) RecordChanges(batch, result);
   metrics_.commit_seconds.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   if (!st.ok()) metrics_.commit_failures.fetch_add(1);
+  return st;
+}
+
+Status ControlPlane::CommitForRequest(PendingRequestAudit* audit, const WriteBatch& batch, CommitResult* result) {
+  std::optional<govern::AuditRecord> entry = ClaimRequestAudit(audit, batch);
+  if (!entry) return Commit(batch, result);
+  Status st = Commit(batch, result, std::move(entry));
+  SettleRequestAudit(audit, st.ok());
   return st;
 }
 
@@ -135,11 +139,11 @@ void ControlPlane::RecordChanges(const WriteBatch& batch, const CommitResult* re
 
 Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_body, const std::string& filename,
                                                const govern::Principal* caller, const IdempotentRequest& request,
-                                               bool dry_run) {
+                                               bool dry_run, RequestContext* context) {
   // A repeat of a keyed request returns the first answer (issue 20): nothing is submitted twice.
   std::shared_ptr<IdempotentWrite> keyed;
   if (!dry_run) {
-    ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed));
+    ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed, context));
     if (replay) return replay->get<std::vector<json>>();
   }
   ParsedDocuments parsed = ParseBody(body, json_body, filename);
@@ -160,7 +164,7 @@ Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_
   }
   if (!diags.empty()) return diags.ToStatus();
   if (parsed.documents.empty()) return InvalidArgument(filename + ": no workload documents");
-  ABACUS_RETURN_IF_ERROR(governance_->CheckSubmit(caller, parsed.documents));  // roles, admission policies
+  ABACUS_RETURN_IF_ERROR(governance_->CheckSubmit(caller, parsed.documents, context));  // roles, admission policies
   for (const Document& d : parsed.documents) {
     if (const Workload* w = d.workload()) ABACUS_RETURN_IF_ERROR(secrets_->CheckReferences(*w));  // its own project's
   }
@@ -202,7 +206,7 @@ Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_
   json summary = json::array();
   for (const auto& r : records) summary.push_back({{"id", r.id}, {"state", "Pending"}});
   CommitResult result;
-  std::optional<govern::AuditRecord> entry = RequestAuditRecord(summary.dump());
+  std::optional<govern::AuditRecord> entry = RequestAuditRecord(context, summary.dump());
   const bool audited = entry.has_value();
   ABACUS_RETURN_IF_ERROR(ClaimNames(records));  // one active workload per name and project
   std::vector<json> out;
@@ -227,10 +231,10 @@ Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_
     ReleaseNames(records);
     // A concurrent request with the same key committed first: its answer is this one's.
     ABACUS_ASSIGN_OR_RETURN(json concurrent, keyed->AfterFailedCommit(st, clock_.Now()));
-    NoteRequestReplayed(request.key);
+    NoteRequestReplayed(context, request.key);
     return concurrent.get<std::vector<json>>();
   }
-  if (audited) NoteRequestAudited();
+  if (audited) NoteRequestAudited(context);
   for (size_t i = 0; i < records.size(); ++i) records[i].version = result.AssignedTo(puts[i]);
   metrics_.submitted.fetch_add(static_cast<int64_t>(records.size()));
   {
@@ -243,14 +247,18 @@ Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_
 }
 
 Result<json> ControlPlane::RunOnLoop(std::function<Result<json>()> fn) {
+  return RunOnLoop(nullptr, [fn = std::move(fn)](PendingRequestAudit*) { return fn(); });
+}
+
+Result<json> ControlPlane::RunOnLoop(RequestContext* context, LoopCommand fn) {
   auto promise = std::make_shared<std::promise<Result<json>>>();
   auto future = promise->get_future();
   {
     MutexLock lock(loop_mu_);
     if (stopping_) return Unavailable("server is shutting down");
-    commands_.push_back([promise, fn = std::move(fn), audit = CurrentRequestAudit()] {
-      CarryRequestAudit carry(audit);  // the request's entry commits with the command's change
-      promise->set_value(fn());
+    // The request's entry travels with the command, a value: its change's commit claims it.
+    commands_.push_back([promise, fn = std::move(fn), audit = PendingAuditOf(context)] {
+      promise->set_value(fn(audit.get()));
     });
     ++submitted_seq_;
   }
@@ -259,11 +267,12 @@ Result<json> ControlPlane::RunOnLoop(std::function<Result<json>()> fn) {
 }
 
 Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const std::string& filename,
-                                 const govern::Principal* caller, const IdempotentRequest& request, bool dry_run) {
+                                 const govern::Principal* caller, const IdempotentRequest& request, bool dry_run,
+                                 RequestContext* context) {
   // A repeat of a keyed request returns the first answer ("created", not "unchanged").
   std::shared_ptr<IdempotentWrite> keyed;
   if (!dry_run) {
-    ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed));
+    ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed, context));
     if (replay) return std::move(*replay);
   }
   ParsedDocuments parsed = ParseBody(body, json_body, filename);
@@ -282,7 +291,7 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
   {
     ReaderLock lock(state_mu_);
     ABACUS_ASSIGN_OR_RETURN(governed, governance_->PlanApply(caller, parsed.documents, parsed.extensions,
-                                                             parsed.governance, ledger_.config()));
+                                                             parsed.governance, ledger_.config(), context));
   }
   // Secrets: checked, authorized (tenant and project roles, as `secret create`) and sealed here;
   // stored with the other documents. Their answer holds keys and versions, never a value.
@@ -303,7 +312,7 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
   }
   auto docs = std::make_shared<std::vector<Document>>(std::move(parsed.documents));
   auto extensions = std::make_shared<std::vector<ExtensionDocument>>(std::move(parsed.extensions));
-  auto change = [this, docs, extensions, secrets, governed, keyed, dry_run]() -> Result<json> {
+  auto change = [this, docs, extensions, secrets, governed, keyed, dry_run](PendingRequestAudit* audit) -> Result<json> {
     std::vector<const SpecObject*> objects;
     for (const Document& d : *docs) objects.push_back(&d.object);
     Diagnostics diags;
@@ -347,7 +356,7 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
     governed->Stage(batch, out);
     if (dry_run) return out;  // checked and compared; nothing stored, nothing changed in memory
     keyed->Stage(batch, out, clock_.Now());  // also when every document is unchanged
-    if (!batch.empty()) ABACUS_RETURN_IF_ERROR(Commit(batch, nullptr));
+    if (!batch.empty()) ABACUS_RETURN_IF_ERROR(CommitForRequest(audit, batch, nullptr));
     governed->Committed();
     {
       WriterLock lock(state_mu_);
@@ -357,22 +366,24 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
     dirty_ = true;
     return out;
   };
-  if (dry_run) return RunOnLoop(change);
-  return RunKeyedOnLoop(keyed, change);
+  if (dry_run) return RunOnLoop(context, change);
+  return RunKeyedOnLoop(context, keyed, change);
 }
 
 Result<std::optional<json>> ControlPlane::BeginKeyed(const IdempotentRequest& request,
-                                                    std::shared_ptr<IdempotentWrite>* keyed) {
+                                                    std::shared_ptr<IdempotentWrite>* keyed, RequestContext* context) {
   *keyed = std::make_shared<IdempotentWrite>(*store_, request, options_.idempotency_ttl);
   ABACUS_ASSIGN_OR_RETURN(bool repeat, (*keyed)->Check(clock_.Now()));
   if (!repeat) return std::optional<json>();
-  NoteRequestReplayed(request.key);
+  NoteRequestReplayed(context, request.key);
   return std::optional<json>((*keyed)->first_answer());
 }
 
-Result<json> ControlPlane::RunKeyedOnLoop(std::shared_ptr<IdempotentWrite> keyed, std::function<Result<json>()> change) {
+Result<json> ControlPlane::RunKeyedOnLoop(RequestContext* context, std::shared_ptr<IdempotentWrite> keyed,
+                                          LoopCommand change) {
   auto replayed = std::make_shared<bool>(false);
-  Result<json> answer = RunOnLoop([this, keyed, replayed, change = std::move(change)]() -> Result<json> {
+  Result<json> answer = RunOnLoop(context, [this, keyed, replayed, change = std::move(change)](
+                                               PendingRequestAudit* audit) -> Result<json> {
     // Checked again on the loop, which makes every such change one after another: a request
     // with the same key that ran meanwhile answered first.
     ABACUS_ASSIGN_OR_RETURN(bool repeat, keyed->Check(clock_.Now()));
@@ -380,7 +391,7 @@ Result<json> ControlPlane::RunKeyedOnLoop(std::shared_ptr<IdempotentWrite> keyed
       *replayed = true;
       return keyed->first_answer();
     }
-    Result<json> changed = change();
+    Result<json> changed = change(audit);
     if (changed.ok()) return changed;
     // Aborted on the key's record: a request with the same key committed first off the loop;
     // its answer is this one's (or, on another route, a 409 naming it).
@@ -388,12 +399,13 @@ Result<json> ControlPlane::RunKeyedOnLoop(std::shared_ptr<IdempotentWrite> keyed
     *replayed = concurrent.ok();
     return concurrent;
   });
-  if (*replayed) NoteRequestReplayed(keyed->request().key);
+  if (*replayed) NoteRequestReplayed(context, keyed->request().key);
   return answer;
 }
 
 Status ControlPlane::CommitTransition(WorkloadRecord& r, WorkloadState to, const std::string& event, json details,
-                                      const std::function<void(WriteBatch&, const WorkloadRecord&)>& stage) {
+                                      const std::function<void(WriteBatch&, const WorkloadRecord&)>& stage,
+                                      PendingRequestAudit* audit) {
   WorkloadRecord next = r;
   ABACUS_RETURN_IF_ERROR(Transition(next.state, to));
   Time now = clock_.Now();
@@ -404,12 +416,13 @@ Status ControlPlane::CommitTransition(WorkloadRecord& r, WorkloadState to, const
   batch.AppendEventJson(kWorkloadKind, next.id, event, EventJson(to, "", std::move(details)), now);
   StageUsage(&r, next, batch, now);
   if (stage) stage(batch, next);
-  return CommitRecord(batch, put, std::move(next), r);
+  return CommitRecord(batch, put, std::move(next), r, audit);
 }
 
-Status ControlPlane::CommitRecord(const WriteBatch& batch, OpRef put, WorkloadRecord next, WorkloadRecord& into) {
+Status ControlPlane::CommitRecord(const WriteBatch& batch, OpRef put, WorkloadRecord next, WorkloadRecord& into,
+                                  PendingRequestAudit* audit) {
   CommitResult result;
-  if (Status st = Commit(batch, &result); !st.ok()) {
+  if (Status st = CommitForRequest(audit, batch, &result); !st.ok()) {
     UsageCommitFailed();
     return st;
   }
@@ -421,12 +434,12 @@ Status ControlPlane::CommitRecord(const WriteBatch& batch, OpRef put, WorkloadRe
 }
 
 Result<json> ControlPlane::Cancel(const std::string& id_or_name, const std::string& reason,
-                                  const IdempotentRequest& request) {
+                                  const IdempotentRequest& request, RequestContext* context) {
   // A repeat of a keyed request returns the first answer, also once the workload finished.
   std::shared_ptr<IdempotentWrite> keyed;
-  ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed));
+  ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed, context));
   if (replay) return std::move(*replay);
-  return RunKeyedOnLoop(keyed, [this, id_or_name, reason, keyed]() -> Result<json> {
+  return RunKeyedOnLoop(context, keyed, [this, id_or_name, reason, keyed](PendingRequestAudit* audit) -> Result<json> {
     const WorkloadRecord* found = ledger_.Resolve(id_or_name);
     if (found == nullptr) return NotFound("workload '" + id_or_name + "' not found");
     WorkloadRecord* r = ledger_.FindWorkload(found->id);
@@ -450,7 +463,8 @@ Result<json> ControlPlane::Cancel(const std::string& id_or_name, const std::stri
                                      out = View(next);
                                    }
                                    keyed->Stage(batch, out, clock_.Now());
-                                 });
+                                 },
+                                 audit);
     if (!st.ok()) {
       WriterLock lock(state_mu_);
       std::swap(*r, copy);
@@ -462,12 +476,13 @@ Result<json> ControlPlane::Cancel(const std::string& id_or_name, const std::stri
   });
 }
 
-Result<json> ControlPlane::Scale(const std::string& id_or_name, int32_t replicas, const IdempotentRequest& request) {
+Result<json> ControlPlane::Scale(const std::string& id_or_name, int32_t replicas, const IdempotentRequest& request,
+                                 RequestContext* context) {
   // A repeat of a keyed request returns the first answer and scales nothing again.
   std::shared_ptr<IdempotentWrite> keyed;
-  ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed));
+  ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed, context));
   if (replay) return std::move(*replay);
-  return RunKeyedOnLoop(keyed, [this, id_or_name, replicas, keyed]() -> Result<json> {
+  return RunKeyedOnLoop(context, keyed, [this, id_or_name, replicas, keyed](PendingRequestAudit* audit) -> Result<json> {
     const WorkloadRecord* found = ledger_.Resolve(id_or_name);
     if (found == nullptr) return NotFound("workload '" + id_or_name + "' not found");
     WorkloadRecord next = *found;
@@ -525,19 +540,19 @@ Result<json> ControlPlane::Scale(const std::string& id_or_name, int32_t replicas
     }
     keyed->Stage(batch, out, now);
     WorkloadRecord* r = ledger_.FindWorkload(next.id);
-    ABACUS_RETURN_IF_ERROR(CommitRecord(batch, put, std::move(next), *r));
+    ABACUS_RETURN_IF_ERROR(CommitRecord(batch, put, std::move(next), *r, audit));
     Publish(*r);
     return out;
   });
 }
 
-Result<json> ControlPlane::PutNode(const json& body) {
+Result<json> ControlPlane::PutNode(const json& body, RequestContext* context) {
   auto rec = NodeRecordFromJson(body);
   if (!rec.ok()) return rec.status();
   auto node = std::make_shared<NodeRecord>(std::move(*rec));
   node->agent = false;
   node->credential_sha256.clear();
-  return RunOnLoop([this, node]() -> Result<json> {
+  return RunOnLoop(context, [this, node](PendingRequestAudit* audit) -> Result<json> {
     if (ToMicros(node->node.last_heartbeat) == 0) node->node.last_heartbeat = clock_.Now();
     const NodeRecord* old = ledger_.FindNode(node->node.name);
     if (old != nullptr && old->agent) {
@@ -551,7 +566,7 @@ Result<json> ControlPlane::PutNode(const json& body) {
     AddNodeState(*node, details);  // capacity reports read the node's life back (node_history.h)
     batch.AppendEvent(kNodeKind, node->node.name, existed ? "Updated" : "Registered", details.dump(), clock_.Now());
     CommitResult result;
-    ABACUS_RETURN_IF_ERROR(Commit(batch, &result));
+    ABACUS_RETURN_IF_ERROR(CommitForRequest(audit, batch, &result));
     node->version = result.AssignedTo(put);
     json out = ToJson(*node);
     {

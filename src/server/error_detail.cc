@@ -1,15 +1,12 @@
 #include "server/error_detail.h"
 
 #include "common/log.h"
-#include "govern/identity.h"
-#include "server/governance_api.h"
 #include "store/storage_full.h"
 
 namespace abacus::server {
 
-Status ForCaller(const Status& st) {
+Status ForCaller(const Status& st, const govern::Principal& who) {
   if (!IsStorageFull(st)) return st;
-  const govern::Principal& who = RequestPrincipal();
   ABACUS_LOG_ERROR("storage full (answered {}): {}", who.ToString(), st.message());
   if (who.HasRole(Role::kAdmin)) return st;
   return Unavailable(

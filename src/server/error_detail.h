@@ -4,12 +4,13 @@
 #pragma once
 
 #include "common/status.h"
+#include "govern/identity.h"
 
 namespace abacus::server {
 
-// Returns `st` as the caller of the request this thread serves may see it: a full store
+// Returns `st` as `who`, the caller of a request, may see it: a full store
 // (store/storage_full.h) for a caller without the admin role becomes "the server's storage is
 // full …" without the store's detail (logged here); anything else is returned as it is.
-Status ForCaller(const Status& st);
+Status ForCaller(const Status& st, const govern::Principal& who);
 
 }  // namespace abacus::server

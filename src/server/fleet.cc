@@ -49,7 +49,8 @@ Status StopForOperator(WorkloadRecord& r, RequeueReason reason, const std::strin
 
 }  // namespace
 
-Status ControlPlane::CommitWorkloadControl(WorkloadRecord next, const std::string& event, json details) {
+Status ControlPlane::CommitWorkloadControl(WorkloadRecord next, const std::string& event, json details,
+                                           PendingRequestAudit* audit) {
   Time now = clock_.Now();
   const WorkloadRecord* cur = ledger_.FindWorkload(next.id);
   WriteBatch batch;
@@ -57,7 +58,7 @@ Status ControlPlane::CommitWorkloadControl(WorkloadRecord next, const std::strin
   StageUsage(cur, next, batch, now);
   batch.AppendEventJson(kWorkloadKind, next.id, event, EventJson(next.state, next.message, std::move(details)), now);
   WorkloadRecord& r = *ledger_.FindWorkload(next.id);
-  ABACUS_RETURN_IF_ERROR(CommitRecord(batch, put, std::move(next), r));
+  ABACUS_RETURN_IF_ERROR(CommitRecord(batch, put, std::move(next), r, audit));
   if (r.state == WorkloadState::kPreempting) preempting_.insert(r.id);
   Publish(r);
   full_ = true;
@@ -67,16 +68,17 @@ Status ControlPlane::CommitWorkloadControl(WorkloadRecord next, const std::strin
 // ---------------------------------------------------------------- nodes
 
 Result<json> ControlPlane::CordonNode(const std::string& name, bool cordon, const std::string& by,
-                                      const std::string& reason) {
-  ABACUS_RETURN_IF_ERROR(RunOnLoop([this, name, cordon, by, reason]() -> Result<json> {
-                           ABACUS_RETURN_IF_ERROR(CordonOnLoop(name, cordon, by, reason));
+                                      const std::string& reason, RequestContext* context) {
+  ABACUS_RETURN_IF_ERROR(RunOnLoop(context, [this, name, cordon, by, reason](PendingRequestAudit* audit) -> Result<json> {
+                           ABACUS_RETURN_IF_ERROR(CordonOnLoop(name, cordon, by, reason, audit));
                            return json::object();
                          })
                              .status());
   return GetNode(name);
 }
 
-Status ControlPlane::CordonOnLoop(const std::string& name, bool cordon, const std::string& by, const std::string& reason) {
+Status ControlPlane::CordonOnLoop(const std::string& name, bool cordon, const std::string& by, const std::string& reason,
+                                  PendingRequestAudit* audit) {
   const NodeRecord* n = ledger_.FindNode(name);
   if (n == nullptr) return NotFound("node '" + name + "' not found (abacus get nodes lists them)");
   NodeRecord next = *n;
@@ -91,7 +93,7 @@ Status ControlPlane::CordonOnLoop(const std::string& name, bool cordon, const st
     ClearHealthOnUncordon(next);  // an operator's word ends a device's probation too
     draining_nodes_.erase(name);
   }
-  return CommitNode(std::move(next), cordon ? "Cordoned" : "Uncordoned", {{"by", by}, {"reason", reason}});
+  return CommitNode(std::move(next), cordon ? "Cordoned" : "Uncordoned", {{"by", by}, {"reason", reason}}, audit);
 }
 
 bool DrainStopsNow(const Ledger& ledger, const WorkloadRecord& w, const NodeRecord& n, Time now) {
@@ -101,17 +103,17 @@ bool DrainStopsNow(const Ledger& ledger, const WorkloadRecord& w, const NodeReco
   return preemptible || n.cordon.requeue_all || now >= n.cordon.deadline;
 }
 
-Result<json> ControlPlane::DrainNode(const std::string& name, const DrainOrder& order) {
+Result<json> ControlPlane::DrainNode(const std::string& name, const DrainOrder& order, RequestContext* context) {
   if (order.grace.count() < 0) return InvalidArgument("grace: must not be negative");
-  ABACUS_RETURN_IF_ERROR(RunOnLoop([this, name, order]() -> Result<json> {
-                           ABACUS_RETURN_IF_ERROR(DrainOnLoop(name, order));
+  ABACUS_RETURN_IF_ERROR(RunOnLoop(context, [this, name, order](PendingRequestAudit* audit) -> Result<json> {
+                           ABACUS_RETURN_IF_ERROR(DrainOnLoop(name, order, audit));
                            return json::object();
                          })
                              .status());
   return GetNode(name);
 }
 
-Status ControlPlane::DrainOnLoop(const std::string& name, const DrainOrder& order) {
+Status ControlPlane::DrainOnLoop(const std::string& name, const DrainOrder& order, PendingRequestAudit* audit) {
   const NodeRecord* n = ledger_.FindNode(name);
   if (n == nullptr) return NotFound("node '" + name + "' not found (abacus get nodes lists them)");
   if (n->cordon.state == NodeState::kDrained) return Status::OK();  // nothing left
@@ -131,7 +133,8 @@ Status ControlPlane::DrainOnLoop(const std::string& name, const DrainOrder& orde
                                     {{"by", order.by},
                                      {"reason", order.reason},
                                      {"graceSeconds", grace_s},
-                                     {"requeueAll", order.requeue_all}}));
+                                     {"requeueAll", order.requeue_all}},
+                                    audit));
   draining_nodes_.insert(name);
   ProgressDrains(true);
   return Status::OK();
@@ -209,8 +212,9 @@ void ControlPlane::ProgressDrains(bool force) {
 
 // ---------------------------------------------------------------- workloads
 
-Result<json> ControlPlane::ControlWorkload(const std::string& id_or_name, WorkloadControl what, const std::string& by) {
-  return RunOnLoop([this, id_or_name, what, by]() -> Result<json> {
+Result<json> ControlPlane::ControlWorkload(const std::string& id_or_name, WorkloadControl what, const std::string& by,
+                                          RequestContext* context) {
+  return RunOnLoop(context, [this, id_or_name, what, by](PendingRequestAudit* audit) -> Result<json> {
     const WorkloadRecord* found = ledger_.Resolve(id_or_name);
     if (found == nullptr) return NotFound("workload '" + id_or_name + "' not found");
     WorkloadRecord next = *found;
@@ -278,14 +282,14 @@ Result<json> ControlPlane::ControlWorkload(const std::string& id_or_name, Worklo
         event = "RequeueRequested";
         break;
     }
-    ABACUS_RETURN_IF_ERROR(CommitWorkloadControl(next, event, details));
+    ABACUS_RETURN_IF_ERROR(CommitWorkloadControl(next, event, details, audit));
     ReaderLock lock(state_mu_);
     return View(*ledger_.FindWorkload(next.id));
   });
 }
 
 Result<json> ControlPlane::SetWorkloadPriority(const std::string& id_or_name, const std::string& priority,
-                                               const std::string& by) {
+                                               const std::string& by, RequestContext* context) {
   if (priority.empty()) return InvalidArgument("priority: expected an integer or a priority class name");
   std::optional<int32_t> value;
   if (priority.find_first_not_of("-0123456789") == std::string::npos) {
@@ -296,7 +300,7 @@ Result<json> ControlPlane::SetWorkloadPriority(const std::string& id_or_name, co
     }
     value = v;
   }
-  return RunOnLoop([this, id_or_name, priority, value, by]() -> Result<json> {
+  return RunOnLoop(context, [this, id_or_name, priority, value, by](PendingRequestAudit* audit) -> Result<json> {
     const WorkloadRecord* found = ledger_.Resolve(id_or_name);
     if (found == nullptr) return NotFound("workload '" + id_or_name + "' not found");
     WorkloadRecord next = *found;
@@ -324,7 +328,7 @@ Result<json> ControlPlane::SetWorkloadPriority(const std::string& id_or_name, co
     details["to"] = next.priority ? *next.priority : (new_pc != nullptr ? new_pc->value : 0);
     details["toClass"] = next.spec.priority_class;
     next.message = "priority set to " + details["to"].dump() + " by " + by;
-    ABACUS_RETURN_IF_ERROR(CommitWorkloadControl(next, "PriorityChanged", details));
+    ABACUS_RETURN_IF_ERROR(CommitWorkloadControl(next, "PriorityChanged", details, audit));
     ReaderLock lock(state_mu_);
     return View(*ledger_.FindWorkload(next.id));
   });
@@ -332,8 +336,9 @@ Result<json> ControlPlane::SetWorkloadPriority(const std::string& id_or_name, co
 
 // ---------------------------------------------------------------- queues
 
-Result<json> ControlPlane::SuspendQueue(const std::string& queue, bool suspend, const std::string& by) {
-  return RunOnLoop([this, queue, suspend, by]() -> Result<json> {
+Result<json> ControlPlane::SuspendQueue(const std::string& queue, bool suspend, const std::string& by,
+                                       RequestContext* context) {
+  return RunOnLoop(context, [this, queue, suspend, by](PendingRequestAudit* audit) -> Result<json> {
     if (ledger_.config().FindQueue(queue) == nullptr) {
       return NotFound("queue '" + queue + "' not found (abacus get queues lists them)");
     }
@@ -350,7 +355,7 @@ Result<json> ControlPlane::SuspendQueue(const std::string& queue, bool suspend, 
       }
       batch.AppendEventJson("queue", queue, suspend ? "Suspended" : "Resumed", json({{"by", by}}), now);
       CommitResult result;
-      ABACUS_RETURN_IF_ERROR(Commit(batch, &result));
+      ABACUS_RETURN_IF_ERROR(CommitForRequest(audit, batch, &result));
       WriterLock lock(state_mu_);
       ledger_.SetQueueSuspended(queue, suspend ? std::optional<QueueSuspension>(s) : std::nullopt);
       dirty_ = true;

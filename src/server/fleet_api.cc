@@ -47,7 +47,8 @@ void AddFleetRoutes(httplib::Server& s, ControlPlane& cp) {
            [&cp, cordon](const httplib::Request& req, httplib::Response& res) {
              std::optional<json> body = ObjectBody(req, res);
              if (!body) return;
-             Send(res, cp.CordonNode(req.matches[1], cordon, RequestPrincipal().name, StringField(*body, "reason")));
+             Send(res, cp.CordonNode(req.matches[1], cordon, RequestPrincipal().name, StringField(*body, "reason"),
+                                     CurrentRequest()));
            });
   }
   s.Post(R"(/api/v1/nodes/([^/]+)/drain)", [&cp](const httplib::Request& req, httplib::Response& res) {
@@ -66,7 +67,7 @@ void AddFleetRoutes(httplib::Server& s, ControlPlane& cp) {
       if (!(*body)["requeue"].is_boolean()) return SendStatus(res, InvalidArgument("requeue: expected true or false"));
       order.requeue_all = (*body)["requeue"].get<bool>();
     }
-    Send(res, cp.DrainNode(req.matches[1], order));
+    Send(res, cp.DrainNode(req.matches[1], order, CurrentRequest()));
   });
 
   // ---- workloads: hold, release, suspend, resume, requeue; priority {"priority": "N"|"class"}
@@ -76,7 +77,7 @@ void AddFleetRoutes(httplib::Server& s, ControlPlane& cp) {
            [&cp, c](const httplib::Request& req, httplib::Response& res) {
              // No field is read, but a body sent is checked like any other (nesting, JSON object).
              if (!ObjectBody(req, res)) return;
-             Send(res, cp.ControlWorkload(RequestWorkloadId(req.matches[1]), c, RequestPrincipal().name));
+             Send(res, cp.ControlWorkload(RequestWorkloadId(req.matches[1]), c, RequestPrincipal().name, CurrentRequest()));
            });
   }
   s.Post(R"(/api/v1/workloads/([^/]+)/priority)", [&cp](const httplib::Request& req, httplib::Response& res) {
@@ -91,7 +92,8 @@ void AddFleetRoutes(httplib::Server& s, ControlPlane& cp) {
     if (priority.empty()) {
       return SendStatus(res, InvalidArgument("body: expected {\"priority\": N} or {\"priority\": \"CLASS\"}"));
     }
-    Send(res, cp.SetWorkloadPriority(RequestWorkloadId(req.matches[1]), priority, RequestPrincipal().name));
+    Send(res, cp.SetWorkloadPriority(RequestWorkloadId(req.matches[1]), priority, RequestPrincipal().name,
+                                     CurrentRequest()));
   });
 
   // ---- queues: suspend, resume
@@ -99,7 +101,7 @@ void AddFleetRoutes(httplib::Server& s, ControlPlane& cp) {
     s.Post(std::string(R"(/api/v1/queues/([^/]+)/)") + (suspend ? "suspend" : "resume"),
            [&cp, suspend](const httplib::Request& req, httplib::Response& res) {
              if (!ObjectBody(req, res)) return;
-             Send(res, cp.SuspendQueue(req.matches[1], suspend, RequestPrincipal().name));
+             Send(res, cp.SuspendQueue(req.matches[1], suspend, RequestPrincipal().name, CurrentRequest()));
            });
   }
 }

@@ -146,27 +146,31 @@ class Governance {
   const Clock& clock() const { return clock_; }
 
   // POST /api/v1/tokens: issues a token for `user` (the caller itself when empty); the answer
-  // holds the secret, once.
+  // holds the secret, once. `context`, here and below: the HTTP request served (null: none),
+  // told the object for its audit entry; a change commits with that entry (CommitRequestChange).
   Result<nlohmann::json> IssueToken(const govern::Principal& who, std::string user, std::string description,
-                                    std::optional<Duration> ttl);
+                                    std::optional<Duration> ttl, RequestContext* context = nullptr);
   // GET /api/v1/tokens: the tokens `who` may manage (never a hash or secret).
   nlohmann::json ListTokens(const govern::Principal& who, const std::string& user) const;
   // DELETE /api/v1/tokens/{id}.
-  Result<nlohmann::json> RevokeToken(const govern::Principal& who, const std::string& id);
+  Result<nlohmann::json> RevokeToken(const govern::Principal& who, const std::string& id,
+                                     RequestContext* context = nullptr);
   // POST /api/v1/tokens/rotate-admin (admins only): a new admin token, stored (its hash, with the
   // request's audit entry) and written to DATA/admin.token; the old one stops working at once.
   // The answer holds the new secret, once. Other servers of an HA group read it at their start.
-  Result<nlohmann::json> RotateAdminToken(const govern::Principal& who);
+  Result<nlohmann::json> RotateAdminToken(const govern::Principal& who, RequestContext* context = nullptr);
   // GET /api/v1/users[/{name}], DELETE /api/v1/users/{name} (revokes its tokens).
   nlohmann::json ListUsers(const govern::Principal& who) const;
   Result<nlohmann::json> GetUser(const govern::Principal& who, const std::string& name) const;
-  Result<nlohmann::json> DeleteUser(const govern::Principal& who, const std::string& name);
+  Result<nlohmann::json> DeleteUser(const govern::Principal& who, const std::string& name,
+                                    RequestContext* context = nullptr);
 
   // ---- admission policies
   std::vector<AdmissionPolicy> Policies() const;
   nlohmann::json ListPolicies(const govern::Principal& who) const;
   Result<nlohmann::json> GetPolicy(const govern::Principal& who, const std::string& name) const;
-  Result<nlohmann::json> DeletePolicy(const govern::Principal& who, const std::string& name);
+  Result<nlohmann::json> DeletePolicy(const govern::Principal& who, const std::string& name,
+                                      RequestContext* context = nullptr);
   // The resources a policy change is checked against: one per tenant it applies to (now or
   // before), the cluster-level policy when it applies to every tenant.
   static std::vector<govern::Resource> PolicyResources(const AdmissionPolicy& p);
@@ -175,15 +179,19 @@ class Governance {
   // Submit: `who` (null: a trusted in-process caller) must be allowed to create each workload,
   // and each must pass the admission policies of its tenant (403 naming policy, rule and why).
   // Sets each workload's `admission` (and the labels that show it) where policies decide it.
-  Status CheckSubmit(const govern::Principal* who, std::vector<Document>& docs) const;
+  // Tells `context` (the request served; null: none) which workloads it is about.
+  Status CheckSubmit(const govern::Principal* who, std::vector<Document>& docs, RequestContext* context = nullptr) const;
   // Apply: authorizes every document for `who` (null: trusted) against the current `config`
   // (tenancy kinds: apply-config, queue quotas: quota-change, policies: policy-change, users:
-  // user-manage, cluster-level kinds: admin) and validates the governance documents.
+  // user-manage, cluster-level kinds: admin) and validates the governance documents. Tells
+  // `context` (the request served; null: none) which objects it is about; the users and
+  // policies it writes name its request id.
   Result<std::shared_ptr<const GovernanceApply>> PlanApply(const govern::Principal* who,
                                                            const std::vector<Document>& docs,
                                                            const std::vector<ExtensionDocument>& extensions,
                                                            const std::vector<GovernanceDocument>& governance,
-                                                           const TenancyConfig& config);
+                                                           const TenancyConfig& config,
+                                                           RequestContext* context = nullptr);
 
   // ---- audit
   // Queues `record` for the chain; returns a ticket for WaitAudit. Never blocks on the store.
@@ -218,9 +226,9 @@ class Governance {
   // The server's one committer: ControlPlane commits every write through it, audited or not.
   Committer& committer() { return *committer_; }
 
-  // Commits a request's change to governance state with the request's audit entry (both or
-  // neither); a plain commit outside a request.
-  Status CommitRequestChange(const WriteBatch& batch);
+  // Commits a change to governance state for `context` (the request served) with its audit
+  // entry (both or neither); a plain commit for null or an unaudited request.
+  Status CommitRequestChange(const WriteBatch& batch, RequestContext* context);
 
   // ---- rate limits (per token and per user) and token caps
   // `rate` requests a second (bursts of `burst`) for each token and for each user, all its tokens

@@ -43,13 +43,14 @@ std::string Join(const std::vector<std::string>& parts, const std::string& sep) 
   return out;
 }
 
-// Tells the HTTP layer the object of a request: the names, and the tenant when they share one.
-void NoteObjects(const std::string& kind, const std::vector<std::string>& names,
+// Tells `context` (the request served; null: none) its object: the names, and the tenant when
+// they share one.
+void NoteObjects(RequestContext* context, const std::string& kind, const std::vector<std::string>& names,
                  const std::vector<std::string>& tenants) {
   std::set<std::string> distinct(tenants.begin(), tenants.end());
   std::string joined = Join(names, ",");
   if (joined.size() > 512) joined = joined.substr(0, 509) + "...";
-  NoteRequestObject(kind, joined, distinct.size() == 1 ? *distinct.begin() : "");
+  NoteRequestObject(context, kind, joined, distinct.size() == 1 ? *distinct.begin() : "");
 }
 
 // What a quota-change decision records of a queue: {"cohort", "weight", "quotas"}.
@@ -157,7 +158,8 @@ Result<json> Governance::GetPolicy(const govern::Principal& who, const std::stri
   return PolicyJson(it->second);
 }
 
-Result<json> Governance::DeletePolicy(const govern::Principal& who, const std::string& name) {
+Result<json> Governance::DeletePolicy(const govern::Principal& who, const std::string& name,
+                                      RequestContext* context) {
   std::optional<AdmissionPolicy> p;
   {
     MutexLock lock(policies_mu_);
@@ -165,9 +167,9 @@ Result<json> Governance::DeletePolicy(const govern::Principal& who, const std::s
   }
   const std::string missing = "policy " + name + " not found";
   if (!p || !MaySeePolicy(who, *p)) return NotFound(missing);
-  NoteRequestObject("policy", name, p->tenants.size() == 1 ? p->tenants[0] : "");
+  NoteRequestObject(context, "policy", name, p->tenants.size() == 1 ? p->tenants[0] : "");
   for (const auto& r : PolicyResources(*p)) ABACUS_RETURN_IF_ERROR(govern::Authorize(who, Action::kPolicyChange, r));
-  ABACUS_RETURN_IF_ERROR(CommitRequestChange(WriteBatch().Delete(std::string(kPolicyStoreKind), name)));
+  ABACUS_RETURN_IF_ERROR(CommitRequestChange(WriteBatch().Delete(std::string(kPolicyStoreKind), name), context));
   MutexLock lock(policies_mu_);
   policies_.erase(name);
   return json{{"name", name}, {"deleted", true}};
@@ -175,7 +177,8 @@ Result<json> Governance::DeletePolicy(const govern::Principal& who, const std::s
 
 // ---- hooks
 
-Status Governance::CheckSubmit(const govern::Principal* who, std::vector<Document>& docs) const {
+Status Governance::CheckSubmit(const govern::Principal* who, std::vector<Document>& docs,
+                               RequestContext* context) const {
   std::vector<std::string> names, tenants;
   for (const Document& d : docs) {
     if (const Workload* w = d.workload()) {
@@ -183,7 +186,7 @@ Status Governance::CheckSubmit(const govern::Principal* who, std::vector<Documen
       tenants.push_back(w->tenant());
     }
   }
-  NoteObjects("workload", names, tenants);
+  NoteObjects(context, "workload", names, tenants);
   std::vector<AdmissionPolicy> policies = Policies();
   for (Document& d : docs) {
     Workload* w = std::get_if<Workload>(&d.object);
@@ -211,10 +214,11 @@ Result<std::shared_ptr<const GovernanceApply>> Governance::PlanApply(const gover
                                                                      const std::vector<Document>& docs,
                                                                      const std::vector<ExtensionDocument>& extensions,
                                                                      const std::vector<GovernanceDocument>& governance,
-                                                                     const TenancyConfig& config) {
+                                                                     const TenancyConfig& config,
+                                                                     RequestContext* context) {
   auto plan = std::make_shared<GovernanceApply>();
   plan->gov_ = this;
-  plan->request_id_ = CurrentRequestId();
+  plan->request_id_ = RequestIdOf(context);
   plan->actor_ = who == nullptr ? "server" : who->kind == govern::Principal::Kind::kUser ? "user " + who->name : who->ToString();
   std::vector<std::string> names, tenants;
   auto note = [&](std::string_view kind, const std::string& name, const std::string& tenant) {
@@ -233,7 +237,7 @@ Result<std::shared_ptr<const GovernanceApply>> Governance::PlanApply(const gover
     const auto* p = std::get_if<AdmissionPolicy>(&g.object);
     note(g.kind(), g.name(), p != nullptr && p->tenants.size() == 1 ? p->tenants[0] : "");
   }
-  NoteObjects("config", names, tenants);
+  NoteObjects(context, "config", names, tenants);
 
   auto check = [&](const SourceLocation& src, Action action, const Resource& what) -> Status {
     if (who == nullptr) return Status::OK();

@@ -20,7 +20,7 @@
 #include "server/http_answer.h"
 #include "server/http_server.h"
 #include "server/request_authorization.h"
-#include "server/request_context.h"
+#include "server/request_thread.h"
 #include "workload/utf8.h"
 #include "server/ui_assets.h"
 
@@ -194,7 +194,7 @@ void AddGovernanceRoutes(httplib::Server& s, ControlPlane& cp) {
     std::string user = body.contains("user") && body["user"].is_string() ? body["user"].get<std::string>() : "";
     std::string description =
         body.contains("description") && body["description"].is_string() ? body["description"].get<std::string>() : "";
-    Send(res, cp.governance().IssueToken(RequestPrincipal(), user, description, *ttl), 201);
+    Send(res, cp.governance().IssueToken(RequestPrincipal(), user, description, *ttl, CurrentRequest()), 201);
   });
   s.Get("/api/v1/tokens", [&cp](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp.governance().ListTokens(RequestPrincipal(), Param(req, "user")));
@@ -205,10 +205,10 @@ void AddGovernanceRoutes(httplib::Server& s, ControlPlane& cp) {
     auto parsed = ParseJsonBody(req.body.empty() ? "{}" : req.body);
     if (!parsed.ok()) return SendStatus(res, parsed.status());
     if (!parsed->is_object()) return SendError(res, 400, "invalid_argument", "body: expected a JSON object or none");
-    Send(res, cp.governance().RotateAdminToken(RequestPrincipal()));
+    Send(res, cp.governance().RotateAdminToken(RequestPrincipal(), CurrentRequest()));
   });
   s.Delete(R"(/api/v1/tokens/([^/]+))", [&cp](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp.governance().RevokeToken(RequestPrincipal(), req.matches[1]));
+    Send(res, cp.governance().RevokeToken(RequestPrincipal(), req.matches[1], CurrentRequest()));
   });
 
   // ---- users and policies: documents through apply (POST: http_server.cc); reads filtered
@@ -219,7 +219,7 @@ void AddGovernanceRoutes(httplib::Server& s, ControlPlane& cp) {
     Send(res, cp.governance().GetUser(RequestPrincipal(), req.matches[1]));
   });
   s.Delete(R"(/api/v1/users/([^/]+))", [&cp](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp.governance().DeleteUser(RequestPrincipal(), req.matches[1]));
+    Send(res, cp.governance().DeleteUser(RequestPrincipal(), req.matches[1], CurrentRequest()));
   });
   s.Get("/api/v1/policies", [&cp](const httplib::Request&, httplib::Response& res) {
     Send(res, cp.governance().ListPolicies(RequestPrincipal()));
@@ -228,20 +228,20 @@ void AddGovernanceRoutes(httplib::Server& s, ControlPlane& cp) {
     Send(res, cp.governance().GetPolicy(RequestPrincipal(), req.matches[1]));
   });
   s.Delete(R"(/api/v1/policies/([^/]+))", [&cp](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp.governance().DeletePolicy(RequestPrincipal(), req.matches[1]));
+    Send(res, cp.governance().DeletePolicy(RequestPrincipal(), req.matches[1], CurrentRequest()));
   });
 
   // ---- secrets (server/secrets.h): values go in, never out
   s.Post("/api/v1/secrets", [&cp](const httplib::Request& req, httplib::Response& res) {
     auto parsed = ParseJsonBody(req.body);
     if (!parsed.ok()) return SendStatus(res, parsed.status());
-    Send(res, cp.secrets().Create(RequestPrincipal(), *parsed), 201);
+    Send(res, cp.secrets().Create(RequestPrincipal(), *parsed, CurrentRequest()), 201);
   });
   s.Post("/api/v1/secrets/reencrypt", [&cp](const httplib::Request& req, httplib::Response& res) {
     auto parsed = ParseJsonBody(req.body.empty() ? "{}" : req.body);
     if (!parsed.ok()) return SendStatus(res, parsed.status());
     if (!parsed->is_object()) return SendError(res, 400, "invalid_argument", "body: expected a JSON object or none");
-    Send(res, cp.secrets().Reencrypt(RequestPrincipal()));
+    Send(res, cp.secrets().Reencrypt(RequestPrincipal(), CurrentRequest()));
   });
   s.Get("/api/v1/secrets", [&cp](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp.secrets().List(RequestPrincipal(), Param(req, "project"), Param(req, "tenant")));
@@ -250,7 +250,8 @@ void AddGovernanceRoutes(httplib::Server& s, ControlPlane& cp) {
     Send(res, cp.secrets().Get(RequestPrincipal(), req.matches[1], Param(req, "project"), Param(req, "tenant")));
   });
   s.Delete(R"(/api/v1/secrets/([^/]+))", [&cp](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp.secrets().Delete(RequestPrincipal(), req.matches[1], Param(req, "project"), Param(req, "tenant")));
+    Send(res, cp.secrets().Delete(RequestPrincipal(), req.matches[1], Param(req, "project"), Param(req, "tenant"),
+                                  CurrentRequest()));
   });
 
   // ---- audit: JSON lines (the caller's tenants only, for a tenant-admin), or ?verify=1

@@ -15,7 +15,7 @@
 #include "common/status.h"
 #include "govern/identity.h"
 #include "server/request_authorization.h"
-#include "server/request_context.h"
+#include "server/request_thread.h"
 
 namespace httplib {
 class Server;

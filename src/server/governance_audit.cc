@@ -60,8 +60,8 @@ size_t Governance::audit_queued() const { return committer_->queued(); }
 
 int64_t Governance::audit_failures() const { return committer_->failures(); }
 
-Status Governance::CommitRequestChange(const WriteBatch& batch) {
-  std::shared_ptr<PendingRequestAudit> pending = CurrentRequestAudit();
+Status Governance::CommitRequestChange(const WriteBatch& batch, RequestContext* context) {
+  std::shared_ptr<PendingRequestAudit> pending = PendingAuditOf(context);
   std::optional<govern::AuditRecord> entry = ClaimRequestAudit(pending.get(), batch);
   if (!entry) return store_.Commit(batch);
   Status st = CommitAudited(batch, std::move(*entry), nullptr);

@@ -104,7 +104,7 @@ Status Governance::AuthorizeBootstrap(const Caller& caller, const std::string& m
 }
 
 Result<json> Governance::IssueToken(const govern::Principal& who, std::string user, std::string description,
-                                    std::optional<Duration> ttl) {
+                                    std::optional<Duration> ttl, RequestContext* context) {
   if (user.empty()) user = who.name;
   ABACUS_RETURN_IF_ERROR(govern::Authorize(who, Action::kTokenManage, Resource::ForToken("", user)));
   if (!registry_.FindUser(user)) {
@@ -125,8 +125,8 @@ Result<json> Governance::IssueToken(const govern::Principal& who, std::string us
   ABACUS_ASSIGN_OR_RETURN(auto issued, registry_.IssueToken(user, std::move(description), ttl));
   WriteBatch batch;
   govern::StagePutToken(batch, issued.record);
-  NoteRequestObject("token", issued.record.id, "");
-  if (Status st = CommitRequestChange(batch); !st.ok()) {
+  NoteRequestObject(context, "token", issued.record.id, "");
+  if (Status st = CommitRequestChange(batch, context); !st.ok()) {
     registry_.RemoveToken(issued.record.id);
     return st;
   }
@@ -146,18 +146,18 @@ json Governance::ListTokens(const govern::Principal& who, const std::string& use
   return {{"items", items}};
 }
 
-Result<json> Governance::RevokeToken(const govern::Principal& who, const std::string& id) {
+Result<json> Governance::RevokeToken(const govern::Principal& who, const std::string& id, RequestContext* context) {
   auto found = registry_.FindToken(id);
   const std::string missing = "token " + id + " not found";
   if (!found) return NotFound(missing);
   // Another user's token stays invisible: 404, not 403.
   if (!govern::Authorize(who, Action::kTokenManage, TokenResource(*found)).ok()) return NotFound(missing);
-  NoteRequestObject("token", id, "");
+  NoteRequestObject(context, "token", id, "");
   MutexLock lock(token_store_mu_);
   ABACUS_ASSIGN_OR_RETURN(auto revoked, registry_.Revoke(id));
   WriteBatch batch;
   govern::StagePutToken(batch, revoked);
-  if (Status st = CommitRequestChange(batch); !st.ok()) {
+  if (Status st = CommitRequestChange(batch, context); !st.ok()) {
     registry_.RemoveToken(id);
     (void)registry_.AddToken(*found);
     return st;
@@ -165,16 +165,16 @@ Result<json> Governance::RevokeToken(const govern::Principal& who, const std::st
   return TokenJson(revoked, clock_.Now());
 }
 
-Result<json> Governance::RotateAdminToken(const govern::Principal& who) {
+Result<json> Governance::RotateAdminToken(const govern::Principal& who, RequestContext* context) {
   if (!who.HasRole(Role::kAdmin)) {
     return PermissionDenied(who.ToString() + " may not rotate the admin token (admins only)");
   }
-  NoteRequestObject("token", "admin", "");
+  NoteRequestObject(context, "token", "admin", "");
   MutexLock lock(token_store_mu_);
   std::string token = govern::RandomHex(32);
   WriteBatch batch;
   batch.PutMeta(TokenAuthorizer::kAdminTokenMeta, govern::Sha256Hex(token));
-  ABACUS_RETURN_IF_ERROR(CommitRequestChange(batch));
+  ABACUS_RETURN_IF_ERROR(CommitRequestChange(batch, context));
   json out = {{"token", token}, {"rotatedAt", FormatTime(clock_.Now())}};
   if (Status st = bootstrap_.ReplaceAdminToken(token); !st.ok()) {
     out["warning"] = st.message() + "; keep the token from this answer";
@@ -205,11 +205,11 @@ Result<json> Governance::GetUser(const govern::Principal& who, const std::string
   return j;
 }
 
-Result<json> Governance::DeleteUser(const govern::Principal& who, const std::string& name) {
+Result<json> Governance::DeleteUser(const govern::Principal& who, const std::string& name, RequestContext* context) {
   auto u = registry_.FindUser(name);
   if (!u) return NotFound("user " + name + " not found");
   ABACUS_RETURN_IF_ERROR(Refuse(who, Action::kUserManage, Resource::ForUser(name), "user " + name + " not found"));
-  NoteRequestObject("user", name, "");
+  NoteRequestObject(context, "user", name, "");
   MutexLock lock(token_store_mu_);
   std::vector<govern::TokenRecord> before = registry_.Tokens(name);
   ABACUS_RETURN_IF_ERROR(registry_.RemoveUser(name));
@@ -218,7 +218,7 @@ Result<json> Governance::DeleteUser(const govern::Principal& who, const std::str
   for (const auto& t : registry_.Tokens(name)) {
     if (!t.agent) govern::StagePutToken(batch, t);
   }
-  if (Status st = CommitRequestChange(batch); !st.ok()) {
+  if (Status st = CommitRequestChange(batch, context); !st.ok()) {
     (void)registry_.PutUser(*u);
     for (const auto& t : before) {
       registry_.RemoveToken(t.id);

@@ -3,6 +3,7 @@
 #include "net/http_framing.h"
 #include "server/error_detail.h"
 #include "server/http_server.h"
+#include "server/request_thread.h"
 
 namespace abacus::server {
 
@@ -33,7 +34,7 @@ void SendError(httplib::Response& res, int status, std::string_view code, const 
 }
 
 void SendStatus(httplib::Response& res, const Status& given) {
-  Status st = ForCaller(given);  // no store detail for non-admins (error_detail.h)
+  Status st = ForCaller(given, RequestPrincipal());  // no store detail for non-admins (error_detail.h)
   SendError(res, HttpStatusOf(st.code()), StatusCodeName(st.code()), st.message());
 }
 

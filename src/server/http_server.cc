@@ -222,7 +222,7 @@ void HttpServer::Routes() {
     auto start = std::chrono::steady_clock::now();
     const bool dry_run = IsDryRun(req);
     auto r = cp_.Submit(req.body, IsJsonBody(req), Param(req, "filename", "request"), &RequestPrincipal(),
-                        dry_run ? IdempotentRequest{} : KeyedRequest(req), dry_run);
+                        dry_run ? IdempotentRequest{} : KeyedRequest(req), dry_run, CurrentRequest());
     if (!r.ok()) {
       SendStatus(res, r.status());
     } else {
@@ -262,7 +262,7 @@ void HttpServer::Routes() {
   auto update = [this](const httplib::Request& req, httplib::Response& res, bool patch, int32_t rollback_to) {
     std::vector<std::string> immutable;
     auto r = cp_.UpdateWorkload(RequestWorkloadId(req.matches[1]), req.body, IsJsonBody(req), patch, rollback_to, &RequestPrincipal(),
-                                &immutable, IsDryRun(req));
+                                &immutable, IsDryRun(req), CurrentRequest());
     if (!r.ok() && !immutable.empty()) {
       SendError(res, 422, "immutable_field", r.status().message());
       return;
@@ -289,7 +289,7 @@ void HttpServer::Routes() {
     Send(res, cp_.Revisions(RequestWorkloadId(req.matches[1])));
   });
   s.Delete(R"(/api/v1/workloads/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp_.Cancel(RequestWorkloadId(req.matches[1]), Param(req, "reason"), KeyedRequest(req)));
+    Send(res, cp_.Cancel(RequestWorkloadId(req.matches[1]), Param(req, "reason"), KeyedRequest(req), CurrentRequest()));
   });
   s.Post(R"(/api/v1/workloads/([^/]+)/cancel)", [this](const httplib::Request& req, httplib::Response& res) {
     std::string reason = Param(req, "reason");
@@ -297,7 +297,7 @@ void HttpServer::Routes() {
     if (!parsed) return;
     json& body = *parsed;
     if (body.is_object() && body.contains("reason") && body["reason"].is_string()) reason = body["reason"];
-    Send(res, cp_.Cancel(RequestWorkloadId(req.matches[1]), reason, KeyedRequest(req)));
+    Send(res, cp_.Cancel(RequestWorkloadId(req.matches[1]), reason, KeyedRequest(req), CurrentRequest()));
   });
   s.Post(R"(/api/v1/workloads/([^/]+)/scale)", [this](const httplib::Request& req, httplib::Response& res) {
     std::optional<json> parsed = JsonBodyOr400(req, res);
@@ -306,7 +306,8 @@ void HttpServer::Routes() {
     if (!body.is_object() || !body.contains("replicas") || !body["replicas"].is_number_integer()) {
       return SendError(res, 400, "invalid_argument", "body: expected {\"replicas\": N}");
     }
-    Send(res, cp_.Scale(RequestWorkloadId(req.matches[1]), body["replicas"].get<int32_t>(), KeyedRequest(req)));
+    Send(res, cp_.Scale(RequestWorkloadId(req.matches[1]), body["replicas"].get<int32_t>(), KeyedRequest(req),
+                        CurrentRequest()));
   });
   s.Post(R"(/api/v1/workloads/([^/]+)/quota)", [this](const httplib::Request& req, httplib::Response& res) {
     std::optional<json> parsed = JsonBodyOr400(req, res);
@@ -316,7 +317,8 @@ void HttpServer::Routes() {
       return SendError(res, 400, "invalid_argument", "body: expected {\"approve\": true} or {\"approve\": false}");
     }
     const govern::Principal& who = RequestPrincipal();
-    Send(res, cp_.DecideTemporaryQuota(RequestWorkloadId(req.matches[1]), body["approve"].get<bool>(), who.name.empty() ? "admin" : who.name));
+    Send(res, cp_.DecideTemporaryQuota(RequestWorkloadId(req.matches[1]), body["approve"].get<bool>(),
+                                       who.name.empty() ? "admin" : who.name, CurrentRequest()));
   });
   s.Post(R"(/api/v1/workloads/([^/]+)/metrics)", [this](const httplib::Request& req, httplib::Response& res) {
     std::optional<json> parsed = JsonBodyOr400(req, res);
@@ -359,7 +361,7 @@ void HttpServer::Routes() {
   auto apply = [this](const httplib::Request& req, httplib::Response& res) {
     const bool dry_run = IsDryRun(req);
     auto r = cp_.Apply(req.body, IsJsonBody(req), Param(req, "filename", "request"), &RequestPrincipal(),
-                       dry_run ? IdempotentRequest{} : KeyedRequest(req), dry_run);
+                       dry_run ? IdempotentRequest{} : KeyedRequest(req), dry_run, CurrentRequest());
     if (!r.ok()) return SendStatus(res, r.status());
     SendJson(res, 200, {{"items", *r}});
   };
@@ -427,10 +429,10 @@ void HttpServer::Routes() {
     if (!parsed) return;
     json& body = *parsed;
     if (body.is_discarded()) return SendError(res, 400, "invalid_argument", "request body is not valid JSON");
-    Send(res, cp_.PutNode(body), 201);
+    Send(res, cp_.PutNode(body, CurrentRequest()), 201);
   });
   s.Post(R"(/api/v1/nodes/([^/]+)/reset)", [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp_.ResetNode(req.matches[1]));
+    Send(res, cp_.ResetNode(req.matches[1], CurrentRequest()));
   });
   s.Get("/api/v1/devices", [this](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, cp_.ListDevices()); });
   // ---- operator control: cordon/drain, hold/requeue/priority/suspend, queue suspend (fleet_api.h)
@@ -475,7 +477,7 @@ void HttpServer::Routes() {
     if (!parsed) return;
     json& body = *parsed;
     if (!body.is_object()) return SendError(res, 400, "invalid_argument", "request body: expected a JSON object");
-    Send(res, cp_.RegisterAgent(body));
+    Send(res, cp_.RegisterAgent(body, CurrentRequest()));
   });
   // The node whose credential the pre-routing handler authenticated (the request's one
   // authentication); 403 for any other caller, or for a node speaking for another.

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "common/status.h"
-#include "server/request_context.h"
+#include "server/request_thread.h"
 
 namespace httplib {
 struct Request;

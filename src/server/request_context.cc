@@ -1,4 +1,4 @@
-// The request an HTTP thread serves, and the audit entry it carries (request_context.h).
+// The request a write serves, and the audit entry it carries (request_context.h).
 #include "server/request_context.h"
 
 #include <random>
@@ -16,25 +16,33 @@ constexpr size_t kSummaryMax = 1024;
 
 }  // namespace
 
-thread_local RequestContext t_request;
-
 std::string Truncate(std::string s) {
   if (s.size() > kSummaryMax) s = s.substr(0, kSummaryMax - 3) + "...";
   return s;
 }
 
-void NoteRequestObject(const std::string& kind, const std::string& name, const std::string& tenant) {
-  RequestContext& ctx = t_request;
-  if (!ctx.active) return;
-  ctx.object_kind = kind;
-  ctx.object_name = name;
-  ctx.tenant = tenant;
+namespace {
+
+// `request` when it is a request being served; null otherwise.
+RequestContext* Served(RequestContext* request) { return request != nullptr && request->active ? request : nullptr; }
+const RequestContext* Served(const RequestContext* request) {
+  return request != nullptr && request->active ? request : nullptr;
 }
 
-std::string CurrentRequestId() { return t_request.active ? t_request.request_id : ""; }
+}  // namespace
 
-std::string RequestWorkloadId(const std::string& from_path) {
-  return t_request.active && !t_request.workload_id.empty() ? t_request.workload_id : from_path;
+void NoteRequestObject(RequestContext* request, const std::string& kind, const std::string& name,
+                       const std::string& tenant) {
+  RequestContext* ctx = Served(request);
+  if (ctx == nullptr) return;
+  ctx->object_kind = kind;
+  ctx->object_name = name;
+  ctx->tenant = tenant;
+}
+
+std::string RequestIdOf(const RequestContext* request) {
+  const RequestContext* ctx = Served(request);
+  return ctx != nullptr ? ctx->request_id : "";
 }
 
 // The fields of a request's entry that the request context knows (who, what, which object).
@@ -50,26 +58,24 @@ govern::AuditRecord ContextRecord(const RequestContext& ctx) {
   return r;
 }
 
-std::optional<govern::AuditRecord> RequestAuditRecord(std::string after) {
-  const RequestContext& ctx = t_request;
-  if (!ctx.active || !ctx.audit || ctx.caller.principal.name.empty()) return std::nullopt;
-  govern::AuditRecord r = ContextRecord(ctx);
+std::optional<govern::AuditRecord> RequestAuditRecord(const RequestContext* request, std::string after) {
+  const RequestContext* ctx = Served(request);
+  if (ctx == nullptr || !ctx->audit || ctx->caller.principal.name.empty()) return std::nullopt;
+  govern::AuditRecord r = ContextRecord(*ctx);
   r.after = Truncate(std::move(after));
   r.result = "ok";
   return r;
 }
 
-void NoteRequestAudited() {
-  if (t_request.active) t_request.audited = true;
+void NoteRequestAudited(RequestContext* request) {
+  if (RequestContext* ctx = Served(request)) ctx->audited = true;
 }
 
-void NoteRequestReplayed(const std::string& key) {
-  if (t_request.active) t_request.replayed_key = key;
+void NoteRequestReplayed(RequestContext* request, const std::string& key) {
+  if (RequestContext* ctx = Served(request)) ctx->replayed_key = key;
 }
 
 namespace {
-
-thread_local std::shared_ptr<PendingRequestAudit> t_carried_audit;
 
 // What a batch writes, for the "after" of the entry committed with it.
 std::string BatchSummary(const WriteBatch& batch) {
@@ -88,20 +94,14 @@ std::string BatchSummary(const WriteBatch& batch) {
 
 }  // namespace
 
-std::shared_ptr<PendingRequestAudit> CurrentRequestAudit() {
-  RequestContext& ctx = t_request;
-  if (!ctx.active) return t_carried_audit;
-  if (!ctx.audit || ctx.audited || ctx.caller.principal.name.empty()) return nullptr;
-  if (!ctx.pending) ctx.pending = std::make_shared<PendingRequestAudit>();
+std::shared_ptr<PendingRequestAudit> PendingAuditOf(RequestContext* request) {
+  RequestContext* ctx = Served(request);
+  if (ctx == nullptr || !ctx->audit || ctx->audited || ctx->caller.principal.name.empty()) return nullptr;
+  if (!ctx->pending) ctx->pending = std::make_shared<PendingRequestAudit>();
   // What the request knows now (its object is noted while it is served); fixed once claimed.
-  if (!ctx.pending->claimed.load()) ctx.pending->record = ContextRecord(ctx);
-  return ctx.pending;
+  if (!ctx->pending->claimed.load()) ctx->pending->record = ContextRecord(*ctx);
+  return ctx->pending;
 }
-
-CarryRequestAudit::CarryRequestAudit(std::shared_ptr<PendingRequestAudit> pending)
-    : previous_(std::exchange(t_carried_audit, std::move(pending))) {}
-
-CarryRequestAudit::~CarryRequestAudit() { t_carried_audit = std::move(previous_); }
 
 std::optional<govern::AuditRecord> ClaimRequestAudit(PendingRequestAudit* pending, const WriteBatch& batch) {
   if (pending == nullptr || batch.empty() || pending->committed.load() || pending->claimed.exchange(true)) {
@@ -120,11 +120,6 @@ void SettleRequestAudit(PendingRequestAudit* pending, bool committed) {
   } else {
     pending->claimed = false;
   }
-}
-
-const govern::Principal& RequestPrincipal() {
-  static const govern::Principal kNobody = govern::Principal::User("anonymous", {});
-  return t_request.active ? t_request.caller.principal : kNobody;
 }
 
 // A request id no other request of this process gets, hard to guess across restarts: "req-" and

@@ -1,7 +1,9 @@
-// The request an HTTP thread serves (docs/governance.md): who is calling, its request id, and
-// what its audit entry will say. cpp-httplib runs the pre-routing handler, the route handler and
-// the post-routing handler of one request on one thread, so the context is kept per thread
-// (`t_request`); the loop thread carries a request's pending audit entry (CarryRequestAudit).
+// The request a write serves (docs/governance.md): who is calling, its request id, and what its
+// audit entry will say. The HTTP layer keeps one per request (request_thread.h) and passes it
+// down explicitly: ControlPlane, Governance and SecretVault take a `RequestContext*` (null: no
+// request — the loop's own writes, tests, the bench) and write what they learn into it (the
+// object, a replayed key, an entry committed). A command run on the loop gets the request's
+// pending audit entry as an argument (ControlPlane::LoopCommand), never from thread state.
 #pragma once
 
 #include <atomic>
@@ -18,7 +20,7 @@ namespace abacus::server {
 
 struct PendingRequestAudit;
 
-// What the pre-routing handler learned about the request this thread serves.
+// What the pre-routing handler learned about a request, and what serving it taught the core.
 struct RequestContext {
   bool active = false;
   Caller caller;
@@ -33,61 +35,40 @@ struct RequestContext {
   std::shared_ptr<PendingRequestAudit> pending;  // claimed by the commit of the change, if any
 };
 
-// The request this HTTP thread serves (inactive outside a request).
-extern thread_local RequestContext t_request;
-
 // `s`, cut to the longest summary an audit entry keeps (1 KiB, ending "...").
 std::string Truncate(std::string s);
 // The fields of a request's entry that the request context knows (who, what, which object).
 govern::AuditRecord ContextRecord(const RequestContext& ctx);
 // A new request id ("req-" and 16 hex digits) for a request that brought no good X-Request-Id.
 std::string NewRequestId();
-// The principal of the request this thread serves; outside a request, a principal without roles.
-const govern::Principal& RequestPrincipal();
-// The workload id that the pre-routing handler resolved a workload route's WORKLOAD (id or
-// name) to among what the caller may see; `from_path` outside such a request. Handlers act on it,
-// so that what was authorized is what is changed.
-std::string RequestWorkloadId(const std::string& from_path);
 
-// Called by the Governance hooks to tell the HTTP layer what the request it serves is about, for
-// its audit entry; does nothing outside a request (governance_api.cc).
-void NoteRequestObject(const std::string& kind, const std::string& name, const std::string& tenant);
-// The id of the HTTP request this thread serves; "" outside a request (governance_api.cc).
-std::string CurrentRequestId();
-// The audit entry the mutating request this thread serves gets when it succeeds with `after` as
-// the summary of its answer, for a handler that commits its change and its entry together
-// (Governance::CommitAudited); nullopt outside an audited request (governance_api.cc).
-std::optional<govern::AuditRecord> RequestAuditRecord(std::string after);
-// Tells the request's post-routing handler that its entry is committed already.
-void NoteRequestAudited();
-// Tells the request's post-routing handler that the request repeated an earlier one with the
-// same Idempotency-Key `key` and got its first answer: nothing changed, and its entry says so.
-void NoteRequestReplayed(const std::string& key);
+// Tells `request` (null or inactive: nothing) what it is about, for its audit entry (the
+// Governance and SecretVault hooks).
+void NoteRequestObject(RequestContext* request, const std::string& kind, const std::string& name,
+                       const std::string& tenant);
+// The id of `request`; "" for none.
+std::string RequestIdOf(const RequestContext* request);
+// The audit entry `request` gets when it succeeds with `after` as the summary of its answer, for
+// a write that commits its change and its entry together; nullopt for none or an unaudited one.
+std::optional<govern::AuditRecord> RequestAuditRecord(const RequestContext* request, std::string after);
+// Tells `request`'s post-routing handler that its entry is committed already.
+void NoteRequestAudited(RequestContext* request);
+// Tells `request`'s post-routing handler that it repeated an earlier request with the same
+// Idempotency-Key `key` and got its first answer: nothing changed, and its entry says so.
+void NoteRequestReplayed(RequestContext* request, const std::string& key);
 
 // The audit entry of a mutating request, waiting for the commit of the request's change: the
-// first commit made for the request (on the HTTP thread, or on the loop thread it was carried
+// first commit made for the request (on the HTTP thread, or on the loop thread it was passed
 // to) claims it and commits it with the change, so that the change and its entry are stored
-// together or not at all (issue 20). governance_api.cc.
+// together or not at all (issue 20).
 struct PendingRequestAudit {
   govern::AuditRecord record;       // as the request knew it when taken
   std::atomic<bool> claimed{false};    // a commit carries it now
   std::atomic<bool> committed{false};  // … and that commit succeeded
 };
-// Returns the pending entry of the request this thread serves or carries; null outside an
-// audited request.
-std::shared_ptr<PendingRequestAudit> CurrentRequestAudit();
-// Makes `pending` the entry this thread carries until the guard ends (the loop thread runs a
-// request's command).
-class CarryRequestAudit {
- public:
-  explicit CarryRequestAudit(std::shared_ptr<PendingRequestAudit> pending);
-  ~CarryRequestAudit();
-  CarryRequestAudit(const CarryRequestAudit&) = delete;
-  CarryRequestAudit& operator=(const CarryRequestAudit&) = delete;
-
- private:
-  std::shared_ptr<PendingRequestAudit> previous_;
-};
+// Returns the pending entry of `request`, made on first use and refreshed with what the request
+// knows now until claimed; null for none, an unaudited request or one whose entry is committed.
+std::shared_ptr<PendingRequestAudit> PendingAuditOf(RequestContext* request);
 // Claims `pending` (when not null and not claimed) for a commit of `batch`: returns its record,
 // "after" summarizing what the batch writes; nullopt when there is nothing to claim.
 std::optional<govern::AuditRecord> ClaimRequestAudit(PendingRequestAudit* pending, const WriteBatch& batch);

@@ -48,14 +48,14 @@ std::vector<meter::ReservedSpan> ReservedSpans(const Ledger& ledger, const meter
   return out;
 }
 
-Result<json> ControlPlane::DeleteReservation(const std::string& name) {
-  return RunOnLoop([this, name]() -> Result<json> {
+Result<json> ControlPlane::DeleteReservation(const std::string& name, RequestContext* context) {
+  return RunOnLoop(context, [this, name](PendingRequestAudit* audit) -> Result<json> {
     const ReservationConfig* r = ledger_.config().FindReservation(name);
     if (r == nullptr) return NotFound("reservation '" + name + "' not found (abacus get reservations lists them)");
     const bool drain = r->drain;
     WriteBatch batch;
     batch.Delete("reservation", name);
-    ABACUS_RETURN_IF_ERROR(Commit(batch, nullptr));
+    ABACUS_RETURN_IF_ERROR(CommitForRequest(audit, batch, nullptr));
     {
       WriterLock lock(state_mu_);
       ledger_.RemoveConfig("reservation", name);
@@ -115,7 +115,7 @@ void ControlPlane::MaintainReservations() {
 
 void AddReservationRoutes(httplib::Server& s, ControlPlane& cp) {
   s.Delete(R"(/api/v1/reservations/([^/]+))", [&cp](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp.DeleteReservation(req.matches[1]));
+    Send(res, cp.DeleteReservation(req.matches[1], CurrentRequest()));
   });
 }
 

@@ -69,20 +69,20 @@ std::string Text(const json& j, const char* field) {
 SecretVault::SecretVault(Store& store, Governance& governance, govern::SecretKeyring keyring)
     : store_(store), governance_(governance), keyring_(std::move(keyring)) {}
 
-Result<json> SecretVault::Create(const govern::Principal& who, const json& body) {
-  ABACUS_ASSIGN_OR_RETURN(Staged staged, Stage(who, body, true));
+Result<json> SecretVault::Create(const govern::Principal& who, const json& body, RequestContext* context) {
+  ABACUS_ASSIGN_OR_RETURN(Staged staged, Stage(who, body, context));
   if (staged.item.value("action", "") != "unchanged") {
     ABACUS_RETURN_IF_ERROR(governance_.CommitRequestChange(
-        WriteBatch().PutJson(std::string(kSecretStoreKind), staged.key, staged.record, staged.expected)));
+        WriteBatch().PutJson(std::string(kSecretStoreKind), staged.key, staged.record, staged.expected), context));
   }
   return Summary(staged.record);
 }
 
 Result<SecretVault::Staged> SecretVault::Prepare(const govern::Principal& who, const json& body) {
-  return Stage(who, body, false);
+  return Stage(who, body, nullptr);  // the object of the apply's entry is the apply's
 }
 
-Result<SecretVault::Staged> SecretVault::Stage(const govern::Principal& who, const json& body, bool note) {
+Result<SecretVault::Staged> SecretVault::Stage(const govern::Principal& who, const json& body, RequestContext* note) {
   if (!body.is_object()) return InvalidArgument("body: expected {\"name\", \"project\" or \"tenant\", \"data\", \"stringData\"}");
   for (const auto& [field, v] : body.items()) {
     if (field != "name" && field != "project" && field != "tenant" && field != "data" && field != "stringData" &&
@@ -94,7 +94,7 @@ Result<SecretVault::Staged> SecretVault::Stage(const govern::Principal& who, con
   if (!IsValidName(name)) return InvalidArgument("name: '" + name + "' is not a valid name (lower-case letters, digits, '-')");
   ABACUS_ASSIGN_OR_RETURN(auto scope, Scope(Text(body, "project"), Text(body, "tenant")));
   const auto& [tenant, project] = scope;
-  if (note) NoteRequestObject("secret", StoreKey(tenant, project, name), tenant);
+  NoteRequestObject(note, "secret", StoreKey(tenant, project, name), tenant);
   ABACUS_RETURN_IF_ERROR(govern::Authorize(who, Action::kCreate, SecretResource(name, tenant, project)));
   std::map<std::string, std::string> values;
   size_t total = 0;
@@ -204,18 +204,19 @@ Result<json> SecretVault::List(const govern::Principal& who, const std::string& 
 }
 
 Result<json> SecretVault::Delete(const govern::Principal& who, const std::string& name, const std::string& project,
-                                 const std::string& tenant) {
+                                 const std::string& tenant, RequestContext* context) {
   ABACUS_ASSIGN_OR_RETURN(Found f, Lookup(who, name, project, tenant));
   const std::string t = f.record.value("tenant", ""), p = f.record.value("project", "");
-  NoteRequestObject("secret", f.key, t);
+  NoteRequestObject(context, "secret", f.key, t);
   ABACUS_RETURN_IF_ERROR(govern::Authorize(who, Action::kDelete, SecretResource(name, t, p)));
-  ABACUS_RETURN_IF_ERROR(governance_.CommitRequestChange(WriteBatch().Delete(std::string(kSecretStoreKind), f.key)));
+  ABACUS_RETURN_IF_ERROR(
+      governance_.CommitRequestChange(WriteBatch().Delete(std::string(kSecretStoreKind), f.key), context));
   json out = {{"name", name}, {"tenant", t}, {"deleted", true}};
   if (!p.empty()) out["project"] = p;
   return out;
 }
 
-Result<json> SecretVault::Reencrypt(const govern::Principal& who) {
+Result<json> SecretVault::Reencrypt(const govern::Principal& who, RequestContext* context) {
   if (!who.HasRole(Role::kAdmin)) return PermissionDenied(who.ToString() + " may not re-encrypt secrets (admins only)");
   ABACUS_ASSIGN_OR_RETURN(auto records, store_.List(kSecretStoreKind));
   WriteBatch batch;
@@ -233,7 +234,7 @@ Result<json> SecretVault::Reencrypt(const govern::Principal& who) {
     batch.PutJson(std::string(kSecretStoreKind), r.key, rec, r.version);
     ++changed;
   }
-  if (changed > 0) ABACUS_RETURN_IF_ERROR(governance_.CommitRequestChange(batch));
+  if (changed > 0) ABACUS_RETURN_IF_ERROR(governance_.CommitRequestChange(batch, context));
   return json{{"reencrypted", changed}, {"keyId", keyring_.active_id()}};
 }
 

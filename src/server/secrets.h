@@ -21,6 +21,7 @@
 #include "common/status.h"
 #include "govern/authorize.h"
 #include "govern/secret_box.h"
+#include "server/request_context.h"
 #include "store/store.h"
 #include "workload/workload.h"
 
@@ -38,7 +39,10 @@ class SecretVault {
   // "stringData": {K: text}}. Creates the secret, or replaces its values as the next version.
   // Needs `create` on the secret (tenant admins in their tenant, members in their project).
   // The answer never holds a value.
-  Result<nlohmann::json> Create(const govern::Principal& who, const nlohmann::json& body);
+  // `context`, here and below: the HTTP request served (null: none), told the secret for its
+  // audit entry, which commits with the change (Governance::CommitRequestChange).
+  Result<nlohmann::json> Create(const govern::Principal& who, const nlohmann::json& body,
+                                RequestContext* context = nullptr);
   // A secret checked, authorized and sealed but not yet stored: `abacus apply` (kind: Secret)
   // puts it in the batch of its other documents. `item` is the answer's entry: kind, name,
   // scope, keys, version and action ("created", "configured", "unchanged": the same keys and
@@ -62,10 +66,10 @@ class SecretVault {
   // DELETE /api/v1/secrets/{name}[?project=|tenant=]: needs `delete` on the secret; 404 when
   // `who` may not see it. Without a scope, the one secret of that name `who` may see (as Get).
   Result<nlohmann::json> Delete(const govern::Principal& who, const std::string& name, const std::string& project,
-                                const std::string& tenant);
+                                const std::string& tenant, RequestContext* context = nullptr);
   // POST /api/v1/secrets/reencrypt (admins): seals every value again with the active key;
   // answers how many secrets changed. After it the old keys may leave the keyring.
-  Result<nlohmann::json> Reencrypt(const govern::Principal& who);
+  Result<nlohmann::json> Reencrypt(const govern::Principal& who, RequestContext* context = nullptr);
 
   // Submit: every Secret `w` references exists in its project (or tenant) with the keys named;
   // FailedPrecondition naming the secret, key and what to do otherwise.
@@ -92,8 +96,9 @@ class SecretVault {
   // see; NotFound when `who` may not see it.
   Result<Found> Lookup(const govern::Principal& who, const std::string& name, const std::string& project,
                        const std::string& tenant);
-  // Prepare, with `note` naming the object in the request's audit entry (the POST route).
-  Result<Staged> Stage(const govern::Principal& who, const nlohmann::json& body, bool note);
+  // Prepare, telling `note` (the request of the POST route; null: none) the object for its
+  // audit entry.
+  Result<Staged> Stage(const govern::Principal& who, const nlohmann::json& body, RequestContext* note);
 
   Store& store_;
   Governance& governance_;

@@ -9,8 +9,9 @@ namespace abacus::server {
 
 using nlohmann::json;
 
-Result<json> ControlPlane::DecideTemporaryQuota(const std::string& id_or_name, bool approve, const std::string& by) {
-  return RunOnLoop([this, id_or_name, approve, by]() -> Result<json> {
+Result<json> ControlPlane::DecideTemporaryQuota(const std::string& id_or_name, bool approve, const std::string& by,
+                                              RequestContext* context) {
+  return RunOnLoop(context, [this, id_or_name, approve, by](PendingRequestAudit* audit) -> Result<json> {
     const WorkloadRecord* found = ledger_.Resolve(id_or_name);
     if (found == nullptr) return NotFound("workload '" + id_or_name + "' not found");
     const ExperimentSpec* e = found->spec.experiment();
@@ -35,7 +36,7 @@ Result<json> ControlPlane::DecideTemporaryQuota(const std::string& id_or_name, b
     WriteBatch batch;
     const OpRef put = batch.Put(kWorkloadKind, next.id, ToJson(next).dump(), next.version).LastOp();
     CommitResult result;
-    ABACUS_RETURN_IF_ERROR(Commit(batch, &result));
+    ABACUS_RETURN_IF_ERROR(CommitForRequest(audit, batch, &result));
     next.version = result.AssignedTo(put);
     {
       WriterLock lock(state_mu_);

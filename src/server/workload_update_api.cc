@@ -51,7 +51,7 @@ json RevisionJson(const RevisionRecord& v) {
 
 Result<json> ControlPlane::UpdateWorkload(const std::string& id_or_name, std::string_view body, bool json_body,
                                           bool merge_patch, int32_t rollback_to, const govern::Principal* caller,
-                                          std::vector<std::string>* immutable, bool dry_run) {
+                                          std::vector<std::string>* immutable, bool dry_run, RequestContext* context) {
   std::optional<WorkloadRecord> seen = FindRecord(id_or_name);
   if (!seen) return NotFound("workload '" + id_or_name + "' not found");
   if (IsTerminal(seen->state)) {
@@ -81,10 +81,12 @@ Result<json> ControlPlane::UpdateWorkload(const std::string& id_or_name, std::st
     if (!diags.empty()) return diags.ToStatus();
     std::vector<Document> docs;
     docs.push_back(Document{SpecObject(std::move(proposed)), SourceLocation{"request", 0, {}}});
-    ABACUS_RETURN_IF_ERROR(governance_->CheckSubmit(caller, docs));
+    ABACUS_RETURN_IF_ERROR(governance_->CheckSubmit(caller, docs, context));
     proposed = std::get<Workload>(std::move(docs[0].object));
   }
-  std::optional<govern::AuditRecord> entry = RequestAuditRecord("");
+  // The request's entry, explicit: it commits with the update (a request that has none has no
+  // pending entry either, so the command needs none).
+  std::optional<govern::AuditRecord> entry = RequestAuditRecord(context, "");
   const bool audited = entry.has_value();
   const std::string by = caller != nullptr ? caller->name : "";
   auto shared = std::make_shared<Workload>(std::move(proposed));
@@ -152,7 +154,7 @@ Result<json> ControlPlane::UpdateWorkload(const std::string& id_or_name, std::st
     return v;
   });
   if (!answer.ok() && !fixed->empty() && immutable != nullptr) *immutable = *fixed;
-  if (answer.ok() && audited && !dry_run && !answer->value("unchanged", false)) NoteRequestAudited();
+  if (answer.ok() && audited && !dry_run && !answer->value("unchanged", false)) NoteRequestAudited(context);
   return answer;
 }
 
