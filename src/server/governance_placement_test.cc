@@ -88,6 +88,19 @@ class AdmissionPlacementTest : public ::testing::Test {
     return r.ok() ? (*r)[0].value("id", "") : "";
   }
   json Get(const std::string& id) { return cp_->GetWorkload(id).value_or(json()); }
+  // Registers agent-1, an 8-CPU agent node of pool test.
+  void RegisterTestAgent() {
+    json reg = {{"name", "agent-1"}, {"pool", "test"}, {"cpuMilli", 8000}, {"memoryBytes", int64_t{16} << 30},
+                {"devices", json::array()}, {"agentVersion", "test"}};
+    auto registered = cp_->RegisterAgent(reg);
+    ASSERT_TRUE(registered.ok()) << registered.status().ToString();
+  }
+  // The network class in agent-1's one assignment ("<none>" when it has not exactly one task).
+  std::string NetworkOfTheOnlyTask() {
+    auto tasks = cp_->WaitAssignments("agent-1", 0, std::chrono::milliseconds(0));
+    if (!tasks.ok() || tasks->tasks.size() != 1) return "<none>";
+    return tasks->tasks[0].value("network", "");
+  }
 
   std::filesystem::path dir_;
   std::unique_ptr<ControlPlane> cp_;
@@ -139,30 +152,18 @@ TEST_F(AdmissionPlacementTest, TheOutcomeIsTypedAndSurvivesARestart) {
   cp_->WaitForCycle();
   EXPECT_EQ(Get(id).value("state", ""), "Pending") << Get(id).dump();
   // … and the network class still reaches the agent of the test pool.
-  json reg = {{"name", "agent-1"}, {"pool", "test"}, {"cpuMilli", 8000}, {"memoryBytes", int64_t{16} << 30},
-              {"devices", json::array()}, {"agentVersion", "test"}};
-  auto registered = cp_->RegisterAgent(reg);
-  ASSERT_TRUE(registered.ok()) << registered.status().ToString();
+  RegisterTestAgent();
   cp_->WaitForCycle();
   ASSERT_EQ(Get(id).value("state", ""), "Admitted") << Get(id).dump();
-  auto tasks = cp_->WaitAssignments("agent-1", 0, std::chrono::milliseconds(0));
-  ASSERT_TRUE(tasks.ok()) << tasks.status().ToString();
-  ASSERT_EQ(tasks->tasks.size(), 1u) << tasks->tasks.dump();
-  EXPECT_EQ(tasks->tasks[0].value("network", ""), "isolated") << tasks->tasks.dump();
+  EXPECT_EQ(NetworkOfTheOnlyTask(), "isolated");
 }
 
 TEST_F(AdmissionPlacementTest, NetworkClassTravelsInTheAssignment) {
-  json reg = {{"name", "agent-1"}, {"pool", "test"}, {"cpuMilli", 8000}, {"memoryBytes", int64_t{16} << 30},
-              {"devices", json::array()}, {"agentVersion", "test"}};
-  auto registered = cp_->RegisterAgent(reg);
-  ASSERT_TRUE(registered.ok()) << registered.status().ToString();
+  RegisterTestAgent();
   std::string id = Submit(Job("n", 1));
   cp_->WaitForCycle();
   ASSERT_EQ(Get(id).value("state", ""), "Admitted") << Get(id).dump();
-  auto tasks = cp_->WaitAssignments("agent-1", 0, std::chrono::milliseconds(0));
-  ASSERT_TRUE(tasks.ok()) << tasks.status().ToString();
-  ASSERT_EQ(tasks->tasks.size(), 1u) << tasks->tasks.dump();
-  EXPECT_EQ(tasks->tasks[0].value("network", ""), "isolated") << tasks->tasks.dump();
+  EXPECT_EQ(NetworkOfTheOnlyTask(), "isolated");
 }
 
 }  // namespace
