@@ -1,4 +1,5 @@
 #include "sim/scenario.h"
+#include "sim/scenario_tenancy.h"
 #include "sim/scenario_text.h"
 
 #include <algorithm>
@@ -27,6 +28,14 @@ Time ScenarioEpoch() { return FromMicros(1'767'225'600'000'000); }  // 2026-01-0
 
 namespace {
 
+// `s` without the spaces, tabs and carriage returns around it.
+std::string_view Trimmed(std::string_view s) {
+  size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string_view::npos) return {};
+  size_t e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
 // ------------------------------------------------------------------ parser
 
 class Parser {
@@ -38,12 +47,16 @@ class Parser {
   }
 
   void Line(int line, std::string_view raw);
+  // A `tenancy` block's YAML, its first line `line` of the file (sim/scenario_tenancy.h).
+  void Tenancy(int line, std::string_view yaml) {
+    AddTenancyBlock(yaml, file_, line, &sc_.cluster, &queues_, &cohorts_, &diags_);
+  }
+  void Error(int line, const std::string& message) { diags_.Add(file_, line, "", message); }
   Result<Scenario> Finish();
 
  private:
   using Fields = std::vector<std::pair<std::string, std::string>>;  // key, value ("" for flags)
 
-  void Error(int line, const std::string& message) { diags_.Add(file_, line, "", message); }
   // Reports a failed field parse; returns true when `s` is OK.
   bool Check(int line, const std::string& field, const Status& s) {
     if (s.ok()) return true;
@@ -1046,6 +1059,28 @@ Result<Scenario> ParseScenario(std::string_view text, const std::string& file) {
         if (known_bug.empty()) known_bug = "(no description)";
       } else if (!seen_statement && title.empty() && !comment.empty()) {
         title = std::string(comment);
+      }
+    } else if (first != std::string_view::npos && Trimmed(view) == "tenancy") {
+      // A block of tenancy YAML up to a line `end` (sim/scenario_tenancy.h).
+      seen_statement = true;
+      std::string yaml;
+      bool closed = false;
+      while (end != std::string_view::npos) {
+        pos = end + 1;
+        end = text.find('\n', pos);
+        std::string_view body = text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
+        ++line;
+        if (Trimmed(body) == "end") {
+          closed = true;
+          break;
+        }
+        yaml += body;
+        yaml += '\n';
+      }
+      if (closed) {
+        parser.Tenancy(first_line + 1, yaml);
+      } else {
+        parser.Error(first_line, "tenancy: the block is not closed by a line 'end'");
       }
     } else if (first != std::string_view::npos) {
       seen_statement = true;

@@ -204,6 +204,51 @@ TEST(ScenarioParseTest, ErrorsNameFileAndLineAndAreAllReported) {
   EXPECT_NE(err.find("t.scn:6: unterminated quoted text"), std::string::npos) << err;
 }
 
+TEST(ScenarioParseTest, ATenancyBlockIsTheServersYamlTranslatedByTheServersRule) {
+  Scenario s = MustParse(
+      "flavor gpu/nvidia/A100-80G\n"
+      "cohort lines\n"
+      "tenancy\n"
+      "kind: Tenant\nname: t1\n---\nkind: Cohort\nname: org\n---\n"
+      "kind: Queue\nname: q1\ntenant: t1\ncohort: org\nqueueingStrategy: StrictFIFO\n"
+      "quotas:\n  - {resource: gpu/nvidia/A100-80G, nominal: 4, borrowingLimit: 2}\n"
+      "end\n"
+      "queue q2 cohort=org\n"
+      "workload w queue=q1 gpus=gpu/nvidia/A100-80G:1\n");
+  ASSERT_EQ(s.cluster.cohorts.size(), 2u);
+  EXPECT_EQ(s.cluster.cohorts[1].name, "org");
+  ASSERT_EQ(s.cluster.queues.size(), 2u);
+  const sched::QueueInfo& q1 = s.cluster.queues[0];
+  EXPECT_EQ(q1.name, "q1");
+  EXPECT_EQ(q1.tenant, "t1");
+  EXPECT_EQ(q1.cohort, 1);
+  EXPECT_EQ(q1.strategy, sched::QueueingStrategy::kStrictFifo);
+  ASSERT_EQ(q1.quotas.size(), 1u);
+  EXPECT_EQ(q1.quotas[0].nominal, 4000);  // milli-devices, as the server's ledger counts
+  ASSERT_TRUE(q1.quotas[0].borrowing_limit.has_value());
+  EXPECT_EQ(*q1.quotas[0].borrowing_limit, 2000);
+  EXPECT_EQ(s.cluster.queues[1].cohort, 1);  // a scenario line may name a cohort of the block
+}
+
+TEST(ScenarioParseTest, ATenancyBlocksErrorsNameTheFilesLines) {
+  std::string err = ParseError(
+      "flavor gpu/nvidia/A100-80G\n"
+      "tenancy\n"
+      "kind: Queue\n"
+      "name: q1\n"
+      "tenant: nobody\n"
+      "---\n"
+      "kind: Tenant\nname: t1\n---\n"
+      "kind: TrainingJob\nname: w\nproject: a/b\nqueue: q1\nspec: {command: [x], taskGroups: [{name: w, resources: {cpu: 1, memory: 1Gi}}]}\n"
+      "end\n"
+      "queue q1\n"
+      "tenancy\n"
+      "kind: Tenant\n");
+  EXPECT_NE(err.find("t.scn:5: tenant: unknown tenant 'nobody'"), std::string::npos) << err;  // at its field
+  EXPECT_NE(err.find("t.scn:10: kind: a tenancy block holds"), std::string::npos) << err;
+  EXPECT_NE(err.find("t.scn:17: tenancy: the block is not closed by a line 'end'"), std::string::npos) << err;
+}
+
 TEST(ScenarioParseTest, RejectsBadValues) {
   const std::string head = "flavor gpu/nvidia/A100-80G\nqueue q quota.gpu/nvidia/A100-80G=8\n";
   EXPECT_NE(ParseError(head + "workload w queue=q gpus=gpu/nvidia/A100-80G:2 share=250\n").find("one device"),
