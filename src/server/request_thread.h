@@ -3,7 +3,8 @@
 // context lives per thread (`t_request`). Only the HTTP layer names it (governance_api.cc,
 // request_authorization.cc, http_server.cc, http_answer.cc, the *_api.cc handlers); it passes
 // `CurrentRequest()` down to the core explicitly (request_context.h;
-// tests/request_context_boundary.sh checks that nothing else reads it).
+// scripts/check-request-context.sh, the ctest request_context_boundary, checks that nothing
+// else reads it).
 #pragma once
 
 #include <string>
