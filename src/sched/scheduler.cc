@@ -598,7 +598,7 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
         if (o.placement_failed && o.quota.mode != FlavorMode::kPreempt && reason == PreemptionReason::kReclaimQuota) {
           reason = PreemptionReason::kMakeRoom;
         }
-        result_.preemptions.push_back({v.workload, vw.id, wl.id, reason, vw.grace_seconds});
+        result_.preemptions.push_back({v.workload, vw.id, wl.id, reason, vw.grace_seconds, w});
         ++result_.stats.preempted;
       }
       {

@@ -268,6 +268,7 @@ struct Preemption {
   std::string preemptor_id;
   PreemptionReason reason = PreemptionReason::kMakeRoom;
   int64_t grace_seconds = 0;
+  WorkloadIndex preemptor = kNone;  // the snapshot index of `preemptor_id`
 };
 
 // A time-window reservation (kind Reservation, docs/scheduler.md "Reservations"): nodes held for

@@ -69,6 +69,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptio
   so.clock = &cp->clock_;
   ABACUS_ASSIGN_OR_RETURN(cp->store_, OpenStore(url, so));
   if (options.fence) cp->store_ = std::make_unique<FencedStore>(std::move(cp->store_), *options.fence);
+  if (options.wrap_store) cp->store_ = options.wrap_store(std::move(cp->store_));
   ABACUS_ASSIGN_OR_RETURN(auto auth, TokenAuthorizer::Open(*cp->store_, options.data_dir));
   cp->tokens_ = auth.get();
   cp->authorizer_ = std::move(auth);

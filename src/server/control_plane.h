@@ -78,6 +78,8 @@ struct ControlPlaneOptions {
   // HA: every commit carries this lease fence (store/fenced_store.h), so that once another
   // server holds the lease this one's writes are refused. nullopt: a single server.
   std::optional<LeaseFence> fence;
+  // Tests: wraps the opened store (for example to hold or fail commits); null: none.
+  std::function<std::unique_ptr<Store>(std::unique_ptr<Store>)> wrap_store;
   sched::SchedulerConfig scheduler;
   // Without a fence (a single server), Open locks the data folder for the control plane's life
   // (store/data_folder_lock.h): a second server on the same folder is refused. On PostgreSQL it

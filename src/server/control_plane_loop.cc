@@ -182,45 +182,83 @@ void ControlPlane::FinishPreemptions() {
       preempting_.erase(id);
       continue;
     }
-    WorkloadRecord copy = *r;
-    {
-      WriterLock lock(state_mu_);
-      r->placements.clear();
-      r->group_flavors.clear();
-      r->preempted_at = Time{};
-      r->admitted_at = Time{};
-      r->requeues++;
-      // Typed, for metering (usage_sync.cc): the operator's reason (fleet.h), else Preempted.
-      r->requeue_reason = r->evict_reason == RequeueReason::kNone ? RequeueReason::kPreempted : r->evict_reason;
-    }
-    Status st = CommitTransition(*r, WorkloadState::kRequeued, "Requeued",
-                                 json({{"reason", RequeueReasonName(r->requeue_reason)}}));
+    // A working copy, committed and then swapped in: readers never see the requeue before it
+    // is durable.
+    WorkloadRecord stopped = *r;
+    stopped.placements.clear();
+    stopped.group_flavors.clear();
+    stopped.preempted_at = Time{};
+    stopped.admitted_at = Time{};
+    stopped.requeues++;
+    // Typed, for metering (usage_sync.cc): the operator's reason (fleet.h), else Preempted.
+    stopped.requeue_reason =
+        stopped.evict_reason == RequeueReason::kNone ? RequeueReason::kPreempted : stopped.evict_reason;
+    Status st = CommitTransition(stopped, WorkloadState::kRequeued, "Requeued",
+                                 json({{"reason", RequeueReasonName(stopped.requeue_reason)}}));
     if (!st.ok()) {
       ABACUS_LOG_ERROR("requeue {}: {}", id, st.ToString());
-      WriterLock lock(state_mu_);
-      *r = std::move(copy);
       continue;
+    }
+    {
+      WriterLock lock(state_mu_);
+      *r = std::move(stopped);
     }
     preempting_.erase(id);
     full_ = true;
   }
 }
 
-// One cycle's snapshot, its decisions, and what assuming them changed: the records as they were
-// (`before`, to roll back), the batch that records the decisions, the Put of each record (its
-// version after the commit), the audit entries and the ids to publish.
+// One cycle's snapshot, its decisions, and what assuming them changed: working copies of the
+// records it changes (the ledger keeps the committed records until CommitCycle swaps the copies
+// in, so no reader sees a decision before it is durable), the batch that records the decisions,
+// the Put of each record (its version after the commit), the audit entries and the ids to
+// publish. One write path, as every other write: working copy → batch → commit → swap → publish.
 struct ControlPlane::CycleWork {
   Time now{};
   bool full = false;
   SnapshotIndex index;
   sched::Snapshot snapshot;
   sched::CycleResult result;
-  std::vector<WorkloadRecord> before;
   WriteBatch batch;
   std::vector<std::pair<std::string, OpRef>> puts;
   std::vector<govern::AuditRecord> decisions;
   std::vector<std::string> changed;
-  std::map<std::string, size_t> grown;  // elastic workloads given units: id → its copy in `before`
+  std::set<std::string> grown;  // elastic workloads given units this cycle
+
+  // The record as this cycle sees it: its working copy, else the ledger's; null if unknown.
+  const WorkloadRecord* Current(const Ledger& ledger, const std::string& id) const {
+    auto it = working_.find(id);
+    return it != working_.end() ? &it->second : ledger.FindWorkload(id);
+  }
+  // The working copy of record `id`, made from the ledger's on first use; null if unknown.
+  WorkloadRecord* Edit(const Ledger& ledger, const std::string& id) {
+    if (auto it = working_.find(id); it != working_.end()) return &it->second;
+    const WorkloadRecord* committed = ledger.FindWorkload(id);
+    if (committed == nullptr) return nullptr;
+    order_.push_back(id);
+    return &working_.emplace(id, *committed).first->second;
+  }
+  // True when this cycle changes record `id`.
+  bool Touched(const std::string& id) const { return working_.count(id) != 0; }
+  // Stages one Put per changed record, in the order first changed.
+  void StagePuts() {
+    for (const auto& id : order_) {
+      const WorkloadRecord& r = working_.at(id);
+      puts.emplace_back(id, batch.PutJson(kWorkloadKind, id, ToJson(r), r.version).LastOp());
+    }
+  }
+  // Hands the working copies over (after their commit), each with the version it was given.
+  std::vector<WorkloadRecord> TakeCommitted(const CommitResult& committed) {
+    std::vector<WorkloadRecord> out;
+    out.reserve(puts.size());
+    for (const auto& [id, put] : puts) {
+      WorkloadRecord& r = working_.at(id);
+      r.version = committed.AssignedTo(put);
+      out.push_back(std::move(r));
+    }
+    working_.clear();
+    return out;
+  }
 
   // A batch's new slots get their array tasks now, not at the next controller tick.
   std::vector<std::pair<std::string, json>> FillSlots(ControlPlane& cp, WorkloadRecord& r) {
@@ -231,12 +269,10 @@ struct ControlPlane::CycleWork {
   void AppendEvents(const WorkloadRecord& r, const std::vector<std::pair<std::string, json>>& events) {
     for (const auto& [type, details] : events) batch.AppendEventJson(kWorkloadKind, r.id, type, details, now);
   }
-  void Put(const WorkloadRecord& r) {
-    puts.emplace_back(r.id, batch.PutJson(kWorkloadKind, r.id, ToJson(r), r.version).LastOp());
-  }
-  bool Touched(const std::string& id) const {
-    return std::any_of(before.begin(), before.end(), [&](const WorkloadRecord& b) { return b.id == id; });
-  }
+
+ private:
+  std::map<std::string, WorkloadRecord> working_;
+  std::vector<std::string> order_;
 };
 
 void ControlPlane::RunCycle() {
@@ -268,18 +304,19 @@ void ControlPlane::RunCycle() {
     for (const auto& res : w.result.reservations) holding.insert(res.workload_id);
     ledger_.SetHolding(std::move(holding));
   }
-  // 3. Assume the decisions in memory, remembering what to restore.
-  {
+  // 3. Assume the decisions on working copies of the records (the ledger is not changed: no lock).
+  AssumeAdmissions(w);
+  ReleaseStartedClaims(w);
+  FillGrownUnits(w);
+  AssumePreemptions(w);
+  NoteNeverFits(w);
+  if (w.full) {
+    KeepPendingReasons(w);
+  } else {
     WriterLock lock(state_mu_);
-    AssumeAdmissions(w);
-    ReleaseStartedClaims(w);
-    FillGrownUnits(w);
-    AssumePreemptions(w);
-    NoteNeverFits(w);
-    if (!w.full) KeepPendingReasons(w);
+    KeepPendingReasons(w);
   }
-  if (w.full) KeepPendingReasons(w);
-  // 4. Commit, with the audit entry of every decision (both or neither); on failure roll back.
+  // 4. Commit, with the audit entry of every decision (both or neither); then swap the copies in.
   const bool committed = CommitCycle(w);
   // 5. Publish what was committed to the agents (simulated nodes need nothing).
   if (committed) PublishCycle(w);
@@ -295,30 +332,27 @@ void ControlPlane::RunCycle() {
   }
 }
 
-// Admits each admitted workload on its records (state, placements, events, usage), or gives an
-// admitted unit of an elastic workload its place (under state_mu_).
+// Admits each admitted workload on its working copy (state, placements, events, usage), or
+// gives an admitted unit of an elastic workload its place.
 void ControlPlane::AssumeAdmissions(CycleWork& w) {
   const Time now = w.now;
   for (const sched::Admission& a : w.result.admissions) {
-    if (auto slice = ParseSliceId(w.index.workload_ids[a.workload])) {
-      WorkloadRecord* r = ledger_.FindWorkload(slice->first);
-      if (r == nullptr || PlacedUnits(*r).count(slice->second) != 0 ||
-          (r->state != WorkloadState::kAdmitted && r->state != WorkloadState::kRunning)) {
+    if (const SnapshotIndex::Slice* slice = w.index.SliceAt(a.workload)) {
+      const WorkloadRecord* cur = w.Current(ledger_, slice->record_id);
+      if (cur == nullptr || PlacedUnits(*cur).count(slice->unit) != 0 ||
+          (cur->state != WorkloadState::kAdmitted && cur->state != WorkloadState::kRunning)) {
         continue;
       }
-      if (!w.grown.count(r->id)) {
-        w.grown[r->id] = w.before.size();
-        w.before.push_back(*r);
-      }
-      AddUnit(w.snapshot, a, slice->second, *r, w.batch, now);
+      WorkloadRecord* r = w.Edit(ledger_, cur->id);
+      w.grown.insert(r->id);
+      AddUnit(w.snapshot, a, slice->unit, *r, w.batch, now);
       continue;
     }
-    WorkloadRecord* r = ledger_.FindWorkload(w.index.workload_ids[a.workload]);
-    if (r == nullptr || !r->waiting()) continue;
-    w.before.push_back(*r);
+    const WorkloadRecord* cur = w.Current(ledger_, w.index.workload_ids[a.workload]);
+    if (cur == nullptr || !cur->waiting()) continue;
+    WorkloadRecord* r = w.Edit(ledger_, cur->id);
     (void)Transition(r->state, WorkloadState::kAdmitted);
     Ledger::ApplyAdmission(w.snapshot, a, *r);
-    ledger_.NoteHolder(*r);
     for (auto& p : r->placements) p.version = InitialVersion(*r, UnitOf(*r, p));
     std::vector<std::pair<std::string, json>> controller_events = w.FillSlots(*this, *r);
     r->admitted_at = now;
@@ -328,7 +362,6 @@ void ControlPlane::AssumeAdmissions(CycleWork& w) {
     for (const auto& p : r->placements) nodes.insert(p.node);
     json where = json::array();
     for (const auto& n : nodes) where.push_back(n);
-    w.Put(*r);
     w.batch.AppendEvent(kWorkloadKind, r->id, "Admitted",
                         EventJson(WorkloadState::kAdmitted, a.borrowing ? "admitted on borrowed quota" : "admitted",
                                   {{"flavors", r->group_flavors}, {"borrowing", a.borrowing}})
@@ -341,7 +374,7 @@ void ControlPlane::AssumeAdmissions(CycleWork& w) {
                         now);
     StageOutsidePoolEvent(*r, PlacedUnits(*r), ledger_, w.batch, now);
     w.AppendEvents(*r, controller_events);
-    StageUsage(&w.before.back(), *r, w.batch, now);
+    StageUsage(ledger_.FindWorkload(r->id), *r, w.batch, now);
     w.changed.push_back(r->id);
     metrics_.decision_seconds.Observe(Seconds(now - r->submitted));
     metrics_.labeled.ObserveWait(r->spec.queue, Seconds(now - r->submitted));
@@ -349,52 +382,48 @@ void ControlPlane::AssumeAdmissions(CycleWork& w) {
 }
 
 // A preemptor that started (a workload or a unit of one) no longer claims what its victims gave
-// back (sched/claims.h) (under state_mu_).
+// back (sched/claims.h).
 void ControlPlane::ReleaseStartedClaims(CycleWork& w) {
   for (const sched::Admission& a : w.result.admissions) {
     for (const auto& victim_id : ledger_.ClaimsOf(w.index.workload_ids[a.workload])) {
-      WorkloadRecord* v = ledger_.FindWorkload(victim_id);
       // One write per record per cycle: a victim written already this cycle keeps its claim
       // until the next admission of its preemptor's clears it (the scheduler ignores a claim
       // whose preemptor is not waiting).
-      if (v == nullptr || w.Touched(v->id)) continue;
-      w.before.push_back(*v);
+      if (w.Touched(victim_id)) continue;
+      WorkloadRecord* v = w.Edit(ledger_, victim_id);
+      if (v == nullptr) continue;
       v->yields_to.clear();
-      v->yield_count = 0;
-      w.Put(*v);  // not published: nothing to run
+      v->yield_count = 0;  // not published: nothing to run
     }
   }
 }
 
-// Records the elastic workloads that were given units this cycle (under state_mu_).
+// Records the elastic workloads that were given units this cycle.
 void ControlPlane::FillGrownUnits(CycleWork& w) {
-  for (const auto& [id, at] : w.grown) {
-    WorkloadRecord* r = ledger_.FindWorkload(id);
+  for (const auto& id : w.grown) {
+    WorkloadRecord* r = w.Edit(ledger_, id);
     w.AppendEvents(*r, w.FillSlots(*this, *r));
-    w.Put(*r);
-    StageUsage(&w.before[at], *r, w.batch, w.now);
+    StageUsage(ledger_.FindWorkload(id), *r, w.batch, w.now);
     w.changed.push_back(r->id);
   }
 }
 
 // Starts each preemption: the victim turns Preempting and claims what it frees for its
-// preemptor, with its events and the evidence journal's line (under state_mu_).
+// preemptor, with its events and the evidence journal's line.
 void ControlPlane::AssumePreemptions(CycleWork& w) {
   const Time now = w.now;
   for (const sched::Preemption& p : w.result.preemptions) {
-    WorkloadRecord* r = ledger_.FindWorkload(w.index.workload_ids[p.victim]);
-    if (r == nullptr || !CanTransition(r->state, WorkloadState::kPreempting)) continue;
-    if (w.grown.count(r->id) != 0) continue;  // it grew this cycle: the next cycle decides again
-    w.before.push_back(*r);
+    const WorkloadRecord* cur = w.Current(ledger_, w.index.workload_ids[p.victim]);
+    if (cur == nullptr || !CanTransition(cur->state, WorkloadState::kPreempting)) continue;
+    if (w.grown.count(cur->id) != 0) continue;  // it grew this cycle: the next cycle decides again
+    WorkloadRecord* r = w.Edit(ledger_, cur->id);
     (void)Transition(r->state, WorkloadState::kPreempting);
     metrics_.labeled.CountPreemption(std::string(sched::PreemptionReasonName(p.reason)));
     r->preempted_at = now;
     r->message = "preempted for " + p.preemptor_id + " (" + std::string(sched::PreemptionReasonName(p.reason)) + ")";
     // What it frees is claimed by its preemptor (sched/claims.h); count repeats for the guard.
     r->yield_count = sched::YieldCountAfter(r->yields_to, r->yield_count, p.preemptor_id);
-    r->yields_to = p.preemptor_id;
-    ledger_.PutClaim(*r);
-    w.Put(*r);
+    r->yields_to = p.preemptor_id;  // the ledger indexes the claim when the copy is swapped in
     if (r->yield_count >= sched::kChurnLimit) {
       w.batch.AppendEvent(kWorkloadKind, r->id, "PreemptionChurnStopped",
                           EventJson(WorkloadState::kPreempting,
@@ -417,8 +446,8 @@ void ControlPlane::AssumePreemptions(CycleWork& w) {
     for (const auto& pl : r->placements) {
       for (const auto& g : pl.devices) milli += g.milli;
     }
-    auto by_slice = ParseSliceId(p.preemptor_id);
-    const WorkloadRecord* by = ledger_.FindWorkload(by_slice ? by_slice->first : p.preemptor_id);
+    const SnapshotIndex::Slice* by_slice = w.index.SliceAt(p.preemptor);
+    const WorkloadRecord* by = ledger_.FindWorkload(by_slice != nullptr ? by_slice->record_id : p.preemptor_id);
     w.batch.AppendJournal("preemptions",
                           json({{"workload", r->id},
                                 {"tenant", r->spec.tenant()},
@@ -481,7 +510,7 @@ void ControlPlane::KeepPendingReasons(CycleWork& w) {
 bool ControlPlane::CommitCycle(CycleWork& w) {
   if (governance_) {
     for (const auto& id : w.changed) {
-      const WorkloadRecord* r = ledger_.FindWorkload(id);
+      const WorkloadRecord* r = w.Current(ledger_, id);
       if (r == nullptr) continue;
       bool preempted = r->state == WorkloadState::kPreempting;
       std::string where;
@@ -492,20 +521,20 @@ bool ControlPlane::CommitCycle(CycleWork& w) {
     }
   }
   bool committed = false;
+  w.StagePuts();
   if (!w.batch.empty()) {
     CommitResult cr;
     Status st = Commit(w.batch, &cr, std::nullopt, std::move(w.decisions));
     staged_.Settle(st.ok(), metrics_.labeled);
-    WriterLock lock(state_mu_);
     if (!st.ok()) {
-      ABACUS_LOG_ERROR("scheduling decisions not committed, rolled back: {}", st.ToString());
+      // Nothing was swapped in: the ledger still holds the committed records.
+      ABACUS_LOG_ERROR("scheduling decisions not committed, dropped: {}", st.ToString());
       UsageCommitFailed();
-      for (auto& r : w.before) ledger_.PutWorkload(std::move(r));
       dirty_ = true;
     } else {
-      for (const auto& [id, put] : w.puts) {
-        if (WorkloadRecord* r = ledger_.FindWorkload(id)) r->version = cr.AssignedTo(put);
-      }
+      std::vector<WorkloadRecord> done = w.TakeCommitted(cr);
+      WriterLock lock(state_mu_);
+      for (WorkloadRecord& r : done) ledger_.PutWorkload(std::move(r));
       metrics_.admitted.fetch_add(static_cast<int64_t>(w.result.admissions.size()));
       metrics_.preempted.fetch_add(static_cast<int64_t>(w.result.preemptions.size()));
       committed = true;

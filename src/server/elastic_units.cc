@@ -1,7 +1,6 @@
 #include "server/elastic_units.h"
 
 #include <algorithm>
-#include <charconv>
 
 #include "control/inference.h"
 #include "control/rollout.h"
@@ -63,16 +62,6 @@ std::vector<int32_t> MissingUnits(const WorkloadRecord& r) {
 
 std::string SliceId(std::string_view workload_id, int32_t unit) {
   return std::string(workload_id) + "#" + std::to_string(unit);
-}
-
-std::optional<std::pair<std::string, int32_t>> ParseSliceId(std::string_view id) {
-  size_t hash = id.rfind('#');
-  if (hash == std::string_view::npos || hash == 0) return std::nullopt;
-  int32_t unit = 0;
-  std::string_view digits = id.substr(hash + 1);
-  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), unit);
-  if (digits.empty() || ec != std::errc() || ptr != digits.data() + digits.size() || unit < 0) return std::nullopt;
-  return std::make_pair(std::string(id.substr(0, hash)), unit);
 }
 
 std::string InitialVersion(const WorkloadRecord& r, int32_t unit) {

@@ -35,10 +35,9 @@ int32_t WantedUnits(const WorkloadRecord& r);
 // Running; empty otherwise.
 std::vector<int32_t> MissingUnits(const WorkloadRecord& r);
 
-// Returns "<workload id>#<unit>", the snapshot id of a slice.
+// Returns "<workload id>#<unit>", the snapshot id of a slice (its record and unit travel beside
+// it in SnapshotIndex::slices: the id is never parsed back).
 std::string SliceId(std::string_view workload_id, int32_t unit);
-// Parses a slice id into (workload id, unit); nullopt for a plain workload id.
-std::optional<std::pair<std::string, int32_t>> ParseSliceId(std::string_view id);
 
 // Returns the version a new replica `unit` of InferenceService `r` starts with: the one its
 // rollout wants, else the workload's "version" label ("" when none).

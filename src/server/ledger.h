@@ -44,9 +44,21 @@ struct QueueSuspension {
 
 // What the scheduler's indexes mean in one snapshot.
 struct SnapshotIndex {
+  // One more unit of an elastic workload, waiting as its own slice (elastic_units.h).
+  struct Slice {
+    std::string record_id;  // the workload's record
+    int32_t unit = 0;
+  };
   std::vector<std::string> workload_ids;  // WorkloadIndex → id
+  std::unordered_map<int32_t, Slice> slices;  // WorkloadIndex → the unit it stands for (slices only)
   // Workloads that could not enter the snapshot (unknown queue), with the reason.
   std::vector<std::pair<std::string, std::string>> unschedulable;
+
+  // The unit entry `i` stands for; null when it is a whole workload.
+  const Slice* SliceAt(int32_t i) const {
+    auto it = slices.find(i);
+    return it == slices.end() ? nullptr : &it->second;
+  }
 };
 
 class FitChecker;

@@ -313,6 +313,7 @@ sched::Snapshot Ledger::BuildSnapshot(Time now, SnapshotIndex& index, const sche
     for (int32_t unit : MissingUnits(*r)) {
       auto sw = ToWorkloadInfo(*r, queue_index, node_index, device_pos, why, unit);
       if (!sw) continue;
+      index.slices.emplace(static_cast<int32_t>(index.workload_ids.size()), SnapshotIndex::Slice{r->id, unit});
       index.workload_ids.push_back(sw->id);
       s.workloads.push_back(std::move(*sw));
     }
