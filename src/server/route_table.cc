@@ -89,39 +89,50 @@ Status AuthorizeDeclared(ControlPlane& cp, const Access& a, const std::string& n
   return PermissionDenied(who.ToString() + " may not make this request");
 }
 
+// A declaration of `rule` and `action`, its entry named `audit` about an object of kind `kind`.
+Access Declared(Rule rule, Action action, std::string audit = "", std::string kind = "") {
+  Access a;
+  a.rule = rule;
+  a.action = action;
+  a.audit = std::move(audit);
+  a.object_kind = std::move(kind);
+  return a;
+}
+
 }  // namespace
 
-Access Public() { return Access{.rule = Rule::kPublic}; }
+Access Public() { return Declared(Rule::kPublic, Action::kRead); }
 
 Access AnyUser(std::string audit, std::string kind) {
-  return Access{.rule = Rule::kAnyUser, .audit = std::move(audit), .object_kind = std::move(kind)};
+  return Declared(Rule::kAnyUser, Action::kRead, std::move(audit), std::move(kind));
 }
 
 Access OnWorkload(Action action, std::string audit) {
-  return Access{.rule = Rule::kWorkload, .action = action, .audit = std::move(audit), .object_kind = "workload"};
+  return Declared(Rule::kWorkload, action, std::move(audit), "workload");
 }
 
 Access OnCluster(Action action, std::string resource, std::string audit, std::string kind, bool named) {
-  return Access{.rule = Rule::kCluster,
-                .action = action,
-                .audit = std::move(audit),
-                .object_kind = std::move(kind),
-                .resource = std::move(resource),
-                .named = named,
-                .resource_named = named};
+  Access a = Declared(Rule::kCluster, action, std::move(audit), std::move(kind));
+  a.resource = std::move(resource);
+  a.named = named;
+  a.resource_named = named;
+  return a;
 }
 
 Access OnQueue(Action action, std::string audit) {
-  return Access{.rule = Rule::kQueue, .action = action, .audit = std::move(audit), .object_kind = "queue", .named = true};
+  Access a = Declared(Rule::kQueue, action, std::move(audit), "queue");
+  a.named = true;
+  return a;
 }
 
-Access CrossTenant() { return Access{.rule = Rule::kCrossTenant}; }
+Access CrossTenant() { return Declared(Rule::kCrossTenant, Action::kRead); }
 
-Access Reports() { return Access{.rule = Rule::kReports}; }
+Access Reports() { return Declared(Rule::kReports, Action::kRead); }
 
 Access ForAgent(Action action, bool audited, std::string audit, std::string kind) {
-  return Access{
-      .rule = Rule::kAgent, .action = action, .audit = std::move(audit), .object_kind = std::move(kind), .audited = audited};
+  Access a = Declared(Rule::kAgent, action, std::move(audit), std::move(kind));
+  a.audited = audited;
+  return a;
 }
 
 Access WithDryRun(Access a) {

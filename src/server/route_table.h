@@ -114,7 +114,7 @@ class RouteTable {
   }
 
   // The route a `method` request for `path` is dispatched to (HEAD: a GET route), its captures
-  // in `m`; null when none matches (the server answers 404).
+  // in `m` (which refers into `path`); null when none matches (the server answers 404).
   const Route* Match(const std::string& method, const std::string& path, std::smatch* m) const;
   // Every declared route, in order of declaration.
   const std::vector<Route>& routes() const { return routes_; }

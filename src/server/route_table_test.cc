@@ -27,7 +27,8 @@ TEST(RouteTableTest, MatchesTheRouteTheServerDispatchesTo) {
   t.Get("/api/v1/things/special", AnyUser(), Nothing);  // shadowed: the first route matches
   t.Post(R"(/api/v1/things/([^/]+)/go)", OnWorkload(Action::kUpdate, "go"), Nothing);
   std::smatch m;
-  const Route* r = t.Match("GET", "/api/v1/things/special", &m);
+  const std::string special = "/api/v1/things/special";  // `m` refers into it
+  const Route* r = t.Match("GET", special, &m);
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->access.rule, Rule::kWorkload);
   EXPECT_EQ(m[1].str(), "special");
