@@ -20,6 +20,7 @@ is_http_layer() {
   case "$1" in
     src/server/request_thread.h | src/server/request_thread.cc) return 0 ;;
     src/server/request_authorization.h | src/server/request_authorization.cc) return 0 ;;
+    src/server/route_table.h | src/server/route_table.cc) return 0 ;;
     src/server/governance_api.h | src/server/governance_api.cc) return 0 ;;
     src/server/http_server.h | src/server/http_server.cc | src/server/http_answer.cc) return 0 ;;
     src/server/workload_update_api.cc) return 1 ;;  # ControlPlane::UpdateWorkload: core, no handler

@@ -13,6 +13,7 @@
 #include "server/http_answer.h"
 #include "server/http_server.h"
 #include "server/service_endpoints.h"
+#include "server/route_table.h"
 
 namespace abacus::server {
 namespace {
@@ -37,8 +38,9 @@ Result<json> Read(const ControlPlane& cp, const std::string& id) {
 
 }  // namespace
 
-void AddEndpointRoutes(httplib::Server& s, const ControlPlane& cp) {
-  s.Get(R"(/api/v1/services/([^/]+)/endpoints)", [&cp](const httplib::Request& req, httplib::Response& res) {
+void AddEndpointRoutes(RouteTable& t, const ControlPlane& cp) {
+  t.Get(R"(/api/v1/services/([^/]+)/endpoints)", OnWorkload(govern::Action::kRead),
+        [&cp](const httplib::Request& req, httplib::Response& res) {
     const std::string id = RequestWorkloadId(req.matches[1]);
     // ?waitChange=REVISION: answer once the endpoints differ from REVISION (a long poll on the
     // server's change feed), or after timeoutSeconds (default 30, at most 300) with them unchanged.

@@ -6,15 +6,12 @@
 // polling.
 #pragma once
 
-namespace httplib {
-class Server;
-}
-
 namespace abacus::server {
 
 class ControlPlane;
+class RouteTable;
 
 // Adds GET /api/v1/services/{SERVICE}/endpoints.
-void AddEndpointRoutes(httplib::Server& s, const ControlPlane& cp);
+void AddEndpointRoutes(RouteTable& t, const ControlPlane& cp);
 
 }  // namespace abacus::server

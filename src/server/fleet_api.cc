@@ -10,10 +10,12 @@
 #include "server/governance_api.h"
 #include "server/http_answer.h"
 #include "server/http_server.h"
+#include "server/route_table.h"
 
 namespace abacus::server {
 namespace {
 
+using govern::Action;
 using nlohmann::json;
 
 // The request's JSON object body ({} when empty), or nullopt with a 400 sent.
@@ -36,14 +38,16 @@ std::string StringField(const json& body, const char* name) {
 
 }  // namespace
 
-void AddFleetRoutes(httplib::Server& s, ControlPlane& cp) {
+void AddFleetRoutes(RouteTable& t, ControlPlane& cp) {
   // ---- a node's stored events: registrations, cordons, drains, device faults and recoveries
-  s.Get(R"(/api/v1/nodes/([^/]+)/events)", [&cp](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp.NodeEvents(req.matches[1]));
-  });
+  t.Get(R"(/api/v1/nodes/([^/]+)/events)", OnCluster(Action::kRead, "node"),
+        [&cp](const httplib::Request& req, httplib::Response& res) {
+          Send(res, cp.NodeEvents(req.matches[1]));
+        });
   // ---- nodes: cordon, uncordon, drain {"grace": "10m", "requeue": false, "reason": "..."}
   for (bool cordon : {true, false}) {
-    s.Post(std::string(R"(/api/v1/nodes/([^/]+)/)") + (cordon ? "cordon" : "uncordon"),
+    const std::string verb = cordon ? "cordon" : "uncordon";
+    t.Post(R"(/api/v1/nodes/([^/]+)/)" + verb, OnCluster(Action::kNodeControl, "node", verb, "node", true),
            [&cp, cordon](const httplib::Request& req, httplib::Response& res) {
              std::optional<json> body = ObjectBody(req, res);
              if (!body) return;
@@ -51,7 +55,8 @@ void AddFleetRoutes(httplib::Server& s, ControlPlane& cp) {
                                      CurrentRequest()));
            });
   }
-  s.Post(R"(/api/v1/nodes/([^/]+)/drain)", [&cp](const httplib::Request& req, httplib::Response& res) {
+  t.Post(R"(/api/v1/nodes/([^/]+)/drain)", OnCluster(Action::kNodeControl, "node", "drain", "node", true),
+         [&cp](const httplib::Request& req, httplib::Response& res) {
     std::optional<json> body = ObjectBody(req, res);
     if (!body) return;
     DrainOrder order;
@@ -73,14 +78,17 @@ void AddFleetRoutes(httplib::Server& s, ControlPlane& cp) {
   // ---- workloads: hold, release, suspend, resume, requeue; priority {"priority": "N"|"class"}
   for (WorkloadControl c : {WorkloadControl::kHold, WorkloadControl::kRelease, WorkloadControl::kSuspend,
                             WorkloadControl::kResume, WorkloadControl::kRequeue}) {
-    s.Post(std::string(R"(/api/v1/workloads/([^/]+)/)") + std::string(WorkloadControlName(c)),
+    const std::string verb(WorkloadControlName(c));
+    t.Post(R"(/api/v1/workloads/([^/]+)/)" + verb,
+           OnWorkload(c == WorkloadControl::kRequeue ? Action::kRequeue : Action::kHold, verb),
            [&cp, c](const httplib::Request& req, httplib::Response& res) {
              // No field is read, but a body sent is checked like any other (nesting, JSON object).
              if (!ObjectBody(req, res)) return;
              Send(res, cp.ControlWorkload(RequestWorkloadId(req.matches[1]), c, RequestPrincipal().name, CurrentRequest()));
            });
   }
-  s.Post(R"(/api/v1/workloads/([^/]+)/priority)", [&cp](const httplib::Request& req, httplib::Response& res) {
+  t.Post(R"(/api/v1/workloads/([^/]+)/priority)", OnWorkload(Action::kPriorityChange, "priority-change"),
+         [&cp](const httplib::Request& req, httplib::Response& res) {
     std::optional<json> body = ObjectBody(req, res);
     if (!body) return;
     std::string priority;
@@ -98,7 +106,8 @@ void AddFleetRoutes(httplib::Server& s, ControlPlane& cp) {
 
   // ---- queues: suspend, resume
   for (bool suspend : {true, false}) {
-    s.Post(std::string(R"(/api/v1/queues/([^/]+)/)") + (suspend ? "suspend" : "resume"),
+    const std::string verb = suspend ? "suspend" : "resume";
+    t.Post(R"(/api/v1/queues/([^/]+)/)" + verb, OnQueue(Action::kQueueControl, verb),
            [&cp, suspend](const httplib::Request& req, httplib::Response& res) {
              if (!ObjectBody(req, res)) return;
              Send(res, cp.SuspendQueue(req.matches[1], suspend, RequestPrincipal().name, CurrentRequest()));

@@ -5,15 +5,12 @@
 // Governance authorizes each before the handler runs (governance_api.cc) and audits it.
 #pragma once
 
-namespace httplib {
-class Server;
-}
-
 namespace abacus::server {
 
 class ControlPlane;
+class RouteTable;
 
-// Adds the routes above to `s`.
-void AddFleetRoutes(httplib::Server& s, ControlPlane& cp);
+// Adds the routes above to `t`.
+void AddFleetRoutes(RouteTable& t, ControlPlane& cp);
 
 }  // namespace abacus::server

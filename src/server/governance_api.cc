@@ -21,6 +21,7 @@
 #include "server/http_server.h"
 #include "server/request_authorization.h"
 #include "server/request_thread.h"
+#include "server/route_table.h"
 #include "workload/utf8.h"
 #include "server/ui_assets.h"
 
@@ -104,13 +105,22 @@ Result<std::optional<Duration>> ParseTtl(const json& body) {
   return std::optional<Duration>(*d);
 }
 
+// POST /api/v1/tokens/rotate-admin: any user (the handler checks), its entry about token "admin".
+Access AdminTokenRotation() {
+  Access a = AnyUser("admin-token-rotate", "token");
+  a.object_name = "admin";
+  return a;
+}
+
 }  // namespace
 
-void InstallGovernance(httplib::Server& s, ControlPlane& cp, double rate_limit, double rate_burst) {
+void InstallGovernance(httplib::Server& s, ControlPlane& cp, const RouteTable& routes, double rate_limit,
+                       double rate_burst) {
   cp.governance().SetRateLimit(rate_limit, rate_burst);
-  s.set_pre_routing_handler([&cp](const httplib::Request& req, httplib::Response& res) {
+  s.set_pre_routing_handler([&cp, &routes](const httplib::Request& req, httplib::Response& res) {
     RequestContext& ctx = t_request;
     ctx = RequestContext();
+    MatchRequest(routes, req);  // the route the request will be dispatched to: its declaration
     // The API does not serve byte ranges: answers are whole JSON documents (and an answer cut
     // to a range would not parse). (httplib owns `req` as a non-const object.)
     const_cast<httplib::Request&>(req).ranges.clear();
@@ -158,7 +168,7 @@ void InstallGovernance(httplib::Server& s, ControlPlane& cp, double rate_limit, 
       // can read it for the audit entry. (httplib owns `req` as a non-const object.)
       const_cast<httplib::Request&>(req).headers.erase("Accept-Encoding");
     }
-    Status allowed = AuthorizeRoute(cp, req, ctx);
+    Status allowed = AuthorizeRequest(cp, req, ctx);
     if (!allowed.ok()) return refuse(allowed);
     return httplib::Server::HandlerResponse::Unhandled;
   });
@@ -182,9 +192,10 @@ void InstallGovernance(httplib::Server& s, ControlPlane& cp, double rate_limit, 
   });
 }
 
-void AddGovernanceRoutes(httplib::Server& s, ControlPlane& cp) {
+void AddGovernanceRoutes(RouteTable& t, ControlPlane& cp) {
   // ---- tokens
-  s.Post("/api/v1/tokens", [&cp](const httplib::Request& req, httplib::Response& res) {
+  t.Post("/api/v1/tokens", AnyUser("token-create", "token"),
+         [&cp](const httplib::Request& req, httplib::Response& res) {
     auto parsed = ParseJsonBody(req.body.empty() ? "{}" : req.body);
     if (!parsed.ok()) return SendStatus(res, parsed.status());
     json body = std::move(*parsed);
@@ -196,10 +207,11 @@ void AddGovernanceRoutes(httplib::Server& s, ControlPlane& cp) {
         body.contains("description") && body["description"].is_string() ? body["description"].get<std::string>() : "";
     Send(res, cp.governance().IssueToken(RequestPrincipal(), user, description, *ttl, CurrentRequest()), 201);
   });
-  s.Get("/api/v1/tokens", [&cp](const httplib::Request& req, httplib::Response& res) {
+  t.Get("/api/v1/tokens", AnyUser(), [&cp](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp.governance().ListTokens(RequestPrincipal(), Param(req, "user")));
   });
-  s.Post("/api/v1/tokens/rotate-admin", [&cp](const httplib::Request& req, httplib::Response& res) {
+  t.Post("/api/v1/tokens/rotate-admin", AdminTokenRotation(),
+         [&cp](const httplib::Request& req, httplib::Response& res) {
     // No field is read, but a body sent is checked like any other: a malformed request never
     // rotates the token.
     auto parsed = ParseJsonBody(req.body.empty() ? "{}" : req.body);
@@ -207,55 +219,61 @@ void AddGovernanceRoutes(httplib::Server& s, ControlPlane& cp) {
     if (!parsed->is_object()) return SendError(res, 400, "invalid_argument", "body: expected a JSON object or none");
     Send(res, cp.governance().RotateAdminToken(RequestPrincipal(), CurrentRequest()));
   });
-  s.Delete(R"(/api/v1/tokens/([^/]+))", [&cp](const httplib::Request& req, httplib::Response& res) {
+  t.Delete(R"(/api/v1/tokens/([^/]+))", AnyUser("token-revoke", "token"),
+           [&cp](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp.governance().RevokeToken(RequestPrincipal(), req.matches[1], CurrentRequest()));
   });
 
   // ---- users and policies: documents through apply (POST: http_server.cc); reads filtered
-  s.Get("/api/v1/users", [&cp](const httplib::Request&, httplib::Response& res) {
+  t.Get("/api/v1/users", AnyUser(), [&cp](const httplib::Request&, httplib::Response& res) {
     Send(res, cp.governance().ListUsers(RequestPrincipal()));
   });
-  s.Get(R"(/api/v1/users/([^/]+))", [&cp](const httplib::Request& req, httplib::Response& res) {
+  t.Get(R"(/api/v1/users/([^/]+))", AnyUser(), [&cp](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp.governance().GetUser(RequestPrincipal(), req.matches[1]));
   });
-  s.Delete(R"(/api/v1/users/([^/]+))", [&cp](const httplib::Request& req, httplib::Response& res) {
+  t.Delete(R"(/api/v1/users/([^/]+))", AnyUser("user-delete", "user"),
+           [&cp](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp.governance().DeleteUser(RequestPrincipal(), req.matches[1], CurrentRequest()));
   });
-  s.Get("/api/v1/policies", [&cp](const httplib::Request&, httplib::Response& res) {
+  t.Get("/api/v1/policies", AnyUser(), [&cp](const httplib::Request&, httplib::Response& res) {
     Send(res, cp.governance().ListPolicies(RequestPrincipal()));
   });
-  s.Get(R"(/api/v1/policies/([^/]+))", [&cp](const httplib::Request& req, httplib::Response& res) {
+  t.Get(R"(/api/v1/policies/([^/]+))", AnyUser(), [&cp](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp.governance().GetPolicy(RequestPrincipal(), req.matches[1]));
   });
-  s.Delete(R"(/api/v1/policies/([^/]+))", [&cp](const httplib::Request& req, httplib::Response& res) {
+  t.Delete(R"(/api/v1/policies/([^/]+))", AnyUser("policy-delete", "policy"),
+           [&cp](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp.governance().DeletePolicy(RequestPrincipal(), req.matches[1], CurrentRequest()));
   });
 
   // ---- secrets (server/secrets.h): values go in, never out
-  s.Post("/api/v1/secrets", [&cp](const httplib::Request& req, httplib::Response& res) {
+  t.Post("/api/v1/secrets", AnyUser("secret-create", "secret"),
+         [&cp](const httplib::Request& req, httplib::Response& res) {
     auto parsed = ParseJsonBody(req.body);
     if (!parsed.ok()) return SendStatus(res, parsed.status());
     Send(res, cp.secrets().Create(RequestPrincipal(), *parsed, CurrentRequest()), 201);
   });
-  s.Post("/api/v1/secrets/reencrypt", [&cp](const httplib::Request& req, httplib::Response& res) {
+  t.Post("/api/v1/secrets/reencrypt", AnyUser("secret-reencrypt", "secret"),
+         [&cp](const httplib::Request& req, httplib::Response& res) {
     auto parsed = ParseJsonBody(req.body.empty() ? "{}" : req.body);
     if (!parsed.ok()) return SendStatus(res, parsed.status());
     if (!parsed->is_object()) return SendError(res, 400, "invalid_argument", "body: expected a JSON object or none");
     Send(res, cp.secrets().Reencrypt(RequestPrincipal(), CurrentRequest()));
   });
-  s.Get("/api/v1/secrets", [&cp](const httplib::Request& req, httplib::Response& res) {
+  t.Get("/api/v1/secrets", AnyUser(), [&cp](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp.secrets().List(RequestPrincipal(), Param(req, "project"), Param(req, "tenant")));
   });
-  s.Get(R"(/api/v1/secrets/([^/]+))", [&cp](const httplib::Request& req, httplib::Response& res) {
+  t.Get(R"(/api/v1/secrets/([^/]+))", AnyUser(), [&cp](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp.secrets().Get(RequestPrincipal(), req.matches[1], Param(req, "project"), Param(req, "tenant")));
   });
-  s.Delete(R"(/api/v1/secrets/([^/]+))", [&cp](const httplib::Request& req, httplib::Response& res) {
+  t.Delete(R"(/api/v1/secrets/([^/]+))", AnyUser("secret-delete", "secret"),
+           [&cp](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp.secrets().Delete(RequestPrincipal(), req.matches[1], Param(req, "project"), Param(req, "tenant"),
                                   CurrentRequest()));
   });
 
   // ---- audit: JSON lines (the caller's tenants only, for a tenant-admin), or ?verify=1
-  s.Get("/api/v1/audit", [&cp](const httplib::Request& req, httplib::Response& res) {
+  t.Get("/api/v1/audit", AnyUser(), [&cp](const httplib::Request& req, httplib::Response& res) {
     const govern::Principal& who = RequestPrincipal();
     Governance& gov = cp.governance();
     std::string verify = Param(req, "verify");

@@ -29,12 +29,15 @@ struct Workload;
 namespace abacus::server {
 
 class ControlPlane;
+class RouteTable;
 
 // Installs the pre-routing handler (authentication; rate limit of `rate_limit` requests a second
-// per token with bursts of `rate_burst`, none when rate_limit <= 0; authorization per route)
-// and the post-routing handler (audit entry of a mutating request, X-Request-Id) on `s`.
-void InstallGovernance(httplib::Server& s, ControlPlane& cp, double rate_limit, double rate_burst);
-// Adds /api/v1/tokens, /api/v1/users, /api/v1/policies and /api/v1/audit.
-void AddGovernanceRoutes(httplib::Server& s, ControlPlane& cp);
+// per token with bursts of `rate_burst`, none when rate_limit <= 0; authorization by the
+// declaration of the route of `routes` the request matches, route_table.h) and the post-routing
+// handler (audit entry of a mutating request, X-Request-Id) on `s`. `routes` outlives `s`'s serving.
+void InstallGovernance(httplib::Server& s, ControlPlane& cp, const RouteTable& routes, double rate_limit,
+                       double rate_burst);
+// Adds /api/v1/tokens, /api/v1/users, /api/v1/policies, /api/v1/secrets and /api/v1/audit.
+void AddGovernanceRoutes(RouteTable& t, ControlPlane& cp);
 
 }  // namespace abacus::server

@@ -22,6 +22,7 @@
 #include "server/ui_routes.h"
 #include "server/watch_api.h"
 #include "server/reservations_api.h"
+#include "server/route_table.h"
 #include "server/shares_api.h"
 #include "server/whoami_api.h"
 #include "store/migration.h"
@@ -30,7 +31,7 @@ namespace abacus::server {
 namespace {
 
 using nlohmann::json;
-
+using govern::Action;
 
 std::string_view CodeForHttp(int status) {
   switch (status) {
@@ -78,6 +79,13 @@ IdempotentRequest KeyedRequest(const httplib::Request& req) {
   if (key.empty()) return {};
   std::vector<std::pair<std::string, std::string>> params(req.params.begin(), req.params.end());
   return DescribeRequest(RequestPrincipal().name, std::move(key), req.method, req.path, params, req.body);
+}
+
+// POST /api/v1/nodes/{NODE}/reset: as applying a node (admins), the entry about NODE.
+Access NodeReset() {
+  Access a = OnCluster(Action::kApplyConfig, "node", "node-reset", "node");
+  a.named = true;
+  return a;
 }
 
 }  // namespace
@@ -187,16 +195,18 @@ void HttpServer::Routes() {
   });
   // Auth: everything but /healthz needs a bearer token; governance authenticates, rate-limits
   // and authorizes each request, and audits each mutating one (governance_api.cc).
-  InstallGovernance(s, cp_, options_.rate_limit, options_.rate_burst);
+  routes_ = std::make_unique<RouteTable>(s);
+  RouteTable& t = *routes_;  // every route, with its access declaration (route_table.h)
+  InstallGovernance(s, cp_, t, options_.rate_limit, options_.rate_burst);
   cp_.governance().SetTenantRateLimit(options_.tenant_rate_limit, options_.tenant_rate_burst);
   cp_.governance().SetMaxTokensPerUser(options_.max_tokens_per_user);
-  AddUiRoutes(s);  // the dashboard under /ui/ (docs/ui.md)
-  s.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
+  AddUiRoutes(t);  // the dashboard under /ui/ (docs/ui.md)
+  t.Get("/healthz", Public(), [this](const httplib::Request&, httplib::Response& res) {
     json body = {{"status", "ok"}};
     if (!options_.role.empty()) body["role"] = options_.role;
     SendJson(res, 200, body);
   });
-  s.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+  t.Get("/readyz", AnyUser(), [this](const httplib::Request&, httplib::Response& res) {
     if (cp_.ready()) {
       json body = {{"status", "ready"}};
       if (!options_.role.empty()) body["role"] = options_.role;
@@ -205,7 +215,7 @@ void HttpServer::Routes() {
       SendError(res, 503, "unavailable", "not ready");
     }
   });
-  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+  t.Get("/metrics", CrossTenant(), [this](const httplib::Request&, httplib::Response& res) {
     std::string out = cp_.RenderMetrics() + net::FrontMetrics(*svr_);
     if (options_.role == "leader") {  // HA: the follower's /metrics says 0 (ha_follower.cc)
       out += "# HELP abacus_ha_leader Whether this server holds the scheduling lease.\n"
@@ -218,7 +228,8 @@ void HttpServer::Routes() {
   });
 
   // ---- workloads
-  s.Post("/api/v1/workloads", [this](const httplib::Request& req, httplib::Response& res) {
+  t.Post("/api/v1/workloads", WithDryRun(AnyUser("create", "workload")),
+         [this](const httplib::Request& req, httplib::Response& res) {
     auto start = std::chrono::steady_clock::now();
     const bool dry_run = IsDryRun(req);
     auto r = cp_.Submit(req.body, IsJsonBody(req), Param(req, "filename", "request"), &RequestPrincipal(),
@@ -231,7 +242,7 @@ void HttpServer::Routes() {
     cp_.metrics().request_seconds.Observe(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   });
-  s.Get("/api/v1/workloads", [this](const httplib::Request& req, httplib::Response& res) {
+  t.Get("/api/v1/workloads", AnyUser(), [this](const httplib::Request& req, httplib::Response& res) {
     WorkloadFilter f;
     f.queue = Param(req, "queue");
     f.state = Param(req, "state");
@@ -253,7 +264,8 @@ void HttpServer::Routes() {
     if (IsWatchRequest(req)) return ServeWorkloadWatch(cp_, std::move(f), req, res);  // watch_api.h
     SendJson(res, 200, cp_.ListWorkloads(f));
   });
-  s.Get(R"(/api/v1/workloads/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+  t.Get(R"(/api/v1/workloads/([^/]+))", OnWorkload(Action::kRead),
+        [this](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp_.GetWorkload(RequestWorkloadId(req.matches[1])));
   });
   // Updates of a workload that exists (issue 19.4, workload_update.h): PUT the whole document,
@@ -269,13 +281,16 @@ void HttpServer::Routes() {
     }
     Send(res, r);
   };
-  s.Put(R"(/api/v1/workloads/([^/]+))", [update](const httplib::Request& req, httplib::Response& res) {
+  t.Put(R"(/api/v1/workloads/([^/]+))", WithDryRun(OnWorkload(Action::kUpdate, "update")),
+        [update](const httplib::Request& req, httplib::Response& res) {
     update(req, res, false, -1);
   });
-  s.Patch(R"(/api/v1/workloads/([^/]+))", [update](const httplib::Request& req, httplib::Response& res) {
+  t.Patch(R"(/api/v1/workloads/([^/]+))", WithDryRun(OnWorkload(Action::kUpdate, "update")),
+          [update](const httplib::Request& req, httplib::Response& res) {
     update(req, res, true, -1);
   });
-  s.Post(R"(/api/v1/workloads/([^/]+)/rollback)", [update](const httplib::Request& req, httplib::Response& res) {
+  t.Post(R"(/api/v1/workloads/([^/]+)/rollback)", OnWorkload(Action::kUpdate, "update"),
+         [update](const httplib::Request& req, httplib::Response& res) {
     auto parsed = ParseJsonBody(req.body.empty() ? "{}" : req.body);  // nesting and duplicate keys first
     if (!parsed.ok()) return SendError(res, 400, "invalid_argument", parsed.status().message());
     json body = std::move(*parsed);
@@ -285,13 +300,16 @@ void HttpServer::Routes() {
     }
     update(req, res, false, body.value("revision", 0));
   });
-  s.Get(R"(/api/v1/workloads/([^/]+)/revisions)", [this](const httplib::Request& req, httplib::Response& res) {
+  t.Get(R"(/api/v1/workloads/([^/]+)/revisions)", OnWorkload(Action::kRead),
+        [this](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp_.Revisions(RequestWorkloadId(req.matches[1])));
   });
-  s.Delete(R"(/api/v1/workloads/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+  t.Delete(R"(/api/v1/workloads/([^/]+))", OnWorkload(Action::kCancel, "cancel"),
+           [this](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp_.Cancel(RequestWorkloadId(req.matches[1]), Param(req, "reason"), KeyedRequest(req), CurrentRequest()));
   });
-  s.Post(R"(/api/v1/workloads/([^/]+)/cancel)", [this](const httplib::Request& req, httplib::Response& res) {
+  t.Post(R"(/api/v1/workloads/([^/]+)/cancel)", OnWorkload(Action::kCancel, "cancel"),
+         [this](const httplib::Request& req, httplib::Response& res) {
     std::string reason = Param(req, "reason");
     std::optional<json> parsed = JsonBodyOr400(req, res, "{}");
     if (!parsed) return;
@@ -299,7 +317,8 @@ void HttpServer::Routes() {
     if (body.is_object() && body.contains("reason") && body["reason"].is_string()) reason = body["reason"];
     Send(res, cp_.Cancel(RequestWorkloadId(req.matches[1]), reason, KeyedRequest(req), CurrentRequest()));
   });
-  s.Post(R"(/api/v1/workloads/([^/]+)/scale)", [this](const httplib::Request& req, httplib::Response& res) {
+  t.Post(R"(/api/v1/workloads/([^/]+)/scale)", OnWorkload(Action::kScale, "scale"),
+         [this](const httplib::Request& req, httplib::Response& res) {
     std::optional<json> parsed = JsonBodyOr400(req, res);
     if (!parsed) return;
     json& body = *parsed;
@@ -309,7 +328,8 @@ void HttpServer::Routes() {
     Send(res, cp_.Scale(RequestWorkloadId(req.matches[1]), body["replicas"].get<int32_t>(), KeyedRequest(req),
                         CurrentRequest()));
   });
-  s.Post(R"(/api/v1/workloads/([^/]+)/quota)", [this](const httplib::Request& req, httplib::Response& res) {
+  t.Post(R"(/api/v1/workloads/([^/]+)/quota)", OnWorkload(Action::kQuotaChange, "quota-decision"),
+         [this](const httplib::Request& req, httplib::Response& res) {
     std::optional<json> parsed = JsonBodyOr400(req, res);
     if (!parsed) return;
     json& body = *parsed;
@@ -320,22 +340,26 @@ void HttpServer::Routes() {
     Send(res, cp_.DecideTemporaryQuota(RequestWorkloadId(req.matches[1]), body["approve"].get<bool>(),
                                        who.name.empty() ? "admin" : who.name, CurrentRequest()));
   });
-  s.Post(R"(/api/v1/workloads/([^/]+)/metrics)", [this](const httplib::Request& req, httplib::Response& res) {
+  t.Post(R"(/api/v1/workloads/([^/]+)/metrics)", OnWorkload(Action::kUpdate, "update"),
+         [this](const httplib::Request& req, httplib::Response& res) {
     std::optional<json> parsed = JsonBodyOr400(req, res);
     if (!parsed) return;
     json& body = *parsed;
     if (body.is_discarded()) return SendError(res, 400, "invalid_argument", "request body is not valid JSON");
     Send(res, cp_.ReportMetrics(RequestWorkloadId(req.matches[1]), body));
   });
-  s.Get(R"(/api/v1/workloads/([^/]+)/explain)", [this](const httplib::Request& req, httplib::Response& res) {
+  t.Get(R"(/api/v1/workloads/([^/]+)/explain)", OnWorkload(Action::kRead),
+        [this](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp_.Explain(RequestWorkloadId(req.matches[1])));
   });
-  s.Get(R"(/api/v1/workloads/([^/]+)/events)", [this](const httplib::Request& req, httplib::Response& res) {
+  t.Get(R"(/api/v1/workloads/([^/]+)/events)", OnWorkload(Action::kRead),
+        [this](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp_.Events(RequestWorkloadId(req.matches[1])));
   });
-  AddTaskRoutes(s, cp_);  // GET /api/v1/workloads/{W}/tasks (logs_api.h)
-  AddEndpointRoutes(s, cp_);  // GET /api/v1/services/{SERVICE}/endpoints (endpoints_api.h)
-  s.Get(R"(/api/v1/workloads/([^/]+)/logs)", [this](const httplib::Request& req, httplib::Response& res) {
+  AddTaskRoutes(t, cp_);  // GET /api/v1/workloads/{W}/tasks (logs_api.h)
+  AddEndpointRoutes(t, cp_);  // GET /api/v1/services/{SERVICE}/endpoints (endpoints_api.h)
+  t.Get(R"(/api/v1/workloads/([^/]+)/logs)", OnWorkload(Action::kRead),
+        [this](const httplib::Request& req, httplib::Response& res) {
     if (IsLogFollow(req)) return ServeLogFollow(cp_, RequestWorkloadId(req.matches[1]), req, res);  // logs -f
     int64_t tail = 1 << 20;
     if (req.has_param("tail")) {
@@ -349,7 +373,7 @@ void HttpServer::Routes() {
   });
 
   // ---- evaluations: archived results, versions side by side (evaluations_api.h)
-  s.Get("/api/v1/evaluations", [this](const httplib::Request& req, httplib::Response& res) {
+  t.Get("/api/v1/evaluations", AnyUser(), [this](const httplib::Request& req, httplib::Response& res) {
     EvaluationQuery q;
     q.model = Param(req, "model");
     q.baseline = Param(req, "baseline");
@@ -365,11 +389,16 @@ void HttpServer::Routes() {
     if (!r.ok()) return SendStatus(res, r.status());
     SendJson(res, 200, {{"items", *r}});
   };
-  s.Post("/api/v1/apply", apply);
-  for (const char* kind : {"tenants", "projects", "cohorts", "queues", "priorityclasses", "pools", "clusters", "flavors",
-                           "users", "policies", "reservations"}) {
-    s.Post(std::string("/api/v1/") + kind, apply);
+  // Any user: Apply checks each document. Users and policies are their own objects; a
+  // reservation has no dry run.
+  t.Post("/api/v1/apply", WithDryRun(AnyUser("apply", "config")), apply);
+  for (const char* kind :
+       {"tenants", "projects", "cohorts", "queues", "priorityclasses", "pools", "clusters", "flavors"}) {
+    t.Post(std::string("/api/v1/") + kind, WithDryRun(AnyUser("apply", "config")), apply);
   }
+  t.Post("/api/v1/users", WithDryRun(AnyUser("apply", "user")), apply);
+  t.Post("/api/v1/policies", WithDryRun(AnyUser("apply", "policy")), apply);
+  t.Post("/api/v1/reservations", AnyUser("apply", "config"), apply);
   struct ConfigRoute {
     const char* path;
     const char* kind;
@@ -379,31 +408,34 @@ void HttpServer::Routes() {
                         ConfigRoute{"pools", "pool"}, ConfigRoute{"clusters", "cluster"},
                         ConfigRoute{"reservations", "reservation"}}) {
     std::string kind = r.kind;
-    s.Get(std::string("/api/v1/") + r.path, [this, kind](const httplib::Request&, httplib::Response& res) {
+    t.Get(std::string("/api/v1/") + r.path, AnyUser(),
+          [this, kind](const httplib::Request&, httplib::Response& res) {
       SendJson(res, 200, FilterVisibleConfig(kind, cp_.ListConfig(kind)));
     });
-    s.Get(std::string("/api/v1/") + r.path + "/(.+)", [this, kind](const httplib::Request& req, httplib::Response& res) {
+    t.Get(std::string("/api/v1/") + r.path + "/(.+)", AnyUser(),
+          [this, kind](const httplib::Request& req, httplib::Response& res) {
       Send(res, VisibleConfig(kind, cp_.GetConfig(kind, req.matches[1])));
     });
   }
-  s.Get("/api/v1/queues", [this](const httplib::Request& req, httplib::Response& res) {
+  t.Get("/api/v1/queues", AnyUser(), [this](const httplib::Request& req, httplib::Response& res) {
     auto list = [this] { return FilterVisibleConfig("queue", cp_.ListQueues()); };
     if (IsWatchRequest(req)) return ServeListWatch(cp_, list, req, res);
     SendJson(res, 200, list());
   });
-  s.Get(R"(/api/v1/queues/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+  t.Get(R"(/api/v1/queues/([^/]+))", AnyUser(), [this](const httplib::Request& req, httplib::Response& res) {
     Send(res, VisibleConfig("queue", cp_.GetQueue(req.matches[1])));
   });
   // What this server is: any authenticated user may read it (`abacus version`).
-  s.Get("/api/v1/version", [](const httplib::Request&, httplib::Response& res) {
+  t.Get("/api/v1/version", AnyUser(), [](const httplib::Request&, httplib::Response& res) {
     SendJson(res, 200,
              {{"version", std::string(BuildVersion())},
               {"gitCommit", std::string(BuildCommit())},
               {"buildDate", std::string(BuildDate())},
               {"storeSchemaVersion", SqliteMigrations().empty() ? 0 : SqliteMigrations().back().version}});
   });
-  s.Get("/api/v1/flavors", [this](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, cp_.ListFlavors()); });
-  s.Get("/api/v1/flavors/(.+)", [this](const httplib::Request& req, httplib::Response& res) {
+  t.Get("/api/v1/flavors", AnyUser(),
+        [this](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, cp_.ListFlavors()); });
+  t.Get("/api/v1/flavors/(.+)", AnyUser(), [this](const httplib::Request& req, httplib::Response& res) {
     json all = cp_.ListFlavors();
     for (auto& f : all["items"]) {
       if (f["name"] == req.matches[1].str()) return SendJson(res, 200, f);
@@ -412,7 +444,8 @@ void HttpServer::Routes() {
   });
 
   // ---- nodes and devices
-  s.Get("/api/v1/nodes", [this](const httplib::Request& req, httplib::Response& res) {
+  t.Get("/api/v1/nodes", OnCluster(Action::kRead, "node"),
+        [this](const httplib::Request& req, httplib::Response& res) {
     // Each device names the holders the caller may see; other tenants' work is hiddenMilli.
     auto visible = RequestWorkloadFilter();
     if (IsWatchRequest(req)) {
@@ -420,35 +453,41 @@ void HttpServer::Routes() {
     }
     SendJson(res, 200, cp_.ListNodes(visible));
   });
-  AddEventRoutes(s, cp_);  // GET /api/v1/events (watch_api.h)
-  s.Get(R"(/api/v1/nodes/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+  AddEventRoutes(t, cp_);  // GET /api/v1/events (watch_api.h)
+  t.Get(R"(/api/v1/nodes/([^/]+))", OnCluster(Action::kRead, "node"),
+        [this](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp_.GetNode(req.matches[1], RequestWorkloadFilter()));
   });
-  s.Post("/api/v1/nodes", [this](const httplib::Request& req, httplib::Response& res) {
+  t.Post("/api/v1/nodes", OnCluster(Action::kApplyConfig, "node", "node-put", "node"),
+         [this](const httplib::Request& req, httplib::Response& res) {
     std::optional<json> parsed = JsonBodyOr400(req, res);
     if (!parsed) return;
     json& body = *parsed;
     if (body.is_discarded()) return SendError(res, 400, "invalid_argument", "request body is not valid JSON");
     Send(res, cp_.PutNode(body, CurrentRequest()), 201);
   });
-  s.Post(R"(/api/v1/nodes/([^/]+)/reset)", [this](const httplib::Request& req, httplib::Response& res) {
+  t.Post(R"(/api/v1/nodes/([^/]+)/reset)", NodeReset(),
+         [this](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp_.ResetNode(req.matches[1], CurrentRequest()));
   });
-  s.Get("/api/v1/devices", [this](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, cp_.ListDevices()); });
+  t.Get("/api/v1/devices", OnCluster(Action::kRead, "node"),
+        [this](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, cp_.ListDevices()); });
   // ---- operator control: cordon/drain, hold/requeue/priority/suspend, queue suspend (fleet_api.h)
-  AddFleetRoutes(s, cp_);
+  AddFleetRoutes(t, cp_);
 
   // ---- governance: tokens, users, policies, audit
-  AddGovernanceRoutes(s, cp_);
-  AddWhoamiRoutes(s, cp_);  // GET /api/v1/whoami: the caller and what it may do (whoami_api.h)
-  AddReservationRoutes(s, cp_);  // DELETE /api/v1/reservations/NAME (reservations_api.h)
-  AddSharesRoutes(s, cp_);  // GET /api/v1/shares: fair share over time per queue (shares_api.h)
+  AddGovernanceRoutes(t, cp_);
+  AddWhoamiRoutes(t, cp_);  // GET /api/v1/whoami: the caller and what it may do (whoami_api.h)
+  AddReservationRoutes(t, cp_);  // DELETE /api/v1/reservations/NAME (reservations_api.h)
+  AddSharesRoutes(t, cp_);  // GET /api/v1/shares: fair share over time per queue (shares_api.h)
 
   // ---- metering
-  s.Get("/api/v1/pricelists", [this](const httplib::Request&, httplib::Response& res) {
+  t.Get("/api/v1/pricelists", OnCluster(Action::kRead, "node"),
+        [this](const httplib::Request&, httplib::Response& res) {
     SendJson(res, 200, cp_.ListPriceLists());
   });
-  s.Get(R"(/api/v1/reports/([a-z]+))", [this](const httplib::Request& req, httplib::Response& res) {
+  t.Get(R"(/api/v1/reports/([a-z]+))", Reports(),
+        [this](const httplib::Request& req, httplib::Response& res) {
     ControlPlane::ReportQuery q;
     q.from = Param(req, "from");
     q.to = Param(req, "to");
@@ -472,7 +511,8 @@ void HttpServer::Routes() {
 
   // ---- agents (docs/agent-protocol.md): the join token registers, a node credential does the rest
   // for its own node only.
-  s.Post("/api/v1/agent/register", [this](const httplib::Request& req, httplib::Response& res) {
+  t.Post("/api/v1/agent/register", ForAgent(Action::kAgentRegister, true, "agent-register", "node"),
+         [this](const httplib::Request& req, httplib::Response& res) {
     std::optional<json> parsed = JsonBodyOr400(req, res);
     if (!parsed) return;
     json& body = *parsed;
@@ -504,11 +544,12 @@ void HttpServer::Routes() {
       Send(res, call(node, body));
     };
   };
-  s.Post("/api/v1/agent/status",
+  t.Post("/api/v1/agent/status", ForAgent(Action::kAgentReport, false),
          agent_post([this](const std::string& n, const json& b) { return cp_.AgentStatus(n, b); }));
-  s.Post("/api/v1/agent/heartbeat",
+  t.Post("/api/v1/agent/heartbeat", ForAgent(Action::kAgentHeartbeat, false),
          agent_post([this](const std::string& n, const json& b) { return cp_.AgentHeartbeat(n, b); }));
-  s.Post("/api/v1/agent/logs", [this, node_of](const httplib::Request& req, httplib::Response& res) {
+  t.Post("/api/v1/agent/logs", ForAgent(Action::kAgentReport, false),
+         [this, node_of](const httplib::Request& req, httplib::Response& res) {
     std::optional<json> parsed = JsonBodyOr400(req, res);
     if (!parsed) return;
     json& body = *parsed;
@@ -521,7 +562,8 @@ void HttpServer::Routes() {
     }
     Send(res, r);
   });
-  s.Get("/api/v1/agent/assignments", [this, node_of](const httplib::Request& req, httplib::Response& res) {
+  t.Get("/api/v1/agent/assignments", ForAgent(Action::kAgentHeartbeat, false),
+        [this, node_of](const httplib::Request& req, httplib::Response& res) {
     std::string node = node_of(req, res, Param(req, "node"));
     if (node.empty()) return;
     uint64_t after = 0;

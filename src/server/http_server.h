@@ -17,6 +17,8 @@ class Server;
 
 namespace abacus::server {
 
+class RouteTable;
+
 struct HttpOptions {
   std::string host = "127.0.0.1";
   int port = 8420;                       // 0: any free port (see HttpServer::port)
@@ -76,6 +78,8 @@ class HttpServer {
   // Serve; returns the raw response bytes (status line, headers, body). For fuzzing and tests;
   // needs no Bind.
   std::string ServeRaw(std::string_view request);
+  // Every route this server serves, with its access declaration (route_table.h).
+  const RouteTable& routes() const { return *routes_; }
 
  private:
   void Routes();
@@ -83,6 +87,7 @@ class HttpServer {
   ControlPlane& cp_;
   HttpOptions options_;
   std::unique_ptr<httplib::Server> svr_;
+  std::unique_ptr<RouteTable> routes_;  // every route and its access declaration (route_table.h)
   int port_ = 0;
 };
 

@@ -15,6 +15,7 @@
 #include "server/http_answer.h"
 #include "server/http_server.h"
 #include "server/task_logs.h"
+#include "server/route_table.h"
 #include "workload/lifecycle.h"
 
 namespace abacus::server {
@@ -61,8 +62,9 @@ bool TaskEnded(const json& view, const TaskRef& ref) {
 
 }  // namespace
 
-void AddTaskRoutes(httplib::Server& s, const ControlPlane& cp) {
-  s.Get(R"(/api/v1/workloads/([^/]+)/tasks)", [&cp](const httplib::Request& req, httplib::Response& res) {
+void AddTaskRoutes(RouteTable& t, const ControlPlane& cp) {
+  t.Get(R"(/api/v1/workloads/([^/]+)/tasks)", OnWorkload(govern::Action::kRead),
+        [&cp](const httplib::Request& req, httplib::Response& res) {
     auto view = cp.GetWorkload(RequestWorkloadId(req.matches[1]));
     if (!view.ok()) return SendStatus(res, view.status());
     const std::string id = view->value("id", "");

@@ -12,7 +12,6 @@
 #include <string>
 
 namespace httplib {
-class Server;
 struct Request;
 struct Response;
 }  // namespace httplib
@@ -20,9 +19,10 @@ struct Response;
 namespace abacus::server {
 
 class ControlPlane;
+class RouteTable;
 
 // Adds GET /api/v1/workloads/{W}/tasks.
-void AddTaskRoutes(httplib::Server& s, const ControlPlane& cp);
+void AddTaskRoutes(RouteTable& t, const ControlPlane& cp);
 // True when GET …/logs asks to follow (?follow=1).
 bool IsLogFollow(const httplib::Request& req);
 // Answers GET …/logs?follow=1 for workload `workload_id` (already authorized).

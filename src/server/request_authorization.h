@@ -1,5 +1,5 @@
-// Which requests a caller may make (docs/governance.md "Authorization"): the pre-routing
-// handler's check of each route, and the filters route handlers apply to what they list.
+// Which requests a caller may make (docs/governance.md "Authorization"): the rules the route
+// table's declarations use (route_table.h), and the filters route handlers apply to what they list.
 #pragma once
 
 #include <functional>
@@ -7,11 +7,8 @@
 #include <string>
 
 #include "common/status.h"
+#include "govern/authorize.h"
 #include "server/request_thread.h"
-
-namespace httplib {
-struct Request;
-}
 
 namespace abacus {
 struct Workload;
@@ -29,13 +26,15 @@ bool IsMutating(const std::string& method);
 // pre-routing handler authenticated for the request this thread serves, so that an agent call is
 // authenticated once; "" for any other caller and outside a request.
 std::string RequestNode();
-// Decides whether the caller may make this request; fills the audit part of `ctx`.
-Status AuthorizeRoute(ControlPlane& cp, const httplib::Request& req, RequestContext& ctx);
-
-// True when `req` asks for a dry run (?dryRun=1; any value but 0 or false) on a route that has one: POST
-// /api/v1/workloads, the apply routes, PUT and PATCH /api/v1/workloads/{id}. Such a request stores
-// nothing and is not audited.
-bool IsDryRun(const httplib::Request& req);
+// Resolves the workload `id` (an id or a name) among those the caller of `ctx` may see (the
+// handler then acts on that id, RequestWorkloadId), notes it for the audit entry, and checks
+// `action` on it. A workload the caller may not see is 404, exactly like a missing one; an
+// ambiguous name is 409 listing the ids.
+Status AuthorizeWorkload(ControlPlane& cp, RequestContext& ctx, const std::string& id, govern::Action action);
+// Data that spans every tenant (`what`: /metrics): admins and unscoped viewers only.
+Status AuthorizeCrossTenant(const govern::Principal& who, const std::string& what);
+// Reading usage report `report`: admins, unscoped viewers, tenant admins and whole-tenant viewers.
+Status AuthorizeReports(const govern::Principal& who, const std::string& report);
 // The filter GET /api/v1/workloads applies for the caller (null: every workload is visible).
 std::function<bool(const Workload&)> RequestWorkloadFilter();
 // The tenants whose rows the caller's reports hold (null: every tenant's, for admins and

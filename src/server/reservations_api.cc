@@ -9,6 +9,7 @@
 #include "server/control_plane.h"
 #include "server/governance_api.h"
 #include "server/http_answer.h"
+#include "server/route_table.h"
 
 namespace abacus::server {
 
@@ -113,8 +114,10 @@ void ControlPlane::MaintainReservations() {
   }
 }
 
-void AddReservationRoutes(httplib::Server& s, ControlPlane& cp) {
-  s.Delete(R"(/api/v1/reservations/([^/]+))", [&cp](const httplib::Request& req, httplib::Response& res) {
+void AddReservationRoutes(RouteTable& t, ControlPlane& cp) {
+  t.Delete(R"(/api/v1/reservations/([^/]+))",
+           OnCluster(govern::Action::kApplyConfig, "reservation", "reservation-delete", "reservation", true),
+           [&cp](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp.DeleteReservation(req.matches[1], CurrentRequest()));
   });
 }

@@ -13,13 +13,10 @@
 #include "meter/reports.h"
 #include "tenancy/reservation.h"
 
-namespace httplib {
-class Server;
-}
-
 namespace abacus::server {
 
 class ControlPlane;
+class RouteTable;
 
 // The `by` of cordons and drains a maintenance reservation makes: "reservation NAME".
 std::string ReservationActor(const std::string& name);
@@ -36,7 +33,7 @@ class Ledger;
 // or every accelerator of a named node). Under the state lock.
 std::vector<meter::ReservedSpan> ReservedSpans(const Ledger& ledger, const meter::ReportWindow& window);
 
-// Adds DELETE /api/v1/reservations/NAME to `s` (GET and POST are the configuration routes).
-void AddReservationRoutes(httplib::Server& s, ControlPlane& cp);
+// Adds DELETE /api/v1/reservations/NAME to `t` (GET and POST are the configuration routes).
+void AddReservationRoutes(RouteTable& t, ControlPlane& cp);
 
 }  // namespace abacus::server

@@ -13,6 +13,7 @@
 #include "server/governance_api.h"
 #include "server/http_answer.h"
 #include "server/http_server.h"
+#include "server/route_table.h"
 
 namespace abacus::server {
 namespace {
@@ -65,11 +66,11 @@ json ControlPlane::ListShares() const {
   return SharesJson(shares, tenant_of, half_life);
 }
 
-void AddSharesRoutes(httplib::Server& s, ControlPlane& cp) {
-  s.Get("/api/v1/shares", [&cp](const httplib::Request&, httplib::Response& res) {
+void AddSharesRoutes(RouteTable& t, ControlPlane& cp) {
+  t.Get("/api/v1/shares", AnyUser(), [&cp](const httplib::Request&, httplib::Response& res) {
     Send(res, FilterVisibleConfig("queue", cp.ListShares()));
   });
-  s.Get(R"(/api/v1/shares/([^/]+))", [&cp](const httplib::Request& req, httplib::Response& res) {
+  t.Get(R"(/api/v1/shares/([^/]+))", AnyUser(), [&cp](const httplib::Request& req, httplib::Response& res) {
     const std::string name = req.matches[1];
     json all = cp.ListShares();
     for (auto& q : all["items"]) {

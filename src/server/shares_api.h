@@ -12,13 +12,10 @@
 
 #include "sched/fair_share.h"
 
-namespace httplib {
-class Server;
-}
-
 namespace abacus::server {
 
 class ControlPlane;
+class RouteTable;
 
 // Returns {"halfLifeSeconds", "items": [{"name", "tenant", "cohort", "rawUsage", "decayedUsage",
 // "weight", "share", "usageNorm", "fairShare"}]} by cohort, then name; usage in weighted
@@ -26,7 +23,7 @@ class ControlPlane;
 nlohmann::json SharesJson(const std::vector<sched::QueueShare>& shares, const std::vector<std::string>& tenant_of,
                           Duration half_life);
 
-// Adds GET /api/v1/shares and GET /api/v1/shares/QUEUE to `s`.
-void AddSharesRoutes(httplib::Server& s, ControlPlane& cp);
+// Adds GET /api/v1/shares and GET /api/v1/shares/QUEUE to `t`.
+void AddSharesRoutes(RouteTable& t, ControlPlane& cp);
 
 }  // namespace abacus::server

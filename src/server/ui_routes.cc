@@ -2,19 +2,20 @@
 
 #include <httplib.h>
 
+#include "server/route_table.h"
 #include "server/ui_assets.h"
 
 namespace abacus::server {
 
-void AddUiRoutes(httplib::Server& s) {
+void AddUiRoutes(RouteTable& t) {
   // A browser pointed at the server lands on the dashboard; its icon request gets "no content"
   // instead of a 401 that the console shows as an error.
-  s.Get("/", [](const httplib::Request&, httplib::Response& res) {
+  t.Get("/", Public(), [](const httplib::Request&, httplib::Response& res) {
     res.status = 302;
     res.set_header("Location", "/ui/");
   });
-  s.Get("/favicon.ico", [](const httplib::Request&, httplib::Response& res) { res.status = 204; });
-  s.Get(R"(/ui(/.*)?)", [](const httplib::Request& req, httplib::Response& res) {
+  t.Get("/favicon.ico", Public(), [](const httplib::Request&, httplib::Response& res) { res.status = 204; });
+  t.Get(R"(/ui(/.*)?)", Public(), [](const httplib::Request& req, httplib::Response& res) {
     UiAnswer a = ResolveUi(req.path, EmbeddedUiAssets());
     res.status = a.status;
     if (!a.location.empty()) res.set_header("Location", a.location);

@@ -3,13 +3,11 @@
 // token; every API call the page makes carries one.
 #pragma once
 
-namespace httplib {
-class Server;
-}
-
 namespace abacus::server {
 
-// Adds the /ui routes to `s`.
-void AddUiRoutes(httplib::Server& s);
+class RouteTable;
+
+// Adds /, /favicon.ico and the /ui routes to `t`, served without a token.
+void AddUiRoutes(RouteTable& t);
 
 }  // namespace abacus::server

@@ -11,6 +11,7 @@
 #include "server/governance_api.h"
 #include "server/http_answer.h"
 #include "server/records.h"
+#include "server/route_table.h"
 
 namespace abacus::server {
 namespace {
@@ -174,8 +175,8 @@ void ServeListWatch(const ControlPlane& cp, const std::function<json()>& list, c
   }
 }
 
-void AddEventRoutes(httplib::Server& s, const ControlPlane& cp) {
-  s.Get("/api/v1/events", [&cp](const httplib::Request& req, httplib::Response& res) {
+void AddEventRoutes(RouteTable& t, const ControlPlane& cp) {
+  t.Get("/api/v1/events", AnyUser(), [&cp](const httplib::Request& req, httplib::Response& res) {
     std::optional<WatchParams> p = ReadParams(req, res);
     if (!p) return;
     const std::function<bool(const Workload&)> visible = RequestWorkloadFilter();

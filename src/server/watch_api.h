@@ -15,12 +15,13 @@
 #include "server/control_plane.h"
 
 namespace httplib {
-class Server;
 struct Request;
 struct Response;
 }  // namespace httplib
 
 namespace abacus::server {
+
+class RouteTable;
 
 // True when the request asks for a watch (?watch=1 or ?watch=true).
 bool IsWatchRequest(const httplib::Request& req);
@@ -35,6 +36,6 @@ void ServeListWatch(const ControlPlane& cp, const std::function<nlohmann::json()
                     httplib::Response& res);
 // Adds GET /api/v1/events[?workload=W][&watch=1&resourceVersion=N]: events of the workloads the
 // caller may see — W's stored events, or (no W) the recent ones this server holds.
-void AddEventRoutes(httplib::Server& s, const ControlPlane& cp);
+void AddEventRoutes(RouteTable& t, const ControlPlane& cp);
 
 }  // namespace abacus::server

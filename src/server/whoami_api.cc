@@ -8,6 +8,7 @@
 #include "server/governance_api.h"
 #include "server/http_answer.h"
 #include "server/http_server.h"
+#include "server/route_table.h"
 
 namespace abacus::server {
 namespace {
@@ -60,8 +61,8 @@ json WhoAmI(const govern::Principal& who, const Resource* about) {
   return out;
 }
 
-void AddWhoamiRoutes(httplib::Server& s, ControlPlane& cp) {
-  s.Get("/api/v1/whoami", [&cp](const httplib::Request& req, httplib::Response& res) {
+void AddWhoamiRoutes(RouteTable& t, ControlPlane& cp) {
+  t.Get("/api/v1/whoami", AnyUser(), [&cp](const httplib::Request& req, httplib::Response& res) {
     auto named = Named(cp, req);
     if (!named.ok()) return Send(res, named.status());
     Send(res, WhoAmI(RequestPrincipal(), named->has_value() ? &**named : nullptr));

@@ -9,19 +9,16 @@
 #include "govern/authorize.h"
 #include "govern/identity.h"
 
-namespace httplib {
-class Server;
-}
-
 namespace abacus::server {
 
 class ControlPlane;
+class RouteTable;
 
 // Returns {"name","kind","roles":[{"role","tenant"?,"project"?,"node"?,"text"}],"tokenId"?} for
 // `who`, plus "may": [action names allowed on `about`] when `about` is given.
 nlohmann::json WhoAmI(const govern::Principal& who, const govern::Resource* about);
 
-// Adds GET /api/v1/whoami to `s`; any authenticated caller may read it (governance_api.cc).
-void AddWhoamiRoutes(httplib::Server& s, ControlPlane& cp);
+// Adds GET /api/v1/whoami to `t`; any authenticated caller may read it (governance_api.cc).
+void AddWhoamiRoutes(RouteTable& t, ControlPlane& cp);
 
 }  // namespace abacus::server
