@@ -47,6 +47,7 @@
 #include "server/idempotency.h"
 #include "server/ledger.h"
 #include "server/metrics.h"
+#include "server/read_views.h"
 #include "server/secrets.h"
 #include "store/data_folder_lock.h"
 #include "store/store.h"
@@ -198,12 +199,13 @@ class ControlPlane {
   // ---- operator control (fleet.cc, server/fleet.h); `by` is the user who asks (audited).
   // Cordons (`cordon`) or uncordons a node, agent-run or simulated: a cordoned node takes no new
   // work; what runs there keeps running. Uncordoning also ends a drain. NotFound for no node.
-  Result<nlohmann::json> CordonNode(const std::string& name, bool cordon, const std::string& by,
-                                    const std::string& reason, RequestContext* context = nullptr);
+  // Returns the node's view.
+  Result<NodeView> CordonNode(const std::string& name, bool cordon, const std::string& by, const std::string& reason,
+                              RequestContext* context = nullptr);
   // Drains a node (cordon, then requeue its work: preemptible work at once, the rest once it
   // ended or the grace passed; every workload at once with `order.requeue_all`); the node is
   // Drained when no workload holds anything there. Returns the node view.
-  Result<nlohmann::json> DrainNode(const std::string& name, const DrainOrder& order, RequestContext* context = nullptr);
+  Result<NodeView> DrainNode(const std::string& name, const DrainOrder& order, RequestContext* context = nullptr);
   // hold/release, suspend/resume and requeue of one workload (WorkloadControl); returns its view.
   // FailedPrecondition, saying what to do instead, when the state does not allow it.
   Result<nlohmann::json> ControlWorkload(const std::string& id_or_name, WorkloadControl what, const std::string& by,
@@ -283,22 +285,25 @@ class ControlPlane {
 
   // Device utilization last reported per node and device index (0..1).
   std::map<std::string, std::map<int, double>> DeviceUtilization() const;
-  // Returns every node with its devices; each device carries allocatedMilli, the agent's last
-  // reported utilization (when any), and its holders as `visible` sees them (device_holders.h:
-  // holders [{workload, name, milli}] and hiddenMilli; the node hiddenCpuMilli and
-  // hiddenMemoryBytes; null `visible`: every workload is seen).
-  nlohmann::json ListNodes(const std::function<bool(const Workload&)>& visible = nullptr) const;
-  // Returns the node `name` as ListNodes writes it; NotFound when there is none.
-  Result<nlohmann::json> GetNode(const std::string& name,
-                                 const std::function<bool(const Workload&)>& visible = nullptr) const;
+  // Returns every node (read_views.h) with its devices; each device carries its allocated milli,
+  // the agent's last reported utilization (when any), and its holders as `visible` sees them
+  // (device_holders.h; the rest as hidden sums; null `visible`: every workload is seen).
+  std::vector<NodeView> ListNodes(const std::function<bool(const Workload&)>& visible = nullptr) const;
+  // Returns the node `name` as ListNodes sees it; NotFound when there is none.
+  Result<NodeView> GetNode(const std::string& name,
+                           const std::function<bool(const Workload&)>& visible = nullptr) const;
   // GET /api/v1/nodes/{name}/events: the node's stored events, oldest first.
   Result<nlohmann::json> NodeEvents(const std::string& name) const;
-  nlohmann::json ListDevices() const;
-  nlohmann::json ListFlavors() const;
-  nlohmann::json ListQueues() const;
+  // Returns every device of every node with its allocated milli, naming no holder.
+  std::vector<DeviceView> ListDevices() const;
+  // Returns every flavor configured or found on a node, by name, with its devices and free milli.
+  std::vector<FlavorView> ListFlavors() const;
+  // Returns every queue with its workload counts, quota use and borrowing now.
+  std::vector<QueueView> ListQueues() const;
   // GET /api/v1/shares (shares_api.h): every queue's fair share over time, like sshare.
-  nlohmann::json ListShares() const;
-  Result<nlohmann::json> GetQueue(const std::string& name) const;
+  SharesView ListShares() const;
+  // Returns the queue `name` as ListQueues sees it; NotFound when there is none.
+  Result<QueueView> GetQueue(const std::string& name) const;
   // kind: "tenant", "project", "cohort", "priorityclass", "pool", "cluster", "reservation"
   nlohmann::json ListConfig(const std::string& kind) const;
   // DELETE /api/v1/reservations/NAME (reservations_api.cc): removes a reservation (audited);
@@ -306,7 +311,7 @@ class ControlPlane {
   Result<nlohmann::json> DeleteReservation(const std::string& name, RequestContext* context = nullptr);
   // The declared clusters and those agents registered into, with nodes, pools and devices per
   // flavor ({total, allocatedMilli, unhealthy}).
-  nlohmann::json ListClusters() const;
+  std::vector<ClusterView> ListClusters() const;
   Result<nlohmann::json> GetConfig(const std::string& kind, const std::string& name) const;
   std::string RenderMetrics() const;
 

@@ -25,6 +25,7 @@
 #include "server/node_history.h"
 #include "server/node_liveness.h"
 #include "server/quota_view.h"
+#include "server/read_views_json.h"
 #include "server/reservations_api.h"
 #include "server/reserved_pool.h"
 #include "server/workload_update.h"
@@ -253,7 +254,7 @@ Result<json> ControlPlane::Events(const std::string& id_or_name) const {
   return json{{"id", rec->id}, {"items", items}};
 }
 
-json ControlPlane::ListNodes(const std::function<bool(const Workload&)>& visible) const {
+std::vector<NodeView> ControlPlane::ListNodes(const std::function<bool(const Workload&)>& visible) const {
   std::unordered_map<std::string, Time> seen;  // the agents' last requests (node_liveness.h)
   std::map<std::string, std::map<int, double>> utilization;  // the agents' last reports
   {
@@ -265,119 +266,111 @@ json ControlPlane::ListNodes(const std::function<bool(const Workload&)>& visible
   ReaderLock lock(state_mu_);
   auto usage = ledger_.DeviceUsage();
   DeviceHoldings holdings = HoldingsAsSeenBy(ledger_.workloads(), visible);
-  std::map<std::string, std::pair<int64_t, int64_t>> cpu_mem;
-  std::map<std::string, std::map<std::string, int64_t>> extended_used;  // node → name → held
+  std::vector<NodeView> views;
+  views.reserve(ledger_.nodes().size());
+  std::unordered_map<std::string, NodeView*> by_name;
+  for (const auto& [name, n] : ledger_.nodes()) {
+    NodeView& v = views.emplace_back();
+    v.record = n;
+    by_name[name] = &v;
+  }
   for (const auto& [id, r] : ledger_.workloads()) {
     if (!r.holds_quota()) continue;
     for (const auto& p : r.placements) {
-      cpu_mem[p.node].first += p.cpu_milli;
-      cpu_mem[p.node].second += p.memory_bytes;
-      for (const auto& [xname, amount] : ExtendedHeld(r, p)) extended_used[p.node][xname] += amount;
+      auto it = by_name.find(p.node);
+      if (it == by_name.end()) continue;  // a node no longer in the ledger shows nowhere
+      it->second->allocated_cpu_milli += p.cpu_milli;
+      it->second->allocated_memory_bytes += p.memory_bytes;
+      for (const auto& [xname, amount] : ExtendedHeld(r, p)) it->second->allocated_extended[xname] += amount;
     }
   }
-  json items = json::array();
-  for (const auto& [name, n] : ledger_.nodes()) {
-    json j = ToJson(n);
-    int64_t free_milli = 0;
+  for (NodeView& v : views) {
+    const std::string& name = v.record.node.name;
+    const auto node_usage = usage.find(name);
     const auto node_holdings = holdings.find(name);
     const auto node_util = utilization.find(name);
-    for (auto& d : j["devices"]) {
-      const int index = d["index"].get<int>();
-      int32_t used = 0;
-      if (auto it = usage.find(name); it != usage.end()) {
-        if (auto u = it->second.find(index); u != it->second.end()) used = u->second;
+    for (const Device& d : v.record.node.devices) {
+      DeviceUseView& u = v.devices.emplace_back();
+      if (node_usage != usage.end()) {
+        if (auto it = node_usage->second.find(d.index); it != node_usage->second.end()) u.allocated_milli = it->second;
       }
-      d["allocatedMilli"] = used;
-      free_milli += d["health"] == "Healthy" ? 1000 - used : 0;
-      json holders = json::array();
-      int32_t hidden = 0;
+      v.free_device_milli += d.health == DeviceHealth::kHealthy ? 1000 - u.allocated_milli : 0;
       if (node_holdings != holdings.end()) {
-        if (auto h = node_holdings->second.devices.find(index); h != node_holdings->second.devices.end()) {
-          for (const DeviceHolder& x : h->second.holders) {
-            holders.push_back({{"workload", x.workload}, {"name", x.name}, {"milli", x.milli}});
-          }
-          hidden = h->second.hidden_milli;
+        if (auto h = node_holdings->second.devices.find(d.index); h != node_holdings->second.devices.end()) {
+          u.holding = h->second;
         }
       }
-      d["holders"] = std::move(holders);
-      d["hiddenMilli"] = hidden;
       if (node_util != utilization.end()) {
-        if (auto u = node_util->second.find(index); u != node_util->second.end()) d["utilization"] = u->second;
+        if (auto it = node_util->second.find(d.index); it != node_util->second.end()) u.utilization = it->second;
       }
     }
-    j["allocatedCpuMilli"] = cpu_mem[name].first;
-    j["allocatedMemoryBytes"] = cpu_mem[name].second;
-    if (auto x = extended_used.find(name); x != extended_used.end()) j["allocatedExtended"] = x->second;
-    j["freeDeviceMilli"] = free_milli;
-    j["hiddenCpuMilli"] = node_holdings == holdings.end() ? 0 : node_holdings->second.hidden_cpu_milli;
-    j["hiddenMemoryBytes"] = node_holdings == holdings.end() ? 0 : node_holdings->second.hidden_memory_bytes;
+    if (node_holdings != holdings.end()) {
+      v.hidden_cpu_milli = node_holdings->second.hidden_cpu_milli;
+      v.hidden_memory_bytes = node_holdings->second.hidden_memory_bytes;
+    }
     auto heard = seen.find(name);
-    AddLiveness(j, heard == seen.end() ? std::nullopt : std::optional<Time>(heard->second), now,
-                options_.heartbeat_interval);
-    items.push_back(std::move(j));
+    v.liveness = LivenessOf(v.record, heard == seen.end() ? std::nullopt : std::optional<Time>(heard->second), now,
+                            options_.heartbeat_interval);
   }
-  return {{"items", items}};
+  return views;
 }
 
-Result<json> ControlPlane::GetNode(const std::string& name,
-                                   const std::function<bool(const Workload&)>& visible) const {
-  json all = ListNodes(visible);
-  for (auto& n : all["items"]) {
-    if (n["name"] == name) return n;
+Result<NodeView> ControlPlane::GetNode(const std::string& name,
+                                       const std::function<bool(const Workload&)>& visible) const {
+  for (NodeView& n : ListNodes(visible)) {
+    if (n.record.node.name == name) return std::move(n);
   }
   return NotFound("node '" + name + "' not found");
 }
 
-json ControlPlane::ListDevices() const {
-  json nodes = ListNodes();
-  json items = json::array();
-  for (const auto& n : nodes["items"]) {
-    for (auto d : n["devices"]) {
-      // Who holds a device is told per caller on /api/v1/nodes only; this list names no workload.
-      d.erase("holders");
-      d.erase("hiddenMilli");
-      d["node"] = n["name"];
-      d["pool"] = n["pool"];
-      items.push_back(std::move(d));
+std::vector<DeviceView> ControlPlane::ListDevices() const {
+  // Who holds a device is told per caller on /api/v1/nodes only; this list names no workload.
+  std::vector<DeviceView> items;
+  for (const NodeView& n : ListNodes()) {
+    for (size_t i = 0; i < n.devices.size(); ++i) {
+      items.push_back({n.record.node.name, n.record.node.pool, n.record.node.devices[i], n.devices[i].allocated_milli,
+                       n.devices[i].utilization});
     }
   }
-  return {{"items", items}};
+  return items;
 }
 
-json ControlPlane::ListFlavors() const {
-  json nodes = ListNodes();
+std::vector<FlavorView> ControlPlane::ListFlavors() const {
+  std::vector<NodeView> nodes = ListNodes();
   ReaderLock lock(state_mu_);
-  std::map<std::string, json> by;
-  auto entry = [&](const std::string& f) -> json& {
+  std::map<std::string, FlavorView> by;
+  auto entry = [&](const std::string& f) -> FlavorView& {
     auto it = by.find(f);
     if (it == by.end()) {
-      json j = {{"name", f}, {"weight", 1.0}, {"devices", 0}, {"freeMilli", 0}, {"nodes", 0}, {"description", ""}};
+      FlavorView v;
+      v.name = f;
       if (auto fl = Flavor::Parse(f); fl.ok()) {
         if (const FlavorConfig* c = ledger_.config().FindFlavor(f)) {
-          j["weight"] = static_cast<double>(c->weight_milli) / 1000.0;
-          j["description"] = c->description;
+          v.weight = static_cast<double>(c->weight_milli) / 1000.0;
+          v.description = c->description;
         }
       }
-      it = by.emplace(f, j).first;
+      it = by.emplace(f, std::move(v)).first;
     }
     return it->second;
   };
   for (const FlavorConfig* c : ledger_.config().flavors()) entry(c->flavor.name());
-  for (const auto& n : nodes["items"]) {
+  for (const NodeView& n : nodes) {
     std::set<std::string> seen;
-    for (const auto& d : n["devices"]) {
-      json& e = entry(d["flavor"].get<std::string>());
-      e["devices"] = e["devices"].get<int>() + 1;
-      if (d["health"] == "Healthy") e["freeMilli"] = e["freeMilli"].get<int64_t>() + 1000 - d["allocatedMilli"].get<int64_t>();
-      if (seen.insert(d["flavor"].get<std::string>()).second) e["nodes"] = e["nodes"].get<int>() + 1;
+    for (size_t i = 0; i < n.devices.size(); ++i) {
+      const Device& d = n.record.node.devices[i];
+      FlavorView& e = entry(d.flavor.name());
+      e.devices += 1;
+      if (d.health == DeviceHealth::kHealthy) e.free_milli += 1000 - n.devices[i].allocated_milli;
+      if (seen.insert(d.flavor.name()).second) e.nodes += 1;
     }
   }
-  json items = json::array();
-  for (auto& [name, j] : by) items.push_back(j);
-  return {{"items", items}};
+  std::vector<FlavorView> items;
+  for (auto& [name, v] : by) items.push_back(std::move(v));
+  return items;
 }
 
-json ControlPlane::ListQueues() const {
+std::vector<QueueView> ControlPlane::ListQueues() const {
   ReaderLock lock(state_mu_);
   struct Counts {
     int pending = 0, admitted = 0;
@@ -394,41 +387,43 @@ json ControlPlane::ListQueues() const {
       }
     }
   }
-  json items = json::array();
+  std::vector<QueueView> items;
+  std::vector<meter::UseNow> use;
   for (const Queue* q : ledger_.config().queues()) {
-    json j = abacus::ToJson(SpecObject(*q));
+    QueueView& v = items.emplace_back();
+    v.queue = *q;
     Counts& c = counts[q->name];
-    j["pending"] = c.pending;
-    j["admitted"] = c.admitted;
-    if (auto s = ledger_.suspended_queues().find(q->name); s != ledger_.suspended_queues().end()) {
-      j["suspended"] = {{"by", s->second.by}, {"since", FormatTime(s->second.since)}};  // abacus suspend queue
-    }
-    json usage = json::array();
+    v.pending = c.pending;
+    v.admitted = c.admitted;
+    if (auto s = ledger_.suspended_queues().find(q->name); s != ledger_.suspended_queues().end()) v.suspended = s->second;
     for (const auto& quota : q->quotas) {
-      std::string res = quota.resource.Name();
-      int64_t used = c.used[res];
-      int64_t nominal = LedgerAmount(quota.resource, quota.nominal);
-      json u = {{"resource", res}, {"used", used}, {"nominal", nominal}};
-      if (quota.borrowing_limit) u["borrowingLimit"] = LedgerAmount(quota.resource, *quota.borrowing_limit);
-      usage.push_back(u);
+      QuotaUseView& u = v.usage.emplace_back();
+      u.resource = quota.resource.Name();
+      u.used = c.used[u.resource];
+      u.nominal = LedgerAmount(quota.resource, quota.nominal);
+      if (quota.borrowing_limit) u.borrowing_limit = LedgerAmount(quota.resource, *quota.borrowing_limit);
+      use.push_back({q->name, u.resource, u.used});
     }
-    j["usage"] = usage;
-    items.push_back(std::move(j));
   }
-  AddBorrowingNow(ledger_.config(), items);  // borrowed from whom, lent to whom (quota_view.h)
-  return {{"items", items}};
+  // Borrowed from whom, lent to whom (quota_view.h).
+  const auto borrowing = BorrowingNowByQueue(ledger_.config(), use);
+  for (QueueView& v : items) {
+    for (QuotaUseView& u : v.usage) {
+      if (auto it = borrowing.find({v.queue.name, u.resource}); it != borrowing.end()) u.borrowing = it->second;
+    }
+  }
+  return items;
 }
 
-Result<json> ControlPlane::GetQueue(const std::string& name) const {
-  json all = ListQueues();
-  for (auto& q : all["items"]) {
-    if (q["name"] == name) return q;
+Result<QueueView> ControlPlane::GetQueue(const std::string& name) const {
+  for (QueueView& q : ListQueues()) {
+    if (q.queue.name == name) return std::move(q);
   }
   return NotFound("queue '" + name + "' not found");
 }
 
 json ControlPlane::ListConfig(const std::string& kind) const {
-  if (kind == "cluster") return ListClusters();
+  if (kind == "cluster") return ClustersJson(ListClusters());  // not typed yet: ListConfig is JSON
   ReaderLock lock(state_mu_);
   json items = json::array();
   if (kind == "priorityclass") {

@@ -14,6 +14,7 @@
 #include "govern/audit.h"
 #include "server/control_plane_fixture.h"
 #include "server/server_test_util.h"
+#include "server/read_views_json.h"
 
 namespace abacus::server {
 namespace {
@@ -159,7 +160,7 @@ TEST_F(ControlPlaneTest, SilentAgentNodeIsLostOnTheClockAndItsWorkRequeued) {
   clock_.Advance(31s);
   cp_->WaitForCycle();
   cp_->WaitForCycle();
-  json node = *cp_->GetNode("gpu-a");
+  json node = NodeJson(*cp_->GetNode("gpu-a"));
   EXPECT_EQ(node["state"], "NotReady");
   EXPECT_EQ(node["notReadySinceUs"], ToMicros(clock_.Now()));
   // Issue 20.9: its agent, cut off as long, is fencing the task (TrainingJob: 30 s by default);
@@ -387,7 +388,7 @@ TEST_F(ControlPlaneTest, NodeDevicesCarryUtilizationAndHoldersAsTheCallerSeesThe
   ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
   std::string id = Submit("ft", 1);
   ASSERT_TRUE(cp_->AgentHeartbeat("gpu-a", json{{"devices", {{{"index", 0}, {"utilization", 0.75}}}}}).ok());
-  json node = *cp_->GetNode("gpu-a");
+  json node = NodeJson(*cp_->GetNode("gpu-a"));
   json dev0 = node["devices"][0];
   EXPECT_EQ(dev0["utilization"], 0.75);
   EXPECT_FALSE(node["devices"][1].contains("utilization"));  // never reported
@@ -395,12 +396,12 @@ TEST_F(ControlPlaneTest, NodeDevicesCarryUtilizationAndHoldersAsTheCallerSeesThe
   EXPECT_EQ(dev0["holders"][0], (json{{"workload", id}, {"name", "ft"}, {"milli", 1000}}));
   EXPECT_EQ(dev0["hiddenMilli"], 0);
 
-  json hidden = *cp_->GetNode("gpu-a", [](const Workload&) { return false; });
+  json hidden = NodeJson(*cp_->GetNode("gpu-a", [](const Workload&) { return false; }));
   EXPECT_TRUE(hidden["devices"][0]["holders"].empty());
   EXPECT_EQ(hidden["devices"][0]["hiddenMilli"], 1000);
   EXPECT_EQ(hidden["hiddenCpuMilli"], 1000);
   EXPECT_EQ(hidden.dump().find(id), std::string::npos);
-  EXPECT_EQ(cp_->ListDevices().dump().find(id), std::string::npos);  // names no holder
+  EXPECT_EQ(DevicesJson(cp_->ListDevices()).dump().find(id), std::string::npos);  // names no holder
 }
 
 TEST_F(ControlPlaneTest, MetricsAreValidPrometheusTextWithTheIssueFamilies) {
@@ -758,7 +759,7 @@ TEST_F(ControlPlaneTest, ClustersAreLedgerObjectsAndQueuesLimitOrPreferThem) {
   west["cluster"] = "west";
   ASSERT_TRUE(cp_->RegisterAgent(east).ok());
   ASSERT_TRUE(cp_->RegisterAgent(west).ok());
-  json clusters = cp_->ListClusters()["items"];
+  json clusters = ClustersJson(cp_->ListClusters())["items"];
   ASSERT_EQ(clusters.size(), 2u) << clusters.dump();
   EXPECT_EQ(clusters[0]["name"], "east");
   EXPECT_EQ(clusters[0]["location"], "cn-hangzhou");
@@ -1010,7 +1011,7 @@ TEST_F(ControlPlaneTest, ARegisteredNodeRegistersAgainOnlyWithItsCredential) {
   own["credential"] = (*first)["nodeToken"];
   auto again = cp_->RegisterAgent(own);
   ASSERT_TRUE(again.ok()) << again.status().ToString();
-  EXPECT_FALSE((*cp_->GetNode("gpu-a")).contains("credential"));
+  EXPECT_FALSE(NodeJson(*cp_->GetNode("gpu-a")).contains("credential"));
   EXPECT_EQ(cp_->ResetNode("nowhere").status().code(), StatusCode::kNotFound);
   ASSERT_TRUE(cp_->ResetNode("gpu-a").ok());
   EXPECT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());

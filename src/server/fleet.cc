@@ -67,8 +67,8 @@ Status ControlPlane::CommitWorkloadControl(WorkloadRecord next, const std::strin
 
 // ---------------------------------------------------------------- nodes
 
-Result<json> ControlPlane::CordonNode(const std::string& name, bool cordon, const std::string& by,
-                                      const std::string& reason, RequestContext* context) {
+Result<NodeView> ControlPlane::CordonNode(const std::string& name, bool cordon, const std::string& by,
+                                          const std::string& reason, RequestContext* context) {
   ABACUS_RETURN_IF_ERROR(RunOnLoop(context, [this, name, cordon, by, reason](PendingRequestAudit* audit) -> Result<json> {
                            ABACUS_RETURN_IF_ERROR(CordonOnLoop(name, cordon, by, reason, audit));
                            return json::object();
@@ -103,7 +103,7 @@ bool DrainStopsNow(const Ledger& ledger, const WorkloadRecord& w, const NodeReco
   return preemptible || n.cordon.requeue_all || now >= n.cordon.deadline;
 }
 
-Result<json> ControlPlane::DrainNode(const std::string& name, const DrainOrder& order, RequestContext* context) {
+Result<NodeView> ControlPlane::DrainNode(const std::string& name, const DrainOrder& order, RequestContext* context) {
   if (order.grace.count() < 0) return InvalidArgument("grace: must not be negative");
   ABACUS_RETURN_IF_ERROR(RunOnLoop(context, [this, name, order](PendingRequestAudit* audit) -> Result<json> {
                            ABACUS_RETURN_IF_ERROR(DrainOnLoop(name, order, audit));

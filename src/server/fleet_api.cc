@@ -10,6 +10,7 @@
 #include "server/governance_api.h"
 #include "server/http_answer.h"
 #include "server/http_server.h"
+#include "server/read_views_json.h"
 
 namespace abacus::server {
 namespace {
@@ -47,8 +48,8 @@ void AddFleetRoutes(httplib::Server& s, ControlPlane& cp) {
            [&cp, cordon](const httplib::Request& req, httplib::Response& res) {
              std::optional<json> body = ObjectBody(req, res);
              if (!body) return;
-             Send(res, cp.CordonNode(req.matches[1], cordon, RequestPrincipal().name, StringField(*body, "reason"),
-                                     CurrentRequest()));
+             Send(res, NodeJson(cp.CordonNode(req.matches[1], cordon, RequestPrincipal().name,
+                                              StringField(*body, "reason"), CurrentRequest())));
            });
   }
   s.Post(R"(/api/v1/nodes/([^/]+)/drain)", [&cp](const httplib::Request& req, httplib::Response& res) {
@@ -67,7 +68,7 @@ void AddFleetRoutes(httplib::Server& s, ControlPlane& cp) {
       if (!(*body)["requeue"].is_boolean()) return SendStatus(res, InvalidArgument("requeue: expected true or false"));
       order.requeue_all = (*body)["requeue"].get<bool>();
     }
-    Send(res, cp.DrainNode(req.matches[1], order, CurrentRequest()));
+    Send(res, NodeJson(cp.DrainNode(req.matches[1], order, CurrentRequest())));
   });
 
   // ---- workloads: hold, release, suspend, resume, requeue; priority {"priority": "N"|"class"}

@@ -21,6 +21,7 @@
 #include "server/logs_api.h"
 #include "server/ui_routes.h"
 #include "server/watch_api.h"
+#include "server/read_views_json.h"
 #include "server/reservations_api.h"
 #include "server/shares_api.h"
 #include "server/whoami_api.h"
@@ -387,12 +388,12 @@ void HttpServer::Routes() {
     });
   }
   s.Get("/api/v1/queues", [this](const httplib::Request& req, httplib::Response& res) {
-    auto list = [this] { return FilterVisibleConfig("queue", cp_.ListQueues()); };
+    auto list = [this] { return FilterVisibleConfig("queue", QueuesJson(cp_.ListQueues())); };
     if (IsWatchRequest(req)) return ServeListWatch(cp_, list, req, res);
     SendJson(res, 200, list());
   });
   s.Get(R"(/api/v1/queues/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, VisibleConfig("queue", cp_.GetQueue(req.matches[1])));
+    Send(res, VisibleConfig("queue", QueueJson(cp_.GetQueue(req.matches[1]))));
   });
   // What this server is: any authenticated user may read it (`abacus version`).
   s.Get("/api/v1/version", [](const httplib::Request&, httplib::Response& res) {
@@ -402,9 +403,9 @@ void HttpServer::Routes() {
               {"buildDate", std::string(BuildDate())},
               {"storeSchemaVersion", SqliteMigrations().empty() ? 0 : SqliteMigrations().back().version}});
   });
-  s.Get("/api/v1/flavors", [this](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, cp_.ListFlavors()); });
+  s.Get("/api/v1/flavors", [this](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, FlavorsJson(cp_.ListFlavors())); });
   s.Get("/api/v1/flavors/(.+)", [this](const httplib::Request& req, httplib::Response& res) {
-    json all = cp_.ListFlavors();
+    json all = FlavorsJson(cp_.ListFlavors());
     for (auto& f : all["items"]) {
       if (f["name"] == req.matches[1].str()) return SendJson(res, 200, f);
     }
@@ -416,13 +417,13 @@ void HttpServer::Routes() {
     // Each device names the holders the caller may see; other tenants' work is hiddenMilli.
     auto visible = RequestWorkloadFilter();
     if (IsWatchRequest(req)) {
-      return ServeListWatch(cp_, [this, visible] { return cp_.ListNodes(visible); }, req, res);
+      return ServeListWatch(cp_, [this, visible] { return NodesJson(cp_.ListNodes(visible)); }, req, res);
     }
-    SendJson(res, 200, cp_.ListNodes(visible));
+    SendJson(res, 200, NodesJson(cp_.ListNodes(visible)));
   });
   AddEventRoutes(s, cp_);  // GET /api/v1/events (watch_api.h)
   s.Get(R"(/api/v1/nodes/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp_.GetNode(req.matches[1], RequestWorkloadFilter()));
+    Send(res, NodeJson(cp_.GetNode(req.matches[1], RequestWorkloadFilter())));
   });
   s.Post("/api/v1/nodes", [this](const httplib::Request& req, httplib::Response& res) {
     std::optional<json> parsed = JsonBodyOr400(req, res);
@@ -434,7 +435,7 @@ void HttpServer::Routes() {
   s.Post(R"(/api/v1/nodes/([^/]+)/reset)", [this](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp_.ResetNode(req.matches[1], CurrentRequest()));
   });
-  s.Get("/api/v1/devices", [this](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, cp_.ListDevices()); });
+  s.Get("/api/v1/devices", [this](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, DevicesJson(cp_.ListDevices())); });
   // ---- operator control: cordon/drain, hold/requeue/priority/suspend, queue suspend (fleet_api.h)
   AddFleetRoutes(s, cp_);
 

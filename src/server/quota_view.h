@@ -4,9 +4,13 @@
 // report), and per pool the tenants whose work may run on it.
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "meter/borrowing.h"
 #include "meter/report_inputs.h"
 #include "server/ledger.h"
 
@@ -15,6 +19,28 @@ namespace abacus::server {
 // Returns every queue's quotas as the borrowing rule reads them (amounts in ledger units);
 // `devices_only`: accelerator flavors alone (the metered borrowing report), else CPU and memory too.
 std::vector<meter::QueueQuota> BorrowingQuotas(const TenancyConfig& config, bool devices_only);
+
+// Who one queue borrows one resource from and lends it to now (ledger units); a lender
+// "(cohort)" stands for capacity no queue's lendable quota covers.
+struct BorrowingNowLine {
+  struct Flow {
+    std::string queue;
+    int64_t amount = 0;
+  };
+  int64_t borrowed = 0;
+  std::vector<Flow> borrowed_from;
+  int64_t lent = 0;
+  std::vector<Flow> lent_to;
+};
+
+// Returns the borrowing now of every (queue, resource) that borrows or lends, given what each
+// queue uses (`use`, ledger units); lending happens inside each queue's root cohort.
+std::map<std::pair<std::string, std::string>, BorrowingNowLine> BorrowingNowByQueue(
+    const TenancyConfig& config, const std::vector<meter::UseNow>& use);
+
+// Returns `usage` (one entry of a queue's "usage") with `line` as "borrowed", "borrowedFrom",
+// "lent" and "lentTo" ([{queue, amount}]).
+nlohmann::json BorrowingNowJson(const BorrowingNowLine& line, nlohmann::json usage);
 
 // Adds to every entry of each queue's "usage" ([{resource, used, nominal}], ledger units):
 // "borrowed" and "borrowedFrom" [{queue, amount}], "lent" and "lentTo" [{queue, amount}]; a

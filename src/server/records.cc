@@ -229,23 +229,25 @@ Result<WorkloadRecord> WorkloadRecordFromJson(const json& j) {
   return r;
 }
 
+json DeviceJson(const Device& d) {
+  json dj = {{"index", d.index},
+             {"uuid", d.uuid},
+             {"flavor", d.flavor.name()},
+             {"memoryBytes", d.memory_bytes},
+             {"health", DeviceHealthName(d.health)},
+             {"simulated", d.simulated}};
+  if (!d.driver_version.empty()) dj["driverVersion"] = d.driver_version;
+  if (!d.runtime_versions.empty()) dj["runtimeVersions"] = d.runtime_versions;
+  if (d.topology.numa_node >= 0) dj["numa"] = d.topology.numa_node;
+  if (!d.topology.interconnect_domain.empty()) dj["interconnectDomain"] = d.topology.interconnect_domain;
+  if (!d.topology.pcie_switch.empty()) dj["pcieSwitch"] = d.topology.pcie_switch;
+  return dj;
+}
+
 json ToJson(const NodeRecord& n) {
   const Node& node = n.node;
   json devices = json::array();
-  for (const auto& d : node.devices) {
-    json dj = {{"index", d.index},
-               {"uuid", d.uuid},
-               {"flavor", d.flavor.name()},
-               {"memoryBytes", d.memory_bytes},
-               {"health", DeviceHealthName(d.health)},
-               {"simulated", d.simulated}};
-    if (!d.driver_version.empty()) dj["driverVersion"] = d.driver_version;
-    if (!d.runtime_versions.empty()) dj["runtimeVersions"] = d.runtime_versions;
-    if (d.topology.numa_node >= 0) dj["numa"] = d.topology.numa_node;
-    if (!d.topology.interconnect_domain.empty()) dj["interconnectDomain"] = d.topology.interconnect_domain;
-    if (!d.topology.pcie_switch.empty()) dj["pcieSwitch"] = d.topology.pcie_switch;
-    devices.push_back(std::move(dj));
-  }
+  for (const auto& d : node.devices) devices.push_back(DeviceJson(d));
   json taints = json::array();
   for (const auto& t : node.taints) {
     taints.push_back({{"key", t.key}, {"value", t.value}, {"effect", TaintEffectName(t.effect)}});

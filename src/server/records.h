@@ -218,6 +218,8 @@ struct NodeRecord {
   }
 };
 
+// One device as a node's store document and REST body hold it.
+nlohmann::json DeviceJson(const Device& d);
 // The store document / REST body of a node (devices included).
 nlohmann::json ToJson(const NodeRecord& n);
 // Reads a node: name required; cpu/memory as quantities ("64", "512Gi") or integers

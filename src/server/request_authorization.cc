@@ -184,7 +184,7 @@ Status AuthorizeRoute(ControlPlane& cp, const httplib::Request& req, RequestCont
     ctx.object_name = seg[1];
     auto q = cp.GetQueue(seg[1]);
     if (!q.ok()) return admin ? Status::OK() : PermissionDenied(who.ToString() + " may not " + seg[2] + " queue " + seg[1]);
-    ctx.tenant = q->value("tenant", "");
+    ctx.tenant = q->queue.tenant;
     return govern::Authorize(who, Action::kQueueControl, Resource::ForTenantObject("queue", seg[1], ctx.tenant));
   }
   if (top == "reservations" && m == "DELETE") {  // reservations_api.h: admins, as applying one

@@ -1,0 +1,108 @@
+// The read model of the API (issue 22.1): what ControlPlane's typed reads return. Each view is
+// built under the shared state lock from the ledger, with the parts computed there (usage,
+// borrowing, holders, liveness), and owns what it holds, so it outlives the lock. The JSON shapes
+// are written at the HTTP edge (read_views_json.h), nowhere else.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "sched/fair_share.h"
+#include "server/device_holders.h"
+#include "server/ledger.h"
+#include "server/node_liveness.h"
+#include "server/quota_view.h"
+#include "server/records.h"
+#include "tenancy/pool.h"
+#include "tenancy/queue.h"
+
+namespace abacus::server {
+
+// One quota of a queue: what it uses of the resource and borrows or lends now (ledger units).
+struct QuotaUseView {
+  std::string resource;
+  int64_t used = 0;
+  int64_t nominal = 0;
+  std::optional<int64_t> borrowing_limit;
+  BorrowingNowLine borrowing;
+};
+
+// A queue as GET /api/v1/queues shows it: its configuration, its workloads and quota use.
+struct QueueView {
+  Queue queue;
+  int pending = 0;   // waiting workloads
+  int admitted = 0;  // workloads holding quota
+  std::optional<QueueSuspension> suspended;  // `abacus suspend queue`
+  std::vector<QuotaUseView> usage;           // one per quota, in the queue's order
+};
+
+// One device of a node as the caller sees it.
+struct DeviceUseView {
+  int32_t allocated_milli = 0;
+  DeviceHolding holding;  // the holders the caller may see, the rest as hidden milli
+  std::optional<double> utilization;  // the agent's last report (0..1)
+};
+
+// A node as GET /api/v1/nodes shows it: the record and what is held on it.
+struct NodeView {
+  NodeRecord record;
+  std::vector<DeviceUseView> devices;  // one per record.node.devices, same order
+  int64_t allocated_cpu_milli = 0;
+  int64_t allocated_memory_bytes = 0;
+  std::map<std::string, int64_t> allocated_extended;  // name -> held
+  int64_t free_device_milli = 0;  // of healthy devices
+  int64_t hidden_cpu_milli = 0;   // held by workloads the caller may not see
+  int64_t hidden_memory_bytes = 0;
+  std::optional<NodeLiveness> liveness;  // agent nodes heard from
+};
+
+// One device as GET /api/v1/devices lists it: no holders.
+struct DeviceView {
+  std::string node;
+  std::string pool;
+  Device device;
+  int32_t allocated_milli = 0;
+  std::optional<double> utilization;
+};
+
+// A device flavor as GET /api/v1/flavors shows it: configured or found on a node.
+struct FlavorView {
+  std::string name;
+  double weight = 1.0;
+  std::string description;
+  int devices = 0;
+  int64_t free_milli = 0;  // of healthy devices
+  int nodes = 0;
+};
+
+// A cluster's devices of one flavor.
+struct ClusterDevicesView {
+  int total = 0;
+  int64_t allocated_milli = 0;
+  int unhealthy = 0;
+};
+
+// A cluster as GET /api/v1/clusters shows it: declared (kind Cluster) or named by nodes only.
+struct ClusterView {
+  std::optional<ClusterConfig> declared;  // nullopt: no Cluster object names it
+  std::string name;
+  int nodes = 0;
+  int ready_nodes = 0;
+  int64_t cpu_milli = 0;
+  std::set<std::string> pools;
+  std::map<std::string, ClusterDevicesView> devices;  // by flavor
+};
+
+// GET /api/v1/shares: every queue's fair share over time.
+struct SharesView {
+  std::vector<sched::QueueShare> shares;
+  std::vector<std::string> tenant_of;  // each share's tenant, same order
+  Duration half_life{};
+};
+
+}  // namespace abacus::server

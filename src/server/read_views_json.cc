@@ -1,0 +1,121 @@
+#include "server/read_views_json.h"
+
+#include "server/shares_api.h"
+#include "workload/documents.h"
+
+namespace abacus::server {
+
+using nlohmann::json;
+
+namespace {
+
+template <typename View, typename Encode>
+json Items(const std::vector<View>& views, Encode encode) {
+  json items = json::array();
+  for (const View& v : views) items.push_back(encode(v));
+  return {{"items", std::move(items)}};
+}
+
+}  // namespace
+
+json QueueJson(const QueueView& q) {
+  json j = abacus::ToJson(SpecObject(q.queue));
+  j["pending"] = q.pending;
+  j["admitted"] = q.admitted;
+  if (q.suspended) j["suspended"] = {{"by", q.suspended->by}, {"since", FormatTime(q.suspended->since)}};
+  json usage = json::array();
+  for (const QuotaUseView& u : q.usage) {
+    json entry = {{"resource", u.resource}, {"used", u.used}, {"nominal", u.nominal}};
+    if (u.borrowing_limit) entry["borrowingLimit"] = *u.borrowing_limit;
+    usage.push_back(BorrowingNowJson(u.borrowing, std::move(entry)));
+  }
+  j["usage"] = std::move(usage);
+  return j;
+}
+
+Result<json> QueueJson(const Result<QueueView>& q) {
+  if (!q.ok()) return q.status();
+  return QueueJson(*q);
+}
+
+json QueuesJson(const std::vector<QueueView>& queues) {
+  return Items(queues, [](const QueueView& q) { return QueueJson(q); });
+}
+
+json NodeJson(const NodeView& n) {
+  json j = ToJson(n.record);
+  size_t i = 0;
+  for (auto& d : j["devices"]) {
+    const DeviceUseView& use = n.devices[i++];
+    d["allocatedMilli"] = use.allocated_milli;
+    json holders = json::array();
+    for (const DeviceHolder& x : use.holding.holders) {
+      holders.push_back({{"workload", x.workload}, {"name", x.name}, {"milli", x.milli}});
+    }
+    d["holders"] = std::move(holders);
+    d["hiddenMilli"] = use.holding.hidden_milli;
+    if (use.utilization) d["utilization"] = *use.utilization;
+  }
+  j["allocatedCpuMilli"] = n.allocated_cpu_milli;
+  j["allocatedMemoryBytes"] = n.allocated_memory_bytes;
+  if (!n.allocated_extended.empty()) j["allocatedExtended"] = n.allocated_extended;
+  j["freeDeviceMilli"] = n.free_device_milli;
+  j["hiddenCpuMilli"] = n.hidden_cpu_milli;
+  j["hiddenMemoryBytes"] = n.hidden_memory_bytes;
+  AddLiveness(j, n.liveness);
+  return j;
+}
+
+Result<json> NodeJson(const Result<NodeView>& n) {
+  if (!n.ok()) return n.status();
+  return NodeJson(*n);
+}
+
+json NodesJson(const std::vector<NodeView>& nodes) {
+  return Items(nodes, [](const NodeView& n) { return NodeJson(n); });
+}
+
+json DevicesJson(const std::vector<DeviceView>& devices) {
+  return Items(devices, [](const DeviceView& d) {
+    json j = DeviceJson(d.device);
+    j["allocatedMilli"] = d.allocated_milli;
+    if (d.utilization) j["utilization"] = *d.utilization;
+    j["node"] = d.node;
+    j["pool"] = d.pool;
+    return j;
+  });
+}
+
+json FlavorJson(const FlavorView& f) {
+  return {{"name", f.name},     {"weight", f.weight},        {"devices", f.devices},
+          {"freeMilli", f.free_milli}, {"nodes", f.nodes}, {"description", f.description}};
+}
+
+json FlavorsJson(const std::vector<FlavorView>& flavors) {
+  return Items(flavors, [](const FlavorView& f) { return FlavorJson(f); });
+}
+
+json ClustersJson(const std::vector<ClusterView>& clusters) {
+  return Items(clusters, [](const ClusterView& c) {
+    json j = c.declared ? abacus::ToJson(SpecObject(*c.declared)) : json{{"kind", "Cluster"}, {"name", c.name}};
+    j["declared"] = c.declared.has_value();
+    j["nodes"] = c.nodes;
+    j["readyNodes"] = c.ready_nodes;
+    if (c.nodes > 0) {
+      j["cpuMilli"] = c.cpu_milli;
+      j["pools"] = c.pools;
+    }
+    json devices = json::object();
+    for (const auto& [flavor, d] : c.devices) {
+      json f = {{"total", d.total}, {"allocatedMilli", d.allocated_milli}};
+      if (d.unhealthy > 0) f["unhealthy"] = d.unhealthy;
+      devices[flavor] = std::move(f);
+    }
+    j["devices"] = std::move(devices);
+    return j;
+  });
+}
+
+json SharesJson(const SharesView& shares) { return SharesJson(shares.shares, shares.tenant_of, shares.half_life); }
+
+}  // namespace abacus::server
