@@ -226,8 +226,12 @@ class ControlPlane {
   // FailedPrecondition listing the ids when the name is ambiguous (workload_names.cc).
   Result<std::string> ResolveWorkload(const std::string& id_or_name,
                                       const std::function<bool(const Workload&)>& visible) const;
-  Result<nlohmann::json> GetWorkload(const std::string& id_or_name) const;
-  nlohmann::json ListWorkloads(const WorkloadFilter& filter) const;
+  // Returns the workload an id or name names (ledger or inbox) with its status; NotFound.
+  Result<WorkloadView> GetWorkload(const std::string& id_or_name) const;
+  // Calls `use` once with the workloads `filter` matches, under the shared state lock: the rows
+  // point at the ledger's records, valid only during the call (read_views.h).
+  void ListWorkloads(const WorkloadFilter& filter,
+                     const std::function<void(const WorkloadListView&)>& use) const;
   Result<nlohmann::json> Explain(const std::string& id_or_name) const;
   Result<nlohmann::json> Events(const std::string& id_or_name) const;
   // The log of one task of a workload: `task` is a task id, "GROUP.REPLICA" or empty (the first
@@ -483,7 +487,11 @@ class ControlPlane {
   bool IsActiveWorkload(const std::string& id) const;
   // Returns a copy of the record by id or name from the ledger or the inbox.
   std::optional<WorkloadRecord> FindRecord(const std::string& id_or_name) const;
-  nlohmann::json View(const WorkloadRecord& r) const;  // requires state_mu_ held (shared)
+  // What the read model computes of `r` beside the record; requires state_mu_ held (shared).
+  WorkloadStatusView StatusOf(const WorkloadRecord& r) const;
+  // `r`'s view as JSON, the answer of the writes that change one workload; requires state_mu_
+  // held (shared).
+  nlohmann::json View(const WorkloadRecord& r) const;
   // Runs `change` on the loop for `keyed` (whose first Check found no repeat): checked again
   // there, so that a repeat that waited behind its first request gets the first answer; `change`
   // stages the key with its answer (IdempotentWrite::Stage). A repeat is noted for the audit.

@@ -59,65 +59,55 @@ std::optional<WorkloadRecord> ControlPlane::FindRecord(const std::string& id_or_
   return std::nullopt;
 }
 
-json ControlPlane::View(const WorkloadRecord& r) const {
-  json j = ToJson(r);
-  // Uploaded results files are read through GET /api/v1/evaluations; here only their size.
-  for (json& p : j["placements"]) {
-    if (!p.contains("results")) continue;
-    p["resultsBytes"] = p["results"].get_ref<const std::string&>().size();
-    p.erase("results");
-  }
-  j.erase("spec");
-  j["spec"] = abacus::ToJson(r.spec);
-  j["submittedAt"] = FormatTime(r.submitted);
-  if (ToMicros(r.admitted_at) != 0) j["admittedAt"] = FormatTime(r.admitted_at);
-  if (ToMicros(r.finished_at) != 0) j["finishedAt"] = FormatTime(r.finished_at);
+WorkloadStatusView ControlPlane::StatusOf(const WorkloadRecord& r) const {
+  WorkloadStatusView s;
   if (std::string held = r.waiting() ? ledger_.HoldReason(r) : ""; !held.empty()) {
-    j["pendingReason"] = {{"code", HoldCode(r)}, {"message", held}};  // an operator's hold (fleet.h)
+    s.pending_reason = PendingReasonView{HoldCode(r), held, std::nullopt};  // an operator's hold (fleet.h)
   } else if (r.waiting()) {
     auto it = ledger_.pending_reasons().find(r.id);
     if (it != ledger_.pending_reasons().end()) {
-      j["pendingReason"] = {{"code", sched::PendingCodeName(it->second.code)},
-                            {"message", it->second.message},
-                            {"position", it->second.position}};
+      const sched::PendingReason& pr = it->second;
+      s.pending_reason = PendingReasonView{std::string(sched::PendingCodeName(pr.code)), pr.message, pr.position};
     } else if (auto lr = ledger_.ledger_reasons().find(r.id); lr != ledger_.ledger_reasons().end()) {
-      j["pendingReason"] = {{"code", "Unschedulable"}, {"message", lr->second}};
+      s.pending_reason = PendingReasonView{"Unschedulable", lr->second, std::nullopt};
     }
   }
   // What the kind's controller keeps: batch progress, replicas and rollout, idle notice, …
-  json status = control::Describe(ViewOf(r), r.controller_state);
-  if (!status.is_object()) status = json::object();
+  s.controller = control::Describe(ViewOf(r), r.controller_state);
+  if (!s.controller.is_object()) s.controller = json::object();
   if (IsElastic(r) && r.holds_quota()) {
-    status["wantedUnits"] = WantedUnits(r);
-    status["placedUnits"] = PlacedUnits(r).size();
-    json unplaced = json::array();
+    ElasticStatusView& e = s.elastic.emplace();
+    e.wanted_units = WantedUnits(r);
+    e.placed_units = PlacedUnits(r).size();
     for (int32_t unit : MissingUnits(r)) {
-      json u = {{"unit", unit}};
+      UnplacedUnitView& u = e.unplaced.emplace_back();
+      u.unit = unit;
       auto it = ledger_.pending_reasons().find(SliceId(r.id, unit));
       if (it != ledger_.pending_reasons().end()) {
         // The replica's own reason with what stopped it on the nodes (filters and best candidate).
-        u["reason"] = it->second.message +
-                      (it->second.placement ? ": " + sched::DescribePlacement(*it->second.placement) : std::string());
+        const sched::PendingReason& pr = it->second;
+        u.reason = pr.message + (pr.placement ? ": " + sched::DescribePlacement(*pr.placement) : std::string());
       }
-      unplaced.push_back(std::move(u));
     }
-    if (!unplaced.empty()) status["unplaced"] = std::move(unplaced);
     if (std::set<int32_t> outside = UnitsOutsidePool(r, ledger_); !outside.empty()) {
-      status["outsidePool"] = {{"pool", ReservationPool(r)}, {"replicas", outside}, {"message", OutsidePoolLine(r, ledger_)}};
+      e.outside_pool = OutsidePoolView{ReservationPool(r), std::move(outside), OutsidePoolLine(r, ledger_)};
     }
   }
-  if (!status.empty()) j["status"] = std::move(status);
-  return j;
+  return s;
 }
 
-Result<json> ControlPlane::GetWorkload(const std::string& id_or_name) const {
+json ControlPlane::View(const WorkloadRecord& r) const { return WorkloadViewJson(r, StatusOf(r)); }
+
+Result<WorkloadView> ControlPlane::GetWorkload(const std::string& id_or_name) const {
   auto r = FindRecord(id_or_name);
   if (!r) return NotFound("workload '" + id_or_name + "' not found");
   ReaderLock lock(state_mu_);
-  return View(*r);
+  WorkloadStatusView status = StatusOf(*r);
+  return WorkloadView{std::move(*r), std::move(status)};
 }
 
-json ControlPlane::ListWorkloads(const WorkloadFilter& f) const {
+void ControlPlane::ListWorkloads(const WorkloadFilter& f,
+                                 const std::function<void(const WorkloadListView&)>& use) const {
   std::vector<WorkloadRecord> pending_ingest;
   {
     MutexLock lock(loop_mu_);
@@ -154,16 +144,12 @@ json ControlPlane::ListWorkloads(const WorkloadFilter& f) const {
   std::sort(rows.begin(), rows.end(), [](const WorkloadRecord* a, const WorkloadRecord* b) {
     return a->submitted != b->submitted ? a->submitted < b->submitted : a->id < b->id;
   });
-  json items = json::array();
-  size_t total = rows.size();
-  size_t first = total > f.limit ? total - f.limit : 0;  // the newest `limit`
-  for (size_t i = first; i < total; ++i) {
-    json v = View(*rows[i]);
-    v.erase("spec");
-    if (!rows[i]->spec.labels.empty()) v["labels"] = rows[i]->spec.labels;  // for selectors (cancel -l)
-    items.push_back(std::move(v));
-  }
-  return {{"items", std::move(items)}, {"total", total}};
+  WorkloadListView list;
+  list.total = rows.size();
+  const size_t first = list.total > f.limit ? list.total - f.limit : 0;  // the newest `limit`
+  list.items.reserve(list.total - first);
+  for (size_t i = first; i < list.total; ++i) list.items.push_back({rows[i], StatusOf(*rows[i])});
+  use(list);
 }
 
 Result<json> ControlPlane::Explain(const std::string& id_or_name) const {

@@ -252,10 +252,10 @@ void HttpServer::Routes() {
       return SendError(res, 400, "invalid_argument", "limit: expected a number, got '" + limit + "'");
     }
     if (IsWatchRequest(req)) return ServeWorkloadWatch(cp_, std::move(f), req, res);  // watch_api.h
-    SendJson(res, 200, cp_.ListWorkloads(f));
+    SendJson(res, 200, ListWorkloadsJson(cp_, f));
   });
   s.Get(R"(/api/v1/workloads/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp_.GetWorkload(RequestWorkloadId(req.matches[1])));
+    Send(res, WorkloadViewJson(cp_.GetWorkload(RequestWorkloadId(req.matches[1]))));
   });
   // Updates of a workload that exists (issue 19.4, workload_update.h): PUT the whole document,
   // PATCH a JSON merge patch, POST …/rollback {"revision": N} (default: the one before); an

@@ -1,11 +1,14 @@
 // The read model of the API (issue 22.1): what ControlPlane's typed reads return. Each view is
 // built under the shared state lock from the ledger, with the parts computed there (usage,
-// borrowing, holders, liveness), and owns what it holds, so it outlives the lock. The JSON shapes
-// are written at the HTTP edge (read_views_json.h), nowhere else.
+// borrowing, holders, liveness, pending reasons), and owns what it holds, so it outlives the lock
+// (except WorkloadListView, which lives inside the lock). The JSON shapes are written at the
+// HTTP edge (read_views_json.h), nowhere else. One JSON value is kept inside: the controller's
+// own status document (control::Describe), which is the controller's to shape.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
@@ -103,6 +106,60 @@ struct SharesView {
   std::vector<sched::QueueShare> shares;
   std::vector<std::string> tenant_of;  // each share's tenant, same order
   Duration half_life{};
+};
+
+// Why a waiting workload waits: an operator's hold, the scheduler's reason or the ledger's.
+struct PendingReasonView {
+  std::string code;
+  std::string message;
+  std::optional<int32_t> position;  // 1-based place in its queue (the scheduler's reasons)
+};
+
+// An elastic workload's replica that has no placement, and what stopped it on the nodes.
+struct UnplacedUnitView {
+  int32_t unit = 0;
+  std::optional<std::string> reason;
+};
+
+// The replicas of a workload bound to a reservation's pool that run outside it.
+struct OutsidePoolView {
+  std::string pool;
+  std::set<int32_t> replicas;
+  std::string message;
+};
+
+// An elastic workload holding quota: the replicas it wants, has, and misses.
+struct ElasticStatusView {
+  int32_t wanted_units = 0;
+  size_t placed_units = 0;
+  std::vector<UnplacedUnitView> unplaced;
+  std::optional<OutsidePoolView> outside_pool;
+};
+
+// What the read model computes of a workload beside its record.
+struct WorkloadStatusView {
+  std::optional<PendingReasonView> pending_reason;  // waiting workloads
+  // control::Describe: the kind's controller's own document (batch progress, replicas and
+  // rollout, idle notice, ...), kept as the controller writes it; an object.
+  nlohmann::json controller = nlohmann::json::object();
+  std::optional<ElasticStatusView> elastic;
+};
+
+// A workload as GET /api/v1/workloads/W shows it: a copy of its record and its status.
+struct WorkloadView {
+  WorkloadRecord record;
+  WorkloadStatusView status;
+};
+
+// GET /api/v1/workloads: the newest `limit` matching workloads, oldest first. The rows point at
+// the ledger's records (no copies): the list lives only inside ListWorkloads' callback.
+struct WorkloadListView {
+  struct Row {
+    const WorkloadRecord* record = nullptr;
+    WorkloadStatusView status;
+  };
+  std::vector<Row> items;
+  size_t total = 0;  // matching workloads, before the limit
 };
 
 }  // namespace abacus::server

@@ -1,5 +1,6 @@
 #include "server/read_views_json.h"
 
+#include "server/control_plane.h"
 #include "server/shares_api.h"
 #include "workload/documents.h"
 
@@ -114,6 +115,73 @@ json ClustersJson(const std::vector<ClusterView>& clusters) {
     j["devices"] = std::move(devices);
     return j;
   });
+}
+
+namespace {
+
+// A workload's view; `spec`: with its "spec" (a list's rows leave it out).
+json WorkloadJsonOf(const WorkloadRecord& r, const WorkloadStatusView& s, bool spec) {
+  json j = spec ? ToJson(r) : ToJsonWithoutSpec(r);
+  // Uploaded results files are read through GET /api/v1/evaluations; here only their size.
+  for (json& p : j["placements"]) {
+    if (!p.contains("results")) continue;
+    p["resultsBytes"] = p["results"].get_ref<const std::string&>().size();
+    p.erase("results");
+  }
+  j["submittedAt"] = FormatTime(r.submitted);
+  if (ToMicros(r.admitted_at) != 0) j["admittedAt"] = FormatTime(r.admitted_at);
+  if (ToMicros(r.finished_at) != 0) j["finishedAt"] = FormatTime(r.finished_at);
+  if (s.pending_reason) {
+    json reason = {{"code", s.pending_reason->code}, {"message", s.pending_reason->message}};
+    if (s.pending_reason->position) reason["position"] = *s.pending_reason->position;
+    j["pendingReason"] = std::move(reason);
+  }
+  json status = s.controller;
+  if (s.elastic) {
+    status["wantedUnits"] = s.elastic->wanted_units;
+    status["placedUnits"] = s.elastic->placed_units;
+    json unplaced = json::array();
+    for (const UnplacedUnitView& u : s.elastic->unplaced) {
+      json entry = {{"unit", u.unit}};
+      if (u.reason) entry["reason"] = *u.reason;
+      unplaced.push_back(std::move(entry));
+    }
+    if (!unplaced.empty()) status["unplaced"] = std::move(unplaced);
+    if (const auto& o = s.elastic->outside_pool) {
+      status["outsidePool"] = {{"pool", o->pool}, {"replicas", o->replicas}, {"message", o->message}};
+    }
+  }
+  if (!status.empty()) j["status"] = std::move(status);
+  return j;
+}
+
+}  // namespace
+
+json WorkloadViewJson(const WorkloadRecord& r, const WorkloadStatusView& status) {
+  return WorkloadJsonOf(r, status, true);
+}
+
+json WorkloadViewJson(const WorkloadView& w) { return WorkloadJsonOf(w.record, w.status, true); }
+
+Result<json> WorkloadViewJson(const Result<WorkloadView>& w) {
+  if (!w.ok()) return w.status();
+  return WorkloadViewJson(*w);
+}
+
+json WorkloadListJson(const WorkloadListView& list) {
+  json items = json::array();
+  for (const WorkloadListView::Row& row : list.items) {
+    json v = WorkloadJsonOf(*row.record, row.status, false);
+    if (!row.record->spec.labels.empty()) v["labels"] = row.record->spec.labels;  // for selectors (cancel -l)
+    items.push_back(std::move(v));
+  }
+  return {{"items", std::move(items)}, {"total", list.total}};
+}
+
+json ListWorkloadsJson(const ControlPlane& cp, const WorkloadFilter& filter) {
+  json out;
+  cp.ListWorkloads(filter, [&out](const WorkloadListView& list) { out = WorkloadListJson(list); });
+  return out;
 }
 
 json SharesJson(const SharesView& shares) { return SharesJson(shares.shares, shares.tenant_of, shares.half_life); }

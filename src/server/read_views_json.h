@@ -1,6 +1,7 @@
 // The JSON shapes of the typed read model (read_views.h) at the HTTP edge (issue 22.1): the
-// handlers, metrics and fleet answers encode the views here. Field names and values are those
-// of the API (docs/api.md); objects are nlohmann's, so keys come out sorted.
+// handlers encode the views here (and so do the writes that answer with a node's or a
+// workload's view). Field names and values are those of the API (docs/api.md); objects are
+// nlohmann's, so keys come out sorted.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -10,6 +11,9 @@
 #include "server/read_views.h"
 
 namespace abacus::server {
+
+class ControlPlane;
+struct WorkloadFilter;
 
 // A queue: its configuration document plus "pending", "admitted", "suspended" {by, since} when
 // suspended, and "usage" [{resource, used, nominal, borrowingLimit?, borrowed, borrowedFrom, lent,
@@ -42,6 +46,20 @@ nlohmann::json FlavorsJson(const std::vector<FlavorView>& flavors);
 // "declared": false}; "nodes", "readyNodes", "devices" {flavor: {total, allocatedMilli,
 // unhealthy?}}, and with nodes "cpuMilli" and "pools".
 nlohmann::json ClustersJson(const std::vector<ClusterView>& clusters);
+
+// A workload: its record (records.h ToJson) with "resultsBytes" in place of uploaded results
+// (GET /api/v1/evaluations reads them), "submittedAt", "admittedAt" and "finishedAt" (RFC 3339,
+// when set), "pendingReason" {code, message, position?} and "status" (the controller's document
+// with, for elastic work, wantedUnits, placedUnits, unplaced [{unit, reason?}] and outsidePool
+// {pool, replicas, message}) when not empty.
+nlohmann::json WorkloadViewJson(const WorkloadRecord& r, const WorkloadStatusView& status);
+nlohmann::json WorkloadViewJson(const WorkloadView& w);
+// The workload, or its error.
+Result<nlohmann::json> WorkloadViewJson(const Result<WorkloadView>& w);
+// {"items": [workload without "spec", with the spec's "labels" when it has any], "total"}.
+nlohmann::json WorkloadListJson(const WorkloadListView& list);
+// GET /api/v1/workloads: `cp.ListWorkloads(filter)` encoded by WorkloadListJson (under the lock).
+nlohmann::json ListWorkloadsJson(const ControlPlane& cp, const WorkloadFilter& filter);
 
 // {"halfLifeSeconds", "unit", "items"} (shares_api.h SharesJson).
 nlohmann::json SharesJson(const SharesView& shares);

@@ -27,6 +27,12 @@ json EventJson(WorkloadState state, const std::string& message, json details) {
 }
 
 json ToJson(const WorkloadRecord& r) {
+  json j = ToJsonWithoutSpec(r);
+  j["spec"] = abacus::ToJson(r.spec);
+  return j;
+}
+
+json ToJsonWithoutSpec(const WorkloadRecord& r) {
   json placements = json::array();
   for (const auto& p : r.placements) {
     json devices = json::array();
@@ -81,8 +87,7 @@ json ToJson(const WorkloadRecord& r) {
             {"submittedUs", ToMicros(r.submitted)},
             {"groupFlavors", r.group_flavors},
             {"placements", std::move(placements)},
-            {"requeues", r.requeues},
-            {"spec", abacus::ToJson(r.spec)}};
+            {"requeues", r.requeues}};
   if (r.failures != 0) j["failures"] = r.failures;
   if (!r.failure_reason.empty()) j["failureReason"] = r.failure_reason;
   if (r.requeue_reason != RequeueReason::kNone) j["requeueReason"] = RequeueReasonName(r.requeue_reason);

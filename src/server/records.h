@@ -177,6 +177,8 @@ nlohmann::json EventJson(WorkloadState state, const std::string& message,
 
 // The store document / REST body of a workload record.
 nlohmann::json ToJson(const WorkloadRecord& r);
+// The same without "spec" (the workload lists, which do not show it).
+nlohmann::json ToJsonWithoutSpec(const WorkloadRecord& r);
 // Reads a record written by ToJson; InvalidArgument naming the problem.
 Result<WorkloadRecord> WorkloadRecordFromJson(const nlohmann::json& j);
 
