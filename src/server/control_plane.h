@@ -232,8 +232,10 @@ class ControlPlane {
   // point at the ledger's records, valid only during the call (read_views.h).
   void ListWorkloads(const WorkloadFilter& filter,
                      const std::function<void(const WorkloadListView&)>& use) const;
-  Result<nlohmann::json> Explain(const std::string& id_or_name) const;
-  Result<nlohmann::json> Events(const std::string& id_or_name) const;
+  // GET /api/v1/workloads/W/explain: where the workload stands and why; NotFound.
+  Result<ExplainView> Explain(const std::string& id_or_name) const;
+  // GET /api/v1/workloads/W/events: the workload's stored events, oldest first; NotFound.
+  Result<StoredEventsView> Events(const std::string& id_or_name) const;
   // The log of one task of a workload: `task` is a task id, "GROUP.REPLICA" or empty (the first
   // task of the latest attempt); `stream` stdout or stderr; at most the last `tail_bytes`.
   Result<nlohmann::json> Logs(const std::string& id_or_name, const std::string& task = "",
@@ -297,7 +299,7 @@ class ControlPlane {
   Result<NodeView> GetNode(const std::string& name,
                            const std::function<bool(const Workload&)>& visible = nullptr) const;
   // GET /api/v1/nodes/{name}/events: the node's stored events, oldest first.
-  Result<nlohmann::json> NodeEvents(const std::string& name) const;
+  Result<StoredEventsView> NodeEvents(const std::string& name) const;
   // Returns every device of every node with its allocated milli, naming no holder.
   std::vector<DeviceView> ListDevices() const;
   // Returns every flavor configured or found on a node, by name, with its devices and free milli.

@@ -152,15 +152,19 @@ void ControlPlane::ListWorkloads(const WorkloadFilter& f,
   use(list);
 }
 
-Result<json> ControlPlane::Explain(const std::string& id_or_name) const {
+Result<ExplainView> ControlPlane::Explain(const std::string& id_or_name) const {
   auto rec = FindRecord(id_or_name);
   if (!rec) return NotFound("workload '" + id_or_name + "' not found");
   ReaderLock lock(state_mu_);
   const WorkloadRecord& r = *rec;
-  json j = {{"id", r.id}, {"name", r.spec.name}, {"queue", r.spec.queue}, {"state", WorkloadStateName(r.state)}};
-  std::string text;
+  ExplainView v;
+  v.id = r.id;
+  v.name = r.spec.name;
+  v.queue = r.spec.queue;
+  v.state = r.state;
+  std::string& text = v.text;
   if (std::string held = r.waiting() ? ledger_.HoldReason(r) : ""; !held.empty()) {
-    j["reason"] = {{"code", HoldCode(r)}, {"message", held}};  // an operator's hold (fleet.h)
+    v.reason = ExplainReasonView{HoldCode(r), held, std::nullopt, std::nullopt, std::nullopt};  // an operator's hold
     text = held;
   } else if (r.waiting()) {
     auto it = ledger_.pending_reasons().find(r.id);
@@ -170,27 +174,21 @@ Result<json> ControlPlane::Explain(const std::string& id_or_name) const {
       const Duration waited_before = pr.waited;
       pr.waited = std::max(Duration(0), clock_.Now() - r.submitted);
       if (pr.overrun.count() > 0) pr.overrun += pr.waited - waited_before;
-      j["reason"] = {{"code", sched::PendingCodeName(pr.code)},
-                     {"message", pr.message},
-                     {"position", pr.position},
-                     {"ahead", pr.ahead},
-                     {"aheadIds", pr.ahead_ids},
-                     {"basePriority", pr.base_priority},
-                     {"effectivePriority", pr.effective_priority},
-                     {"waitedSeconds", std::chrono::duration_cast<std::chrono::seconds>(pr.waited).count()}};
-      if (pr.quota) j["reason"]["quota"] = DescribeQuota(*pr.quota, r.spec.queue);
-      if (pr.placement) j["reason"]["placement"] = DescribePlacement(*pr.placement);
-      if (!pr.preemption.empty()) j["reason"]["preemption"] = pr.preemption;
-      if (!pr.fair_share.empty()) j["reason"]["fairShare"] = pr.fair_share;
+      ExplainReasonView& reason = v.reason.emplace();
+      reason.code = std::string(sched::PendingCodeName(pr.code));
+      reason.message = pr.message;
+      if (pr.quota) reason.quota = DescribeQuota(*pr.quota, r.spec.queue);
+      if (pr.placement) reason.placement = DescribePlacement(*pr.placement);
       text = DescribePending(pr);
+      reason.scheduler = std::move(pr);
     } else if (auto lr = ledger_.ledger_reasons().find(r.id); lr != ledger_.ledger_reasons().end()) {
-      j["reason"] = {{"code", "Unschedulable"}, {"message", lr->second}};
+      v.reason = ExplainReasonView{"Unschedulable", lr->second, std::nullopt, std::nullopt, std::nullopt};
       text = lr->second;
     } else {
       text = "waiting for the next scheduling cycle";
     }
   } else if (r.holds_quota()) {
-    json placements = json::array();
+    v.placed = true;
     std::map<std::string, std::vector<std::string>> by_node;
     for (const auto& p : r.placements) {
       std::string devs;
@@ -202,10 +200,9 @@ Result<json> ControlPlane::Explain(const std::string& id_or_name) const {
                               ? r.spec.spec.task_groups[p.group].name
                               : std::to_string(p.group);
       by_node[p.node].push_back(group + "[" + std::to_string(p.replica) + "]" + (devs.empty() ? "" : " devices " + devs));
-      placements.push_back({{"group", group}, {"replica", p.replica}, {"node", p.node}, {"devices", devs}});
+      v.placements.push_back({group, p.replica, p.node, devs});
     }
-    j["placements"] = placements;
-    j["flavors"] = r.group_flavors;
+    v.flavors = r.group_flavors;
     text = std::string(WorkloadStateName(r.state)) + " at " + FormatTime(r.admitted_at) + " on flavors ";
     for (size_t i = 0; i < r.group_flavors.size(); ++i) text += (i ? ", " : "") + r.group_flavors[i];
     text += "\n";
@@ -223,21 +220,14 @@ Result<json> ControlPlane::Explain(const std::string& id_or_name) const {
   } else {
     text = std::string(WorkloadStateName(r.state)) + (r.message.empty() ? "" : ": " + r.message);
   }
-  j["text"] = text;
-  return j;
+  return v;
 }
 
-Result<json> ControlPlane::Events(const std::string& id_or_name) const {
+Result<StoredEventsView> ControlPlane::Events(const std::string& id_or_name) const {
   auto rec = FindRecord(id_or_name);
   if (!rec) return NotFound("workload '" + id_or_name + "' not found");
   ABACUS_ASSIGN_OR_RETURN(auto events, store_->Events(kWorkloadKind, rec->id));
-  json items = json::array();
-  for (const auto& e : events) {
-    json detail = json::parse(e.json, nullptr, false);
-    items.push_back({{"seq", e.seq}, {"time", FormatTime(FromMicros(e.time_us))}, {"timeUs", e.time_us},
-                     {"type", e.type}, {"details", detail}});
-  }
-  return json{{"id", rec->id}, {"items", items}};
+  return StoredEventsView{rec->id, std::move(events)};
 }
 
 std::vector<NodeView> ControlPlane::ListNodes(const std::function<bool(const Workload&)>& visible) const {

@@ -174,7 +174,7 @@ TEST_F(ControlPlaneTest, SilentAgentNodeIsLostOnTheClockAndItsWorkRequeued) {
   cp_->WaitForCycle();
   cp_->WaitForCycle();
   EXPECT_EQ(State(id), "Requeued");
-  auto events = (*cp_->Events(id))["items"];
+  auto events = (*WorkloadEventsJson(cp_->Events(id)))["items"];
   EXPECT_EQ(events.back()["details"]["reason"], "NodeLost") << events.dump();
   // Its usage ended with the loss: 31 s silent + 31 s of fencing.
   json usage = Usage("workload");
@@ -192,7 +192,7 @@ TEST_F(ControlPlaneTest, UsageEndsByTheRequeuesReasonNotItsMessage) {
   clock_.Advance(60s);
   Report("gpu-a", id + ".0.0.1", {{"phase", "Lost"}, {"lostReason", "NodeLost"}, {"message", "connection reset"}});
   // Requeued without using a retry, and admitted again at once (the node is still Ready).
-  const json events = *cp_->Events(id);
+  const json events = *WorkloadEventsJson(cp_->Events(id));
   bool requeued = false;
   for (const auto& e : events["items"]) requeued |= e["type"] == "Requeued";
   ASSERT_TRUE(requeued) << events.dump();
@@ -624,7 +624,7 @@ TEST_F(ControlPlaneTest, ExperimentPastItsTtlIsStoppedAndCancelled) {
   EXPECT_EQ(TaskOf(a, id + ".0.0.1")["action"], "stop") << a.dump();
   Report("gpu-a", id + ".0.0.1", {{"phase", "Exited"}, {"signal", 15}, {"stopped", true}});
   EXPECT_EQ(State(id), "Cancelled");
-  auto events = (*cp_->Events(id))["items"];
+  auto events = (*WorkloadEventsJson(cp_->Events(id)))["items"];
   bool ttl = false;
   for (const auto& e : events) ttl |= e["type"] == "Cancelled" && e["details"].value("reason", "") == "TTLExpired";
   EXPECT_TRUE(ttl) << events.dump();
@@ -648,7 +648,7 @@ TEST_F(ControlPlaneTest, IdleExperimentGetsANoticeThenIsReclaimed) {
   }
   cp_->WaitForCycle();
   std::vector<std::string> types;
-  json events = (*cp_->Events(id))["items"];
+  json events = (*WorkloadEventsJson(cp_->Events(id)))["items"];
   for (const auto& e : events) types.push_back(e["type"]);
   EXPECT_NE(std::find(types.begin(), types.end(), "IdleNotice"), types.end()) << ::testing::PrintToString(types);
   json a = json{{"tasks", (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks}};
@@ -665,7 +665,7 @@ constexpr char kTemporaryQuota[] = "  temporaryQuota: {resource: gpu/nvidia/A100
 
 std::vector<std::string> TypesOf(ControlPlane& cp, const std::string& id) {
   std::vector<std::string> types;
-  json events = *cp.Events(id);  // held: a range-for over the temporary Result would dangle
+  json events = *WorkloadEventsJson(cp.Events(id));  // held: a range-for over the temporary Result would dangle
   for (const auto& e : events["items"]) types.push_back(e["type"]);
   return types;
 }
@@ -689,7 +689,7 @@ TEST_F(ControlPlaneTest, TemporaryQuotaUnderTheTenantLimitIsGrantedThenReclaimed
   cp_->WaitForCycle();
   auto types = TypesOf(*cp_, id);
   EXPECT_TRUE(Has(types, "TemporaryQuotaApproved")) << ::testing::PrintToString(types);
-  ASSERT_EQ(State(id), "Admitted") << (*cp_->Explain(id)).dump();
+  ASSERT_EQ(State(id), "Admitted") << (*ExplainJson(cp_->Explain(id))).dump();
   json rec = WorkloadViewJson(*cp_->GetWorkload(id));
   ASSERT_EQ(rec["quotaGrants"].size(), 1u) << rec.dump();
   EXPECT_EQ(rec["quotaGrants"][0]["amount"], "1");
@@ -784,7 +784,7 @@ TEST_F(ControlPlaneTest, ClustersAreLedgerObjectsAndQueuesLimitOrPreferThem) {
   cp_->WaitForCycle();
   auto node_of = [&](const std::string& id) {
     json w = WorkloadViewJson(*cp_->GetWorkload(id));
-    if (w["placements"].empty()) return "not placed: " + (*cp_->Explain(id)).dump();
+    if (w["placements"].empty()) return "not placed: " + (*ExplainJson(cp_->Explain(id))).dump();
     return w["placements"][0].value("node", "");
   };
   EXPECT_EQ(node_of(limited), "gpu-east");
@@ -823,7 +823,7 @@ std::map<std::string, json> Assigned(ControlPlane& cp, const std::string& node) 
 
 std::vector<std::string> EventTypes(ControlPlane& cp, const std::string& id) {
   std::vector<std::string> types;
-  auto events = cp.Events(id);
+  auto events = WorkloadEventsJson(cp.Events(id));
   if (!events.ok()) return types;
   for (const auto& e : (*events)["items"]) types.push_back(e["type"]);
   return types;

@@ -51,7 +51,7 @@ class EvaluationArchiveTest : public testing_cp::ControlPlaneFixture {
   }
   json LastEvent(const std::string& id, const std::string& type) {
     json found;
-    json all = *cp_->Events(id);
+    json all = *WorkloadEventsJson(cp_->Events(id));
     for (const auto& e : all["items"]) {
       if (e["type"] == type) found = e;
     }

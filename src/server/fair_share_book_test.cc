@@ -137,7 +137,7 @@ TEST_F(FairShareServerTest, AfterABurstTheOtherQueueGoesFirstForBorrowedCapacity
   cp_->WaitForCycle();
   EXPECT_EQ(State(b_more), "Admitted");
   EXPECT_EQ(State(a_more), "Pending");
-  json explained = *cp_->Explain(a_more);
+  json explained = *ExplainJson(cp_->Explain(a_more));
   EXPECT_NE(explained.dump().find("queue team-a decayed usage 45.7 GPU-h vs team-b 0 GPU-h: team-b first"),
             std::string::npos)
       << explained.dump(2);

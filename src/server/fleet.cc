@@ -370,21 +370,13 @@ Result<json> ControlPlane::SuspendQueue(const std::string& queue, bool suspend, 
   });
 }
 
-Result<json> ControlPlane::NodeEvents(const std::string& name) const {
+Result<StoredEventsView> ControlPlane::NodeEvents(const std::string& name) const {
   {
     ReaderLock lock(state_mu_);
     if (ledger_.FindNode(name) == nullptr) return NotFound("node '" + name + "' not found (abacus get nodes lists them)");
   }
   ABACUS_ASSIGN_OR_RETURN(auto events, store_->Events(kNodeKind, name));
-  json items = json::array();
-  for (const auto& e : events) {
-    items.push_back({{"seq", e.seq},
-                     {"time", FormatTime(FromMicros(e.time_us))},
-                     {"timeUs", e.time_us},
-                     {"type", e.type},
-                     {"details", json::parse(e.json, nullptr, false)}});
-  }
-  return json{{"node", name}, {"items", std::move(items)}};
+  return StoredEventsView{name, std::move(events)};
 }
 
 }  // namespace abacus::server

@@ -40,7 +40,7 @@ std::string StringField(const json& body, const char* name) {
 void AddFleetRoutes(httplib::Server& s, ControlPlane& cp) {
   // ---- a node's stored events: registrations, cordons, drains, device faults and recoveries
   s.Get(R"(/api/v1/nodes/([^/]+)/events)", [&cp](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp.NodeEvents(req.matches[1]));
+    Send(res, NodeEventsJson(cp.NodeEvents(req.matches[1])));
   });
   // ---- nodes: cordon, uncordon, drain {"grace": "10m", "requeue": false, "reason": "..."}
   for (bool cordon : {true, false}) {

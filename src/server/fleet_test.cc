@@ -205,7 +205,7 @@ spec:
   EXPECT_FALSE(w.contains("requeueReason")) << w.dump();
   EXPECT_FALSE(task_on("gpu-c").is_null()) << w.dump();  // the replica again, on gpu-c
   bool removed_event = false;
-  const json events = *cp_->Events(id);
+  const json events = *WorkloadEventsJson(cp_->Events(id));
   for (const auto& e : events["items"]) {
     removed_event |= e.value("type", "") == "ReplicasRemoved" && e["details"].value("reason", "") == "Drained";
   }
@@ -221,7 +221,7 @@ TEST_F(FleetControlTest, HoldKeepsWaitingWorkOutUntilReleased) {
   ASSERT_TRUE(cp_->PutNode(Node("sim-a", true)).ok());
   cp_->WaitForCycle();
   EXPECT_EQ(State(id), "Pending");
-  json explain = *cp_->Explain(id);
+  json explain = *ExplainJson(cp_->Explain(id));
   EXPECT_EQ(explain["reason"]["code"], "Held");
   EXPECT_NE(explain["text"].get<std::string>().find("abacus release later"), std::string::npos) << explain.dump();
   auto twice = cp_->ControlWorkload(id, WorkloadControl::kResume, "max");

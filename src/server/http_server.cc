@@ -329,10 +329,10 @@ void HttpServer::Routes() {
     Send(res, cp_.ReportMetrics(RequestWorkloadId(req.matches[1]), body));
   });
   s.Get(R"(/api/v1/workloads/([^/]+)/explain)", [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp_.Explain(RequestWorkloadId(req.matches[1])));
+    Send(res, ExplainJson(cp_.Explain(RequestWorkloadId(req.matches[1]))));
   });
   s.Get(R"(/api/v1/workloads/([^/]+)/events)", [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp_.Events(RequestWorkloadId(req.matches[1])));
+    Send(res, WorkloadEventsJson(cp_.Events(RequestWorkloadId(req.matches[1]))));
   });
   AddTaskRoutes(s, cp_);  // GET /api/v1/workloads/{W}/tasks (logs_api.h)
   AddEndpointRoutes(s, cp_);  // GET /api/v1/services/{SERVICE}/endpoints (endpoints_api.h)

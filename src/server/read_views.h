@@ -15,12 +15,14 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "sched/explain.h"
 #include "sched/fair_share.h"
 #include "server/device_holders.h"
 #include "server/ledger.h"
 #include "server/node_liveness.h"
 #include "server/quota_view.h"
 #include "server/records.h"
+#include "store/store.h"
 #include "tenancy/pool.h"
 #include "tenancy/queue.h"
 
@@ -160,6 +162,43 @@ struct WorkloadListView {
   };
   std::vector<Row> items;
   size_t total = 0;  // matching workloads, before the limit
+};
+
+// Why a workload waits, in full (GET /api/v1/workloads/W/explain).
+struct ExplainReasonView {
+  std::string code;
+  std::string message;
+  // The scheduler's reason with its wait as of now; nullopt for a hold or the ledger's reason.
+  std::optional<sched::PendingReason> scheduler;
+  std::optional<std::string> quota;      // the scheduler's quota detail, described
+  std::optional<std::string> placement;  // the scheduler's placement detail, described
+};
+
+// One placed task of a workload holding quota, as explain lists it.
+struct ExplainPlacementView {
+  std::string group;
+  int32_t replica = 0;
+  std::string node;
+  std::string devices;  // "0,1(500m)"
+};
+
+// GET /api/v1/workloads/W/explain: where a workload stands and why, with a text for people.
+struct ExplainView {
+  std::string id;
+  std::string name;
+  std::string queue;
+  WorkloadState state = WorkloadState::kPending;
+  std::optional<ExplainReasonView> reason;  // waiting workloads with a reason
+  bool placed = false;  // holds quota: `placements` and `flavors` are shown
+  std::vector<ExplainPlacementView> placements;
+  std::vector<std::string> flavors;
+  std::string text;
+};
+
+// A workload's or node's stored events, oldest first.
+struct StoredEventsView {
+  std::string owner;  // the workload id or the node name
+  std::vector<EventRecord> items;
 };
 
 }  // namespace abacus::server

@@ -184,6 +184,64 @@ json ListWorkloadsJson(const ControlPlane& cp, const WorkloadFilter& filter) {
   return out;
 }
 
+Result<json> ExplainJson(const Result<ExplainView>& explain) {
+  if (!explain.ok()) return explain.status();
+  const ExplainView& v = *explain;
+  json j = {{"id", v.id}, {"name", v.name}, {"queue", v.queue}, {"state", WorkloadStateName(v.state)}};
+  if (v.reason) {
+    json reason = {{"code", v.reason->code}, {"message", v.reason->message}};
+    if (const auto& pr = v.reason->scheduler) {
+      reason["position"] = pr->position;
+      reason["ahead"] = pr->ahead;
+      reason["aheadIds"] = pr->ahead_ids;
+      reason["basePriority"] = pr->base_priority;
+      reason["effectivePriority"] = pr->effective_priority;
+      reason["waitedSeconds"] = std::chrono::duration_cast<std::chrono::seconds>(pr->waited).count();
+      if (!pr->preemption.empty()) reason["preemption"] = pr->preemption;
+      if (!pr->fair_share.empty()) reason["fairShare"] = pr->fair_share;
+    }
+    if (v.reason->quota) reason["quota"] = *v.reason->quota;
+    if (v.reason->placement) reason["placement"] = *v.reason->placement;
+    j["reason"] = std::move(reason);
+  }
+  if (v.placed) {
+    json placements = json::array();
+    for (const ExplainPlacementView& p : v.placements) {
+      placements.push_back({{"group", p.group}, {"replica", p.replica}, {"node", p.node}, {"devices", p.devices}});
+    }
+    j["placements"] = std::move(placements);
+    j["flavors"] = v.flavors;
+  }
+  j["text"] = v.text;
+  return j;
+}
+
+namespace {
+
+json EventItemsJson(const std::vector<EventRecord>& events) {
+  json items = json::array();
+  for (const EventRecord& e : events) {
+    items.push_back({{"seq", e.seq},
+                     {"time", FormatTime(FromMicros(e.time_us))},
+                     {"timeUs", e.time_us},
+                     {"type", e.type},
+                     {"details", json::parse(e.json, nullptr, false)}});
+  }
+  return items;
+}
+
+}  // namespace
+
+Result<json> WorkloadEventsJson(const Result<StoredEventsView>& events) {
+  if (!events.ok()) return events.status();
+  return json{{"id", events->owner}, {"items", EventItemsJson(events->items)}};
+}
+
+Result<json> NodeEventsJson(const Result<StoredEventsView>& events) {
+  if (!events.ok()) return events.status();
+  return json{{"node", events->owner}, {"items", EventItemsJson(events->items)}};
+}
+
 json SharesJson(const SharesView& shares) { return SharesJson(shares.shares, shares.tenant_of, shares.half_life); }
 
 }  // namespace abacus::server

@@ -61,6 +61,16 @@ nlohmann::json WorkloadListJson(const WorkloadListView& list);
 // GET /api/v1/workloads: `cp.ListWorkloads(filter)` encoded by WorkloadListJson (under the lock).
 nlohmann::json ListWorkloadsJson(const ControlPlane& cp, const WorkloadFilter& filter);
 
+// Explain: {id, name, queue, state, reason?, placements? [{group, replica, node, devices}],
+// flavors?, text}; a scheduler's reason carries position, ahead, aheadIds, basePriority,
+// effectivePriority, waitedSeconds, and quota, placement, preemption and fairShare when known.
+Result<nlohmann::json> ExplainJson(const Result<ExplainView>& explain);
+
+// {"id", "items": [{seq, time, timeUs, type, details}]}: a workload's events.
+Result<nlohmann::json> WorkloadEventsJson(const Result<StoredEventsView>& events);
+// {"node", "items": [...]}: a node's events, as WorkloadEventsJson's items.
+Result<nlohmann::json> NodeEventsJson(const Result<StoredEventsView>& events);
+
 // {"halfLifeSeconds", "unit", "items"} (shares_api.h SharesJson).
 nlohmann::json SharesJson(const SharesView& shares);
 

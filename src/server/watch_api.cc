@@ -199,7 +199,7 @@ void AddEventRoutes(httplib::Server& s, const ControlPlane& cp) {
         // Listed: the workload's stored events, or the recent events this server holds.
         json items;
         if (!only_id.empty()) {
-          auto stored = cp.Events(only_id);
+          auto stored = WorkloadEventsJson(cp.Events(only_id));
           if (!stored.ok()) return SendJson(res, 500, {{"error", {{"code", "internal"}, {"message", stored.status().message()}}}});
           items = (*stored)["items"];
           auto view = cp.GetWorkload(only_id);
