@@ -193,8 +193,8 @@ class ControlPlane {
                                         bool merge_patch, int32_t rollback_to, const govern::Principal* caller,
                                         std::vector<std::string>* immutable, bool dry_run = false,
                                         RequestContext* context = nullptr);
-  // The revisions of a workload ({id, name, revision, revisions: [...]}, oldest first).
-  Result<nlohmann::json> Revisions(const std::string& id_or_name) const;
+  // The revisions of a workload, oldest first (read_views.h); NotFound.
+  Result<RevisionsView> Revisions(const std::string& id_or_name) const;
 
   // ---- operator control (fleet.cc, server/fleet.h); `by` is the user who asks (audited).
   // Cordons (`cordon`) or uncordons a node, agent-run or simulated: a cordoned node takes no new
@@ -287,7 +287,7 @@ class ControlPlane {
   // Renders report `kind`: usage, wait, failures, idle, shortages, borrowing or evidence.
   Result<ReportOutput> Report(const std::string& kind, const ReportQuery& query) const;
   // Price lists applied so far.
-  nlohmann::json ListPriceLists() const;
+  std::vector<meter::PriceList> ListPriceLists() const;
 
   // Device utilization last reported per node and device index (0..1).
   std::map<std::string, std::map<int, double>> DeviceUtilization() const;

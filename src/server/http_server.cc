@@ -287,7 +287,7 @@ void HttpServer::Routes() {
     update(req, res, false, body.value("revision", 0));
   });
   s.Get(R"(/api/v1/workloads/([^/]+)/revisions)", [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp_.Revisions(RequestWorkloadId(req.matches[1])));
+    Send(res, RevisionsJson(cp_.Revisions(RequestWorkloadId(req.matches[1]))));
   });
   s.Delete(R"(/api/v1/workloads/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
     Send(res, cp_.Cancel(RequestWorkloadId(req.matches[1]), Param(req, "reason"), KeyedRequest(req), CurrentRequest()));
@@ -447,7 +447,7 @@ void HttpServer::Routes() {
 
   // ---- metering
   s.Get("/api/v1/pricelists", [this](const httplib::Request&, httplib::Response& res) {
-    SendJson(res, 200, cp_.ListPriceLists());
+    SendJson(res, 200, PriceListsJson(cp_.ListPriceLists()));
   });
   s.Get(R"(/api/v1/reports/([a-z]+))", [this](const httplib::Request& req, httplib::Response& res) {
     ControlPlane::ReportQuery q;

@@ -195,6 +195,14 @@ struct ExplainView {
   std::string text;
 };
 
+// GET /api/v1/workloads/W/revisions: a workload's template revisions, oldest first; a workload
+// never updated has its first revision only.
+struct RevisionsView {
+  std::string id;
+  std::string name;
+  std::vector<RevisionRecord> items;  // never empty
+};
+
 // A workload's or node's stored events, oldest first.
 struct StoredEventsView {
   std::string owner;  // the workload id or the node name

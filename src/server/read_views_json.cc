@@ -1,5 +1,6 @@
 #include "server/read_views_json.h"
 
+#include "meter/price_list_codec.h"
 #include "server/control_plane.h"
 #include "server/shares_api.h"
 #include "workload/documents.h"
@@ -240,6 +241,23 @@ Result<json> WorkloadEventsJson(const Result<StoredEventsView>& events) {
 Result<json> NodeEventsJson(const Result<StoredEventsView>& events) {
   if (!events.ok()) return events.status();
   return json{{"node", events->owner}, {"items", EventItemsJson(events->items)}};
+}
+
+Result<json> RevisionsJson(const Result<RevisionsView>& revisions) {
+  if (!revisions.ok()) return revisions.status();
+  json items = json::array();
+  for (const RevisionRecord& v : revisions->items) {
+    items.push_back({{"revision", v.revision}, {"version", v.version}, {"image", v.image}, {"command", v.command},
+                     {"env", v.env},           {"at", FormatTime(v.at)}, {"by", v.by},       {"diff", v.diff}});
+  }
+  return json{{"id", revisions->id},
+              {"name", revisions->name},
+              {"revision", items.back()["revision"]},
+              {"items", std::move(items)}};
+}
+
+json PriceListsJson(const std::vector<meter::PriceList>& lists) {
+  return Items(lists, [](const meter::PriceList& p) { return json(meter::EncodePriceList(p)); });
 }
 
 json SharesJson(const SharesView& shares) { return SharesJson(shares.shares, shares.tenant_of, shares.half_life); }

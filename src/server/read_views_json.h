@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "meter/price_list.h"
 #include "server/read_views.h"
 
 namespace abacus::server {
@@ -70,6 +71,13 @@ Result<nlohmann::json> ExplainJson(const Result<ExplainView>& explain);
 Result<nlohmann::json> WorkloadEventsJson(const Result<StoredEventsView>& events);
 // {"node", "items": [...]}: a node's events, as WorkloadEventsJson's items.
 Result<nlohmann::json> NodeEventsJson(const Result<StoredEventsView>& events);
+
+// {"id", "name", "revision" (the latest), "items": [{revision, version, image, command, env, at,
+// by, diff}]}.
+Result<nlohmann::json> RevisionsJson(const Result<RevisionsView>& revisions);
+
+// {"items": [price list document, ...]}.
+nlohmann::json PriceListsJson(const std::vector<meter::PriceList>& lists);
 
 // {"halfLifeSeconds", "unit", "items"} (shares_api.h SharesJson).
 nlohmann::json SharesJson(const SharesView& shares);
