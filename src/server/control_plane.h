@@ -311,14 +311,16 @@ class ControlPlane {
   // Returns the queue `name` as ListQueues sees it; NotFound when there is none.
   Result<QueueView> GetQueue(const std::string& name) const;
   // kind: "tenant", "project", "cohort", "priorityclass", "pool", "cluster", "reservation"
-  nlohmann::json ListConfig(const std::string& kind) const;
+  ConfigListView ListConfig(const std::string& kind) const;
   // DELETE /api/v1/reservations/NAME (reservations_api.cc): removes a reservation (audited);
   // NotFound when there is none. Maintenance nodes it cordoned are uncordoned.
   Result<nlohmann::json> DeleteReservation(const std::string& name, RequestContext* context = nullptr);
   // The declared clusters and those agents registered into, with nodes, pools and devices per
   // flavor ({total, allocatedMilli, unhealthy}).
   std::vector<ClusterView> ListClusters() const;
-  Result<nlohmann::json> GetConfig(const std::string& kind, const std::string& name) const;
+  // The object of `kind` that `name` names ("TENANT/NAME" or NAME for projects), alone in the
+  // list; NotFound.
+  Result<ConfigListView> GetConfig(const std::string& kind, const std::string& name) const;
   std::string RenderMetrics() const;
 
   // Runs `f` with the ledger under the shared lock (tests, views).

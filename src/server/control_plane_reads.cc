@@ -398,59 +398,87 @@ Result<QueueView> ControlPlane::GetQueue(const std::string& name) const {
   return NotFound("queue '" + name + "' not found");
 }
 
-json ControlPlane::ListConfig(const std::string& kind) const {
-  if (kind == "cluster") return ClustersJson(ListClusters());  // not typed yet: ListConfig is JSON
+ConfigListView ControlPlane::ListConfig(const std::string& kind) const {
+  ConfigListView out;
+  out.kind = kind;
+  if (kind == "cluster") {
+    out.clusters = ListClusters();
+    return out;
+  }
   ReaderLock lock(state_mu_);
-  json items = json::array();
+  auto add = [&](const auto& object) -> ConfigItemView& {
+    ConfigItemView& item = out.items.emplace_back();
+    item.object = SpecObject(object);
+    if constexpr (requires { object.name; }) {
+      item.name = object.name;
+    } else {
+      item.name = object.flavor.name();  // a Flavor object
+    }
+    return item;
+  };
   if (kind == "priorityclass") {
     std::set<std::string> configured;
     for (const PriorityClass* pc : ledger_.config().priority_classes()) {
-      items.push_back(abacus::ToJson(SpecObject(*pc)));
+      add(*pc);
       configured.insert(pc->name);
     }
     for (const PriorityClass& pc : DefaultPriorityClasses()) {
-      if (configured.count(pc.name)) continue;
-      json j = abacus::ToJson(SpecObject(pc));
-      j["default"] = true;
-      items.push_back(j);
+      if (!configured.count(pc.name)) add(pc).default_class = true;
     }
-    return {{"items", items}};
+    return out;
   }
-  std::map<std::string, json> projects_of;  // tenant → its project names, built once
+  std::map<std::string, std::vector<std::string>> projects_of;  // tenant → its project names, built once
   if (kind == "tenant") {
-    for (const Project* p : ledger_.config().projects()) {
-      auto [it, added] = projects_of.try_emplace(p->tenant, json::array());
-      it->second.push_back(p->name);
-    }
+    for (const Project* p : ledger_.config().projects()) projects_of[p->tenant].push_back(p->name);
   }
+  std::vector<const PoolConfig*> pools;
   for (const auto& [key, obj] : ledger_.config_objects()) {
     if (StoreKindOf(obj) != kind) continue;
-    json j = abacus::ToJson(obj);
+    ConfigItemView& item = std::visit([&](const auto& o) -> ConfigItemView& { return add(o); }, obj);
+    if (const auto* project = std::get_if<Project>(&obj)) item.tenant = project->tenant;
     if (kind == "tenant") {
-      auto it = projects_of.find(std::get<Tenant>(obj).name);
-      j["projects"] = it == projects_of.end() ? json::array() : std::move(it->second);
+      auto it = projects_of.find(item.name);
+      item.projects = it == projects_of.end() ? std::vector<std::string>{} : std::move(it->second);
     }
-    items.push_back(std::move(j));
+    if (const auto* pool = std::get_if<PoolConfig>(&obj)) pools.push_back(pool);
   }
-  if (kind == "pool") AddPoolTenants(ledger_, items);  // each pool's tenants and nodes (quota_view.h)
+  if (kind == "pool") {  // each pool's tenants and nodes (quota_view.h)
+    std::vector<PoolStatus> statuses = PoolStatuses(ledger_, pools);
+    for (size_t i = 0; i < statuses.size(); ++i) {
+      if (i >= out.items.size()) {  // named by nodes only
+        ConfigItemView& item = out.items.emplace_back();
+        item.name = statuses[i].name;
+      }
+      out.items[i].pool = std::move(statuses[i]);
+    }
+  }
   if (kind == "reservation") {  // each one's window in force or next and the nodes it holds
     const auto held = ledger_.ReservationNodes();
     const auto all = ledger_.config().reservations();
-    for (auto& item : items) {
+    for (ConfigItemView& item : out.items) {
       for (size_t i = 0; i < all.size() && i < held.size(); ++i) {
-        if (all[i]->name == item.value("name", "")) AddReservationStatus(*all[i], held[i], clock_.Now(), item);
+        if (all[i]->name == item.name) item.reservation = ReservationStatusOf(*all[i], held[i], clock_.Now());
       }
     }
   }
-  return {{"items", items}};
+  return out;
 }
 
-Result<json> ControlPlane::GetConfig(const std::string& kind, const std::string& name) const {
-  json all = ListConfig(kind);
-  for (auto& o : all["items"]) {
-    std::string n = o.value("name", "");
-    if (kind == "project") n = o.value("tenant", "") + "/" + n;
-    if (n == name || (kind == "project" && o.value("name", "") == name)) return o;
+Result<ConfigListView> ControlPlane::GetConfig(const std::string& kind, const std::string& name) const {
+  ConfigListView all = ListConfig(kind);
+  ConfigListView one;
+  one.kind = kind;
+  for (ClusterView& c : all.clusters) {
+    if (c.name != name) continue;
+    one.clusters.push_back(std::move(c));
+    return one;
+  }
+  for (ConfigItemView& o : all.items) {
+    std::string n = kind == "project" ? o.tenant + "/" + o.name : o.name;
+    if (n == name || (kind == "project" && o.name == name)) {
+      one.items.push_back(std::move(o));
+      return one;
+    }
   }
   return NotFound(kind + " '" + name + "' not found");
 }

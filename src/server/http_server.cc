@@ -381,10 +381,10 @@ void HttpServer::Routes() {
                         ConfigRoute{"reservations", "reservation"}}) {
     std::string kind = r.kind;
     s.Get(std::string("/api/v1/") + r.path, [this, kind](const httplib::Request&, httplib::Response& res) {
-      SendJson(res, 200, FilterVisibleConfig(kind, cp_.ListConfig(kind)));
+      SendJson(res, 200, FilterVisibleConfig(kind, ConfigListJson(cp_.ListConfig(kind))));
     });
     s.Get(std::string("/api/v1/") + r.path + "/(.+)", [this, kind](const httplib::Request& req, httplib::Response& res) {
-      Send(res, VisibleConfig(kind, cp_.GetConfig(kind, req.matches[1])));
+      Send(res, VisibleConfig(kind, ConfigItemJson(cp_.GetConfig(kind, req.matches[1]))));
     });
   }
   s.Get("/api/v1/queues", [this](const httplib::Request& req, httplib::Response& res) {

@@ -83,12 +83,12 @@ void AddBorrowingNow(const TenancyConfig& config, json& queue_items) {
   }
 }
 
-void AddPoolTenants(const Ledger& ledger, json& pool_items) {
+std::vector<PoolStatus> PoolStatuses(const Ledger& ledger, const std::vector<const PoolConfig*>& declared) {
   std::map<std::string, int> nodes;
   for (const auto& [name, n] : ledger.nodes()) nodes[n.node.pool]++;
   std::vector<const Tenant*> tenants = ledger.config().tenants();
   auto allowed = [&](const std::string& pool, const std::vector<std::string>& bound) {
-    json out = json::array();
+    std::vector<std::string> out;
     for (const Tenant* t : tenants) {
       bool by_pool = bound.empty() || std::find(bound.begin(), bound.end(), t->name) != bound.end();
       bool by_tenant = t->pools.empty() || std::find(t->pools.begin(), t->pools.end(), pool) != t->pools.end();
@@ -96,19 +96,17 @@ void AddPoolTenants(const Ledger& ledger, json& pool_items) {
     }
     return out;
   };
-  std::set<std::string> declared;
-  for (auto& p : pool_items) {
-    std::string name = p.value("name", "");
-    declared.insert(name);
-    p["tenantsAllowed"] = allowed(name, p.value("tenants", std::vector<std::string>{}));
-    p["nodes"] = nodes[name];
-    p["declared"] = true;
+  std::vector<PoolStatus> out;
+  std::set<std::string> seen;
+  for (const PoolConfig* p : declared) {
+    seen.insert(p->name);
+    out.push_back({p->name, true, nodes[p->name], allowed(p->name, p->tenants)});
   }
   for (const auto& [name, count] : nodes) {
-    if (declared.count(name) != 0) continue;
-    pool_items.push_back({{"kind", "Pool"}, {"name", name}, {"declared", false}, {"nodes", count},
-                          {"tenantsAllowed", allowed(name, {})}});
+    if (seen.count(name) != 0) continue;
+    out.push_back({name, false, count, allowed(name, {})});
   }
+  return out;
 }
 
 }  // namespace abacus::server

@@ -47,9 +47,16 @@ nlohmann::json BorrowingNowJson(const BorrowingNowLine& line, nlohmann::json usa
 // lender "(cohort)" stands for capacity no queue's lendable quota covers.
 void AddBorrowingNow(const TenancyConfig& config, nlohmann::json& queue_items);
 
-// Adds to each pool object of `pool_items` "tenantsAllowed" (the tenants the pool and the
-// tenants' own pool lists let in), "nodes" (agent and simulated nodes in it) and, for pools
-// that nodes name but no Pool object declares, an entry {"name", "declared": false}.
-void AddPoolTenants(const Ledger& ledger, nlohmann::json& pool_items);
+// A pool beside its document: who may run there and how many nodes it has.
+struct PoolStatus {
+  std::string name;
+  bool declared = true;  // false: nodes name it but no Pool object declares it
+  int nodes = 0;         // agent and simulated nodes in it
+  std::vector<std::string> tenants_allowed;  // the tenants the pool and their own pool lists let in
+};
+
+// Returns the status of each pool of `declared` (in that order), then of each pool that nodes
+// name but no Pool object declares (by name).
+std::vector<PoolStatus> PoolStatuses(const Ledger& ledger, const std::vector<const PoolConfig*>& declared);
 
 }  // namespace abacus::server

@@ -22,6 +22,7 @@
 #include "server/node_liveness.h"
 #include "server/quota_view.h"
 #include "server/records.h"
+#include "server/reservations_api.h"
 #include "store/store.h"
 #include "tenancy/pool.h"
 #include "tenancy/queue.h"
@@ -193,6 +194,26 @@ struct ExplainView {
   std::vector<ExplainPlacementView> placements;
   std::vector<std::string> flavors;
   std::string text;
+};
+
+// One configuration object as GET /api/v1/{tenants,projects,cohorts,priorityclasses,pools,
+// reservations} lists it.
+struct ConfigItemView {
+  std::optional<SpecObject> object;  // nullopt: a pool that nodes name but no Pool object declares
+  std::string name;
+  std::string tenant;          // projects: their tenant
+  bool default_class = false;  // a built-in priority class no PriorityClass object replaces
+  std::optional<std::vector<std::string>> projects;  // tenants: their projects' names
+  std::optional<PoolStatus> pool;                    // pools
+  std::optional<ReservationStatus> reservation;      // reservations
+};
+
+// The configuration objects of one kind ("tenant", "project", "cohort", "priorityclass", "pool",
+// "cluster", "reservation"); clusters are ClusterViews.
+struct ConfigListView {
+  std::string kind;
+  std::vector<ConfigItemView> items;
+  std::vector<ClusterView> clusters;  // kind "cluster"
 };
 
 // GET /api/v1/workloads/W/revisions: a workload's template revisions, oldest first; a workload

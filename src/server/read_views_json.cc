@@ -260,6 +260,37 @@ json PriceListsJson(const std::vector<meter::PriceList>& lists) {
   return Items(lists, [](const meter::PriceList& p) { return json(meter::EncodePriceList(p)); });
 }
 
+namespace {
+
+json ConfigObjectJson(const ConfigItemView& item) {
+  json j = item.object ? abacus::ToJson(*item.object) : json{{"kind", "Pool"}, {"name", item.name}};
+  if (item.default_class) j["default"] = true;
+  if (item.projects) j["projects"] = *item.projects;
+  if (item.pool) {
+    j["tenantsAllowed"] = item.pool->tenants_allowed;
+    j["nodes"] = item.pool->nodes;
+    j["declared"] = item.pool->declared;
+  }
+  if (const auto& r = item.reservation) {
+    j["state"] = r->state;
+    if (r->window) j["window"] = {{"start", FormatTime(r->window->start)}, {"end", FormatTime(r->window->end)}};
+    j["nodesHeld"] = r->nodes_held;
+  }
+  return j;
+}
+
+}  // namespace
+
+json ConfigListJson(const ConfigListView& list) {
+  if (list.kind == "cluster") return ClustersJson(list.clusters);
+  return Items(list.items, ConfigObjectJson);
+}
+
+Result<json> ConfigItemJson(const Result<ConfigListView>& one) {
+  if (!one.ok()) return one.status();
+  return ConfigListJson(*one)["items"][0];
+}
+
 json SharesJson(const SharesView& shares) { return SharesJson(shares.shares, shares.tenant_of, shares.half_life); }
 
 }  // namespace abacus::server

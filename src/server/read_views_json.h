@@ -79,6 +79,14 @@ Result<nlohmann::json> RevisionsJson(const Result<RevisionsView>& revisions);
 // {"items": [price list document, ...]}.
 nlohmann::json PriceListsJson(const std::vector<meter::PriceList>& lists);
 
+// {"items": [...]}: each object's document with, for a built-in priority class, "default": true;
+// for a tenant, "projects"; for a pool, "tenantsAllowed", "nodes" and "declared" (a pool only
+// nodes name is {kind, name} with them); for a reservation, "state", "window" {start, end} when
+// in force or next, and "nodesHeld". Clusters as ClustersJson.
+nlohmann::json ConfigListJson(const ConfigListView& list);
+// The one object of GetConfig's list, or its error.
+Result<nlohmann::json> ConfigItemJson(const Result<ConfigListView>& one);
+
 // {"halfLifeSeconds", "unit", "items"} (shares_api.h SharesJson).
 nlohmann::json SharesJson(const SharesView& shares);
 
