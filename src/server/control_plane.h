@@ -200,12 +200,13 @@ class ControlPlane {
   // Cordons (`cordon`) or uncordons a node, agent-run or simulated: a cordoned node takes no new
   // work; what runs there keeps running. Uncordoning also ends a drain. NotFound for no node.
   // Returns the node's view.
-  Result<NodeView> CordonNode(const std::string& name, bool cordon, const std::string& by, const std::string& reason,
-                              RequestContext* context = nullptr);
+  Result<NodeView> CordonNode(const std::string& name, bool cordon, const std::string& by,
+                              const std::string& reason, RequestContext* context = nullptr);
   // Drains a node (cordon, then requeue its work: preemptible work at once, the rest once it
   // ended or the grace passed; every workload at once with `order.requeue_all`); the node is
   // Drained when no workload holds anything there. Returns the node view.
-  Result<NodeView> DrainNode(const std::string& name, const DrainOrder& order, RequestContext* context = nullptr);
+  Result<NodeView> DrainNode(const std::string& name, const DrainOrder& order,
+                             RequestContext* context = nullptr);
   // hold/release, suspend/resume and requeue of one workload (WorkloadControl); returns its view.
   // FailedPrecondition, saying what to do instead, when the state does not allow it.
   Result<nlohmann::json> ControlWorkload(const std::string& id_or_name, WorkloadControl what, const std::string& by,

@@ -67,7 +67,8 @@ WorkloadStatusView ControlPlane::StatusOf(const WorkloadRecord& r) const {
     auto it = ledger_.pending_reasons().find(r.id);
     if (it != ledger_.pending_reasons().end()) {
       const sched::PendingReason& pr = it->second;
-      s.pending_reason = PendingReasonView{std::string(sched::PendingCodeName(pr.code)), pr.message, pr.position};
+      s.pending_reason =
+          PendingReasonView{std::string(sched::PendingCodeName(pr.code)), pr.message, pr.position};
     } else if (auto lr = ledger_.ledger_reasons().find(r.id); lr != ledger_.ledger_reasons().end()) {
       s.pending_reason = PendingReasonView{"Unschedulable", lr->second, std::nullopt};
     }
@@ -86,7 +87,8 @@ WorkloadStatusView ControlPlane::StatusOf(const WorkloadRecord& r) const {
       if (it != ledger_.pending_reasons().end()) {
         // The replica's own reason with what stopped it on the nodes (filters and best candidate).
         const sched::PendingReason& pr = it->second;
-        u.reason = pr.message + (pr.placement ? ": " + sched::DescribePlacement(*pr.placement) : std::string());
+        u.reason =
+            pr.message + (pr.placement ? ": " + sched::DescribePlacement(*pr.placement) : std::string());
       }
     }
     if (std::set<int32_t> outside = UnitsOutsidePool(r, ledger_); !outside.empty()) {
@@ -164,7 +166,8 @@ Result<ExplainView> ControlPlane::Explain(const std::string& id_or_name) const {
   v.state = r.state;
   std::string& text = v.text;
   if (std::string held = r.waiting() ? ledger_.HoldReason(r) : ""; !held.empty()) {
-    v.reason = ExplainReasonView{HoldCode(r), held, std::nullopt, std::nullopt, std::nullopt};  // an operator's hold
+    // An operator's hold (fleet.h).
+    v.reason = ExplainReasonView{HoldCode(r), held, std::nullopt, std::nullopt, std::nullopt};
     text = held;
   } else if (r.waiting()) {
     auto it = ledger_.pending_reasons().find(r.id);
@@ -268,7 +271,8 @@ std::vector<NodeView> ControlPlane::ListNodes(const std::function<bool(const Wor
     for (const Device& d : v.record.node.devices) {
       DeviceUseView& u = v.devices.emplace_back();
       if (node_usage != usage.end()) {
-        if (auto it = node_usage->second.find(d.index); it != node_usage->second.end()) u.allocated_milli = it->second;
+        auto it = node_usage->second.find(d.index);
+        if (it != node_usage->second.end()) u.allocated_milli = it->second;
       }
       v.free_device_milli += d.health == DeviceHealth::kHealthy ? 1000 - u.allocated_milli : 0;
       if (node_holdings != holdings.end()) {
@@ -277,7 +281,8 @@ std::vector<NodeView> ControlPlane::ListNodes(const std::function<bool(const Wor
         }
       }
       if (node_util != utilization.end()) {
-        if (auto it = node_util->second.find(d.index); it != node_util->second.end()) u.utilization = it->second;
+        auto it = node_util->second.find(d.index);
+        if (it != node_util->second.end()) u.utilization = it->second;
       }
     }
     if (node_holdings != holdings.end()) {
@@ -285,8 +290,9 @@ std::vector<NodeView> ControlPlane::ListNodes(const std::function<bool(const Wor
       v.hidden_memory_bytes = node_holdings->second.hidden_memory_bytes;
     }
     auto heard = seen.find(name);
-    v.liveness = LivenessOf(v.record, heard == seen.end() ? std::nullopt : std::optional<Time>(heard->second), now,
-                            options_.heartbeat_interval);
+    const std::optional<Time> last_seen =
+        heard == seen.end() ? std::nullopt : std::optional<Time>(heard->second);
+    v.liveness = LivenessOf(v.record, last_seen, now, options_.heartbeat_interval);
   }
   return views;
 }
@@ -304,8 +310,8 @@ std::vector<DeviceView> ControlPlane::ListDevices() const {
   std::vector<DeviceView> items;
   for (const NodeView& n : ListNodes()) {
     for (size_t i = 0; i < n.devices.size(); ++i) {
-      items.push_back({n.record.node.name, n.record.node.pool, n.record.node.devices[i], n.devices[i].allocated_milli,
-                       n.devices[i].utilization});
+      items.push_back({n.record.node.name, n.record.node.pool, n.record.node.devices[i],
+                       n.devices[i].allocated_milli, n.devices[i].utilization});
     }
   }
   return items;
@@ -371,7 +377,8 @@ std::vector<QueueView> ControlPlane::ListQueues() const {
     Counts& c = counts[q->name];
     v.pending = c.pending;
     v.admitted = c.admitted;
-    if (auto s = ledger_.suspended_queues().find(q->name); s != ledger_.suspended_queues().end()) v.suspended = s->second;
+    auto suspended = ledger_.suspended_queues().find(q->name);  // abacus suspend queue
+    if (suspended != ledger_.suspended_queues().end()) v.suspended = suspended->second;
     for (const auto& quota : q->quotas) {
       QuotaUseView& u = v.usage.emplace_back();
       u.resource = quota.resource.Name();
@@ -385,7 +392,8 @@ std::vector<QueueView> ControlPlane::ListQueues() const {
   const auto borrowing = BorrowingNowByQueue(ledger_.config(), use);
   for (QueueView& v : items) {
     for (QuotaUseView& u : v.usage) {
-      if (auto it = borrowing.find({v.queue.name, u.resource}); it != borrowing.end()) u.borrowing = it->second;
+      auto it = borrowing.find({v.queue.name, u.resource});
+      if (it != borrowing.end()) u.borrowing = it->second;
     }
   }
   return items;

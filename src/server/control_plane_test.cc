@@ -240,8 +240,8 @@ TEST_F(ControlPlaneTest, GangFailureStopsTheOthersThenRetriesAfterBackoffWithRes
   EXPECT_EQ(State(id), "Requeued");
   cp_->WaitForCycle();
   EXPECT_EQ(State(id), "Requeued");
-  EXPECT_NE(WorkloadViewJson(*cp_->GetWorkload(id))["pendingReason"]["message"].get<std::string>().find("backoff"),
-            std::string::npos);
+  json reason = WorkloadViewJson(*cp_->GetWorkload(id))["pendingReason"];
+  EXPECT_NE(reason["message"].get<std::string>().find("backoff"), std::string::npos);
   clock_.Advance(11s);
   cp_->WaitForCycle();
   cp_->WaitForCycle();
@@ -665,7 +665,8 @@ constexpr char kTemporaryQuota[] = "  temporaryQuota: {resource: gpu/nvidia/A100
 
 std::vector<std::string> TypesOf(ControlPlane& cp, const std::string& id) {
   std::vector<std::string> types;
-  json events = *WorkloadEventsJson(cp.Events(id));  // held: a range-for over the temporary Result would dangle
+  // Held: a range-for over the temporary Result would dangle.
+  json events = *WorkloadEventsJson(cp.Events(id));
   for (const auto& e : events["items"]) types.push_back(e["type"]);
   return types;
 }
@@ -1056,8 +1057,8 @@ TEST_F(ControlPlaneTest, AParkedGangKeepsItsNodeHoldsAcrossIncrementalCycles) {
   EXPECT_EQ(State(small), "Pending") << WorkloadViewJson(*cp_->GetWorkload(small)).dump();
   EXPECT_EQ(WorkloadViewJson(*cp_->GetWorkload(small))["pendingReason"].value("code", ""), "ReservedForGang")
       << WorkloadViewJson(*cp_->GetWorkload(small)).dump();
-  EXPECT_NE(WorkloadViewJson(*cp_->GetWorkload(gang))["pendingReason"].value("message", "").find("holding 2 node(s)"),
-            std::string::npos);
+  json gang_reason = WorkloadViewJson(*cp_->GetWorkload(gang))["pendingReason"];
+  EXPECT_NE(gang_reason.value("message", "").find("holding 2 node(s)"), std::string::npos);
   // The filler ends: the gang starts on what it held.
   Report(filler_node, filler + ".0.0.1", {{"phase", "Exited"}, {"exitCode", 0}});
   cp_->WaitForCycle();

@@ -103,7 +103,8 @@ bool DrainStopsNow(const Ledger& ledger, const WorkloadRecord& w, const NodeReco
   return preemptible || n.cordon.requeue_all || now >= n.cordon.deadline;
 }
 
-Result<NodeView> ControlPlane::DrainNode(const std::string& name, const DrainOrder& order, RequestContext* context) {
+Result<NodeView> ControlPlane::DrainNode(const std::string& name, const DrainOrder& order,
+                                         RequestContext* context) {
   if (order.grace.count() < 0) return InvalidArgument("grace: must not be negative");
   ABACUS_RETURN_IF_ERROR(RunOnLoop(context, [this, name, order](PendingRequestAudit* audit) -> Result<json> {
                            ABACUS_RETURN_IF_ERROR(DrainOnLoop(name, order, audit));

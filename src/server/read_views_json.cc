@@ -89,8 +89,8 @@ json DevicesJson(const std::vector<DeviceView>& devices) {
 }
 
 json FlavorJson(const FlavorView& f) {
-  return {{"name", f.name},     {"weight", f.weight},        {"devices", f.devices},
-          {"freeMilli", f.free_milli}, {"nodes", f.nodes}, {"description", f.description}};
+  return {{"name", f.name},           {"weight", f.weight}, {"devices", f.devices},
+          {"freeMilli", f.free_milli}, {"nodes", f.nodes},   {"description", f.description}};
 }
 
 json FlavorsJson(const std::vector<FlavorView>& flavors) {
@@ -99,7 +99,8 @@ json FlavorsJson(const std::vector<FlavorView>& flavors) {
 
 json ClustersJson(const std::vector<ClusterView>& clusters) {
   return Items(clusters, [](const ClusterView& c) {
-    json j = c.declared ? abacus::ToJson(SpecObject(*c.declared)) : json{{"kind", "Cluster"}, {"name", c.name}};
+    json j =
+        c.declared ? abacus::ToJson(SpecObject(*c.declared)) : json{{"kind", "Cluster"}, {"name", c.name}};
     j["declared"] = c.declared.has_value();
     j["nodes"] = c.nodes;
     j["readyNodes"] = c.ready_nodes;
@@ -208,7 +209,8 @@ Result<json> ExplainJson(const Result<ExplainView>& explain) {
   if (v.placed) {
     json placements = json::array();
     for (const ExplainPlacementView& p : v.placements) {
-      placements.push_back({{"group", p.group}, {"replica", p.replica}, {"node", p.node}, {"devices", p.devices}});
+      placements.push_back(
+          {{"group", p.group}, {"replica", p.replica}, {"node", p.node}, {"devices", p.devices}});
     }
     j["placements"] = std::move(placements);
     j["flavors"] = v.flavors;
@@ -247,8 +249,14 @@ Result<json> RevisionsJson(const Result<RevisionsView>& revisions) {
   if (!revisions.ok()) return revisions.status();
   json items = json::array();
   for (const RevisionRecord& v : revisions->items) {
-    items.push_back({{"revision", v.revision}, {"version", v.version}, {"image", v.image}, {"command", v.command},
-                     {"env", v.env},           {"at", FormatTime(v.at)}, {"by", v.by},       {"diff", v.diff}});
+    items.push_back({{"revision", v.revision},
+                     {"version", v.version},
+                     {"image", v.image},
+                     {"command", v.command},
+                     {"env", v.env},
+                     {"at", FormatTime(v.at)},
+                     {"by", v.by},
+                     {"diff", v.diff}});
   }
   return json{{"id", revisions->id},
               {"name", revisions->name},
@@ -273,7 +281,9 @@ json ConfigObjectJson(const ConfigItemView& item) {
   }
   if (const auto& r = item.reservation) {
     j["state"] = r->state;
-    if (r->window) j["window"] = {{"start", FormatTime(r->window->start)}, {"end", FormatTime(r->window->end)}};
+    if (r->window) {
+      j["window"] = {{"start", FormatTime(r->window->start)}, {"end", FormatTime(r->window->end)}};
+    }
     j["nodesHeld"] = r->nodes_held;
   }
   return j;
@@ -291,6 +301,8 @@ Result<json> ConfigItemJson(const Result<ConfigListView>& one) {
   return ConfigListJson(*one)["items"][0];
 }
 
-json SharesJson(const SharesView& shares) { return SharesJson(shares.shares, shares.tenant_of, shares.half_life); }
+json SharesJson(const SharesView& shares) {
+  return SharesJson(shares.shares, shares.tenant_of, shares.half_life);
+}
 
 }  // namespace abacus::server

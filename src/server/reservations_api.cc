@@ -16,7 +16,8 @@ using nlohmann::json;
 
 std::string ReservationActor(const std::string& name) { return "reservation " + name; }
 
-ReservationStatus ReservationStatusOf(const ReservationConfig& r, const std::vector<std::string>& nodes, Time now) {
+ReservationStatus ReservationStatusOf(const ReservationConfig& r, const std::vector<std::string>& nodes,
+                                      Time now) {
   std::optional<sched::Window> w = sched::CurrentWindow(sched::ToWindowReservation(r), now);
   return {!w ? "Over" : now >= w->start ? "Active" : "Upcoming", w, nodes};
 }

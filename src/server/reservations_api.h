@@ -35,7 +35,8 @@ struct ReservationStatus {
 };
 
 // Returns the status of `r` at `now`, holding `nodes`.
-ReservationStatus ReservationStatusOf(const ReservationConfig& r, const std::vector<std::string>& nodes, Time now);
+ReservationStatus ReservationStatusOf(const ReservationConfig& r, const std::vector<std::string>& nodes,
+                                      Time now);
 
 class Ledger;
 
