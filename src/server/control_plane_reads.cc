@@ -442,7 +442,8 @@ ConfigListView ControlPlane::ListConfig(const std::string& kind) const {
   std::vector<const PoolConfig*> pools;
   for (const auto& [key, obj] : ledger_.config_objects()) {
     if (StoreKindOf(obj) != kind) continue;
-    ConfigItemView& item = std::visit([&](const auto& o) -> ConfigItemView& { return add(o); }, obj);
+    std::visit([&](const auto& o) { add(o); }, obj);
+    ConfigItemView& item = out.items.back();
     if (const auto* project = std::get_if<Project>(&obj)) item.tenant = project->tenant;
     if (kind == "tenant") {
       auto it = projects_of.find(item.name);
