@@ -47,6 +47,7 @@
 #include "server/idempotency.h"
 #include "server/ledger.h"
 #include "server/metrics.h"
+#include "server/read_views.h"
 #include "server/secrets.h"
 #include "store/data_folder_lock.h"
 #include "store/store.h"
@@ -194,18 +195,20 @@ class ControlPlane {
                                         bool merge_patch, int32_t rollback_to, const govern::Principal* caller,
                                         std::vector<std::string>* immutable, bool dry_run = false,
                                         RequestContext* context = nullptr);
-  // The revisions of a workload ({id, name, revision, revisions: [...]}, oldest first).
-  Result<nlohmann::json> Revisions(const std::string& id_or_name) const;
+  // The revisions of a workload, oldest first (read_views.h); NotFound.
+  Result<RevisionsView> Revisions(const std::string& id_or_name) const;
 
   // ---- operator control (fleet.cc, server/fleet.h); `by` is the user who asks (audited).
   // Cordons (`cordon`) or uncordons a node, agent-run or simulated: a cordoned node takes no new
   // work; what runs there keeps running. Uncordoning also ends a drain. NotFound for no node.
-  Result<nlohmann::json> CordonNode(const std::string& name, bool cordon, const std::string& by,
-                                    const std::string& reason, RequestContext* context = nullptr);
+  // Returns the node's view.
+  Result<NodeView> CordonNode(const std::string& name, bool cordon, const std::string& by,
+                              const std::string& reason, RequestContext* context = nullptr);
   // Drains a node (cordon, then requeue its work: preemptible work at once, the rest once it
   // ended or the grace passed; every workload at once with `order.requeue_all`); the node is
   // Drained when no workload holds anything there. Returns the node view.
-  Result<nlohmann::json> DrainNode(const std::string& name, const DrainOrder& order, RequestContext* context = nullptr);
+  Result<NodeView> DrainNode(const std::string& name, const DrainOrder& order,
+                             RequestContext* context = nullptr);
   // hold/release, suspend/resume and requeue of one workload (WorkloadControl); returns its view.
   // FailedPrecondition, saying what to do instead, when the state does not allow it.
   Result<nlohmann::json> ControlWorkload(const std::string& id_or_name, WorkloadControl what, const std::string& by,
@@ -226,10 +229,16 @@ class ControlPlane {
   // FailedPrecondition listing the ids when the name is ambiguous (workload_names.cc).
   Result<std::string> ResolveWorkload(const std::string& id_or_name,
                                       const std::function<bool(const Workload&)>& visible) const;
-  Result<nlohmann::json> GetWorkload(const std::string& id_or_name) const;
-  nlohmann::json ListWorkloads(const WorkloadFilter& filter) const;
-  Result<nlohmann::json> Explain(const std::string& id_or_name) const;
-  Result<nlohmann::json> Events(const std::string& id_or_name) const;
+  // Returns the workload an id or name names (ledger or inbox) with its status; NotFound.
+  Result<WorkloadView> GetWorkload(const std::string& id_or_name) const;
+  // Calls `use` once with the workloads `filter` matches, under the shared state lock: the rows
+  // point at the ledger's records, valid only during the call (read_views.h).
+  void ListWorkloads(const WorkloadFilter& filter,
+                     const std::function<void(const WorkloadListView&)>& use) const;
+  // GET /api/v1/workloads/W/explain: where the workload stands and why; NotFound.
+  Result<ExplainView> Explain(const std::string& id_or_name) const;
+  // GET /api/v1/workloads/W/events: the workload's stored events, oldest first; NotFound.
+  Result<StoredEventsView> Events(const std::string& id_or_name) const;
   // The log of one task of a workload: `task` is a task id, "GROUP.REPLICA" or empty (the first
   // task of the latest attempt); `stream` stdout or stderr; at most the last `tail_bytes`.
   Result<nlohmann::json> Logs(const std::string& id_or_name, const std::string& task = "",
@@ -281,35 +290,40 @@ class ControlPlane {
   // Renders report `kind`: usage, wait, failures, idle, shortages, borrowing or evidence.
   Result<ReportOutput> Report(const std::string& kind, const ReportQuery& query) const;
   // Price lists applied so far.
-  nlohmann::json ListPriceLists() const;
+  std::vector<meter::PriceList> ListPriceLists() const;
 
   // Device utilization last reported per node and device index (0..1).
   std::map<std::string, std::map<int, double>> DeviceUtilization() const;
-  // Returns every node with its devices; each device carries allocatedMilli, the agent's last
-  // reported utilization (when any), and its holders as `visible` sees them (device_holders.h:
-  // holders [{workload, name, milli}] and hiddenMilli; the node hiddenCpuMilli and
-  // hiddenMemoryBytes; null `visible`: every workload is seen).
-  nlohmann::json ListNodes(const std::function<bool(const Workload&)>& visible = nullptr) const;
-  // Returns the node `name` as ListNodes writes it; NotFound when there is none.
-  Result<nlohmann::json> GetNode(const std::string& name,
-                                 const std::function<bool(const Workload&)>& visible = nullptr) const;
+  // Returns every node (read_views.h) with its devices; each device carries its allocated milli,
+  // the agent's last reported utilization (when any), and its holders as `visible` sees them
+  // (device_holders.h; the rest as hidden sums; null `visible`: every workload is seen).
+  std::vector<NodeView> ListNodes(const std::function<bool(const Workload&)>& visible = nullptr) const;
+  // Returns the node `name` as ListNodes sees it; NotFound when there is none.
+  Result<NodeView> GetNode(const std::string& name,
+                           const std::function<bool(const Workload&)>& visible = nullptr) const;
   // GET /api/v1/nodes/{name}/events: the node's stored events, oldest first.
-  Result<nlohmann::json> NodeEvents(const std::string& name) const;
-  nlohmann::json ListDevices() const;
-  nlohmann::json ListFlavors() const;
-  nlohmann::json ListQueues() const;
+  Result<StoredEventsView> NodeEvents(const std::string& name) const;
+  // Returns every device of every node with its allocated milli, naming no holder.
+  std::vector<DeviceView> ListDevices() const;
+  // Returns every flavor configured or found on a node, by name, with its devices and free milli.
+  std::vector<FlavorView> ListFlavors() const;
+  // Returns every queue with its workload counts, quota use and borrowing now.
+  std::vector<QueueView> ListQueues() const;
   // GET /api/v1/shares (shares_api.h): every queue's fair share over time, like sshare.
-  nlohmann::json ListShares() const;
-  Result<nlohmann::json> GetQueue(const std::string& name) const;
+  SharesView ListShares() const;
+  // Returns the queue `name` as ListQueues sees it; NotFound when there is none.
+  Result<QueueView> GetQueue(const std::string& name) const;
   // kind: "tenant", "project", "cohort", "priorityclass", "pool", "cluster", "reservation"
-  nlohmann::json ListConfig(const std::string& kind) const;
+  ConfigListView ListConfig(const std::string& kind) const;
   // DELETE /api/v1/reservations/NAME (reservations_api.cc): removes a reservation (audited);
   // NotFound when there is none. Maintenance nodes it cordoned are uncordoned.
   Result<nlohmann::json> DeleteReservation(const std::string& name, RequestContext* context = nullptr);
   // The declared clusters and those agents registered into, with nodes, pools and devices per
   // flavor ({total, allocatedMilli, unhealthy}).
-  nlohmann::json ListClusters() const;
-  Result<nlohmann::json> GetConfig(const std::string& kind, const std::string& name) const;
+  std::vector<ClusterView> ListClusters() const;
+  // The object of `kind` that `name` names ("TENANT/NAME" or NAME for projects), alone in the
+  // list; NotFound.
+  Result<ConfigListView> GetConfig(const std::string& kind, const std::string& name) const;
   std::string RenderMetrics() const;
 
   // Runs `f` with the ledger under the shared lock (tests, views).
@@ -480,7 +494,11 @@ class ControlPlane {
   bool IsActiveWorkload(const std::string& id) const;
   // Returns a copy of the record by id or name from the ledger or the inbox.
   std::optional<WorkloadRecord> FindRecord(const std::string& id_or_name) const;
-  nlohmann::json View(const WorkloadRecord& r) const;  // requires state_mu_ held (shared)
+  // What the read model computes of `r` beside the record; requires state_mu_ held (shared).
+  WorkloadStatusView StatusOf(const WorkloadRecord& r) const;
+  // `r`'s view as JSON, the answer of the writes that change one workload; requires state_mu_
+  // held (shared).
+  nlohmann::json View(const WorkloadRecord& r) const;
   // Runs `change` on the loop for `keyed` (whose first Check found no repeat): checked again
   // there, so that a repeat that waited behind its first request gets the first answer; `change`
   // stages the key with its answer (IdempotentWrite::Stage). A repeat is noted for the audit.

@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "common/ids.h"
 #include "server/control_plane.h"
+#include "server/read_views_json.h"
 
 namespace abacus::server::testing_cp {
 
@@ -81,7 +82,7 @@ class ControlPlaneFixture : public ::testing::Test {
     return r.ok() ? (*r)[0]["id"].get<std::string>() : "";
   }
   // Returns the workload's JSON as the API shows it.
-  nlohmann::json WorkloadJson(const std::string& id) { return *cp_->GetWorkload(id); }
+  nlohmann::json WorkloadJson(const std::string& id) { return WorkloadViewJson(*cp_->GetWorkload(id)); }
   // Returns the workload's state name.
   std::string State(const std::string& id) { return WorkloadJson(id)["state"]; }
   // Reports one task of `node` with `fields` (phase, exitCode, …) and waits for a cycle.

@@ -25,6 +25,7 @@
 #include "server/node_history.h"
 #include "server/node_liveness.h"
 #include "server/quota_view.h"
+#include "server/read_views_json.h"
 #include "server/reservations_api.h"
 #include "server/reserved_pool.h"
 #include "server/workload_update.h"
@@ -58,65 +59,57 @@ std::optional<WorkloadRecord> ControlPlane::FindRecord(const std::string& id_or_
   return std::nullopt;
 }
 
-json ControlPlane::View(const WorkloadRecord& r) const {
-  json j = ToJson(r);
-  // Uploaded results files are read through GET /api/v1/evaluations; here only their size.
-  for (json& p : j["placements"]) {
-    if (!p.contains("results")) continue;
-    p["resultsBytes"] = p["results"].get_ref<const std::string&>().size();
-    p.erase("results");
-  }
-  j.erase("spec");
-  j["spec"] = abacus::ToJson(r.spec);
-  j["submittedAt"] = FormatTime(r.submitted);
-  if (ToMicros(r.admitted_at) != 0) j["admittedAt"] = FormatTime(r.admitted_at);
-  if (ToMicros(r.finished_at) != 0) j["finishedAt"] = FormatTime(r.finished_at);
+WorkloadStatusView ControlPlane::StatusOf(const WorkloadRecord& r) const {
+  WorkloadStatusView s;
   if (std::string held = r.waiting() ? ledger_.HoldReason(r) : ""; !held.empty()) {
-    j["pendingReason"] = {{"code", HoldCode(r)}, {"message", held}};  // an operator's hold (fleet.h)
+    s.pending_reason = PendingReasonView{HoldCode(r), held, std::nullopt};  // an operator's hold (fleet.h)
   } else if (r.waiting()) {
     auto it = ledger_.pending_reasons().find(r.id);
     if (it != ledger_.pending_reasons().end()) {
-      j["pendingReason"] = {{"code", sched::PendingCodeName(it->second.code)},
-                            {"message", it->second.message},
-                            {"position", it->second.position}};
+      const sched::PendingReason& pr = it->second;
+      s.pending_reason =
+          PendingReasonView{std::string(sched::PendingCodeName(pr.code)), pr.message, pr.position};
     } else if (auto lr = ledger_.ledger_reasons().find(r.id); lr != ledger_.ledger_reasons().end()) {
-      j["pendingReason"] = {{"code", "Unschedulable"}, {"message", lr->second}};
+      s.pending_reason = PendingReasonView{"Unschedulable", lr->second, std::nullopt};
     }
   }
   // What the kind's controller keeps: batch progress, replicas and rollout, idle notice, …
-  json status = control::Describe(ViewOf(r), r.controller_state);
-  if (!status.is_object()) status = json::object();
+  s.controller = control::Describe(ViewOf(r), r.controller_state);
+  if (!s.controller.is_object()) s.controller = json::object();
   if (IsElastic(r) && r.holds_quota()) {
-    status["wantedUnits"] = WantedUnits(r);
-    status["placedUnits"] = PlacedUnits(r).size();
-    json unplaced = json::array();
+    ElasticStatusView& e = s.elastic.emplace();
+    e.wanted_units = WantedUnits(r);
+    e.placed_units = PlacedUnits(r).size();
     for (int32_t unit : MissingUnits(r)) {
-      json u = {{"unit", unit}};
+      UnplacedUnitView& u = e.unplaced.emplace_back();
+      u.unit = unit;
       auto it = ledger_.pending_reasons().find(SliceId(r.id, unit));
       if (it != ledger_.pending_reasons().end()) {
         // The replica's own reason with what stopped it on the nodes (filters and best candidate).
-        u["reason"] = it->second.message +
-                      (it->second.placement ? ": " + sched::DescribePlacement(*it->second.placement) : std::string());
+        const sched::PendingReason& pr = it->second;
+        u.reason =
+            pr.message + (pr.placement ? ": " + sched::DescribePlacement(*pr.placement) : std::string());
       }
-      unplaced.push_back(std::move(u));
     }
-    if (!unplaced.empty()) status["unplaced"] = std::move(unplaced);
     if (std::set<int32_t> outside = UnitsOutsidePool(r, ledger_); !outside.empty()) {
-      status["outsidePool"] = {{"pool", ReservationPool(r)}, {"replicas", outside}, {"message", OutsidePoolLine(r, ledger_)}};
+      e.outside_pool = OutsidePoolView{ReservationPool(r), std::move(outside), OutsidePoolLine(r, ledger_)};
     }
   }
-  if (!status.empty()) j["status"] = std::move(status);
-  return j;
+  return s;
 }
 
-Result<json> ControlPlane::GetWorkload(const std::string& id_or_name) const {
+json ControlPlane::View(const WorkloadRecord& r) const { return WorkloadViewJson(r, StatusOf(r)); }
+
+Result<WorkloadView> ControlPlane::GetWorkload(const std::string& id_or_name) const {
   auto r = FindRecord(id_or_name);
   if (!r) return NotFound("workload '" + id_or_name + "' not found");
   ReaderLock lock(state_mu_);
-  return View(*r);
+  WorkloadStatusView status = StatusOf(*r);
+  return WorkloadView{std::move(*r), std::move(status)};
 }
 
-json ControlPlane::ListWorkloads(const WorkloadFilter& f) const {
+void ControlPlane::ListWorkloads(const WorkloadFilter& f,
+                                 const std::function<void(const WorkloadListView&)>& use) const {
   std::vector<WorkloadRecord> pending_ingest;
   {
     MutexLock lock(loop_mu_);
@@ -153,27 +146,28 @@ json ControlPlane::ListWorkloads(const WorkloadFilter& f) const {
   std::sort(rows.begin(), rows.end(), [](const WorkloadRecord* a, const WorkloadRecord* b) {
     return a->submitted != b->submitted ? a->submitted < b->submitted : a->id < b->id;
   });
-  json items = json::array();
-  size_t total = rows.size();
-  size_t first = total > f.limit ? total - f.limit : 0;  // the newest `limit`
-  for (size_t i = first; i < total; ++i) {
-    json v = View(*rows[i]);
-    v.erase("spec");
-    if (!rows[i]->spec.labels.empty()) v["labels"] = rows[i]->spec.labels;  // for selectors (cancel -l)
-    items.push_back(std::move(v));
-  }
-  return {{"items", std::move(items)}, {"total", total}};
+  WorkloadListView list;
+  list.total = rows.size();
+  const size_t first = list.total > f.limit ? list.total - f.limit : 0;  // the newest `limit`
+  list.items.reserve(list.total - first);
+  for (size_t i = first; i < list.total; ++i) list.items.push_back({rows[i], StatusOf(*rows[i])});
+  use(list);
 }
 
-Result<json> ControlPlane::Explain(const std::string& id_or_name) const {
+Result<ExplainView> ControlPlane::Explain(const std::string& id_or_name) const {
   auto rec = FindRecord(id_or_name);
   if (!rec) return NotFound("workload '" + id_or_name + "' not found");
   ReaderLock lock(state_mu_);
   const WorkloadRecord& r = *rec;
-  json j = {{"id", r.id}, {"name", r.spec.name}, {"queue", r.spec.queue}, {"state", WorkloadStateName(r.state)}};
-  std::string text;
+  ExplainView v;
+  v.id = r.id;
+  v.name = r.spec.name;
+  v.queue = r.spec.queue;
+  v.state = r.state;
+  std::string& text = v.text;
   if (std::string held = r.waiting() ? ledger_.HoldReason(r) : ""; !held.empty()) {
-    j["reason"] = {{"code", HoldCode(r)}, {"message", held}};  // an operator's hold (fleet.h)
+    // An operator's hold (fleet.h).
+    v.reason = ExplainReasonView{HoldCode(r), held, std::nullopt, std::nullopt, std::nullopt};
     text = held;
   } else if (r.waiting()) {
     auto it = ledger_.pending_reasons().find(r.id);
@@ -183,27 +177,21 @@ Result<json> ControlPlane::Explain(const std::string& id_or_name) const {
       const Duration waited_before = pr.waited;
       pr.waited = std::max(Duration(0), clock_.Now() - r.submitted);
       if (pr.overrun.count() > 0) pr.overrun += pr.waited - waited_before;
-      j["reason"] = {{"code", sched::PendingCodeName(pr.code)},
-                     {"message", pr.message},
-                     {"position", pr.position},
-                     {"ahead", pr.ahead},
-                     {"aheadIds", pr.ahead_ids},
-                     {"basePriority", pr.base_priority},
-                     {"effectivePriority", pr.effective_priority},
-                     {"waitedSeconds", std::chrono::duration_cast<std::chrono::seconds>(pr.waited).count()}};
-      if (pr.quota) j["reason"]["quota"] = DescribeQuota(*pr.quota, r.spec.queue);
-      if (pr.placement) j["reason"]["placement"] = DescribePlacement(*pr.placement);
-      if (!pr.preemption.empty()) j["reason"]["preemption"] = pr.preemption;
-      if (!pr.fair_share.empty()) j["reason"]["fairShare"] = pr.fair_share;
+      ExplainReasonView& reason = v.reason.emplace();
+      reason.code = std::string(sched::PendingCodeName(pr.code));
+      reason.message = pr.message;
+      if (pr.quota) reason.quota = DescribeQuota(*pr.quota, r.spec.queue);
+      if (pr.placement) reason.placement = DescribePlacement(*pr.placement);
       text = DescribePending(pr);
+      reason.scheduler = std::move(pr);
     } else if (auto lr = ledger_.ledger_reasons().find(r.id); lr != ledger_.ledger_reasons().end()) {
-      j["reason"] = {{"code", "Unschedulable"}, {"message", lr->second}};
+      v.reason = ExplainReasonView{"Unschedulable", lr->second, std::nullopt, std::nullopt, std::nullopt};
       text = lr->second;
     } else {
       text = "waiting for the next scheduling cycle";
     }
   } else if (r.holds_quota()) {
-    json placements = json::array();
+    v.placed = true;
     std::map<std::string, std::vector<std::string>> by_node;
     for (const auto& p : r.placements) {
       std::string devs;
@@ -215,10 +203,9 @@ Result<json> ControlPlane::Explain(const std::string& id_or_name) const {
                               ? r.spec.spec.task_groups[p.group].name
                               : std::to_string(p.group);
       by_node[p.node].push_back(group + "[" + std::to_string(p.replica) + "]" + (devs.empty() ? "" : " devices " + devs));
-      placements.push_back({{"group", group}, {"replica", p.replica}, {"node", p.node}, {"devices", devs}});
+      v.placements.push_back({group, p.replica, p.node, devs});
     }
-    j["placements"] = placements;
-    j["flavors"] = r.group_flavors;
+    v.flavors = r.group_flavors;
     text = std::string(WorkloadStateName(r.state)) + " at " + FormatTime(r.admitted_at) + " on flavors ";
     for (size_t i = 0; i < r.group_flavors.size(); ++i) text += (i ? ", " : "") + r.group_flavors[i];
     text += "\n";
@@ -236,24 +223,17 @@ Result<json> ControlPlane::Explain(const std::string& id_or_name) const {
   } else {
     text = std::string(WorkloadStateName(r.state)) + (r.message.empty() ? "" : ": " + r.message);
   }
-  j["text"] = text;
-  return j;
+  return v;
 }
 
-Result<json> ControlPlane::Events(const std::string& id_or_name) const {
+Result<StoredEventsView> ControlPlane::Events(const std::string& id_or_name) const {
   auto rec = FindRecord(id_or_name);
   if (!rec) return NotFound("workload '" + id_or_name + "' not found");
   ABACUS_ASSIGN_OR_RETURN(auto events, store_->Events(kWorkloadKind, rec->id));
-  json items = json::array();
-  for (const auto& e : events) {
-    json detail = json::parse(e.json, nullptr, false);
-    items.push_back({{"seq", e.seq}, {"time", FormatTime(FromMicros(e.time_us))}, {"timeUs", e.time_us},
-                     {"type", e.type}, {"details", detail}});
-  }
-  return json{{"id", rec->id}, {"items", items}};
+  return StoredEventsView{rec->id, std::move(events)};
 }
 
-json ControlPlane::ListNodes(const std::function<bool(const Workload&)>& visible) const {
+std::vector<NodeView> ControlPlane::ListNodes(const std::function<bool(const Workload&)>& visible) const {
   std::unordered_map<std::string, Time> seen;  // the agents' last requests (node_liveness.h)
   std::map<std::string, std::map<int, double>> utilization;  // the agents' last reports
   {
@@ -265,119 +245,114 @@ json ControlPlane::ListNodes(const std::function<bool(const Workload&)>& visible
   ReaderLock lock(state_mu_);
   auto usage = ledger_.DeviceUsage();
   DeviceHoldings holdings = HoldingsAsSeenBy(ledger_.workloads(), visible);
-  std::map<std::string, std::pair<int64_t, int64_t>> cpu_mem;
-  std::map<std::string, std::map<std::string, int64_t>> extended_used;  // node → name → held
+  std::vector<NodeView> views;
+  views.reserve(ledger_.nodes().size());
+  std::unordered_map<std::string, NodeView*> by_name;
+  for (const auto& [name, n] : ledger_.nodes()) {
+    NodeView& v = views.emplace_back();
+    v.record = n;
+    by_name[name] = &v;
+  }
   for (const auto& [id, r] : ledger_.workloads()) {
     if (!r.holds_quota()) continue;
     for (const auto& p : r.placements) {
-      cpu_mem[p.node].first += p.cpu_milli;
-      cpu_mem[p.node].second += p.memory_bytes;
-      for (const auto& [xname, amount] : ExtendedHeld(r, p)) extended_used[p.node][xname] += amount;
+      auto it = by_name.find(p.node);
+      if (it == by_name.end()) continue;  // a node no longer in the ledger shows nowhere
+      it->second->allocated_cpu_milli += p.cpu_milli;
+      it->second->allocated_memory_bytes += p.memory_bytes;
+      for (const auto& [xname, amount] : ExtendedHeld(r, p)) it->second->allocated_extended[xname] += amount;
     }
   }
-  json items = json::array();
-  for (const auto& [name, n] : ledger_.nodes()) {
-    json j = ToJson(n);
-    int64_t free_milli = 0;
+  for (NodeView& v : views) {
+    const std::string& name = v.record.node.name;
+    const auto node_usage = usage.find(name);
     const auto node_holdings = holdings.find(name);
     const auto node_util = utilization.find(name);
-    for (auto& d : j["devices"]) {
-      const int index = d["index"].get<int>();
-      int32_t used = 0;
-      if (auto it = usage.find(name); it != usage.end()) {
-        if (auto u = it->second.find(index); u != it->second.end()) used = u->second;
+    for (const Device& d : v.record.node.devices) {
+      DeviceUseView& u = v.devices.emplace_back();
+      if (node_usage != usage.end()) {
+        auto it = node_usage->second.find(d.index);
+        if (it != node_usage->second.end()) u.allocated_milli = it->second;
       }
-      d["allocatedMilli"] = used;
-      free_milli += d["health"] == "Healthy" ? 1000 - used : 0;
-      json holders = json::array();
-      int32_t hidden = 0;
+      v.free_device_milli += d.health == DeviceHealth::kHealthy ? 1000 - u.allocated_milli : 0;
       if (node_holdings != holdings.end()) {
-        if (auto h = node_holdings->second.devices.find(index); h != node_holdings->second.devices.end()) {
-          for (const DeviceHolder& x : h->second.holders) {
-            holders.push_back({{"workload", x.workload}, {"name", x.name}, {"milli", x.milli}});
-          }
-          hidden = h->second.hidden_milli;
+        if (auto h = node_holdings->second.devices.find(d.index); h != node_holdings->second.devices.end()) {
+          u.holding = h->second;
         }
       }
-      d["holders"] = std::move(holders);
-      d["hiddenMilli"] = hidden;
       if (node_util != utilization.end()) {
-        if (auto u = node_util->second.find(index); u != node_util->second.end()) d["utilization"] = u->second;
+        auto it = node_util->second.find(d.index);
+        if (it != node_util->second.end()) u.utilization = it->second;
       }
     }
-    j["allocatedCpuMilli"] = cpu_mem[name].first;
-    j["allocatedMemoryBytes"] = cpu_mem[name].second;
-    if (auto x = extended_used.find(name); x != extended_used.end()) j["allocatedExtended"] = x->second;
-    j["freeDeviceMilli"] = free_milli;
-    j["hiddenCpuMilli"] = node_holdings == holdings.end() ? 0 : node_holdings->second.hidden_cpu_milli;
-    j["hiddenMemoryBytes"] = node_holdings == holdings.end() ? 0 : node_holdings->second.hidden_memory_bytes;
+    if (node_holdings != holdings.end()) {
+      v.hidden_cpu_milli = node_holdings->second.hidden_cpu_milli;
+      v.hidden_memory_bytes = node_holdings->second.hidden_memory_bytes;
+    }
     auto heard = seen.find(name);
-    AddLiveness(j, heard == seen.end() ? std::nullopt : std::optional<Time>(heard->second), now,
-                options_.heartbeat_interval);
-    items.push_back(std::move(j));
+    const std::optional<Time> last_seen =
+        heard == seen.end() ? std::nullopt : std::optional<Time>(heard->second);
+    v.liveness = LivenessOf(v.record, last_seen, now, options_.heartbeat_interval);
   }
-  return {{"items", items}};
+  return views;
 }
 
-Result<json> ControlPlane::GetNode(const std::string& name,
-                                   const std::function<bool(const Workload&)>& visible) const {
-  json all = ListNodes(visible);
-  for (auto& n : all["items"]) {
-    if (n["name"] == name) return n;
+Result<NodeView> ControlPlane::GetNode(const std::string& name,
+                                       const std::function<bool(const Workload&)>& visible) const {
+  for (NodeView& n : ListNodes(visible)) {
+    if (n.record.node.name == name) return std::move(n);
   }
   return NotFound("node '" + name + "' not found");
 }
 
-json ControlPlane::ListDevices() const {
-  json nodes = ListNodes();
-  json items = json::array();
-  for (const auto& n : nodes["items"]) {
-    for (auto d : n["devices"]) {
-      // Who holds a device is told per caller on /api/v1/nodes only; this list names no workload.
-      d.erase("holders");
-      d.erase("hiddenMilli");
-      d["node"] = n["name"];
-      d["pool"] = n["pool"];
-      items.push_back(std::move(d));
+std::vector<DeviceView> ControlPlane::ListDevices() const {
+  // Who holds a device is told per caller on /api/v1/nodes only; this list names no workload.
+  std::vector<DeviceView> items;
+  for (const NodeView& n : ListNodes()) {
+    for (size_t i = 0; i < n.devices.size(); ++i) {
+      items.push_back({n.record.node.name, n.record.node.pool, n.record.node.devices[i],
+                       n.devices[i].allocated_milli, n.devices[i].utilization});
     }
   }
-  return {{"items", items}};
+  return items;
 }
 
-json ControlPlane::ListFlavors() const {
-  json nodes = ListNodes();
+std::vector<FlavorView> ControlPlane::ListFlavors() const {
+  std::vector<NodeView> nodes = ListNodes();
   ReaderLock lock(state_mu_);
-  std::map<std::string, json> by;
-  auto entry = [&](const std::string& f) -> json& {
+  std::map<std::string, FlavorView> by;
+  auto entry = [&](const std::string& f) -> FlavorView& {
     auto it = by.find(f);
     if (it == by.end()) {
-      json j = {{"name", f}, {"weight", 1.0}, {"devices", 0}, {"freeMilli", 0}, {"nodes", 0}, {"description", ""}};
+      FlavorView v;
+      v.name = f;
       if (auto fl = Flavor::Parse(f); fl.ok()) {
         if (const FlavorConfig* c = ledger_.config().FindFlavor(f)) {
-          j["weight"] = static_cast<double>(c->weight_milli) / 1000.0;
-          j["description"] = c->description;
+          v.weight = static_cast<double>(c->weight_milli) / 1000.0;
+          v.description = c->description;
         }
       }
-      it = by.emplace(f, j).first;
+      it = by.emplace(f, std::move(v)).first;
     }
     return it->second;
   };
   for (const FlavorConfig* c : ledger_.config().flavors()) entry(c->flavor.name());
-  for (const auto& n : nodes["items"]) {
+  for (const NodeView& n : nodes) {
     std::set<std::string> seen;
-    for (const auto& d : n["devices"]) {
-      json& e = entry(d["flavor"].get<std::string>());
-      e["devices"] = e["devices"].get<int>() + 1;
-      if (d["health"] == "Healthy") e["freeMilli"] = e["freeMilli"].get<int64_t>() + 1000 - d["allocatedMilli"].get<int64_t>();
-      if (seen.insert(d["flavor"].get<std::string>()).second) e["nodes"] = e["nodes"].get<int>() + 1;
+    for (size_t i = 0; i < n.devices.size(); ++i) {
+      const Device& d = n.record.node.devices[i];
+      FlavorView& e = entry(d.flavor.name());
+      e.devices += 1;
+      if (d.health == DeviceHealth::kHealthy) e.free_milli += 1000 - n.devices[i].allocated_milli;
+      if (seen.insert(d.flavor.name()).second) e.nodes += 1;
     }
   }
-  json items = json::array();
-  for (auto& [name, j] : by) items.push_back(j);
-  return {{"items", items}};
+  std::vector<FlavorView> items;
+  for (auto& [name, v] : by) items.push_back(std::move(v));
+  return items;
 }
 
-json ControlPlane::ListQueues() const {
+std::vector<QueueView> ControlPlane::ListQueues() const {
   ReaderLock lock(state_mu_);
   struct Counts {
     int pending = 0, admitted = 0;
@@ -394,92 +369,125 @@ json ControlPlane::ListQueues() const {
       }
     }
   }
-  json items = json::array();
+  std::vector<QueueView> items;
+  std::vector<meter::UseNow> use;
   for (const Queue* q : ledger_.config().queues()) {
-    json j = abacus::ToJson(SpecObject(*q));
+    QueueView& v = items.emplace_back();
+    v.queue = *q;
     Counts& c = counts[q->name];
-    j["pending"] = c.pending;
-    j["admitted"] = c.admitted;
-    if (auto s = ledger_.suspended_queues().find(q->name); s != ledger_.suspended_queues().end()) {
-      j["suspended"] = {{"by", s->second.by}, {"since", FormatTime(s->second.since)}};  // abacus suspend queue
-    }
-    json usage = json::array();
+    v.pending = c.pending;
+    v.admitted = c.admitted;
+    auto suspended = ledger_.suspended_queues().find(q->name);  // abacus suspend queue
+    if (suspended != ledger_.suspended_queues().end()) v.suspended = suspended->second;
     for (const auto& quota : q->quotas) {
-      std::string res = quota.resource.Name();
-      int64_t used = c.used[res];
-      int64_t nominal = LedgerAmount(quota.resource, quota.nominal);
-      json u = {{"resource", res}, {"used", used}, {"nominal", nominal}};
-      if (quota.borrowing_limit) u["borrowingLimit"] = LedgerAmount(quota.resource, *quota.borrowing_limit);
-      usage.push_back(u);
+      QuotaUseView& u = v.usage.emplace_back();
+      u.resource = quota.resource.Name();
+      u.used = c.used[u.resource];
+      u.nominal = LedgerAmount(quota.resource, quota.nominal);
+      if (quota.borrowing_limit) u.borrowing_limit = LedgerAmount(quota.resource, *quota.borrowing_limit);
+      use.push_back({q->name, u.resource, u.used});
     }
-    j["usage"] = usage;
-    items.push_back(std::move(j));
   }
-  AddBorrowingNow(ledger_.config(), items);  // borrowed from whom, lent to whom (quota_view.h)
-  return {{"items", items}};
+  // Borrowed from whom, lent to whom (quota_view.h).
+  const auto borrowing = BorrowingNowByQueue(ledger_.config(), use);
+  for (QueueView& v : items) {
+    for (QuotaUseView& u : v.usage) {
+      auto it = borrowing.find({v.queue.name, u.resource});
+      if (it != borrowing.end()) u.borrowing = it->second;
+    }
+  }
+  return items;
 }
 
-Result<json> ControlPlane::GetQueue(const std::string& name) const {
-  json all = ListQueues();
-  for (auto& q : all["items"]) {
-    if (q["name"] == name) return q;
+Result<QueueView> ControlPlane::GetQueue(const std::string& name) const {
+  for (QueueView& q : ListQueues()) {
+    if (q.queue.name == name) return std::move(q);
   }
   return NotFound("queue '" + name + "' not found");
 }
 
-json ControlPlane::ListConfig(const std::string& kind) const {
-  if (kind == "cluster") return ListClusters();
+ConfigListView ControlPlane::ListConfig(const std::string& kind) const {
+  ConfigListView out;
+  out.kind = kind;
+  if (kind == "cluster") {
+    out.clusters = ListClusters();
+    return out;
+  }
   ReaderLock lock(state_mu_);
-  json items = json::array();
+  auto add = [&](const auto& object) -> ConfigItemView& {
+    ConfigItemView& item = out.items.emplace_back();
+    item.object = SpecObject(object);
+    if constexpr (requires { object.name; }) {
+      item.name = object.name;
+    } else {
+      item.name = object.flavor.name();  // a Flavor object
+    }
+    return item;
+  };
   if (kind == "priorityclass") {
     std::set<std::string> configured;
     for (const PriorityClass* pc : ledger_.config().priority_classes()) {
-      items.push_back(abacus::ToJson(SpecObject(*pc)));
+      add(*pc);
       configured.insert(pc->name);
     }
     for (const PriorityClass& pc : DefaultPriorityClasses()) {
-      if (configured.count(pc.name)) continue;
-      json j = abacus::ToJson(SpecObject(pc));
-      j["default"] = true;
-      items.push_back(j);
+      if (!configured.count(pc.name)) add(pc).default_class = true;
     }
-    return {{"items", items}};
+    return out;
   }
-  std::map<std::string, json> projects_of;  // tenant → its project names, built once
+  std::map<std::string, std::vector<std::string>> projects_of;  // tenant → its project names, built once
   if (kind == "tenant") {
-    for (const Project* p : ledger_.config().projects()) {
-      auto [it, added] = projects_of.try_emplace(p->tenant, json::array());
-      it->second.push_back(p->name);
-    }
+    for (const Project* p : ledger_.config().projects()) projects_of[p->tenant].push_back(p->name);
   }
+  std::vector<const PoolConfig*> pools;
   for (const auto& [key, obj] : ledger_.config_objects()) {
     if (StoreKindOf(obj) != kind) continue;
-    json j = abacus::ToJson(obj);
+    std::visit([&](const auto& o) { add(o); }, obj);
+    ConfigItemView& item = out.items.back();
+    if (const auto* project = std::get_if<Project>(&obj)) item.tenant = project->tenant;
     if (kind == "tenant") {
-      auto it = projects_of.find(std::get<Tenant>(obj).name);
-      j["projects"] = it == projects_of.end() ? json::array() : std::move(it->second);
+      auto it = projects_of.find(item.name);
+      item.projects = it == projects_of.end() ? std::vector<std::string>{} : std::move(it->second);
     }
-    items.push_back(std::move(j));
+    if (const auto* pool = std::get_if<PoolConfig>(&obj)) pools.push_back(pool);
   }
-  if (kind == "pool") AddPoolTenants(ledger_, items);  // each pool's tenants and nodes (quota_view.h)
+  if (kind == "pool") {  // each pool's tenants and nodes (quota_view.h)
+    std::vector<PoolStatus> statuses = PoolStatuses(ledger_, pools);
+    for (size_t i = 0; i < statuses.size(); ++i) {
+      if (i >= out.items.size()) {  // named by nodes only
+        ConfigItemView& item = out.items.emplace_back();
+        item.name = statuses[i].name;
+      }
+      out.items[i].pool = std::move(statuses[i]);
+    }
+  }
   if (kind == "reservation") {  // each one's window in force or next and the nodes it holds
     const auto held = ledger_.ReservationNodes();
     const auto all = ledger_.config().reservations();
-    for (auto& item : items) {
+    for (ConfigItemView& item : out.items) {
       for (size_t i = 0; i < all.size() && i < held.size(); ++i) {
-        if (all[i]->name == item.value("name", "")) AddReservationStatus(*all[i], held[i], clock_.Now(), item);
+        if (all[i]->name == item.name) item.reservation = ReservationStatusOf(*all[i], held[i], clock_.Now());
       }
     }
   }
-  return {{"items", items}};
+  return out;
 }
 
-Result<json> ControlPlane::GetConfig(const std::string& kind, const std::string& name) const {
-  json all = ListConfig(kind);
-  for (auto& o : all["items"]) {
-    std::string n = o.value("name", "");
-    if (kind == "project") n = o.value("tenant", "") + "/" + n;
-    if (n == name || (kind == "project" && o.value("name", "") == name)) return o;
+Result<ConfigListView> ControlPlane::GetConfig(const std::string& kind, const std::string& name) const {
+  ConfigListView all = ListConfig(kind);
+  ConfigListView one;
+  one.kind = kind;
+  for (ClusterView& c : all.clusters) {
+    if (c.name != name) continue;
+    one.clusters.push_back(std::move(c));
+    return one;
+  }
+  for (ConfigItemView& o : all.items) {
+    std::string n = kind == "project" ? o.tenant + "/" + o.name : o.name;
+    if (n == name || (kind == "project" && o.name == name)) {
+      one.items.push_back(std::move(o));
+      return one;
+    }
   }
   return NotFound(kind + " '" + name + "' not found");
 }

@@ -14,6 +14,7 @@
 #include "govern/audit.h"
 #include "server/control_plane_fixture.h"
 #include "server/server_test_util.h"
+#include "server/read_views_json.h"
 
 namespace abacus::server {
 namespace {
@@ -68,7 +69,7 @@ TEST_F(ControlPlaneTest, ParkedWorkloadWaitsUntilCapacityFreesThenIsAdmitted) {
   EXPECT_EQ(State(next), "Pending");
   // Later submissions run incremental cycles; the parked one keeps its reason.
   Submit("another", 1);
-  EXPECT_EQ((*cp_->GetWorkload(next))["pendingReason"]["code"], "Quota");
+  EXPECT_EQ(WorkloadViewJson(*cp_->GetWorkload(next))["pendingReason"]["code"], "Quota");
   // The big one finishes: capacity frees and the parked workload is retried at once.
   Report("gpu-a", big + ".0.0.1", {{"phase", "Exited"}, {"exitCode", 0}});
   EXPECT_EQ(State(big), "Succeeded");
@@ -159,7 +160,7 @@ TEST_F(ControlPlaneTest, SilentAgentNodeIsLostOnTheClockAndItsWorkRequeued) {
   clock_.Advance(31s);
   cp_->WaitForCycle();
   cp_->WaitForCycle();
-  json node = *cp_->GetNode("gpu-a");
+  json node = NodeJson(*cp_->GetNode("gpu-a"));
   EXPECT_EQ(node["state"], "NotReady");
   EXPECT_EQ(node["notReadySinceUs"], ToMicros(clock_.Now()));
   // Issue 20.9: its agent, cut off as long, is fencing the task (TrainingJob: 30 s by default);
@@ -173,7 +174,7 @@ TEST_F(ControlPlaneTest, SilentAgentNodeIsLostOnTheClockAndItsWorkRequeued) {
   cp_->WaitForCycle();
   cp_->WaitForCycle();
   EXPECT_EQ(State(id), "Requeued");
-  auto events = (*cp_->Events(id))["items"];
+  auto events = (*WorkloadEventsJson(cp_->Events(id)))["items"];
   EXPECT_EQ(events.back()["details"]["reason"], "NodeLost") << events.dump();
   // Its usage ended with the loss: 31 s silent + 31 s of fencing.
   json usage = Usage("workload");
@@ -191,7 +192,7 @@ TEST_F(ControlPlaneTest, UsageEndsByTheRequeuesReasonNotItsMessage) {
   clock_.Advance(60s);
   Report("gpu-a", id + ".0.0.1", {{"phase", "Lost"}, {"lostReason", "NodeLost"}, {"message", "connection reset"}});
   // Requeued without using a retry, and admitted again at once (the node is still Ready).
-  const json events = *cp_->Events(id);
+  const json events = *WorkloadEventsJson(cp_->Events(id));
   bool requeued = false;
   for (const auto& e : events["items"]) requeued |= e["type"] == "Requeued";
   ASSERT_TRUE(requeued) << events.dump();
@@ -239,11 +240,12 @@ TEST_F(ControlPlaneTest, GangFailureStopsTheOthersThenRetriesAfterBackoffWithRes
   EXPECT_EQ(State(id), "Requeued");
   cp_->WaitForCycle();
   EXPECT_EQ(State(id), "Requeued");
-  EXPECT_NE((*cp_->GetWorkload(id))["pendingReason"]["message"].get<std::string>().find("backoff"), std::string::npos);
+  json reason = WorkloadViewJson(*cp_->GetWorkload(id))["pendingReason"];
+  EXPECT_NE(reason["message"].get<std::string>().find("backoff"), std::string::npos);
   clock_.Advance(11s);
   cp_->WaitForCycle();
   cp_->WaitForCycle();
-  json w = *cp_->GetWorkload(id);
+  json w = WorkloadViewJson(*cp_->GetWorkload(id));
   EXPECT_EQ(w["state"], "Admitted") << w.dump();
   EXPECT_EQ(w["failures"], 1);
   json next = TaskOf(json{{"tasks", (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks}}, id + ".0.0.2");
@@ -267,7 +269,7 @@ TEST_F(ControlPlaneTest, MaxRuntimeStopsTheJobAndFailsIt) {
   EXPECT_EQ(TaskOf(a, id + ".0.0.1")["action"], "stop") << a.dump();
   Report("gpu-a", id + ".0.0.1", {{"phase", "Exited"}, {"signal", 15}, {"stopped", true}});
   Report("gpu-a", id + ".0.1.1", {{"phase", "Exited"}, {"signal", 15}, {"stopped", true}});
-  json w = *cp_->GetWorkload(id);
+  json w = WorkloadViewJson(*cp_->GetWorkload(id));
   EXPECT_EQ(w["state"], "Failed") << w.dump();
   EXPECT_EQ(w["failureReason"], "MaxRuntimeExceeded");
 }
@@ -387,7 +389,7 @@ TEST_F(ControlPlaneTest, NodeDevicesCarryUtilizationAndHoldersAsTheCallerSeesThe
   ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
   std::string id = Submit("ft", 1);
   ASSERT_TRUE(cp_->AgentHeartbeat("gpu-a", json{{"devices", {{{"index", 0}, {"utilization", 0.75}}}}}).ok());
-  json node = *cp_->GetNode("gpu-a");
+  json node = NodeJson(*cp_->GetNode("gpu-a"));
   json dev0 = node["devices"][0];
   EXPECT_EQ(dev0["utilization"], 0.75);
   EXPECT_FALSE(node["devices"][1].contains("utilization"));  // never reported
@@ -395,12 +397,12 @@ TEST_F(ControlPlaneTest, NodeDevicesCarryUtilizationAndHoldersAsTheCallerSeesThe
   EXPECT_EQ(dev0["holders"][0], (json{{"workload", id}, {"name", "ft"}, {"milli", 1000}}));
   EXPECT_EQ(dev0["hiddenMilli"], 0);
 
-  json hidden = *cp_->GetNode("gpu-a", [](const Workload&) { return false; });
+  json hidden = NodeJson(*cp_->GetNode("gpu-a", [](const Workload&) { return false; }));
   EXPECT_TRUE(hidden["devices"][0]["holders"].empty());
   EXPECT_EQ(hidden["devices"][0]["hiddenMilli"], 1000);
   EXPECT_EQ(hidden["hiddenCpuMilli"], 1000);
   EXPECT_EQ(hidden.dump().find(id), std::string::npos);
-  EXPECT_EQ(cp_->ListDevices().dump().find(id), std::string::npos);  // names no holder
+  EXPECT_EQ(DevicesJson(cp_->ListDevices()).dump().find(id), std::string::npos);  // names no holder
 }
 
 TEST_F(ControlPlaneTest, MetricsAreValidPrometheusTextWithTheIssueFamilies) {
@@ -450,7 +452,7 @@ TEST_F(ControlPlaneTest, MaxPerNodeSpreadsTheReplicasOfASubmittedWorkloadOverNod
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     cp_->WaitForCycle();
     std::set<std::string> nodes;
-    json w = *cp_->GetWorkload((*r)[0]["id"].get<std::string>());
+    json w = WorkloadViewJson(*cp_->GetWorkload((*r)[0]["id"].get<std::string>()));
     for (const auto& p : w["placements"]) nodes.insert(p["node"].get<std::string>());
     return nodes;
   };
@@ -622,7 +624,7 @@ TEST_F(ControlPlaneTest, ExperimentPastItsTtlIsStoppedAndCancelled) {
   EXPECT_EQ(TaskOf(a, id + ".0.0.1")["action"], "stop") << a.dump();
   Report("gpu-a", id + ".0.0.1", {{"phase", "Exited"}, {"signal", 15}, {"stopped", true}});
   EXPECT_EQ(State(id), "Cancelled");
-  auto events = (*cp_->Events(id))["items"];
+  auto events = (*WorkloadEventsJson(cp_->Events(id)))["items"];
   bool ttl = false;
   for (const auto& e : events) ttl |= e["type"] == "Cancelled" && e["details"].value("reason", "") == "TTLExpired";
   EXPECT_TRUE(ttl) << events.dump();
@@ -637,7 +639,7 @@ TEST_F(ControlPlaneTest, IdleExperimentGetsANoticeThenIsReclaimed) {
   std::string id = (*r)[0]["id"];
   cp_->WaitForCycle();
   Report("gpu-a", id + ".0.0.1", {{"phase", "Running"}});
-  int device = (*cp_->GetWorkload(id))["placements"][0]["devices"][0]["index"];
+  int device = WorkloadViewJson(*cp_->GetWorkload(id))["placements"][0]["devices"][0]["index"];
   // Its device stays at 1% for the window: a notice, then (still idle) the reclaim.
   for (int minute = 0; minute <= 16; ++minute) {
     ASSERT_TRUE(cp_->AgentHeartbeat("gpu-a", json{{"devices", {{{"index", device}, {"utilization", 0.01}}}}}).ok());
@@ -646,7 +648,7 @@ TEST_F(ControlPlaneTest, IdleExperimentGetsANoticeThenIsReclaimed) {
   }
   cp_->WaitForCycle();
   std::vector<std::string> types;
-  json events = (*cp_->Events(id))["items"];
+  json events = (*WorkloadEventsJson(cp_->Events(id)))["items"];
   for (const auto& e : events) types.push_back(e["type"]);
   EXPECT_NE(std::find(types.begin(), types.end(), "IdleNotice"), types.end()) << ::testing::PrintToString(types);
   json a = json{{"tasks", (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks}};
@@ -663,7 +665,8 @@ constexpr char kTemporaryQuota[] = "  temporaryQuota: {resource: gpu/nvidia/A100
 
 std::vector<std::string> TypesOf(ControlPlane& cp, const std::string& id) {
   std::vector<std::string> types;
-  json events = *cp.Events(id);  // held: a range-for over the temporary Result would dangle
+  // Held: a range-for over the temporary Result would dangle.
+  json events = *WorkloadEventsJson(cp.Events(id));
   for (const auto& e : events["items"]) types.push_back(e["type"]);
   return types;
 }
@@ -687,8 +690,8 @@ TEST_F(ControlPlaneTest, TemporaryQuotaUnderTheTenantLimitIsGrantedThenReclaimed
   cp_->WaitForCycle();
   auto types = TypesOf(*cp_, id);
   EXPECT_TRUE(Has(types, "TemporaryQuotaApproved")) << ::testing::PrintToString(types);
-  ASSERT_EQ(State(id), "Admitted") << (*cp_->Explain(id)).dump();
-  json rec = *cp_->GetWorkload(id);
+  ASSERT_EQ(State(id), "Admitted") << (*ExplainJson(cp_->Explain(id))).dump();
+  json rec = WorkloadViewJson(*cp_->GetWorkload(id));
   ASSERT_EQ(rec["quotaGrants"].size(), 1u) << rec.dump();
   EXPECT_EQ(rec["quotaGrants"][0]["amount"], "1");
   // The grant is the experiment's alone: another GPU job of the queue still waits on quota.
@@ -706,7 +709,7 @@ TEST_F(ControlPlaneTest, TemporaryQuotaUnderTheTenantLimitIsGrantedThenReclaimed
   EXPECT_EQ(State(id), "Cancelled");
   types = TypesOf(*cp_, id);
   EXPECT_TRUE(Has(types, "TemporaryQuotaExpired")) << ::testing::PrintToString(types);
-  EXPECT_TRUE((*cp_->GetWorkload(id)).value("quotaGrants", json::array()).empty());
+  EXPECT_TRUE(WorkloadViewJson(*cp_->GetWorkload(id)).value("quotaGrants", json::array()).empty());
 }
 
 TEST_F(ControlPlaneTest, TemporaryQuotaAboveTheLimitWaitsForATenantAdmin) {
@@ -739,7 +742,7 @@ TEST_F(ControlPlaneTest, TemporaryQuotaAboveTheLimitWaitsForATenantAdmin) {
   EXPECT_TRUE(Has(TypesOf(*cp_, ids[1]), "TemporaryQuotaApproved"));
   EXPECT_EQ(State(ids[1]), "Admitted");
   EXPECT_EQ(State(ids[0]), "Pending");  // rejected: waits on the queue's own quota
-  EXPECT_EQ((*cp_->GetWorkload(ids[1]))["quotaDecision"]["by"], "tia");
+  EXPECT_EQ(WorkloadViewJson(*cp_->GetWorkload(ids[1]))["quotaDecision"]["by"], "tia");
   // A workload that asks no temporary quota has nothing to decide.
   EXPECT_EQ(cp_->DecideTemporaryQuota(full, true, "tia").status().code(), StatusCode::kFailedPrecondition);
 }
@@ -758,7 +761,7 @@ TEST_F(ControlPlaneTest, ClustersAreLedgerObjectsAndQueuesLimitOrPreferThem) {
   west["cluster"] = "west";
   ASSERT_TRUE(cp_->RegisterAgent(east).ok());
   ASSERT_TRUE(cp_->RegisterAgent(west).ok());
-  json clusters = cp_->ListClusters()["items"];
+  json clusters = ClustersJson(cp_->ListClusters())["items"];
   ASSERT_EQ(clusters.size(), 2u) << clusters.dump();
   EXPECT_EQ(clusters[0]["name"], "east");
   EXPECT_EQ(clusters[0]["location"], "cn-hangzhou");
@@ -781,8 +784,8 @@ TEST_F(ControlPlaneTest, ClustersAreLedgerObjectsAndQueuesLimitOrPreferThem) {
   std::string plain = Submit("plain", 1);
   cp_->WaitForCycle();
   auto node_of = [&](const std::string& id) {
-    json w = *cp_->GetWorkload(id);
-    if (w["placements"].empty()) return "not placed: " + (*cp_->Explain(id)).dump();
+    json w = WorkloadViewJson(*cp_->GetWorkload(id));
+    if (w["placements"].empty()) return "not placed: " + (*ExplainJson(cp_->Explain(id))).dump();
     return w["placements"][0].value("node", "");
   };
   EXPECT_EQ(node_of(limited), "gpu-east");
@@ -821,7 +824,7 @@ std::map<std::string, json> Assigned(ControlPlane& cp, const std::string& node) 
 
 std::vector<std::string> EventTypes(ControlPlane& cp, const std::string& id) {
   std::vector<std::string> types;
-  auto events = cp.Events(id);
+  auto events = WorkloadEventsJson(cp.Events(id));
   if (!events.ok()) return types;
   for (const auto& e : (*events)["items"]) types.push_back(e["type"]);
   return types;
@@ -861,17 +864,17 @@ spec:
   tasks = Assigned(*cp_, "gpu-a");
   ASSERT_TRUE(tasks.count(id + ".0.0.1.1")) << ::testing::PrintToString(tasks);
   EXPECT_EQ(tasks[id + ".0.0.1.1"]["env"]["ABACUS_TASK_INDEX"], "2");
-  json w = *cp_->GetWorkload(id);
+  json w = WorkloadViewJson(*cp_->GetWorkload(id));
   EXPECT_EQ(w["status"]["progress"]["done"], 1) << w.dump();
   EXPECT_EQ(w["status"]["progress"]["running"], 2) << w.dump();
   // Index 1 is done and nothing is left to start: its slot is released (its GPU freed).
   Report("gpu-a", id + ".0.1.1", {{"phase", "Exited"}, {"exitCode", 0}});
-  w = *cp_->GetWorkload(id);
+  w = WorkloadViewJson(*cp_->GetWorkload(id));
   EXPECT_EQ(w["placements"].size(), 1u) << w.dump();
   EXPECT_TRUE(HasEvent(*cp_, id, "SlotsReleased"));
   Report("gpu-a", id + ".0.0.1.1", {{"phase", "Exited"}, {"exitCode", 0}});
   EXPECT_EQ(State(id), "Succeeded");
-  EXPECT_EQ((*cp_->GetWorkload(id))["status"]["progress"]["done"], 3);
+  EXPECT_EQ(WorkloadViewJson(*cp_->GetWorkload(id))["status"]["progress"]["done"], 3);
 }
 
 TEST_F(ControlPlaneTest, BatchSlotLostWithItsNodeIsPlacedAgainElsewhere) {
@@ -895,7 +898,7 @@ spec:
   ASSERT_TRUE(r.ok());
   std::string id = (*r)[0]["id"];
   cp_->WaitForCycle();
-  std::string first = (*cp_->GetWorkload(id))["placements"][0]["node"];
+  std::string first = WorkloadViewJson(*cp_->GetWorkload(id))["placements"][0]["node"];
   std::string other = first == "gpu-a" ? "gpu-b" : "gpu-a";
   Report(first, id + ".0.0.1", {{"phase", "Running"}});
   // Only the other node keeps its heartbeat; the first one is lost.
@@ -907,7 +910,7 @@ spec:
   ASSERT_TRUE(cp_->AgentHeartbeat(other, json{{"devices", json::array()}}).ok());
   clock_.Advance(11s);
   for (int i = 0; i < 4; ++i) cp_->WaitForCycle();
-  json w = *cp_->GetWorkload(id);
+  json w = WorkloadViewJson(*cp_->GetWorkload(id));
   ASSERT_EQ(w["placements"].size(), 1u) << w.dump();
   EXPECT_EQ(w["placements"][0]["node"], other) << w.dump();
   EXPECT_EQ(w["requeues"], 0);  // the array went on; no whole-workload requeue
@@ -952,7 +955,7 @@ TEST_F(ControlPlaneTest, InferenceScalesUpOnMetricsInPlaceAndBackDown) {
   ASSERT_TRUE(cp_->ReportMetrics(id, json{{"metric", "rps"}, {"value", 25}, {"replica", 0}}).ok());
   clock_.Advance(1s);
   for (int i = 0; i < 3; ++i) cp_->WaitForCycle();
-  json w = *cp_->GetWorkload(id);
+  json w = WorkloadViewJson(*cp_->GetWorkload(id));
   ASSERT_EQ(w["placements"].size(), 2u) << w.dump();
   EXPECT_EQ(w["state"], "Running");
   EXPECT_EQ(w["requeues"], 0);
@@ -971,7 +974,7 @@ TEST_F(ControlPlaneTest, InferenceScalesUpOnMetricsInPlaceAndBackDown) {
   ASSERT_FALSE(stop.is_null());
   EXPECT_EQ(stop["action"], "stop");
   Report("gpu-a", id + ".0.1.1", {{"phase", "Exited"}, {"signal", 15}, {"stopped", true}});
-  w = *cp_->GetWorkload(id);
+  w = WorkloadViewJson(*cp_->GetWorkload(id));
   EXPECT_EQ(w["placements"].size(), 1u) << w.dump();
   EXPECT_TRUE(HasEvent(*cp_, id, "ReplicasRemoved"));
   EXPECT_EQ(State(id), "Running");
@@ -992,7 +995,7 @@ TEST_F(ControlPlaneTest, ExitedReplicaRestartsInPlaceAsANewRun) {
   ASSERT_TRUE(tasks.count(id + ".0.0.1.1")) << ::testing::PrintToString(tasks);
   EXPECT_EQ(tasks[id + ".0.0.1.1"]["run"], 1);
   EXPECT_EQ(State(id), "Running");
-  EXPECT_EQ((*cp_->GetWorkload(id))["requeues"], 0);
+  EXPECT_EQ(WorkloadViewJson(*cp_->GetWorkload(id))["requeues"], 0);
 }
 
 // Issue 20 point 4: the join token alone cannot take over a registered agent node; its
@@ -1010,7 +1013,7 @@ TEST_F(ControlPlaneTest, ARegisteredNodeRegistersAgainOnlyWithItsCredential) {
   own["credential"] = (*first)["nodeToken"];
   auto again = cp_->RegisterAgent(own);
   ASSERT_TRUE(again.ok()) << again.status().ToString();
-  EXPECT_FALSE((*cp_->GetNode("gpu-a")).contains("credential"));
+  EXPECT_FALSE(NodeJson(*cp_->GetNode("gpu-a")).contains("credential"));
   EXPECT_EQ(cp_->ResetNode("nowhere").status().code(), StatusCode::kNotFound);
   ASSERT_TRUE(cp_->ResetNode("gpu-a").ok());
   EXPECT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
@@ -1043,18 +1046,19 @@ TEST_F(ControlPlaneTest, AParkedGangKeepsItsNodeHoldsAcrossIncrementalCycles) {
   };
   std::string filler = submit("filler", 1, 1);
   ASSERT_EQ(State(filler), "Admitted");
-  const std::string filler_node = (*cp_->GetWorkload(filler))["placements"][0]["node"];
+  const std::string filler_node = WorkloadViewJson(*cp_->GetWorkload(filler))["placements"][0]["node"];
   // 2 × 4 GPUs: 7 of 8 free, so the gang waits and holds both nodes.
   std::string gang = submit("gang", 2, 4);
   ASSERT_EQ(State(gang), "Pending");
-  json reason = (*cp_->GetWorkload(gang))["pendingReason"];
+  json reason = WorkloadViewJson(*cp_->GetWorkload(gang))["pendingReason"];
   EXPECT_NE(reason.value("message", "").find("holding 2 node(s)"), std::string::npos) << reason.dump();
   // A later 1-GPU job of equal priority, in an incremental cycle: the held nodes stay held.
   std::string small = submit("small", 1, 1);
-  EXPECT_EQ(State(small), "Pending") << (*cp_->GetWorkload(small)).dump();
-  EXPECT_EQ((*cp_->GetWorkload(small))["pendingReason"].value("code", ""), "ReservedForGang")
-      << (*cp_->GetWorkload(small)).dump();
-  EXPECT_NE((*cp_->GetWorkload(gang))["pendingReason"].value("message", "").find("holding 2 node(s)"), std::string::npos);
+  EXPECT_EQ(State(small), "Pending") << WorkloadViewJson(*cp_->GetWorkload(small)).dump();
+  EXPECT_EQ(WorkloadViewJson(*cp_->GetWorkload(small))["pendingReason"].value("code", ""), "ReservedForGang")
+      << WorkloadViewJson(*cp_->GetWorkload(small)).dump();
+  json gang_reason = WorkloadViewJson(*cp_->GetWorkload(gang))["pendingReason"];
+  EXPECT_NE(gang_reason.value("message", "").find("holding 2 node(s)"), std::string::npos);
   // The filler ends: the gang starts on what it held.
   Report(filler_node, filler + ".0.0.1", {{"phase", "Exited"}, {"exitCode", 0}});
   cp_->WaitForCycle();

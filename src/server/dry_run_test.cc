@@ -9,6 +9,7 @@
 #include "server/control_plane.h"
 #include "server/control_plane_fixture.h"
 #include "server/server_test_util.h"
+#include "server/read_views_json.h"
 
 namespace abacus::server {
 namespace {
@@ -72,7 +73,7 @@ class DryRunTest : public testing_cp::ControlPlaneFixture {
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? json::parse(r->body) : json();
   }
-  size_t Stored() { return cp_->ListWorkloads({})["items"].size(); }
+  size_t Stored() { return ListWorkloadsJson(*cp_, {})["items"].size(); }
 };
 
 TEST_F(DryRunTest, ASubmissionDryRunSaysWhereItWouldGoAndStoresNothing) {
@@ -94,7 +95,7 @@ TEST_F(DryRunTest, ASubmissionDryRunSaysWhereItWouldGoAndStoresNothing) {
   EXPECT_EQ(Stored(), 1u);
   // And the dry run left the real next submission its own answer: b waits, a second b too.
   Submit(Job("b", 1));
-  EXPECT_EQ(cp_->ListWorkloads({})["items"].size(), 2u);
+  EXPECT_EQ(ListWorkloadsJson(*cp_, {})["items"].size(), 2u);
 }
 
 TEST_F(DryRunTest, AnApplyDryRunDiffsEachObjectAndChangesNothing) {
@@ -120,12 +121,12 @@ TEST_F(DryRunTest, TheSubmitterIsKeptAcrossARestartAndGroupsUsage) {
   std::string a = Submit(Job("a", 1), "alice");
   std::string b = Submit(Job("b", 1, "beta/web", "serve"), "bob");
   std::string c = Submit(Job("c", 1));  // in-process: no submitter
-  EXPECT_EQ((*cp_->GetWorkload(a))["submittedBy"], "alice");
-  EXPECT_FALSE(cp_->GetWorkload(c)->contains("submittedBy"));
+  EXPECT_EQ(WorkloadViewJson(*cp_->GetWorkload(a))["submittedBy"], "alice");
+  EXPECT_FALSE(WorkloadViewJson(*cp_->GetWorkload(c)).contains("submittedBy"));
   cp_.reset();
   Open();
-  EXPECT_EQ((*cp_->GetWorkload(a))["submittedBy"], "alice");
-  EXPECT_EQ((*cp_->GetWorkload(b))["submittedBy"], "bob");
+  EXPECT_EQ(WorkloadViewJson(*cp_->GetWorkload(a))["submittedBy"], "alice");
+  EXPECT_EQ(WorkloadViewJson(*cp_->GetWorkload(b))["submittedBy"], "bob");
   clock_.Advance(1h);
   json usage = Report("usage", "user");
   std::map<std::string, double> hours;

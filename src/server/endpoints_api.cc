@@ -13,6 +13,7 @@
 #include "server/http_answer.h"
 #include "server/http_server.h"
 #include "server/service_endpoints.h"
+#include "server/read_views_json.h"
 #include "server/route_table.h"
 
 namespace abacus::server {
@@ -26,7 +27,7 @@ using std::chrono::steady_clock;
 Result<json> Read(const ControlPlane& cp, const std::string& id) {
   auto view = cp.GetWorkload(id);
   if (!view.ok()) return view.status();
-  auto out = ServiceEndpoints(*view);
+  auto out = ServiceEndpoints(WorkloadViewJson(*view));
   if (!out.ok()) return out.status();
   json digest = {out->value("items", json::array()), out->value("rollout", json::object()),
                  out->value("healthCheck", json()), out->value("autoscaling", json())};

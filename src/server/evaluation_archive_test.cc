@@ -13,6 +13,7 @@
 #include "server/control_plane_fixture.h"
 #include "server/evaluations_api.h"
 #include "server/server_test_util.h"
+#include "server/read_views_json.h"
 
 namespace abacus::server {
 namespace {
@@ -50,7 +51,7 @@ class EvaluationArchiveTest : public testing_cp::ControlPlaneFixture {
   }
   json LastEvent(const std::string& id, const std::string& type) {
     json found;
-    json all = *cp_->Events(id);
+    json all = *WorkloadEventsJson(cp_->Events(id));
     for (const auto& e : all["items"]) {
       if (e["type"] == type) found = e;
     }
@@ -95,7 +96,7 @@ TEST_F(EvaluationArchiveTest, ValidResultsAreArchivedWithTheResourcesTheRunUsed)
   EXPECT_EQ(ev["details"]["metrics"], 2);
   EXPECT_EQ(ev["details"]["task"], "eval.0");
   // The results stay on the placement, persisted; the workload's view shows only their size.
-  json view = *cp_->GetWorkload(id);
+  json view = WorkloadViewJson(*cp_->GetWorkload(id));
   EXPECT_FALSE(view["placements"][0].contains("results"));
   EXPECT_EQ(view["placements"][0]["resultsBytes"], 54);
   cp_.reset();

@@ -9,6 +9,7 @@
 #include "common/ids.h"
 #include "server/control_plane.h"
 #include "server/control_plane_fixture.h"
+#include "server/read_views_json.h"
 
 namespace abacus::server {
 namespace {
@@ -81,7 +82,7 @@ class FairShareServerTest : public testing_cp::ControlPlaneFixture {
     cp_->WaitForCycle();
   }
   json Share(const std::string& queue) {
-    const json all = cp_->ListShares();
+    const json all = SharesJson(cp_->ListShares());
     for (const auto& q : all["items"]) {
       if (q["name"] == queue) return q;
     }
@@ -108,11 +109,11 @@ TEST_F(FairShareServerTest, SharesComeFromTheUsageLedgerAndSurviveARestart) {
   EXPECT_EQ(a["cohort"], "research");
   EXPECT_NEAR(a["share"].get<double>(), 1.0 / 3, 1e-6);
   EXPECT_LT(a["fairShare"].get<double>(), b["fairShare"].get<double>());
-  const json before = cp_->ListShares();
+  const json before = SharesJson(cp_->ListShares());
 
   cp_.reset();  // restart: the shares are rebuilt from the stored usage intervals
   Open();
-  EXPECT_EQ(cp_->ListShares(), before);
+  EXPECT_EQ(SharesJson(cp_->ListShares()), before);
   ASSERT_EQ(State(open), "Admitted");
 }
 
@@ -136,7 +137,7 @@ TEST_F(FairShareServerTest, AfterABurstTheOtherQueueGoesFirstForBorrowedCapacity
   cp_->WaitForCycle();
   EXPECT_EQ(State(b_more), "Admitted");
   EXPECT_EQ(State(a_more), "Pending");
-  json explained = *cp_->Explain(a_more);
+  json explained = *ExplainJson(cp_->Explain(a_more));
   EXPECT_NE(explained.dump().find("queue team-a decayed usage 45.7 GPU-h vs team-b 0 GPU-h: team-b first"),
             std::string::npos)
       << explained.dump(2);

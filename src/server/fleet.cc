@@ -67,8 +67,8 @@ Status ControlPlane::CommitWorkloadControl(WorkloadRecord next, const std::strin
 
 // ---------------------------------------------------------------- nodes
 
-Result<json> ControlPlane::CordonNode(const std::string& name, bool cordon, const std::string& by,
-                                      const std::string& reason, RequestContext* context) {
+Result<NodeView> ControlPlane::CordonNode(const std::string& name, bool cordon, const std::string& by,
+                                          const std::string& reason, RequestContext* context) {
   ABACUS_RETURN_IF_ERROR(RunOnLoop(context, [this, name, cordon, by, reason](PendingRequestAudit* audit) -> Result<json> {
                            ABACUS_RETURN_IF_ERROR(CordonOnLoop(name, cordon, by, reason, audit));
                            return json::object();
@@ -103,7 +103,8 @@ bool DrainStopsNow(const Ledger& ledger, const WorkloadRecord& w, const NodeReco
   return preemptible || n.cordon.requeue_all || now >= n.cordon.deadline;
 }
 
-Result<json> ControlPlane::DrainNode(const std::string& name, const DrainOrder& order, RequestContext* context) {
+Result<NodeView> ControlPlane::DrainNode(const std::string& name, const DrainOrder& order,
+                                         RequestContext* context) {
   if (order.grace.count() < 0) return InvalidArgument("grace: must not be negative");
   ABACUS_RETURN_IF_ERROR(RunOnLoop(context, [this, name, order](PendingRequestAudit* audit) -> Result<json> {
                            ABACUS_RETURN_IF_ERROR(DrainOnLoop(name, order, audit));
@@ -370,21 +371,13 @@ Result<json> ControlPlane::SuspendQueue(const std::string& queue, bool suspend, 
   });
 }
 
-Result<json> ControlPlane::NodeEvents(const std::string& name) const {
+Result<StoredEventsView> ControlPlane::NodeEvents(const std::string& name) const {
   {
     ReaderLock lock(state_mu_);
     if (ledger_.FindNode(name) == nullptr) return NotFound("node '" + name + "' not found (abacus get nodes lists them)");
   }
   ABACUS_ASSIGN_OR_RETURN(auto events, store_->Events(kNodeKind, name));
-  json items = json::array();
-  for (const auto& e : events) {
-    items.push_back({{"seq", e.seq},
-                     {"time", FormatTime(FromMicros(e.time_us))},
-                     {"timeUs", e.time_us},
-                     {"type", e.type},
-                     {"details", json::parse(e.json, nullptr, false)}});
-  }
-  return json{{"node", name}, {"items", std::move(items)}};
+  return StoredEventsView{name, std::move(events)};
 }
 
 }  // namespace abacus::server

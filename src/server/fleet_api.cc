@@ -10,6 +10,7 @@
 #include "server/governance_api.h"
 #include "server/http_answer.h"
 #include "server/http_server.h"
+#include "server/read_views_json.h"
 #include "server/route_table.h"
 
 namespace abacus::server {
@@ -42,7 +43,7 @@ void AddFleetRoutes(RouteTable& t, ControlPlane& cp) {
   // ---- a node's stored events: registrations, cordons, drains, device faults and recoveries
   t.Get(R"(/api/v1/nodes/([^/]+)/events)", OnCluster(Action::kRead, "node"),
         [&cp](const httplib::Request& req, httplib::Response& res) {
-          Send(res, cp.NodeEvents(req.matches[1]));
+          Send(res, NodeEventsJson(cp.NodeEvents(req.matches[1])));
         });
   // ---- nodes: cordon, uncordon, drain {"grace": "10m", "requeue": false, "reason": "..."}
   for (bool cordon : {true, false}) {
@@ -51,8 +52,8 @@ void AddFleetRoutes(RouteTable& t, ControlPlane& cp) {
            [&cp, cordon](const httplib::Request& req, httplib::Response& res) {
              std::optional<json> body = ObjectBody(req, res);
              if (!body) return;
-             Send(res, cp.CordonNode(req.matches[1], cordon, RequestPrincipal().name, StringField(*body, "reason"),
-                                     CurrentRequest()));
+             Send(res, NodeJson(cp.CordonNode(req.matches[1], cordon, RequestPrincipal().name,
+                                              StringField(*body, "reason"), CurrentRequest())));
            });
   }
   t.Post(R"(/api/v1/nodes/([^/]+)/drain)", OnCluster(Action::kNodeControl, "node", "drain", "node", true),
@@ -72,7 +73,7 @@ void AddFleetRoutes(RouteTable& t, ControlPlane& cp) {
       if (!(*body)["requeue"].is_boolean()) return SendStatus(res, InvalidArgument("requeue: expected true or false"));
       order.requeue_all = (*body)["requeue"].get<bool>();
     }
-    Send(res, cp.DrainNode(req.matches[1], order, CurrentRequest()));
+    Send(res, NodeJson(cp.DrainNode(req.matches[1], order, CurrentRequest())));
   });
 
   // ---- workloads: hold, release, suspend, resume, requeue; priority {"priority": "N"|"class"}

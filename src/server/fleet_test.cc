@@ -10,6 +10,7 @@
 #include "server/control_plane.h"
 #include "server/control_plane_fixture.h"
 #include "server/server_test_util.h"
+#include "server/read_views_json.h"
 
 namespace abacus::server {
 namespace {
@@ -49,7 +50,7 @@ class FleetControlTest : public testing_cp::ControlPlaneFixture {
     ApplyOrg(kOrg);
   }
   std::string Submit(const std::string& yaml) { return SubmitYaml(yaml); }
-  std::string NodeState(const std::string& name) { return (*cp_->GetNode(name))["schedulingState"]; }
+  std::string NodeState(const std::string& name) { return NodeJson(*cp_->GetNode(name))["schedulingState"]; }
   // Lets the loop run its once-a-second work (drains, controllers) after `step` of clock time.
   void Tick(Duration step = 2s) {
     clock_.Advance(step);
@@ -69,7 +70,7 @@ TEST_F(FleetControlTest, CordonOutlivesHeartbeatsAndReregistration) {
   again["credential"] = (*reg)["nodeToken"];
   ASSERT_TRUE(cp_->RegisterAgent(again).ok());
   EXPECT_EQ(NodeState("gpu-a"), "Cordoned");
-  json node = *cp_->GetNode("gpu-a");
+  json node = NodeJson(*cp_->GetNode("gpu-a"));
   EXPECT_EQ(node["state"], "Ready");
   EXPECT_EQ(node["cordon"]["by"], "ann");
   EXPECT_EQ(node["cordon"]["reason"], "fan");
@@ -94,7 +95,7 @@ TEST_F(FleetControlTest, DrainStopsAgentWorkWithCheckpointSignalAndMetersItAsDra
   order.by = "ann";
   auto drained = cp_->DrainNode("gpu-a", order);
   ASSERT_TRUE(drained.ok()) << drained.status().ToString();
-  EXPECT_EQ((*drained)["schedulingState"], "Draining");
+  EXPECT_EQ(NodeJson(*drained)["schedulingState"], "Draining");
   EXPECT_EQ(State(id), "Preempting");  // training is preemptible: at once
   json tasks = (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks;
   ASSERT_EQ(tasks.size(), 1u) << tasks.dump();
@@ -204,7 +205,7 @@ spec:
   EXPECT_FALSE(w.contains("requeueReason")) << w.dump();
   EXPECT_FALSE(task_on("gpu-c").is_null()) << w.dump();  // the replica again, on gpu-c
   bool removed_event = false;
-  const json events = *cp_->Events(id);
+  const json events = *WorkloadEventsJson(cp_->Events(id));
   for (const auto& e : events["items"]) {
     removed_event |= e.value("type", "") == "ReplicasRemoved" && e["details"].value("reason", "") == "Drained";
   }
@@ -220,7 +221,7 @@ TEST_F(FleetControlTest, HoldKeepsWaitingWorkOutUntilReleased) {
   ASSERT_TRUE(cp_->PutNode(Node("sim-a", true)).ok());
   cp_->WaitForCycle();
   EXPECT_EQ(State(id), "Pending");
-  json explain = *cp_->Explain(id);
+  json explain = *ExplainJson(cp_->Explain(id));
   EXPECT_EQ(explain["reason"]["code"], "Held");
   EXPECT_NE(explain["text"].get<std::string>().find("abacus release later"), std::string::npos) << explain.dump();
   auto twice = cp_->ControlWorkload(id, WorkloadControl::kResume, "max");

@@ -68,7 +68,7 @@ void FinishRecord(ControlPlane& cp, const httplib::Request& req, const httplib::
   }
   if (!ctx.workload_id.empty()) {
     json after;
-    if (auto w = cp.GetWorkload(ctx.workload_id); w.ok()) after["state"] = w->value("state", "");
+    if (auto w = cp.GetWorkload(ctx.workload_id); w.ok()) after["state"] = WorkloadStateName(w->record.state);
     if (ctx.action == "scale") {
       json b = json::parse(req.body, nullptr, false);
       if (b.is_object() && b.contains("replicas")) after["replicas"] = b["replicas"];

@@ -9,6 +9,7 @@
 
 #include "server/control_plane.h"
 #include "server/desired_tasks.h"
+#include "server/read_views_json.h"
 
 namespace abacus::server {
 namespace {
@@ -87,7 +88,7 @@ class AdmissionPlacementTest : public ::testing::Test {
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? (*r)[0].value("id", "") : "";
   }
-  json Get(const std::string& id) { return cp_->GetWorkload(id).value_or(json()); }
+  json Get(const std::string& id) { return WorkloadViewJson(cp_->GetWorkload(id)).value_or(json()); }
   // Registers agent-1, an 8-CPU agent node of pool test.
   void RegisterTestAgent() {
     json reg = {{"name", "agent-1"}, {"pool", "test"}, {"cpuMilli", 8000}, {"memoryBytes", int64_t{16} << 30},

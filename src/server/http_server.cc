@@ -21,6 +21,7 @@
 #include "server/logs_api.h"
 #include "server/ui_routes.h"
 #include "server/watch_api.h"
+#include "server/read_views_json.h"
 #include "server/reservations_api.h"
 #include "server/route_table.h"
 #include "server/shares_api.h"
@@ -262,11 +263,11 @@ void HttpServer::Routes() {
       return SendError(res, 400, "invalid_argument", "limit: expected a number, got '" + limit + "'");
     }
     if (IsWatchRequest(req)) return ServeWorkloadWatch(cp_, std::move(f), req, res);  // watch_api.h
-    SendJson(res, 200, cp_.ListWorkloads(f));
+    SendJson(res, 200, ListWorkloadsJson(cp_, f));
   });
   t.Get(R"(/api/v1/workloads/([^/]+))", OnWorkload(Action::kRead),
         [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp_.GetWorkload(RequestWorkloadId(req.matches[1])));
+    Send(res, WorkloadViewJson(cp_.GetWorkload(RequestWorkloadId(req.matches[1]))));
   });
   // Updates of a workload that exists (issue 19.4, workload_update.h): PUT the whole document,
   // PATCH a JSON merge patch, POST …/rollback {"revision": N} (default: the one before); an
@@ -302,7 +303,7 @@ void HttpServer::Routes() {
   });
   t.Get(R"(/api/v1/workloads/([^/]+)/revisions)", OnWorkload(Action::kRead),
         [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp_.Revisions(RequestWorkloadId(req.matches[1])));
+    Send(res, RevisionsJson(cp_.Revisions(RequestWorkloadId(req.matches[1]))));
   });
   t.Delete(R"(/api/v1/workloads/([^/]+))", OnWorkload(Action::kCancel, "cancel"),
            [this](const httplib::Request& req, httplib::Response& res) {
@@ -350,11 +351,11 @@ void HttpServer::Routes() {
   });
   t.Get(R"(/api/v1/workloads/([^/]+)/explain)", OnWorkload(Action::kRead),
         [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp_.Explain(RequestWorkloadId(req.matches[1])));
+    Send(res, ExplainJson(cp_.Explain(RequestWorkloadId(req.matches[1]))));
   });
   t.Get(R"(/api/v1/workloads/([^/]+)/events)", OnWorkload(Action::kRead),
         [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp_.Events(RequestWorkloadId(req.matches[1])));
+    Send(res, WorkloadEventsJson(cp_.Events(RequestWorkloadId(req.matches[1]))));
   });
   AddTaskRoutes(t, cp_);  // GET /api/v1/workloads/{W}/tasks (logs_api.h)
   AddEndpointRoutes(t, cp_);  // GET /api/v1/services/{SERVICE}/endpoints (endpoints_api.h)
@@ -410,20 +411,20 @@ void HttpServer::Routes() {
     std::string kind = r.kind;
     t.Get(std::string("/api/v1/") + r.path, AnyUser(),
           [this, kind](const httplib::Request&, httplib::Response& res) {
-      SendJson(res, 200, FilterVisibleConfig(kind, cp_.ListConfig(kind)));
+      SendJson(res, 200, FilterVisibleConfig(kind, ConfigListJson(cp_.ListConfig(kind))));
     });
     t.Get(std::string("/api/v1/") + r.path + "/(.+)", AnyUser(),
           [this, kind](const httplib::Request& req, httplib::Response& res) {
-      Send(res, VisibleConfig(kind, cp_.GetConfig(kind, req.matches[1])));
+      Send(res, VisibleConfig(kind, ConfigItemJson(cp_.GetConfig(kind, req.matches[1]))));
     });
   }
   t.Get("/api/v1/queues", AnyUser(), [this](const httplib::Request& req, httplib::Response& res) {
-    auto list = [this] { return FilterVisibleConfig("queue", cp_.ListQueues()); };
+    auto list = [this] { return FilterVisibleConfig("queue", QueuesJson(cp_.ListQueues())); };
     if (IsWatchRequest(req)) return ServeListWatch(cp_, list, req, res);
     SendJson(res, 200, list());
   });
   t.Get(R"(/api/v1/queues/([^/]+))", AnyUser(), [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, VisibleConfig("queue", cp_.GetQueue(req.matches[1])));
+    Send(res, VisibleConfig("queue", QueueJson(cp_.GetQueue(req.matches[1]))));
   });
   // What this server is: any authenticated user may read it (`abacus version`).
   t.Get("/api/v1/version", AnyUser(), [](const httplib::Request&, httplib::Response& res) {
@@ -434,9 +435,9 @@ void HttpServer::Routes() {
               {"storeSchemaVersion", SqliteMigrations().empty() ? 0 : SqliteMigrations().back().version}});
   });
   t.Get("/api/v1/flavors", AnyUser(),
-        [this](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, cp_.ListFlavors()); });
+        [this](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, FlavorsJson(cp_.ListFlavors())); });
   t.Get("/api/v1/flavors/(.+)", AnyUser(), [this](const httplib::Request& req, httplib::Response& res) {
-    json all = cp_.ListFlavors();
+    json all = FlavorsJson(cp_.ListFlavors());
     for (auto& f : all["items"]) {
       if (f["name"] == req.matches[1].str()) return SendJson(res, 200, f);
     }
@@ -449,14 +450,14 @@ void HttpServer::Routes() {
     // Each device names the holders the caller may see; other tenants' work is hiddenMilli.
     auto visible = RequestWorkloadFilter();
     if (IsWatchRequest(req)) {
-      return ServeListWatch(cp_, [this, visible] { return cp_.ListNodes(visible); }, req, res);
+      return ServeListWatch(cp_, [this, visible] { return NodesJson(cp_.ListNodes(visible)); }, req, res);
     }
-    SendJson(res, 200, cp_.ListNodes(visible));
+    SendJson(res, 200, NodesJson(cp_.ListNodes(visible)));
   });
   AddEventRoutes(t, cp_);  // GET /api/v1/events (watch_api.h)
   t.Get(R"(/api/v1/nodes/([^/]+))", OnCluster(Action::kRead, "node"),
         [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp_.GetNode(req.matches[1], RequestWorkloadFilter()));
+    Send(res, NodeJson(cp_.GetNode(req.matches[1], RequestWorkloadFilter())));
   });
   t.Post("/api/v1/nodes", OnCluster(Action::kApplyConfig, "node", "node-put", "node"),
          [this](const httplib::Request& req, httplib::Response& res) {
@@ -471,7 +472,7 @@ void HttpServer::Routes() {
     Send(res, cp_.ResetNode(req.matches[1], CurrentRequest()));
   });
   t.Get("/api/v1/devices", OnCluster(Action::kRead, "node"),
-        [this](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, cp_.ListDevices()); });
+        [this](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, DevicesJson(cp_.ListDevices())); });
   // ---- operator control: cordon/drain, hold/requeue/priority/suspend, queue suspend (fleet_api.h)
   AddFleetRoutes(t, cp_);
 
@@ -484,7 +485,7 @@ void HttpServer::Routes() {
   // ---- metering
   t.Get("/api/v1/pricelists", OnCluster(Action::kRead, "node"),
         [this](const httplib::Request&, httplib::Response& res) {
-    SendJson(res, 200, cp_.ListPriceLists());
+    SendJson(res, 200, PriceListsJson(cp_.ListPriceLists()));
   });
   t.Get(R"(/api/v1/reports/([a-z]+))", Reports(),
         [this](const httplib::Request& req, httplib::Response& res) {

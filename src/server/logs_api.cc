@@ -15,6 +15,7 @@
 #include "server/http_answer.h"
 #include "server/http_server.h"
 #include "server/task_logs.h"
+#include "server/read_views_json.h"
 #include "server/route_table.h"
 #include "workload/lifecycle.h"
 
@@ -65,9 +66,10 @@ bool TaskEnded(const json& view, const TaskRef& ref) {
 void AddTaskRoutes(RouteTable& t, const ControlPlane& cp) {
   t.Get(R"(/api/v1/workloads/([^/]+)/tasks)", OnWorkload(govern::Action::kRead),
         [&cp](const httplib::Request& req, httplib::Response& res) {
-    auto view = cp.GetWorkload(RequestWorkloadId(req.matches[1]));
-    if (!view.ok()) return SendStatus(res, view.status());
-    const std::string id = view->value("id", "");
+    auto found = cp.GetWorkload(RequestWorkloadId(req.matches[1]));
+    if (!found.ok()) return SendStatus(res, found.status());
+    const json view = WorkloadViewJson(*found);
+    const std::string id = view.value("id", "");
     // Every task file of this workload: DATA/logs/<task id>.<stream>.
     std::map<std::tuple<int32_t, int32_t, int32_t, int32_t>, json> tasks;
     std::error_code ec;
@@ -87,10 +89,10 @@ void AddTaskRoutes(RouteTable& t, const ControlPlane& cp) {
       t["run"] = ref->run;
       t[stream + "Bytes"] = FileSize(entry.path());
     }
-    const int32_t attempt = view->value("requeues", 0) + 1;
+    const int32_t attempt = view.value("requeues", 0) + 1;
     json items = json::array();
     for (auto& [key, t] : tasks) {
-      for (const json& p : view->value("placements", json::array())) {
+      for (const json& p : view.value("placements", json::array())) {
         if (p.value("group", -1) == t["group"] && p.value("replica", -1) == t["replica"] && t["attempt"] == attempt &&
             p.value("run", 0) == t["run"]) {
           t["current"] = true;
@@ -134,7 +136,7 @@ void ServeLogFollow(const ControlPlane& cp, const std::string& workload_id, cons
          resolved.status().message().rfind("no logs", 0) == 0) {
     const uint64_t version = feed.version();
     auto view = cp.GetWorkload(workload_id);
-    auto state = view.ok() ? ParseWorkloadState(view->value("state", "")) : Result<WorkloadState>(view.status());
+    auto state = view.ok() ? Result<WorkloadState>(view->record.state) : Result<WorkloadState>(view.status());
     if (!state.ok() || IsTerminal(*state)) break;  // it ended without output: the 404 says so
     if (steady_clock::now() >= deadline || !feed.WaitPast(version, deadline)) {
       return SendJson(res, 200, {{"workload", workload_id}, {"taskId", ""}, {"stream", stream}, {"content", ""},
@@ -154,7 +156,7 @@ void ServeLogFollow(const ControlPlane& cp, const std::string& workload_id, cons
     const int64_t size = FileSize(*file);
     const int64_t from = offset < 0 ? std::max<int64_t>(0, size - tail) : offset;
     auto view = cp.GetWorkload(workload_id);
-    const bool ended = !view.ok() || TaskEnded(*view, *ref);
+    const bool ended = !view.ok() || TaskEnded(WorkloadViewJson(*view), *ref);
     if (size > from || offset < 0 || ended || steady_clock::now() >= deadline) {
       std::string content = ReadFrom(*file, from, kMaxAnswer);
       const int64_t next = from + static_cast<int64_t>(content.size());

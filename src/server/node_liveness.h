@@ -7,14 +7,25 @@
 #include <optional>
 
 #include "common/clock.h"
+#include "server/records.h"
 
 namespace abacus::server {
 
-// Sets on `node` (a node's API JSON from ToJson): lastHeartbeatUs, the newer of the stored
-// value and `last_seen` (the agent's last request, kept in memory); heartbeatAgeSeconds, `now`
-// minus that; heartbeatLate, true while the node is Ready but silent for more than two
-// heartbeat intervals; notReadySince (RFC 3339) next to notReadySinceUs when the node is
-// NotReady. Nodes without an agent are left as they are.
-void AddLiveness(nlohmann::json& node, std::optional<Time> last_seen, Time now, Duration heartbeat_interval);
+// An agent node's liveness as the read model shows it.
+struct NodeLiveness {
+  int64_t last_heartbeat_us = 0;  // the newer of the stored heartbeat and the agent's last request
+  int64_t heartbeat_age_seconds = 0;
+  bool heartbeat_late = false;  // Ready but silent for more than two heartbeat intervals
+};
+
+// Returns the liveness of `node` given `last_seen` (the agent's last request, kept in memory) at
+// `now`; nullopt for nodes without an agent or never heard from.
+std::optional<NodeLiveness> LivenessOf(const NodeRecord& node, std::optional<Time> last_seen, Time now,
+                                       Duration heartbeat_interval);
+
+// Sets on `node` (a node's API JSON from ToJson) what `liveness` holds: lastHeartbeatUs,
+// lastHeartbeat (RFC 3339), heartbeatAgeSeconds, heartbeatLate; notReadySince (RFC 3339) next to
+// notReadySinceUs when the node is NotReady. Without liveness the node is left as it is.
+void AddLiveness(nlohmann::json& node, const std::optional<NodeLiveness>& liveness);
 
 }  // namespace abacus::server

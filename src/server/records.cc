@@ -27,6 +27,12 @@ json EventJson(WorkloadState state, const std::string& message, json details) {
 }
 
 json ToJson(const WorkloadRecord& r) {
+  json j = ToJsonWithoutSpec(r);
+  j["spec"] = abacus::ToJson(r.spec);
+  return j;
+}
+
+json ToJsonWithoutSpec(const WorkloadRecord& r) {
   json placements = json::array();
   for (const auto& p : r.placements) {
     json devices = json::array();
@@ -81,8 +87,7 @@ json ToJson(const WorkloadRecord& r) {
             {"submittedUs", ToMicros(r.submitted)},
             {"groupFlavors", r.group_flavors},
             {"placements", std::move(placements)},
-            {"requeues", r.requeues},
-            {"spec", abacus::ToJson(r.spec)}};
+            {"requeues", r.requeues}};
   if (r.failures != 0) j["failures"] = r.failures;
   if (!r.failure_reason.empty()) j["failureReason"] = r.failure_reason;
   if (r.requeue_reason != RequeueReason::kNone) j["requeueReason"] = RequeueReasonName(r.requeue_reason);
@@ -229,23 +234,25 @@ Result<WorkloadRecord> WorkloadRecordFromJson(const json& j) {
   return r;
 }
 
+json DeviceJson(const Device& d) {
+  json dj = {{"index", d.index},
+             {"uuid", d.uuid},
+             {"flavor", d.flavor.name()},
+             {"memoryBytes", d.memory_bytes},
+             {"health", DeviceHealthName(d.health)},
+             {"simulated", d.simulated}};
+  if (!d.driver_version.empty()) dj["driverVersion"] = d.driver_version;
+  if (!d.runtime_versions.empty()) dj["runtimeVersions"] = d.runtime_versions;
+  if (d.topology.numa_node >= 0) dj["numa"] = d.topology.numa_node;
+  if (!d.topology.interconnect_domain.empty()) dj["interconnectDomain"] = d.topology.interconnect_domain;
+  if (!d.topology.pcie_switch.empty()) dj["pcieSwitch"] = d.topology.pcie_switch;
+  return dj;
+}
+
 json ToJson(const NodeRecord& n) {
   const Node& node = n.node;
   json devices = json::array();
-  for (const auto& d : node.devices) {
-    json dj = {{"index", d.index},
-               {"uuid", d.uuid},
-               {"flavor", d.flavor.name()},
-               {"memoryBytes", d.memory_bytes},
-               {"health", DeviceHealthName(d.health)},
-               {"simulated", d.simulated}};
-    if (!d.driver_version.empty()) dj["driverVersion"] = d.driver_version;
-    if (!d.runtime_versions.empty()) dj["runtimeVersions"] = d.runtime_versions;
-    if (d.topology.numa_node >= 0) dj["numa"] = d.topology.numa_node;
-    if (!d.topology.interconnect_domain.empty()) dj["interconnectDomain"] = d.topology.interconnect_domain;
-    if (!d.topology.pcie_switch.empty()) dj["pcieSwitch"] = d.topology.pcie_switch;
-    devices.push_back(std::move(dj));
-  }
+  for (const auto& d : node.devices) devices.push_back(DeviceJson(d));
   json taints = json::array();
   for (const auto& t : node.taints) {
     taints.push_back({{"key", t.key}, {"value", t.value}, {"effect", TaintEffectName(t.effect)}});

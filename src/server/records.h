@@ -177,6 +177,8 @@ nlohmann::json EventJson(WorkloadState state, const std::string& message,
 
 // The store document / REST body of a workload record.
 nlohmann::json ToJson(const WorkloadRecord& r);
+// The same without "spec" (the workload lists, which do not show it).
+nlohmann::json ToJsonWithoutSpec(const WorkloadRecord& r);
 // Reads a record written by ToJson; InvalidArgument naming the problem.
 Result<WorkloadRecord> WorkloadRecordFromJson(const nlohmann::json& j);
 
@@ -218,6 +220,8 @@ struct NodeRecord {
   }
 };
 
+// One device as a node's store document and REST body hold it.
+nlohmann::json DeviceJson(const Device& d);
 // The store document / REST body of a node (devices included).
 nlohmann::json ToJson(const NodeRecord& n);
 // Reads a node: name required; cpu/memory as quantities ("64", "512Gi") or integers

@@ -70,11 +70,11 @@ std::unordered_map<std::string, std::string> LabelWorkloads(std::vector<meter::W
 
 }  // namespace
 
-json ControlPlane::ListPriceLists() const {
+std::vector<meter::PriceList> ControlPlane::ListPriceLists() const {
   ReaderLock lock(state_mu_);
-  json items = json::array();
-  for (const auto& [name, p] : price_lists_) items.push_back(json(meter::EncodePriceList(p)));
-  return {{"items", items}};
+  std::vector<meter::PriceList> items;
+  for (const auto& [name, p] : price_lists_) items.push_back(p);
+  return items;
 }
 
 Status ControlPlane::LoadPriceLists() {

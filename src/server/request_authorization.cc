@@ -84,14 +84,14 @@ Status AuthorizeWorkload(ControlPlane& cp, RequestContext& ctx, const std::strin
   if (everything && !ctx.audit) return Status::OK();
   auto w = cp.GetWorkload(resolved);
   if (!w.ok()) return Status::OK();  // the handler answers 404
-  std::string name = w->value("name", "");
-  std::string project = w->value("project", "");
+  std::string name = w->record.spec.name;
+  std::string project = w->record.spec.project;
   Resource r = Resource::ForWorkload(name, project);
-  ctx.workload_id = w->value("id", id);
+  ctx.workload_id = w->record.id;
   ctx.object_kind = "workload";
   ctx.object_name = project + "/" + name;
   ctx.tenant = r.tenant;
-  ctx.before = json({{"id", ctx.workload_id}, {"state", w->value("state", "")}}).dump();
+  ctx.before = json({{"id", ctx.workload_id}, {"state", WorkloadStateName(w->record.state)}}).dump();
   Status st = govern::Authorize(who, action, r);
   if (st.ok()) return st;
   if (!govern::MaySee(who, r)) return NotFound("workload '" + id + "' not found");

@@ -17,11 +17,10 @@ using nlohmann::json;
 
 std::string ReservationActor(const std::string& name) { return "reservation " + name; }
 
-void AddReservationStatus(const ReservationConfig& r, const std::vector<std::string>& nodes, Time now, json& item) {
+ReservationStatus ReservationStatusOf(const ReservationConfig& r, const std::vector<std::string>& nodes,
+                                      Time now) {
   std::optional<sched::Window> w = sched::CurrentWindow(sched::ToWindowReservation(r), now);
-  item["state"] = !w ? "Over" : now >= w->start ? "Active" : "Upcoming";
-  if (w) item["window"] = {{"start", FormatTime(w->start)}, {"end", FormatTime(w->end)}};
-  item["nodesHeld"] = nodes;
+  return {!w ? "Over" : now >= w->start ? "Active" : "Upcoming", w, nodes};
 }
 
 std::vector<meter::ReservedSpan> ReservedSpans(const Ledger& ledger, const meter::ReportWindow& window) {

@@ -7,10 +7,13 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "common/clock.h"
 #include "meter/reports.h"
+#include "sched/window_reservation.h"
 #include "tenancy/reservation.h"
 
 namespace abacus::server {
@@ -21,10 +24,16 @@ class RouteTable;
 // The `by` of cordons and drains a maintenance reservation makes: "reservation NAME".
 std::string ReservationActor(const std::string& name);
 
-// Adds to a reservation's JSON `item` its status at `now`: "state" (Upcoming, Active, Over),
-// "window" {start, end} in force or next (absent once over) and "nodesHeld".
-void AddReservationStatus(const ReservationConfig& r, const std::vector<std::string>& nodes, Time now,
-                          nlohmann::json& item);
+// A reservation's status at a time: its window in force or next and the nodes it holds.
+struct ReservationStatus {
+  std::string state;  // Upcoming, Active, Over
+  std::optional<sched::Window> window;  // nullopt once over
+  std::vector<std::string> nodes_held;
+};
+
+// Returns the status of `r` at `now`, holding `nodes`.
+ReservationStatus ReservationStatusOf(const ReservationConfig& r, const std::vector<std::string>& nodes,
+                                      Time now);
 
 class Ledger;
 

@@ -76,7 +76,7 @@ Status AuthorizeDeclared(ControlPlane& cp, const Access& a, const std::string& n
         return who.HasRole(Role::kAdmin) ? Status::OK()
                                          : PermissionDenied(who.ToString() + " may not " + ctx.action + " queue " + name);
       }
-      ctx.tenant = q->value("tenant", "");
+      ctx.tenant = q->queue.tenant;
       return govern::Authorize(who, a.action, Resource::ForTenantObject("queue", name, ctx.tenant));
     }
     case Rule::kCrossTenant:

@@ -11,6 +11,7 @@
 #include "server/control_plane_fixture.h"
 #include "server/server_test_util.h"
 #include "server/service_endpoints.h"
+#include "server/read_views_json.h"
 
 namespace abacus::server {
 namespace {
@@ -65,7 +66,7 @@ class ServiceDrainTest : public testing_cp::ControlPlaneFixture {
   }
   // The endpoint state of `replica` ("" when not listed).
   std::string EndpointState(const std::string& id, int replica) {
-    auto eps = ServiceEndpoints(*cp_->GetWorkload(id));
+    auto eps = ServiceEndpoints(WorkloadViewJson(*cp_->GetWorkload(id)));
     if (!eps.ok()) return eps.status().ToString();
     for (const json& e : (*eps)["items"]) {
       if (e["replica"] == replica) return e["state"];
@@ -83,7 +84,7 @@ TEST_F(ServiceDrainTest, ScaleDownDrainsForTheDefaultFiveSecondsThenStops) {
   EXPECT_EQ(EndpointState(id, 1), "draining");
   EXPECT_EQ(Action(id + ".0.1.1"), "run");
   EXPECT_EQ(EndpointState(id, 0), "serving");
-  json p = (*cp_->GetWorkload(id))["placements"][1];
+  json p = WorkloadViewJson(*cp_->GetWorkload(id))["placements"][1];
   ASSERT_TRUE(p.contains("drainUntilUs")) << p.dump();
   // Until the default grace of 5 s ran out (the ticks between do not send it).
   for (int i = 0; i < 3; ++i) {
@@ -97,7 +98,7 @@ TEST_F(ServiceDrainTest, ScaleDownDrainsForTheDefaultFiveSecondsThenStops) {
   // Once it exited, the replica is removed.
   ASSERT_TRUE(cp_->AgentStatus("n1", json{{"tasks", {{{"taskId", id + ".0.1.1"}, {"phase", "Exited"}, {"stopped", true}}}}}).ok());
   Tick();
-  EXPECT_EQ((*cp_->GetWorkload(id))["placements"].size(), 1u);
+  EXPECT_EQ(WorkloadViewJson(*cp_->GetWorkload(id))["placements"].size(), 1u);
 }
 
 TEST_F(ServiceDrainTest, DrainSecondsZeroStopsAtOnce) {
@@ -138,7 +139,7 @@ TEST_F(ServiceDrainTest, DrainSecondsIsValidatedAndKept) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("drainSeconds"), std::string::npos) << bad.status().message();
   const std::string id = Start(Service(1, "  drainSeconds: 12\n"), 1);
-  EXPECT_EQ((*cp_->GetWorkload(id))["spec"]["spec"]["drainSeconds"], 12);
+  EXPECT_EQ(WorkloadViewJson(*cp_->GetWorkload(id))["spec"]["spec"]["drainSeconds"], 12);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "server/governance_api.h"
 #include "server/http_answer.h"
 #include "server/http_server.h"
+#include "server/read_views_json.h"
 #include "server/route_table.h"
 
 namespace abacus::server {
@@ -50,7 +51,7 @@ json SharesJson(const std::vector<sched::QueueShare>& shares, const std::vector<
           {"items", std::move(items)}};
 }
 
-json ControlPlane::ListShares() const {
+SharesView ControlPlane::ListShares() const {
   sched::Snapshot tenancy;
   sched::AddTenancy(*ledger_.ConfigSnapshot(), &tenancy);
   std::vector<std::string> tenant_of;
@@ -63,16 +64,16 @@ json ControlPlane::ListShares() const {
     shares = sched::ComputeShares(tenancy.queues, tenancy.cohorts, tenancy.flavor_weight_milli,
                                   sched::UsageHistory(half_life), clock_.Now());
   }
-  return SharesJson(shares, tenant_of, half_life);
+  return {std::move(shares), std::move(tenant_of), half_life};
 }
 
 void AddSharesRoutes(RouteTable& t, ControlPlane& cp) {
   t.Get("/api/v1/shares", AnyUser(), [&cp](const httplib::Request&, httplib::Response& res) {
-    Send(res, FilterVisibleConfig("queue", cp.ListShares()));
+    Send(res, FilterVisibleConfig("queue", SharesJson(cp.ListShares())));
   });
   t.Get(R"(/api/v1/shares/([^/]+))", AnyUser(), [&cp](const httplib::Request& req, httplib::Response& res) {
     const std::string name = req.matches[1];
-    json all = cp.ListShares();
+    json all = SharesJson(cp.ListShares());
     for (auto& q : all["items"]) {
       if (q["name"] == name) {
         q["halfLifeSeconds"] = all["halfLifeSeconds"];

@@ -11,6 +11,7 @@
 #include "server/governance_api.h"
 #include "server/http_answer.h"
 #include "server/records.h"
+#include "server/read_views_json.h"
 #include "server/route_table.h"
 
 namespace abacus::server {
@@ -93,7 +94,7 @@ json VisibleEvents(const ControlPlane& cp, const std::vector<FeedChange>& change
       });
       if (!it->second && cp.ResolveWorkload(c.key, visible).ok()) {  // submitted, not yet ingested
         auto view = cp.GetWorkload(c.key);
-        if (view.ok()) it->second = view->value("name", "");
+        if (view.ok()) it->second = view->record.spec.name;
       }
     }
     if (!it->second) continue;
@@ -128,7 +129,7 @@ void ServeWorkloadWatch(const ControlPlane& cp, WorkloadFilter filter, const htt
     ChangeFeed::Since since = feed.ChangesSince(version);
     if (version == 0 || !since.complete) {
       // The version was taken before the list: a change made meanwhile comes again next time.
-      return SendJson(res, 200, Body("List", cp.ListWorkloads(filter)["items"], since.version));
+      return SendJson(res, 200, Body("List", ListWorkloadsJson(cp, filter)["items"], since.version));
     }
     std::unordered_set<std::string> ids;
     for (const FeedChange& c : since.changes) {
@@ -138,7 +139,7 @@ void ServeWorkloadWatch(const ControlPlane& cp, WorkloadFilter filter, const htt
       WorkloadFilter changed = filter;
       changed.ids = &ids;
       changed.limit = std::numeric_limits<size_t>::max();
-      json items = cp.ListWorkloads(changed)["items"];
+      json items = ListWorkloadsJson(cp, changed)["items"];
       if (!items.empty()) return SendJson(res, 200, Body("Changes", std::move(items), since.version));
     }
     version = since.version;  // nothing the caller may see changed: wait on
@@ -199,10 +200,11 @@ void AddEventRoutes(RouteTable& t, const ControlPlane& cp) {
         // Listed: the workload's stored events, or the recent events this server holds.
         json items;
         if (!only_id.empty()) {
-          auto stored = cp.Events(only_id);
+          auto stored = WorkloadEventsJson(cp.Events(only_id));
           if (!stored.ok()) return SendJson(res, 500, {{"error", {{"code", "internal"}, {"message", stored.status().message()}}}});
           items = (*stored)["items"];
-          const std::string name = cp.GetWorkload(only_id).ok() ? cp.GetWorkload(only_id)->value("name", "") : "";
+          auto view = cp.GetWorkload(only_id);
+          const std::string name = view.ok() ? view->record.spec.name : "";
           for (json& e : items) {
             e["workload"] = only_id;
             e["name"] = name;

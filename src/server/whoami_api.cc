@@ -24,8 +24,8 @@ Result<std::optional<Resource>> Named(const ControlPlane& cp, const httplib::Req
   if (workload && node) return InvalidArgument("whoami: ask about one workload or one node, not both");
   if (workload) {
     ABACUS_ASSIGN_OR_RETURN(std::string id, cp.ResolveWorkload(req.get_param_value("workload"), RequestWorkloadFilter()));
-    ABACUS_ASSIGN_OR_RETURN(json w, cp.GetWorkload(id));
-    return std::optional<Resource>(Resource::ForWorkload(w.value("name", ""), w.value("project", "")));
+    ABACUS_ASSIGN_OR_RETURN(WorkloadView w, cp.GetWorkload(id));
+    return std::optional<Resource>(Resource::ForWorkload(w.record.spec.name, w.record.spec.project));
   }
   if (node) {
     std::string name = req.get_param_value("node");

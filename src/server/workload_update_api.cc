@@ -42,11 +42,6 @@ bool SameButReplicas(Workload a, const Workload& b) {
   return a == b;
 }
 
-json RevisionJson(const RevisionRecord& v) {
-  return {{"revision", v.revision}, {"version", v.version}, {"image", v.image}, {"command", v.command},
-          {"env", v.env},           {"at", FormatTime(v.at)}, {"by", v.by},       {"diff", v.diff}};
-}
-
 }  // namespace
 
 Result<json> ControlPlane::UpdateWorkload(const std::string& id_or_name, std::string_view body, bool json_body,
@@ -158,17 +153,16 @@ Result<json> ControlPlane::UpdateWorkload(const std::string& id_or_name, std::st
   return answer;
 }
 
-Result<json> ControlPlane::Revisions(const std::string& id_or_name) const {
+Result<RevisionsView> ControlPlane::Revisions(const std::string& id_or_name) const {
   std::optional<WorkloadRecord> r = FindRecord(id_or_name);
   if (!r) return NotFound("workload '" + id_or_name + "' not found");
-  json items = json::array();
-  if (r->revisions.empty()) {
+  RevisionsView v{r->id, r->spec.name, std::move(r->revisions)};
+  if (v.items.empty()) {
     RevisionRecord first = TemplateOf(r->spec, 1);
     first.at = r->submitted;
-    items.push_back(RevisionJson(first));
+    v.items.push_back(std::move(first));
   }
-  for (const auto& v : r->revisions) items.push_back(RevisionJson(v));
-  return json{{"id", r->id}, {"name", r->spec.name}, {"revision", items.back()["revision"]}, {"items", items}};
+  return v;
 }
 
 }  // namespace abacus::server
