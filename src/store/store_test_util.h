@@ -1,12 +1,17 @@
-// Helpers shared by the store tests: a scratch folder, and a store whose commits wait at a gate
-// so that a test can decide which batches end up in one group.
+// Helpers shared by the store and server tests: a scratch folder, a store that forwards to
+// another, and a store whose commits wait at a gate (or are refused) so that a test can decide
+// which batches end up in one group, or what a reader sees while a commit is in flight.
 #pragma once
 
 #include <stdlib.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 
 #include "store/store.h"
@@ -36,10 +41,52 @@ class ScratchDir {
   std::string path_;
 };
 
-// Forwards to another store; while closed, CommitGroup waits at the gate before committing.
-class GatedStore final : public Store {
+// Forwards every call to another store, owned or not; a test overrides what it intercepts.
+class ForwardingStore : public Store {
  public:
-  explicit GatedStore(Store& inner) : inner_(inner) {}
+  explicit ForwardingStore(Store& inner) : inner_(inner) {}
+  explicit ForwardingStore(std::unique_ptr<Store> owned) : owned_(std::move(owned)), inner_(*owned_) {}
+
+  void CommitGroup(std::span<const WriteBatch* const> batches, std::span<CommitResult* const> results,
+                   std::span<Status> statuses) override {
+    inner_.CommitGroup(batches, results, statuses);
+  }
+  Result<std::optional<ObjectRecord>> Get(std::string_view kind, std::string_view key) override {
+    return inner_.Get(kind, key);
+  }
+  Result<std::vector<ObjectRecord>> List(std::string_view kind) override { return inner_.List(kind); }
+  Result<int64_t> Count(std::string_view kind) override { return inner_.Count(kind); }
+  Result<std::vector<EventRecord>> Events(std::string_view kind, std::string_view key, int64_t after_seq,
+                                          size_t limit) override {
+    return inner_.Events(kind, key, after_seq, limit);
+  }
+  Result<std::vector<JournalRecord>> Journal(std::string_view stream, int64_t after_seq, size_t limit) override {
+    return inner_.Journal(stream, after_seq, limit);
+  }
+  Result<std::optional<std::string>> GetMeta(std::string_view key) override { return inner_.GetMeta(key); }
+  Result<LeaseState> TryAcquireLease(std::string_view name, std::string_view holder, std::string_view address,
+                                     Duration ttl) override {
+    return inner_.TryAcquireLease(name, holder, address, ttl);
+  }
+  Status ReleaseLease(std::string_view name, std::string_view holder) override {
+    return inner_.ReleaseLease(name, holder);
+  }
+  std::string Describe() const override { return inner_.Describe(); }
+  StoreCopyAccess* copy_access() override { return inner_.copy_access(); }
+
+ private:
+  std::unique_ptr<Store> owned_;
+  Store& inner_;
+};
+
+// A store whose commits wait at a gate while it is closed. `holds` picks the commits the gate
+// applies to (null: every commit); a held commit is refused with Unavailable while `Fail` is on.
+class GatedStore final : public ForwardingStore {
+ public:
+  using Holds = std::function<bool(std::span<const WriteBatch* const> batches)>;
+  explicit GatedStore(Store& inner, Holds holds = nullptr) : ForwardingStore(inner), holds_(std::move(holds)) {}
+  explicit GatedStore(std::unique_ptr<Store> owned, Holds holds = nullptr)
+      : ForwardingStore(std::move(owned)), holds_(std::move(holds)) {}
 
   void Close() {
     std::lock_guard lock(mu_);
@@ -52,7 +99,9 @@ class GatedStore final : public Store {
     }
     cv_.notify_all();
   }
-  // Blocks until `n` CommitGroup calls have arrived at the gate (passed or waiting).
+  // Refuses (on) or lets through (off) the commits the gate applies to.
+  void Fail(bool fail) { failing_.store(fail); }
+  // Blocks until `n` CommitGroup calls the gate applies to have arrived (passed or waiting).
   void WaitForArrivals(int n) {
     std::unique_lock lock(mu_);
     cv_.wait(lock, [&] { return arrivals_ >= n; });
@@ -60,40 +109,28 @@ class GatedStore final : public Store {
 
   void CommitGroup(std::span<const WriteBatch* const> batches,
                    std::span<CommitResult* const> results, std::span<Status> statuses) override {
+    if (holds_ && !holds_(batches)) return ForwardingStore::CommitGroup(batches, results, statuses);
     {
       std::unique_lock lock(mu_);
       ++arrivals_;
       cv_.notify_all();
       cv_.wait(lock, [&] { return open_; });
     }
-    inner_.CommitGroup(batches, results, statuses);
+    if (failing_.load()) {
+      for (Status& s : statuses) s = Unavailable("test: the gate refuses this commit");
+      return;
+    }
+    ForwardingStore::CommitGroup(batches, results, statuses);
   }
-  Result<std::optional<ObjectRecord>> Get(std::string_view kind, std::string_view key) override {
-    return inner_.Get(kind, key);
-  }
-  Result<std::vector<ObjectRecord>> List(std::string_view kind) override {
-    return inner_.List(kind);
-  }
-  Result<int64_t> Count(std::string_view kind) override { return inner_.Count(kind); }
-  Result<std::vector<EventRecord>> Events(std::string_view kind, std::string_view key,
-                                          int64_t after_seq, size_t limit) override {
-    return inner_.Events(kind, key, after_seq, limit);
-  }
-  Result<std::vector<JournalRecord>> Journal(std::string_view stream, int64_t after_seq,
-                                             size_t limit) override {
-    return inner_.Journal(stream, after_seq, limit);
-  }
-  Result<std::optional<std::string>> GetMeta(std::string_view key) override {
-    return inner_.GetMeta(key);
-  }
-  std::string Describe() const override { return "gated:" + inner_.Describe(); }
+  std::string Describe() const override { return "gated:" + ForwardingStore::Describe(); }
 
  private:
-  Store& inner_;
+  Holds holds_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool open_ = true;   // GUARDED_BY(mu_)
   int arrivals_ = 0;   // GUARDED_BY(mu_)
+  std::atomic<bool> failing_{false};
 };
 
 }  // namespace abacus::testing_util
