@@ -145,7 +145,13 @@ void Ledger::RebuildConfig() {
     MutexLock lock(config_mu_);
     config_ = std::move(next);
   }
+  NewGeneration();
+}
+
+void Ledger::NewGeneration() {
   ++generation_;
+  MutexLock lock(config_mu_);
+  fit_checker_.reset();
 }
 
 std::shared_ptr<const TenancyConfig> Ledger::ConfigSnapshot() const {
@@ -199,7 +205,7 @@ TenancyConfig Ledger::MergedConfig(const std::vector<const SpecObject*>& objects
 void Ledger::PutNode(NodeRecord node) {
   std::string name = node.node.name;
   nodes_[name] = std::move(node);
-  ++generation_;
+  NewGeneration();
 }
 
 const NodeRecord* Ledger::FindNode(std::string_view name) const {

@@ -101,7 +101,9 @@ class Ledger {
   // waiting for the scheduling loop.
   std::shared_ptr<const TenancyConfig> ConfigSnapshot() const;
   // What submissions check NeverFits against: the nodes and queues of the last snapshot built
-  // (fit_check.h), safe to read from any thread; null before the first.
+  // (fit_check.h), safe to read from any thread; null before the first, and from a change of
+  // the nodes or the configuration until the next snapshot (a stale checker would warn about
+  // work the new node or quota lets run).
   std::shared_ptr<const FitChecker> FitCheckerSnapshot() const;
   // Returns a configuration with `objects` added or replacing same-named ones (not applied).
   TenancyConfig MergedConfig(const std::vector<const SpecObject*>& objects) const;
@@ -190,6 +192,8 @@ class Ledger {
 
  private:
   void RebuildConfig();
+  // The nodes or the configuration changed: a new generation, and no checker until its snapshot.
+  void NewGeneration();
   // Rebuilds base_ (nodes, cohorts, queues, flavor weights, pools) for the current generation.
   void RebuildBase();
   std::optional<sched::WorkloadInfo> ToWorkloadInfo(const WorkloadRecord& r,

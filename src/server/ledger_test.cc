@@ -91,5 +91,33 @@ TEST(LedgerTest, SnapshotsCanBeReadWhileTheConfigurationChanges) {
   EXPECT_NE(ledger.ConfigSnapshot()->FindQueue("q100"), nullptr);
 }
 
+// A change of the nodes or the configuration retires the fit checker until the next snapshot
+// is built from the new inventory: a submission in between gets no NeverFits verdict from the
+// inventory before the change (one that would call work on a just-registered node unrunnable;
+// CliTest.SubmitWarnsAtOnceWhenWorkCanNeverRun failed on it when the machine was loaded).
+TEST(LedgerTest, ANodeOrConfigChangeRetiresTheFitCheckerUntilTheNextSnapshot) {
+  Ledger ledger;
+  Configure(ledger, "kind: Tenant\nname: t\n---\n" + QueueYaml("q1"));
+  auto snapshot = [&ledger] {
+    SnapshotIndex index;
+    ledger.BuildSnapshot(Time{}, index, sched::ScopeOf(sched::CycleKind::kFull, 0), nullptr);
+  };
+  snapshot();
+  std::shared_ptr<const FitChecker> first = ledger.FitCheckerSnapshot();
+  ASSERT_NE(first, nullptr);
+  NodeRecord node;
+  node.node.name = "n1";
+  ledger.PutNode(node);
+  EXPECT_EQ(ledger.FitCheckerSnapshot(), nullptr);
+  snapshot();
+  std::shared_ptr<const FitChecker> second = ledger.FitCheckerSnapshot();
+  ASSERT_NE(second, nullptr);
+  EXPECT_NE(second, first);
+  Configure(ledger, QueueYaml("q2"));
+  EXPECT_EQ(ledger.FitCheckerSnapshot(), nullptr);
+  snapshot();
+  EXPECT_NE(ledger.FitCheckerSnapshot(), nullptr);
+}
+
 }  // namespace
 }  // namespace abacus::server
