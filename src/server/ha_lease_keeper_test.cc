@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "store/memory_store.h"
+#include "store/store_test_util.h"
 
 namespace abacus::server {
 namespace {
@@ -25,40 +26,21 @@ LeaseKeeperOptions Options(const std::string& holder) {
 }
 
 // Forwards to an InMemoryStore; lease calls fail while `down` (the database is unreachable).
-class FlakyLeaseStore final : public Store {
+class FlakyLeaseStore final : public testing_util::ForwardingStore {
  public:
-  explicit FlakyLeaseStore(const Clock& clock) : inner_(clock) {}
+  explicit FlakyLeaseStore(const Clock& clock) : ForwardingStore(std::make_unique<InMemoryStore>(clock)) {}
   std::atomic<bool> down{false};
 
-  void CommitGroup(std::span<const WriteBatch* const> b, std::span<CommitResult* const> r,
-                   std::span<Status> s) override {
-    inner_.CommitGroup(b, r, s);
-  }
-  Result<std::optional<ObjectRecord>> Get(std::string_view k, std::string_view key) override {
-    return inner_.Get(k, key);
-  }
-  Result<std::vector<ObjectRecord>> List(std::string_view k) override { return inner_.List(k); }
-  Result<int64_t> Count(std::string_view k) override { return inner_.Count(k); }
-  Result<std::vector<EventRecord>> Events(std::string_view k, std::string_view key, int64_t a, size_t l) override {
-    return inner_.Events(k, key, a, l);
-  }
-  Result<std::vector<JournalRecord>> Journal(std::string_view s, int64_t a, size_t l) override {
-    return inner_.Journal(s, a, l);
-  }
-  Result<std::optional<std::string>> GetMeta(std::string_view k) override { return inner_.GetMeta(k); }
   Result<LeaseState> TryAcquireLease(std::string_view n, std::string_view h, std::string_view a,
                                      Duration ttl) override {
     if (down) return Unavailable("database unreachable");
-    return inner_.TryAcquireLease(n, h, a, ttl);
+    return ForwardingStore::TryAcquireLease(n, h, a, ttl);
   }
   Status ReleaseLease(std::string_view n, std::string_view h) override {
     if (down) return Unavailable("database unreachable");
-    return inner_.ReleaseLease(n, h);
+    return ForwardingStore::ReleaseLease(n, h);
   }
   std::string Describe() const override { return "flaky"; }
-
- private:
-  InMemoryStore inner_;
 };
 
 TEST(LeaseKeeperTest, OneLeadsTheOtherFollowsAndTakesOverWhenTheLeaderFallsSilent) {
