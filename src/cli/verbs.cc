@@ -496,7 +496,9 @@ int SubmitSources(const std::string& server, const std::string& token, const std
   for (const auto& [name, text] : sources) {
     std::string path = std::string(submit ? "/api/v1/workloads" : "/api/v1/apply") + "?filename=" + UrlEncode(name);
     if (dry_run) path += "&dryRun=1";
-    std::string body = text, type = "application/yaml";
+    // The file goes as written unless it is re-encoded below (`encoded`): no copy of its text.
+    std::string encoded, type = "application/yaml";
+    bool as_written = true;
     if (submit) {
       // Validate here, with line numbers, and send the canonical JSON (cheaper for the server to
       // read than YAML); anything but workloads goes as written so the server explains it.
@@ -506,14 +508,15 @@ int SubmitSources(const std::string& server, const std::string& token, const std
         code = kExitRefused;
         continue;
       }
-      bool all_workloads = !parsed.documents.empty() && parsed.governance.empty() && parsed.extensions.empty();
-      json docs = json::array();
-      for (const Document& d : parsed.documents) {
-        all_workloads &= d.workload() != nullptr;
-        docs.push_back(json(EncodeSpecObject(d.object)));
-      }
+      bool all_workloads = !parsed.documents.empty() && parsed.governance.empty() && parsed.extensions.empty() &&
+                           std::all_of(parsed.documents.begin(), parsed.documents.end(),
+                                       [](const Document& d) { return d.workload() != nullptr; });
       if (all_workloads) {
-        body = docs.dump();
+        // Encoded straight to text, in the spec's own field order (the server reads it unordered).
+        nlohmann::ordered_json docs = nlohmann::ordered_json::array();
+        for (const Document& d : parsed.documents) docs.push_back(EncodeSpecObject(d.object));
+        encoded = docs.dump();
+        as_written = false;
         type = "application/json";
       }
     }
@@ -539,7 +542,8 @@ int SubmitSources(const std::string& server, const std::string& token, const std
         for (const Document& d : parsed.documents) {
           if (d.workload() == nullptr) config.push_back(json(EncodeSpecObject(d.object)));
         }
-        body = config.dump();
+        encoded = config.dump();
+        as_written = false;
         type = "application/json";
         for (const Document& d : parsed.documents) {
           if (d.workload() == nullptr) continue;
@@ -557,6 +561,7 @@ int SubmitSources(const std::string& server, const std::string& token, const std
     }
     // A submission or an apply carries an Idempotency-Key: a retry after a lost answer does
     // nothing twice (and answers what the first did: "created", not "unchanged").
+    const std::string& body = as_written ? text : encoded;
     ApiResponse r = dry_run ? api.Post(path, body, type) : api.PostIdempotent(path, body, type, NewIdempotencyKey());
     if (!r.ok()) {
       std::cerr << r.ErrorText() << "\n";

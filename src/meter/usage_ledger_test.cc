@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "meter/meter_test_util.h"
+#include "store/forwarding_store.h"
 #include "store/memory_store.h"
 #include "store/store_test_util.h"
 
@@ -17,28 +18,9 @@ struct MemoryBackend {
   static constexpr bool kReopens = false;
   std::unique_ptr<Store> Open(const ScratchDir&, const Clock& clock) {
     if (!kept) kept = std::make_unique<InMemoryStore>(clock);
-    return std::unique_ptr<Store>(new ForwardingStore(*kept));
+    // Forwards to the kept store, so that "closing" it loses nothing.
+    return std::make_unique<ForwardingStore>(*kept);
   }
-  // Forwards to the kept store so that "closing" it loses nothing.
-  class ForwardingStore final : public Store {
-   public:
-    explicit ForwardingStore(Store& s) : s_(s) {}
-    void CommitGroup(std::span<const WriteBatch* const> b, std::span<CommitResult* const> r,
-                     std::span<Status> st) override { s_.CommitGroup(b, r, st); }
-    Result<std::optional<ObjectRecord>> Get(std::string_view k, std::string_view key) override { return s_.Get(k, key); }
-    Result<std::vector<ObjectRecord>> List(std::string_view k) override { return s_.List(k); }
-    Result<int64_t> Count(std::string_view k) override { return s_.Count(k); }
-    Result<std::vector<EventRecord>> Events(std::string_view k, std::string_view key, int64_t a,
-                                            size_t l) override { return s_.Events(k, key, a, l); }
-    Result<std::vector<JournalRecord>> Journal(std::string_view s, int64_t a, size_t l) override {
-      return s_.Journal(s, a, l);
-    }
-    Result<std::optional<std::string>> GetMeta(std::string_view k) override { return s_.GetMeta(k); }
-    std::string Describe() const override { return s_.Describe(); }
-
-   private:
-    Store& s_;
-  };
   std::unique_ptr<InMemoryStore> kept;
 };
 

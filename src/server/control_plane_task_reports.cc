@@ -139,12 +139,12 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
     for (size_t i = 0; i < changed.size(); ++i) {
       WorkloadRecord& w = next.at(changed[i]);
       w.version = cr.AssignedTo(puts[i]);
-      WorkloadRecord* cur = ledger_.FindWorkload(w.id);
+      const WorkloadRecord* cur = ledger_.FindWorkload(w.id);
       bool held = cur->holds_quota();
       bool shrank = w.placements.size() < cur->placements.size();  // units removed (elastic_units.h)
-      *cur = w;
-      if ((held && !cur->holds_quota()) || shrank) freed = true;
-      if (cur->state != WorkloadState::kPreempting) preempting_.erase(cur->id);
+      if ((held && !w.holds_quota()) || shrank) freed = true;
+      if (w.state != WorkloadState::kPreempting) preempting_.erase(w.id);
+      ledger_.PutWorkload(std::move(w));  // the working copy moves in (and into the holder index)
     }
   }
   for (const auto& id : changed) Publish(*ledger_.FindWorkload(id));

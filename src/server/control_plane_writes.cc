@@ -6,6 +6,7 @@
 #include <array>
 #include <filesystem>
 #include <future>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -57,7 +58,7 @@ ParsedDocuments ParseBody(std::string_view body, bool json_body, const std::stri
   }
   std::vector<json> items;
   if (j.is_array()) {
-    items.assign(j.begin(), j.end());
+    items.assign(std::make_move_iterator(j.begin()), std::make_move_iterator(j.end()));  // no copy
   } else {
     items.push_back(std::move(j));
   }

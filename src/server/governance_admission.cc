@@ -6,6 +6,7 @@
 #include <set>
 #include <variant>
 
+#include "common/ascii.h"
 #include "common/duration_parse.h"
 #include "common/log.h"
 #include "common/mutex.h"
@@ -31,11 +32,6 @@ struct Overloaded : F... {
 template <typename... F>
 Overloaded(F...) -> Overloaded<F...>;
 using govern::Resource;
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 std::string Join(const std::vector<std::string>& parts, const std::string& sep) {
   std::string out;
@@ -284,14 +280,14 @@ Result<std::shared_ptr<const GovernanceApply>> Governance::PlanApply(const gover
             },
             [&](const Workload&) { return Status::OK(); },  // Apply refuses workloads itself
             [&](const auto&) {
-              return check(d.source, Action::kApplyConfig, Resource::ForCluster(Lower(std::string(d.kind())), d.name()));
+              return check(d.source, Action::kApplyConfig, Resource::ForCluster(AsciiLower(d.kind()), d.name()));
             }},
         d.object);
     ABACUS_RETURN_IF_ERROR(st);
   }
   for (const auto& e : extensions) {
     if (e.kind == kSecretKind) continue;  // tenant and project roles: SecretVault::Prepare
-    ABACUS_RETURN_IF_ERROR(check(e.source, Action::kApplyConfig, Resource::ForCluster(Lower(e.kind), e.name)));
+    ABACUS_RETURN_IF_ERROR(check(e.source, Action::kApplyConfig, Resource::ForCluster(AsciiLower(e.kind), e.name)));
   }
   Diagnostics diags;
   for (const auto& g : governance) {

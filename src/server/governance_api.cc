@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/ascii.h"
 #include "common/duration_parse.h"
 #include "common/time_spec.h"
 #include "common/log.h"
@@ -58,12 +59,12 @@ void FinishRecord(ControlPlane& cp, const httplib::Request& req, const httplib::
     if (body.is_object() && body.contains("error") && body["error"].is_object()) {
       r.result += ": " + body["error"].value("message", "");
     }
-    r.result = Truncate(r.result);
+    r.result = TruncateSummary(r.result);
   }
   if (!ok) return;
   if (!ctx.replayed_key.empty()) {
     // A repeat changes nothing: its entry is a note, not a second change.
-    r.after = Truncate("replay of Idempotency-Key '" + ctx.replayed_key + "': the first answer again, nothing changed");
+    r.after = TruncateSummary("replay of Idempotency-Key '" + ctx.replayed_key + "': the first answer again, nothing changed");
     return;
   }
   if (!ctx.workload_id.empty()) {
@@ -80,10 +81,10 @@ void FinishRecord(ControlPlane& cp, const httplib::Request& req, const httplib::
   // (A successful `create` other than a replay never gets here: its entry is committed with
   // the workloads, ControlPlane::Submit.)
   if (ctx.action == "apply" && body.contains("items")) {
-    r.after = Truncate(body["items"].dump());
+    r.after = TruncateSummary(body["items"].dump());
   } else if (ctx.action == "node-put" && body.contains("name")) {
     r.object_name = body.value("name", "");
-    r.after = Truncate(json({{"state", body.value("state", "")}, {"devices", body.value("devices", json::array()).size()}}).dump());
+    r.after = TruncateSummary(json({{"state", body.value("state", "")}, {"devices", body.value("devices", json::array()).size()}}).dump());
   } else if (ctx.action == "agent-register") {
     r.object_name = body.value("node", r.object_name);  // never the credential
   } else if (ctx.object_kind == "token") {
@@ -162,7 +163,7 @@ void InstallGovernance(httplib::Server& s, ControlPlane& cp, const RouteTable& r
                                       std::to_string(seconds) + "s"));
     }
     ctx.audit = IsMutating(req.method) && !IsDryRun(req);  // a dry run changes nothing
-    ctx.action = Lower(req.method);
+    ctx.action = AsciiLower(req.method);
     if (ctx.audit) {
       // The answer of a mutating request is small: sent uncompressed, the post-routing handler
       // can read it for the audit entry. (httplib owns `req` as a non-const object.)

@@ -48,11 +48,6 @@ Resource ConfigResource(const std::string& kind, const json& item) {
 
 }  // namespace
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 bool IsMutating(const std::string& method) { return method != "GET" && method != "HEAD" && method != "OPTIONS"; }
 
 Status AuthorizeCrossTenant(const govern::Principal& who, const std::string& what) {

@@ -18,8 +18,6 @@ namespace abacus::server {
 
 class ControlPlane;
 
-// `s` in lower case (ASCII).
-std::string Lower(std::string s);
 // True for a method that may change something (not GET, HEAD or OPTIONS).
 bool IsMutating(const std::string& method);
 // The node an agent route acts for: the node whose credential (Caller::Via::kNodeCredential) the

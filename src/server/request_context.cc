@@ -16,7 +16,7 @@ constexpr size_t kSummaryMax = 1024;
 
 }  // namespace
 
-std::string Truncate(std::string s) {
+std::string TruncateSummary(std::string s) {
   if (s.size() > kSummaryMax) s = s.substr(0, kSummaryMax - 3) + "...";
   return s;
 }
@@ -53,7 +53,7 @@ govern::AuditRecord ContextRecord(const RequestContext& ctx) {
   r.object_kind = ctx.object_kind;
   r.object_name = ctx.object_name;
   r.tenant = ctx.tenant;
-  r.before = Truncate(ctx.before);
+  r.before = TruncateSummary(ctx.before);
   r.request_id = ctx.request_id;
   return r;
 }
@@ -62,7 +62,7 @@ std::optional<govern::AuditRecord> RequestAuditRecord(const RequestContext* requ
   const RequestContext* ctx = Served(request);
   if (ctx == nullptr || !ctx->audit || ctx->caller.principal.name.empty()) return std::nullopt;
   govern::AuditRecord r = ContextRecord(*ctx);
-  r.after = Truncate(std::move(after));
+  r.after = TruncateSummary(std::move(after));
   r.result = "ok";
   return r;
 }
@@ -89,7 +89,7 @@ std::string BatchSummary(const WriteBatch& batch) {
       out.push_back("event " + event->object_kind + "/" + event->object_key + " " + event->type);
     }
   }
-  return Truncate(out.dump());
+  return TruncateSummary(out.dump());
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ struct RequestContext {
 };
 
 // `s`, cut to the longest summary an audit entry keeps (1 KiB, ending "...").
-std::string Truncate(std::string s);
+std::string TruncateSummary(std::string s);
 // The fields of a request's entry that the request context knows (who, what, which object).
 govern::AuditRecord ContextRecord(const RequestContext& ctx);
 // A new request id ("req-" and 16 hex digits) for a request that brought no good X-Request-Id.

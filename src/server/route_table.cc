@@ -3,6 +3,7 @@
 
 #include <httplib.h>
 
+#include "common/ascii.h"
 #include "server/control_plane.h"
 #include "server/governance.h"
 #include "server/request_authorization.h"
@@ -43,7 +44,7 @@ Status AuthorizeUnrouted(const httplib::Request& req, RequestContext& ctx) {
   }
   ctx.object_kind = req.path.substr(start, req.path.find('/', start) - start);
   if (admin) {
-    ctx.action = Lower(m) + " " + req.path;
+    ctx.action = AsciiLower(m) + " " + req.path;
     return Status::OK();
   }
   return PermissionDenied(who.ToString() + " may not " + m + " " + req.path + " (admin only)");

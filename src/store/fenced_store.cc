@@ -5,7 +5,7 @@
 namespace abacus {
 
 FencedStore::FencedStore(std::unique_ptr<Store> base, LeaseFence fence)
-    : base_(std::move(base)), fence_(std::move(fence)) {}
+    : ForwardingStore(std::move(base)), fence_(std::move(fence)) {}
 
 void FencedStore::CommitGroup(std::span<const WriteBatch* const> batches, std::span<CommitResult* const> results,
                               std::span<Status> statuses) {
@@ -22,7 +22,7 @@ void FencedStore::CommitGroup(std::span<const WriteBatch* const> batches, std::s
     fenced.back().Fence(fence_);
     group.push_back(&fenced.back());  // reserve() keeps the address stable
   }
-  base_->CommitGroup(group, results, statuses);
+  ForwardingStore::CommitGroup(group, results, statuses);
   for (Status& s : statuses) {
     if (s.code() == StatusCode::kFailedPrecondition && s.message().starts_with("fenced:")) {
       s = Unavailable("this server no longer holds the scheduling lease (" + s.message() + "); retry on the leader");
