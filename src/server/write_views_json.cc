@@ -27,12 +27,7 @@ json DryRunJson(const DryRunView& d) {
   if (!d.labels.empty()) j["labels"] = d.labels;
   if (d.admitted) {
     j["wouldBe"] = "Admitted";
-    json placements = json::array();
-    for (const ExplainPlacementView& p : d.placements) {
-      placements.push_back(
-          {{"group", p.group}, {"replica", p.replica}, {"node", p.node}, {"devices", p.devices}});
-    }
-    j["placements"] = std::move(placements);
+    j["placements"] = PlacementsJson(d.placements);
     j["flavors"] = d.flavors;
   } else {
     j["wouldBe"] = "Pending";
@@ -50,6 +45,14 @@ json DryRunJson(const DryRunView& d) {
 }
 
 }  // namespace
+
+json PlacementsJson(const std::vector<ExplainPlacementView>& placements) {
+  json out = json::array();
+  for (const ExplainPlacementView& p : placements) {
+    out.push_back({{"group", p.group}, {"replica", p.replica}, {"node", p.node}, {"devices", p.devices}});
+  }
+  return out;
+}
 
 Result<json> WorkloadViewJson(const Result<Keyed<WorkloadView>>& w) {
   return KeyedJson(w, [](const WorkloadView& v) { return WorkloadViewJson(v); });

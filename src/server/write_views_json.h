@@ -26,6 +26,9 @@ Result<nlohmann::json> KeyedJson(const Result<Keyed<T>>& keyed, Encode encode) {
   return KeyedJson(*keyed, encode);
 }
 
+// [{group, replica, node, devices}]: the placements explain and a dry run show.
+nlohmann::json PlacementsJson(const std::vector<ExplainPlacementView>& placements);
+
 // A workload's view (cancel, scale, hold, priority, …: WorkloadViewJson), or the error.
 Result<nlohmann::json> WorkloadViewJson(const Result<Keyed<WorkloadView>>& w);
 
