@@ -16,6 +16,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -24,6 +25,7 @@
 #include <shared_mutex>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <unordered_set>
 #include <vector>
 
@@ -49,6 +51,7 @@
 #include "server/metrics.h"
 #include "server/read_views.h"
 #include "server/secrets.h"
+#include "server/write_views.h"
 #include "store/data_folder_lock.h"
 #include "store/store.h"
 #include "workload/label_selector.h"
@@ -145,56 +148,63 @@ class ControlPlane {
   // `context`: the HTTP request served (request_context.h; null: none): its audit entry commits
   // with the workloads, and it learns what was submitted, replayed or audited. The same for the
   // `context` of every write below.
-  Result<std::vector<nlohmann::json>> Submit(std::string_view body, bool json_body, const std::string& filename,
-                                             const govern::Principal* caller = nullptr,
-                                             const IdempotentRequest& request = {}, bool dry_run = false,
-                                             RequestContext* context = nullptr);
+  // Returns the workloads submitted (with a dry run, where each would go; a repeat, the first
+  // answer: Keyed::replayed).
+  Result<Keyed<SubmitView>> Submit(std::string_view body, bool json_body, const std::string& filename,
+                                   const govern::Principal* caller = nullptr,
+                                   const IdempotentRequest& request = {}, bool dry_run = false,
+                                   RequestContext* context = nullptr);
   // Applies tenancy documents (tenants, projects, cohorts, queues, priority classes, flavors,
-  // pools); returns [{kind, name, action}].
+  // pools); returns what it did to each (kind, name, action).
   // Also User and AdmissionPolicy documents (governance), in the same commit. `caller`: the
   // HTTP caller, authorized per document (null: a trusted in-process caller). A keyed
   // `request` that repeats an earlier one returns its first answer and applies nothing.
   // `dry_run`: every check of an apply, then each document's action and its diff against what
-  // the server holds ({kind, name, action, diff: [{path, from, to}]}), storing nothing.
-  Result<nlohmann::json> Apply(std::string_view body, bool json_body, const std::string& filename,
-                               const govern::Principal* caller = nullptr, const IdempotentRequest& request = {},
-                               bool dry_run = false, RequestContext* context = nullptr);
+  // the server holds (AppliedView::diff, [{path, from, to}]), storing nothing.
+  Result<Keyed<std::vector<AppliedView>>> Apply(std::string_view body, bool json_body,
+                                                const std::string& filename,
+                                                const govern::Principal* caller = nullptr,
+                                                const IdempotentRequest& request = {}, bool dry_run = false,
+                                                RequestContext* context = nullptr);
   // Where `records` (not stored) would go if a scheduling cycle ran now with every workload the
-  // ledger holds: one {"wouldBe": "Admitted"|"Pending", "text", "placements"|"reason"} per
+  // ledger holds: one DryRunView (admitted with placements, or pending with a reason) per
   // record, in order (dry_run.cc). Runs on the loop; changes nothing.
-  Result<std::vector<nlohmann::json>> DryRunExplain(const std::vector<WorkloadRecord>& records);
+  Result<std::vector<DryRunView>> DryRunExplain(const std::vector<WorkloadRecord>& records);
   // AlreadyExists as ClaimNames would answer for `records`, without claiming the names.
   Status CheckNamesFree(const std::vector<WorkloadRecord>& records);
-  // Cancels a workload (id or name); FailedPrecondition when it already finished. A keyed
-  // `request` that repeats an earlier one returns its first answer, even once finished.
-  Result<nlohmann::json> Cancel(const std::string& id_or_name, const std::string& reason,
-                                const IdempotentRequest& request = {}, RequestContext* context = nullptr);
-  // Scales an InferenceService (replicas) or a BatchJob (parallelism). A keyed `request` that
-  // repeats an earlier one returns its first answer and scales nothing again.
-  Result<nlohmann::json> Scale(const std::string& id_or_name, int32_t replicas, const IdempotentRequest& request = {},
-                               RequestContext* context = nullptr);
+  // Cancels a workload (id or name); returns its view. FailedPrecondition when it already
+  // finished. A keyed `request` that repeats an earlier one returns its first answer
+  // (Keyed::replayed), even once finished.
+  Result<Keyed<WorkloadView>> Cancel(const std::string& id_or_name, const std::string& reason,
+                                     const IdempotentRequest& request = {},
+                                     RequestContext* context = nullptr);
+  // Scales an InferenceService (replicas) or a BatchJob (parallelism); returns its view. A keyed
+  // `request` that repeats an earlier one returns its first answer and scales nothing again.
+  Result<Keyed<WorkloadView>> Scale(const std::string& id_or_name, int32_t replicas,
+                                    const IdempotentRequest& request = {}, RequestContext* context = nullptr);
   // A tenant admin's answer to an Experiment's pending temporary quota request
   // (POST /workloads/{id}/quota): its controller grants or rejects it at once. FailedPrecondition
-  // when the workload asks none or the request is not pending.
-  Result<nlohmann::json> DecideTemporaryQuota(const std::string& id_or_name, bool approve, const std::string& by,
-                                              RequestContext* context = nullptr);
+  // when the workload asks none or the request is not pending. Returns the workload's view.
+  Result<WorkloadView> DecideTemporaryQuota(const std::string& id_or_name, bool approve,
+                                            const std::string& by, RequestContext* context = nullptr);
   // Keeps the metric samples of an InferenceService's replicas for its autoscaler
   // (POST /workloads/{id}/metrics): {"metric", "value", "replica"} or {"samples": [...]};
-  // samples older than two minutes are dropped. Returns {"workload", "accepted"}.
-  Result<nlohmann::json> ReportMetrics(const std::string& id_or_name, const nlohmann::json& body);
-  // Adds or replaces a node (simulated ones come from --demo or the API).
-  Result<nlohmann::json> PutNode(const nlohmann::json& body, RequestContext* context = nullptr);
+  // samples older than two minutes are dropped. Returns how many were taken.
+  Result<MetricsAcceptedView> ReportMetrics(const std::string& id_or_name, const nlohmann::json& body);
+  // Adds or replaces a node (simulated ones come from --demo or the API); returns its record
+  // as stored.
+  Result<NodeRecord> PutNode(const nlohmann::json& body, RequestContext* context = nullptr);
   // Updates the mutable fields of a workload that exists (workload_update.h) to those of the
   // one workload document `body` (PUT), or of its document merged with the JSON `body` (PATCH,
   // RFC 7386, `merge_patch`), or to revision `rollback_to` (0: the one before the newest;
   // -1: no rollback). Admission policies apply as on submit; the event `Updated` and the audit
-  // entry carry the diff. Returns the view with "diff", "revision", "unchanged"; with immutable
-  // fields changed, InvalidArgument and their paths in `*immutable` (the API answers 422).
-  // `dry_run`: the same checks and diff ("dryRun": true), nothing stored.
-  Result<nlohmann::json> UpdateWorkload(const std::string& id_or_name, std::string_view body, bool json_body,
-                                        bool merge_patch, int32_t rollback_to, const govern::Principal* caller,
-                                        std::vector<std::string>* immutable, bool dry_run = false,
-                                        RequestContext* context = nullptr);
+  // entry carry the diff. Returns the view with the diff, revision and whether unchanged; with
+  // immutable fields changed, InvalidArgument and their paths in `*immutable` (the API answers
+  // 422). `dry_run`: the same checks and diff (UpdateView::dry_run), nothing stored.
+  Result<UpdateView> UpdateWorkload(const std::string& id_or_name, std::string_view body, bool json_body,
+                                    bool merge_patch, int32_t rollback_to, const govern::Principal* caller,
+                                    std::vector<std::string>* immutable, bool dry_run = false,
+                                    RequestContext* context = nullptr);
   // The revisions of a workload, oldest first (read_views.h); NotFound.
   Result<RevisionsView> Revisions(const std::string& id_or_name) const;
 
@@ -211,16 +221,17 @@ class ControlPlane {
                              RequestContext* context = nullptr);
   // hold/release, suspend/resume and requeue of one workload (WorkloadControl); returns its view.
   // FailedPrecondition, saying what to do instead, when the state does not allow it.
-  Result<nlohmann::json> ControlWorkload(const std::string& id_or_name, WorkloadControl what, const std::string& by,
-                                         RequestContext* context = nullptr);
+  Result<WorkloadView> ControlWorkload(const std::string& id_or_name, WorkloadControl what,
+                                      const std::string& by, RequestContext* context = nullptr);
   // Sets a workload's priority: an integer replaces its class's value, a priority class name
-  // replaces the class. InvalidArgument for neither; FailedPrecondition once it finished.
-  Result<nlohmann::json> SetWorkloadPriority(const std::string& id_or_name, const std::string& priority,
-                                             const std::string& by, RequestContext* context = nullptr);
+  // replaces the class; returns its view. InvalidArgument for neither; FailedPrecondition once
+  // it finished.
+  Result<WorkloadView> SetWorkloadPriority(const std::string& id_or_name, const std::string& priority,
+                                          const std::string& by, RequestContext* context = nullptr);
   // Suspends (`suspend`) or resumes a queue: a suspended queue admits nothing new; its running
-  // work keeps running. Returns {queue, suspended, by, since}. NotFound for no queue.
-  Result<nlohmann::json> SuspendQueue(const std::string& queue, bool suspend, const std::string& by,
-                                      RequestContext* context = nullptr);
+  // work keeps running. Returns the queue's suspension. NotFound for no queue.
+  Result<QueueSuspendView> SuspendQueue(const std::string& queue, bool suspend, const std::string& by,
+                                        RequestContext* context = nullptr);
 
   // ---- reads
   // The id of the workload a WORKLOAD argument names, looking only at those `visible` accepts
@@ -241,8 +252,8 @@ class ControlPlane {
   Result<StoredEventsView> Events(const std::string& id_or_name) const;
   // The log of one task of a workload: `task` is a task id, "GROUP.REPLICA" or empty (the first
   // task of the latest attempt); `stream` stdout or stderr; at most the last `tail_bytes`.
-  Result<nlohmann::json> Logs(const std::string& id_or_name, const std::string& task = "",
-                              const std::string& stream = "stdout", int64_t tail_bytes = 1 << 20) const;
+  Result<TaskLogView> Logs(const std::string& id_or_name, const std::string& task = "",
+                           const std::string& stream = "stdout", int64_t tail_bytes = 1 << 20) const;
 
   // ---- agents (docs/agent-protocol.md); `node` is the node of the caller's credential.
   // Registers or re-registers a node run by an agent; returns its credential. A node registered
@@ -316,8 +327,9 @@ class ControlPlane {
   // kind: "tenant", "project", "cohort", "priorityclass", "pool", "cluster", "reservation"
   ConfigListView ListConfig(const std::string& kind) const;
   // DELETE /api/v1/reservations/NAME (reservations_api.cc): removes a reservation (audited);
-  // NotFound when there is none. Maintenance nodes it cordoned are uncordoned.
-  Result<nlohmann::json> DeleteReservation(const std::string& name, RequestContext* context = nullptr);
+  // NotFound when there is none. Maintenance nodes it cordoned are uncordoned. Returns
+  // {Reservation, name, deleted}.
+  Result<AppliedView> DeleteReservation(const std::string& name, RequestContext* context = nullptr);
   // The declared clusters and those agents registered into, with nodes, pools and devices per
   // flavor ({total, allocatedMilli, unhealthy}).
   std::vector<ClusterView> ListClusters() const;
@@ -352,12 +364,17 @@ class ControlPlane {
   void RecordChanges(const WriteBatch& batch, const CommitResult* result);
   // A command for the loop thread, given the pending audit entry of the request it serves
   // (null: none) to pass to the commits it makes for that request (CommitForRequest).
-  using LoopCommand = std::function<Result<nlohmann::json>(PendingRequestAudit* audit)>;
-  // Runs `fn` on the loop thread for `context` (null: no request) and waits for its result; the
-  // request's pending entry (PendingAuditOf, taken here) travels with the command as a value.
-  Result<nlohmann::json> RunOnLoop(RequestContext* context, LoopCommand fn);
-  // Runs `fn`, which commits nothing for a request, on the loop thread and waits for its result.
-  Result<nlohmann::json> RunOnLoop(std::function<Result<nlohmann::json>()> fn);
+  using LoopCommand = std::function<void(PendingRequestAudit* audit)>;
+  // Queues `command` for the loop thread with the pending entry of `context` (PendingAuditOf,
+  // taken here; null: no request), which travels with it as a value; Unavailable once stopping.
+  Status EnqueueCommand(RequestContext* context, LoopCommand command);
+  // Runs `fn` (Result<T>(PendingRequestAudit*)) on the loop thread for `context` (null: no
+  // request) and waits for its result: the one way a write runs on the loop (EnqueueCommand).
+  template <typename F>
+  auto RunOnLoop(RequestContext* context, F fn) -> std::invoke_result_t<F&, PendingRequestAudit*>;
+  // Runs `fn` (Result<T>()), which commits nothing for a request, on the loop thread and waits.
+  template <typename F>
+  auto RunOnLoop(F fn) -> std::invoke_result_t<F&>;
   void Loop();
   // One scheduling cycle, in named steps (control_plane_loop.cc): snapshot, decide, assume the
   // decisions on the records (admissions, claims released, units grown, preemptions, reasons),
@@ -467,8 +484,8 @@ class ControlPlane {
   // Price lists: load at start; stage applied PriceList documents; pick one for a report
   // (requires state_mu_ shared).
   Status LoadPriceLists();
-  Status StagePriceLists(const std::vector<ExtensionDocument>& docs, WriteBatch& batch, nlohmann::json& out,
-                         std::vector<meter::PriceList>& applied);
+  Status StagePriceLists(const std::vector<ExtensionDocument>& docs, WriteBatch& batch,
+                         std::vector<AppliedView>& out, std::vector<meter::PriceList>& applied);
   const meter::PriceList* PickPriceList(const std::string& name, Status& problem) const;
   // Keeps a utilization sample for the idle report.
   void RecordUtilization(const std::string& node, int device, double ratio, Time now) REQUIRES(seen_mu_);
@@ -496,9 +513,9 @@ class ControlPlane {
   std::optional<WorkloadRecord> FindRecord(const std::string& id_or_name) const;
   // What the read model computes of `r` beside the record; requires state_mu_ held (shared).
   WorkloadStatusView StatusOf(const WorkloadRecord& r) const;
-  // `r`'s view as JSON, the answer of the writes that change one workload; requires state_mu_
-  // held (shared).
-  nlohmann::json View(const WorkloadRecord& r) const;
+  // `r`'s view, the answer of the writes that change one workload; requires state_mu_ held
+  // (shared).
+  WorkloadView View(const WorkloadRecord& r) const;
   // Runs `change` on the loop for `keyed` (whose first Check found no repeat): checked again
   // there, so that a repeat that waited behind its first request gets the first answer; `change`
   // stages the key with its answer (IdempotentWrite::Stage). A repeat is noted for the audit.
@@ -507,8 +524,15 @@ class ControlPlane {
   // the change (an unkeyed request stages nothing).
   Result<std::optional<nlohmann::json>> BeginKeyed(const IdempotentRequest& request,
                                                    std::shared_ptr<IdempotentWrite>* keyed, RequestContext* context);
-  Result<nlohmann::json> RunKeyedOnLoop(RequestContext* context, std::shared_ptr<IdempotentWrite> keyed,
-                                        LoopCommand change);
+  // RunKeyedOnLoop's work, untyped: runs `change` (which keeps its own answer) on the loop; the
+  // first answer when the request repeated meanwhile, else nullopt (or `change`'s error).
+  Result<std::optional<nlohmann::json>> RunKeyedCommand(RequestContext* context,
+                                                        std::shared_ptr<IdempotentWrite> keyed,
+                                                        std::function<Status(PendingRequestAudit*)> change);
+  // `change` (Result<T>(PendingRequestAudit*)) run by RunKeyedCommand: its answer, or the first
+  // answer of a repeat (Keyed::replayed). Defined in control_plane_writes.cc, its only user.
+  template <typename T, typename F>
+  Result<Keyed<T>> RunKeyedOnLoop(RequestContext* context, std::shared_ptr<IdempotentWrite> keyed, F change);
   // Commits `batch`, whose op `put` writes `next` (a changed copy of the ledger workload `into`),
   // then makes `next` that record with the version the commit gave it and marks the ledger
   // dirty; a failed commit leaves `into` as it was (and undoes the staged usage). Loop only.
@@ -589,5 +613,23 @@ class ControlPlane {
   Mutex stop_loop_mu_;  // serializes joining loop_thread_
   std::once_flag shutdown_once_;
 };
+
+template <typename F>
+auto ControlPlane::RunOnLoop(RequestContext* context, F fn)
+    -> std::invoke_result_t<F&, PendingRequestAudit*> {
+  using R = std::invoke_result_t<F&, PendingRequestAudit*>;
+  auto promise = std::make_shared<std::promise<R>>();
+  std::future<R> future = promise->get_future();
+  auto command = [promise, fn = std::move(fn)](PendingRequestAudit* audit) mutable {
+    promise->set_value(fn(audit));
+  };
+  ABACUS_RETURN_IF_ERROR(EnqueueCommand(context, std::move(command)));
+  return future.get();
+}
+
+template <typename F>
+auto ControlPlane::RunOnLoop(F fn) -> std::invoke_result_t<F&> {
+  return RunOnLoop(nullptr, [fn = std::move(fn)](PendingRequestAudit*) mutable { return fn(); });
+}
 
 }  // namespace abacus::server

@@ -79,7 +79,7 @@ class ControlPlaneFixture : public ::testing::Test {
     auto r = cp_->Submit(yaml, false, file, caller);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     cp_->WaitForCycle();
-    return r.ok() ? (*r)[0]["id"].get<std::string>() : "";
+    return r.ok() ? r->answer.submitted[0].id : "";
   }
   // Returns the workload's JSON as the API shows it.
   nlohmann::json WorkloadJson(const std::string& id) { return WorkloadViewJson(*cp_->GetWorkload(id)); }

@@ -100,8 +100,8 @@ Result<json> ControlPlane::AgentLogs(const std::string& node, const json& body) 
   return answer;
 }
 
-Result<json> ControlPlane::Logs(const std::string& id_or_name, const std::string& task, const std::string& stream,
-                                int64_t tail_bytes) const {
+Result<TaskLogView> ControlPlane::Logs(const std::string& id_or_name, const std::string& task,
+                                       const std::string& stream, int64_t tail_bytes) const {
   if (stream != "stdout" && stream != "stderr") return InvalidArgument("stream: expected stdout or stderr");
   auto rec = FindRecord(id_or_name);
   if (!rec) return NotFound("workload '" + id_or_name + "' not found");
@@ -158,7 +158,7 @@ Result<json> ControlPlane::Logs(const std::string& id_or_name, const std::string
       in.read(content.data(), static_cast<std::streamsize>(content.size()));
     }
   }
-  return json{{"workload", rec->id}, {"taskId", FormatTaskId(ref)}, {"stream", stream}, {"content", content}};
+  return TaskLogView{rec->id, FormatTaskId(ref), stream, std::move(content)};
 }
 
 }  // namespace abacus::server

@@ -98,7 +98,7 @@ WorkloadStatusView ControlPlane::StatusOf(const WorkloadRecord& r) const {
   return s;
 }
 
-json ControlPlane::View(const WorkloadRecord& r) const { return WorkloadViewJson(r, StatusOf(r)); }
+WorkloadView ControlPlane::View(const WorkloadRecord& r) const { return WorkloadView{r, StatusOf(r)}; }
 
 Result<WorkloadView> ControlPlane::GetWorkload(const std::string& id_or_name) const {
   auto r = FindRecord(id_or_name);

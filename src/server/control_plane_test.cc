@@ -223,7 +223,7 @@ TEST_F(ControlPlaneTest, GangFailureStopsTheOthersThenRetriesAfterBackoffWithRes
                                        "  restartPolicy: {maxRetries: 1, backoffSeconds: 10}\n"),
                        false, "gang.yaml");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  std::string id = (*r)[0]["id"];
+  std::string id = r->answer.submitted[0].id;
   cp_->WaitForCycle();
   Report("gpu-a", id + ".0.0.1", {{"phase", "Running"}});
   Report("gpu-a", id + ".0.1.1", {{"phase", "Running"}});
@@ -258,7 +258,7 @@ TEST_F(ControlPlaneTest, MaxRuntimeStopsTheJobAndFailsIt) {
   ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
   auto r = cp_->Submit(GangJob("capped", "  maxRuntime: 1h\n"), false, "capped.yaml");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  std::string id = (*r)[0]["id"];
+  std::string id = r->answer.submitted[0].id;
   cp_->WaitForCycle();
   Report("gpu-a", id + ".0.0.1", {{"phase", "Running"}});
   Report("gpu-a", id + ".0.1.1", {{"phase", "Running"}});
@@ -452,7 +452,7 @@ TEST_F(ControlPlaneTest, MaxPerNodeSpreadsTheReplicasOfASubmittedWorkloadOverNod
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     cp_->WaitForCycle();
     std::set<std::string> nodes;
-    json w = WorkloadViewJson(*cp_->GetWorkload((*r)[0]["id"].get<std::string>()));
+    json w = WorkloadViewJson(*cp_->GetWorkload(r->answer.submitted[0].id));
     for (const auto& p : w["placements"]) nodes.insert(p["node"].get<std::string>());
     return nodes;
   };
@@ -525,7 +525,7 @@ spec:
 )",
                        false, "chat.yaml");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  std::string id = (*r)[0]["id"];
+  std::string id = r->answer.submitted[0].id;
   cp_->WaitForCycle();
   clock_.Advance(2h);
   ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
@@ -612,7 +612,7 @@ TEST_F(ControlPlaneTest, ExperimentPastItsTtlIsStoppedAndCancelled) {
   ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
   auto r = cp_->Submit(ExperimentYaml("nb", "  ttl: 1h\n"), false, "nb.yaml");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  std::string id = (*r)[0]["id"];
+  std::string id = r->answer.submitted[0].id;
   cp_->WaitForCycle();
   Report("gpu-a", id + ".0.0.1", {{"phase", "Running"}});
   ASSERT_EQ(State(id), "Running");
@@ -636,7 +636,7 @@ TEST_F(ControlPlaneTest, IdleExperimentGetsANoticeThenIsReclaimed) {
       ExperimentYaml("idle-nb", "  idle: {utilizationBelowPercent: 5, windowSeconds: 600, noticeSeconds: 300}\n"),
       false, "idle.yaml");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  std::string id = (*r)[0]["id"];
+  std::string id = r->answer.submitted[0].id;
   cp_->WaitForCycle();
   Report("gpu-a", id + ".0.0.1", {{"phase", "Running"}});
   int device = WorkloadViewJson(*cp_->GetWorkload(id))["placements"][0]["devices"][0]["index"];
@@ -683,7 +683,7 @@ TEST_F(ControlPlaneTest, TemporaryQuotaUnderTheTenantLimitIsGrantedThenReclaimed
   ASSERT_EQ(State(full), "Admitted");
   auto r = cp_->Submit(ExperimentYaml("nb", kTemporaryQuota), false, "nb.yaml");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  std::string id = (*r)[0]["id"];
+  std::string id = r->answer.submitted[0].id;
   cp_->WaitForCycle();
   clock_.Advance(2s);  // the controller tick decides the request
   cp_->WaitForCycle();
@@ -720,7 +720,7 @@ TEST_F(ControlPlaneTest, TemporaryQuotaAboveTheLimitWaitsForATenantAdmin) {
   for (const char* name : {"nb-no", "nb-yes"}) {
     auto r = cp_->Submit(ExperimentYaml(name, kTemporaryQuota), false, std::string(name) + ".yaml");
     ASSERT_TRUE(r.ok()) << r.status().ToString();
-    ids.push_back((*r)[0]["id"]);
+    ids.push_back(r->answer.submitted[0].id);
   }
   cp_->WaitForCycle();
   // Not yet requested: nothing to decide.
@@ -774,13 +774,13 @@ TEST_F(ControlPlaneTest, ClustersAreLedgerObjectsAndQueuesLimitOrPreferThem) {
   job.replace(job.find("queue: train"), 12, "queue: east-train");
   auto r = cp_->Submit(job, false, "limited.yaml");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  std::string limited = (*r)[0]["id"];
+  std::string limited = r->answer.submitted[0].id;
   // A job reading imagenet goes where the data is; a plain one where the room is.
   std::string data = Job("data", 1);
   data.replace(data.find("queue: train"), 12, "labels: {data.abacus.io/imagenet: \"true\"}\nqueue: train");
   r = cp_->Submit(data, false, "data.yaml");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  std::string reads = (*r)[0]["id"];
+  std::string reads = r->answer.submitted[0].id;
   std::string plain = Submit("plain", 1);
   cp_->WaitForCycle();
   auto node_of = [&](const std::string& id) {
@@ -798,7 +798,7 @@ TEST_F(ControlPlaneTest, AssignmentsCarryTheDataMounts) {
   ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
   auto r = cp_->Submit(GangJob("mounted", "  mounts: [{path: /data/corpus, mountPath: /corpus}]\n"), false, "m.yaml");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  std::string id = (*r)[0]["id"];
+  std::string id = r->answer.submitted[0].id;
   cp_->WaitForCycle();
   json t = TaskOf(json{{"tasks", (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks}}, id + ".0.0.1");
   ASSERT_FALSE(t.is_null());
@@ -851,7 +851,7 @@ spec:
 )",
                        false, "sweep.yaml");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  std::string id = (*r)[0]["id"];
+  std::string id = r->answer.submitted[0].id;
   cp_->WaitForCycle();
   // Two slots, array tasks 0 and 1, at admission.
   auto tasks = Assigned(*cp_, "gpu-a");
@@ -896,7 +896,7 @@ spec:
 )",
                        false, "one.yaml");
   ASSERT_TRUE(r.ok());
-  std::string id = (*r)[0]["id"];
+  std::string id = r->answer.submitted[0].id;
   cp_->WaitForCycle();
   std::string first = WorkloadViewJson(*cp_->GetWorkload(id))["placements"][0]["node"];
   std::string other = first == "gpu-a" ? "gpu-b" : "gpu-a";
@@ -940,7 +940,7 @@ TEST_F(ControlPlaneTest, InferenceScalesUpOnMetricsInPlaceAndBackDown) {
   ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
   auto r = cp_->Submit(kService, false, "chat.yaml");
   ASSERT_TRUE(r.ok());
-  std::string id = (*r)[0]["id"];
+  std::string id = r->answer.submitted[0].id;
   cp_->WaitForCycle();
   auto tasks = Assigned(*cp_, "gpu-a");
   ASSERT_EQ(tasks.size(), 1u);
@@ -984,7 +984,7 @@ TEST_F(ControlPlaneTest, ExitedReplicaRestartsInPlaceAsANewRun) {
   ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
   auto r = cp_->Submit(kService, false, "chat.yaml");
   ASSERT_TRUE(r.ok());
-  std::string id = (*r)[0]["id"];
+  std::string id = r->answer.submitted[0].id;
   cp_->WaitForCycle();
   Report("gpu-a", id + ".0.0.1", {{"phase", "Running"}});
   Report("gpu-a", id + ".0.0.1", {{"phase", "Exited"}, {"exitCode", 1}, {"message", "exited 1"}});
@@ -1042,7 +1042,7 @@ TEST_F(ControlPlaneTest, AParkedGangKeepsItsNodeHoldsAcrossIncrementalCycles) {
     auto r = cp_->Submit(yaml, false, name + ".yaml");
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     cp_->WaitForCycle();
-    return r.ok() ? (*r)[0]["id"].get<std::string>() : "";
+    return r.ok() ? r->answer.submitted[0].id : "";
   };
   std::string filler = submit("filler", 1, 1);
   ASSERT_EQ(State(filler), "Admitted");

@@ -28,6 +28,7 @@
 #include "server/reservations_api.h"
 #include "server/reserved_pool.h"
 #include "server/workload_update.h"
+#include "server/write_views_json.h"
 #include "store/data_folder_lock.h"
 #include "store/fenced_store.h"
 #include "tenancy/priority_class.h"
@@ -138,14 +139,15 @@ void ControlPlane::RecordChanges(const WriteBatch& batch, const CommitResult* re
 
 // ---------------------------------------------------------------- writes
 
-Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_body, const std::string& filename,
-                                               const govern::Principal* caller, const IdempotentRequest& request,
-                                               bool dry_run, RequestContext* context) {
+Result<Keyed<SubmitView>> ControlPlane::Submit(std::string_view body, bool json_body,
+                                               const std::string& filename, const govern::Principal* caller,
+                                               const IdempotentRequest& request, bool dry_run,
+                                               RequestContext* context) {
   // A repeat of a keyed request returns the first answer (issue 20): nothing is submitted twice.
   std::shared_ptr<IdempotentWrite> keyed;
   if (!dry_run) {
     ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed, context));
-    if (replay) return replay->get<std::vector<json>>();
+    if (replay) return Keyed<SubmitView>{{}, std::move(replay)};
   }
   ParsedDocuments parsed = ParseBody(body, json_body, filename);
   Diagnostics& diags = parsed.diagnostics;
@@ -180,7 +182,10 @@ Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_
       records.push_back(std::move(r));
     }
     ABACUS_RETURN_IF_ERROR(CheckNamesFree(records));
-    return DryRunExplain(records);
+    Keyed<SubmitView> out;
+    out.answer.is_dry_run = true;
+    ABACUS_ASSIGN_OR_RETURN(out.answer.dry_run, DryRunExplain(records));
+    return out;
   }
   // Every write waits at the one committer.
   if (governance_->committer().queued() > options_.max_queued_commits) {
@@ -210,30 +215,25 @@ Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_
   std::optional<govern::AuditRecord> entry = RequestAuditRecord(context, summary.dump());
   const bool audited = entry.has_value();
   ABACUS_RETURN_IF_ERROR(ClaimNames(records));  // one active workload per name and project
-  std::vector<json> out;
+  Keyed<SubmitView> out;
   // Work that can never run is still stored (the inventory or quota may change), and the answer
   // says so now, in the scheduler's words (fit_check.h), rather than after the next cycle.
   std::shared_ptr<const FitChecker> fit = ledger_.FitCheckerSnapshot();
-  for (size_t i = 0; i < records.size(); ++i) {
-    out.push_back({{"id", records[i].id},
-                   {"name", records[i].spec.name},
-                   {"kind", WorkloadKindName(records[i].spec.kind())},
-                   {"queue", records[i].spec.queue},
-                   {"state", "Pending"}});
+  for (const WorkloadRecord& r : records) {
+    SubmittedView& v =
+        out.answer.submitted.emplace_back(SubmittedView{r.id, r.spec.name, r.spec.kind(), r.spec.queue, {}});
     if (fit == nullptr) continue;
-    if (std::string never = fit->NeverFits(records[i], options_.scheduler); !never.empty()) {
-      constexpr std::string_view kPrefix = "never fits: ";
-      if (never.rfind(kPrefix, 0) == 0) never.erase(0, kPrefix.size());
-      out.back()["warnings"] = json::array({"NeverFits: " + never});
+    if (std::string never = fit->NeverFits(r, options_.scheduler); !never.empty()) {
+      v.warnings.push_back(NeverFitsWarning(never));
     }
   }
-  keyed->Stage(batch, out, now);
+  keyed->Stage(batch, SubmitJson(out.answer), now);  // the edge's encoding (write_views_json.h)
   if (Status st = Commit(batch, &result, std::move(entry)); !st.ok()) {
     ReleaseNames(records);
     // A concurrent request with the same key committed first: its answer is this one's.
     ABACUS_ASSIGN_OR_RETURN(json concurrent, keyed->AfterFailedCommit(st, clock_.Now()));
     NoteRequestReplayed(context, request.key);
-    return concurrent.get<std::vector<json>>();
+    return Keyed<SubmitView>{{}, std::move(concurrent)};
   }
   if (audited) NoteRequestAudited(context);
   for (size_t i = 0; i < records.size(); ++i) records[i].version = result.AssignedTo(puts[i]);
@@ -247,34 +247,30 @@ Result<std::vector<json>> ControlPlane::Submit(std::string_view body, bool json_
   return out;
 }
 
-Result<json> ControlPlane::RunOnLoop(std::function<Result<json>()> fn) {
-  return RunOnLoop(nullptr, [fn = std::move(fn)](PendingRequestAudit*) { return fn(); });
-}
-
-Result<json> ControlPlane::RunOnLoop(RequestContext* context, LoopCommand fn) {
-  auto promise = std::make_shared<std::promise<Result<json>>>();
-  auto future = promise->get_future();
+Status ControlPlane::EnqueueCommand(RequestContext* context, LoopCommand command) {
   {
     MutexLock lock(loop_mu_);
     if (stopping_) return Unavailable("server is shutting down");
     // The request's entry travels with the command, a value: its change's commit claims it.
-    commands_.push_back([promise, fn = std::move(fn), audit = PendingAuditOf(context)] {
-      promise->set_value(fn(audit.get()));
-    });
+    commands_.push_back(
+        [command = std::move(command), audit = PendingAuditOf(context)] { command(audit.get()); });
     ++submitted_seq_;
   }
   loop_cv_.notify_one();
-  return future.get();
+  return Status::OK();
 }
 
-Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const std::string& filename,
-                                 const govern::Principal* caller, const IdempotentRequest& request, bool dry_run,
-                                 RequestContext* context) {
+Result<Keyed<std::vector<AppliedView>>> ControlPlane::Apply(std::string_view body, bool json_body,
+                                                            const std::string& filename,
+                                                            const govern::Principal* caller,
+                                                            const IdempotentRequest& request, bool dry_run,
+                                                            RequestContext* context) {
+  using Items = std::vector<AppliedView>;
   // A repeat of a keyed request returns the first answer ("created", not "unchanged").
   std::shared_ptr<IdempotentWrite> keyed;
   if (!dry_run) {
     ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed, context));
-    if (replay) return std::move(*replay);
+    if (replay) return Keyed<Items>{{}, std::move(replay)};
   }
   ParsedDocuments parsed = ParseBody(body, json_body, filename);
   Diagnostics& diags = parsed.diagnostics;
@@ -313,7 +309,8 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
   }
   auto docs = std::make_shared<std::vector<Document>>(std::move(parsed.documents));
   auto extensions = std::make_shared<std::vector<ExtensionDocument>>(std::move(parsed.extensions));
-  auto change = [this, docs, extensions, secrets, governed, keyed, dry_run](PendingRequestAudit* audit) -> Result<json> {
+  auto change = [this, docs, extensions, secrets, governed, keyed,
+                 dry_run](PendingRequestAudit* audit) -> Result<Items> {
     std::vector<const SpecObject*> objects;
     for (const Document& d : *docs) objects.push_back(&d.object);
     Diagnostics diags;
@@ -329,7 +326,7 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
     held.reserve(ledger_.config_objects().size());
     for (const auto& [key, existing] : ledger_.config_objects()) held.emplace(key, &existing);
     WriteBatch batch;
-    json out = json::array();
+    Items out;
     std::vector<const SpecObject*> changed;  // unchanged objects are not put again
     for (const Document& d : *docs) {
       std::string kind = StoreKindOf(d.object);
@@ -343,8 +340,8 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
       }
       if (action != "unchanged") changed.push_back(&d.object);
       if (action != "unchanged") batch.Put(kind, name, doc);  // audited per request (governance_api.cc)
-      out.push_back({{"kind", d.kind()}, {"name", name}, {"action", action}});
-      if (dry_run) out.back()["diff"] = FieldDiff(before, abacus::ToJson(d.object));
+      out.push_back(AppliedView{std::string(d.kind()), name, action, std::nullopt, std::nullopt});
+      if (dry_run) out.back().diff = FieldDiff(before, abacus::ToJson(d.object));
     }
     std::vector<meter::PriceList> prices;
     ABACUS_RETURN_IF_ERROR(StagePriceLists(*extensions, batch, out, prices));
@@ -352,11 +349,11 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
       if (s.item.value("action", "") != "unchanged") {
         batch.PutJson(std::string(kSecretStoreKind), s.key, s.record, s.expected);  // audited per request
       }
-      out.push_back(s.item);
+      out.push_back(AppliedView{std::string(kSecretKind), "", "", std::nullopt, s.item});
     }
     governed->Stage(batch, out);
     if (dry_run) return out;  // checked and compared; nothing stored, nothing changed in memory
-    keyed->Stage(batch, out, clock_.Now());  // also when every document is unchanged
+    keyed->Stage(batch, ApplyJson(out), clock_.Now());  // the edge's encoding; also when all are unchanged
     if (!batch.empty()) ABACUS_RETURN_IF_ERROR(CommitForRequest(audit, batch, nullptr));
     governed->Committed();
     {
@@ -367,8 +364,11 @@ Result<json> ControlPlane::Apply(std::string_view body, bool json_body, const st
     dirty_ = true;
     return out;
   };
-  if (dry_run) return RunOnLoop(context, change);
-  return RunKeyedOnLoop(context, keyed, change);
+  if (dry_run) {
+    ABACUS_ASSIGN_OR_RETURN(Items items, RunOnLoop(context, change));
+    return Keyed<Items>{std::move(items), std::nullopt};
+  }
+  return RunKeyedOnLoop<Items>(context, keyed, change);
 }
 
 Result<std::optional<json>> ControlPlane::BeginKeyed(const IdempotentRequest& request,
@@ -380,28 +380,46 @@ Result<std::optional<json>> ControlPlane::BeginKeyed(const IdempotentRequest& re
   return std::optional<json>((*keyed)->first_answer());
 }
 
-Result<json> ControlPlane::RunKeyedOnLoop(RequestContext* context, std::shared_ptr<IdempotentWrite> keyed,
-                                          LoopCommand change) {
+Result<std::optional<json>> ControlPlane::RunKeyedCommand(
+    RequestContext* context, std::shared_ptr<IdempotentWrite> keyed,
+    std::function<Status(PendingRequestAudit*)> change) {
   auto replayed = std::make_shared<bool>(false);
-  Result<json> answer = RunOnLoop(context, [this, keyed, replayed, change = std::move(change)](
-                                               PendingRequestAudit* audit) -> Result<json> {
+  auto command = [this, keyed, replayed,
+                  change = std::move(change)](PendingRequestAudit* audit) -> Result<std::optional<json>> {
     // Checked again on the loop, which makes every such change one after another: a request
     // with the same key that ran meanwhile answered first.
     ABACUS_ASSIGN_OR_RETURN(bool repeat, keyed->Check(clock_.Now()));
     if (repeat) {
       *replayed = true;
-      return keyed->first_answer();
+      return std::optional<json>(keyed->first_answer());
     }
-    Result<json> changed = change(audit);
-    if (changed.ok()) return changed;
+    Status changed = change(audit);
+    if (changed.ok()) return std::optional<json>();
     // Aborted on the key's record: a request with the same key committed first off the loop;
     // its answer is this one's (or, on another route, a 409 naming it).
-    Result<json> concurrent = keyed->AfterFailedCommit(changed.status(), clock_.Now());
-    *replayed = concurrent.ok();
-    return concurrent;
-  });
+    ABACUS_ASSIGN_OR_RETURN(json concurrent, keyed->AfterFailedCommit(changed, clock_.Now()));
+    *replayed = true;
+    return std::optional<json>(std::move(concurrent));
+  };
+  Result<std::optional<json>> answer = RunOnLoop(context, std::move(command));
   if (*replayed) NoteRequestReplayed(context, keyed->request().key);
   return answer;
+}
+
+template <typename T, typename F>
+Result<Keyed<T>> ControlPlane::RunKeyedOnLoop(RequestContext* context, std::shared_ptr<IdempotentWrite> keyed,
+                                              F change) {
+  auto answer = std::make_shared<T>();
+  auto run = [answer, change = std::move(change)](PendingRequestAudit* audit) mutable {
+    Result<T> changed = change(audit);
+    if (!changed.ok()) return changed.status();
+    *answer = std::move(*changed);
+    return Status::OK();
+  };
+  ABACUS_ASSIGN_OR_RETURN(std::optional<json> replayed,
+                          RunKeyedCommand(context, std::move(keyed), std::move(run)));
+  if (replayed) return Keyed<T>{T{}, std::move(replayed)};
+  return Keyed<T>{std::move(*answer), std::nullopt};
 }
 
 Status ControlPlane::CommitTransition(WorkloadRecord& r, WorkloadState to, const std::string& event, json details,
@@ -434,13 +452,13 @@ Status ControlPlane::CommitRecord(const WriteBatch& batch, OpRef put, WorkloadRe
   return Status::OK();
 }
 
-Result<json> ControlPlane::Cancel(const std::string& id_or_name, const std::string& reason,
-                                  const IdempotentRequest& request, RequestContext* context) {
+Result<Keyed<WorkloadView>> ControlPlane::Cancel(const std::string& id_or_name, const std::string& reason,
+                                                 const IdempotentRequest& request, RequestContext* context) {
   // A repeat of a keyed request returns the first answer, also once the workload finished.
   std::shared_ptr<IdempotentWrite> keyed;
   ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed, context));
-  if (replay) return std::move(*replay);
-  return RunKeyedOnLoop(context, keyed, [this, id_or_name, reason, keyed](PendingRequestAudit* audit) -> Result<json> {
+  if (replay) return Keyed<WorkloadView>{{}, std::move(replay)};
+  auto change = [this, id_or_name, reason, keyed](PendingRequestAudit* audit) -> Result<WorkloadView> {
     const WorkloadRecord* found = ledger_.Resolve(id_or_name);
     if (found == nullptr) return NotFound("workload '" + id_or_name + "' not found");
     WorkloadRecord* r = ledger_.FindWorkload(found->id);
@@ -455,15 +473,16 @@ Result<json> ControlPlane::Cancel(const std::string& id_or_name, const std::stri
       WriterLock lock(state_mu_);
       std::swap(*r, copy);
     }
-    // The answer is the workload as the commit leaves it, stored with it under the key.
-    json out;
+    // The answer is the workload as the commit leaves it, stored with it under the key (in the
+    // edge's encoding: write_views_json.h).
+    WorkloadView out;
     Status st = CommitTransition(*r, WorkloadState::kCancelled, "Cancelled", json::object(),
                                  [&](WriteBatch& batch, const WorkloadRecord& next) {
                                    {
                                      ReaderLock lock(state_mu_);
                                      out = View(next);
                                    }
-                                   keyed->Stage(batch, out, clock_.Now());
+                                   keyed->Stage(batch, WorkloadViewJson(out), clock_.Now());
                                  },
                                  audit);
     if (!st.ok()) {
@@ -474,16 +493,17 @@ Result<json> ControlPlane::Cancel(const std::string& id_or_name, const std::stri
     preempting_.erase(r->id);
     Publish(*r);  // its agents stop what still runs
     return out;
-  });
+  };
+  return RunKeyedOnLoop<WorkloadView>(context, keyed, std::move(change));
 }
 
-Result<json> ControlPlane::Scale(const std::string& id_or_name, int32_t replicas, const IdempotentRequest& request,
-                                 RequestContext* context) {
+Result<Keyed<WorkloadView>> ControlPlane::Scale(const std::string& id_or_name, int32_t replicas,
+                                                const IdempotentRequest& request, RequestContext* context) {
   // A repeat of a keyed request returns the first answer and scales nothing again.
   std::shared_ptr<IdempotentWrite> keyed;
   ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed, context));
-  if (replay) return std::move(*replay);
-  return RunKeyedOnLoop(context, keyed, [this, id_or_name, replicas, keyed](PendingRequestAudit* audit) -> Result<json> {
+  if (replay) return Keyed<WorkloadView>{{}, std::move(replay)};
+  auto change = [this, id_or_name, replicas, keyed](PendingRequestAudit* audit) -> Result<WorkloadView> {
     const WorkloadRecord* found = ledger_.Resolve(id_or_name);
     if (found == nullptr) return NotFound("workload '" + id_or_name + "' not found");
     WorkloadRecord next = *found;
@@ -534,26 +554,27 @@ Result<json> ControlPlane::Scale(const std::string& id_or_name, int32_t replicas
     batch.AppendEventJson(kWorkloadKind, next.id, elastic ? "ScaleRequested" : "Scaled", EventJson(next.state, what),
                           now);
     StageUsage(found, next, batch, now);
-    json out;  // the workload as the commit leaves it, stored with it under the key
+    WorkloadView out;  // the workload as the commit leaves it, stored with it under the key
     {
       ReaderLock lock(state_mu_);
       out = View(next);
     }
-    keyed->Stage(batch, out, now);
+    keyed->Stage(batch, WorkloadViewJson(out), now);
     WorkloadRecord* r = ledger_.FindWorkload(next.id);
     ABACUS_RETURN_IF_ERROR(CommitRecord(batch, put, std::move(next), *r, audit));
     Publish(*r);
     return out;
-  });
+  };
+  return RunKeyedOnLoop<WorkloadView>(context, keyed, std::move(change));
 }
 
-Result<json> ControlPlane::PutNode(const json& body, RequestContext* context) {
+Result<NodeRecord> ControlPlane::PutNode(const json& body, RequestContext* context) {
   auto rec = NodeRecordFromJson(body);
   if (!rec.ok()) return rec.status();
   auto node = std::make_shared<NodeRecord>(std::move(*rec));
   node->agent = false;
   node->credential_sha256.clear();
-  return RunOnLoop(context, [this, node](PendingRequestAudit* audit) -> Result<json> {
+  return RunOnLoop(context, [this, node](PendingRequestAudit* audit) -> Result<NodeRecord> {
     if (ToMicros(node->node.last_heartbeat) == 0) node->node.last_heartbeat = clock_.Now();
     const NodeRecord* old = ledger_.FindNode(node->node.name);
     if (old != nullptr && old->agent) {
@@ -569,7 +590,7 @@ Result<json> ControlPlane::PutNode(const json& body, RequestContext* context) {
     CommitResult result;
     ABACUS_RETURN_IF_ERROR(CommitForRequest(audit, batch, &result));
     node->version = result.AssignedTo(put);
-    json out = ToJson(*node);
+    NodeRecord out = *node;
     {
       WriterLock lock(state_mu_);
       ledger_.PutNode(std::move(*node));

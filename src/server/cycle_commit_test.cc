@@ -47,7 +47,7 @@ class CycleCommitTest : public testing_cp::ControlPlaneFixture {
   std::string Submit(const std::string& name) {
     auto r = cp_->Submit(testing_cp::A100Job(name, 1), false, "job.yaml");
     EXPECT_TRUE(r.ok()) << r.status().ToString();
-    return r.ok() ? (*r)[0]["id"].get<std::string>() : "";
+    return r.ok() ? r->answer.submitted[0].id : "";
   }
 
   testing_util::GatedStore* gate_ = nullptr;  // holds or refuses only the commits that admit

@@ -10,30 +10,27 @@
 
 namespace abacus::server {
 
-using nlohmann::json;
-
-Result<std::vector<json>> ControlPlane::DryRunExplain(const std::vector<WorkloadRecord>& records) {
+Result<std::vector<DryRunView>> ControlPlane::DryRunExplain(const std::vector<WorkloadRecord>& records) {
   auto answers = std::make_shared<std::vector<Ledger::WhatIf>>();
-  ABACUS_RETURN_IF_ERROR(RunOnLoop([this, &records, answers]() -> Result<json> {
+  ABACUS_RETURN_IF_ERROR(RunOnLoop([this, &records, answers]() -> Result<bool> {
                            *answers = ledger_.WhatIfCycle(records, clock_.Now(), options_.scheduler);
-                           return json();
+                           return true;
                          }).status());
   std::shared_ptr<const FitChecker> fit = ledger_.FitCheckerSnapshot();
-  std::vector<json> out;
+  std::vector<DryRunView> out;
   for (size_t i = 0; i < records.size(); ++i) {
     const WorkloadRecord& r = records[i];
     const Ledger::WhatIf& a = (*answers)[i];
-    json item = {{"name", r.spec.name},
-                 {"kind", WorkloadKindName(r.spec.kind())},
-                 {"project", r.spec.project},
-                 {"queue", r.spec.queue},
-                 {"dryRun", true}};
+    DryRunView& item = out.emplace_back();
+    item.name = r.spec.name;
+    item.kind = r.spec.kind();
+    item.project = r.spec.project;
+    item.queue = r.spec.queue;
     // The labels admission policies set (governance CheckSubmit) are part of what would be stored.
-    if (!r.spec.labels.empty()) item["labels"] = r.spec.labels;
+    item.labels = r.spec.labels;
+    item.admitted = a.admitted;
     std::string text;
     if (a.admitted) {
-      item["wouldBe"] = "Admitted";
-      json placements = json::array();
       std::map<std::string, std::vector<std::string>> by_node;
       for (const auto& p : a.placements) {
         std::string devices;
@@ -44,12 +41,11 @@ Result<std::vector<json>> ControlPlane::DryRunExplain(const std::vector<Workload
         std::string group = p.group < static_cast<int>(r.spec.spec.task_groups.size())
                                 ? r.spec.spec.task_groups[p.group].name
                                 : std::to_string(p.group);
-        placements.push_back({{"group", group}, {"replica", p.replica}, {"node", p.node}, {"devices", devices}});
+        item.placements.push_back(ExplainPlacementView{group, p.replica, p.node, devices});
         by_node[p.node].push_back(group + "[" + std::to_string(p.replica) + "]" +
                                   (devices.empty() ? "" : " devices " + devices));
       }
-      item["placements"] = placements;
-      item["flavors"] = a.group_flavors;
+      item.flavors = a.group_flavors;
       text = "would be admitted now on flavors ";
       for (size_t f = 0; f < a.group_flavors.size(); ++f) text += (f ? ", " : "") + a.group_flavors[f];
       for (const auto& [node, tasks] : by_node) {
@@ -57,35 +53,29 @@ Result<std::vector<json>> ControlPlane::DryRunExplain(const std::vector<Workload
         for (size_t t = 0; t < tasks.size(); ++t) text += (t ? "; " : "") + tasks[t];
       }
     } else {
-      item["wouldBe"] = "Pending";
       if (!a.unschedulable.empty()) {
-        item["reason"] = {{"code", "Unschedulable"}, {"message", a.unschedulable}};
+        item.reason = DryRunReasonView{"Unschedulable", a.unschedulable, std::nullopt, std::nullopt};
         text = "would wait: " + a.unschedulable;
       } else if (a.pending) {
-        item["reason"] = {{"code", sched::PendingCodeName(a.pending->code)},
-                          {"message", a.pending->message},
-                          {"position", a.pending->position},
-                          {"ahead", a.pending->ahead}};
+        item.reason = DryRunReasonView{std::string(sched::PendingCodeName(a.pending->code)),
+                                       a.pending->message, a.pending->position, a.pending->ahead};
         text = "would wait: " + sched::DescribePending(*a.pending);
       } else {
         text = "would wait for the next scheduling cycle";
       }
       if (!a.preempts.empty()) {
-        item["wouldPreempt"] = a.preempts;
+        item.would_preempt = a.preempts;
         text += "\nwould preempt first:";
         for (const auto& v : a.preempts) text += " " + v;
       }
     }
     while (!text.empty() && (text.back() == ' ' || text.back() == '\n')) text.pop_back();
-    item["text"] = text;
+    item.text = std::move(text);
     if (fit != nullptr) {
       if (std::string never = fit->NeverFits(r, options_.scheduler); !never.empty()) {
-        constexpr std::string_view kPrefix = "never fits: ";
-        if (never.rfind(kPrefix, 0) == 0) never.erase(0, kPrefix.size());
-        item["warnings"] = json::array({"NeverFits: " + never});
+        item.warnings.push_back(NeverFitsWarning(never));
       }
     }
-    out.push_back(std::move(item));
   }
   return out;
 }

@@ -10,6 +10,7 @@
 #include "server/control_plane_fixture.h"
 #include "server/server_test_util.h"
 #include "server/read_views_json.h"
+#include "server/write_views_json.h"
 
 namespace abacus::server {
 namespace {
@@ -60,7 +61,7 @@ class DryRunTest : public testing_cp::ControlPlaneFixture {
   json DryRun(const std::string& text) {
     auto r = cp_->Submit(text, false, "job.yaml", nullptr, {}, true);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
-    return r.ok() ? (*r)[0] : json();
+    return r.ok() ? SubmitJson(r->answer)[0] : json();
   }
   json Report(const std::string& kind, const std::string& by, std::function<bool(const std::string&)> visible = {}) {
     ControlPlane::ReportQuery q;
@@ -102,8 +103,9 @@ TEST_F(DryRunTest, AnApplyDryRunDiffsEachObjectAndChangesNothing) {
   std::string queue = "kind: Queue\nname: train\ntenant: acme\nquotas:\n"
                       "  - {resource: gpu/nvidia/A100-80G, nominal: 4}\n  - {resource: cpu, nominal: 64}\n"
                       "  - {resource: memory, nominal: 512Gi}\n---\nkind: Tenant\nname: acme\n";
-  auto r = cp_->Apply(queue, false, "q.yaml", nullptr, {}, true);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  auto applied = ApplyJson(cp_->Apply(queue, false, "q.yaml", nullptr, {}, true));
+  ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  json* r = &*applied;
   ASSERT_EQ(r->size(), 2u) << r->dump();
   EXPECT_EQ((*r)[0]["action"], "configured") << r->dump();
   ASSERT_EQ((*r)[0]["diff"].size(), 1u) << r->dump();
@@ -111,10 +113,10 @@ TEST_F(DryRunTest, AnApplyDryRunDiffsEachObjectAndChangesNothing) {
   EXPECT_EQ((*r)[0]["diff"][0]["to"], "4") << r->dump();
   EXPECT_EQ((*r)[1]["action"], "unchanged");
   // Nothing applied: the real apply still configures, and a dry run of it now is unchanged.
-  auto real = cp_->Apply(queue, false, "q.yaml");
+  auto real = ApplyJson(cp_->Apply(queue, false, "q.yaml"));
   ASSERT_TRUE(real.ok());
   EXPECT_EQ((*real)[0]["action"], "configured");
-  EXPECT_EQ((*cp_->Apply(queue, false, "q.yaml", nullptr, {}, true))[0]["action"], "unchanged");
+  EXPECT_EQ((*ApplyJson(cp_->Apply(queue, false, "q.yaml", nullptr, {}, true)))[0]["action"], "unchanged");
 }
 
 TEST_F(DryRunTest, TheSubmitterIsKeptAcrossARestartAndGroupsUsage) {

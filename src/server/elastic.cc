@@ -40,7 +40,7 @@ void ControlPlane::AddUnit(const sched::Snapshot& snapshot, const sched::Admissi
   StageOutsidePoolEvent(r, {unit}, ledger_, batch, now);  // overflow is visible (issue 19.3)
 }
 
-Result<json> ControlPlane::ReportMetrics(const std::string& id_or_name, const json& body) {
+Result<MetricsAcceptedView> ControlPlane::ReportMetrics(const std::string& id_or_name, const json& body) {
   auto rec = FindRecord(id_or_name);
   if (!rec) return NotFound("workload '" + id_or_name + "' not found");
   const InferenceSpec* inf = rec->spec.inference();
@@ -92,7 +92,7 @@ Result<json> ControlPlane::ReportMetrics(const std::string& id_or_name, const js
     while (!kept.empty() && kept.front().time < now - std::chrono::minutes(2)) kept.pop_front();
     while (kept.size() > 10'000) kept.pop_front();
   }
-  return json{{"workload", rec->id}, {"accepted", samples.size()}};
+  return MetricsAcceptedView{rec->id, samples.size()};
 }
 
 }  // namespace abacus::server

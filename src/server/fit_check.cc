@@ -71,4 +71,10 @@ std::string FitChecker::NeverFits(const WorkloadRecord& record, const sched::Sch
   return verdict;
 }
 
+std::string NeverFitsWarning(std::string never) {
+  constexpr std::string_view kPrefix = "never fits: ";
+  if (never.rfind(kPrefix, 0) == 0) never.erase(0, kPrefix.size());
+  return "NeverFits: " + never;
+}
+
 }  // namespace abacus::server

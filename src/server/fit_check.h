@@ -43,4 +43,8 @@ class FitChecker {
   mutable std::unordered_map<std::string, std::string> verdicts_ GUARDED_BY(mu_);  // request shape → reason
 };
 
+// The warning a submission's answer gives for NeverFits' reason `never`: "NeverFits: " and the
+// reason without its "never fits: ".
+std::string NeverFitsWarning(std::string never);
+
 }  // namespace abacus::server

@@ -213,9 +213,9 @@ void ControlPlane::ProgressDrains(bool force) {
 
 // ---------------------------------------------------------------- workloads
 
-Result<json> ControlPlane::ControlWorkload(const std::string& id_or_name, WorkloadControl what, const std::string& by,
-                                          RequestContext* context) {
-  return RunOnLoop(context, [this, id_or_name, what, by](PendingRequestAudit* audit) -> Result<json> {
+Result<WorkloadView> ControlPlane::ControlWorkload(const std::string& id_or_name, WorkloadControl what,
+                                                  const std::string& by, RequestContext* context) {
+  return RunOnLoop(context, [this, id_or_name, what, by](PendingRequestAudit* audit) -> Result<WorkloadView> {
     const WorkloadRecord* found = ledger_.Resolve(id_or_name);
     if (found == nullptr) return NotFound("workload '" + id_or_name + "' not found");
     WorkloadRecord next = *found;
@@ -289,8 +289,9 @@ Result<json> ControlPlane::ControlWorkload(const std::string& id_or_name, Worklo
   });
 }
 
-Result<json> ControlPlane::SetWorkloadPriority(const std::string& id_or_name, const std::string& priority,
-                                               const std::string& by, RequestContext* context) {
+Result<WorkloadView> ControlPlane::SetWorkloadPriority(const std::string& id_or_name,
+                                                      const std::string& priority, const std::string& by,
+                                                      RequestContext* context) {
   if (priority.empty()) return InvalidArgument("priority: expected an integer or a priority class name");
   std::optional<int32_t> value;
   if (priority.find_first_not_of("-0123456789") == std::string::npos) {
@@ -301,7 +302,8 @@ Result<json> ControlPlane::SetWorkloadPriority(const std::string& id_or_name, co
     }
     value = v;
   }
-  return RunOnLoop(context, [this, id_or_name, priority, value, by](PendingRequestAudit* audit) -> Result<json> {
+  return RunOnLoop(context, [this, id_or_name, priority, value,
+                             by](PendingRequestAudit* audit) -> Result<WorkloadView> {
     const WorkloadRecord* found = ledger_.Resolve(id_or_name);
     if (found == nullptr) return NotFound("workload '" + id_or_name + "' not found");
     WorkloadRecord next = *found;
@@ -337,9 +339,10 @@ Result<json> ControlPlane::SetWorkloadPriority(const std::string& id_or_name, co
 
 // ---------------------------------------------------------------- queues
 
-Result<json> ControlPlane::SuspendQueue(const std::string& queue, bool suspend, const std::string& by,
-                                       RequestContext* context) {
-  return RunOnLoop(context, [this, queue, suspend, by](PendingRequestAudit* audit) -> Result<json> {
+Result<QueueSuspendView> ControlPlane::SuspendQueue(const std::string& queue, bool suspend,
+                                                    const std::string& by, RequestContext* context) {
+  return RunOnLoop(context, [this, queue, suspend,
+                             by](PendingRequestAudit* audit) -> Result<QueueSuspendView> {
     if (ledger_.config().FindQueue(queue) == nullptr) {
       return NotFound("queue '" + queue + "' not found (abacus get queues lists them)");
     }
@@ -362,12 +365,7 @@ Result<json> ControlPlane::SuspendQueue(const std::string& queue, bool suspend, 
       dirty_ = true;
       full_ = true;
     }
-    json out = {{"queue", queue}, {"suspended", suspend}};
-    if (suspend) {
-      out["by"] = s.by;
-      out["since"] = FormatTime(s.since);
-    }
-    return out;
+    return QueueSuspendView{queue, suspend ? std::optional<QueueSuspension>(s) : std::nullopt};
   });
 }
 

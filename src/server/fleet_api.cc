@@ -12,6 +12,7 @@
 #include "server/http_server.h"
 #include "server/read_views_json.h"
 #include "server/route_table.h"
+#include "server/write_views_json.h"
 
 namespace abacus::server {
 namespace {
@@ -85,7 +86,8 @@ void AddFleetRoutes(RouteTable& t, ControlPlane& cp) {
            [&cp, c](const httplib::Request& req, httplib::Response& res) {
              // No field is read, but a body sent is checked like any other (nesting, JSON object).
              if (!ObjectBody(req, res)) return;
-             Send(res, cp.ControlWorkload(RequestWorkloadId(req.matches[1]), c, RequestPrincipal().name, CurrentRequest()));
+             Send(res, WorkloadViewJson(cp.ControlWorkload(RequestWorkloadId(req.matches[1]), c,
+                                                           RequestPrincipal().name, CurrentRequest())));
            });
   }
   t.Post(R"(/api/v1/workloads/([^/]+)/priority)", OnWorkload(Action::kPriorityChange, "priority-change"),
@@ -101,8 +103,8 @@ void AddFleetRoutes(RouteTable& t, ControlPlane& cp) {
     if (priority.empty()) {
       return SendStatus(res, InvalidArgument("body: expected {\"priority\": N} or {\"priority\": \"CLASS\"}"));
     }
-    Send(res, cp.SetWorkloadPriority(RequestWorkloadId(req.matches[1]), priority, RequestPrincipal().name,
-                                     CurrentRequest()));
+    Send(res, WorkloadViewJson(cp.SetWorkloadPriority(RequestWorkloadId(req.matches[1]), priority,
+                                                      RequestPrincipal().name, CurrentRequest())));
   });
 
   // ---- queues: suspend, resume
@@ -111,7 +113,9 @@ void AddFleetRoutes(RouteTable& t, ControlPlane& cp) {
     t.Post(R"(/api/v1/queues/([^/]+)/)" + verb, OnQueue(Action::kQueueControl, verb),
            [&cp, suspend](const httplib::Request& req, httplib::Response& res) {
              if (!ObjectBody(req, res)) return;
-             Send(res, cp.SuspendQueue(req.matches[1], suspend, RequestPrincipal().name, CurrentRequest()));
+             auto suspended =
+                 cp.SuspendQueue(req.matches[1], suspend, RequestPrincipal().name, CurrentRequest());
+             Send(res, QueueSuspendJson(suspended));
            });
   }
 }

@@ -169,7 +169,7 @@ spec:
 )",
                        false, "chat.yaml");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  const std::string id = (*r)[0]["id"];
+  const std::string id = r->answer.submitted[0].id;
   cp_->WaitForCycle();
   auto task_on = [&](const std::string& node) {
     json tasks = (*cp_->WaitAssignments(node, 0, 0ms)).tasks;

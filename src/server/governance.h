@@ -34,6 +34,7 @@
 #include "govern/audit_anchor.h"
 #include "govern/authorize.h"
 #include "govern/identity.h"
+#include "server/applied_view.h"
 #include "server/auth.h"
 #include "server/caller.h"
 #include "server/committer.h"
@@ -81,8 +82,8 @@ class Governance;
 // staged into the apply's batch on the loop thread, made effective after the commit.
 class GovernanceApply {
  public:
-  // Adds the store writes to `batch` and one {kind, name, action} per document to `out`.
-  void Stage(WriteBatch& batch, nlohmann::json& out) const;
+  // Adds the store writes to `batch` and one item (kind, name, action) per document to `out`.
+  void Stage(WriteBatch& batch, std::vector<AppliedView>& out) const;
   // After the batch committed: puts the users and policies in memory and appends a
   // `quota-change` decision to the audit chain for each queue whose quotas, cohort or weight
   // changed (before/after: {"cohort", "weight", "quotas"}).
@@ -99,7 +100,7 @@ class GovernanceApply {
   std::vector<UserSpec> users_;
   std::vector<AdmissionPolicy> policies_;
   std::vector<QuotaChange> quota_changes_;
-  nlohmann::json items_ = nlohmann::json::array();
+  std::vector<AppliedView> items_;
 };
 
 // What one audit export holds.

@@ -64,7 +64,7 @@ json PolicyJson(const AdmissionPolicy& p) { return ToPlainJson(EncodeAdmissionPo
 
 // ---------------------------------------------------------------- GovernanceApply
 
-void GovernanceApply::Stage(WriteBatch& batch, json& out) const {
+void GovernanceApply::Stage(WriteBatch& batch, std::vector<AppliedView>& out) const {
   for (const auto& u : users_) govern::StagePutUser(batch, u);
   for (const auto& p : policies_) batch.Put(std::string(kPolicyStoreKind), p.name, PolicyJson(p).dump());
   for (const auto& item : items_) out.push_back(item);
@@ -319,7 +319,7 @@ Result<std::shared_ptr<const GovernanceApply>> Governance::PlanApply(const gover
       for (const auto& r : resources) ABACUS_RETURN_IF_ERROR(check(g.source, Action::kPolicyChange, r));
       if (action != "unchanged") plan->policies_.push_back(p);
     }
-    plan->items_.push_back({{"kind", g.kind()}, {"name", g.name()}, {"action", action}});
+    plan->items_.push_back(AppliedView{std::string(g.kind()), g.name(), action, std::nullopt, std::nullopt});
   }
   if (!diags.empty()) return diags.ToStatus();
   return std::shared_ptr<const GovernanceApply>(std::move(plan));

@@ -86,7 +86,7 @@ class AdmissionPlacementTest : public ::testing::Test {
   std::string Submit(const std::string& yaml) {
     auto r = cp_->Submit(yaml, false, "job.yaml");
     EXPECT_TRUE(r.ok()) << r.status().ToString();
-    return r.ok() ? (*r)[0].value("id", "") : "";
+    return r.ok() ? r->answer.submitted[0].id : "";
   }
   json Get(const std::string& id) { return WorkloadViewJson(cp_->GetWorkload(id)).value_or(json()); }
   // Registers agent-1, an 8-CPU agent node of pool test.

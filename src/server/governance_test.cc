@@ -79,7 +79,7 @@ class GovernanceTest : public ::testing::Test {
     auto plan = gov_->PlanApply(who, parsed.documents, parsed.extensions, parsed.governance, config_);
     if (!plan.ok()) return plan.status();
     WriteBatch batch;
-    nlohmann::json out = nlohmann::json::array();
+    std::vector<AppliedView> out;
     (*plan)->Stage(batch, out);
     if (!batch.empty()) {
       Status st = store_->Commit(batch);

@@ -21,6 +21,7 @@
 #include "server/logs_api.h"
 #include "server/ui_routes.h"
 #include "server/watch_api.h"
+#include "server/write_views_json.h"
 #include "server/read_views_json.h"
 #include "server/reservations_api.h"
 #include "server/route_table.h"
@@ -238,7 +239,8 @@ void HttpServer::Routes() {
     if (!r.ok()) {
       SendStatus(res, r.status());
     } else {
-      SendJson(res, dry_run ? 200 : 201, {{"items", *r}});
+      SendJson(res, dry_run ? 200 : 201,
+               {{"items", KeyedJson(*r, [](const SubmitView& s) { return SubmitJson(s); })}});
     }
     cp_.metrics().request_seconds.Observe(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -280,7 +282,7 @@ void HttpServer::Routes() {
       SendError(res, 422, "immutable_field", r.status().message());
       return;
     }
-    Send(res, r);
+    Send(res, UpdateJson(r));
   };
   t.Put(R"(/api/v1/workloads/([^/]+))", WithDryRun(OnWorkload(Action::kUpdate, "update")),
         [update](const httplib::Request& req, httplib::Response& res) {
@@ -307,7 +309,10 @@ void HttpServer::Routes() {
   });
   t.Delete(R"(/api/v1/workloads/([^/]+))", OnWorkload(Action::kCancel, "cancel"),
            [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp_.Cancel(RequestWorkloadId(req.matches[1]), Param(req, "reason"), KeyedRequest(req), CurrentRequest()));
+    const std::string reason = Param(req, "reason");
+    auto cancelled = cp_.Cancel(RequestWorkloadId(req.matches[1]), reason, KeyedRequest(req),
+                                CurrentRequest());
+    Send(res, WorkloadViewJson(cancelled));
   });
   t.Post(R"(/api/v1/workloads/([^/]+)/cancel)", OnWorkload(Action::kCancel, "cancel"),
          [this](const httplib::Request& req, httplib::Response& res) {
@@ -316,7 +321,9 @@ void HttpServer::Routes() {
     if (!parsed) return;
     json& body = *parsed;
     if (body.is_object() && body.contains("reason") && body["reason"].is_string()) reason = body["reason"];
-    Send(res, cp_.Cancel(RequestWorkloadId(req.matches[1]), reason, KeyedRequest(req), CurrentRequest()));
+    auto cancelled = cp_.Cancel(RequestWorkloadId(req.matches[1]), reason, KeyedRequest(req),
+                                CurrentRequest());
+    Send(res, WorkloadViewJson(cancelled));
   });
   t.Post(R"(/api/v1/workloads/([^/]+)/scale)", OnWorkload(Action::kScale, "scale"),
          [this](const httplib::Request& req, httplib::Response& res) {
@@ -326,8 +333,8 @@ void HttpServer::Routes() {
     if (!body.is_object() || !body.contains("replicas") || !body["replicas"].is_number_integer()) {
       return SendError(res, 400, "invalid_argument", "body: expected {\"replicas\": N}");
     }
-    Send(res, cp_.Scale(RequestWorkloadId(req.matches[1]), body["replicas"].get<int32_t>(), KeyedRequest(req),
-                        CurrentRequest()));
+    Send(res, WorkloadViewJson(cp_.Scale(RequestWorkloadId(req.matches[1]), body["replicas"].get<int32_t>(),
+                                         KeyedRequest(req), CurrentRequest())));
   });
   t.Post(R"(/api/v1/workloads/([^/]+)/quota)", OnWorkload(Action::kQuotaChange, "quota-decision"),
          [this](const httplib::Request& req, httplib::Response& res) {
@@ -338,8 +345,9 @@ void HttpServer::Routes() {
       return SendError(res, 400, "invalid_argument", "body: expected {\"approve\": true} or {\"approve\": false}");
     }
     const govern::Principal& who = RequestPrincipal();
-    Send(res, cp_.DecideTemporaryQuota(RequestWorkloadId(req.matches[1]), body["approve"].get<bool>(),
-                                       who.name.empty() ? "admin" : who.name, CurrentRequest()));
+    auto decided = cp_.DecideTemporaryQuota(RequestWorkloadId(req.matches[1]), body["approve"].get<bool>(),
+                                            who.name.empty() ? "admin" : who.name, CurrentRequest());
+    Send(res, WorkloadViewJson(decided));
   });
   t.Post(R"(/api/v1/workloads/([^/]+)/metrics)", OnWorkload(Action::kUpdate, "update"),
          [this](const httplib::Request& req, httplib::Response& res) {
@@ -347,7 +355,7 @@ void HttpServer::Routes() {
     if (!parsed) return;
     json& body = *parsed;
     if (body.is_discarded()) return SendError(res, 400, "invalid_argument", "request body is not valid JSON");
-    Send(res, cp_.ReportMetrics(RequestWorkloadId(req.matches[1]), body));
+    Send(res, MetricsAcceptedJson(cp_.ReportMetrics(RequestWorkloadId(req.matches[1]), body)));
   });
   t.Get(R"(/api/v1/workloads/([^/]+)/explain)", OnWorkload(Action::kRead),
         [this](const httplib::Request& req, httplib::Response& res) {
@@ -370,7 +378,8 @@ void HttpServer::Routes() {
         return SendError(res, 400, "invalid_argument", "tail: expected a number of bytes");
       }
     }
-    Send(res, cp_.Logs(RequestWorkloadId(req.matches[1]), Param(req, "task"), Param(req, "stream", "stdout"), tail));
+    Send(res, TaskLogJson(cp_.Logs(RequestWorkloadId(req.matches[1]), Param(req, "task"),
+                                   Param(req, "stream", "stdout"), tail)));
   });
 
   // ---- evaluations: archived results, versions side by side (evaluations_api.h)
@@ -388,7 +397,8 @@ void HttpServer::Routes() {
     auto r = cp_.Apply(req.body, IsJsonBody(req), Param(req, "filename", "request"), &RequestPrincipal(),
                        dry_run ? IdempotentRequest{} : KeyedRequest(req), dry_run, CurrentRequest());
     if (!r.ok()) return SendStatus(res, r.status());
-    SendJson(res, 200, {{"items", *r}});
+    SendJson(res, 200,
+             {{"items", KeyedJson(*r, [](const std::vector<AppliedView>& a) { return ApplyJson(a); })}});
   };
   // Any user: Apply checks each document. Users and policies are their own objects; a
   // reservation has no dry run.
@@ -465,7 +475,7 @@ void HttpServer::Routes() {
     if (!parsed) return;
     json& body = *parsed;
     if (body.is_discarded()) return SendError(res, 400, "invalid_argument", "request body is not valid JSON");
-    Send(res, cp_.PutNode(body, CurrentRequest()), 201);
+    Send(res, NodeRecordJson(cp_.PutNode(body, CurrentRequest())), 201);
   });
   t.Post(R"(/api/v1/nodes/([^/]+)/reset)", NodeReset(),
          [this](const httplib::Request& req, httplib::Response& res) {

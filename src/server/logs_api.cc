@@ -145,7 +145,7 @@ void ServeLogFollow(const ControlPlane& cp, const std::string& workload_id, cons
     resolved = cp.Logs(workload_id, task, stream, 0);
   }
   if (!resolved.ok()) return SendStatus(res, resolved.status());
-  const std::string task_id = resolved->value("taskId", "");
+  const std::string task_id = resolved->task_id;
   auto ref = ParseTaskId(task_id);
   if (!ref.ok()) return SendStatus(res, ref.status());
   auto file = TaskLogPath(cp.data_dir(), *ref, stream);

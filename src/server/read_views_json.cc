@@ -3,6 +3,7 @@
 #include "meter/price_list_codec.h"
 #include "server/control_plane.h"
 #include "server/shares_api.h"
+#include "server/write_views_json.h"
 #include "workload/documents.h"
 
 namespace abacus::server {
@@ -207,12 +208,7 @@ Result<json> ExplainJson(const Result<ExplainView>& explain) {
     j["reason"] = std::move(reason);
   }
   if (v.placed) {
-    json placements = json::array();
-    for (const ExplainPlacementView& p : v.placements) {
-      placements.push_back(
-          {{"group", p.group}, {"replica", p.replica}, {"node", p.node}, {"devices", p.devices}});
-    }
-    j["placements"] = std::move(placements);
+    j["placements"] = PlacementsJson(v.placements);
     j["flavors"] = v.flavors;
   }
   j["text"] = v.text;

@@ -93,8 +93,8 @@ Status ControlPlane::LoadPriceLists() {
   return Status::OK();
 }
 
-Status ControlPlane::StagePriceLists(const std::vector<ExtensionDocument>& docs, WriteBatch& batch, json& out,
-                                     std::vector<meter::PriceList>& applied) {
+Status ControlPlane::StagePriceLists(const std::vector<ExtensionDocument>& docs, WriteBatch& batch,
+                                     std::vector<AppliedView>& out, std::vector<meter::PriceList>& applied) {
   Diagnostics diags;
   for (const auto& d : docs) {
     if (d.kind != "PriceList") {
@@ -110,7 +110,7 @@ Status ControlPlane::StagePriceLists(const std::vector<ExtensionDocument>& docs,
       action = json(meter::EncodePriceList(it->second)).dump() == doc ? "unchanged" : "configured";
     }
     if (action != "unchanged") batch.Put(kPriceListKind, p->name, doc);  // audited per request
-    out.push_back({{"kind", "PriceList"}, {"name", p->name}, {"action", action}});
+    out.push_back(AppliedView{"PriceList", p->name, action, std::nullopt, std::nullopt});
     applied.push_back(std::move(*p));
   }
   return diags.empty() ? Status::OK() : diags.ToStatus();

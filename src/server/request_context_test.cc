@@ -65,7 +65,7 @@ TEST_F(RequestContextTest, SubmitCommitsTheEntryOfTheRequestItIsGivenWithTheWork
   RequestContext ctx = AdminRequest("req-submit-1", "post");
   auto r = cp_->Submit(testing_cp::A100Job("explicit", 1), false, "job.yaml", &ctx.caller.principal, {}, false, &ctx);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  const std::string id = (*r)[0]["id"];
+  const std::string id = r->answer.submitted[0].id;
   EXPECT_TRUE(ctx.audited);
   EXPECT_EQ(ctx.object_kind, "workload");
   EXPECT_EQ(ctx.object_name, "acme/ml/explicit");

@@ -10,6 +10,7 @@
 #include "server/governance_api.h"
 #include "server/http_answer.h"
 #include "server/route_table.h"
+#include "server/write_views_json.h"
 
 namespace abacus::server {
 
@@ -48,8 +49,8 @@ std::vector<meter::ReservedSpan> ReservedSpans(const Ledger& ledger, const meter
   return out;
 }
 
-Result<json> ControlPlane::DeleteReservation(const std::string& name, RequestContext* context) {
-  return RunOnLoop(context, [this, name](PendingRequestAudit* audit) -> Result<json> {
+Result<AppliedView> ControlPlane::DeleteReservation(const std::string& name, RequestContext* context) {
+  return RunOnLoop(context, [this, name](PendingRequestAudit* audit) -> Result<AppliedView> {
     const ReservationConfig* r = ledger_.config().FindReservation(name);
     if (r == nullptr) return NotFound("reservation '" + name + "' not found (abacus get reservations lists them)");
     const bool drain = r->drain;
@@ -74,7 +75,7 @@ Result<json> ControlPlane::DeleteReservation(const std::string& name, RequestCon
         }
       }
     }
-    return json{{"kind", "Reservation"}, {"name", name}, {"action", "deleted"}};
+    return AppliedView{"Reservation", name, "deleted", std::nullopt, std::nullopt};
   });
 }
 
@@ -117,7 +118,7 @@ void AddReservationRoutes(RouteTable& t, ControlPlane& cp) {
   t.Delete(R"(/api/v1/reservations/([^/]+))",
            OnCluster(govern::Action::kApplyConfig, "reservation", "reservation-delete", "reservation", true),
            [&cp](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp.DeleteReservation(req.matches[1], CurrentRequest()));
+    Send(res, AppliedJson(cp.DeleteReservation(req.matches[1], CurrentRequest())));
   });
 }
 

@@ -39,7 +39,7 @@ class ServiceDrainTest : public testing_cp::ControlPlaneFixture {
     auto r = cp_->Submit(spec, false, "chat.yaml");
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     if (!r.ok()) return "";
-    std::string id = (*r)[0]["id"];
+    std::string id = r->answer.submitted[0].id;
     cp_->WaitForCycle();
     for (int i = 0; i < replicas; ++i) {
       json t = {{"taskId", id + ".0." + std::to_string(i) + ".1"},

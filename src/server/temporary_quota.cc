@@ -9,9 +9,10 @@ namespace abacus::server {
 
 using nlohmann::json;
 
-Result<json> ControlPlane::DecideTemporaryQuota(const std::string& id_or_name, bool approve, const std::string& by,
-                                              RequestContext* context) {
-  return RunOnLoop(context, [this, id_or_name, approve, by](PendingRequestAudit* audit) -> Result<json> {
+Result<WorkloadView> ControlPlane::DecideTemporaryQuota(const std::string& id_or_name, bool approve,
+                                                       const std::string& by, RequestContext* context) {
+  return RunOnLoop(context, [this, id_or_name, approve,
+                             by](PendingRequestAudit* audit) -> Result<WorkloadView> {
     const WorkloadRecord* found = ledger_.Resolve(id_or_name);
     if (found == nullptr) return NotFound("workload '" + id_or_name + "' not found");
     const ExperimentSpec* e = found->spec.experiment();

@@ -44,9 +44,11 @@ bool SameButReplicas(Workload a, const Workload& b) {
 
 }  // namespace
 
-Result<json> ControlPlane::UpdateWorkload(const std::string& id_or_name, std::string_view body, bool json_body,
-                                          bool merge_patch, int32_t rollback_to, const govern::Principal* caller,
-                                          std::vector<std::string>* immutable, bool dry_run, RequestContext* context) {
+Result<UpdateView> ControlPlane::UpdateWorkload(const std::string& id_or_name, std::string_view body,
+                                                bool json_body, bool merge_patch, int32_t rollback_to,
+                                                const govern::Principal* caller,
+                                                std::vector<std::string>* immutable, bool dry_run,
+                                                RequestContext* context) {
   std::optional<WorkloadRecord> seen = FindRecord(id_or_name);
   if (!seen) return NotFound("workload '" + id_or_name + "' not found");
   if (IsTerminal(seen->state)) {
@@ -86,7 +88,7 @@ Result<json> ControlPlane::UpdateWorkload(const std::string& id_or_name, std::st
   const std::string by = caller != nullptr ? caller->name : "";
   auto shared = std::make_shared<Workload>(std::move(proposed));
   auto fixed = std::make_shared<std::vector<std::string>>();
-  auto answer = RunOnLoop([this, seen, shared, entry, by, fixed, dry_run]() mutable -> Result<json> {
+  auto answer = RunOnLoop([this, seen, shared, entry, by, fixed, dry_run]() mutable -> Result<UpdateView> {
     const WorkloadRecord* found = ledger_.FindWorkload(seen->id);
     if (found == nullptr) return NotFound("workload '" + seen->id + "' not found");
     if (IsTerminal(found->state)) {
@@ -108,20 +110,12 @@ Result<json> ControlPlane::UpdateWorkload(const std::string& id_or_name, std::st
     ABACUS_ASSIGN_OR_RETURN(UpdatePlan plan, PlanUpdate(*found, *shared, by, now, fixed.get()));
     if (plan.diff.empty()) {
       ReaderLock lock(state_mu_);
-      json v = View(*found);
-      v["diff"] = json::array();
-      v["revision"] = found->revisions.empty() ? 1 : found->revisions.back().revision;
-      v["unchanged"] = true;
-      return v;
+      const int32_t revision = found->revisions.empty() ? 1 : found->revisions.back().revision;
+      return UpdateView{View(*found), json::array(), revision, true, false};
     }
     if (dry_run) {  // checked and compared: the diff an update would make, nothing stored
       ReaderLock lock(state_mu_);
-      json v = View(*found);
-      v["diff"] = plan.diff;
-      v["revision"] = plan.revision;
-      v["unchanged"] = false;
-      v["dryRun"] = true;
-      return v;
+      return UpdateView{View(*found), plan.diff, plan.revision, false, true};
     }
     WorkloadRecord next = *found;
     next.spec = std::move(plan.next);
@@ -142,14 +136,10 @@ Result<json> ControlPlane::UpdateWorkload(const std::string& id_or_name, std::st
     *r = std::move(next);
     dirty_ = true;
     Publish(*r);
-    json v = View(*r);
-    v["diff"] = plan.diff;
-    v["revision"] = plan.revision;
-    v["unchanged"] = false;
-    return v;
+    return UpdateView{View(*r), std::move(plan.diff), plan.revision, false, false};
   });
   if (!answer.ok() && !fixed->empty() && immutable != nullptr) *immutable = *fixed;
-  if (answer.ok() && audited && !dry_run && !answer->value("unchanged", false)) NoteRequestAudited(context);
+  if (answer.ok() && audited && !dry_run && !answer->unchanged) NoteRequestAudited(context);
   return answer;
 }
 
