@@ -12,6 +12,7 @@
 #include "common/thread_name.h"
 #include "net/http_framing.h"
 #include "net/http_transport.h"
+#include "server/agent_api.h"
 #include "server/error_detail.h"
 #include "server/evaluations_api.h"
 #include "server/fleet_api.h"
@@ -80,13 +81,6 @@ IdempotentRequest KeyedRequest(const httplib::Request& req) {
   if (key.empty()) return {};
   std::vector<std::pair<std::string, std::string>> params(req.params.begin(), req.params.end());
   return DescribeRequest(RequestPrincipal().name, std::move(key), req.method, req.path, params, req.body);
-}
-
-// POST /api/v1/nodes/{NODE}/reset: as applying a node (admins), the entry about NODE.
-Access NodeReset() {
-  Access a = OnCluster(Action::kApplyConfig, "node", "node-reset", "node");
-  a.named = true;
-  return a;
 }
 
 }  // namespace
@@ -467,10 +461,6 @@ void HttpServer::Routes() {
     if (body.is_discarded()) return SendError(res, 400, "invalid_argument", "request body is not valid JSON");
     Send(res, cp_.PutNode(body, CurrentRequest()), 201);
   });
-  t.Post(R"(/api/v1/nodes/([^/]+)/reset)", NodeReset(),
-         [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp_.ResetNode(req.matches[1], CurrentRequest()));
-  });
   t.Get("/api/v1/devices", OnCluster(Action::kRead, "node"),
         [this](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, DevicesJson(cp_.ListDevices())); });
   // ---- operator control: cordon/drain, hold/requeue/priority/suspend, queue suspend (fleet_api.h)
@@ -510,77 +500,9 @@ void HttpServer::Routes() {
     res.set_content(r->body, r->content_type);
   });
 
-  // ---- agents (docs/agent-protocol.md): the join token registers, a node credential does the rest
-  // for its own node only.
-  t.Post("/api/v1/agent/register", ForAgent(Action::kAgentRegister, true, "agent-register", "node"),
-         [this](const httplib::Request& req, httplib::Response& res) {
-    std::optional<json> parsed = JsonBodyOr400(req, res);
-    if (!parsed) return;
-    json& body = *parsed;
-    if (!body.is_object()) return SendError(res, 400, "invalid_argument", "request body: expected a JSON object");
-    Send(res, cp_.RegisterAgent(body, CurrentRequest()));
-  });
-  // The node whose credential the pre-routing handler authenticated (the request's one
-  // authentication); 403 for any other caller, or for a node speaking for another.
-  auto node_of = [](const httplib::Request&, httplib::Response& res, const std::string& claimed) -> std::string {
-    std::string node = RequestNode();
-    if (node.empty()) {
-      SendError(res, 403, "permission_denied", "agent calls need a node credential (from /api/v1/agent/register)");
-      return "";
-    }
-    if (!claimed.empty() && claimed != node) {
-      SendError(res, 403, "permission_denied", "credential of node " + node + " cannot speak for node " + claimed);
-      return "";
-    }
-    return node;
-  };
-  auto agent_post = [node_of](auto call) {
-    return [node_of, call](const httplib::Request& req, httplib::Response& res) {
-      std::optional<json> parsed = JsonBodyOr400(req, res);
-      if (!parsed) return;
-      json& body = *parsed;
-      if (!body.is_object()) return SendError(res, 400, "invalid_argument", "request body: expected a JSON object");
-      std::string node = node_of(req, res, body.value("node", ""));
-      if (node.empty()) return;
-      Send(res, call(node, body));
-    };
-  };
-  t.Post("/api/v1/agent/status", ForAgent(Action::kAgentReport, false),
-         agent_post([this](const std::string& n, const json& b) { return cp_.AgentStatus(n, b); }));
-  t.Post("/api/v1/agent/heartbeat", ForAgent(Action::kAgentHeartbeat, false),
-         agent_post([this](const std::string& n, const json& b) { return cp_.AgentHeartbeat(n, b); }));
-  t.Post("/api/v1/agent/logs", ForAgent(Action::kAgentReport, false),
-         [this, node_of](const httplib::Request& req, httplib::Response& res) {
-    std::optional<json> parsed = JsonBodyOr400(req, res);
-    if (!parsed) return;
-    json& body = *parsed;
-    if (!body.is_object()) return SendError(res, 400, "invalid_argument", "request body: expected a JSON object");
-    std::string node = node_of(req, res, body.value("node", ""));
-    if (node.empty()) return;
-    auto r = cp_.AgentLogs(node, body);
-    if (r.ok() && r->value("conflict", false)) {
-      return SendJson(res, 409, {{"error", {{"code", "aborted"}, {"message", (*r)["message"]}}}, {"size", (*r)["size"]}});
-    }
-    Send(res, r);
-  });
-  t.Get("/api/v1/agent/assignments", ForAgent(Action::kAgentHeartbeat, false),
-        [this, node_of](const httplib::Request& req, httplib::Response& res) {
-    std::string node = node_of(req, res, Param(req, "node"));
-    if (node.empty()) return;
-    uint64_t after = 0;
-    int64_t wait_ms = 25000;
-    try {
-      if (req.has_param("after")) after = std::stoull(req.get_param_value("after"));
-      if (req.has_param("waitMs")) wait_ms = std::stoll(req.get_param_value("waitMs"));
-    } catch (...) {
-      return SendError(res, 400, "invalid_argument", "after, waitMs: expected non-negative integers");
-    }
-    wait_ms = std::clamp<int64_t>(wait_ms, 0, 60000);
-    auto answer = cp_.WaitAssignments(node, after, std::chrono::milliseconds(wait_ms));
-    if (!answer.ok()) return SendStatus(res, answer.status());
-    cp_.secrets().FillAssignments(node, answer->tasks);  // values only in this answer
-    SendJson(res, 200, {{"version", answer->version}, {"tasks", answer->tasks}});
-  });
+  // ---- agents (docs/agent-protocol.md): register, status, heartbeat, logs, the long poll, node
+  // reset (agent_api.h)
+  AddAgentRoutes(t, cp_);
 }
 
 }  // namespace abacus::server
