@@ -12,6 +12,7 @@
 #include "server/request_authorization.h"
 #include "server/route_table.h"
 #include "server/secrets.h"
+#include "wire/agent_protocol.h"
 
 namespace abacus::server {
 namespace {
@@ -72,28 +73,49 @@ RouteHandler AgentPost(Call call) {
 
 }  // namespace
 
+json AgentStatusJson(const AgentStatusAnswer& answer) { return json{{"ok", true}, {"unknown", answer.unknown}}; }
+
+json AgentHeartbeatJson() { return json{{"ok", true}}; }
+
+json AgentLogsJson(const AgentLogsAnswer& answer) {
+  if (answer.conflict) {
+    return json{{"error", {{"code", "aborted"}, {"message", *answer.conflict}}}, {"size", answer.size}};
+  }
+  json body = {{"ok", true}, {"size", answer.size}};
+  if (answer.truncated) body["truncated"] = true;
+  return body;
+}
+
+json NodeResetJson(const NodeResetAnswer& answer) {
+  return json{{"node", answer.node}, {"reset", true}, {"message", answer.message}};
+}
+
 void AddAgentRoutes(RouteTable& t, ControlPlane& cp) {
   t.Post("/api/v1/agent/register", ForAgent(Action::kAgentRegister, true, "agent-register", "node"),
          [&cp](const httplib::Request& req, httplib::Response& res) {
     std::optional<json> body = AgentBody(req, res);
     if (!body) return;
-    Send(res, cp.RegisterAgent(*body, CurrentRequest()));
+    auto r = cp.RegisterAgent(*body, CurrentRequest());
+    if (!r.ok()) return SendStatus(res, r.status());
+    SendJson(res, 200, wire::ToJson(*r));
   });
   t.Post("/api/v1/agent/status", ForAgent(Action::kAgentReport, false),
          AgentPost([&cp](const std::string& node, const json& body, httplib::Response& res) {
-    Send(res, cp.AgentStatus(node, body));
+    auto r = cp.AgentStatus(node, body);
+    if (!r.ok()) return SendStatus(res, r.status());
+    SendJson(res, 200, AgentStatusJson(*r));
   }));
   t.Post("/api/v1/agent/heartbeat", ForAgent(Action::kAgentHeartbeat, false),
          AgentPost([&cp](const std::string& node, const json& body, httplib::Response& res) {
-    Send(res, cp.AgentHeartbeat(node, body));
+    Status st = cp.AgentHeartbeat(node, body);
+    if (!st.ok()) return SendStatus(res, st);
+    SendJson(res, 200, AgentHeartbeatJson());
   }));
   t.Post("/api/v1/agent/logs", ForAgent(Action::kAgentReport, false),
          AgentPost([&cp](const std::string& node, const json& body, httplib::Response& res) {
     auto r = cp.AgentLogs(node, body);
-    if (r.ok() && r->value("conflict", false)) {
-      return SendJson(res, 409, {{"error", {{"code", "aborted"}, {"message", (*r)["message"]}}}, {"size", (*r)["size"]}});
-    }
-    Send(res, r);
+    if (!r.ok()) return SendStatus(res, r.status());
+    SendJson(res, r->conflict ? 409 : 200, AgentLogsJson(*r));
   }));
   t.Get("/api/v1/agent/assignments", ForAgent(Action::kAgentHeartbeat, false),
         [&cp](const httplib::Request& req, httplib::Response& res) {
@@ -115,7 +137,9 @@ void AddAgentRoutes(RouteTable& t, ControlPlane& cp) {
   });
   t.Post(R"(/api/v1/nodes/([^/]+)/reset)", NodeReset(),
          [&cp](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp.ResetNode(req.matches[1], CurrentRequest()));
+    auto r = cp.ResetNode(req.matches[1], CurrentRequest());
+    if (!r.ok()) return SendStatus(res, r.status());
+    SendJson(res, 200, NodeResetJson(*r));
   });
 }
 

@@ -8,7 +8,13 @@
 //   POST /api/v1/nodes/{NODE}/reset  — ControlPlane::ResetNode (admins; audited as node-reset)
 // Governance authenticates the node and authorizes each call by its declaration before the
 // handler runs (governance_api.cc).
+// The JSON of each answer is written here, at the edge, from the typed answers of ControlPlane
+// (agent_answers.h; the registration's with wire::ToJson).
 #pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "server/agent_answers.h"
 
 namespace abacus::server {
 
@@ -17,5 +23,15 @@ class RouteTable;
 
 // Adds the routes above to `t`.
 void AddAgentRoutes(RouteTable& t, ControlPlane& cp);
+
+// The body of a status report's answer: {"ok": true, "unknown": [task ids]}.
+nlohmann::json AgentStatusJson(const AgentStatusAnswer& answer);
+// The body of a heartbeat's answer: {"ok": true}.
+nlohmann::json AgentHeartbeatJson();
+// The body of a log upload's answer: {"ok": true, "size", "truncated" when set}; a conflict is
+// {"error": {"code": "aborted", "message"}, "size"} (sent with 409).
+nlohmann::json AgentLogsJson(const AgentLogsAnswer& answer);
+// The body of a node reset's answer: {"node", "reset": true, "message"}.
+nlohmann::json NodeResetJson(const NodeResetAnswer& answer);
 
 }  // namespace abacus::server

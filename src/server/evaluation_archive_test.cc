@@ -37,7 +37,7 @@ class EvaluationArchiveTest : public testing_cp::ControlPlaneFixture {
     ControlPlaneFixture::SetUp();
     Open();
     ApplyOrg(kOrg);
-    ASSERT_TRUE(cp_->RegisterAgent(testing_cp::A100Node("gpu-a", 2)).ok());
+    ASSERT_TRUE(cp_->RegisterAgent(testing_cp::A100Node("gpu-a", 2), nullptr).ok());
   }
   std::string Submit(const std::string& yaml) { return SubmitYaml(yaml, "eval.yaml"); }
   void Report(const std::string& task, json fields) { ControlPlaneFixture::Report("gpu-a", task, std::move(fields)); }

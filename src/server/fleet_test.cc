@@ -62,13 +62,13 @@ class FleetControlTest : public testing_cp::ControlPlaneFixture {
 // An agent's heartbeats own Ready/NotReady; the cordon is the operator's and outlives both them
 // and a re-registration; nothing new is placed meanwhile.
 TEST_F(FleetControlTest, CordonOutlivesHeartbeatsAndReregistration) {
-  auto reg = cp_->RegisterAgent(Node("gpu-a", false));
+  auto reg = cp_->RegisterAgent(Node("gpu-a", false), nullptr);
   ASSERT_TRUE(reg.ok()) << reg.status().ToString();
   ASSERT_TRUE(cp_->CordonNode("gpu-a", true, "ann", "fan").ok());
   ASSERT_TRUE(cp_->AgentHeartbeat("gpu-a", json::object()).ok());
   json again = Node("gpu-a", false);
   again["credential"] = (*reg)["nodeToken"];
-  ASSERT_TRUE(cp_->RegisterAgent(again).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(again, nullptr).ok());
   EXPECT_EQ(NodeState("gpu-a"), "Cordoned");
   json node = NodeJson(*cp_->GetNode("gpu-a"));
   EXPECT_EQ(node["state"], "Ready");
@@ -86,7 +86,7 @@ TEST_F(FleetControlTest, CordonOutlivesHeartbeatsAndReregistration) {
 // stopped the workload is requeued as Drained (no retry used), its usage ends as Drained, and
 // the node is Drained when nothing holds anything there.
 TEST_F(FleetControlTest, DrainStopsAgentWorkWithCheckpointSignalAndMetersItAsDrained) {
-  ASSERT_TRUE(cp_->RegisterAgent(Node("gpu-a", false)).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(Node("gpu-a", false), nullptr).ok());
   std::string id = Submit(Job("ft", "training", "  checkpoint: {signal: SIGUSR1, graceSeconds: 60}\n"));
   ASSERT_EQ(State(id), "Admitted");
   Report("gpu-a", id + ".0.0.1", {{"phase", "Running"}});
@@ -154,7 +154,7 @@ TEST_F(FleetControlTest, DrainMovesOnlyTheServicesReplicaOnThatNode) {
   for (const char* name : {"gpu-a", "gpu-b"}) {
     json n = Node(name, false);
     n["devices"].erase(1);  // one GPU each: the replicas land on two nodes
-    ASSERT_TRUE(cp_->RegisterAgent(n).ok());
+    ASSERT_TRUE(cp_->RegisterAgent(n, nullptr).ok());
   }
   auto r = cp_->Submit(R"(kind: InferenceService
 name: chat
@@ -182,7 +182,7 @@ spec:
   Report("gpu-b", on_b["taskId"], {{"phase", "Running"}});
   json c = Node("gpu-c", false);
   c["devices"].erase(1);
-  ASSERT_TRUE(cp_->RegisterAgent(c).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(c, nullptr).ok());
 
   DrainOrder order;
   order.by = "ann";

@@ -93,7 +93,7 @@ class AdmissionPlacementTest : public ::testing::Test {
   void RegisterTestAgent() {
     json reg = {{"name", "agent-1"}, {"pool", "test"}, {"cpuMilli", 8000}, {"memoryBytes", int64_t{16} << 30},
                 {"devices", json::array()}, {"agentVersion", "test"}};
-    auto registered = cp_->RegisterAgent(reg);
+    auto registered = cp_->RegisterAgent(reg, nullptr);
     ASSERT_TRUE(registered.ok()) << registered.status().ToString();
   }
   // The network class in agent-1's one assignment ("<none>" when it has not exactly one task).

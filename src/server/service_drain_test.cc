@@ -32,7 +32,7 @@ class ServiceDrainTest : public testing_cp::ControlPlaneFixture {
     ControlPlaneFixture::SetUp();
     Open();
     ApplyOrg(testing_org::AcmeOrg("train", 2));
-    ASSERT_TRUE(cp_->RegisterAgent(json{{"name", "n1"}, {"cpuMilli", 16000}, {"memoryBytes", int64_t{64} << 30}}).ok());
+    ASSERT_TRUE(cp_->RegisterAgent(json{{"name", "n1"}, {"cpuMilli", 16000}, {"memoryBytes", int64_t{64} << 30}}, nullptr).ok());
   }
   // Submits the service and reports each replica running on its own port.
   std::string Start(const std::string& spec, int replicas) {
