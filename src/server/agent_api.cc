@@ -90,6 +90,20 @@ json NodeResetJson(const NodeResetAnswer& answer) {
   return json{{"node", answer.node}, {"reset", true}, {"message", answer.message}};
 }
 
+json AssignmentJson(const AssignmentBoard::Answer& answer, const std::string& node, SecretVault* vault) {
+  json tasks = json::array();
+  for (const auto& t : answer.tasks) {
+    if (vault == nullptr || !t->secrets) {
+      tasks.push_back(wire::ToJson(t->task));
+      continue;
+    }
+    wire::TaskAssignment filled = t->task;  // the values only in this answer, never on the board
+    vault->FillAssignment(node, *t->secrets, filled);
+    tasks.push_back(wire::ToJson(filled));
+  }
+  return json{{"version", answer.version}, {"tasks", std::move(tasks)}};
+}
+
 void AddAgentRoutes(RouteTable& t, ControlPlane& cp) {
   t.Post("/api/v1/agent/register", ForAgent(Action::kAgentRegister, true, "agent-register", "node"),
          [&cp](const httplib::Request& req, httplib::Response& res) {
@@ -132,8 +146,7 @@ void AddAgentRoutes(RouteTable& t, ControlPlane& cp) {
     wait_ms = std::clamp<int64_t>(wait_ms, 0, 60000);
     auto answer = cp.WaitAssignments(node, after, std::chrono::milliseconds(wait_ms));
     if (!answer.ok()) return SendStatus(res, answer.status());
-    cp.secrets().FillAssignments(node, answer->tasks);  // values only in this answer
-    SendJson(res, 200, {{"version", answer->version}, {"tasks", answer->tasks}});
+    SendJson(res, 200, AssignmentJson(*answer, node, &cp.secrets()));
   });
   t.Post(R"(/api/v1/nodes/([^/]+)/reset)", NodeReset(),
          [&cp](const httplib::Request& req, httplib::Response& res) {

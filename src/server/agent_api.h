@@ -13,13 +13,16 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "server/agent_answers.h"
+#include "server/assignments.h"
 
 namespace abacus::server {
 
 class ControlPlane;
 class RouteTable;
+class SecretVault;
 
 // Adds the routes above to `t`.
 void AddAgentRoutes(RouteTable& t, ControlPlane& cp);
@@ -33,5 +36,8 @@ nlohmann::json AgentHeartbeatJson();
 nlohmann::json AgentLogsJson(const AgentLogsAnswer& answer);
 // The body of a node reset's answer: {"node", "reset": true, "message"}.
 nlohmann::json NodeResetJson(const NodeResetAnswer& answer);
+// The body of the long poll's answer: {"version", "tasks"}, each task as wire::ToJson writes it,
+// the values of its secrets opened by `vault` on a copy for this answer only (null: none opened).
+nlohmann::json AssignmentJson(const AssignmentBoard::Answer& answer, const std::string& node, SecretVault* vault);
 
 }  // namespace abacus::server

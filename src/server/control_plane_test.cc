@@ -1,5 +1,6 @@
 // ControlPlane on a manual clock, without HTTP: incremental scheduling, agent task reports,
 // metering (usage intervals committed with the transitions, prices, restart) and node liveness.
+#include "server/agent_api.h"
 #include "server/control_plane.h"
 
 #include <gtest/gtest.h>
@@ -210,6 +211,11 @@ std::string GangJob(const std::string& name, const std::string& extra) {
          "      resources: {cpu: 1, memory: 1Gi, accelerators: {flavor: gpu/nvidia/A100-80G, count: 1}}\n";
 }
 
+// The node's assignment as the long poll's route encodes it (no secret opened).
+json AssignmentOf(ControlPlane& cp, const std::string& node) {
+  return AssignmentJson(*cp.WaitAssignments(node, 0, 0ms), node, nullptr);
+}
+
 json TaskOf(const json& assignment, const std::string& id) {
   for (const auto& t : assignment["tasks"]) {
     if (t["taskId"] == id) return t;
@@ -229,7 +235,7 @@ TEST_F(ControlPlaneTest, GangFailureStopsTheOthersThenRetriesAfterBackoffWithRes
   Report("gpu-a", id + ".0.1.1", {{"phase", "Running"}});
   // One task fails: the controller stops its gang mate with the checkpoint signal and grace.
   Report("gpu-a", id + ".0.0.1", {{"phase", "Exited"}, {"exitCode", 3}, {"message", "exited 3"}});
-  json mate = TaskOf(json{{"tasks", (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks}}, id + ".0.1.1");
+  json mate = TaskOf(AssignmentOf(*cp_, "gpu-a"), id + ".0.1.1");
   ASSERT_FALSE(mate.is_null());
   EXPECT_EQ(mate["action"], "stop");
   EXPECT_EQ(mate["stopSignal"], "SIGUSR1");
@@ -248,7 +254,7 @@ TEST_F(ControlPlaneTest, GangFailureStopsTheOthersThenRetriesAfterBackoffWithRes
   json w = WorkloadViewJson(*cp_->GetWorkload(id));
   EXPECT_EQ(w["state"], "Admitted") << w.dump();
   EXPECT_EQ(w["failures"], 1);
-  json next = TaskOf(json{{"tasks", (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks}}, id + ".0.0.2");
+  json next = TaskOf(AssignmentOf(*cp_, "gpu-a"), id + ".0.0.2");
   ASSERT_FALSE(next.is_null());
   EXPECT_EQ(next["env"]["ABACUS_RESUME"], "1");
   EXPECT_EQ(next["env"]["ABACUS_ATTEMPT"], "2");
@@ -265,7 +271,7 @@ TEST_F(ControlPlaneTest, MaxRuntimeStopsTheJobAndFailsIt) {
   clock_.Advance(61min);
   cp_->WaitForCycle();  // the controller tick
   cp_->WaitForCycle();
-  json a = json{{"tasks", (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks}};
+  json a = AssignmentOf(*cp_, "gpu-a");
   EXPECT_EQ(TaskOf(a, id + ".0.0.1")["action"], "stop") << a.dump();
   Report("gpu-a", id + ".0.0.1", {{"phase", "Exited"}, {"signal", 15}, {"stopped", true}});
   Report("gpu-a", id + ".0.1.1", {{"phase", "Exited"}, {"signal", 15}, {"stopped", true}});
@@ -620,7 +626,7 @@ TEST_F(ControlPlaneTest, ExperimentPastItsTtlIsStoppedAndCancelled) {
   ASSERT_TRUE(cp_->AgentHeartbeat("gpu-a", json::object()).ok());  // the node stays alive
   cp_->WaitForCycle();
   cp_->WaitForCycle();
-  json a = json{{"tasks", (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks}};
+  json a = AssignmentOf(*cp_, "gpu-a");
   EXPECT_EQ(TaskOf(a, id + ".0.0.1")["action"], "stop") << a.dump();
   Report("gpu-a", id + ".0.0.1", {{"phase", "Exited"}, {"signal", 15}, {"stopped", true}});
   EXPECT_EQ(State(id), "Cancelled");
@@ -651,7 +657,7 @@ TEST_F(ControlPlaneTest, IdleExperimentGetsANoticeThenIsReclaimed) {
   json events = (*WorkloadEventsJson(cp_->Events(id)))["items"];
   for (const auto& e : events) types.push_back(e["type"]);
   EXPECT_NE(std::find(types.begin(), types.end(), "IdleNotice"), types.end()) << ::testing::PrintToString(types);
-  json a = json{{"tasks", (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks}};
+  json a = AssignmentOf(*cp_, "gpu-a");
   EXPECT_EQ(TaskOf(a, id + ".0.0.1")["action"], "stop") << a.dump();
 }
 
@@ -703,7 +709,7 @@ TEST_F(ControlPlaneTest, TemporaryQuotaUnderTheTenantLimitIsGrantedThenReclaimed
   ASSERT_TRUE(cp_->AgentHeartbeat("gpu-a", json::object()).ok());
   cp_->WaitForCycle();
   cp_->WaitForCycle();
-  json a = json{{"tasks", (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks}};
+  json a = AssignmentOf(*cp_, "gpu-a");
   EXPECT_EQ(TaskOf(a, id + ".0.0.1")["action"], "stop") << a.dump();
   Report("gpu-a", id + ".0.0.1", {{"phase", "Exited"}, {"signal", 15}, {"stopped", true}});
   EXPECT_EQ(State(id), "Cancelled");
@@ -800,7 +806,7 @@ TEST_F(ControlPlaneTest, AssignmentsCarryTheDataMounts) {
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   std::string id = (*r)[0]["id"];
   cp_->WaitForCycle();
-  json t = TaskOf(json{{"tasks", (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks}}, id + ".0.0.1");
+  json t = TaskOf(AssignmentOf(*cp_, "gpu-a"), id + ".0.0.1");
   ASSERT_FALSE(t.is_null());
   EXPECT_EQ(t["mounts"], json::parse(R"([{"path":"/data/corpus","mountPath":"/corpus","readOnly":true}])"));
 }
@@ -816,7 +822,8 @@ std::map<std::string, json> Assigned(ControlPlane& cp, const std::string& node) 
   std::map<std::string, json> out;
   auto answer = cp.WaitAssignments(node, 0, 0ms);
   if (!answer.ok()) return out;
-  for (const auto& t : answer->tasks) {
+  const json assignment = AssignmentJson(*answer, node, nullptr);
+  for (const auto& t : assignment["tasks"]) {
     if (t.value("action", "") == "run") out[t["taskId"].get<std::string>()] = t;
   }
   return out;
@@ -970,7 +977,7 @@ TEST_F(ControlPlaneTest, InferenceScalesUpOnMetricsInPlaceAndBackDown) {
   ASSERT_TRUE(cp_->ReportMetrics(id, json{{"samples", {{{"value", 3}, {"replica", 0}}, {{"value", 3}, {"replica", 1}}}}}).ok());
   clock_.Advance(1s);
   for (int i = 0; i < 3; ++i) cp_->WaitForCycle();
-  json stop = TaskOf(json{{"tasks", (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks}}, id + ".0.1.1");
+  json stop = TaskOf(AssignmentOf(*cp_, "gpu-a"), id + ".0.1.1");
   ASSERT_FALSE(stop.is_null());
   EXPECT_EQ(stop["action"], "stop");
   Report("gpu-a", id + ".0.1.1", {{"phase", "Exited"}, {"signal", 15}, {"stopped", true}});

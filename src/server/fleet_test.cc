@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/ids.h"
+#include "server/agent_api.h"
 #include "server/control_plane.h"
 #include "server/control_plane_fixture.h"
 #include "server/server_test_util.h"
@@ -67,7 +68,7 @@ TEST_F(FleetControlTest, CordonOutlivesHeartbeatsAndReregistration) {
   ASSERT_TRUE(cp_->CordonNode("gpu-a", true, "ann", "fan").ok());
   ASSERT_TRUE(cp_->AgentHeartbeat("gpu-a", json::object()).ok());
   json again = Node("gpu-a", false);
-  again["credential"] = (*reg)["nodeToken"];
+  again["credential"] = reg->node_token;
   ASSERT_TRUE(cp_->RegisterAgent(again, nullptr).ok());
   EXPECT_EQ(NodeState("gpu-a"), "Cordoned");
   json node = NodeJson(*cp_->GetNode("gpu-a"));
@@ -97,7 +98,7 @@ TEST_F(FleetControlTest, DrainStopsAgentWorkWithCheckpointSignalAndMetersItAsDra
   ASSERT_TRUE(drained.ok()) << drained.status().ToString();
   EXPECT_EQ(NodeJson(*drained)["schedulingState"], "Draining");
   EXPECT_EQ(State(id), "Preempting");  // training is preemptible: at once
-  json tasks = (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks;
+  json tasks = AssignmentJson(*cp_->WaitAssignments("gpu-a", 0, 0ms), "gpu-a", nullptr)["tasks"];
   ASSERT_EQ(tasks.size(), 1u) << tasks.dump();
   EXPECT_EQ(tasks[0]["stopSignal"], "SIGUSR1") << tasks.dump();
   Report("gpu-a", id + ".0.0.1", {{"phase", "Exited"}, {"stopped", true}, {"signal", 10}});
@@ -172,7 +173,7 @@ spec:
   const std::string id = (*r)[0]["id"];
   cp_->WaitForCycle();
   auto task_on = [&](const std::string& node) {
-    json tasks = (*cp_->WaitAssignments(node, 0, 0ms)).tasks;
+    json tasks = AssignmentJson(*cp_->WaitAssignments(node, 0, 0ms), node, nullptr)["tasks"];
     return tasks.size() == 1 ? tasks[0] : json();
   };
   const json on_a = task_on("gpu-a"), on_b = task_on("gpu-b");

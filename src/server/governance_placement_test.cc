@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <set>
 
+#include "server/agent_api.h"
 #include "server/control_plane.h"
 #include "server/desired_tasks.h"
 #include "server/read_views_json.h"
@@ -100,7 +101,7 @@ class AdmissionPlacementTest : public ::testing::Test {
   std::string NetworkOfTheOnlyTask() {
     auto tasks = cp_->WaitAssignments("agent-1", 0, std::chrono::milliseconds(0));
     if (!tasks.ok() || tasks->tasks.size() != 1) return "<none>";
-    return tasks->tasks[0].value("network", "");
+    return AssignmentJson(*tasks, "agent-1", nullptr)["tasks"][0].value("network", "");
   }
 
   std::filesystem::path dir_;

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "common/ids.h"
+#include "server/agent_api.h"
 #include "server/control_plane.h"
 #include "server/control_plane_fixture.h"
 #include "server/server_test_util.h"
@@ -59,7 +60,8 @@ class ServiceDrainTest : public testing_cp::ControlPlaneFixture {
   std::string Action(const std::string& task) {
     auto answer = cp_->WaitAssignments("n1", 0, 0ms);
     if (!answer.ok()) return "";
-    for (const json& t : answer->tasks) {
+    const json assignment = AssignmentJson(*answer, "n1", nullptr);
+    for (const json& t : assignment["tasks"]) {
       if (t.value("taskId", "") == task) return t.value("action", "");
     }
     return "";
