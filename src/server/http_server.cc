@@ -6,13 +6,13 @@
 #include <chrono>
 #include <optional>
 
-#include "common/build_info.h"
 #include "common/log.h"
 #include "common/nesting.h"
 #include "common/thread_name.h"
 #include "net/http_framing.h"
 #include "net/http_transport.h"
 #include "server/agent_api.h"
+#include "server/config_api.h"
 #include "server/error_detail.h"
 #include "server/evaluations_api.h"
 #include "server/fleet_api.h"
@@ -20,6 +20,7 @@
 #include "server/endpoints_api.h"
 #include "server/http_answer.h"
 #include "server/logs_api.h"
+#include "server/metering_api.h"
 #include "server/ui_routes.h"
 #include "server/watch_api.h"
 #include "server/read_views_json.h"
@@ -27,7 +28,6 @@
 #include "server/route_table.h"
 #include "server/shares_api.h"
 #include "server/whoami_api.h"
-#include "store/migration.h"
 
 namespace abacus::server {
 namespace {
@@ -394,49 +394,7 @@ void HttpServer::Routes() {
   t.Post("/api/v1/users", WithDryRun(AnyUser("apply", "user")), apply);
   t.Post("/api/v1/policies", WithDryRun(AnyUser("apply", "policy")), apply);
   t.Post("/api/v1/reservations", AnyUser("apply", "config"), apply);
-  struct ConfigRoute {
-    const char* path;
-    const char* kind;
-  };
-  for (ConfigRoute r : {ConfigRoute{"tenants", "tenant"}, ConfigRoute{"projects", "project"},
-                        ConfigRoute{"cohorts", "cohort"}, ConfigRoute{"priorityclasses", "priorityclass"},
-                        ConfigRoute{"pools", "pool"}, ConfigRoute{"clusters", "cluster"},
-                        ConfigRoute{"reservations", "reservation"}}) {
-    std::string kind = r.kind;
-    t.Get(std::string("/api/v1/") + r.path, AnyUser(),
-          [this, kind](const httplib::Request&, httplib::Response& res) {
-      SendJson(res, 200, FilterVisibleConfig(kind, ConfigListJson(cp_.ListConfig(kind))));
-    });
-    t.Get(std::string("/api/v1/") + r.path + "/(.+)", AnyUser(),
-          [this, kind](const httplib::Request& req, httplib::Response& res) {
-      Send(res, VisibleConfig(kind, ConfigItemJson(cp_.GetConfig(kind, req.matches[1]))));
-    });
-  }
-  t.Get("/api/v1/queues", AnyUser(), [this](const httplib::Request& req, httplib::Response& res) {
-    auto list = [this] { return FilterVisibleConfig("queue", QueuesJson(cp_.ListQueues())); };
-    if (IsWatchRequest(req)) return ServeListWatch(cp_, list, req, res);
-    SendJson(res, 200, list());
-  });
-  t.Get(R"(/api/v1/queues/([^/]+))", AnyUser(), [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, VisibleConfig("queue", QueueJson(cp_.GetQueue(req.matches[1]))));
-  });
-  // What this server is: any authenticated user may read it (`abacus version`).
-  t.Get("/api/v1/version", AnyUser(), [](const httplib::Request&, httplib::Response& res) {
-    SendJson(res, 200,
-             {{"version", std::string(BuildVersion())},
-              {"gitCommit", std::string(BuildCommit())},
-              {"buildDate", std::string(BuildDate())},
-              {"storeSchemaVersion", SqliteMigrations().empty() ? 0 : SqliteMigrations().back().version}});
-  });
-  t.Get("/api/v1/flavors", AnyUser(),
-        [this](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, FlavorsJson(cp_.ListFlavors())); });
-  t.Get("/api/v1/flavors/(.+)", AnyUser(), [this](const httplib::Request& req, httplib::Response& res) {
-    json all = FlavorsJson(cp_.ListFlavors());
-    for (auto& f : all["items"]) {
-      if (f["name"] == req.matches[1].str()) return SendJson(res, 200, f);
-    }
-    SendError(res, 404, "not_found", "flavor '" + req.matches[1].str() + "' not found");
-  });
+  AddConfigRoutes(t, cp_);  // the configuration reads, queues, flavors, version (config_api.h)
 
   // ---- nodes and devices
   t.Get("/api/v1/nodes", OnCluster(Action::kRead, "node"),
@@ -472,33 +430,8 @@ void HttpServer::Routes() {
   AddReservationRoutes(t, cp_);  // DELETE /api/v1/reservations/NAME (reservations_api.h)
   AddSharesRoutes(t, cp_);  // GET /api/v1/shares: fair share over time per queue (shares_api.h)
 
-  // ---- metering
-  t.Get("/api/v1/pricelists", OnCluster(Action::kRead, "node"),
-        [this](const httplib::Request&, httplib::Response& res) {
-    SendJson(res, 200, PriceListsJson(cp_.ListPriceLists()));
-  });
-  t.Get(R"(/api/v1/reports/([a-z]+))", Reports(),
-        [this](const httplib::Request& req, httplib::Response& res) {
-    ControlPlane::ReportQuery q;
-    q.from = Param(req, "from");
-    q.to = Param(req, "to");
-    q.by = Param(req, "by");
-    q.format = Param(req, "format");
-    q.prices = Param(req, "prices");
-    q.label_selector = Param(req, "labelSelector");
-    q.tenant_visible = RequestReportTenants();
-    if (req.has_param("threshold")) {
-      try {
-        q.threshold = std::stod(req.get_param_value("threshold"));
-      } catch (...) {
-        return SendError(res, 400, "invalid_argument", "threshold: expected a number like 0.05");
-      }
-    }
-    auto r = cp_.Report(req.matches[1], q);
-    if (!r.ok()) return SendStatus(res, r.status());
-    res.status = 200;
-    res.set_content(r->body, r->content_type);
-  });
+  // ---- metering: price lists, usage reports (metering_api.h)
+  AddMeteringRoutes(t, cp_);
 
   // ---- agents (docs/agent-protocol.md): register, status, heartbeat, logs, the long poll, node
   // reset (agent_api.h)
