@@ -1,10 +1,22 @@
 #include "server/assignments.h"
 
+#include <algorithm>
+
 #include "common/mutex.h"
 
 namespace abacus::server {
+namespace {
 
-using nlohmann::json;
+using TaskSet = std::map<std::string, std::shared_ptr<const PublishedTask>>;
+
+// True when `a` and `b` hold the same tasks (by value).
+bool SameTasks(const TaskSet& a, const TaskSet& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
+    return x.first == y.first && (x.second == y.second || *x.second == *y.second);
+  });
+}
+
+}  // namespace
 
 AssignmentBoard::AssignmentBoard(uint64_t first_version) : next_version_(first_version) {}
 
@@ -17,30 +29,35 @@ AssignmentBoard::NodeSet& AssignmentBoard::NodeLocked(const std::string& node) {
   return *slot;
 }
 
-void AssignmentBoard::Publish(const std::string& workload_id,
-                              const std::map<std::string, std::map<std::string, json>>& tasks) {
+void AssignmentBoard::Publish(const std::string& workload_id, NodeTasks tasks) {
+  // Shared before the lock: a node's unchanged tasks are then kept by reference.
+  std::map<std::string, TaskSet> shared;
+  for (auto& [node, list] : tasks) {
+    TaskSet& set = shared[node];
+    for (auto& [id, t] : list) set.emplace(id, std::make_shared<const PublishedTask>(std::move(t)));
+  }
   MutexLock lock(mu_);
   std::set<std::string>& had = nodes_of_[workload_id];
   std::set<std::string> touched = had;
-  for (const auto& [node, _] : tasks) touched.insert(node);
+  for (const auto& [node, _] : shared) touched.insert(node);
   const std::string prefix = workload_id + ".";
   for (const std::string& node : touched) {
     NodeSet& set = NodeLocked(node);
-    std::map<std::string, json> next;
+    TaskSet next;
     for (auto& [id, t] : set.tasks) {
       if (id.compare(0, prefix.size(), prefix) != 0) next.emplace(id, t);
     }
-    if (auto it = tasks.find(node); it != tasks.end()) {
+    if (auto it = shared.find(node); it != shared.end()) {
       for (const auto& [id, t] : it->second) next[id] = t;
     }
-    if (next != set.tasks) {
+    if (!SameTasks(next, set.tasks)) {
       set.tasks = std::move(next);
       set.version = next_version_++;
       set.changed.notify_all();
     }
   }
   had.clear();
-  for (const auto& [node, list] : tasks) {
+  for (const auto& [node, list] : shared) {
     if (!list.empty()) had.insert(node);
   }
   if (had.empty()) nodes_of_.erase(workload_id);
@@ -58,6 +75,7 @@ void AssignmentBoard::DropNode(const std::string& node) {
 AssignmentBoard::Answer AssignmentBoard::AnswerLocked(const NodeSet& set) const {
   Answer a;
   a.version = set.version;
+  a.tasks.reserve(set.tasks.size());
   for (const auto& [id, t] : set.tasks) a.tasks.push_back(t);
   return a;
 }

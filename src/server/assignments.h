@@ -2,7 +2,8 @@
 // GET /api/v1/agent/assignments (docs/agent-protocol.md). The loop thread publishes a workload's
 // tasks after its decisions are committed; HTTP threads wait on one node's set. Versions start at
 // the server's start time in microseconds, so a version from a previous server life never matches.
-// Thread-safe.
+// The board holds each task typed (wire::TaskAssignment, with its secret references beside it);
+// the long poll's route encodes the answer (agent_api.cc). Thread-safe.
 #pragma once
 
 #include <chrono>
@@ -11,28 +12,53 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "common/mutex.h"
+#include "wire/assignment.h"
+#include "workload/workload.h"
 
 namespace abacus::server {
+
+// The secrets a task's values are opened from when its answer leaves (SecretVault::FillAssignment):
+// the workload's project and the references of its spec. Never sent.
+struct SecretReferences {
+  std::string project;
+  std::vector<SecretEnvVar> env;
+  std::vector<std::string> env_from;
+  std::vector<SecretMount> mounts;
+  bool operator==(const SecretReferences&) const = default;
+};
+
+// One task on the board: what the agent is sent, and the secret references its values are
+// opened from (none: the workload names no secret).
+struct PublishedTask {
+  wire::TaskAssignment task;
+  std::optional<SecretReferences> secrets;
+  bool operator==(const PublishedTask&) const = default;
+};
+
+// node → task id → task: what DesiredTasks builds for one workload.
+using NodeTasks = std::map<std::string, std::map<std::string, PublishedTask>>;
 
 class AssignmentBoard {
  public:
   explicit AssignmentBoard(uint64_t first_version);
 
-  // Replaces every task of `workload_id` by `tasks` (node → task id → assignment JSON); bumps the
-  // version of each node whose set changed and wakes its pollers.
-  void Publish(const std::string& workload_id, const std::map<std::string, std::map<std::string, nlohmann::json>>& tasks);
+  // Replaces every task of `workload_id` by `tasks`; bumps the version of each node whose set
+  // changed and wakes its pollers.
+  void Publish(const std::string& workload_id, NodeTasks tasks);
   // Forgets a node's set (the node was deleted); its pollers get an empty set.
   void DropNode(const std::string& node);
 
+  // A node's set: its tasks by task id, shared with the board (never changed once published).
   struct Answer {
     uint64_t version = 0;
-    nlohmann::json tasks = nlohmann::json::array();
+    std::vector<std::shared_ptr<const PublishedTask>> tasks;
   };
   // Returns `node`'s set at once when its version differs from `after`; otherwise waits up to
   // `timeout` for a change (or Shutdown) and returns the set then.
@@ -45,7 +71,7 @@ class AssignmentBoard {
  private:
   struct NodeSet {
     uint64_t version = 0;
-    std::map<std::string, nlohmann::json> tasks;  // by task id
+    std::map<std::string, std::shared_ptr<const PublishedTask>> tasks;  // by task id
     std::condition_variable changed;
   };
   NodeSet& NodeLocked(const std::string& node) REQUIRES(mu_);

@@ -36,6 +36,7 @@
 #include "meter/price_list.h"
 #include "meter/usage_ledger.h"
 #include "sched/scheduler.h"
+#include "server/agent_answers.h"
 #include "server/assignments.h"
 #include "server/audit_watch.h"
 #include "server/auth.h"
@@ -55,11 +56,8 @@
 #include "store/data_folder_lock.h"
 #include "store/store.h"
 #include "workload/label_selector.h"
+#include "wire/agent_protocol.h"
 #include "wire/task_phase.h"
-
-namespace abacus::wire {
-struct TaskStatus;
-}  // namespace abacus::wire
 
 namespace abacus::server {
 
@@ -258,20 +256,20 @@ class ControlPlane {
   // ---- agents (docs/agent-protocol.md); `node` is the node of the caller's credential.
   // Registers or re-registers a node run by an agent; returns its credential. A node registered
   // by an agent is registered again only with its credential (`"credential"` in the request):
-  // FailedPrecondition otherwise (docs/agent-protocol.md).
-  Result<nlohmann::json> RegisterAgent(const nlohmann::json& request, RequestContext* context = nullptr);
+  // FailedPrecondition otherwise (docs/agent-protocol.md). `context`: the request (null: none).
+  Result<wire::RegisterAnswer> RegisterAgent(const nlohmann::json& request, RequestContext* context);
   // Revokes an agent node's credential (POST /api/v1/nodes/{name}/reset, admins): a replaced
   // machine may then register under its name with the join token. NotFound; FailedPrecondition
-  // for a node no agent runs.
-  Result<nlohmann::json> ResetNode(const std::string& name, RequestContext* context = nullptr);
+  // for a node no agent runs. `context`: the request (null: none).
+  Result<NodeResetAnswer> ResetNode(const std::string& name, RequestContext* context);
   // Queues task status reports for the loop; answers at once (agents re-report until the task
   // leaves their assignment, so nothing is lost if the server stops before the commit).
-  Result<nlohmann::json> AgentStatus(const std::string& node, const nlohmann::json& body);
+  Result<AgentStatusAnswer> AgentStatus(const std::string& node, const nlohmann::json& body);
   // Records liveness, device health and utilization, and re-reported task statuses.
-  Result<nlohmann::json> AgentHeartbeat(const std::string& node, const nlohmann::json& body);
-  // Appends shipped task output to DATA/logs/<task id>.<stream>; {"ok","size"}, or
-  // {"conflict": true, "size", "message"} when the offset is past the stored size.
-  Result<nlohmann::json> AgentLogs(const std::string& node, const nlohmann::json& body);
+  Status AgentHeartbeat(const std::string& node, const nlohmann::json& body);
+  // Appends shipped task output to DATA/logs/<task id>.<stream>; the stored size, with the
+  // conflict set when the offset is past it.
+  Result<AgentLogsAnswer> AgentLogs(const std::string& node, const nlohmann::json& body);
   // The node's assignment: at once when its version differs from `after`, else after a change
   // or `timeout`.
   Result<AssignmentBoard::Answer> WaitAssignments(const std::string& node, uint64_t after,
@@ -412,8 +410,8 @@ class ControlPlane {
   // `also`: workloads to reconcile without a report (the controller tick).
   void ProcessTaskReports(const std::vector<TaskReport>& reports, const std::vector<std::string>* also = nullptr);
   // Queues the statuses `node`'s agent sent (status report or heartbeat) for the loop;
-  // {"ok": true, "unknown": [task ids that name no task]}.
-  nlohmann::json QueueTaskStatuses(const std::string& node, const std::vector<wire::TaskStatus>& tasks);
+  // the answer lists the task ids that name no task.
+  AgentStatusAnswer QueueTaskStatuses(const std::string& node, const std::vector<wire::TaskStatus>& tasks);
   // ---- controllers (controllers.cc)
   // Whether any task of `r` is placed on an agent node (the others never run).
   bool HasAgentTasks(const WorkloadRecord& r) const;

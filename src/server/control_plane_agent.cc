@@ -81,7 +81,7 @@ json WithNodeUniqueIndexes(json devices) {
 
 }  // namespace
 
-Result<json> ControlPlane::RegisterAgent(const json& request, RequestContext* context) {
+Result<wire::RegisterAnswer> ControlPlane::RegisterAgent(const json& request, RequestContext* context) {
   // The registration's own fields (wire/agent_protocol.h); the node's description is read by the
   // node record codec, without the credential (never stored, never in the node record).
   json body = request;
@@ -108,7 +108,8 @@ Result<json> ControlPlane::RegisterAgent(const json& request, RequestContext* co
     tr.message = t.message.empty() && t.phase == wire::TaskPhase::kLost ? "agent restarted while the task ran" : t.message;
     reported.push_back(std::move(tr));
   }
-  return RunOnLoop(context, [this, node, reported, presented](PendingRequestAudit* audit) -> Result<json> {
+  auto answer = std::make_shared<wire::RegisterAnswer>();  // filled on the loop
+  Result<json> done = RunOnLoop(context, [this, node, reported, presented, answer](PendingRequestAudit* audit) -> Result<json> {
     Time now = clock_.Now();
     const NodeRecord* before = ledger_.FindNode(node->node.name);
     // A registered agent node is taken over only by proving to be it: its credential. (The join
@@ -155,15 +156,18 @@ Result<json> ControlPlane::RegisterAgent(const json& request, RequestContext* co
     FailOverTasksOnBadDevices(node->node.name);
     ABACUS_LOG_INFO("agent node {} {}: {} devices, {}m CPU", node->node.name, event, node->node.devices.size(),
                     node->node.cpu_milli);
-    return wire::ToJson(wire::RegisterAnswer{
+    *answer = wire::RegisterAnswer{
         node->node.name, token,
         static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(options_.heartbeat_interval).count()),
-        static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(options_.node_timeout).count())});
+        static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(options_.node_timeout).count())};
+    return json::object();
   });
+  if (!done.ok()) return done.status();
+  return std::move(*answer);
 }
 
-Result<json> ControlPlane::ResetNode(const std::string& name, RequestContext* context) {
-  return RunOnLoop(context, [this, name](PendingRequestAudit* audit) -> Result<json> {
+Result<NodeResetAnswer> ControlPlane::ResetNode(const std::string& name, RequestContext* context) {
+  Result<json> done = RunOnLoop(context, [this, name](PendingRequestAudit* audit) -> Result<json> {
     const NodeRecord* cur = ledger_.FindNode(name);
     if (cur == nullptr) return NotFound("node '" + name + "' not found");
     if (!cur->agent) return FailedPrecondition("node " + name + " is not run by an agent: it has no credential to reset");
@@ -175,22 +179,22 @@ Result<json> ControlPlane::ResetNode(const std::string& name, RequestContext* co
                                       audit));
     if (tokens_ != nullptr) tokens_->SetNodeCredential(name, "");
     ABACUS_LOG_WARN("node {}: credential reset by an admin; the next registration under its name is accepted", name);
-    return json{{"node", name},
-                {"reset", true},
-                {"message", "node " + name + "'s credential is revoked; an agent may now register as " + name +
-                                " with the join token"}};
+    return json::object();
   });
+  if (!done.ok()) return done.status();
+  return NodeResetAnswer{name, "node " + name + "'s credential is revoked; an agent may now register as " + name +
+                                   " with the join token"};
 }
 
 // ---------------------------------------------------------------- reports
 
-json ControlPlane::QueueTaskStatuses(const std::string& node, const std::vector<wire::TaskStatus>& tasks) {
+AgentStatusAnswer ControlPlane::QueueTaskStatuses(const std::string& node, const std::vector<wire::TaskStatus>& tasks) {
   std::vector<TaskReport> reports;
-  json unknown = json::array();
+  AgentStatusAnswer answer;
   Time now = clock_.Now();
   for (const wire::TaskStatus& t : tasks) {
     if (!ParseTaskId(t.task_id).ok()) {
-      unknown.push_back(t.task_id);
+      answer.unknown.push_back(t.task_id);
       continue;
     }
     TaskReport r;
@@ -231,16 +235,16 @@ json ControlPlane::QueueTaskStatuses(const std::string& node, const std::vector<
     }
     loop_cv_.notify_one();
   }
-  return json{{"ok", true}, {"unknown", unknown}};
+  return answer;
 }
 
-Result<json> ControlPlane::AgentStatus(const std::string& node, const json& body) {
+Result<AgentStatusAnswer> ControlPlane::AgentStatus(const std::string& node, const json& body) {
   TouchNode(node);
   ABACUS_ASSIGN_OR_RETURN(wire::StatusReport report, wire::ParseStatusReport(body));
   return QueueTaskStatuses(node, report.tasks);
 }
 
-Result<json> ControlPlane::AgentHeartbeat(const std::string& node, const json& body) {
+Status ControlPlane::AgentHeartbeat(const std::string& node, const json& body) {
   TouchNode(node);
   {
     ReaderLock lock(state_mu_);
@@ -312,7 +316,7 @@ Result<json> ControlPlane::AgentHeartbeat(const std::string& node, const json& b
   }
   // Re-reported statuses are applied like status reports (unchanged ones cost a lookup).
   if (!beat.tasks.empty()) QueueTaskStatuses(node, beat.tasks);
-  return json{{"ok", true}};
+  return Status::OK();
 }
 
 Result<AssignmentBoard::Answer> ControlPlane::WaitAssignments(const std::string& node, uint64_t after,

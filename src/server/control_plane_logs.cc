@@ -37,7 +37,7 @@ Result<std::string> DecodeBase64(const std::string& in) {
 
 // ---------------------------------------------------------------- logs
 
-Result<json> ControlPlane::AgentLogs(const std::string& node, const json& body) {
+Result<AgentLogsAnswer> ControlPlane::AgentLogs(const std::string& node, const json& body) {
   TouchNode(node);
   if (!body.is_object()) return InvalidArgument("expected a JSON object");
   std::string task_id = body.value("taskId", "");
@@ -74,12 +74,11 @@ Result<json> ControlPlane::AgentLogs(const std::string& node, const json& body) 
   int64_t size = 0;
   if (std::filesystem::exists(file, ec)) size = static_cast<int64_t>(std::filesystem::file_size(file, ec));
   // Past the bound the output is taken and dropped, so that the agent moves on.
-  if (limit > 0 && size >= limit) return json{{"ok", true}, {"size", size}, {"truncated", true}};
+  if (limit > 0 && size >= limit) return AgentLogsAnswer{size, true, std::nullopt};
   if (offset > size) {
-    return json{{"conflict", true},
-                {"size", size},
-                {"message", "offset " + std::to_string(offset) + " is past the stored size " + std::to_string(size) +
-                                "; resend from " + std::to_string(size)}};
+    return AgentLogsAnswer{size, false,
+                           "offset " + std::to_string(offset) + " is past the stored size " + std::to_string(size) +
+                               "; resend from " + std::to_string(size)};
   }
   size_t skip = static_cast<size_t>(size - offset);
   bool truncated = false;
@@ -95,9 +94,7 @@ Result<json> ControlPlane::AgentLogs(const std::string& node, const json& body) 
     size += static_cast<int64_t>(n);
     feed_->Record("tasklog", task_id);  // wakes `abacus logs -f` (logs_api.cc) at the next publish
   }
-  json answer = {{"ok", true}, {"size", size}};
-  if (truncated) answer["truncated"] = true;
-  return answer;
+  return AgentLogsAnswer{size, truncated, std::nullopt};
 }
 
 Result<TaskLogView> ControlPlane::Logs(const std::string& id_or_name, const std::string& task,

@@ -1,5 +1,6 @@
 // ControlPlane on a manual clock, without HTTP: incremental scheduling, agent task reports,
 // metering (usage intervals committed with the transitions, prices, restart) and node liveness.
+#include "server/agent_api.h"
 #include "server/control_plane.h"
 
 #include <gtest/gtest.h>
@@ -62,7 +63,7 @@ class ControlPlaneTest : public testing_cp::ControlPlaneFixture {
 };
 
 TEST_F(ControlPlaneTest, ParkedWorkloadWaitsUntilCapacityFreesThenIsAdmitted) {
-  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr).ok());
   std::string big = Submit("big", 2);
   EXPECT_EQ(State(big), "Admitted");
   std::string next = Submit("next", 1);
@@ -81,7 +82,7 @@ TEST_F(ControlPlaneTest, ParkedWorkloadWaitsUntilCapacityFreesThenIsAdmitted) {
 // full scans) rather than scanning the ledger: one admitted in an earlier cycle, or loaded at a
 // restart, still counts against the quota of the fresh ones.
 TEST_F(ControlPlaneTest, IncrementalCyclesCountEveryHolderAcrossCyclesAndRestarts) {
-  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr).ok());
   std::string first = Submit("first", 1);
   ASSERT_EQ(State(first), "Admitted");
   std::string second = Submit("second", 1);
@@ -106,7 +107,7 @@ TEST_F(ControlPlaneTest, IncrementalCyclesCountEveryHolderAcrossCyclesAndRestart
 }
 
 TEST_F(ControlPlaneTest, UsageIsMeteredFromAdmissionToReleaseAndPricedOverTime) {
-  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr).ok());
   std::string id = Submit("ft", 2);
   ASSERT_EQ(State(id), "Admitted");
   clock_.Advance(1h);
@@ -133,7 +134,7 @@ TEST_F(ControlPlaneTest, UsageIsMeteredFromAdmissionToReleaseAndPricedOverTime) 
 }
 
 TEST_F(ControlPlaneTest, RestartKeepsOneOpenIntervalPerHeldAllocation) {
-  auto registered = cp_->RegisterAgent(AgentNode("gpu-a", 2));
+  auto registered = cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr);
   ASSERT_TRUE(registered.ok());
   std::string id = Submit("long", 1);
   ASSERT_EQ(State(id), "Admitted");
@@ -143,8 +144,8 @@ TEST_F(ControlPlaneTest, RestartKeepsOneOpenIntervalPerHeldAllocation) {
   EXPECT_EQ(State(id), "Admitted");
   clock_.Advance(1h);
   json again = AgentNode("gpu-a", 2);
-  again["credential"] = (*registered)["nodeToken"];  // the agent proves it is the node
-  ASSERT_TRUE(cp_->RegisterAgent(again).ok());
+  again["credential"] = registered->node_token;  // the agent proves it is the node
+  ASSERT_TRUE(cp_->RegisterAgent(again, nullptr).ok());
   Report("gpu-a", id + ".0.0.1", {{"phase", "Exited"}, {"exitCode", 0}});
   json usage = Usage("workload");
   ASSERT_EQ(usage["rows"].size(), 1u) << usage.dump();
@@ -154,7 +155,7 @@ TEST_F(ControlPlaneTest, RestartKeepsOneOpenIntervalPerHeldAllocation) {
 TEST_F(ControlPlaneTest, SilentAgentNodeIsLostOnTheClockAndItsWorkRequeued) {
   cp_.reset();
   Open(30s);
-  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr).ok());
   std::string id = Submit("job", 1);
   Report("gpu-a", id + ".0.0.1", {{"phase", "Running"}});
   clock_.Advance(31s);
@@ -185,7 +186,7 @@ TEST_F(ControlPlaneTest, SilentAgentNodeIsLostOnTheClockAndItsWorkRequeued) {
 // not by words in its message. A task lost with its node ("NodeLost") whose message says nothing
 // of a loss was metered as "Preempted" (the message did not contain " lost: ").
 TEST_F(ControlPlaneTest, UsageEndsByTheRequeuesReasonNotItsMessage) {
-  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr).ok());
   std::string id = Submit("lost", 1);
   ASSERT_EQ(State(id), "Admitted");
   Report("gpu-a", id + ".0.0.1", {{"phase", "Running"}});
@@ -210,6 +211,11 @@ std::string GangJob(const std::string& name, const std::string& extra) {
          "      resources: {cpu: 1, memory: 1Gi, accelerators: {flavor: gpu/nvidia/A100-80G, count: 1}}\n";
 }
 
+// The node's assignment as the long poll's route encodes it (no secret opened).
+json AssignmentOf(ControlPlane& cp, const std::string& node) {
+  return AssignmentJson(*cp.WaitAssignments(node, 0, 0ms), node, nullptr);
+}
+
 json TaskOf(const json& assignment, const std::string& id) {
   for (const auto& t : assignment["tasks"]) {
     if (t["taskId"] == id) return t;
@@ -218,7 +224,7 @@ json TaskOf(const json& assignment, const std::string& id) {
 }
 
 TEST_F(ControlPlaneTest, GangFailureStopsTheOthersThenRetriesAfterBackoffWithResume) {
-  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr).ok());
   auto r = cp_->Submit(GangJob("gang", "  checkpoint: {signal: SIGUSR1, graceSeconds: 60}\n"
                                        "  restartPolicy: {maxRetries: 1, backoffSeconds: 10}\n"),
                        false, "gang.yaml");
@@ -229,7 +235,7 @@ TEST_F(ControlPlaneTest, GangFailureStopsTheOthersThenRetriesAfterBackoffWithRes
   Report("gpu-a", id + ".0.1.1", {{"phase", "Running"}});
   // One task fails: the controller stops its gang mate with the checkpoint signal and grace.
   Report("gpu-a", id + ".0.0.1", {{"phase", "Exited"}, {"exitCode", 3}, {"message", "exited 3"}});
-  json mate = TaskOf(json{{"tasks", (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks}}, id + ".0.1.1");
+  json mate = TaskOf(AssignmentOf(*cp_, "gpu-a"), id + ".0.1.1");
   ASSERT_FALSE(mate.is_null());
   EXPECT_EQ(mate["action"], "stop");
   EXPECT_EQ(mate["stopSignal"], "SIGUSR1");
@@ -248,14 +254,14 @@ TEST_F(ControlPlaneTest, GangFailureStopsTheOthersThenRetriesAfterBackoffWithRes
   json w = WorkloadViewJson(*cp_->GetWorkload(id));
   EXPECT_EQ(w["state"], "Admitted") << w.dump();
   EXPECT_EQ(w["failures"], 1);
-  json next = TaskOf(json{{"tasks", (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks}}, id + ".0.0.2");
+  json next = TaskOf(AssignmentOf(*cp_, "gpu-a"), id + ".0.0.2");
   ASSERT_FALSE(next.is_null());
   EXPECT_EQ(next["env"]["ABACUS_RESUME"], "1");
   EXPECT_EQ(next["env"]["ABACUS_ATTEMPT"], "2");
 }
 
 TEST_F(ControlPlaneTest, MaxRuntimeStopsTheJobAndFailsIt) {
-  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr).ok());
   auto r = cp_->Submit(GangJob("capped", "  maxRuntime: 1h\n"), false, "capped.yaml");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   std::string id = r->answer.submitted[0].id;
@@ -265,7 +271,7 @@ TEST_F(ControlPlaneTest, MaxRuntimeStopsTheJobAndFailsIt) {
   clock_.Advance(61min);
   cp_->WaitForCycle();  // the controller tick
   cp_->WaitForCycle();
-  json a = json{{"tasks", (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks}};
+  json a = AssignmentOf(*cp_, "gpu-a");
   EXPECT_EQ(TaskOf(a, id + ".0.0.1")["action"], "stop") << a.dump();
   Report("gpu-a", id + ".0.0.1", {{"phase", "Exited"}, {"signal", 15}, {"stopped", true}});
   Report("gpu-a", id + ".0.1.1", {{"phase", "Exited"}, {"signal", 15}, {"stopped", true}});
@@ -386,7 +392,7 @@ double SampleValue(const std::map<std::string, Family>& families, const std::str
 // GET /api/v1/nodes: each device carries its agent's last reported utilization and its holders
 // as the caller sees them; a caller that may not see the workload gets only hiddenMilli.
 TEST_F(ControlPlaneTest, NodeDevicesCarryUtilizationAndHoldersAsTheCallerSeesThem) {
-  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr).ok());
   std::string id = Submit("ft", 1);
   ASSERT_TRUE(cp_->AgentHeartbeat("gpu-a", json{{"devices", {{{"index", 0}, {"utilization", 0.75}}}}}).ok());
   json node = NodeJson(*cp_->GetNode("gpu-a"));
@@ -406,7 +412,7 @@ TEST_F(ControlPlaneTest, NodeDevicesCarryUtilizationAndHoldersAsTheCallerSeesThe
 }
 
 TEST_F(ControlPlaneTest, MetricsAreValidPrometheusTextWithTheIssueFamilies) {
-  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr).ok());
   std::string id = Submit("ft", 2);
   ASSERT_TRUE(cp_->AgentHeartbeat("gpu-a", json{{"devices", {{{"index", 0}, {"utilization", 0.5}}}}}).ok());
   Report("gpu-a", id + ".0.0.1", {{"phase", "Exited"}, {"exitCode", 0}});
@@ -441,8 +447,8 @@ namespace {
 // Issue 24: a task group's placement rules go from the YAML through the ledger to the scheduler:
 // with maxPerNode 1 the two replicas land on two nodes (binpacking alone puts both on one).
 TEST_F(ControlPlaneTest, MaxPerNodeSpreadsTheReplicasOfASubmittedWorkloadOverNodes) {
-  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
-  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-b", 2)).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-b", 2), nullptr).ok());
   auto submit = [&](const std::string& name, const std::string& placement) {
     auto r = cp_->Submit("kind: TrainingJob\nname: " + name +
                              "\nproject: acme/ml\nqueue: train\nspec:\n  command: [\"true\"]\n  taskGroups:\n"
@@ -465,7 +471,7 @@ TEST_F(ControlPlaneTest, MaxPerNodeSpreadsTheReplicasOfASubmittedWorkloadOverNod
 // Issue 25: admission attempts, controller actions, evictions and inference replicas are in
 // /metrics, counted once their batch committed.
 TEST_F(ControlPlaneTest, MetricsCountAttemptsControllerActionsEvictionsAndReplicas) {
-  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr).ok());
   std::string id = Submit("lost", 1);
   Report("gpu-a", id + ".0.0.1", {{"phase", "Running"}});
   Report("gpu-a", id + ".0.0.1", {{"phase", "Lost"}, {"lostReason", "NodeLost"}, {"message", "connection reset"}});
@@ -528,7 +534,7 @@ spec:
   std::string id = r->answer.submitted[0].id;
   cp_->WaitForCycle();
   clock_.Advance(2h);
-  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr).ok());
   cp_->WaitForCycle();
   ASSERT_EQ(State(id), "Admitted");
   ControlPlane::ReportQuery q;
@@ -551,7 +557,7 @@ namespace abacus::server {
 namespace {
 
 TEST_F(ControlPlaneTest, SchedulerAndControllerDecisionsJoinTheAuditChain) {
-  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr).ok());
   std::string id = Submit("audited", 1);
   ASSERT_EQ(State(id), "Admitted");
   Report("gpu-a", id + ".0.0.1", {{"phase", "Exited"}, {"exitCode", 2}, {"message", "exited 2"}});
@@ -575,7 +581,7 @@ TEST_F(ControlPlaneTest, SchedulerAndControllerDecisionsJoinTheAuditChain) {
 // "admit" used to commit anyway and lose their entries; now neither happens, before or after a
 // restart (the agent reports again; the cycle tries again).
 TEST_F(ControlPlaneTest, ADecisionCommitsWithItsAuditEntryOrNotAtAll) {
-  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr).ok());
   std::string holder = Submit("holder", 2);
   ASSERT_EQ(State(holder), "Admitted");
   std::string waiter = Submit("waiter", 1);
@@ -609,7 +615,7 @@ std::string ExperimentYaml(const std::string& name, const std::string& extra) {
 }
 
 TEST_F(ControlPlaneTest, ExperimentPastItsTtlIsStoppedAndCancelled) {
-  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr).ok());
   auto r = cp_->Submit(ExperimentYaml("nb", "  ttl: 1h\n"), false, "nb.yaml");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   std::string id = r->answer.submitted[0].id;
@@ -620,7 +626,7 @@ TEST_F(ControlPlaneTest, ExperimentPastItsTtlIsStoppedAndCancelled) {
   ASSERT_TRUE(cp_->AgentHeartbeat("gpu-a", json::object()).ok());  // the node stays alive
   cp_->WaitForCycle();
   cp_->WaitForCycle();
-  json a = json{{"tasks", (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks}};
+  json a = AssignmentOf(*cp_, "gpu-a");
   EXPECT_EQ(TaskOf(a, id + ".0.0.1")["action"], "stop") << a.dump();
   Report("gpu-a", id + ".0.0.1", {{"phase", "Exited"}, {"signal", 15}, {"stopped", true}});
   EXPECT_EQ(State(id), "Cancelled");
@@ -631,7 +637,7 @@ TEST_F(ControlPlaneTest, ExperimentPastItsTtlIsStoppedAndCancelled) {
 }
 
 TEST_F(ControlPlaneTest, IdleExperimentGetsANoticeThenIsReclaimed) {
-  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr).ok());
   auto r = cp_->Submit(
       ExperimentYaml("idle-nb", "  idle: {utilizationBelowPercent: 5, windowSeconds: 600, noticeSeconds: 300}\n"),
       false, "idle.yaml");
@@ -651,7 +657,7 @@ TEST_F(ControlPlaneTest, IdleExperimentGetsANoticeThenIsReclaimed) {
   json events = (*WorkloadEventsJson(cp_->Events(id)))["items"];
   for (const auto& e : events) types.push_back(e["type"]);
   EXPECT_NE(std::find(types.begin(), types.end(), "IdleNotice"), types.end()) << ::testing::PrintToString(types);
-  json a = json{{"tasks", (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks}};
+  json a = AssignmentOf(*cp_, "gpu-a");
   EXPECT_EQ(TaskOf(a, id + ".0.0.1")["action"], "stop") << a.dump();
 }
 
@@ -678,7 +684,7 @@ TEST_F(ControlPlaneTest, TemporaryQuotaUnderTheTenantLimitIsGrantedThenReclaimed
                          "  - {resource: gpu/nvidia/A100-80G, amount: 1}\n",
                          false, "acme.yaml")
                   .ok());
-  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 4)).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 4), nullptr).ok());
   std::string full = Submit("full", 2);  // the queue's nominal 2 GPUs are taken
   ASSERT_EQ(State(full), "Admitted");
   auto r = cp_->Submit(ExperimentYaml("nb", kTemporaryQuota), false, "nb.yaml");
@@ -703,7 +709,7 @@ TEST_F(ControlPlaneTest, TemporaryQuotaUnderTheTenantLimitIsGrantedThenReclaimed
   ASSERT_TRUE(cp_->AgentHeartbeat("gpu-a", json::object()).ok());
   cp_->WaitForCycle();
   cp_->WaitForCycle();
-  json a = json{{"tasks", (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks}};
+  json a = AssignmentOf(*cp_, "gpu-a");
   EXPECT_EQ(TaskOf(a, id + ".0.0.1")["action"], "stop") << a.dump();
   Report("gpu-a", id + ".0.0.1", {{"phase", "Exited"}, {"signal", 15}, {"stopped", true}});
   EXPECT_EQ(State(id), "Cancelled");
@@ -713,7 +719,7 @@ TEST_F(ControlPlaneTest, TemporaryQuotaUnderTheTenantLimitIsGrantedThenReclaimed
 }
 
 TEST_F(ControlPlaneTest, TemporaryQuotaAboveTheLimitWaitsForATenantAdmin) {
-  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 4)).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 4), nullptr).ok());
   std::string full = Submit("full", 2);
   ASSERT_EQ(State(full), "Admitted");
   std::vector<std::string> ids;
@@ -759,8 +765,8 @@ TEST_F(ControlPlaneTest, ClustersAreLedgerObjectsAndQueuesLimitOrPreferThem) {
   json east = AgentNode("gpu-east", 4), west = AgentNode("gpu-west", 8);
   east["cluster"] = "east";
   west["cluster"] = "west";
-  ASSERT_TRUE(cp_->RegisterAgent(east).ok());
-  ASSERT_TRUE(cp_->RegisterAgent(west).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(east, nullptr).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(west, nullptr).ok());
   json clusters = ClustersJson(cp_->ListClusters())["items"];
   ASSERT_EQ(clusters.size(), 2u) << clusters.dump();
   EXPECT_EQ(clusters[0]["name"], "east");
@@ -795,12 +801,12 @@ TEST_F(ControlPlaneTest, ClustersAreLedgerObjectsAndQueuesLimitOrPreferThem) {
 }
 
 TEST_F(ControlPlaneTest, AssignmentsCarryTheDataMounts) {
-  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr).ok());
   auto r = cp_->Submit(GangJob("mounted", "  mounts: [{path: /data/corpus, mountPath: /corpus}]\n"), false, "m.yaml");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   std::string id = r->answer.submitted[0].id;
   cp_->WaitForCycle();
-  json t = TaskOf(json{{"tasks", (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks}}, id + ".0.0.1");
+  json t = TaskOf(AssignmentOf(*cp_, "gpu-a"), id + ".0.0.1");
   ASSERT_FALSE(t.is_null());
   EXPECT_EQ(t["mounts"], json::parse(R"([{"path":"/data/corpus","mountPath":"/corpus","readOnly":true}])"));
 }
@@ -816,7 +822,8 @@ std::map<std::string, json> Assigned(ControlPlane& cp, const std::string& node) 
   std::map<std::string, json> out;
   auto answer = cp.WaitAssignments(node, 0, 0ms);
   if (!answer.ok()) return out;
-  for (const auto& t : answer->tasks) {
+  const json assignment = AssignmentJson(*answer, node, nullptr);
+  for (const auto& t : assignment["tasks"]) {
     if (t.value("action", "") == "run") out[t["taskId"].get<std::string>()] = t;
   }
   return out;
@@ -836,7 +843,7 @@ bool HasEvent(ControlPlane& cp, const std::string& id, const std::string& type) 
 }
 
 TEST_F(ControlPlaneTest, BatchArrayRunsIndexesInSlotsReusesThemAndReleasesTheLast) {
-  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr).ok());
   auto r = cp_->Submit(R"(kind: BatchJob
 name: sweep
 project: acme/ml
@@ -880,8 +887,8 @@ spec:
 TEST_F(ControlPlaneTest, BatchSlotLostWithItsNodeIsPlacedAgainElsewhere) {
   cp_.reset();
   Open(30s);
-  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 1)).ok());
-  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-b", 1)).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 1), nullptr).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-b", 1), nullptr).ok());
   auto r = cp_->Submit(R"(kind: BatchJob
 name: one
 project: acme/ml
@@ -937,7 +944,7 @@ spec:
 )";
 
 TEST_F(ControlPlaneTest, InferenceScalesUpOnMetricsInPlaceAndBackDown) {
-  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr).ok());
   auto r = cp_->Submit(kService, false, "chat.yaml");
   ASSERT_TRUE(r.ok());
   std::string id = r->answer.submitted[0].id;
@@ -970,7 +977,7 @@ TEST_F(ControlPlaneTest, InferenceScalesUpOnMetricsInPlaceAndBackDown) {
   ASSERT_TRUE(cp_->ReportMetrics(id, json{{"samples", {{{"value", 3}, {"replica", 0}}, {{"value", 3}, {"replica", 1}}}}}).ok());
   clock_.Advance(1s);
   for (int i = 0; i < 3; ++i) cp_->WaitForCycle();
-  json stop = TaskOf(json{{"tasks", (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks}}, id + ".0.1.1");
+  json stop = TaskOf(AssignmentOf(*cp_, "gpu-a"), id + ".0.1.1");
   ASSERT_FALSE(stop.is_null());
   EXPECT_EQ(stop["action"], "stop");
   Report("gpu-a", id + ".0.1.1", {{"phase", "Exited"}, {"signal", 15}, {"stopped", true}});
@@ -981,7 +988,7 @@ TEST_F(ControlPlaneTest, InferenceScalesUpOnMetricsInPlaceAndBackDown) {
 }
 
 TEST_F(ControlPlaneTest, ExitedReplicaRestartsInPlaceAsANewRun) {
-  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr).ok());
   auto r = cp_->Submit(kService, false, "chat.yaml");
   ASSERT_TRUE(r.ok());
   std::string id = r->answer.submitted[0].id;
@@ -1001,22 +1008,22 @@ TEST_F(ControlPlaneTest, ExitedReplicaRestartsInPlaceAsANewRun) {
 // Issue 20 point 4: the join token alone cannot take over a registered agent node; its
 // credential can; an admin's reset lets another machine register under the name.
 TEST_F(ControlPlaneTest, ARegisteredNodeRegistersAgainOnlyWithItsCredential) {
-  auto first = cp_->RegisterAgent(AgentNode("gpu-a", 2));
+  auto first = cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr);
   ASSERT_TRUE(first.ok());
-  auto stolen = cp_->RegisterAgent(AgentNode("gpu-a", 2));
+  auto stolen = cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr);
   EXPECT_EQ(stolen.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(stolen.status().message().find("abacus node reset gpu-a"), std::string::npos) << stolen.status().message();
   json wrong = AgentNode("gpu-a", 2);
   wrong["credential"] = "not-it";
-  EXPECT_EQ(cp_->RegisterAgent(wrong).status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(cp_->RegisterAgent(wrong, nullptr).status().code(), StatusCode::kFailedPrecondition);
   json own = AgentNode("gpu-a", 2);
-  own["credential"] = (*first)["nodeToken"];
-  auto again = cp_->RegisterAgent(own);
+  own["credential"] = first->node_token;
+  auto again = cp_->RegisterAgent(own, nullptr);
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_FALSE(NodeJson(*cp_->GetNode("gpu-a")).contains("credential"));
-  EXPECT_EQ(cp_->ResetNode("nowhere").status().code(), StatusCode::kNotFound);
-  ASSERT_TRUE(cp_->ResetNode("gpu-a").ok());
-  EXPECT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2)).ok());
+  EXPECT_EQ(cp_->ResetNode("nowhere", nullptr).status().code(), StatusCode::kNotFound);
+  ASSERT_TRUE(cp_->ResetNode("gpu-a", nullptr).ok());
+  EXPECT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr).ok());
 }
 
 }  // namespace
@@ -1030,8 +1037,8 @@ namespace {
 // equal priority took a held node while explain still said the nodes were held).
 TEST_F(ControlPlaneTest, AParkedGangKeepsItsNodeHoldsAcrossIncrementalCycles) {
   ASSERT_TRUE(cp_->Apply(testing_org::AcmeOrg("wide", 16), false, "wide.yaml").ok());
-  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 4)).ok());
-  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-b", 4)).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 4), nullptr).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-b", 4), nullptr).ok());
   cp_->WaitForCycle();
   auto submit = [&](const std::string& name, int replicas, int gpus) {
     std::string yaml = "kind: TrainingJob\nname: " + name +

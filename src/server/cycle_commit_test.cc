@@ -41,7 +41,7 @@ class CycleCommitTest : public testing_cp::ControlPlaneFixture {
       };
     });
     ApplyOrg(testing_org::AcmeOrg("train", 2));
-    ASSERT_TRUE(cp_->RegisterAgent(testing_cp::A100Node("gpu-a", 2)).ok());
+    ASSERT_TRUE(cp_->RegisterAgent(testing_cp::A100Node("gpu-a", 2), nullptr).ok());
   }
   // Submits a one-GPU job and returns its id (its own commit is not held: it admits nothing).
   std::string Submit(const std::string& name) {

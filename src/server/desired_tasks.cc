@@ -54,9 +54,8 @@ std::map<std::string, std::string> TaskEnvironment(const WorkloadRecord& r, cons
   return env;
 }
 
-std::map<std::string, std::map<std::string, json>> DesiredTasks(const WorkloadRecord& r, const Ledger& ledger,
-                                                                const FencingPolicy& fencing) {
-  std::map<std::string, std::map<std::string, json>> out;
+NodeTasks DesiredTasks(const WorkloadRecord& r, const Ledger& ledger, const FencingPolicy& fencing) {
+  NodeTasks out;
   if (r.waiting()) return out;
   std::string action;
   int32_t grace = kDefaultStopGraceSeconds;
@@ -76,7 +75,7 @@ std::map<std::string, std::map<std::string, json>> DesiredTasks(const WorkloadRe
   const std::string network =
       r.spec.admission.network ? std::string(NetworkClassName(*r.spec.admission.network)) : "";
   // Secret references only: the values are opened into the agent's answer (SecretVault).
-  const json secrets = SecretVault::References(r.spec);
+  const std::optional<SecretReferences> secrets = SecretVault::References(r.spec);
   // An Evaluation's results file: the agent reads this name in ABACUS_RESULTS_DIR first.
   const EvaluationSpec* evaluation = r.spec.evaluation();
   const std::string results_file = evaluation != nullptr ? ResultsFileOf(evaluation->results_path) : "";
@@ -100,7 +99,8 @@ std::map<std::string, std::map<std::string, json>> DesiredTasks(const WorkloadRe
     } else {
       continue;
     }
-    wire::TaskAssignment t;
+    PublishedTask published;
+    wire::TaskAssignment& t = published.task;
     t.task_id = TaskIdOf(r, p);
     for (const DeviceGrantRecord& g : p.devices) {
       wire::GrantedDevice d{g.index, g.milli, g.memory, std::nullopt};
@@ -134,12 +134,11 @@ std::map<std::string, std::map<std::string, json>> DesiredTasks(const WorkloadRe
     t.read_only_root = r.spec.spec.read_only_root;  // spec.readOnlyRootFilesystem (containers)
     t.network = network;                            // the tenant's network class (admission policies)
     t.results_file = results_file;
-    const std::string id = t.task_id;
-    json sent = wire::ToJson(t);
     // Secret references only, for the server's vault (never sent): it opens them into the
     // answer's secretFiles, secretEnv and secretError (server/secrets.h).
-    if (!secrets.is_null()) sent["secrets"] = secrets;
-    out[p.node][id] = std::move(sent);
+    published.secrets = secrets;
+    const std::string id = t.task_id;
+    out[p.node][id] = std::move(published);
   }
   return out;
 }

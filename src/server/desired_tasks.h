@@ -1,11 +1,11 @@
-// What the agents should be doing for one workload, derived from its record: the assignment
-// JSON of each of its tasks on agent nodes (docs/agent-protocol.md), grouped by node.
+// What the agents should be doing for one workload, derived from its record: the assignment of
+// each of its tasks on agent nodes (docs/agent-protocol.md), typed, grouped by node.
 #pragma once
 
 #include <map>
-#include <nlohmann/json.hpp>
 #include <string>
 
+#include "server/assignments.h"
 #include "server/fencing.h"
 #include "server/ledger.h"
 #include "server/records.h"
@@ -20,10 +20,9 @@ inline constexpr int32_t kDefaultStopGraceSeconds = 10;
 //   Preempting: placements not yet ended, action "stop" with the checkpoint signal and grace;
 //   terminal: placements an agent still reports Running/Stopping, action "stop";
 //   waiting: none.
-// Each carries the fencing signal and grace of `fencing` (what the agent does when cut off).
-std::map<std::string, std::map<std::string, nlohmann::json>> DesiredTasks(const WorkloadRecord& r,
-                                                                          const Ledger& ledger,
-                                                                          const FencingPolicy& fencing = {});
+// Each carries the fencing signal and grace of `fencing` (what the agent does when cut off), and
+// the workload's secret references (SecretVault::References) for the vault to open.
+NodeTasks DesiredTasks(const WorkloadRecord& r, const Ledger& ledger, const FencingPolicy& fencing = {});
 
 // Returns true when the placement's task has ended (Exited or Lost).
 bool TaskEnded(const PlacementRecord& p);

@@ -52,7 +52,7 @@ class DryRunTest : public testing_cp::ControlPlaneFixture {
     ControlPlaneFixture::SetUp();
     Open();
     ApplyOrg(kOrg);
-    ASSERT_TRUE(cp_->RegisterAgent(testing_cp::A100Node("gpu-a", 4)).ok());
+    ASSERT_TRUE(cp_->RegisterAgent(testing_cp::A100Node("gpu-a", 4), nullptr).ok());
   }
   std::string Submit(const std::string& text, const std::string& user = "") {
     govern::Principal who = User(user);

@@ -2,6 +2,7 @@
 // report carries the results file, CollectResults archives it with the run's resource use in the
 // same commit (kind "evaluation"), or records why not (ResultsInvalid, ResultsMissing) while the
 // evaluation still succeeds; GET /api/v1/evaluations' listing and comparison.
+#include "server/agent_api.h"
 #include "server/evaluation_archive.h"
 
 #include <gtest/gtest.h>
@@ -37,7 +38,7 @@ class EvaluationArchiveTest : public testing_cp::ControlPlaneFixture {
     ControlPlaneFixture::SetUp();
     Open();
     ApplyOrg(kOrg);
-    ASSERT_TRUE(cp_->RegisterAgent(testing_cp::A100Node("gpu-a", 2)).ok());
+    ASSERT_TRUE(cp_->RegisterAgent(testing_cp::A100Node("gpu-a", 2), nullptr).ok());
   }
   std::string Submit(const std::string& yaml) { return SubmitYaml(yaml, "eval.yaml"); }
   void Report(const std::string& task, json fields) { ControlPlaneFixture::Report("gpu-a", task, std::move(fields)); }
@@ -70,8 +71,9 @@ TEST_F(EvaluationArchiveTest, ValidResultsAreArchivedWithTheResourcesTheRunUsed)
   // The agent is told which results file to read first: resultsPath's file name.
   auto assignment = cp_->WaitAssignments("gpu-a", 0, 0ms);
   ASSERT_TRUE(assignment.ok());
-  ASSERT_EQ(assignment->tasks.size(), 1u);
-  EXPECT_EQ(assignment->tasks[0].value("resultsFile", ""), "mmlu.json");
+  const json tasks = AssignmentJson(*assignment, "gpu-a", nullptr)["tasks"];
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks[0].value("resultsFile", ""), "mmlu.json");
 
   RunForAnHour(id, {{"results", R"({"metrics": {"accuracy": 0.81, "mmlu": {"stem": 0.7}}})"}});
   EXPECT_EQ(State(id), "Succeeded");

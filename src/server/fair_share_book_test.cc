@@ -62,9 +62,9 @@ class FairShareServerTest : public testing_cp::ControlPlaneFixture {
     ControlPlaneFixture::SetUp();
     Open();
     ApplyOrg(kOrg);
-    auto registered = cp_->RegisterAgent(testing_cp::A100Node("gpu-a", 3));
+    auto registered = cp_->RegisterAgent(testing_cp::A100Node("gpu-a", 3), nullptr);
     ASSERT_TRUE(registered.ok()) << registered.status().ToString();
-    node_token_ = (*registered)["nodeToken"];
+    node_token_ = registered->node_token;
   }
   // Opens with usage decaying at `half_life` (0: no decay) and nodes Ready for 1000 h.
   void Open(Duration half_life = 7 * 24h) {

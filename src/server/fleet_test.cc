@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/ids.h"
+#include "server/agent_api.h"
 #include "server/control_plane.h"
 #include "server/control_plane_fixture.h"
 #include "server/server_test_util.h"
@@ -62,13 +63,13 @@ class FleetControlTest : public testing_cp::ControlPlaneFixture {
 // An agent's heartbeats own Ready/NotReady; the cordon is the operator's and outlives both them
 // and a re-registration; nothing new is placed meanwhile.
 TEST_F(FleetControlTest, CordonOutlivesHeartbeatsAndReregistration) {
-  auto reg = cp_->RegisterAgent(Node("gpu-a", false));
+  auto reg = cp_->RegisterAgent(Node("gpu-a", false), nullptr);
   ASSERT_TRUE(reg.ok()) << reg.status().ToString();
   ASSERT_TRUE(cp_->CordonNode("gpu-a", true, "ann", "fan").ok());
   ASSERT_TRUE(cp_->AgentHeartbeat("gpu-a", json::object()).ok());
   json again = Node("gpu-a", false);
-  again["credential"] = (*reg)["nodeToken"];
-  ASSERT_TRUE(cp_->RegisterAgent(again).ok());
+  again["credential"] = reg->node_token;
+  ASSERT_TRUE(cp_->RegisterAgent(again, nullptr).ok());
   EXPECT_EQ(NodeState("gpu-a"), "Cordoned");
   json node = NodeJson(*cp_->GetNode("gpu-a"));
   EXPECT_EQ(node["state"], "Ready");
@@ -86,7 +87,7 @@ TEST_F(FleetControlTest, CordonOutlivesHeartbeatsAndReregistration) {
 // stopped the workload is requeued as Drained (no retry used), its usage ends as Drained, and
 // the node is Drained when nothing holds anything there.
 TEST_F(FleetControlTest, DrainStopsAgentWorkWithCheckpointSignalAndMetersItAsDrained) {
-  ASSERT_TRUE(cp_->RegisterAgent(Node("gpu-a", false)).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(Node("gpu-a", false), nullptr).ok());
   std::string id = Submit(Job("ft", "training", "  checkpoint: {signal: SIGUSR1, graceSeconds: 60}\n"));
   ASSERT_EQ(State(id), "Admitted");
   Report("gpu-a", id + ".0.0.1", {{"phase", "Running"}});
@@ -97,7 +98,7 @@ TEST_F(FleetControlTest, DrainStopsAgentWorkWithCheckpointSignalAndMetersItAsDra
   ASSERT_TRUE(drained.ok()) << drained.status().ToString();
   EXPECT_EQ(NodeJson(*drained)["schedulingState"], "Draining");
   EXPECT_EQ(State(id), "Preempting");  // training is preemptible: at once
-  json tasks = (*cp_->WaitAssignments("gpu-a", 0, 0ms)).tasks;
+  json tasks = AssignmentJson(*cp_->WaitAssignments("gpu-a", 0, 0ms), "gpu-a", nullptr)["tasks"];
   ASSERT_EQ(tasks.size(), 1u) << tasks.dump();
   EXPECT_EQ(tasks[0]["stopSignal"], "SIGUSR1") << tasks.dump();
   Report("gpu-a", id + ".0.0.1", {{"phase", "Exited"}, {"stopped", true}, {"signal", 10}});
@@ -154,7 +155,7 @@ TEST_F(FleetControlTest, DrainMovesOnlyTheServicesReplicaOnThatNode) {
   for (const char* name : {"gpu-a", "gpu-b"}) {
     json n = Node(name, false);
     n["devices"].erase(1);  // one GPU each: the replicas land on two nodes
-    ASSERT_TRUE(cp_->RegisterAgent(n).ok());
+    ASSERT_TRUE(cp_->RegisterAgent(n, nullptr).ok());
   }
   auto r = cp_->Submit(R"(kind: InferenceService
 name: chat
@@ -172,7 +173,7 @@ spec:
   const std::string id = r->answer.submitted[0].id;
   cp_->WaitForCycle();
   auto task_on = [&](const std::string& node) {
-    json tasks = (*cp_->WaitAssignments(node, 0, 0ms)).tasks;
+    json tasks = AssignmentJson(*cp_->WaitAssignments(node, 0, 0ms), node, nullptr)["tasks"];
     return tasks.size() == 1 ? tasks[0] : json();
   };
   const json on_a = task_on("gpu-a"), on_b = task_on("gpu-b");
@@ -182,7 +183,7 @@ spec:
   Report("gpu-b", on_b["taskId"], {{"phase", "Running"}});
   json c = Node("gpu-c", false);
   c["devices"].erase(1);
-  ASSERT_TRUE(cp_->RegisterAgent(c).ok());
+  ASSERT_TRUE(cp_->RegisterAgent(c, nullptr).ok());
 
   DrainOrder order;
   order.by = "ann";

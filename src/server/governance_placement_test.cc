@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <set>
 
+#include "server/agent_api.h"
 #include "server/control_plane.h"
 #include "server/desired_tasks.h"
 #include "server/read_views_json.h"
@@ -93,14 +94,14 @@ class AdmissionPlacementTest : public ::testing::Test {
   void RegisterTestAgent() {
     json reg = {{"name", "agent-1"}, {"pool", "test"}, {"cpuMilli", 8000}, {"memoryBytes", int64_t{16} << 30},
                 {"devices", json::array()}, {"agentVersion", "test"}};
-    auto registered = cp_->RegisterAgent(reg);
+    auto registered = cp_->RegisterAgent(reg, nullptr);
     ASSERT_TRUE(registered.ok()) << registered.status().ToString();
   }
   // The network class in agent-1's one assignment ("<none>" when it has not exactly one task).
   std::string NetworkOfTheOnlyTask() {
     auto tasks = cp_->WaitAssignments("agent-1", 0, std::chrono::milliseconds(0));
     if (!tasks.ok() || tasks->tasks.size() != 1) return "<none>";
-    return tasks->tasks[0].value("network", "");
+    return AssignmentJson(*tasks, "agent-1", nullptr)["tasks"][0].value("network", "");
   }
 
   std::filesystem::path dir_;

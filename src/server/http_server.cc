@@ -6,12 +6,13 @@
 #include <chrono>
 #include <optional>
 
-#include "common/build_info.h"
 #include "common/log.h"
 #include "common/nesting.h"
 #include "common/thread_name.h"
 #include "net/http_framing.h"
 #include "net/http_transport.h"
+#include "server/agent_api.h"
+#include "server/config_api.h"
 #include "server/error_detail.h"
 #include "server/evaluations_api.h"
 #include "server/fleet_api.h"
@@ -19,6 +20,7 @@
 #include "server/endpoints_api.h"
 #include "server/http_answer.h"
 #include "server/logs_api.h"
+#include "server/metering_api.h"
 #include "server/ui_routes.h"
 #include "server/watch_api.h"
 #include "server/write_views_json.h"
@@ -27,7 +29,6 @@
 #include "server/route_table.h"
 #include "server/shares_api.h"
 #include "server/whoami_api.h"
-#include "store/migration.h"
 
 namespace abacus::server {
 namespace {
@@ -81,13 +82,6 @@ IdempotentRequest KeyedRequest(const httplib::Request& req) {
   if (key.empty()) return {};
   std::vector<std::pair<std::string, std::string>> params(req.params.begin(), req.params.end());
   return DescribeRequest(RequestPrincipal().name, std::move(key), req.method, req.path, params, req.body);
-}
-
-// POST /api/v1/nodes/{NODE}/reset: as applying a node (admins), the entry about NODE.
-Access NodeReset() {
-  Access a = OnCluster(Action::kApplyConfig, "node", "node-reset", "node");
-  a.named = true;
-  return a;
 }
 
 }  // namespace
@@ -410,49 +404,7 @@ void HttpServer::Routes() {
   t.Post("/api/v1/users", WithDryRun(AnyUser("apply", "user")), apply);
   t.Post("/api/v1/policies", WithDryRun(AnyUser("apply", "policy")), apply);
   t.Post("/api/v1/reservations", AnyUser("apply", "config"), apply);
-  struct ConfigRoute {
-    const char* path;
-    const char* kind;
-  };
-  for (ConfigRoute r : {ConfigRoute{"tenants", "tenant"}, ConfigRoute{"projects", "project"},
-                        ConfigRoute{"cohorts", "cohort"}, ConfigRoute{"priorityclasses", "priorityclass"},
-                        ConfigRoute{"pools", "pool"}, ConfigRoute{"clusters", "cluster"},
-                        ConfigRoute{"reservations", "reservation"}}) {
-    std::string kind = r.kind;
-    t.Get(std::string("/api/v1/") + r.path, AnyUser(),
-          [this, kind](const httplib::Request&, httplib::Response& res) {
-      SendJson(res, 200, FilterVisibleConfig(kind, ConfigListJson(cp_.ListConfig(kind))));
-    });
-    t.Get(std::string("/api/v1/") + r.path + "/(.+)", AnyUser(),
-          [this, kind](const httplib::Request& req, httplib::Response& res) {
-      Send(res, VisibleConfig(kind, ConfigItemJson(cp_.GetConfig(kind, req.matches[1]))));
-    });
-  }
-  t.Get("/api/v1/queues", AnyUser(), [this](const httplib::Request& req, httplib::Response& res) {
-    auto list = [this] { return FilterVisibleConfig("queue", QueuesJson(cp_.ListQueues())); };
-    if (IsWatchRequest(req)) return ServeListWatch(cp_, list, req, res);
-    SendJson(res, 200, list());
-  });
-  t.Get(R"(/api/v1/queues/([^/]+))", AnyUser(), [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, VisibleConfig("queue", QueueJson(cp_.GetQueue(req.matches[1]))));
-  });
-  // What this server is: any authenticated user may read it (`abacus version`).
-  t.Get("/api/v1/version", AnyUser(), [](const httplib::Request&, httplib::Response& res) {
-    SendJson(res, 200,
-             {{"version", std::string(BuildVersion())},
-              {"gitCommit", std::string(BuildCommit())},
-              {"buildDate", std::string(BuildDate())},
-              {"storeSchemaVersion", SqliteMigrations().empty() ? 0 : SqliteMigrations().back().version}});
-  });
-  t.Get("/api/v1/flavors", AnyUser(),
-        [this](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, FlavorsJson(cp_.ListFlavors())); });
-  t.Get("/api/v1/flavors/(.+)", AnyUser(), [this](const httplib::Request& req, httplib::Response& res) {
-    json all = FlavorsJson(cp_.ListFlavors());
-    for (auto& f : all["items"]) {
-      if (f["name"] == req.matches[1].str()) return SendJson(res, 200, f);
-    }
-    SendError(res, 404, "not_found", "flavor '" + req.matches[1].str() + "' not found");
-  });
+  AddConfigRoutes(t, cp_);  // the configuration reads, queues, flavors, version (config_api.h)
 
   // ---- nodes and devices
   t.Get("/api/v1/nodes", OnCluster(Action::kRead, "node"),
@@ -477,10 +429,6 @@ void HttpServer::Routes() {
     if (body.is_discarded()) return SendError(res, 400, "invalid_argument", "request body is not valid JSON");
     Send(res, NodeRecordJson(cp_.PutNode(body, CurrentRequest())), 201);
   });
-  t.Post(R"(/api/v1/nodes/([^/]+)/reset)", NodeReset(),
-         [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp_.ResetNode(req.matches[1], CurrentRequest()));
-  });
   t.Get("/api/v1/devices", OnCluster(Action::kRead, "node"),
         [this](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, DevicesJson(cp_.ListDevices())); });
   // ---- operator control: cordon/drain, hold/requeue/priority/suspend, queue suspend (fleet_api.h)
@@ -492,105 +440,12 @@ void HttpServer::Routes() {
   AddReservationRoutes(t, cp_);  // DELETE /api/v1/reservations/NAME (reservations_api.h)
   AddSharesRoutes(t, cp_);  // GET /api/v1/shares: fair share over time per queue (shares_api.h)
 
-  // ---- metering
-  t.Get("/api/v1/pricelists", OnCluster(Action::kRead, "node"),
-        [this](const httplib::Request&, httplib::Response& res) {
-    SendJson(res, 200, PriceListsJson(cp_.ListPriceLists()));
-  });
-  t.Get(R"(/api/v1/reports/([a-z]+))", Reports(),
-        [this](const httplib::Request& req, httplib::Response& res) {
-    ControlPlane::ReportQuery q;
-    q.from = Param(req, "from");
-    q.to = Param(req, "to");
-    q.by = Param(req, "by");
-    q.format = Param(req, "format");
-    q.prices = Param(req, "prices");
-    q.label_selector = Param(req, "labelSelector");
-    q.tenant_visible = RequestReportTenants();
-    if (req.has_param("threshold")) {
-      try {
-        q.threshold = std::stod(req.get_param_value("threshold"));
-      } catch (...) {
-        return SendError(res, 400, "invalid_argument", "threshold: expected a number like 0.05");
-      }
-    }
-    auto r = cp_.Report(req.matches[1], q);
-    if (!r.ok()) return SendStatus(res, r.status());
-    res.status = 200;
-    res.set_content(r->body, r->content_type);
-  });
+  // ---- metering: price lists, usage reports (metering_api.h)
+  AddMeteringRoutes(t, cp_);
 
-  // ---- agents (docs/agent-protocol.md): the join token registers, a node credential does the rest
-  // for its own node only.
-  t.Post("/api/v1/agent/register", ForAgent(Action::kAgentRegister, true, "agent-register", "node"),
-         [this](const httplib::Request& req, httplib::Response& res) {
-    std::optional<json> parsed = JsonBodyOr400(req, res);
-    if (!parsed) return;
-    json& body = *parsed;
-    if (!body.is_object()) return SendError(res, 400, "invalid_argument", "request body: expected a JSON object");
-    Send(res, cp_.RegisterAgent(body, CurrentRequest()));
-  });
-  // The node whose credential the pre-routing handler authenticated (the request's one
-  // authentication); 403 for any other caller, or for a node speaking for another.
-  auto node_of = [](const httplib::Request&, httplib::Response& res, const std::string& claimed) -> std::string {
-    std::string node = RequestNode();
-    if (node.empty()) {
-      SendError(res, 403, "permission_denied", "agent calls need a node credential (from /api/v1/agent/register)");
-      return "";
-    }
-    if (!claimed.empty() && claimed != node) {
-      SendError(res, 403, "permission_denied", "credential of node " + node + " cannot speak for node " + claimed);
-      return "";
-    }
-    return node;
-  };
-  auto agent_post = [node_of](auto call) {
-    return [node_of, call](const httplib::Request& req, httplib::Response& res) {
-      std::optional<json> parsed = JsonBodyOr400(req, res);
-      if (!parsed) return;
-      json& body = *parsed;
-      if (!body.is_object()) return SendError(res, 400, "invalid_argument", "request body: expected a JSON object");
-      std::string node = node_of(req, res, body.value("node", ""));
-      if (node.empty()) return;
-      Send(res, call(node, body));
-    };
-  };
-  t.Post("/api/v1/agent/status", ForAgent(Action::kAgentReport, false),
-         agent_post([this](const std::string& n, const json& b) { return cp_.AgentStatus(n, b); }));
-  t.Post("/api/v1/agent/heartbeat", ForAgent(Action::kAgentHeartbeat, false),
-         agent_post([this](const std::string& n, const json& b) { return cp_.AgentHeartbeat(n, b); }));
-  t.Post("/api/v1/agent/logs", ForAgent(Action::kAgentReport, false),
-         [this, node_of](const httplib::Request& req, httplib::Response& res) {
-    std::optional<json> parsed = JsonBodyOr400(req, res);
-    if (!parsed) return;
-    json& body = *parsed;
-    if (!body.is_object()) return SendError(res, 400, "invalid_argument", "request body: expected a JSON object");
-    std::string node = node_of(req, res, body.value("node", ""));
-    if (node.empty()) return;
-    auto r = cp_.AgentLogs(node, body);
-    if (r.ok() && r->value("conflict", false)) {
-      return SendJson(res, 409, {{"error", {{"code", "aborted"}, {"message", (*r)["message"]}}}, {"size", (*r)["size"]}});
-    }
-    Send(res, r);
-  });
-  t.Get("/api/v1/agent/assignments", ForAgent(Action::kAgentHeartbeat, false),
-        [this, node_of](const httplib::Request& req, httplib::Response& res) {
-    std::string node = node_of(req, res, Param(req, "node"));
-    if (node.empty()) return;
-    uint64_t after = 0;
-    int64_t wait_ms = 25000;
-    try {
-      if (req.has_param("after")) after = std::stoull(req.get_param_value("after"));
-      if (req.has_param("waitMs")) wait_ms = std::stoll(req.get_param_value("waitMs"));
-    } catch (...) {
-      return SendError(res, 400, "invalid_argument", "after, waitMs: expected non-negative integers");
-    }
-    wait_ms = std::clamp<int64_t>(wait_ms, 0, 60000);
-    auto answer = cp_.WaitAssignments(node, after, std::chrono::milliseconds(wait_ms));
-    if (!answer.ok()) return SendStatus(res, answer.status());
-    cp_.secrets().FillAssignments(node, answer->tasks);  // values only in this answer
-    SendJson(res, 200, {{"version", answer->version}, {"tasks", answer->tasks}});
-  });
+  // ---- agents (docs/agent-protocol.md): register, status, heartbeat, logs, the long poll, node
+  // reset (agent_api.h)
+  AddAgentRoutes(t, cp_);
 }
 
 }  // namespace abacus::server

@@ -281,87 +281,75 @@ Status SecretVault::CheckReferences(const Workload& w) {
   return Status::OK();
 }
 
-json SecretVault::References(const Workload& w) {
-  if (w.spec.SecretNames().empty()) return nullptr;
-  json env = json::array(), from = json::array(), mounts = json::array();
-  for (const SecretEnvVar& v : w.spec.secret_env) env.push_back({{"name", v.name}, {"secret", v.secret}, {"key", v.key}});
-  for (const std::string& s : w.spec.env_from) from.push_back(s);
-  for (const SecretMount& m : w.spec.secret_mounts) mounts.push_back({{"secret", m.secret}, {"path", m.path}});
-  return json{{"project", w.project}, {"env", env}, {"envFrom", from}, {"mounts", mounts}};
+std::optional<SecretReferences> SecretVault::References(const Workload& w) {
+  if (w.spec.SecretNames().empty()) return std::nullopt;
+  return SecretReferences{w.project, w.spec.secret_env, w.spec.env_from, w.spec.secret_mounts};
 }
 
-void SecretVault::FillAssignments(const std::string& node, json& tasks) {
-  for (json& t : tasks) {
-    if (!t.is_object() || !t.contains("secrets")) continue;
-    json refs = std::move(t["secrets"]);
-    t.erase("secrets");
-    if (t.value("action", "") != "run") continue;
-    const std::string project = refs.value("project", "");
-    std::map<std::string, std::map<std::string, std::string>> opened;
-    std::map<std::string, std::string> found_keys;  // secret → store key and version, for the audit
-    auto open = [&](const std::string& name) -> Result<const std::map<std::string, std::string>*> {
-      if (auto it = opened.find(name); it != opened.end()) return &it->second;
-      ABACUS_ASSIGN_OR_RETURN(Found f, Resolve(project, name));
-      ABACUS_ASSIGN_OR_RETURN(auto values, Open(f));
-      found_keys[name] = f.key + " v" + std::to_string(f.record.value("version", 0));
-      return &(opened[name] = std::move(values));
-    };
-    json env = t.value("env", json::object());
-    std::set<std::string> secret_env;  // the variables holding a value (containers pass them by name)
-    json files = json::array();
-    json uses = json::array();
-    Status st = [&]() -> Status {
-      const json from = refs.value("envFrom", json::array()), env_refs = refs.value("env", json::array()),
-                 mount_refs = refs.value("mounts", json::array());
-      for (const auto& s : from) {
-        ABACUS_ASSIGN_OR_RETURN(auto values, open(s.get<std::string>()));
-        for (const auto& [k, v] : *values) {
-          env[k] = v;
-          secret_env.insert(k);
-        }
-        uses.push_back("envFrom " + s.get<std::string>());
+void SecretVault::FillAssignment(const std::string& node, const SecretReferences& refs, wire::TaskAssignment& task) {
+  if (task.action != wire::TaskAction::kRun) return;
+  const std::string& project = refs.project;
+  std::map<std::string, std::map<std::string, std::string>> opened;
+  std::map<std::string, std::string> found_keys;  // secret → store key and version, for the audit
+  auto open = [&](const std::string& name) -> Result<const std::map<std::string, std::string>*> {
+    if (auto it = opened.find(name); it != opened.end()) return &it->second;
+    ABACUS_ASSIGN_OR_RETURN(Found f, Resolve(project, name));
+    ABACUS_ASSIGN_OR_RETURN(auto values, Open(f));
+    found_keys[name] = f.key + " v" + std::to_string(f.record.value("version", 0));
+    return &(opened[name] = std::move(values));
+  };
+  std::map<std::string, std::string> env = task.env;
+  std::set<std::string> secret_env;  // the variables holding a value (containers pass them by name)
+  std::vector<wire::SecretFileData> files;
+  json uses = json::array();
+  Status st = [&]() -> Status {
+    for (const std::string& s : refs.env_from) {
+      ABACUS_ASSIGN_OR_RETURN(auto values, open(s));
+      for (const auto& [k, v] : *values) {
+        env[k] = v;
+        secret_env.insert(k);
       }
-      for (const auto& e : env_refs) {
-        const std::string name = e.value("secret", ""), key = e.value("key", "");
-        ABACUS_ASSIGN_OR_RETURN(auto values, open(name));
-        auto it = values->find(key);
-        if (it == values->end()) return FailedPrecondition("secret " + name + " has no key " + key + " (deleted or changed after submit)");
-        env[e.value("name", "")] = it->second;
-        secret_env.insert(e.value("name", ""));
-        uses.push_back("env " + e.value("name", "") + " = " + name + "." + key);
+      uses.push_back("envFrom " + s);
+    }
+    for (const SecretEnvVar& e : refs.env) {
+      ABACUS_ASSIGN_OR_RETURN(auto values, open(e.secret));
+      auto it = values->find(e.key);
+      if (it == values->end()) {
+        return FailedPrecondition("secret " + e.secret + " has no key " + e.key + " (deleted or changed after submit)");
       }
-      for (const auto& m : mount_refs) {
-        const std::string name = m.value("secret", ""), path = m.value("path", "");
-        ABACUS_ASSIGN_OR_RETURN(auto values, open(name));
-        json keys = json::array();
-        for (const auto& [k, v] : *values) {
-          files.push_back({{"path", path + "/" + k}, {"data", Base64Encode(v)}});
-          keys.push_back(k);
-        }
-        uses.push_back("files " + path + "/{" + keys.dump() + "} = " + name);
+      env[e.name] = it->second;
+      secret_env.insert(e.name);
+      uses.push_back("env " + e.name + " = " + e.secret + "." + e.key);
+    }
+    for (const SecretMount& m : refs.mounts) {
+      ABACUS_ASSIGN_OR_RETURN(auto values, open(m.secret));
+      json keys = json::array();
+      for (const auto& [k, v] : *values) {
+        files.push_back(wire::SecretFileData{m.path + "/" + k, Base64Encode(v)});
+        keys.push_back(k);
       }
-      return Status::OK();
-    }();
-    const std::string task_id = t.value("taskId", "");
-    if (!st.ok()) {
-      t["secretError"] = st.message();  // names the secret and key, never a value
-      continue;
+      uses.push_back("files " + m.path + "/{" + keys.dump() + "} = " + m.secret);
     }
-    t["env"] = std::move(env);
-    if (!secret_env.empty()) t["secretEnv"] = secret_env;
-    if (!files.empty()) t["secretFiles"] = std::move(files);
-    bool first = false;
-    {
-      MutexLock lock(used_mu_);
-      if (used_.size() > 100000) used_.clear();  // bounded: a later answer may audit a use again
-      first = used_.insert(task_id).second;
-    }
-    if (!first) continue;
-    for (const auto& [name, key] : found_keys) {
-      json after = {{"task", task_id}, {"node", node}, {"secret", key}, {"uses", uses}};
-      governance_.AppendDecision("server", "secret-use", "secret", key, project.substr(0, project.find('/')), "",
-                                 after.dump());
-    }
+    return Status::OK();
+  }();
+  if (!st.ok()) {
+    task.secret_error = st.message();  // names the secret and key, never a value
+    return;
+  }
+  task.env = std::move(env);
+  task.secret_env = std::move(secret_env);
+  task.secret_files = std::move(files);
+  bool first = false;
+  {
+    MutexLock lock(used_mu_);
+    if (used_.size() > 100000) used_.clear();  // bounded: a later answer may audit a use again
+    first = used_.insert(task.task_id).second;
+  }
+  if (!first) return;
+  for (const auto& [name, key] : found_keys) {
+    json after = {{"task", task.task_id}, {"node", node}, {"secret", key}, {"uses", uses}};
+    governance_.AppendDecision("server", "secret-use", "secret", key, project.substr(0, project.find('/')), "",
+                               after.dump());
   }
 }
 

@@ -1,7 +1,7 @@
 // Secrets for workloads (issue 24; docs/governance.md, "Secrets"): `Secret` objects of a project
 // or a tenant whose values are sealed at rest (govern/secret_box.h) with a key kept outside the
 // store. The API creates, lists (names, keys, versions: never values) and deletes them; values
-// are opened only to answer the agent that runs a task referencing them (AssignmentSecrets), and
+// are opened only to answer the agent that runs a task referencing them (FillAssignment), and
 // each such use is audited once per task.
 //
 // Store kind `secret`, key "TENANT/NAME" (tenant-scoped) or "TENANT/PROJECT/NAME":
@@ -21,6 +21,7 @@
 #include "common/status.h"
 #include "govern/authorize.h"
 #include "govern/secret_box.h"
+#include "server/assignments.h"
 #include "server/request_context.h"
 #include "store/store.h"
 #include "workload/workload.h"
@@ -74,15 +75,15 @@ class SecretVault {
   // Submit: every Secret `w` references exists in its project (or tenant) with the keys named;
   // FailedPrecondition naming the secret, key and what to do otherwise.
   Status CheckReferences(const Workload& w);
-  // The agent's assignment answer: for each task holding "secrets" (references, from
-  // DesiredTasks), opens the values into its "env" (naming those variables in "secretEnv") and
-  // "secretFiles" and drops the references;
-  // a task whose secret cannot be opened gets "secretError" instead (the agent fails it).
-  // Audits each task's first use ("secret-use": secret, keys and task, never values).
-  void FillAssignments(const std::string& node, nlohmann::json& tasks);
+  // The agent's assignment answer: opens the values `refs` name (DesiredTasks keeps them beside
+  // each task) into `task`, a copy for this answer of a task to run on `node`: its `env` (naming
+  // those variables in `secret_env`) and `secret_files`; a task whose secret cannot be opened
+  // gets `secret_error` instead (the agent fails it). A task to stop gets nothing. Audits each
+  // task's first use ("secret-use": secret, keys and task, never values).
+  void FillAssignment(const std::string& node, const SecretReferences& refs, wire::TaskAssignment& task);
 
-  // The references of `w` as DesiredTasks puts them in an assignment ("secrets").
-  static nlohmann::json References(const Workload& w);
+  // The references of `w` as DesiredTasks keeps them beside its tasks (none: `w` names no secret).
+  static std::optional<SecretReferences> References(const Workload& w);
 
  private:
   struct Found {

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "common/ids.h"
+#include "server/agent_api.h"
 #include "server/control_plane.h"
 #include "server/control_plane_fixture.h"
 #include "server/server_test_util.h"
@@ -32,7 +33,7 @@ class ServiceDrainTest : public testing_cp::ControlPlaneFixture {
     ControlPlaneFixture::SetUp();
     Open();
     ApplyOrg(testing_org::AcmeOrg("train", 2));
-    ASSERT_TRUE(cp_->RegisterAgent(json{{"name", "n1"}, {"cpuMilli", 16000}, {"memoryBytes", int64_t{64} << 30}}).ok());
+    ASSERT_TRUE(cp_->RegisterAgent(json{{"name", "n1"}, {"cpuMilli", 16000}, {"memoryBytes", int64_t{64} << 30}}, nullptr).ok());
   }
   // Submits the service and reports each replica running on its own port.
   std::string Start(const std::string& spec, int replicas) {
@@ -59,7 +60,8 @@ class ServiceDrainTest : public testing_cp::ControlPlaneFixture {
   std::string Action(const std::string& task) {
     auto answer = cp_->WaitAssignments("n1", 0, 0ms);
     if (!answer.ok()) return "";
-    for (const json& t : answer->tasks) {
+    const json assignment = AssignmentJson(*answer, "n1", nullptr);
+    for (const json& t : assignment["tasks"]) {
       if (t.value("taskId", "") == task) return t.value("action", "");
     }
     return "";

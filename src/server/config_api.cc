@@ -1,0 +1,66 @@
+#include "server/config_api.h"
+
+#include <httplib.h>
+
+#include <string>
+
+#include "common/build_info.h"
+#include "server/control_plane.h"
+#include "server/http_answer.h"
+#include "server/read_views_json.h"
+#include "server/request_authorization.h"
+#include "server/route_table.h"
+#include "server/watch_api.h"
+#include "store/migration.h"
+
+namespace abacus::server {
+
+using nlohmann::json;
+
+void AddConfigRoutes(RouteTable& t, ControlPlane& cp) {
+  struct ConfigRoute {
+    const char* path;
+    const char* kind;
+  };
+  for (ConfigRoute r : {ConfigRoute{"tenants", "tenant"}, ConfigRoute{"projects", "project"},
+                        ConfigRoute{"cohorts", "cohort"}, ConfigRoute{"priorityclasses", "priorityclass"},
+                        ConfigRoute{"pools", "pool"}, ConfigRoute{"clusters", "cluster"},
+                        ConfigRoute{"reservations", "reservation"}}) {
+    std::string kind = r.kind;
+    t.Get(std::string("/api/v1/") + r.path, AnyUser(),
+          [&cp, kind](const httplib::Request&, httplib::Response& res) {
+      SendJson(res, 200, FilterVisibleConfig(kind, ConfigListJson(cp.ListConfig(kind))));
+    });
+    t.Get(std::string("/api/v1/") + r.path + "/(.+)", AnyUser(),
+          [&cp, kind](const httplib::Request& req, httplib::Response& res) {
+      Send(res, VisibleConfig(kind, ConfigItemJson(cp.GetConfig(kind, req.matches[1]))));
+    });
+  }
+  t.Get("/api/v1/queues", AnyUser(), [&cp](const httplib::Request& req, httplib::Response& res) {
+    auto list = [&cp] { return FilterVisibleConfig("queue", QueuesJson(cp.ListQueues())); };
+    if (IsWatchRequest(req)) return ServeListWatch(cp, list, req, res);
+    SendJson(res, 200, list());
+  });
+  t.Get(R"(/api/v1/queues/([^/]+))", AnyUser(), [&cp](const httplib::Request& req, httplib::Response& res) {
+    Send(res, VisibleConfig("queue", QueueJson(cp.GetQueue(req.matches[1]))));
+  });
+  // What this server is: any authenticated user may read it (`abacus version`).
+  t.Get("/api/v1/version", AnyUser(), [](const httplib::Request&, httplib::Response& res) {
+    SendJson(res, 200,
+             {{"version", std::string(BuildVersion())},
+              {"gitCommit", std::string(BuildCommit())},
+              {"buildDate", std::string(BuildDate())},
+              {"storeSchemaVersion", SqliteMigrations().empty() ? 0 : SqliteMigrations().back().version}});
+  });
+  t.Get("/api/v1/flavors", AnyUser(),
+        [&cp](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, FlavorsJson(cp.ListFlavors())); });
+  t.Get("/api/v1/flavors/(.+)", AnyUser(), [&cp](const httplib::Request& req, httplib::Response& res) {
+    json all = FlavorsJson(cp.ListFlavors());
+    for (auto& f : all["items"]) {
+      if (f["name"] == req.matches[1].str()) return SendJson(res, 200, f);
+    }
+    SendError(res, 404, "not_found", "flavor '" + req.matches[1].str() + "' not found");
+  });
+}
+
+}  // namespace abacus::server
