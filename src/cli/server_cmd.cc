@@ -121,7 +121,13 @@ void AddServerCommands(CLI::App& app, int* exit_code) {
         ->capture_default_str();
     cmd->add_option("--store", *store, "store URL: sqlite://PATH (default DATA/abacus.db), postgres://USER@HOST:PORT/DB (docs/store.md)");
     cmd->add_option("--max-body", ro->max_body_bytes, "largest request body in bytes (else 413)")->capture_default_str();
-    cmd->add_option("--http-threads", ro->http_threads, "HTTP worker threads (each runs one request at a time)")
+    cmd->add_option("--http-threads", ro->http_threads,
+                    "HTTP worker threads (each runs one request at a time, or waits in a long poll or for its commit)")
+        ->capture_default_str();
+    cmd->add_option("--http-running", ro->http_running,
+                    "of the HTTP workers, how many run on the CPU at once; the others wait their turn "
+                    "(a worker waiting for a commit, the loop or a long poll does not count); 0: four per core")
+        ->check(CLI::NonNegativeNumber)
         ->capture_default_str();
     cmd->add_option("--header-timeout", ro->header_timeout_seconds,
                     "seconds a request's head may take to arrive (else 408 and close)")

@@ -6,6 +6,8 @@
 
 #include <cerrno>
 
+#include "common/blocking_region.h"
+
 namespace abacus {
 namespace {
 
@@ -24,6 +26,8 @@ WakeSlot& WakeSlot::ForThisThread() {
 void WakeSlot::Wait() {
   // FUTEX_WAIT sleeps only while the word is still 0, so a Wake between the load and the call
   // is not lost; EINTR and early wakes loop.
+  if (state_.load(std::memory_order_acquire) != 0) return;
+  BlockingRegion waiting;
   while (state_.load(std::memory_order_acquire) == 0) {
     Futex(&state_, FUTEX_WAIT_PRIVATE, 0);
   }

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <thread>
 
+#include "common/blocking_region.h"
 #include "common/log.h"
 #include "common/mutex.h"
 #include "common/thread_name.h"
@@ -108,8 +109,13 @@ size_t RaiseFileLimit() {
   return lim.rlim_cur == RLIM_INFINITY ? size_t{1} << 20 : static_cast<size_t>(lim.rlim_cur);
 }
 
+static size_t RunningBound(const FrontOptions& options) {
+  if (options.max_running > 0) return options.max_running;
+  return std::max<size_t>(4, 4 * static_cast<size_t>(std::thread::hardware_concurrency()));
+}
+
 HttpFront::HttpFront(FrontOptions options, RequestRunner runner)
-    : options_(std::move(options)), runner_(std::move(runner)) {
+    : options_(std::move(options)), runner_(std::move(runner)), queue_(RunningBound(options_)) {
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 }
 
@@ -479,11 +485,13 @@ void HttpFront::Close(int fd) {
 
 void HttpFront::WorkerMain() {
   NameThisThread("abacus-http");
+  BlockingRegion::Join(&queue_);
   std::function<void()> task;
-  while (queue_.Pop(task)) {
+  for (bool ended = false; queue_.Next(task, ended); ended = true) {
     task();
     task = nullptr;
   }
+  BlockingRegion::Join(nullptr);
 }
 
 }  // namespace abacus::net

@@ -47,7 +47,10 @@ struct FrontOptions {
   size_t max_connections_per_client = 512;
   // Open connections in all; 0: the file-descriptor limit less a margin for the server's files.
   size_t max_connections = 0;
-  size_t threads = 96;  // workers running requests
+  size_t threads = 96;  // workers, each running one request at a time
+  // Of those, how many run at once outside a wait for a commit, the loop, a long poll or a slow
+  // socket (net/fair_queue.h); 0: four per core, at least 4.
+  size_t max_running = 0;
   // Requests one connection carries, read as each request is handed on (so it may change while
   // serving); the last is answered with "Connection: close". Empty or 0: no limit.
   std::function<size_t()> max_requests_per_connection;

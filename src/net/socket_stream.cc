@@ -8,12 +8,17 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
+
+#include "common/blocking_region.h"
 
 namespace abacus::net {
 namespace {
 
 // Waits up to `timeout` for `events` on `fd`: 1 ready, 0 timed out, -1 error.
 int PollFor(int fd, short events, std::chrono::milliseconds timeout) {
+  std::optional<BlockingRegion> waiting;  // on a slow client
+  if (timeout.count() > 0) waiting.emplace();
   pollfd p{fd, events, 0};
   for (;;) {
     int r = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(timeout.count(), INT32_MAX)));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/blocking_region.h"
 #include "common/mutex.h"
 
 namespace abacus::server {
@@ -82,6 +83,7 @@ AssignmentBoard::Answer AssignmentBoard::AnswerLocked(const NodeSet& set) const 
 
 AssignmentBoard::Answer AssignmentBoard::Wait(const std::string& node, uint64_t after,
                                               std::chrono::milliseconds timeout) {
+  BlockingRegion waiting;  // a long poll: up to `timeout`
   MutexLock lock(mu_);
   NodeSet& set = NodeLocked(node);
   lock.WaitFor(set.changed, timeout, [&]() REQUIRES(mu_) { return shutdown_ || set.version != after; });

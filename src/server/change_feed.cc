@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/blocking_region.h"
 #include "common/mutex.h"
 
 namespace abacus::server {
@@ -83,6 +84,7 @@ uint64_t ChangeFeed::version() const {
 }
 
 bool ChangeFeed::WaitPast(uint64_t after, std::chrono::steady_clock::time_point deadline) {
+  BlockingRegion waiting;  // a watch or a log follow: up to `deadline`
   MutexLock lock(mu_);
   lock.WaitUntil(published_cv_, deadline, [&]() REQUIRES(mu_) { return shutdown_ || published_ != after; });
   return !shutdown_;

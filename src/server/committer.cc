@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/blocking_region.h"
 #include "common/duration_parse.h"
 #include "common/log.h"
 #include "common/mutex.h"
@@ -112,6 +113,7 @@ uint64_t Committer::Enqueue(std::vector<govern::AuditRecord> records) {
 
 Status Committer::Wait(uint64_t ticket, std::chrono::microseconds limit) {
   if (ticket == 0) return Unavailable("audit log closed");
+  BlockingRegion waiting;
   MutexLock lock(mu_);
   if (!lock.WaitFor(done_cv_, limit, [&]() REQUIRES(mu_) { return done_ >= ticket; })) {
     return DeadlineExceeded("audit entry not committed within " + FormatDurationSpec(limit));
@@ -121,6 +123,7 @@ Status Committer::Wait(uint64_t ticket, std::chrono::microseconds limit) {
 }
 
 void Committer::Flush() {
+  BlockingRegion waiting;
   MutexLock lock(mu_);
   const uint64_t target = enqueued_;
   lock.Wait(done_cv_, [&]() REQUIRES(mu_) { return done_ >= target; });

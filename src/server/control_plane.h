@@ -29,6 +29,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "common/blocking_region.h"
 #include "common/clock.h"
 #include "common/ids.h"
 #include "common/mutex.h"
@@ -622,6 +623,10 @@ auto ControlPlane::RunOnLoop(RequestContext* context, F fn)
     promise->set_value(fn(audit));
   };
   ABACUS_RETURN_IF_ERROR(EnqueueCommand(context, std::move(command)));
+  {
+    BlockingRegion waiting;  // for the loop
+    future.wait();
+  }
   return future.get();
 }
 

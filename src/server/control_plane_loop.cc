@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "common/blocking_region.h"
 #include "common/log.h"
 #include "common/mutex.h"
 #include "common/nesting.h"
@@ -58,6 +59,7 @@ double Seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
 // ---------------------------------------------------------------- the loop
 
 void ControlPlane::WaitForCycle() {
+  BlockingRegion waiting;
   MutexLock lock(loop_mu_);
   uint64_t target = ++submitted_seq_;
   loop_cv_.notify_one();

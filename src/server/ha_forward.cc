@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <strings.h>
 
+#include "common/blocking_region.h"
 #include "common/mutex.h"
 #include "net/http_transport.h"
 
@@ -82,7 +83,10 @@ Status Forwarder::Forward(const std::string& leader_url, const httplib::Request&
     if (!borrowed.ok()) return Unavailable("cannot forward to the leader: " + borrowed.status().message());
     std::unique_ptr<httplib::ClientImpl> c = std::move(*borrowed);
     const bool reused = c->is_socket_open() > 0;
-    httplib::Result r = c->send(out);
+    httplib::Result r = [&] {
+      BlockingRegion waiting;  // the leader's answer
+      return c->send(out);
+    }();
     if (!r) {
       httplib::Error err = r.error();
       if (err == httplib::Error::Connection && attempt < 2) continue;

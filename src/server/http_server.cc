@@ -161,6 +161,7 @@ void HttpServer::Routes() {
   s.set_tcp_nodelay(true);
   net::FrontOptions front;
   front.threads = static_cast<size_t>(std::max(1, threads));
+  front.max_running = static_cast<size_t>(std::max(0, options_.running));
   front.header_timeout = std::chrono::seconds(options_.header_timeout_seconds);
   front.body_timeout = std::chrono::seconds(options_.body_timeout_seconds);
   front.max_connections_per_client = options_.max_connections_per_client;

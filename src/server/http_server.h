@@ -23,7 +23,8 @@ struct HttpOptions {
   std::string host = "127.0.0.1";
   int port = 8420;                       // 0: any free port (see HttpServer::port)
   size_t max_body_bytes = 8 << 20;       // larger bodies get 413
-  int threads = 96;                      // one per keep-alive connection being served
+  int threads = 96;                      // workers: each runs one request at a time
+  int running = 0;                       // of those, running on the CPU at once; 0: four per core
   int read_timeout_seconds = 30;
   int write_timeout_seconds = 30;
   int keep_alive_seconds = 5;

@@ -38,6 +38,7 @@ HttpOptions HttpOptionsFor(const RunOptions& options, const std::string& host, i
   ho.port = port;
   ho.max_body_bytes = options.max_body_bytes;
   ho.threads = options.http_threads;
+  ho.running = options.http_running;
   ho.header_timeout_seconds = options.header_timeout_seconds;
   ho.max_connections_per_client = options.max_connections_per_client;
   ho.tls_cert_file = options.tls_cert_file;

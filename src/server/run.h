@@ -19,6 +19,7 @@ struct RunOptions {
   std::string store_url;                  // empty: sqlite://DATA/abacus.db
   size_t max_body_bytes = 8 << 20;
   int http_threads = 96;
+  int http_running = 0;  // 0: four per core
   // The front door (HttpOptions): a request head's deadline, open connections per client.
   int header_timeout_seconds = 10;
   size_t max_connections_per_client = 512;

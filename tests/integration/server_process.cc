@@ -97,8 +97,12 @@ int StopChild(pid_t& pid, int sig);
 void ServerProcess::Start() {
   std::string url_file = data_ + "/server.url";
   std::filesystem::remove(url_file);
-  std::vector<std::string> args = {ABACUS_BINARY, "server", "--data", data_, "--listen", "127.0.0.1:0",
-                                   "--http-threads", "24"};
+  std::vector<std::string> args = {ABACUS_BINARY, "server", "--data", data_, "--listen", "127.0.0.1:0"};
+  // 24 HTTP workers (not the default 96) unless the test names a number itself: many servers run
+  // at once in the suite.
+  if (std::find(extra_.begin(), extra_.end(), "--http-threads") == extra_.end()) {
+    args.insert(args.end(), {"--http-threads", "24"});
+  }
   // Never an installed /etc/abacus/server.yaml, unless the test names a config file itself.
   if (std::find(extra_.begin(), extra_.end(), "--config") == extra_.end()) {
     args.insert(args.end(), {"--config", ""});

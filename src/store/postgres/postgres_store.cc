@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 
+#include "common/blocking_region.h"
 #include "common/mutex.h"
 #include "store/group_txn.h"
 #include "store/postgres/pg_conn.h"
@@ -181,6 +182,7 @@ Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& ur
 }
 
 Result<PostgresStore::Reader> PostgresStore::BorrowReader() {
+  BlockingRegion waiting;  // for a free connection
   MutexLock lock(read_mu_);
   lock.Wait(read_cv_, [&]() REQUIRES(read_mu_) { return !idle_readers_.empty() || open_readers_ < max_readers_; });
   if (!idle_readers_.empty()) {
