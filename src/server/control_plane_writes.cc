@@ -147,7 +147,7 @@ Result<Keyed<SubmitView>> ControlPlane::Submit(std::string_view body, bool json_
   std::shared_ptr<IdempotentWrite> keyed;
   if (!dry_run) {
     ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed, context));
-    if (replay) return Keyed<SubmitView>{{}, std::move(replay)};
+    if (replay) return Keyed<SubmitView>{{}, std::move(replay), true};
   }
   ParsedDocuments parsed = ParseBody(body, json_body, filename);
   Diagnostics& diags = parsed.diagnostics;
@@ -227,13 +227,13 @@ Result<Keyed<SubmitView>> ControlPlane::Submit(std::string_view body, bool json_
       v.warnings.push_back(NeverFitsWarning(never));
     }
   }
-  keyed->Stage(batch, SubmitJson(out.answer), now);  // the edge's encoding (write_views_json.h)
+  keyed->Stage(batch, [&] { return SubmitJson(out.answer); }, now);  // the edge's encoding (write_views_json.h)
   if (Status st = Commit(batch, &result, std::move(entry)); !st.ok()) {
     ReleaseNames(records);
     // A concurrent request with the same key committed first: its answer is this one's.
     ABACUS_ASSIGN_OR_RETURN(json concurrent, keyed->AfterFailedCommit(st, clock_.Now()));
     NoteRequestReplayed(context, request.key);
-    return Keyed<SubmitView>{{}, std::move(concurrent)};
+    return Keyed<SubmitView>{{}, std::move(concurrent), true};
   }
   if (audited) NoteRequestAudited(context);
   for (size_t i = 0; i < records.size(); ++i) records[i].version = result.AssignedTo(puts[i]);
@@ -244,6 +244,7 @@ Result<Keyed<SubmitView>> ControlPlane::Submit(std::string_view body, bool json_
     ++submitted_seq_;
   }
   loop_cv_.notify_one();
+  out.encoded = keyed->TakeStaged();  // keyed: the answer as stored with the commit
   return out;
 }
 
@@ -270,7 +271,7 @@ Result<Keyed<std::vector<AppliedView>>> ControlPlane::Apply(std::string_view bod
   std::shared_ptr<IdempotentWrite> keyed;
   if (!dry_run) {
     ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed, context));
-    if (replay) return Keyed<Items>{{}, std::move(replay)};
+    if (replay) return Keyed<Items>{{}, std::move(replay), true};
   }
   ParsedDocuments parsed = ParseBody(body, json_body, filename);
   Diagnostics& diags = parsed.diagnostics;
@@ -353,7 +354,7 @@ Result<Keyed<std::vector<AppliedView>>> ControlPlane::Apply(std::string_view bod
     }
     governed->Stage(batch, out);
     if (dry_run) return out;  // checked and compared; nothing stored, nothing changed in memory
-    keyed->Stage(batch, ApplyJson(out), clock_.Now());  // the edge's encoding; also when all are unchanged
+    keyed->Stage(batch, [&] { return ApplyJson(out); }, clock_.Now());  // the edge's encoding; also when all are unchanged
     if (!batch.empty()) ABACUS_RETURN_IF_ERROR(CommitForRequest(audit, batch, nullptr));
     governed->Committed();
     {
@@ -366,7 +367,7 @@ Result<Keyed<std::vector<AppliedView>>> ControlPlane::Apply(std::string_view bod
   };
   if (dry_run) {
     ABACUS_ASSIGN_OR_RETURN(Items items, RunOnLoop(context, change));
-    return Keyed<Items>{std::move(items), std::nullopt};
+    return Keyed<Items>{std::move(items), std::nullopt, false};
   }
   return RunKeyedOnLoop<Items>(context, keyed, change);
 }
@@ -416,10 +417,9 @@ Result<Keyed<T>> ControlPlane::RunKeyedOnLoop(RequestContext* context, std::shar
     *answer = std::move(*changed);
     return Status::OK();
   };
-  ABACUS_ASSIGN_OR_RETURN(std::optional<json> replayed,
-                          RunKeyedCommand(context, std::move(keyed), std::move(run)));
-  if (replayed) return Keyed<T>{T{}, std::move(replayed)};
-  return Keyed<T>{std::move(*answer), std::nullopt};
+  ABACUS_ASSIGN_OR_RETURN(std::optional<json> replayed, RunKeyedCommand(context, keyed, std::move(run)));
+  if (replayed) return Keyed<T>{T{}, std::move(replayed), true};
+  return Keyed<T>{std::move(*answer), keyed->TakeStaged(), false};
 }
 
 Status ControlPlane::CommitTransition(WorkloadRecord& r, WorkloadState to, const std::string& event, json details,
@@ -457,7 +457,7 @@ Result<Keyed<WorkloadView>> ControlPlane::Cancel(const std::string& id_or_name, 
   // A repeat of a keyed request returns the first answer, also once the workload finished.
   std::shared_ptr<IdempotentWrite> keyed;
   ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed, context));
-  if (replay) return Keyed<WorkloadView>{{}, std::move(replay)};
+  if (replay) return Keyed<WorkloadView>{{}, std::move(replay), true};
   auto change = [this, id_or_name, reason, keyed](PendingRequestAudit* audit) -> Result<WorkloadView> {
     const WorkloadRecord* found = ledger_.Resolve(id_or_name);
     if (found == nullptr) return NotFound("workload '" + id_or_name + "' not found");
@@ -482,7 +482,7 @@ Result<Keyed<WorkloadView>> ControlPlane::Cancel(const std::string& id_or_name, 
                                      ReaderLock lock(state_mu_);
                                      out = View(next);
                                    }
-                                   keyed->Stage(batch, WorkloadViewJson(out), clock_.Now());
+                                   keyed->Stage(batch, [&] { return WorkloadViewJson(out); }, clock_.Now());
                                  },
                                  audit);
     if (!st.ok()) {
@@ -502,7 +502,7 @@ Result<Keyed<WorkloadView>> ControlPlane::Scale(const std::string& id_or_name, i
   // A repeat of a keyed request returns the first answer and scales nothing again.
   std::shared_ptr<IdempotentWrite> keyed;
   ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed, context));
-  if (replay) return Keyed<WorkloadView>{{}, std::move(replay)};
+  if (replay) return Keyed<WorkloadView>{{}, std::move(replay), true};
   auto change = [this, id_or_name, replicas, keyed](PendingRequestAudit* audit) -> Result<WorkloadView> {
     const WorkloadRecord* found = ledger_.Resolve(id_or_name);
     if (found == nullptr) return NotFound("workload '" + id_or_name + "' not found");
@@ -559,7 +559,7 @@ Result<Keyed<WorkloadView>> ControlPlane::Scale(const std::string& id_or_name, i
       ReaderLock lock(state_mu_);
       out = View(next);
     }
-    keyed->Stage(batch, WorkloadViewJson(out), now);
+    keyed->Stage(batch, [&] { return WorkloadViewJson(out); }, now);
     WorkloadRecord* r = ledger_.FindWorkload(next.id);
     ABACUS_RETURN_IF_ERROR(CommitRecord(batch, put, std::move(next), *r, audit));
     Publish(*r);

@@ -77,8 +77,10 @@ Result<bool> IdempotentWrite::Check(Time now) {
   return true;
 }
 
-void IdempotentWrite::Stage(WriteBatch& batch, const json& answer, Time now) const {
+void IdempotentWrite::Stage(WriteBatch& batch, const std::function<json()>& encode, Time now) {
   if (!request_.keyed()) return;
+  staged_ = encode();
+  const json& answer = *staged_;
   json doc = {{"user", request_.user},
               {"key", request_.key},
               {"route", request_.route},

@@ -6,7 +6,9 @@
 // route: IdempotentWrite (Check before the change, Stage into its batch, AfterFailedCommit).
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,10 +57,14 @@ class IdempotentWrite {
   // The first answer, after a Check that returned true.
   const nlohmann::json& first_answer() const { return first_answer_; }
 
-  // Adds (user, key) -> `answer` to `batch`, conditional on what the last Check saw (a record
-  // that did not exist must still not exist), so that of two concurrent requests with one key
-  // only one commits. Nothing when unkeyed.
-  void Stage(WriteBatch& batch, const nlohmann::json& answer, Time now) const;
+  // Adds (user, key) -> `encode()` (the answer as the HTTP edge writes it) to `batch`,
+  // conditional on what the last Check saw (a record that did not exist must still not exist),
+  // so that of two concurrent requests with one key only one commits. Nothing when unkeyed:
+  // `encode` is not called. The encoding is kept for the edge (TakeStaged).
+  void Stage(WriteBatch& batch, const std::function<nlohmann::json()>& encode, Time now);
+  // The answer the last Stage encoded, handed over once (nullopt: none, or unkeyed): the edge
+  // writes it as it is instead of encoding the answer again.
+  std::optional<nlohmann::json> TakeStaged() { return std::exchange(staged_, std::nullopt); }
 
   // After the change's commit failed with `failed`: the first answer when a concurrent request
   // with the same key committed first (the commit was aborted on the key's record); `failed`
@@ -71,6 +77,7 @@ class IdempotentWrite {
   Duration ttl_;
   int64_t version_ = 0;  // the stored record's version when expired (to overwrite); 0: none
   nlohmann::json first_answer_;
+  std::optional<nlohmann::json> staged_;
 };
 
 // Deletes the records expired at `now`; returns how many.

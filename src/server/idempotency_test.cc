@@ -22,7 +22,7 @@ class IdempotentWriteTest : public ::testing::Test {
     ABACUS_ASSIGN_OR_RETURN(bool repeat, keyed.Check(clock_.Now()));
     if (repeat) return keyed.first_answer();
     WriteBatch batch;
-    keyed.Stage(batch, answer, clock_.Now());
+    keyed.Stage(batch, [&] { return answer; }, clock_.Now());
     ABACUS_RETURN_IF_ERROR(store_.Commit(batch));
     return answer;
   }
@@ -72,8 +72,11 @@ TEST_F(IdempotentWriteTest, AnUnkeyedRequestPassesThroughAndAMalformedKeyIsInval
   ASSERT_TRUE(checked.ok());
   EXPECT_FALSE(*checked);
   WriteBatch batch;
-  unkeyed.Stage(batch, json::object(), clock_.Now());
+  bool encoded = false;
+  unkeyed.Stage(batch, [&] { encoded = true; return json::object(); }, clock_.Now());
   EXPECT_TRUE(batch.empty());
+  EXPECT_FALSE(encoded);  // an unkeyed write's answer is encoded once, at the edge
+  EXPECT_FALSE(unkeyed.TakeStaged().has_value());
   EXPECT_EQ(unkeyed.AfterFailedCommit(Aborted("conflict"), clock_.Now()).status().code(), StatusCode::kAborted);
   EXPECT_EQ(Write(Request("/p", "b", "has space"), json::object()).status().code(), StatusCode::kInvalidArgument);
 }
@@ -98,8 +101,8 @@ TEST_F(IdempotentWriteTest, OfTwoConcurrentRequestsWithOneKeyTheSecondGetsTheFir
   ASSERT_FALSE(*a.Check(clock_.Now()));
   ASSERT_FALSE(*b.Check(clock_.Now()));
   WriteBatch first, second;
-  a.Stage(first, json::array({"a"}), clock_.Now());
-  b.Stage(second, json::array({"b"}), clock_.Now());
+  a.Stage(first, [] { return json::array({"a"}); }, clock_.Now());
+  b.Stage(second, [] { return json::array({"b"}); }, clock_.Now());
   ASSERT_TRUE(store_.Commit(first).ok());
   Status lost = store_.Commit(second);
   ASSERT_EQ(lost.code(), StatusCode::kAborted) << lost.ToString();

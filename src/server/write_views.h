@@ -1,7 +1,8 @@
 // What ControlPlane's writes answer (issue 22.1), typed like the reads (read_views.h): the JSON
 // shapes are written at the HTTP edge (write_views_json.h), nowhere else. A keyed write
 // (Idempotency-Key, idempotency.h) stores its answer as JSON in the same commit as its change,
-// encoded by the same edge function; a repeat gets that stored answer back as it was (Keyed).
+// encoded by the same edge function, and hands that encoding to the edge; a repeat gets the
+// stored answer back as it was (Keyed).
 // JSON values kept inside: a diff's from/to values (any JSON) and a Secret's summary (the vault's).
 #pragma once
 
@@ -23,8 +24,12 @@ namespace abacus::server {
 // earlier request with the same key, that request's stored answer, replayed byte for byte.
 template <typename T>
 struct Keyed {
-  T answer;                                 // the change made now (default when replayed)
-  std::optional<nlohmann::json> replayed;  // the first request's answer, as stored
+  T answer;  // the change made now (default when replayed)
+  // The answer as the edge writes it, when it is already written: a repeat's stored first
+  // answer, or the encoding a keyed change stored with its commit (written once, not twice).
+  // Empty for an unkeyed change: the edge encodes `answer`.
+  std::optional<nlohmann::json> encoded;
+  bool replayed = false;  // `encoded` is an earlier request's answer
 };
 
 // One workload a submission stored, as it answers: it is Pending.

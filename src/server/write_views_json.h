@@ -13,10 +13,11 @@
 
 namespace abacus::server {
 
-// A keyed write's answer: the stored first answer when it repeated, else `encode(answer)`.
+// A keyed write's answer: the encoding it carries (a repeat's first answer, or the one staged
+// with its commit), else `encode(answer)`.
 template <typename T, typename Encode>
 nlohmann::json KeyedJson(const Keyed<T>& keyed, Encode encode) {
-  if (keyed.replayed) return *keyed.replayed;
+  if (keyed.encoded) return *keyed.encoded;
   return encode(keyed.answer);
 }
 // The same for a result: its error, or the answer as KeyedJson writes it.
