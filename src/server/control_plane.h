@@ -38,6 +38,7 @@
 #include "meter/usage_ledger.h"
 #include "sched/scheduler.h"
 #include "server/agent_answers.h"
+#include "server/agent_telemetry.h"
 #include "server/assignments.h"
 #include "server/audit_watch.h"
 #include "server/auth.h"
@@ -303,7 +304,7 @@ class ControlPlane {
   std::vector<meter::PriceList> ListPriceLists() const;
 
   // Device utilization last reported per node and device index (0..1).
-  std::map<std::string, std::map<int, double>> DeviceUtilization() const;
+  AgentTelemetry::Utilization DeviceUtilization() const { return telemetry_.DeviceUtilization(); }
   // Returns every node (read_views.h) with its devices; each device carries its allocated milli,
   // the agent's last reported utilization (when any), and its holders as `visible` sees them
   // (device_holders.h; the rest as hidden sums; null `visible`: every workload is seen).
@@ -486,8 +487,6 @@ class ControlPlane {
   Status StagePriceLists(const std::vector<ExtensionDocument>& docs, WriteBatch& batch,
                          std::vector<AppliedView>& out, std::vector<meter::PriceList>& applied);
   const meter::PriceList* PickPriceList(const std::string& name, Status& problem) const;
-  // Keeps a utilization sample for the idle report.
-  void RecordUtilization(const std::string& node, int device, double ratio, Time now) REQUIRES(seen_mu_);
   // Republishes `r`'s tasks to the agents.
   void Publish(const WorkloadRecord& r);
   void TouchNode(const std::string& node);
@@ -570,11 +569,7 @@ class ControlPlane {
   Time last_drain_check_{};             // loop thread only
   Time last_maintenance_check_{};       // loop thread only (MaintainReservations)
   // Autoscaling metric samples per workload (POST /api/v1/workloads/{id}/metrics), the last 10 min.
-  std::map<std::string, std::deque<control::MetricSample>> metrics_by_workload_ GUARDED_BY(seen_mu_);
-  mutable Mutex seen_mu_;
-  std::unordered_map<std::string, Time> last_seen_ GUARDED_BY(seen_mu_);
-  std::map<std::string, std::map<int, double>> utilization_ GUARDED_BY(seen_mu_);
-  std::map<std::string, std::map<int, std::deque<std::pair<Time, double>>>> samples_ GUARDED_BY(seen_mu_);
+  AgentTelemetry telemetry_;  // agents' last-heard times, device utilization, service metrics
   // Written by the loop under state_mu_ exclusively; read by the loop without it, by others under it
   // shared. Not GUARDED_BY: the analysis cannot express "the one writer reads unlocked".
   std::map<std::string, meter::PriceList> price_lists_;

@@ -21,15 +21,7 @@ namespace abacus::server {
 
 using nlohmann::json;
 
-void ControlPlane::TouchNode(const std::string& node) {
-  MutexLock lock(seen_mu_);
-  last_seen_[node] = clock_.Now();
-}
-
-std::map<std::string, std::map<int, double>> ControlPlane::DeviceUtilization() const {
-  MutexLock lock(seen_mu_);
-  return utilization_;
-}
+void ControlPlane::TouchNode(const std::string& node) { telemetry_.Heard(node, clock_.Now()); }
 
 void ControlPlane::WakePollers() {
   board_->Shutdown();
@@ -261,18 +253,11 @@ Status ControlPlane::AgentHeartbeat(const std::string& node, const json& body) {
       for (const Device& d : n->node.devices) index_of_uuid[d.uuid] = d.index;
     }
   }
-  {
-    MutexLock lock(seen_mu_);
-    auto& util = utilization_[node];
-    for (const wire::DeviceBeat& d : beat.devices) {
-      int index = d.index;
-      if (auto it = index_of_uuid.find(d.uuid); it != index_of_uuid.end()) index = it->second;
-      if (d.utilization) {
-        util[index] = *d.utilization;
-        RecordUtilization(node, index, util[index], clock_.Now());
-      }
-      if (d.health) health[index] = DeviceHealthReport{*d.health, d.health_reason.substr(0, 200)};
-    }
+  for (const wire::DeviceBeat& d : beat.devices) {
+    int index = d.index;
+    if (auto it = index_of_uuid.find(d.uuid); it != index_of_uuid.end()) index = it->second;
+    if (d.utilization) telemetry_.ReportUtilization(node, index, *d.utilization, clock_.Now());
+    if (d.health) health[index] = DeviceHealthReport{*d.health, d.health_reason.substr(0, 200)};
   }
   bool changed = false;
   std::optional<json> inventory;

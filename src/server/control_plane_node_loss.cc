@@ -62,19 +62,11 @@ void ControlPlane::CheckNodeLiveness() {
   if (now - last_liveness_check_ < std::chrono::seconds(1)) return;
   last_liveness_check_ = now;
   SettleNodeHealth(now);
-  std::vector<std::string> silent;
-  {
-    MutexLock lock(seen_mu_);
-    for (const auto& [name, rec] : ledger_.nodes()) {
-      if (!rec.agent || rec.node.state != NodeState::kReady) continue;
-      auto it = last_seen_.find(name);
-      if (it == last_seen_.end()) {
-        last_seen_[name] = now;  // first look since start: give it a full timeout
-      } else if (now - it->second > options_.node_timeout) {
-        silent.push_back(name);
-      }
-    }
+  std::vector<std::string> ready;
+  for (const auto& [name, rec] : ledger_.nodes()) {
+    if (rec.agent && rec.node.state == NodeState::kReady) ready.push_back(name);
   }
+  const std::vector<std::string> silent = telemetry_.Silent(ready, now, options_.node_timeout);
   for (const auto& name : silent) {
     NodeRecord next = *ledger_.FindNode(name);
     next.node.state = NodeState::kNotReady;

@@ -234,13 +234,8 @@ Result<StoredEventsView> ControlPlane::Events(const std::string& id_or_name) con
 }
 
 std::vector<NodeView> ControlPlane::ListNodes(const std::function<bool(const Workload&)>& visible) const {
-  std::unordered_map<std::string, Time> seen;  // the agents' last requests (node_liveness.h)
-  std::map<std::string, std::map<int, double>> utilization;  // the agents' last reports
-  {
-    MutexLock seen_lock(seen_mu_);
-    seen = last_seen_;
-    utilization = utilization_;
-  }
+  const std::unordered_map<std::string, Time> seen = telemetry_.LastHeard();  // node_liveness.h
+  const AgentTelemetry::Utilization utilization = telemetry_.DeviceUtilization();  // last reports
   const Time now = clock_.Now();
   ReaderLock lock(state_mu_);
   auto usage = ledger_.DeviceUsage();

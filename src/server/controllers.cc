@@ -218,15 +218,10 @@ control::Signals ControlPlane::SignalsFor(const WorkloadRecord& r, Time now) con
   control::Signals s;
   if (r.spec.kind() == WorkloadKind::kExperiment) {
     // The last hour of the utilization samples of the devices it holds.
-    MutexLock lock(seen_mu_);
     for (const auto& p : r.placements) {
-      auto node = samples_.find(p.node);
-      if (node == samples_.end()) continue;
       for (const auto& g : p.devices) {
-        auto dev = node->second.find(g.index);
-        if (dev == node->second.end()) continue;
-        for (const auto& [t, ratio] : dev->second) {
-          if (t >= now - std::chrono::hours(1)) s.utilization.push_back({p.node, g.index, ratio * 100.0, t});
+        for (const meter::UtilizationSample& u : telemetry_.SamplesOf(p.node, g.index, now - std::chrono::hours(1))) {
+          s.utilization.push_back({p.node, g.index, u.ratio * 100.0, u.time});
         }
       }
     }
@@ -260,10 +255,7 @@ control::Signals ControlPlane::SignalsFor(const WorkloadRecord& r, Time now) con
         s.probes.push_back({task, control::ProbeResult::Kind::kLiveness, *p.live, now});
       }
     }
-    MutexLock lock(seen_mu_);
-    if (auto it = metrics_by_workload_.find(r.id); it != metrics_by_workload_.end()) {
-      s.metrics.assign(it->second.begin(), it->second.end());
-    }
+    s.metrics = telemetry_.MetricsOf(r.id);
   }
   return s;
 }

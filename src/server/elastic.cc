@@ -85,14 +85,9 @@ Result<MetricsAcceptedView> ControlPlane::ReportMetrics(const std::string& id_or
     m.time = now;
     samples.push_back(std::move(m));
   }
-  {
-    MutexLock lock(seen_mu_);
-    auto& kept = metrics_by_workload_[rec->id];
-    for (auto& m : samples) kept.push_back(std::move(m));
-    while (!kept.empty() && kept.front().time < now - std::chrono::minutes(2)) kept.pop_front();
-    while (kept.size() > 10'000) kept.pop_front();
-  }
-  return MetricsAcceptedView{rec->id, samples.size()};
+  const size_t accepted = samples.size();
+  telemetry_.AddMetrics(rec->id, std::move(samples), now);
+  return MetricsAcceptedView{rec->id, accepted};
 }
 
 }  // namespace abacus::server

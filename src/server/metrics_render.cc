@@ -94,9 +94,8 @@ std::string ControlPlane::RenderMetrics() const {
   }
   family("abacus_device_utilization_ratio", "gauge", "Device utilization last reported by its agent (0..1).");
   {
-    MutexLock lock(seen_mu_);
     char buf[64];
-    for (const auto& [node, devices] : utilization_) {
+    for (const auto& [node, devices] : telemetry_.DeviceUtilization()) {
       for (const auto& [index, ratio] : devices) {
         std::snprintf(buf, sizeof buf, "%.4f", ratio);
         out += "abacus_device_utilization_ratio{node=\"" + EscapeLabel(node) + "\",device=\"" + std::to_string(index) +

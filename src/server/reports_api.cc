@@ -189,15 +189,8 @@ Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind,
     for (auto& [key, row] : inv) inventory.push_back(row);
   }
   if (!price_problem.ok()) return price_problem;
-  {
-    MutexLock lock(seen_mu_);
-    for (const auto& [node, devices] : samples_) {
-      for (const auto& [index, list] : devices) {
-        for (const auto& [t, ratio] : list) {
-          if (t >= window.from - std::chrono::minutes(10) && t < window.to) samples.push_back({node, index, t, ratio});
-        }
-      }
-    }
+  for (meter::UtilizationSample& s : telemetry_.Samples(window.from - std::chrono::minutes(10), window.to)) {
+    samples.push_back(std::move(s));
   }
   // Inference shortages: a service waiting for admission wants all its replicas and has none
   // (from submission, or its last requeue, to admission — or now); the inference controller adds
@@ -398,18 +391,6 @@ Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind,
                      : f == meter::TableFormat::kCsv ? "text/csv; charset=utf-8"
                                                      : "text/plain; charset=utf-8";
   return out;
-}
-
-void ControlPlane::RecordUtilization(const std::string& node, int device, double ratio, Time now) {
-  // Requires seen_mu_. One sample a minute per device (and every change of more than 5 points),
-  // a week of them.
-  auto& list = samples_[node][device];
-  if (!list.empty() && now - list.back().first < std::chrono::minutes(1) &&
-      std::abs(list.back().second - ratio) < 0.05) {
-    return;
-  }
-  list.emplace_back(now, ratio);
-  while (list.size() > 7 * 24 * 60) list.pop_front();
 }
 
 }  // namespace abacus::server
