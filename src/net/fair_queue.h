@@ -5,10 +5,11 @@
 //
 // It also bounds how many tasks start running at once (`max_running`, a few per core): a task
 // holds its place until it ends or first waits in a BlockingRegion (for its commit, the loop, a
-// long poll, a slow socket); what it does after that wait (write its answer, mostly) runs without
-// a place. So the pool can hold many waiting requests while only a few compete for the CPU. Without the
-// bound, 96 workers busy with a flood of cheap requests (issue 21) were all runnable at once and
-// the kernel's turn through them delayed a health probe's worker by up to 100 ms on 2 cores.
+// long poll, a slow socket); what it does after that wait (write its answer, mostly) runs
+// without a place. So the pool can hold many waiting requests while only a few compete for the
+// CPU. Without the bound, 96 workers busy with a flood of cheap requests (issue 21) were all
+// runnable at once, and the kernel's turn through them delayed a health probe's worker by up to
+// 100 ms on 2 cores.
 //
 //   FairQueue q(8);
 //   q.Push("10.0.0.7", [] { ... });        // front thread
