@@ -132,11 +132,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptio
 ControlPlane::~ControlPlane() { Shutdown(); }
 
 void ControlPlane::StopLoop() {
-  {
-    MutexLock lock(loop_mu_);
-    stopping_ = true;
-  }
-  loop_cv_.notify_all();
+  inbox_.Close();
   MutexLock join(stop_loop_mu_);
   if (loop_thread_.joinable()) loop_thread_.join();
 }

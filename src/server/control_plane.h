@@ -44,6 +44,7 @@
 #include "server/auth.h"
 #include "server/change_feed.h"
 #include "server/store_via_committer.h"
+#include "server/task_report.h"
 #include "server/device_health.h"
 #include "server/fair_share_book.h"
 #include "server/fencing.h"
@@ -51,6 +52,7 @@
 #include "server/governance.h"
 #include "server/idempotency.h"
 #include "server/ledger.h"
+#include "server/loop_inbox.h"
 #include "server/metrics.h"
 #include "server/read_views.h"
 #include "server/secrets.h"
@@ -345,7 +347,7 @@ class ControlPlane {
     return f(ledger_);
   }
   // Blocks until the loop has ingested everything submitted so far and run a cycle after it.
-  void WaitForCycle();
+  void WaitForCycle() { inbox_.WaitForCycle(); }
 
   // Users, tokens, roles, audit chain, admission policies, rate limits (governance.h).
   Governance& governance() { return *governance_; }
@@ -391,22 +393,7 @@ class ControlPlane {
   void PublishCycle(const CycleWork& w);
   void FinishPreemptions();
 
-  // One task status from an agent (or made up by the server when a node is lost).
-  struct TaskReport {
-    std::string node;
-    std::string task_id;
-    wire::TaskPhase phase = wire::TaskPhase::kLost;  // stored in the placement by its name (wire/task_phase.h)
-    int32_t exit_code = 0, signal = 0;
-    bool oom_killed = false, stopped = false;
-    std::string message;
-    std::string lost_reason;  // with Lost: NodeLost, DeviceError, AgentRestart
-    std::optional<bool> ready, live;
-    std::optional<int32_t> readiness_run{}, liveness_run{};  // PlacementRecord's encoding (n > 0 successes, < 0 failures)
-    Time started_at{}, finished_at{};
-    std::optional<std::string> results;  // with Exited: the task's results file (evaluation_archive.h)
-    std::string results_error;
-    std::string address;  // InferenceService replica: "host:port" (ABACUS_PORT)
-  };
+  using TaskReport = server::TaskReport;  // task_report.h
   // Applies task reports to their workloads (Started, Succeeded, Failed, retries, requeues),
   // commits them in one batch and republishes the assignments; loop thread only.
   // `also`: workloads to reconcile without a report (the controller tick).
@@ -586,15 +573,7 @@ class ControlPlane {
   // lock, other threads under state_mu_ shared. Not GUARDED_BY for that reason (single writer).
   Ledger ledger_;
 
-  mutable Mutex loop_mu_;
-  std::condition_variable loop_cv_;
-  std::condition_variable cycle_cv_;
-  std::vector<WorkloadRecord> inbox_ GUARDED_BY(loop_mu_);
-  std::vector<TaskReport> reports_ GUARDED_BY(loop_mu_);
-  std::deque<std::function<void()>> commands_ GUARDED_BY(loop_mu_);
-  bool stopping_ GUARDED_BY(loop_mu_) = false;
-  uint64_t submitted_seq_ GUARDED_BY(loop_mu_) = 0;
-  uint64_t cycled_seq_ GUARDED_BY(loop_mu_) = 0;
+  LoopInbox inbox_;  // submissions, task reports and commands for the loop (loop_inbox.h)
   bool dirty_ = true;                                 // loop thread only
   bool full_ = true;                                  // loop thread only: retry parked workloads
   bool freed_ = false;                                // loop thread only: capacity was freed

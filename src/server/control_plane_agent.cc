@@ -220,13 +220,7 @@ AgentStatusAnswer ControlPlane::QueueTaskStatuses(const std::string& node, const
     }
     reports.push_back(std::move(r));
   }
-  if (!reports.empty()) {
-    {
-      MutexLock lock(loop_mu_);
-      for (auto& r : reports) reports_.push_back(std::move(r));
-    }
-    loop_cv_.notify_one();
-  }
+  inbox_.Report(std::move(reports));
   return answer;
 }
 

@@ -9,7 +9,6 @@
 #include <map>
 #include <set>
 
-#include "common/blocking_region.h"
 #include "common/log.h"
 #include "common/mutex.h"
 #include "common/nesting.h"
@@ -58,36 +57,15 @@ double Seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
 
 // ---------------------------------------------------------------- the loop
 
-void ControlPlane::WaitForCycle() {
-  BlockingRegion waiting;
-  MutexLock lock(loop_mu_);
-  uint64_t target = ++submitted_seq_;
-  loop_cv_.notify_one();
-  lock.Wait(cycle_cv_, [&]() REQUIRES(loop_mu_) { return cycled_seq_ >= target || stopping_; });
-}
-
 void ControlPlane::Loop() {
   while (true) {
-    std::vector<WorkloadRecord> inbox;
-    std::vector<TaskReport> reports;
-    std::deque<std::function<void()>> commands;
-    uint64_t seen_seq = 0;
-    bool stop = false;
-    {
-      MutexLock lock(loop_mu_);
-      auto wake = [&]() REQUIRES(loop_mu_) {
-        return stopping_ || !inbox_.empty() || !commands_.empty() || !reports_.empty() || submitted_seq_ > cycled_seq_;
-      };
-      // Sleep until there is work, or until the timer cycle is due.
-      Time next_timer = last_full_cycle_ + sched::FullCycleGap(options_.cycle_interval, last_full_cycle_cost_);
-      Duration wait = std::max(Duration(0), next_timer - clock_.Now());
-      lock.WaitFor(loop_cv_, std::min<Duration>(wait, std::chrono::milliseconds(200)), wake);
-      inbox.swap(inbox_);
-      reports.swap(reports_);
-      commands.swap(commands_);
-      seen_seq = submitted_seq_;
-      stop = stopping_;
-    }
+    // Sleep until there is work, or until the timer cycle is due.
+    Time next_timer = last_full_cycle_ + sched::FullCycleGap(options_.cycle_interval, last_full_cycle_cost_);
+    Duration wait = std::max(Duration(0), next_timer - clock_.Now());
+    LoopInbox::Turn turn = inbox_.Take(std::min<Duration>(wait, std::chrono::milliseconds(200)));
+    std::vector<WorkloadRecord>& inbox = turn.submitted;
+    std::deque<LoopInbox::Command>& commands = turn.commands;
+    const uint64_t seen_seq = turn.seen_seq;
     if (!inbox.empty()) {
       WriterLock lock(state_mu_);
       for (auto& r : inbox) {
@@ -100,7 +78,7 @@ void ControlPlane::Loop() {
     // A command may free capacity or change the rules: every waiting workload is retried.
     if (!commands.empty()) full_ = true;
     for (auto& cmd : commands) cmd();
-    ProcessTaskReports(reports);
+    ProcessTaskReports(turn.reports);
     CheckNodeLiveness();
     TickControllers();
     MaintainReservations();  // nothing unless a reservation drains (reservations_api.cc)
@@ -113,16 +91,9 @@ void ControlPlane::Loop() {
     }
     // What this step committed is in the ledger now: watchers may read it.
     feed_->Publish();
-    if (stop) {
-      // Answer commands queued after the last drain.
-      std::deque<std::function<void()>> rest;
-      {
-        MutexLock lock(loop_mu_);
-        rest.swap(commands_);
-        cycled_seq_ = submitted_seq_;
-      }
-      for (auto& cmd : rest) cmd();
-      cycle_cv_.notify_all();
+    if (turn.stop) {
+      // Answer commands queued after the last turn.
+      for (auto& cmd : inbox_.TakeLast()) cmd();
       return;
     }
     FinishPreemptions();
@@ -137,18 +108,11 @@ void ControlPlane::Loop() {
     // The coalescing gap is real time (a cost), the timer is the clock's (rules, aging).
     Duration since = std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() - last_cycle_steady_);
     bool due = (dirty_ || full_ || freed_) && since >= gap;
-    {
-      MutexLock lock(loop_mu_);
-      if (!due && cycled_seq_ < seen_seq && !dirty_) due = true;
-    }
+    if (!due && !dirty_ && inbox_.CycleOwed(seen_seq)) due = true;
     if (due) {
       RunCycle();
       feed_->Publish();  // the cycle's decisions
-      {
-        MutexLock lock(loop_mu_);
-        cycled_seq_ = std::max(cycled_seq_, seen_seq);
-      }
-      cycle_cv_.notify_all();
+      inbox_.Cycled(seen_seq);
     } else if (dirty_) {
       std::this_thread::sleep_for(std::min<Duration>(gap - since, std::chrono::milliseconds(50)));
     }

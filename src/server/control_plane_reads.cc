@@ -49,14 +49,7 @@ std::optional<WorkloadRecord> ControlPlane::FindRecord(const std::string& id_or_
     ReaderLock lock(state_mu_);
     if (const WorkloadRecord* r = ledger_.Resolve(id_or_name)) return *r;
   }
-  MutexLock lock(loop_mu_);
-  const WorkloadRecord* best = nullptr;
-  for (const auto& r : inbox_) {
-    if (r.id == id_or_name) return r;
-    if (r.spec.name == id_or_name) best = &r;
-  }
-  if (best != nullptr) return *best;
-  return std::nullopt;
+  return inbox_.FindSubmitted(id_or_name);
 }
 
 WorkloadStatusView ControlPlane::StatusOf(const WorkloadRecord& r) const {
@@ -110,11 +103,7 @@ Result<WorkloadView> ControlPlane::GetWorkload(const std::string& id_or_name) co
 
 void ControlPlane::ListWorkloads(const WorkloadFilter& f,
                                  const std::function<void(const WorkloadListView&)>& use) const {
-  std::vector<WorkloadRecord> pending_ingest;
-  {
-    MutexLock lock(loop_mu_);
-    pending_ingest = inbox_;
-  }
+  const std::vector<WorkloadRecord> pending_ingest = inbox_.Submitted();
   ReaderLock lock(state_mu_);
   std::vector<const WorkloadRecord*> rows;
   auto match = [&](const WorkloadRecord& r) {

@@ -238,27 +238,14 @@ Result<Keyed<SubmitView>> ControlPlane::Submit(std::string_view body, bool json_
   if (audited) NoteRequestAudited(context);
   for (size_t i = 0; i < records.size(); ++i) records[i].version = result.AssignedTo(puts[i]);
   metrics_.submitted.fetch_add(static_cast<int64_t>(records.size()));
-  {
-    MutexLock lock(loop_mu_);
-    for (auto& r : records) inbox_.push_back(std::move(r));
-    ++submitted_seq_;
-  }
-  loop_cv_.notify_one();
+  inbox_.Submit(std::move(records));
   out.encoded = keyed->TakeStaged();  // keyed: the answer as stored with the commit
   return out;
 }
 
 Status ControlPlane::EnqueueCommand(RequestContext* context, LoopCommand command) {
-  {
-    MutexLock lock(loop_mu_);
-    if (stopping_) return Unavailable("server is shutting down");
-    // The request's entry travels with the command, a value: its change's commit claims it.
-    commands_.push_back(
-        [command = std::move(command), audit = PendingAuditOf(context)] { command(audit.get()); });
-    ++submitted_seq_;
-  }
-  loop_cv_.notify_one();
-  return Status::OK();
+  // The request's entry travels with the command, a value: its change's commit claims it.
+  return inbox_.Run([command = std::move(command), audit = PendingAuditOf(context)] { command(audit.get()); });
 }
 
 Result<Keyed<std::vector<AppliedView>>> ControlPlane::Apply(std::string_view body, bool json_body,

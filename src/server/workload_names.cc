@@ -26,16 +26,13 @@ Result<std::string> ControlPlane::ResolveWorkload(const std::string& id_or_name,
       if (shown(*r)) named.push_back(*r);
     }
   }
-  {
-    MutexLock lock(loop_mu_);
-    for (const auto& r : inbox_) {
-      if (r.id == id_or_name) {
-        if (!shown(r)) return NotFound(missing);
-        return r.id;
-      }
-      bool known = std::any_of(named.begin(), named.end(), [&](const WorkloadRecord& n) { return n.id == r.id; });
-      if (r.spec.name == id_or_name && !known && shown(r)) named.push_back(r);
+  for (const WorkloadRecord& r : inbox_.Submitted()) {
+    if (r.id == id_or_name) {
+      if (!shown(r)) return NotFound(missing);
+      return r.id;
     }
+    bool known = std::any_of(named.begin(), named.end(), [&](const WorkloadRecord& n) { return n.id == r.id; });
+    if (r.spec.name == id_or_name && !known && shown(r)) named.push_back(r);
   }
   if (named.empty()) return NotFound(missing);
   auto ambiguous = [&](const std::vector<const WorkloadRecord*>& rows, const std::string& what) {

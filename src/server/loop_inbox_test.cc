@@ -1,0 +1,76 @@
+#include "server/loop_inbox.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+namespace abacus::server {
+namespace {
+
+using namespace std::chrono_literals;
+
+WorkloadRecord Record(const std::string& id, const std::string& name) {
+  WorkloadRecord r;
+  r.id = id;
+  r.spec.name = name;
+  return r;
+}
+
+TEST(LoopInboxTest, ATurnTakesEverythingSentAndReadersSeeSubmissionsUntilThen) {
+  LoopInbox inbox;
+  inbox.Submit({Record("wl-1", "a"), Record("wl-2", "b")});
+  TaskReport report;
+  report.node = "n1";
+  report.task_id = "t1";
+  inbox.Report({report});
+  int ran = 0;
+  ASSERT_TRUE(inbox.Run([&] { ++ran; }).ok());
+  EXPECT_EQ(inbox.FindSubmitted("wl-2")->spec.name, "b");
+  EXPECT_EQ(inbox.FindSubmitted("a")->id, "wl-1");
+  EXPECT_FALSE(inbox.FindSubmitted("c").has_value());
+  LoopInbox::Turn turn = inbox.Take(0ms);
+  EXPECT_EQ(turn.submitted.size(), 2u);
+  EXPECT_EQ(turn.reports.size(), 1u);
+  ASSERT_EQ(turn.commands.size(), 1u);
+  turn.commands.front()();
+  EXPECT_EQ(ran, 1);
+  EXPECT_EQ(turn.seen_seq, 2u);  // the submission and the command
+  EXPECT_FALSE(turn.stop);
+  EXPECT_TRUE(inbox.Submitted().empty());  // in the ledger from here on
+  EXPECT_TRUE(inbox.CycleOwed(turn.seen_seq));
+  inbox.Cycled(turn.seen_seq);
+  EXPECT_FALSE(inbox.CycleOwed(turn.seen_seq));
+}
+
+TEST(LoopInboxTest, WaitForCycleReturnsOnceTheLoopCycledAfterIt) {
+  LoopInbox inbox;
+  std::atomic<bool> done{false};
+  std::thread waiter([&] {
+    inbox.WaitForCycle();
+    done = true;
+  });
+  LoopInbox::Turn turn = inbox.Take(10s);  // woken by the wait itself
+  EXPECT_EQ(turn.seen_seq, 1u);
+  std::this_thread::sleep_for(20ms);
+  EXPECT_FALSE(done.load());
+  inbox.Cycled(turn.seen_seq);
+  waiter.join();
+  EXPECT_TRUE(done.load());
+}
+
+TEST(LoopInboxTest, CloseStopsTheLoopRefusesCommandsAndReleasesWaits) {
+  LoopInbox inbox;
+  ASSERT_TRUE(inbox.Run([] {}).ok());
+  inbox.Close();
+  EXPECT_EQ(inbox.Run([] {}).code(), StatusCode::kUnavailable);
+  inbox.WaitForCycle();  // returns at once: closed
+  LoopInbox::Turn turn = inbox.Take(10s);
+  EXPECT_TRUE(turn.stop);
+  EXPECT_EQ(turn.commands.size(), 1u);  // sent before the close: still answered
+  EXPECT_TRUE(inbox.TakeLast().empty());
+}
+
+}  // namespace
+}  // namespace abacus::server
