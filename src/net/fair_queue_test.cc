@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/blocking_region.h"
+#include "common/test_eventually.h"
 
 namespace abacus::net {
 namespace {
@@ -31,12 +32,6 @@ std::vector<std::thread> StartWorkers(FairQueue& q, int workers) {
     });
   }
   return threads;
-}
-
-// Polls `done` for up to 10 s.
-bool Eventually(const std::function<bool()>& done) {
-  for (int i = 0; i < 1000 && !done(); ++i) std::this_thread::sleep_for(10ms);
-  return done();
 }
 
 TEST(FairQueueTest, ClientsTakeTurns) {

@@ -49,6 +49,12 @@ void SendNow(int fd, const std::string& bytes) {
   }
 }
 
+// The running bound: FrontOptions::max_running, or four per core (at least 4).
+size_t RunningBound(const FrontOptions& options) {
+  if (options.max_running > 0) return options.max_running;
+  return std::max<size_t>(4, 4 * static_cast<size_t>(std::thread::hardware_concurrency()));
+}
+
 }  // namespace
 
 struct HttpFront::Conn {
@@ -107,11 +113,6 @@ size_t RaiseFileLimit() {
     if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) lim = raised;
   }
   return lim.rlim_cur == RLIM_INFINITY ? size_t{1} << 20 : static_cast<size_t>(lim.rlim_cur);
-}
-
-static size_t RunningBound(const FrontOptions& options) {
-  if (options.max_running > 0) return options.max_running;
-  return std::max<size_t>(4, 4 * static_cast<size_t>(std::thread::hardware_concurrency()));
 }
 
 HttpFront::HttpFront(FrontOptions options, RequestRunner runner)

@@ -54,15 +54,15 @@ std::vector<meter::UtilizationSample> AgentTelemetry::Samples(Time from, Time to
   return out;
 }
 
-std::vector<meter::UtilizationSample> AgentTelemetry::SamplesOf(const std::string& node, int device, Time from) const {
-  std::vector<meter::UtilizationSample> out;
+std::vector<std::pair<Time, double>> AgentTelemetry::SamplesOf(const std::string& node, int device, Time from) const {
+  std::vector<std::pair<Time, double>> out;
   MutexLock lock(mu_);
   auto n = samples_.find(node);
   if (n == samples_.end()) return out;
   auto d = n->second.find(device);
   if (d == n->second.end()) return out;
-  for (const auto& [t, ratio] : d->second) {
-    if (t >= from) out.push_back({node, device, t, ratio});
+  for (const auto& sample : d->second) {
+    if (sample.first >= from) out.push_back(sample);
   }
   return out;
 }

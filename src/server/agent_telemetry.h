@@ -42,8 +42,8 @@ class AgentTelemetry {
   Utilization DeviceUtilization() const;
   // The samples in [from, to) of every device (to: none given, all since `from`).
   std::vector<meter::UtilizationSample> Samples(Time from, Time to) const;
-  // The samples of one device since `from`.
-  std::vector<meter::UtilizationSample> SamplesOf(const std::string& node, int device, Time from) const;
+  // The samples (time, ratio) of one device since `from`.
+  std::vector<std::pair<Time, double>> SamplesOf(const std::string& node, int device, Time from) const;
 
   // Keeps `samples` of workload `id` (the last two minutes, at most 10,000); `now` ends the window.
   void AddMetrics(const std::string& id, std::vector<control::MetricSample> samples, Time now);

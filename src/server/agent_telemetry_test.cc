@@ -31,7 +31,7 @@ TEST(AgentTelemetryTest, UtilizationKeepsTheLastValueAndASampleAMinuteOrOnAChang
   EXPECT_DOUBLE_EQ(t.DeviceUtilization().at("a").at(1), 0.10);
   auto device0 = t.SamplesOf("a", 0, kStart);
   ASSERT_EQ(device0.size(), 3u);
-  EXPECT_DOUBLE_EQ(device0[1].ratio, 0.90);
+  EXPECT_DOUBLE_EQ(device0[1].second, 0.90);
   EXPECT_EQ(t.SamplesOf("a", 0, kStart + 15s).size(), 2u);
   EXPECT_TRUE(t.SamplesOf("b", 0, kStart).empty());
   EXPECT_EQ(t.Samples(kStart + 20s, kStart + 31s).size(), 2u);  // [from, to)

@@ -151,7 +151,7 @@ class ControlPlane {
   // with the workloads, and it learns what was submitted, replayed or audited. The same for the
   // `context` of every write below.
   // Returns the workloads submitted (with a dry run, where each would go; a repeat, the first
-  // answer: Keyed::replayed).
+  // answer: Keyed::encoded).
   Result<Keyed<SubmitView>> Submit(std::string_view body, bool json_body, const std::string& filename,
                                    const govern::Principal* caller = nullptr,
                                    const IdempotentRequest& request = {}, bool dry_run = false,
@@ -176,7 +176,7 @@ class ControlPlane {
   Status CheckNamesFree(const std::vector<WorkloadRecord>& records);
   // Cancels a workload (id or name); returns its view. FailedPrecondition when it already
   // finished. A keyed `request` that repeats an earlier one returns its first answer
-  // (Keyed::replayed), even once finished.
+  // (Keyed::encoded), even once finished.
   Result<Keyed<WorkloadView>> Cancel(const std::string& id_or_name, const std::string& reason,
                                      const IdempotentRequest& request = {},
                                      RequestContext* context = nullptr);
@@ -515,7 +515,7 @@ class ControlPlane {
                                                         std::shared_ptr<IdempotentWrite> keyed,
                                                         std::function<Status(PendingRequestAudit*)> change);
   // `change` (Result<T>(PendingRequestAudit*)) run by RunKeyedCommand: its answer, or the first
-  // answer of a repeat (Keyed::replayed). Defined in control_plane_writes.cc, its only user.
+  // answer of a repeat (Keyed::encoded). Defined in control_plane_writes.cc, its only user.
   template <typename T, typename F>
   Result<Keyed<T>> RunKeyedOnLoop(RequestContext* context, std::shared_ptr<IdempotentWrite> keyed, F change);
   // Commits `batch`, whose op `put` writes `next` (a changed copy of the ledger workload `into`),

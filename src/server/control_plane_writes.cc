@@ -147,7 +147,7 @@ Result<Keyed<SubmitView>> ControlPlane::Submit(std::string_view body, bool json_
   std::shared_ptr<IdempotentWrite> keyed;
   if (!dry_run) {
     ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed, context));
-    if (replay) return Keyed<SubmitView>{{}, std::move(replay), true};
+    if (replay) return Keyed<SubmitView>{{}, std::move(replay)};
   }
   ParsedDocuments parsed = ParseBody(body, json_body, filename);
   Diagnostics& diags = parsed.diagnostics;
@@ -233,7 +233,7 @@ Result<Keyed<SubmitView>> ControlPlane::Submit(std::string_view body, bool json_
     // A concurrent request with the same key committed first: its answer is this one's.
     ABACUS_ASSIGN_OR_RETURN(json concurrent, keyed->AfterFailedCommit(st, clock_.Now()));
     NoteRequestReplayed(context, request.key);
-    return Keyed<SubmitView>{{}, std::move(concurrent), true};
+    return Keyed<SubmitView>{{}, std::move(concurrent)};
   }
   if (audited) NoteRequestAudited(context);
   for (size_t i = 0; i < records.size(); ++i) records[i].version = result.AssignedTo(puts[i]);
@@ -258,7 +258,7 @@ Result<Keyed<std::vector<AppliedView>>> ControlPlane::Apply(std::string_view bod
   std::shared_ptr<IdempotentWrite> keyed;
   if (!dry_run) {
     ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed, context));
-    if (replay) return Keyed<Items>{{}, std::move(replay), true};
+    if (replay) return Keyed<Items>{{}, std::move(replay)};
   }
   ParsedDocuments parsed = ParseBody(body, json_body, filename);
   Diagnostics& diags = parsed.diagnostics;
@@ -354,7 +354,7 @@ Result<Keyed<std::vector<AppliedView>>> ControlPlane::Apply(std::string_view bod
   };
   if (dry_run) {
     ABACUS_ASSIGN_OR_RETURN(Items items, RunOnLoop(context, change));
-    return Keyed<Items>{std::move(items), std::nullopt, false};
+    return Keyed<Items>{std::move(items), std::nullopt};
   }
   return RunKeyedOnLoop<Items>(context, keyed, change);
 }
@@ -405,8 +405,8 @@ Result<Keyed<T>> ControlPlane::RunKeyedOnLoop(RequestContext* context, std::shar
     return Status::OK();
   };
   ABACUS_ASSIGN_OR_RETURN(std::optional<json> replayed, RunKeyedCommand(context, keyed, std::move(run)));
-  if (replayed) return Keyed<T>{T{}, std::move(replayed), true};
-  return Keyed<T>{std::move(*answer), keyed->TakeStaged(), false};
+  if (replayed) return Keyed<T>{T{}, std::move(replayed)};
+  return Keyed<T>{std::move(*answer), keyed->TakeStaged()};
 }
 
 Status ControlPlane::CommitTransition(WorkloadRecord& r, WorkloadState to, const std::string& event, json details,
@@ -444,7 +444,7 @@ Result<Keyed<WorkloadView>> ControlPlane::Cancel(const std::string& id_or_name, 
   // A repeat of a keyed request returns the first answer, also once the workload finished.
   std::shared_ptr<IdempotentWrite> keyed;
   ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed, context));
-  if (replay) return Keyed<WorkloadView>{{}, std::move(replay), true};
+  if (replay) return Keyed<WorkloadView>{{}, std::move(replay)};
   auto change = [this, id_or_name, reason, keyed](PendingRequestAudit* audit) -> Result<WorkloadView> {
     const WorkloadRecord* found = ledger_.Resolve(id_or_name);
     if (found == nullptr) return NotFound("workload '" + id_or_name + "' not found");
@@ -489,7 +489,7 @@ Result<Keyed<WorkloadView>> ControlPlane::Scale(const std::string& id_or_name, i
   // A repeat of a keyed request returns the first answer and scales nothing again.
   std::shared_ptr<IdempotentWrite> keyed;
   ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed, context));
-  if (replay) return Keyed<WorkloadView>{{}, std::move(replay), true};
+  if (replay) return Keyed<WorkloadView>{{}, std::move(replay)};
   auto change = [this, id_or_name, replicas, keyed](PendingRequestAudit* audit) -> Result<WorkloadView> {
     const WorkloadRecord* found = ledger_.Resolve(id_or_name);
     if (found == nullptr) return NotFound("workload '" + id_or_name + "' not found");

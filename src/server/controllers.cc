@@ -220,8 +220,8 @@ control::Signals ControlPlane::SignalsFor(const WorkloadRecord& r, Time now) con
     // The last hour of the utilization samples of the devices it holds.
     for (const auto& p : r.placements) {
       for (const auto& g : p.devices) {
-        for (const meter::UtilizationSample& u : telemetry_.SamplesOf(p.node, g.index, now - std::chrono::hours(1))) {
-          s.utilization.push_back({p.node, g.index, u.ratio * 100.0, u.time});
+        for (const auto& [t, ratio] : telemetry_.SamplesOf(p.node, g.index, now - std::chrono::hours(1))) {
+          s.utilization.push_back({p.node, g.index, ratio * 100.0, t});
         }
       }
     }

@@ -52,15 +52,22 @@ void LoopInbox::Close() {
   cycled_.notify_all();  // WaitForCycle returns even when the loop is gone
 }
 
-std::optional<WorkloadRecord> LoopInbox::FindSubmitted(const std::string& id_or_name) const {
+std::vector<WorkloadRecord> LoopInbox::Matching(const std::string& id_or_name) const {
+  std::vector<WorkloadRecord> out;
   MutexLock lock(mu_);
-  const WorkloadRecord* named = nullptr;
   for (const auto& r : submitted_) {
-    if (r.id == id_or_name) return r;
-    if (r.spec.name == id_or_name) named = &r;
+    if (r.id == id_or_name || r.spec.name == id_or_name) out.push_back(r);
   }
-  if (named != nullptr) return *named;
-  return std::nullopt;
+  return out;
+}
+
+std::optional<WorkloadRecord> LoopInbox::FindSubmitted(const std::string& id_or_name) const {
+  std::vector<WorkloadRecord> found = Matching(id_or_name);
+  for (auto& r : found) {
+    if (r.id == id_or_name) return std::move(r);
+  }
+  if (found.empty()) return std::nullopt;
+  return std::move(found.back());
 }
 
 std::vector<WorkloadRecord> LoopInbox::Submitted() const {

@@ -50,6 +50,8 @@ class LoopInbox {
   void Close();
 
   // ---- readers: workloads committed but not yet in the ledger
+  // Those whose id or name is `id_or_name`, oldest first.
+  std::vector<WorkloadRecord> Matching(const std::string& id_or_name) const;
   // The one whose id is `id_or_name`, else the last whose name is; nullopt when none.
   std::optional<WorkloadRecord> FindSubmitted(const std::string& id_or_name) const;
   // All of them, oldest first.

@@ -189,9 +189,7 @@ Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind,
     for (auto& [key, row] : inv) inventory.push_back(row);
   }
   if (!price_problem.ok()) return price_problem;
-  for (meter::UtilizationSample& s : telemetry_.Samples(window.from - std::chrono::minutes(10), window.to)) {
-    samples.push_back(std::move(s));
-  }
+  samples = telemetry_.Samples(window.from - std::chrono::minutes(10), window.to);
   // Inference shortages: a service waiting for admission wants all its replicas and has none
   // (from submission, or its last requeue, to admission — or now); the inference controller adds
   // partial shortages to the "shortages" journal.

@@ -26,7 +26,7 @@ Result<std::string> ControlPlane::ResolveWorkload(const std::string& id_or_name,
       if (shown(*r)) named.push_back(*r);
     }
   }
-  for (const WorkloadRecord& r : inbox_.Submitted()) {
+  for (const WorkloadRecord& r : inbox_.Matching(id_or_name)) {
     if (r.id == id_or_name) {
       if (!shown(r)) return NotFound(missing);
       return r.id;

@@ -26,10 +26,10 @@ template <typename T>
 struct Keyed {
   T answer;  // the change made now (default when replayed)
   // The answer as the edge writes it, when it is already written: a repeat's stored first
-  // answer, or the encoding a keyed change stored with its commit (written once, not twice).
+  // answer (the repeat itself is noted in the request's context), or the encoding a keyed
+  // change stored with its commit (written once, not twice).
   // Empty for an unkeyed change: the edge encodes `answer`.
   std::optional<nlohmann::json> encoded;
-  bool replayed = false;  // `encoded` is an earlier request's answer
 };
 
 // One workload a submission stored, as it answers: it is Pending.

@@ -23,7 +23,7 @@
 #include "agent/loop/agent_client.h"
 #include "agent/loop/log_shipper.h"
 #include "agent/loop/pid_file.h"
-#include "agent/loop/test_eventually.h"
+#include "common/test_eventually.h"
 
 namespace abacus::agent {
 namespace {

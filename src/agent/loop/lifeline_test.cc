@@ -19,7 +19,7 @@
 #include "agent/loop/lifeline.h"
 #include "agent/loop/lifeline_watcher.h"
 #include "agent/loop/pid_file.h"
-#include "agent/loop/test_eventually.h"
+#include "common/test_eventually.h"
 #include "agent/runtime/process_os.h"
 
 namespace abacus::agent {

@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/loop/probe_runner.h"
-#include "agent/loop/test_eventually.h"
+#include "common/test_eventually.h"
 
 namespace abacus::agent {
 

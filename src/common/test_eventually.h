@@ -1,4 +1,4 @@
-// Eventually: the loop tests' way to wait for what other threads do, in real time, without
+// Eventually: the tests' way to wait for what other threads do, in real time, without
 // asserting how long it took.
 #pragma once
 
@@ -6,7 +6,7 @@
 #include <functional>
 #include <thread>
 
-namespace abacus::agent {
+namespace abacus {
 
 // Waits (real time) until `pred` holds; false after `limit`.
 inline bool Eventually(const std::function<bool()>& pred,
@@ -19,4 +19,4 @@ inline bool Eventually(const std::function<bool()>& pred,
   return pred();
 }
 
-}  // namespace abacus::agent
+}  // namespace abacus
