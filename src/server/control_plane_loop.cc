@@ -63,12 +63,11 @@ void ControlPlane::Loop() {
     Time next_timer = last_full_cycle_ + sched::FullCycleGap(options_.cycle_interval, last_full_cycle_cost_);
     Duration wait = std::max(Duration(0), next_timer - clock_.Now());
     LoopInbox::Turn turn = inbox_.Take(std::min<Duration>(wait, std::chrono::milliseconds(200)));
-    std::vector<WorkloadRecord>& inbox = turn.submitted;
     std::deque<LoopInbox::Command>& commands = turn.commands;
     const uint64_t seen_seq = turn.seen_seq;
-    if (!inbox.empty()) {
-      WriterLock lock(state_mu_);
-      for (auto& r : inbox) {
+    if (turn.submitted) {
+      WriterLock lock(state_mu_);  // readers look in the ledger, then the inbox, under it
+      for (auto& r : inbox_.TakeSubmitted()) {
         fresh_.insert(r.id);
         feed_->Record(kWorkloadKind, r.id);  // now in the ledger (its commit may have published first)
         ledger_.PutWorkload(std::move(r));

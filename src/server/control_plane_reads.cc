@@ -45,10 +45,8 @@ using nlohmann::json;
 // ---------------------------------------------------------------- reads
 
 std::optional<WorkloadRecord> ControlPlane::FindRecord(const std::string& id_or_name) const {
-  {
-    ReaderLock lock(state_mu_);
-    if (const WorkloadRecord* r = ledger_.Resolve(id_or_name)) return *r;
-  }
+  ReaderLock lock(state_mu_);  // the loop moves a workload from the inbox to the ledger under it
+  if (const WorkloadRecord* r = ledger_.Resolve(id_or_name)) return *r;
   return inbox_.FindSubmitted(id_or_name);
 }
 
@@ -103,8 +101,8 @@ Result<WorkloadView> ControlPlane::GetWorkload(const std::string& id_or_name) co
 
 void ControlPlane::ListWorkloads(const WorkloadFilter& f,
                                  const std::function<void(const WorkloadListView&)>& use) const {
-  const std::vector<WorkloadRecord> pending_ingest = inbox_.Submitted();
   ReaderLock lock(state_mu_);
+  const std::vector<WorkloadRecord> pending_ingest = inbox_.Submitted();  // not yet in the ledger
   std::vector<const WorkloadRecord*> rows;
   auto match = [&](const WorkloadRecord& r) {
     if (!f.queue.empty() && r.spec.queue != f.queue) return false;

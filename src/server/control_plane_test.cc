@@ -10,6 +10,8 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <thread>
+#include <atomic>
 
 #include "common/ids.h"
 #include "govern/audit.h"
@@ -76,6 +78,39 @@ TEST_F(ControlPlaneTest, ParkedWorkloadWaitsUntilCapacityFreesThenIsAdmitted) {
   EXPECT_EQ(State(big), "Succeeded");
   cp_->WaitForCycle();
   EXPECT_EQ(State(next), "Admitted");
+}
+
+// A submission's answer means the workload can be read: by id, by name and in the list, at
+// every moment after, while the loop moves it from its inbox into the ledger (the loop takes it
+// from the inbox inside the state lock readers take, so no read falls in between).
+TEST_F(ControlPlaneTest, ASubmittedWorkloadIsReadableFromItsAnswerOn) {
+  std::atomic<bool> done{false};
+  std::thread hammer([&] {  // shared holders of the state lock, to hold the loop's writer back
+    while (!done) {
+      WorkloadFilter all;
+      cp_->ListWorkloads(all, [](const WorkloadListView&) { std::this_thread::sleep_for(50us); });
+    }
+  });
+  int missing = 0;
+  for (int i = 0; i < 300 && missing == 0; ++i) {
+    const std::string name = "read-" + std::to_string(i);
+    auto r = cp_->Submit(Job(name, 1), false, name + ".yaml", nullptr);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const std::string id = r->answer.submitted[0].id;
+    for (int k = 0; k < 20; ++k) {
+      if (!cp_->GetWorkload(id).ok()) ++missing;
+      auto resolved = cp_->ResolveWorkload(name, nullptr);
+      if (!resolved.ok() || *resolved != id) ++missing;
+      WorkloadFilter named;
+      named.name = name;
+      size_t found = 0;
+      cp_->ListWorkloads(named, [&](const WorkloadListView& v) { found = v.items.size(); });
+      if (found != 1) ++missing;
+    }
+  }
+  done = true;
+  hammer.join();
+  EXPECT_EQ(missing, 0);
 }
 
 // Incremental cycles read the workloads holding quota from an index (Ledger::NoteHolder, loads,

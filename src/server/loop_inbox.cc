@@ -83,12 +83,19 @@ LoopInbox::Turn LoopInbox::Take(Duration wait) {
   Turn turn;
   MutexLock lock(mu_);
   lock.WaitFor(wake_, wait, [&]() REQUIRES(mu_) { return HasWorkLocked(); });
-  turn.submitted.swap(submitted_);
+  turn.submitted = !submitted_.empty();
   turn.reports.swap(reports_);
   turn.commands.swap(commands_);
   turn.seen_seq = sent_seq_;
   turn.stop = closed_;
   return turn;
+}
+
+std::vector<WorkloadRecord> LoopInbox::TakeSubmitted() {
+  std::vector<WorkloadRecord> out;
+  MutexLock lock(mu_);
+  out.swap(submitted_);
+  return out;
 }
 
 bool LoopInbox::CycleOwed(uint64_t seen_seq) const {

@@ -5,7 +5,12 @@
 //
 //   inbox.Submit(std::move(records));              // an HTTP thread, after the commit
 //   LoopInbox::Turn turn = inbox.Take(wait);       // the loop thread
+//   { WriterLock l(state_mu); for (auto& r : inbox.TakeSubmitted()) ledger.Put(r); }
 //   ...; inbox.Cycled(turn.seen_seq);
+//
+// A submitted workload is always readable: it stays here until the loop moves it into the
+// ledger under the lock readers hold while they look in both (lock order: the reader's state
+// lock, then the inbox's).
 #pragma once
 
 #include <condition_variable>
@@ -28,9 +33,9 @@ class LoopInbox {
  public:
   using Command = std::function<void()>;
 
-  // What the loop takes in one turn.
+  // What the loop takes in one turn (submitted workloads: TakeSubmitted).
   struct Turn {
-    std::vector<WorkloadRecord> submitted;
+    bool submitted = false;  // workloads wait for TakeSubmitted
     std::vector<TaskReport> reports;
     std::deque<Command> commands;
     uint64_t seen_seq = 0;  // cycling past it answers every WaitForCycle begun before the turn
@@ -58,8 +63,12 @@ class LoopInbox {
   std::vector<WorkloadRecord> Submitted() const;
 
   // ---- the loop thread
-  // Waits up to `wait` for something to take (or a stop), then takes it all.
+  // Waits up to `wait` for something to take (or a stop), then takes it all but the submitted
+  // workloads, which stay readable here until TakeSubmitted.
   Turn Take(Duration wait);
+  // The submitted workloads, oldest first, gone from here: call it holding the lock readers hold
+  // while they look here, and put them in the ledger before letting it go.
+  std::vector<WorkloadRecord> TakeSubmitted();
   // Whether a WaitForCycle waits for a cycle past what `seen_seq` covered.
   bool CycleOwed(uint64_t seen_seq) const;
   // The loop cycled after the turn that saw `seen_seq`: wakes the WaitForCycles it answers.

@@ -31,13 +31,16 @@ TEST(LoopInboxTest, ATurnTakesEverythingSentAndReadersSeeSubmissionsUntilThen) {
   EXPECT_EQ(inbox.FindSubmitted("a")->id, "wl-1");
   EXPECT_FALSE(inbox.FindSubmitted("c").has_value());
   LoopInbox::Turn turn = inbox.Take(0ms);
-  EXPECT_EQ(turn.submitted.size(), 2u);
+  EXPECT_TRUE(turn.submitted);
   EXPECT_EQ(turn.reports.size(), 1u);
   ASSERT_EQ(turn.commands.size(), 1u);
   turn.commands.front()();
   EXPECT_EQ(ran, 1);
   EXPECT_EQ(turn.seen_seq, 2u);  // the submission and the command
   EXPECT_FALSE(turn.stop);
+  // Submissions stay readable until the loop moves them (under the readers' lock).
+  EXPECT_EQ(inbox.FindSubmitted("wl-1")->spec.name, "a");
+  EXPECT_EQ(inbox.TakeSubmitted().size(), 2u);
   EXPECT_TRUE(inbox.Submitted().empty());  // in the ledger from here on
   EXPECT_TRUE(inbox.CycleOwed(turn.seen_seq));
   inbox.Cycled(turn.seen_seq);

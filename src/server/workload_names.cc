@@ -25,14 +25,14 @@ Result<std::string> ControlPlane::ResolveWorkload(const std::string& id_or_name,
     for (const WorkloadRecord* r : ledger_.Named(id_or_name)) {
       if (shown(*r)) named.push_back(*r);
     }
-  }
-  for (const WorkloadRecord& r : inbox_.Matching(id_or_name)) {
-    if (r.id == id_or_name) {
-      if (!shown(r)) return NotFound(missing);
-      return r.id;
+    // Not yet in the ledger: the loop moves them under this lock, so each is in one of the two.
+    for (const WorkloadRecord& r : inbox_.Matching(id_or_name)) {
+      if (r.id == id_or_name) {
+        if (!shown(r)) return NotFound(missing);
+        return r.id;
+      }
+      if (r.spec.name == id_or_name && shown(r)) named.push_back(r);
     }
-    bool known = std::any_of(named.begin(), named.end(), [&](const WorkloadRecord& n) { return n.id == r.id; });
-    if (r.spec.name == id_or_name && !known && shown(r)) named.push_back(r);
   }
   if (named.empty()) return NotFound(missing);
   auto ambiguous = [&](const std::vector<const WorkloadRecord*>& rows, const std::string& what) {
