@@ -243,7 +243,7 @@ int RunBenchApi(const BenchApiOptions& o) {
       return kExitRefused;
     }
     cp = std::move(*opened);
-    auto applied = cp->Apply(kBenchOrg, false, "bench-org.yaml");
+    auto applied = cp->Apply(kBenchOrg, false, "bench-org.yaml", nullptr, {}, false, nullptr);
     if (!applied.ok()) {
       std::cerr << "error: " << applied.status().ToString() << "\n";
       return kExitRefused;

@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
       }
     });
     auto start = SteadyClock::now();
-    auto applied = (*cp)->Apply(body, false, "bulk.yaml");
+    auto applied = (*cp)->Apply(body, false, "bulk.yaml", nullptr, {}, false, nullptr);
     double seconds = Since(start);
     applying.store(false);
     reader.join();

@@ -153,20 +153,20 @@ Harness* MakeHarness() {
   auto cp = server::ControlPlane::Open(o);
   if (!cp.ok()) SetupFailed(cp.status().ToString());
   h->cp = std::move(*cp);
-  if (auto r = h->cp->Apply(kOrg, false, "org.yaml"); !r.ok()) SetupFailed(r.status().ToString());
+  if (auto r = h->cp->Apply(kOrg, false, "org.yaml", nullptr, {}, false, nullptr); !r.ok()) SetupFailed(r.status().ToString());
   json node = {{"name", "gpu-1"},
                {"cpu", "64"},
                {"memory", "512Gi"},
                {"devices", {{{"index", 0}, {"flavor", "gpu/nvidia/A100-80G"}, {"memory", "80Gi"}},
                             {{"index", 1}, {"flavor", "gpu/nvidia/A100-80G"}, {"memory", "80Gi"}}}}};
-  if (auto r = h->cp->PutNode(node); !r.ok()) SetupFailed(r.status().ToString());
-  if (auto r = h->cp->Submit(kWorkloads, false, "workloads.yaml"); !r.ok()) SetupFailed(r.status().ToString());
+  if (auto r = h->cp->PutNode(node, nullptr); !r.ok()) SetupFailed(r.status().ToString());
+  if (auto r = h->cp->Submit(kWorkloads, false, "workloads.yaml", nullptr, {}, false, nullptr); !r.ok()) SetupFailed(r.status().ToString());
   auto& t = h->tokens.by_placeholder;
   t.emplace_back("@admin@", ReadFile(h->dir / "admin.token"));
   t.emplace_back("@join@", ReadFile(h->dir / "join.token"));
   govern::Principal admin = govern::Principal::User("admin", {RoleBinding{Role::kAdmin, "", "", ""}});
   for (auto [placeholder, user] : {std::pair{"@tadmin@", "tia"}, {"@member@", "mia"}, {"@viewer@", "vic"}}) {
-    auto issued = h->cp->governance().IssueToken(admin, user, "fuzz", std::nullopt);
+    auto issued = h->cp->governance().IssueToken(admin, user, "fuzz", std::nullopt, nullptr);
     if (!issued.ok()) SetupFailed(issued.status().ToString());
     t.emplace_back(placeholder, (*issued)["token"].get<std::string>());
   }

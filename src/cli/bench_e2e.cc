@@ -81,7 +81,7 @@ int RunBenchE2e(const BenchE2eOptions& o) {
     return kExitRefused;
   }
   std::unique_ptr<server::ControlPlane> cp = std::move(*opened);
-  if (auto applied = cp->Apply(Org(o.slots), false, "bench-org.yaml"); !applied.ok()) {
+  if (auto applied = cp->Apply(Org(o.slots), false, "bench-org.yaml", nullptr, {}, false, nullptr); !applied.ok()) {
     std::cerr << "error: " << applied.status().ToString() << "\n";
     return kExitRefused;
   }

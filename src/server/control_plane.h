@@ -153,9 +153,8 @@ class ControlPlane {
   // Returns the workloads submitted (with a dry run, where each would go; a repeat, the first
   // answer: Keyed::encoded).
   Result<Keyed<SubmitView>> Submit(std::string_view body, bool json_body, const std::string& filename,
-                                   const govern::Principal* caller = nullptr,
-                                   const IdempotentRequest& request = {}, bool dry_run = false,
-                                   RequestContext* context = nullptr);
+                                   const govern::Principal* caller, const IdempotentRequest& request,
+                                   bool dry_run, RequestContext* context);
   // Applies tenancy documents (tenants, projects, cohorts, queues, priority classes, flavors,
   // pools); returns what it did to each (kind, name, action).
   // Also User and AdmissionPolicy documents (governance), in the same commit. `caller`: the
@@ -165,9 +164,9 @@ class ControlPlane {
   // the server holds (AppliedView::diff, [{path, from, to}]), storing nothing.
   Result<Keyed<std::vector<AppliedView>>> Apply(std::string_view body, bool json_body,
                                                 const std::string& filename,
-                                                const govern::Principal* caller = nullptr,
-                                                const IdempotentRequest& request = {}, bool dry_run = false,
-                                                RequestContext* context = nullptr);
+                                                const govern::Principal* caller,
+                                                const IdempotentRequest& request, bool dry_run,
+                                                RequestContext* context);
   // Where `records` (not stored) would go if a scheduling cycle ran now with every workload the
   // ledger holds: one DryRunView (admitted with placements, or pending with a reason) per
   // record, in order (dry_run.cc). Runs on the loop; changes nothing.
@@ -178,24 +177,23 @@ class ControlPlane {
   // finished. A keyed `request` that repeats an earlier one returns its first answer
   // (Keyed::encoded), even once finished.
   Result<Keyed<WorkloadView>> Cancel(const std::string& id_or_name, const std::string& reason,
-                                     const IdempotentRequest& request = {},
-                                     RequestContext* context = nullptr);
+                                     const IdempotentRequest& request, RequestContext* context);
   // Scales an InferenceService (replicas) or a BatchJob (parallelism); returns its view. A keyed
   // `request` that repeats an earlier one returns its first answer and scales nothing again.
   Result<Keyed<WorkloadView>> Scale(const std::string& id_or_name, int32_t replicas,
-                                    const IdempotentRequest& request = {}, RequestContext* context = nullptr);
+                                    const IdempotentRequest& request, RequestContext* context);
   // A tenant admin's answer to an Experiment's pending temporary quota request
   // (POST /workloads/{id}/quota): its controller grants or rejects it at once. FailedPrecondition
   // when the workload asks none or the request is not pending. Returns the workload's view.
   Result<WorkloadView> DecideTemporaryQuota(const std::string& id_or_name, bool approve,
-                                            const std::string& by, RequestContext* context = nullptr);
+                                            const std::string& by, RequestContext* context);
   // Keeps the metric samples of an InferenceService's replicas for its autoscaler
   // (POST /workloads/{id}/metrics): {"metric", "value", "replica"} or {"samples": [...]};
   // samples older than two minutes are dropped. Returns how many were taken.
   Result<MetricsAcceptedView> ReportMetrics(const std::string& id_or_name, const nlohmann::json& body);
   // Adds or replaces a node (simulated ones come from --demo or the API); returns its record
   // as stored.
-  Result<NodeRecord> PutNode(const nlohmann::json& body, RequestContext* context = nullptr);
+  Result<NodeRecord> PutNode(const nlohmann::json& body, RequestContext* context);
   // Updates the mutable fields of a workload that exists (workload_update.h) to those of the
   // one workload document `body` (PUT), or of its document merged with the JSON `body` (PATCH,
   // RFC 7386, `merge_patch`), or to revision `rollback_to` (0: the one before the newest;
@@ -205,8 +203,8 @@ class ControlPlane {
   // 422). `dry_run`: the same checks and diff (UpdateView::dry_run), nothing stored.
   Result<UpdateView> UpdateWorkload(const std::string& id_or_name, std::string_view body, bool json_body,
                                     bool merge_patch, int32_t rollback_to, const govern::Principal* caller,
-                                    std::vector<std::string>* immutable, bool dry_run = false,
-                                    RequestContext* context = nullptr);
+                                    std::vector<std::string>* immutable, bool dry_run,
+                                    RequestContext* context);
   // The revisions of a workload, oldest first (read_views.h); NotFound.
   Result<RevisionsView> Revisions(const std::string& id_or_name) const;
 
@@ -215,25 +213,25 @@ class ControlPlane {
   // work; what runs there keeps running. Uncordoning also ends a drain. NotFound for no node.
   // Returns the node's view.
   Result<NodeView> CordonNode(const std::string& name, bool cordon, const std::string& by,
-                              const std::string& reason, RequestContext* context = nullptr);
+                              const std::string& reason, RequestContext* context);
   // Drains a node (cordon, then requeue its work: preemptible work at once, the rest once it
   // ended or the grace passed; every workload at once with `order.requeue_all`); the node is
   // Drained when no workload holds anything there. Returns the node view.
   Result<NodeView> DrainNode(const std::string& name, const DrainOrder& order,
-                             RequestContext* context = nullptr);
+                             RequestContext* context);
   // hold/release, suspend/resume and requeue of one workload (WorkloadControl); returns its view.
   // FailedPrecondition, saying what to do instead, when the state does not allow it.
   Result<WorkloadView> ControlWorkload(const std::string& id_or_name, WorkloadControl what,
-                                      const std::string& by, RequestContext* context = nullptr);
+                                      const std::string& by, RequestContext* context);
   // Sets a workload's priority: an integer replaces its class's value, a priority class name
   // replaces the class; returns its view. InvalidArgument for neither; FailedPrecondition once
   // it finished.
   Result<WorkloadView> SetWorkloadPriority(const std::string& id_or_name, const std::string& priority,
-                                          const std::string& by, RequestContext* context = nullptr);
+                                          const std::string& by, RequestContext* context);
   // Suspends (`suspend`) or resumes a queue: a suspended queue admits nothing new; its running
   // work keeps running. Returns the queue's suspension. NotFound for no queue.
   Result<QueueSuspendView> SuspendQueue(const std::string& queue, bool suspend, const std::string& by,
-                                        RequestContext* context = nullptr);
+                                        RequestContext* context);
 
   // ---- reads
   // The id of the workload a WORKLOAD argument names, looking only at those `visible` accepts
@@ -331,7 +329,7 @@ class ControlPlane {
   // DELETE /api/v1/reservations/NAME (reservations_api.cc): removes a reservation (audited);
   // NotFound when there is none. Maintenance nodes it cordoned are uncordoned. Returns
   // {Reservation, name, deleted}.
-  Result<AppliedView> DeleteReservation(const std::string& name, RequestContext* context = nullptr);
+  Result<AppliedView> DeleteReservation(const std::string& name, RequestContext* context);
   // The declared clusters and those agents registered into, with nodes, pools and devices per
   // flavor ({total, allocatedMilli, unhealthy}).
   std::vector<ClusterView> ListClusters() const;

@@ -69,14 +69,14 @@ class ControlPlaneFixture : public ::testing::Test {
   }
   // Applies `yaml` (an organisation) and expects it to succeed.
   void ApplyOrg(const std::string& yaml) {
-    auto applied = cp_->Apply(yaml, false, "org.yaml");
+    auto applied = cp_->Apply(yaml, false, "org.yaml", nullptr, {}, false, nullptr);
     ASSERT_TRUE(applied.ok()) << applied.status().ToString();
   }
   // Submits `yaml`, waits for a scheduling cycle, and returns the first workload's id ("" and
   // a test failure when refused).
   std::string SubmitYaml(const std::string& yaml, const std::string& file = "job.yaml",
                          const govern::Principal* caller = nullptr) {
-    auto r = cp_->Submit(yaml, false, file, caller);
+    auto r = cp_->Submit(yaml, false, file, caller, {}, false, nullptr);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     cp_->WaitForCycle();
     return r.ok() ? r->answer.submitted[0].id : "";

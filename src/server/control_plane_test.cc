@@ -94,7 +94,7 @@ TEST_F(ControlPlaneTest, ASubmittedWorkloadIsReadableFromItsAnswerOn) {
   int missing = 0;
   for (int i = 0; i < 300 && missing == 0; ++i) {
     const std::string name = "read-" + std::to_string(i);
-    auto r = cp_->Submit(Job(name, 1), false, name + ".yaml", nullptr);
+    auto r = cp_->Submit(Job(name, 1), false, name + ".yaml", nullptr, {}, false, nullptr);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     const std::string id = r->answer.submitted[0].id;
     for (int k = 0; k < 20; ++k) {
@@ -262,7 +262,7 @@ TEST_F(ControlPlaneTest, GangFailureStopsTheOthersThenRetriesAfterBackoffWithRes
   ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr).ok());
   auto r = cp_->Submit(GangJob("gang", "  checkpoint: {signal: SIGUSR1, graceSeconds: 60}\n"
                                        "  restartPolicy: {maxRetries: 1, backoffSeconds: 10}\n"),
-                       false, "gang.yaml");
+                       false, "gang.yaml", nullptr, {}, false, nullptr);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   std::string id = r->answer.submitted[0].id;
   cp_->WaitForCycle();
@@ -297,7 +297,7 @@ TEST_F(ControlPlaneTest, GangFailureStopsTheOthersThenRetriesAfterBackoffWithRes
 
 TEST_F(ControlPlaneTest, MaxRuntimeStopsTheJobAndFailsIt) {
   ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr).ok());
-  auto r = cp_->Submit(GangJob("capped", "  maxRuntime: 1h\n"), false, "capped.yaml");
+  auto r = cp_->Submit(GangJob("capped", "  maxRuntime: 1h\n"), false, "capped.yaml", nullptr, {}, false, nullptr);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   std::string id = r->answer.submitted[0].id;
   cp_->WaitForCycle();
@@ -489,7 +489,7 @@ TEST_F(ControlPlaneTest, MaxPerNodeSpreadsTheReplicasOfASubmittedWorkloadOverNod
                              "\nproject: acme/ml\nqueue: train\nspec:\n  command: [\"true\"]\n  taskGroups:\n"
                              "    - name: w\n      replicas: 2\n" + placement +
                              "      resources: {cpu: 1, memory: 1Gi, accelerators: {flavor: gpu/nvidia/A100-80G, count: 1}}\n",
-                         false, name + ".yaml");
+                         false, name + ".yaml", nullptr, {}, false, nullptr);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     cp_->WaitForCycle();
     std::set<std::string> nodes;
@@ -498,7 +498,7 @@ TEST_F(ControlPlaneTest, MaxPerNodeSpreadsTheReplicasOfASubmittedWorkloadOverNod
     return nodes;
   };
   EXPECT_EQ(submit("packed", "").size(), 1u);  // the queue's 2 GPUs: then cancelled
-  ASSERT_TRUE(cp_->Cancel("packed", "test").ok());
+  ASSERT_TRUE(cp_->Cancel("packed", "test", {}, nullptr).ok());
   cp_->WaitForCycle();
   EXPECT_EQ(submit("spread", "      placement: {maxPerNode: 1}\n").size(), 2u);
 }
@@ -524,7 +524,7 @@ spec:
     - name: server
       resources: {cpu: 1, memory: 1Gi, accelerators: {flavor: gpu/nvidia/A100-80G, count: 1}}
 )",
-                       false, "chat.yaml");
+                       false, "chat.yaml", nullptr, {}, false, nullptr);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   cp_->WaitForCycle();
   std::vector<std::string> problems;
@@ -564,7 +564,7 @@ spec:
     - name: server
       resources: {cpu: 1, memory: 1Gi, accelerators: {flavor: gpu/nvidia/A100-80G, count: 1}}
 )",
-                       false, "chat.yaml");
+                       false, "chat.yaml", nullptr, {}, false, nullptr);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   std::string id = r->answer.submitted[0].id;
   cp_->WaitForCycle();
@@ -651,7 +651,7 @@ std::string ExperimentYaml(const std::string& name, const std::string& extra) {
 
 TEST_F(ControlPlaneTest, ExperimentPastItsTtlIsStoppedAndCancelled) {
   ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr).ok());
-  auto r = cp_->Submit(ExperimentYaml("nb", "  ttl: 1h\n"), false, "nb.yaml");
+  auto r = cp_->Submit(ExperimentYaml("nb", "  ttl: 1h\n"), false, "nb.yaml", nullptr, {}, false, nullptr);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   std::string id = r->answer.submitted[0].id;
   cp_->WaitForCycle();
@@ -675,7 +675,7 @@ TEST_F(ControlPlaneTest, IdleExperimentGetsANoticeThenIsReclaimed) {
   ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr).ok());
   auto r = cp_->Submit(
       ExperimentYaml("idle-nb", "  idle: {utilizationBelowPercent: 5, windowSeconds: 600, noticeSeconds: 300}\n"),
-      false, "idle.yaml");
+      false, "idle.yaml", nullptr, {}, false, nullptr);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   std::string id = r->answer.submitted[0].id;
   cp_->WaitForCycle();
@@ -717,12 +717,12 @@ bool Has(const std::vector<std::string>& v, const std::string& x) { return std::
 TEST_F(ControlPlaneTest, TemporaryQuotaUnderTheTenantLimitIsGrantedThenReclaimedOnExpiry) {
   ASSERT_TRUE(cp_->Apply("kind: Tenant\nname: acme\ntemporaryQuotaAutoApprove:\n"
                          "  - {resource: gpu/nvidia/A100-80G, amount: 1}\n",
-                         false, "acme.yaml")
+                         false, "acme.yaml", nullptr, {}, false, nullptr)
                   .ok());
   ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 4), nullptr).ok());
   std::string full = Submit("full", 2);  // the queue's nominal 2 GPUs are taken
   ASSERT_EQ(State(full), "Admitted");
-  auto r = cp_->Submit(ExperimentYaml("nb", kTemporaryQuota), false, "nb.yaml");
+  auto r = cp_->Submit(ExperimentYaml("nb", kTemporaryQuota), false, "nb.yaml", nullptr, {}, false, nullptr);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   std::string id = r->answer.submitted[0].id;
   cp_->WaitForCycle();
@@ -759,13 +759,13 @@ TEST_F(ControlPlaneTest, TemporaryQuotaAboveTheLimitWaitsForATenantAdmin) {
   ASSERT_EQ(State(full), "Admitted");
   std::vector<std::string> ids;
   for (const char* name : {"nb-no", "nb-yes"}) {
-    auto r = cp_->Submit(ExperimentYaml(name, kTemporaryQuota), false, std::string(name) + ".yaml");
+    auto r = cp_->Submit(ExperimentYaml(name, kTemporaryQuota), false, std::string(name) + ".yaml", nullptr, {}, false, nullptr);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     ids.push_back(r->answer.submitted[0].id);
   }
   cp_->WaitForCycle();
   // Not yet requested: nothing to decide.
-  EXPECT_EQ(cp_->DecideTemporaryQuota(ids[0], true, "tia").status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(cp_->DecideTemporaryQuota(ids[0], true, "tia", nullptr).status().code(), StatusCode::kFailedPrecondition);
   clock_.Advance(2s);
   cp_->WaitForCycle();
   cp_->WaitForCycle();
@@ -773,11 +773,11 @@ TEST_F(ControlPlaneTest, TemporaryQuotaAboveTheLimitWaitsForATenantAdmin) {
     EXPECT_TRUE(Has(TypesOf(*cp_, id), "TemporaryQuotaRequested"));  // no auto-approve limit
     EXPECT_EQ(State(id), "Pending");
   }
-  auto no = cp_->DecideTemporaryQuota(ids[0], false, "tia");
+  auto no = cp_->DecideTemporaryQuota(ids[0], false, "tia", nullptr);
   ASSERT_TRUE(no.ok()) << no.status().ToString();
   EXPECT_TRUE(Has(TypesOf(*cp_, ids[0]), "TemporaryQuotaRejected"));
-  EXPECT_EQ(cp_->DecideTemporaryQuota(ids[0], true, "tia").status().code(), StatusCode::kFailedPrecondition);
-  auto yes = cp_->DecideTemporaryQuota(ids[1], true, "tia");
+  EXPECT_EQ(cp_->DecideTemporaryQuota(ids[0], true, "tia", nullptr).status().code(), StatusCode::kFailedPrecondition);
+  auto yes = cp_->DecideTemporaryQuota(ids[1], true, "tia", nullptr);
   ASSERT_TRUE(yes.ok()) << yes.status().ToString();
   cp_->WaitForCycle();
   EXPECT_TRUE(Has(TypesOf(*cp_, ids[1]), "TemporaryQuotaApproved"));
@@ -785,7 +785,7 @@ TEST_F(ControlPlaneTest, TemporaryQuotaAboveTheLimitWaitsForATenantAdmin) {
   EXPECT_EQ(State(ids[0]), "Pending");  // rejected: waits on the queue's own quota
   EXPECT_EQ(WorkloadViewJson(*cp_->GetWorkload(ids[1]))["quotaDecision"]["by"], "tia");
   // A workload that asks no temporary quota has nothing to decide.
-  EXPECT_EQ(cp_->DecideTemporaryQuota(full, true, "tia").status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(cp_->DecideTemporaryQuota(full, true, "tia", nullptr).status().code(), StatusCode::kFailedPrecondition);
 }
 
 TEST_F(ControlPlaneTest, ClustersAreLedgerObjectsAndQueuesLimitOrPreferThem) {
@@ -794,7 +794,7 @@ TEST_F(ControlPlaneTest, ClustersAreLedgerObjectsAndQueuesLimitOrPreferThem) {
                          "kind: Queue\nname: east-train\ntenant: acme\nclusters: [east]\n"
                          "quotas:\n  - {resource: gpu/nvidia/A100-80G, nominal: 16}\n  - {resource: cpu, nominal: 64}\n"
                          "  - {resource: memory, nominal: 512Gi}\n",
-                         false, "clusters.yaml")
+                         false, "clusters.yaml", nullptr, {}, false, nullptr)
                   .ok());
   // Agents register into clusters; "west" is not declared: it is listed from its nodes.
   json east = AgentNode("gpu-east", 4), west = AgentNode("gpu-west", 8);
@@ -813,13 +813,13 @@ TEST_F(ControlPlaneTest, ClustersAreLedgerObjectsAndQueuesLimitOrPreferThem) {
   // The queue limited to east places there, though west has more room.
   std::string job = Job("limited", 2);
   job.replace(job.find("queue: train"), 12, "queue: east-train");
-  auto r = cp_->Submit(job, false, "limited.yaml");
+  auto r = cp_->Submit(job, false, "limited.yaml", nullptr, {}, false, nullptr);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   std::string limited = r->answer.submitted[0].id;
   // A job reading imagenet goes where the data is; a plain one where the room is.
   std::string data = Job("data", 1);
   data.replace(data.find("queue: train"), 12, "labels: {data.abacus.io/imagenet: \"true\"}\nqueue: train");
-  r = cp_->Submit(data, false, "data.yaml");
+  r = cp_->Submit(data, false, "data.yaml", nullptr, {}, false, nullptr);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   std::string reads = r->answer.submitted[0].id;
   std::string plain = Submit("plain", 1);
@@ -837,7 +837,7 @@ TEST_F(ControlPlaneTest, ClustersAreLedgerObjectsAndQueuesLimitOrPreferThem) {
 
 TEST_F(ControlPlaneTest, AssignmentsCarryTheDataMounts) {
   ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr).ok());
-  auto r = cp_->Submit(GangJob("mounted", "  mounts: [{path: /data/corpus, mountPath: /corpus}]\n"), false, "m.yaml");
+  auto r = cp_->Submit(GangJob("mounted", "  mounts: [{path: /data/corpus, mountPath: /corpus}]\n"), false, "m.yaml", nullptr, {}, false, nullptr);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   std::string id = r->answer.submitted[0].id;
   cp_->WaitForCycle();
@@ -891,7 +891,7 @@ spec:
     - name: main
       resources: {cpu: 1, memory: 1Gi, accelerators: {flavor: gpu/nvidia/A100-80G, count: 1}}
 )",
-                       false, "sweep.yaml");
+                       false, "sweep.yaml", nullptr, {}, false, nullptr);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   std::string id = r->answer.submitted[0].id;
   cp_->WaitForCycle();
@@ -936,7 +936,7 @@ spec:
     - name: main
       resources: {cpu: 1, memory: 1Gi, accelerators: {flavor: gpu/nvidia/A100-80G, count: 1}}
 )",
-                       false, "one.yaml");
+                       false, "one.yaml", nullptr, {}, false, nullptr);
   ASSERT_TRUE(r.ok());
   std::string id = r->answer.submitted[0].id;
   cp_->WaitForCycle();
@@ -980,7 +980,7 @@ spec:
 
 TEST_F(ControlPlaneTest, InferenceScalesUpOnMetricsInPlaceAndBackDown) {
   ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr).ok());
-  auto r = cp_->Submit(kService, false, "chat.yaml");
+  auto r = cp_->Submit(kService, false, "chat.yaml", nullptr, {}, false, nullptr);
   ASSERT_TRUE(r.ok());
   std::string id = r->answer.submitted[0].id;
   cp_->WaitForCycle();
@@ -1024,7 +1024,7 @@ TEST_F(ControlPlaneTest, InferenceScalesUpOnMetricsInPlaceAndBackDown) {
 
 TEST_F(ControlPlaneTest, ExitedReplicaRestartsInPlaceAsANewRun) {
   ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr).ok());
-  auto r = cp_->Submit(kService, false, "chat.yaml");
+  auto r = cp_->Submit(kService, false, "chat.yaml", nullptr, {}, false, nullptr);
   ASSERT_TRUE(r.ok());
   std::string id = r->answer.submitted[0].id;
   cp_->WaitForCycle();
@@ -1071,7 +1071,7 @@ namespace {
 // submissions run (before, those cycles left the gang out, so nothing was held: a 1-GPU job of
 // equal priority took a held node while explain still said the nodes were held).
 TEST_F(ControlPlaneTest, AParkedGangKeepsItsNodeHoldsAcrossIncrementalCycles) {
-  ASSERT_TRUE(cp_->Apply(testing_org::AcmeOrg("wide", 16), false, "wide.yaml").ok());
+  ASSERT_TRUE(cp_->Apply(testing_org::AcmeOrg("wide", 16), false, "wide.yaml", nullptr, {}, false, nullptr).ok());
   ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 4), nullptr).ok());
   ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-b", 4), nullptr).ok());
   cp_->WaitForCycle();
@@ -1081,7 +1081,7 @@ TEST_F(ControlPlaneTest, AParkedGangKeepsItsNodeHoldsAcrossIncrementalCycles) {
                        "      replicas: " + std::to_string(replicas) +
                        "\n      resources: {cpu: 1, memory: 1Gi, accelerators: {flavor: gpu/nvidia/A100-80G, count: " +
                        std::to_string(gpus) + "}}\n";
-    auto r = cp_->Submit(yaml, false, name + ".yaml");
+    auto r = cp_->Submit(yaml, false, name + ".yaml", nullptr, {}, false, nullptr);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     cp_->WaitForCycle();
     return r.ok() ? r->answer.submitted[0].id : "";

@@ -45,7 +45,7 @@ class CycleCommitTest : public testing_cp::ControlPlaneFixture {
   }
   // Submits a one-GPU job and returns its id (its own commit is not held: it admits nothing).
   std::string Submit(const std::string& name) {
-    auto r = cp_->Submit(testing_cp::A100Job(name, 1), false, "job.yaml");
+    auto r = cp_->Submit(testing_cp::A100Job(name, 1), false, "job.yaml", nullptr, {}, false, nullptr);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? r->answer.submitted[0].id : "";
   }

@@ -109,14 +109,14 @@ Status LoadDemo(ControlPlane& cp, const std::string& examples_dir) {
   for (const json& node : DemoNodes()) {
     bool known = cp.Read([&](const Ledger& l) { return l.FindNode(node["name"].get<std::string>()) != nullptr; });
     if (known) continue;
-    auto r = cp.PutNode(node);
+    auto r = cp.PutNode(node, nullptr);
     if (!r.ok()) return r.status().WithContext("demo node " + node["name"].get<std::string>());
   }
   fs::path org = fs::path(examples_dir) / "org.yaml";
-  auto applied = cp.Apply(ReadFile(org), false, org.string());
+  auto applied = cp.Apply(ReadFile(org), false, org.string(), nullptr, {}, false, nullptr);
   if (!applied.ok()) return applied.status().WithContext("apply " + org.string());
   if (fs::path prices = fs::path(examples_dir) / "prices.yaml"; fs::exists(prices)) {
-    auto p = cp.Apply(ReadFile(prices), false, prices.string());
+    auto p = cp.Apply(ReadFile(prices), false, prices.string(), nullptr, {}, false, nullptr);
     if (!p.ok()) return p.status().WithContext("apply " + prices.string());
   }
   std::vector<fs::path> files;
@@ -132,7 +132,7 @@ Status LoadDemo(ControlPlane& cp, const std::string& examples_dir) {
       return l.Resolve(parsed.documents.front().name()) != nullptr;
     });
     if (seen) continue;
-    auto r = cp.Submit(text, false, f.string());
+    auto r = cp.Submit(text, false, f.string(), nullptr, {}, false, nullptr);
     if (!r.ok()) return r.status().WithContext("submit " + f.string());
   }
   cp.WaitForCycle();
@@ -148,7 +148,7 @@ Status SubmitDemoHello(ControlPlane& cp, const std::string& examples_dir) {
     return l.Resolve(parsed.documents.front().name()) != nullptr;
   });
   if (seen) return Status::OK();
-  auto r = cp.Submit(text, false, file.string());
+  auto r = cp.Submit(text, false, file.string(), nullptr, {}, false, nullptr);
   if (!r.ok()) return r.status().WithContext("submit " + file.string());
   return Status::OK();
 }

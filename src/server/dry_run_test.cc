@@ -59,7 +59,7 @@ class DryRunTest : public testing_cp::ControlPlaneFixture {
     return SubmitYaml(text, "job.yaml", user.empty() ? nullptr : &who);
   }
   json DryRun(const std::string& text) {
-    auto r = cp_->Submit(text, false, "job.yaml", nullptr, {}, true);
+    auto r = cp_->Submit(text, false, "job.yaml", nullptr, {}, true, nullptr);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? SubmitJson(r->answer)[0] : json();
   }
@@ -89,9 +89,9 @@ TEST_F(DryRunTest, ASubmissionDryRunSaysWhereItWouldGoAndStoresNothing) {
   EXPECT_EQ(waits["reason"]["code"], "Quota") << waits.dump();
   EXPECT_NE(waits.value("text", "").find("would wait"), std::string::npos) << waits.dump();
   // Every check of a submission runs: a name already active is refused as Submit refuses it.
-  auto taken = cp_->Submit(Job("a", 1), false, "job.yaml", nullptr, {}, true);
+  auto taken = cp_->Submit(Job("a", 1), false, "job.yaml", nullptr, {}, true, nullptr);
   EXPECT_EQ(taken.status().code(), StatusCode::kAlreadyExists) << taken.status().ToString();
-  auto unknown = cp_->Submit(Job("c", 1, "acme/ml", "nope"), false, "job.yaml", nullptr, {}, true);
+  auto unknown = cp_->Submit(Job("c", 1, "acme/ml", "nope"), false, "job.yaml", nullptr, {}, true, nullptr);
   EXPECT_EQ(unknown.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(Stored(), 1u);
   // And the dry run left the real next submission its own answer: b waits, a second b too.
@@ -103,7 +103,7 @@ TEST_F(DryRunTest, AnApplyDryRunDiffsEachObjectAndChangesNothing) {
   std::string queue = "kind: Queue\nname: train\ntenant: acme\nquotas:\n"
                       "  - {resource: gpu/nvidia/A100-80G, nominal: 4}\n  - {resource: cpu, nominal: 64}\n"
                       "  - {resource: memory, nominal: 512Gi}\n---\nkind: Tenant\nname: acme\n";
-  auto applied = ApplyJson(cp_->Apply(queue, false, "q.yaml", nullptr, {}, true));
+  auto applied = ApplyJson(cp_->Apply(queue, false, "q.yaml", nullptr, {}, true, nullptr));
   ASSERT_TRUE(applied.ok()) << applied.status().ToString();
   json* r = &*applied;
   ASSERT_EQ(r->size(), 2u) << r->dump();
@@ -113,10 +113,10 @@ TEST_F(DryRunTest, AnApplyDryRunDiffsEachObjectAndChangesNothing) {
   EXPECT_EQ((*r)[0]["diff"][0]["to"], "4") << r->dump();
   EXPECT_EQ((*r)[1]["action"], "unchanged");
   // Nothing applied: the real apply still configures, and a dry run of it now is unchanged.
-  auto real = ApplyJson(cp_->Apply(queue, false, "q.yaml"));
+  auto real = ApplyJson(cp_->Apply(queue, false, "q.yaml", nullptr, {}, false, nullptr));
   ASSERT_TRUE(real.ok());
   EXPECT_EQ((*real)[0]["action"], "configured");
-  EXPECT_EQ((*ApplyJson(cp_->Apply(queue, false, "q.yaml", nullptr, {}, true)))[0]["action"], "unchanged");
+  EXPECT_EQ((*ApplyJson(cp_->Apply(queue, false, "q.yaml", nullptr, {}, true, nullptr)))[0]["action"], "unchanged");
 }
 
 TEST_F(DryRunTest, TheSubmitterIsKeptAcrossARestartAndGroupsUsage) {
@@ -141,7 +141,7 @@ TEST_F(DryRunTest, TheSubmitterIsKeptAcrossARestartAndGroupsUsage) {
 TEST_F(DryRunTest, AReportScopedToATenantHoldsItsRowsOnlyAndNamesWorkloads) {
   std::string first = Submit(Job("ft", 1), "alice");
   clock_.Advance(30min);  // it held its GPU for half an hour
-  ASSERT_TRUE(cp_->Cancel(first, "again").ok());
+  ASSERT_TRUE(cp_->Cancel(first, "again", {}, nullptr).ok());
   cp_->WaitForCycle();
   std::string second = Submit(Job("ft", 1), "alice");  // the same name again: ambiguous
   Submit(Job("solo", 1), "alice");

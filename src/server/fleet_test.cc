@@ -65,7 +65,7 @@ class FleetControlTest : public testing_cp::ControlPlaneFixture {
 TEST_F(FleetControlTest, CordonOutlivesHeartbeatsAndReregistration) {
   auto reg = cp_->RegisterAgent(Node("gpu-a", false), nullptr);
   ASSERT_TRUE(reg.ok()) << reg.status().ToString();
-  ASSERT_TRUE(cp_->CordonNode("gpu-a", true, "ann", "fan").ok());
+  ASSERT_TRUE(cp_->CordonNode("gpu-a", true, "ann", "fan", nullptr).ok());
   ASSERT_TRUE(cp_->AgentHeartbeat("gpu-a", json::object()).ok());
   json again = Node("gpu-a", false);
   again["credential"] = reg->node_token;
@@ -77,10 +77,10 @@ TEST_F(FleetControlTest, CordonOutlivesHeartbeatsAndReregistration) {
   EXPECT_EQ(node["cordon"]["reason"], "fan");
   std::string id = Submit(Job("waits"));
   EXPECT_EQ(State(id), "Pending");
-  ASSERT_TRUE(cp_->CordonNode("gpu-a", false, "ann", "").ok());
+  ASSERT_TRUE(cp_->CordonNode("gpu-a", false, "ann", "", nullptr).ok());
   cp_->WaitForCycle();
   EXPECT_EQ(State(id), "Admitted");
-  EXPECT_EQ(cp_->CordonNode("nope", true, "ann", "").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(cp_->CordonNode("nope", true, "ann", "", nullptr).status().code(), StatusCode::kNotFound);
 }
 
 // Drain of an agent node: the running task is told to stop with its checkpoint signal; once it
@@ -94,7 +94,7 @@ TEST_F(FleetControlTest, DrainStopsAgentWorkWithCheckpointSignalAndMetersItAsDra
   clock_.Advance(60s);
   DrainOrder order;
   order.by = "ann";
-  auto drained = cp_->DrainNode("gpu-a", order);
+  auto drained = cp_->DrainNode("gpu-a", order, nullptr);
   ASSERT_TRUE(drained.ok()) << drained.status().ToString();
   EXPECT_EQ(NodeJson(*drained)["schedulingState"], "Draining");
   EXPECT_EQ(State(id), "Preempting");  // training is preemptible: at once
@@ -125,13 +125,13 @@ TEST_F(FleetControlTest, DrainStopsAgentWorkWithCheckpointSignalAndMetersItAsDra
 // Non-preemptible work on a draining (simulated) node runs on until the grace is over, then is
 // requeued; the drain is stored, so a restart goes on with it.
 TEST_F(FleetControlTest, DrainWaitsForNonPreemptibleWorkUntilTheGraceThenRequeues) {
-  ASSERT_TRUE(cp_->PutNode(Node("sim-a", true)).ok());
+  ASSERT_TRUE(cp_->PutNode(Node("sim-a", true), nullptr).ok());
   std::string id = Submit(Job("steady", "steady"));
   ASSERT_EQ(State(id), "Admitted");
   DrainOrder order;
   order.grace = 10min;
   order.by = "ann";
-  ASSERT_TRUE(cp_->DrainNode("sim-a", order).ok());
+  ASSERT_TRUE(cp_->DrainNode("sim-a", order, nullptr).ok());
   Tick(5min);
   EXPECT_EQ(State(id), "Admitted");
   EXPECT_EQ(NodeState("sim-a"), "Draining");
@@ -143,7 +143,7 @@ TEST_F(FleetControlTest, DrainWaitsForNonPreemptibleWorkUntilTheGraceThenRequeue
   EXPECT_EQ(WorkloadJson(id)["requeueReason"], "Drained");
   EXPECT_EQ(NodeState("sim-a"), "Drained");
   // PUT of the simulated node again keeps the operator's state.
-  ASSERT_TRUE(cp_->PutNode(Node("sim-a", true)).ok());
+  ASSERT_TRUE(cp_->PutNode(Node("sim-a", true), nullptr).ok());
   EXPECT_EQ(NodeState("sim-a"), "Drained");
 }
 
@@ -168,7 +168,7 @@ spec:
     - name: server
       resources: {cpu: 1, memory: 1Gi, accelerators: {flavor: gpu/nvidia/A100-80G, count: 1}}
 )",
-                       false, "chat.yaml");
+                       false, "chat.yaml", nullptr, {}, false, nullptr);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   const std::string id = r->answer.submitted[0].id;
   cp_->WaitForCycle();
@@ -188,7 +188,7 @@ spec:
   DrainOrder order;
   order.by = "ann";
   order.requeue_all = true;
-  ASSERT_TRUE(cp_->DrainNode("gpu-a", order).ok());
+  ASSERT_TRUE(cp_->DrainNode("gpu-a", order, nullptr).ok());
   Tick();
   EXPECT_EQ(State(id), "Running");
   json stopping = task_on("gpu-a");
@@ -218,20 +218,20 @@ spec:
 TEST_F(FleetControlTest, HoldKeepsWaitingWorkOutUntilReleased) {
   std::string id = Submit(Job("later"));
   ASSERT_EQ(State(id), "Pending");  // no node yet
-  ASSERT_TRUE(cp_->ControlWorkload(id, WorkloadControl::kHold, "max").ok());
-  ASSERT_TRUE(cp_->PutNode(Node("sim-a", true)).ok());
+  ASSERT_TRUE(cp_->ControlWorkload(id, WorkloadControl::kHold, "max", nullptr).ok());
+  ASSERT_TRUE(cp_->PutNode(Node("sim-a", true), nullptr).ok());
   cp_->WaitForCycle();
   EXPECT_EQ(State(id), "Pending");
   json explain = *ExplainJson(cp_->Explain(id));
   EXPECT_EQ(explain["reason"]["code"], "Held");
   EXPECT_NE(explain["text"].get<std::string>().find("abacus release later"), std::string::npos) << explain.dump();
-  auto twice = cp_->ControlWorkload(id, WorkloadControl::kResume, "max");
+  auto twice = cp_->ControlWorkload(id, WorkloadControl::kResume, "max", nullptr);
   EXPECT_EQ(twice.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(twice.status().message().find("abacus release later"), std::string::npos) << twice.status().message();
-  ASSERT_TRUE(cp_->ControlWorkload(id, WorkloadControl::kRelease, "max").ok());
+  ASSERT_TRUE(cp_->ControlWorkload(id, WorkloadControl::kRelease, "max", nullptr).ok());
   cp_->WaitForCycle();
   EXPECT_EQ(State(id), "Admitted");
-  auto hold_running = cp_->ControlWorkload(id, WorkloadControl::kHold, "max");
+  auto hold_running = cp_->ControlWorkload(id, WorkloadControl::kHold, "max", nullptr);
   EXPECT_EQ(hold_running.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(hold_running.status().message().find("abacus suspend later"), std::string::npos);
 }
@@ -241,12 +241,12 @@ TEST_F(FleetControlTest, HoldKeepsWaitingWorkOutUntilReleased) {
 TEST_F(FleetControlTest, SetPriorityValueOrdersTheQueue) {
   std::string older = Submit(Job("older"));
   std::string newer = Submit(Job("newer"));
-  ASSERT_TRUE(cp_->SetWorkloadPriority(newer, "900", "tia").ok());
+  ASSERT_TRUE(cp_->SetWorkloadPriority(newer, "900", "tia", nullptr).ok());
   EXPECT_EQ(WorkloadJson(newer)["priority"], 900);
-  EXPECT_EQ(cp_->SetWorkloadPriority(newer, "12x", "tia").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(cp_->SetWorkloadPriority(newer, "12x", "tia", nullptr).status().code(), StatusCode::kInvalidArgument);
   json one = Node("sim-a", true);
   one["devices"].erase(1);  // room for one
-  ASSERT_TRUE(cp_->PutNode(one).ok());
+  ASSERT_TRUE(cp_->PutNode(one, nullptr).ok());
   cp_->WaitForCycle();
   EXPECT_EQ(State(newer), "Admitted");
   EXPECT_EQ(State(older), "Pending");

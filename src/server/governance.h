@@ -150,28 +150,28 @@ class Governance {
   // holds the secret, once. `context`, here and below: the HTTP request served (null: none),
   // told the object for its audit entry; a change commits with that entry (CommitRequestChange).
   Result<nlohmann::json> IssueToken(const govern::Principal& who, std::string user, std::string description,
-                                    std::optional<Duration> ttl, RequestContext* context = nullptr);
+                                    std::optional<Duration> ttl, RequestContext* context);
   // GET /api/v1/tokens: the tokens `who` may manage (never a hash or secret).
   nlohmann::json ListTokens(const govern::Principal& who, const std::string& user) const;
   // DELETE /api/v1/tokens/{id}.
   Result<nlohmann::json> RevokeToken(const govern::Principal& who, const std::string& id,
-                                     RequestContext* context = nullptr);
+                                     RequestContext* context);
   // POST /api/v1/tokens/rotate-admin (admins only): a new admin token, stored (its hash, with the
   // request's audit entry) and written to DATA/admin.token; the old one stops working at once.
   // The answer holds the new secret, once. Other servers of an HA group read it at their start.
-  Result<nlohmann::json> RotateAdminToken(const govern::Principal& who, RequestContext* context = nullptr);
+  Result<nlohmann::json> RotateAdminToken(const govern::Principal& who, RequestContext* context);
   // GET /api/v1/users[/{name}], DELETE /api/v1/users/{name} (revokes its tokens).
   nlohmann::json ListUsers(const govern::Principal& who) const;
   Result<nlohmann::json> GetUser(const govern::Principal& who, const std::string& name) const;
   Result<nlohmann::json> DeleteUser(const govern::Principal& who, const std::string& name,
-                                    RequestContext* context = nullptr);
+                                    RequestContext* context);
 
   // ---- admission policies
   std::vector<AdmissionPolicy> Policies() const;
   nlohmann::json ListPolicies(const govern::Principal& who) const;
   Result<nlohmann::json> GetPolicy(const govern::Principal& who, const std::string& name) const;
   Result<nlohmann::json> DeletePolicy(const govern::Principal& who, const std::string& name,
-                                      RequestContext* context = nullptr);
+                                      RequestContext* context);
   // The resources a policy change is checked against: one per tenant it applies to (now or
   // before), the cluster-level policy when it applies to every tenant.
   static std::vector<govern::Resource> PolicyResources(const AdmissionPolicy& p);
@@ -181,7 +181,7 @@ class Governance {
   // and each must pass the admission policies of its tenant (403 naming policy, rule and why).
   // Sets each workload's `admission` (and the labels that show it) where policies decide it.
   // Tells `context` (the request served; null: none) which workloads it is about.
-  Status CheckSubmit(const govern::Principal* who, std::vector<Document>& docs, RequestContext* context = nullptr) const;
+  Status CheckSubmit(const govern::Principal* who, std::vector<Document>& docs, RequestContext* context) const;
   // Apply: authorizes every document for `who` (null: trusted) against the current `config`
   // (tenancy kinds: apply-config, queue quotas: quota-change, policies: policy-change, users:
   // user-manage, cluster-level kinds: admin) and validates the governance documents. Tells
@@ -192,7 +192,7 @@ class Governance {
                                                            const std::vector<ExtensionDocument>& extensions,
                                                            const std::vector<GovernanceDocument>& governance,
                                                            const TenancyConfig& config,
-                                                           RequestContext* context = nullptr);
+                                                           RequestContext* context);
 
   // ---- audit
   // Queues `record` for the chain; returns a ticket for WaitAudit. Never blocks on the store.

@@ -64,7 +64,7 @@ class AdmissionPlacementTest : public ::testing::Test {
     auto cp = ControlPlane::Open(o);
     ASSERT_TRUE(cp.ok()) << cp.status().ToString();
     cp_ = std::move(*cp);
-    auto applied = cp_->Apply(kOrg, false, "org.yaml");
+    auto applied = cp_->Apply(kOrg, false, "org.yaml", nullptr, {}, false, nullptr);
     ASSERT_TRUE(applied.ok()) << applied.status().ToString();
   }
   // Opens (or reopens) a server on the default store, SQLite in the data folder.
@@ -81,11 +81,11 @@ class AdmissionPlacementTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
   void Node(const std::string& name, const std::string& pool, int cpu) {
-    auto r = cp_->PutNode({{"name", name}, {"pool", pool}, {"cpu", std::to_string(cpu)}, {"memory", "64Gi"}});
+    auto r = cp_->PutNode({{"name", name}, {"pool", pool}, {"cpu", std::to_string(cpu)}, {"memory", "64Gi"}}, nullptr);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
   }
   std::string Submit(const std::string& yaml) {
-    auto r = cp_->Submit(yaml, false, "job.yaml");
+    auto r = cp_->Submit(yaml, false, "job.yaml", nullptr, {}, false, nullptr);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? r->answer.submitted[0].id : "";
   }
@@ -139,7 +139,7 @@ TEST_F(AdmissionPlacementTest, PolicyPoolsConstrainPlacement) {
 
 TEST_F(AdmissionPlacementTest, TheOutcomeIsTypedAndSurvivesARestart) {
   OpenDurable();
-  auto applied = cp_->Apply(kOrg, false, "org.yaml");
+  auto applied = cp_->Apply(kOrg, false, "org.yaml", nullptr, {}, false, nullptr);
   ASSERT_TRUE(applied.ok()) << applied.status().ToString();
   // The submitter's own admission labels are not the outcome: the policy's are.
   std::string id = Submit("kind: TrainingJob\nname: x\nproject: t1/p1\nqueue: q1\n"

@@ -76,7 +76,7 @@ class GovernanceTest : public ::testing::Test {
   Status Apply(const govern::Principal* who, const std::string& yaml) {
     ParsedDocuments parsed = ParseDocuments(yaml, "t.yaml");
     if (!parsed.diagnostics.empty()) return parsed.diagnostics.ToStatus();
-    auto plan = gov_->PlanApply(who, parsed.documents, parsed.extensions, parsed.governance, config_);
+    auto plan = gov_->PlanApply(who, parsed.documents, parsed.extensions, parsed.governance, config_, nullptr);
     if (!plan.ok()) return plan.status();
     WriteBatch batch;
     std::vector<AppliedView> out;
@@ -106,7 +106,7 @@ class GovernanceTest : public ::testing::Test {
   Status Submit(const govern::Principal* who, const std::string& yaml, std::vector<Document>* out = nullptr) {
     ParsedDocuments parsed = ParseDocuments(yaml, "job.yaml");
     if (!parsed.diagnostics.empty()) return parsed.diagnostics.ToStatus();
-    Status st = gov_->CheckSubmit(who, parsed.documents);
+    Status st = gov_->CheckSubmit(who, parsed.documents, nullptr);
     if (out != nullptr) *out = parsed.documents;
     return st;
   }
@@ -202,7 +202,7 @@ TEST_F(GovernanceTest, SubmitChecksRolesAndAdmission) {
 TEST_F(GovernanceTest, TokensAuthenticateAndSurviveARestart) {
   ASSERT_TRUE(Apply(nullptr, "kind: User\nname: alice\nroles: [{role: member, project: t1/p1}]\n").ok());
   auto admin = govern::Principal::User("admin", {Bind(Role::kAdmin)});
-  auto issued = gov_->IssueToken(admin, "alice", "laptop", 24h);
+  auto issued = gov_->IssueToken(admin, "alice", "laptop", 24h, nullptr);
   ASSERT_TRUE(issued.ok()) << issued.status().ToString();
   std::string secret = (*issued)["token"];
   std::string id = (*issued)["id"];
@@ -213,7 +213,7 @@ TEST_F(GovernanceTest, TokensAuthenticateAndSurviveARestart) {
   EXPECT_EQ(caller->Actor(), "user alice");
   EXPECT_EQ(caller->RateKey(), id);
   // Alice manages her own tokens only.
-  EXPECT_EQ(gov_->IssueToken(caller->principal, "bob", "", std::nullopt).status().code(),
+  EXPECT_EQ(gov_->IssueToken(caller->principal, "bob", "", std::nullopt, nullptr).status().code(),
             StatusCode::kPermissionDenied);
   EXPECT_EQ(gov_->ListTokens(caller->principal, "")["items"].size(), 1u);
   // The store keeps the hash only.
@@ -229,13 +229,13 @@ TEST_F(GovernanceTest, TokensAuthenticateAndSurviveARestart) {
   ASSERT_TRUE(bootstrap_admin.ok());
   EXPECT_EQ(bootstrap_admin->via, Caller::Via::kAdminToken);
   EXPECT_TRUE(bootstrap_admin->principal.HasRole(Role::kAdmin));
-  ASSERT_TRUE(gov_->RevokeToken(admin, id).ok());
+  ASSERT_TRUE(gov_->RevokeToken(admin, id, nullptr).ok());
   Reopen();
   auto refused = gov_->Authenticate(secret);
   EXPECT_EQ(refused.status().code(), StatusCode::kUnauthenticated);
   EXPECT_NE(refused.status().message().find("revoked"), std::string::npos);
   // Expiry.
-  auto short_lived = gov_->IssueToken(admin, "alice", "", 1h);
+  auto short_lived = gov_->IssueToken(admin, "alice", "", 1h, nullptr);
   ASSERT_TRUE(short_lived.ok());
   clock_.Advance(2h);
   EXPECT_FALSE(gov_->Authenticate((*short_lived)["token"].get<std::string>()).ok());

@@ -68,9 +68,9 @@ class HaControlPlaneTest : public ::testing::Test {
 TEST_F(HaControlPlaneTest, ADeposedLeadersWritesAreRefusedAndTheNextLeaderLoadsWhatWasAcknowledged) {
   auto a = OpenLeader(Take("a"));
   ASSERT_NE(a, nullptr);
-  ASSERT_TRUE(a->Apply(kOrg, false, "org.yaml").ok());
-  ASSERT_TRUE(a->PutNode({{"name", "n1"}, {"cpu", "16"}, {"memory", "64Gi"}, {"simulated", true}}).ok());
-  auto first = a->Submit(Job("first"), false, "first.yaml");
+  ASSERT_TRUE(a->Apply(kOrg, false, "org.yaml", nullptr, {}, false, nullptr).ok());
+  ASSERT_TRUE(a->PutNode({{"name", "n1"}, {"cpu", "16"}, {"memory", "64Gi"}, {"simulated", true}}, nullptr).ok());
+  auto first = a->Submit(Job("first"), false, "first.yaml", nullptr, {}, false, nullptr);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   a->WaitForCycle();
   // a's loop decided, under its token
@@ -79,13 +79,13 @@ TEST_F(HaControlPlaneTest, ADeposedLeadersWritesAreRefusedAndTheNextLeaderLoadsW
   clock_.Advance(6s);  // a stopped renewing; b takes over
   const int64_t b_token = Take("b");
   EXPECT_EQ(b_token, 2);
-  auto late = a->Submit(Job("late"), false, "late.yaml");
+  auto late = a->Submit(Job("late"), false, "late.yaml", nullptr, {}, false, nullptr);
   ASSERT_FALSE(late.ok());
   // Refused as a write to retry on the leader (HTTP 503), naming the fence.
   EXPECT_EQ(late.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(late.status().message().find("fenced"), std::string::npos) << late.status().message();
-  EXPECT_EQ(a->Cancel("first", "test").status().code(), StatusCode::kUnavailable);
-  auto config = a->Apply("kind: Tenant\nname: other\n", false, "other.yaml");
+  EXPECT_EQ(a->Cancel("first", "test", {}, nullptr).status().code(), StatusCode::kUnavailable);
+  auto config = a->Apply("kind: Tenant\nname: other\n", false, "other.yaml", nullptr, {}, false, nullptr);
   EXPECT_EQ(config.status().code(), StatusCode::kUnavailable);
   a->StopLoop();
   a->Shutdown();
@@ -95,7 +95,7 @@ TEST_F(HaControlPlaneTest, ADeposedLeadersWritesAreRefusedAndTheNextLeaderLoadsW
   EXPECT_EQ(WorkloadViewJson(*b->GetWorkload("first"))["state"], "Admitted");
   EXPECT_FALSE(b->GetWorkload("late").ok());
   EXPECT_FALSE(b->GetConfig("tenant", "other").ok());
-  auto next = b->Submit(Job("next"), false, "next.yaml");
+  auto next = b->Submit(Job("next"), false, "next.yaml", nullptr, {}, false, nullptr);
   ASSERT_TRUE(next.ok()) << next.status().ToString();
   b->WaitForCycle();
   EXPECT_EQ(WorkloadViewJson(*b->GetWorkload("next"))["state"], "Admitted");  // b schedules

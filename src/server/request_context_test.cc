@@ -124,7 +124,7 @@ TEST_F(RequestContextTest, AReplayIsNotedInTheContextOfTheRepeat) {
 
 // No context (the loop's own writes, tests, the bench): no request entry, nothing noted.
 TEST_F(RequestContextTest, WithoutAContextNoRequestEntryIsWritten) {
-  auto r = cp_->Submit(testing_cp::A100Job("plain", 1), false, "job.yaml");
+  auto r = cp_->Submit(testing_cp::A100Job("plain", 1), false, "job.yaml", nullptr, {}, false, nullptr);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   cp_->governance().FlushAudit();
   auto entries = cp_->governance().ReadAudit({});

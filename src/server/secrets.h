@@ -43,7 +43,7 @@ class SecretVault {
   // `context`, here and below: the HTTP request served (null: none), told the secret for its
   // audit entry, which commits with the change (Governance::CommitRequestChange).
   Result<nlohmann::json> Create(const govern::Principal& who, const nlohmann::json& body,
-                                RequestContext* context = nullptr);
+                                RequestContext* context);
   // A secret checked, authorized and sealed but not yet stored: `abacus apply` (kind: Secret)
   // puts it in the batch of its other documents. `item` is the answer's entry: kind, name,
   // scope, keys, version and action ("created", "configured", "unchanged": the same keys and
@@ -67,10 +67,10 @@ class SecretVault {
   // DELETE /api/v1/secrets/{name}[?project=|tenant=]: needs `delete` on the secret; 404 when
   // `who` may not see it. Without a scope, the one secret of that name `who` may see (as Get).
   Result<nlohmann::json> Delete(const govern::Principal& who, const std::string& name, const std::string& project,
-                                const std::string& tenant, RequestContext* context = nullptr);
+                                const std::string& tenant, RequestContext* context);
   // POST /api/v1/secrets/reencrypt (admins): seals every value again with the active key;
   // answers how many secrets changed. After it the old keys may leave the keyring.
-  Result<nlohmann::json> Reencrypt(const govern::Principal& who, RequestContext* context = nullptr);
+  Result<nlohmann::json> Reencrypt(const govern::Principal& who, RequestContext* context);
 
   // Submit: every Secret `w` references exists in its project (or tenant) with the keys named;
   // FailedPrecondition naming the secret, key and what to do otherwise.

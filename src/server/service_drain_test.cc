@@ -37,7 +37,7 @@ class ServiceDrainTest : public testing_cp::ControlPlaneFixture {
   }
   // Submits the service and reports each replica running on its own port.
   std::string Start(const std::string& spec, int replicas) {
-    auto r = cp_->Submit(spec, false, "chat.yaml");
+    auto r = cp_->Submit(spec, false, "chat.yaml", nullptr, {}, false, nullptr);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     if (!r.ok()) return "";
     std::string id = r->answer.submitted[0].id;
@@ -80,7 +80,7 @@ class ServiceDrainTest : public testing_cp::ControlPlaneFixture {
 TEST_F(ServiceDrainTest, ScaleDownDrainsForTheDefaultFiveSecondsThenStops) {
   const std::string id = Start(Service(2), 2);
   ASSERT_EQ(EndpointState(id, 1), "serving");
-  ASSERT_TRUE(cp_->Scale(id, 1).ok());
+  ASSERT_TRUE(cp_->Scale(id, 1, {}, nullptr).ok());
   Tick();
   // Published as draining, still running on its agent.
   EXPECT_EQ(EndpointState(id, 1), "draining");
@@ -105,7 +105,7 @@ TEST_F(ServiceDrainTest, ScaleDownDrainsForTheDefaultFiveSecondsThenStops) {
 
 TEST_F(ServiceDrainTest, DrainSecondsZeroStopsAtOnce) {
   const std::string id = Start(Service(2, "  drainSeconds: 0\n"), 2);
-  ASSERT_TRUE(cp_->Scale(id, 1).ok());
+  ASSERT_TRUE(cp_->Scale(id, 1, {}, nullptr).ok());
   Tick();
   EXPECT_EQ(Action(id + ".0.1.1"), "stop");
   EXPECT_EQ(EndpointState(id, 1), "draining");
@@ -113,7 +113,7 @@ TEST_F(ServiceDrainTest, DrainSecondsZeroStopsAtOnce) {
 
 TEST_F(ServiceDrainTest, AServerRestartDuringTheDrainKeepsTheStop) {
   const std::string id = Start(Service(2, "  drainSeconds: 3\n"), 2);
-  ASSERT_TRUE(cp_->Scale(id, 1).ok());
+  ASSERT_TRUE(cp_->Scale(id, 1, {}, nullptr).ok());
   Tick();
   EXPECT_EQ(Action(id + ".0.1.1"), "run");
   cp_.reset();
@@ -126,7 +126,7 @@ TEST_F(ServiceDrainTest, AServerRestartDuringTheDrainKeepsTheStop) {
 TEST_F(ServiceDrainTest, ANewVersionDrainsTheOldRunBeforeItStops) {
   const std::string id = Start(Service(1, "  drainSeconds: 2\n"), 1);
   auto patched = cp_->UpdateWorkload(id, json{{"spec", {{"rollout", {{"version", "v2"}, {"canaryReplicas", 1}}}}}}.dump(),
-                                     /*json_body=*/true, /*merge_patch=*/true, -1, nullptr, nullptr);
+                                     /*json_body=*/true, /*merge_patch=*/true, -1, nullptr, nullptr, false, nullptr);
   ASSERT_TRUE(patched.ok()) << patched.status().ToString();
   Tick();
   EXPECT_EQ(EndpointState(id, 0), "draining");
@@ -137,7 +137,7 @@ TEST_F(ServiceDrainTest, ANewVersionDrainsTheOldRunBeforeItStops) {
 }
 
 TEST_F(ServiceDrainTest, DrainSecondsIsValidatedAndKept) {
-  auto bad = cp_->Submit(Service(1, "  drainSeconds: -1\n"), false, "chat.yaml");
+  auto bad = cp_->Submit(Service(1, "  drainSeconds: -1\n"), false, "chat.yaml", nullptr, {}, false, nullptr);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("drainSeconds"), std::string::npos) << bad.status().message();
   const std::string id = Start(Service(1, "  drainSeconds: 12\n"), 1);
