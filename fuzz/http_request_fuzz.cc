@@ -168,7 +168,7 @@ Harness* MakeHarness() {
   for (auto [placeholder, user] : {std::pair{"@tadmin@", "tia"}, {"@member@", "mia"}, {"@viewer@", "vic"}}) {
     auto issued = h->cp->governance().IssueToken(admin, user, "fuzz", std::nullopt, nullptr);
     if (!issued.ok()) SetupFailed(issued.status().ToString());
-    t.emplace_back(placeholder, (*issued)["token"].get<std::string>());
+    t.emplace_back(placeholder, issued->secret);
   }
   server::HttpOptions ho;
   ho.max_body_bytes = 64 * 1024;

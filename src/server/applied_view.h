@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "server/secret_views.h"
+
 namespace abacus::server {
 
 struct AppliedView {
@@ -15,8 +17,8 @@ struct AppliedView {
   // A dry run's diff against what the server holds, [{path, from, to}]; nullopt: none shown.
   std::optional<nlohmann::json> diff;
   // A Secret's summary (names, keys, version: never a value; secrets.h), which the answer
-  // shows in place of kind, name and action; nullopt for other kinds.
-  std::optional<nlohmann::json> secret;
+  // shows beside kind and action (in place of name); nullopt for other kinds.
+  std::optional<SecretView> secret;
 };
 
 }  // namespace abacus::server

@@ -334,10 +334,10 @@ Result<Keyed<std::vector<AppliedView>>> ControlPlane::Apply(std::string_view bod
     std::vector<meter::PriceList> prices;
     ABACUS_RETURN_IF_ERROR(StagePriceLists(*extensions, batch, out, prices));
     for (const SecretVault::Staged& s : *secrets) {
-      if (s.item.value("action", "") != "unchanged") {
+      if (s.action != "unchanged") {
         batch.PutJson(std::string(kSecretStoreKind), s.key, s.record, s.expected);  // audited per request
       }
-      out.push_back(AppliedView{std::string(kSecretKind), "", "", std::nullopt, s.item});
+      out.push_back(AppliedView{std::string(kSecretKind), s.summary.name, s.action, std::nullopt, s.summary});
     }
     governed->Stage(batch, out);
     if (dry_run) return out;  // checked and compared; nothing stored, nothing changed in memory

@@ -38,6 +38,7 @@
 #include "server/auth.h"
 #include "server/caller.h"
 #include "server/committer.h"
+#include "server/governance_views.h"
 #include "server/request_context.h"
 #include "store/store.h"
 #include "tenancy/tenancy_config.h"
@@ -149,29 +150,29 @@ class Governance {
   // POST /api/v1/tokens: issues a token for `user` (the caller itself when empty); the answer
   // holds the secret, once. `context`, here and below: the HTTP request served (null: none),
   // told the object for its audit entry; a change commits with that entry (CommitRequestChange).
-  Result<nlohmann::json> IssueToken(const govern::Principal& who, std::string user, std::string description,
-                                    std::optional<Duration> ttl, RequestContext* context);
+  Result<IssuedTokenView> IssueToken(const govern::Principal& who, std::string user, std::string description,
+                                     std::optional<Duration> ttl, RequestContext* context);
   // GET /api/v1/tokens: the tokens `who` may manage (never a hash or secret).
-  nlohmann::json ListTokens(const govern::Principal& who, const std::string& user) const;
+  std::vector<TokenView> ListTokens(const govern::Principal& who, const std::string& user) const;
   // DELETE /api/v1/tokens/{id}.
-  Result<nlohmann::json> RevokeToken(const govern::Principal& who, const std::string& id,
-                                     RequestContext* context);
+  Result<TokenView> RevokeToken(const govern::Principal& who, const std::string& id, RequestContext* context);
   // POST /api/v1/tokens/rotate-admin (admins only): a new admin token, stored (its hash, with the
   // request's audit entry) and written to DATA/admin.token; the old one stops working at once.
   // The answer holds the new secret, once. Other servers of an HA group read it at their start.
-  Result<nlohmann::json> RotateAdminToken(const govern::Principal& who, RequestContext* context);
-  // GET /api/v1/users[/{name}], DELETE /api/v1/users/{name} (revokes its tokens).
-  nlohmann::json ListUsers(const govern::Principal& who) const;
-  Result<nlohmann::json> GetUser(const govern::Principal& who, const std::string& name) const;
-  Result<nlohmann::json> DeleteUser(const govern::Principal& who, const std::string& name,
-                                    RequestContext* context);
+  Result<RotatedAdminTokenView> RotateAdminToken(const govern::Principal& who, RequestContext* context);
+  // GET /api/v1/users: the users `who` may see (without their tokens).
+  std::vector<UserView> ListUsers(const govern::Principal& who) const;
+  // GET /api/v1/users/{name}: the user and its API tokens; NotFound when `who` may not see it.
+  Result<UserView> GetUser(const govern::Principal& who, const std::string& name) const;
+  // DELETE /api/v1/users/{name}: removes the user and revokes its tokens.
+  Result<DeletedView> DeleteUser(const govern::Principal& who, const std::string& name, RequestContext* context);
 
   // ---- admission policies
   std::vector<AdmissionPolicy> Policies() const;
-  nlohmann::json ListPolicies(const govern::Principal& who) const;
-  Result<nlohmann::json> GetPolicy(const govern::Principal& who, const std::string& name) const;
-  Result<nlohmann::json> DeletePolicy(const govern::Principal& who, const std::string& name,
-                                      RequestContext* context);
+  // GET /api/v1/policies[/{name}], DELETE /api/v1/policies/{name}: those `who` may see.
+  std::vector<AdmissionPolicy> ListPolicies(const govern::Principal& who) const;
+  Result<AdmissionPolicy> GetPolicy(const govern::Principal& who, const std::string& name) const;
+  Result<DeletedView> DeletePolicy(const govern::Principal& who, const std::string& name, RequestContext* context);
   // The resources a policy change is checked against: one per tenant it applies to (now or
   // before), the cluster-level policy when it applies to every tenant.
   static std::vector<govern::Resource> PolicyResources(const AdmissionPolicy& p);

@@ -58,7 +58,8 @@ std::string QuotaSummary(const Queue& q) {
   }
   return out.dump();
 }
-json PolicyJson(const AdmissionPolicy& p) { return ToPlainJson(EncodeAdmissionPolicy(p)); }
+// The stored record of a policy: its document fields.
+json PolicyRecord(const AdmissionPolicy& p) { return ToPlainJson(EncodeAdmissionPolicy(p)); }
 
 }  // namespace
 
@@ -66,7 +67,7 @@ json PolicyJson(const AdmissionPolicy& p) { return ToPlainJson(EncodeAdmissionPo
 
 void GovernanceApply::Stage(WriteBatch& batch, std::vector<AppliedView>& out) const {
   for (const auto& u : users_) govern::StagePutUser(batch, u);
-  for (const auto& p : policies_) batch.Put(std::string(kPolicyStoreKind), p.name, PolicyJson(p).dump());
+  for (const auto& p : policies_) batch.Put(std::string(kPolicyStoreKind), p.name, PolicyRecord(p).dump());
   for (const auto& item : items_) out.push_back(item);
 }
 
@@ -139,22 +140,22 @@ bool MaySeePolicy(const govern::Principal& who, const AdmissionPolicy& p) {
 }
 }  // namespace
 
-json Governance::ListPolicies(const govern::Principal& who) const {
-  json items = json::array();
-  for (const auto& p : Policies()) {
-    if (MaySeePolicy(who, p)) items.push_back(PolicyJson(p));
+std::vector<AdmissionPolicy> Governance::ListPolicies(const govern::Principal& who) const {
+  std::vector<AdmissionPolicy> out;
+  for (auto& p : Policies()) {
+    if (MaySeePolicy(who, p)) out.push_back(std::move(p));
   }
-  return {{"items", items}};
+  return out;
 }
 
-Result<json> Governance::GetPolicy(const govern::Principal& who, const std::string& name) const {
+Result<AdmissionPolicy> Governance::GetPolicy(const govern::Principal& who, const std::string& name) const {
   MutexLock lock(policies_mu_);
   auto it = policies_.find(name);
   if (it == policies_.end() || !MaySeePolicy(who, it->second)) return NotFound("policy " + name + " not found");
-  return PolicyJson(it->second);
+  return it->second;
 }
 
-Result<json> Governance::DeletePolicy(const govern::Principal& who, const std::string& name,
+Result<DeletedView> Governance::DeletePolicy(const govern::Principal& who, const std::string& name,
                                       RequestContext* context) {
   std::optional<AdmissionPolicy> p;
   {
@@ -168,7 +169,7 @@ Result<json> Governance::DeletePolicy(const govern::Principal& who, const std::s
   ABACUS_RETURN_IF_ERROR(CommitRequestChange(WriteBatch().Delete(std::string(kPolicyStoreKind), name), context));
   MutexLock lock(policies_mu_);
   policies_.erase(name);
-  return json{{"name", name}, {"deleted", true}};
+  return DeletedView{name};
 }
 
 // ---- hooks

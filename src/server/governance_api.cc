@@ -18,11 +18,13 @@
 #include "server/control_plane.h"
 #include "server/error_detail.h"
 #include "server/governance.h"
+#include "server/governance_views_json.h"
 #include "server/http_answer.h"
 #include "server/http_server.h"
 #include "server/request_authorization.h"
 #include "server/request_thread.h"
 #include "server/route_table.h"
+#include "server/secret_views_json.h"
 #include "workload/utf8.h"
 #include "server/ui_assets.h"
 
@@ -206,10 +208,10 @@ void AddGovernanceRoutes(RouteTable& t, ControlPlane& cp) {
     std::string user = body.contains("user") && body["user"].is_string() ? body["user"].get<std::string>() : "";
     std::string description =
         body.contains("description") && body["description"].is_string() ? body["description"].get<std::string>() : "";
-    Send(res, cp.governance().IssueToken(RequestPrincipal(), user, description, *ttl, CurrentRequest()), 201);
+    Send(res, IssuedTokenJson(cp.governance().IssueToken(RequestPrincipal(), user, description, *ttl, CurrentRequest())), 201);
   });
   t.Get("/api/v1/tokens", AnyUser(), [&cp](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp.governance().ListTokens(RequestPrincipal(), Param(req, "user")));
+    Send(res, TokenListJson(cp.governance().ListTokens(RequestPrincipal(), Param(req, "user"))));
   });
   t.Post("/api/v1/tokens/rotate-admin", AdminTokenRotation(),
          [&cp](const httplib::Request& req, httplib::Response& res) {
@@ -218,33 +220,33 @@ void AddGovernanceRoutes(RouteTable& t, ControlPlane& cp) {
     auto parsed = ParseJsonBody(req.body.empty() ? "{}" : req.body);
     if (!parsed.ok()) return SendStatus(res, parsed.status());
     if (!parsed->is_object()) return SendError(res, 400, "invalid_argument", "body: expected a JSON object or none");
-    Send(res, cp.governance().RotateAdminToken(RequestPrincipal(), CurrentRequest()));
+    Send(res, RotatedAdminTokenJson(cp.governance().RotateAdminToken(RequestPrincipal(), CurrentRequest())));
   });
   t.Delete(R"(/api/v1/tokens/([^/]+))", AnyUser("token-revoke", "token"),
            [&cp](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp.governance().RevokeToken(RequestPrincipal(), req.matches[1], CurrentRequest()));
+    Send(res, TokenViewJson(cp.governance().RevokeToken(RequestPrincipal(), req.matches[1], CurrentRequest())));
   });
 
   // ---- users and policies: documents through apply (POST: http_server.cc); reads filtered
   t.Get("/api/v1/users", AnyUser(), [&cp](const httplib::Request&, httplib::Response& res) {
-    Send(res, cp.governance().ListUsers(RequestPrincipal()));
+    Send(res, UserListJson(cp.governance().ListUsers(RequestPrincipal())));
   });
   t.Get(R"(/api/v1/users/([^/]+))", AnyUser(), [&cp](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp.governance().GetUser(RequestPrincipal(), req.matches[1]));
+    Send(res, UserViewJson(cp.governance().GetUser(RequestPrincipal(), req.matches[1])));
   });
   t.Delete(R"(/api/v1/users/([^/]+))", AnyUser("user-delete", "user"),
            [&cp](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp.governance().DeleteUser(RequestPrincipal(), req.matches[1], CurrentRequest()));
+    Send(res, DeletedJson(cp.governance().DeleteUser(RequestPrincipal(), req.matches[1], CurrentRequest())));
   });
   t.Get("/api/v1/policies", AnyUser(), [&cp](const httplib::Request&, httplib::Response& res) {
-    Send(res, cp.governance().ListPolicies(RequestPrincipal()));
+    Send(res, PolicyListJson(cp.governance().ListPolicies(RequestPrincipal())));
   });
   t.Get(R"(/api/v1/policies/([^/]+))", AnyUser(), [&cp](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp.governance().GetPolicy(RequestPrincipal(), req.matches[1]));
+    Send(res, PolicyJson(cp.governance().GetPolicy(RequestPrincipal(), req.matches[1])));
   });
   t.Delete(R"(/api/v1/policies/([^/]+))", AnyUser("policy-delete", "policy"),
            [&cp](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp.governance().DeletePolicy(RequestPrincipal(), req.matches[1], CurrentRequest()));
+    Send(res, DeletedJson(cp.governance().DeletePolicy(RequestPrincipal(), req.matches[1], CurrentRequest())));
   });
 
   // ---- secrets (server/secrets.h): values go in, never out
@@ -252,25 +254,25 @@ void AddGovernanceRoutes(RouteTable& t, ControlPlane& cp) {
          [&cp](const httplib::Request& req, httplib::Response& res) {
     auto parsed = ParseJsonBody(req.body);
     if (!parsed.ok()) return SendStatus(res, parsed.status());
-    Send(res, cp.secrets().Create(RequestPrincipal(), *parsed, CurrentRequest()), 201);
+    Send(res, SecretViewJson(cp.secrets().Create(RequestPrincipal(), *parsed, CurrentRequest())), 201);
   });
   t.Post("/api/v1/secrets/reencrypt", AnyUser("secret-reencrypt", "secret"),
          [&cp](const httplib::Request& req, httplib::Response& res) {
     auto parsed = ParseJsonBody(req.body.empty() ? "{}" : req.body);
     if (!parsed.ok()) return SendStatus(res, parsed.status());
     if (!parsed->is_object()) return SendError(res, 400, "invalid_argument", "body: expected a JSON object or none");
-    Send(res, cp.secrets().Reencrypt(RequestPrincipal(), CurrentRequest()));
+    Send(res, SecretsReencryptedJson(cp.secrets().Reencrypt(RequestPrincipal(), CurrentRequest())));
   });
   t.Get("/api/v1/secrets", AnyUser(), [&cp](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp.secrets().List(RequestPrincipal(), Param(req, "project"), Param(req, "tenant")));
+    Send(res, SecretListJson(cp.secrets().List(RequestPrincipal(), Param(req, "project"), Param(req, "tenant"))));
   });
   t.Get(R"(/api/v1/secrets/([^/]+))", AnyUser(), [&cp](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp.secrets().Get(RequestPrincipal(), req.matches[1], Param(req, "project"), Param(req, "tenant")));
+    Send(res, SecretViewJson(cp.secrets().Get(RequestPrincipal(), req.matches[1], Param(req, "project"), Param(req, "tenant"))));
   });
   t.Delete(R"(/api/v1/secrets/([^/]+))", AnyUser("secret-delete", "secret"),
            [&cp](const httplib::Request& req, httplib::Response& res) {
-    Send(res, cp.secrets().Delete(RequestPrincipal(), req.matches[1], Param(req, "project"), Param(req, "tenant"),
-                                  CurrentRequest()));
+    Send(res, SecretDeletedJson(cp.secrets().Delete(RequestPrincipal(), req.matches[1], Param(req, "project"),
+                                                    Param(req, "tenant"), CurrentRequest())));
   });
 
   // ---- audit: JSON lines (the caller's tenants only, for a tenant-admin), or ?verify=1

@@ -15,25 +15,15 @@ using nlohmann::json;
 using govern::Action;
 using govern::Resource;
 
-json TokenJson(const govern::TokenRecord& t, Time now) {
-  json j = {{"id", t.id},
-            {"user", t.owner},
-            {"agent", t.agent},
-            {"description", t.description},
-            {"createdAt", FormatTime(t.created)},
-            {"active", t.ActiveAt(now)}};
-  if (t.expires) j["expiresAt"] = FormatTime(*t.expires);
-  if (t.revoked) j["revokedAt"] = FormatTime(*t.revoked);
-  if (t.last_used) j["lastUsedAt"] = FormatTime(*t.last_used);
-  return j;
+TokenView ViewOf(govern::TokenRecord t, Time now) {
+  const bool active = t.ActiveAt(now);
+  return TokenView{std::move(t), active};
 }
 
 // A node credential has no user owner: only admins manage it.
 Resource TokenResource(const govern::TokenRecord& t) {
   return t.agent ? Resource::ForCluster("token", t.id) : Resource::ForToken(t.id, t.owner);
 }
-
-json UserJson(const UserSpec& u) { return ToPlainJson(EncodeUserSpec(u)); }
 
 // NotFound when `who` may not even see `what` (its existence stays hidden), else the denial.
 Status Refuse(const govern::Principal& who, Action action, const Resource& what, const std::string& not_found) {
@@ -103,7 +93,7 @@ Status Governance::AuthorizeBootstrap(const Caller& caller, const std::string& m
   return bootstrap_.Authorize(caller.bootstrap, {method, path});
 }
 
-Result<json> Governance::IssueToken(const govern::Principal& who, std::string user, std::string description,
+Result<IssuedTokenView> Governance::IssueToken(const govern::Principal& who, std::string user, std::string description,
                                     std::optional<Duration> ttl, RequestContext* context) {
   if (user.empty()) user = who.name;
   ABACUS_RETURN_IF_ERROR(govern::Authorize(who, Action::kTokenManage, Resource::ForToken("", user)));
@@ -130,23 +120,21 @@ Result<json> Governance::IssueToken(const govern::Principal& who, std::string us
     registry_.RemoveToken(issued.record.id);
     return st;
   }
-  json j = TokenJson(issued.record, clock_.Now());
-  j["token"] = issued.secret;
-  return j;
+  return IssuedTokenView{ViewOf(std::move(issued.record), clock_.Now()), std::move(issued.secret)};
 }
 
-json Governance::ListTokens(const govern::Principal& who, const std::string& user) const {
-  json items = json::array();
+std::vector<TokenView> Governance::ListTokens(const govern::Principal& who, const std::string& user) const {
+  std::vector<TokenView> out;
   Time now = clock_.Now();
-  for (const auto& t : registry_.Tokens()) {
+  for (auto& t : registry_.Tokens()) {
     if (!user.empty() && t.owner != user) continue;
     if (!govern::Authorize(who, Action::kTokenManage, TokenResource(t)).ok()) continue;
-    items.push_back(TokenJson(t, now));
+    out.push_back(ViewOf(std::move(t), now));
   }
-  return {{"items", items}};
+  return out;
 }
 
-Result<json> Governance::RevokeToken(const govern::Principal& who, const std::string& id, RequestContext* context) {
+Result<TokenView> Governance::RevokeToken(const govern::Principal& who, const std::string& id, RequestContext* context) {
   auto found = registry_.FindToken(id);
   const std::string missing = "token " + id + " not found";
   if (!found) return NotFound(missing);
@@ -162,10 +150,10 @@ Result<json> Governance::RevokeToken(const govern::Principal& who, const std::st
     (void)registry_.AddToken(*found);
     return st;
   }
-  return TokenJson(revoked, clock_.Now());
+  return ViewOf(std::move(revoked), clock_.Now());
 }
 
-Result<json> Governance::RotateAdminToken(const govern::Principal& who, RequestContext* context) {
+Result<RotatedAdminTokenView> Governance::RotateAdminToken(const govern::Principal& who, RequestContext* context) {
   if (!who.HasRole(Role::kAdmin)) {
     return PermissionDenied(who.ToString() + " may not rotate the admin token (admins only)");
   }
@@ -175,37 +163,35 @@ Result<json> Governance::RotateAdminToken(const govern::Principal& who, RequestC
   WriteBatch batch;
   batch.PutMeta(TokenAuthorizer::kAdminTokenMeta, govern::Sha256Hex(token));
   ABACUS_RETURN_IF_ERROR(CommitRequestChange(batch, context));
-  json out = {{"token", token}, {"rotatedAt", FormatTime(clock_.Now())}};
+  RotatedAdminTokenView out{token, clock_.Now(), ""};
   if (Status st = bootstrap_.ReplaceAdminToken(token); !st.ok()) {
-    out["warning"] = st.message() + "; keep the token from this answer";
+    out.warning = st.message() + "; keep the token from this answer";
   }
   return out;
 }
 
-json Governance::ListUsers(const govern::Principal& who) const {
-  json items = json::array();
-  for (const auto& u : registry_.Users()) {
-    if (govern::MaySee(who, Resource::ForUser(u.name))) items.push_back(UserJson(u));
+std::vector<UserView> Governance::ListUsers(const govern::Principal& who) const {
+  std::vector<UserView> out;
+  for (auto& u : registry_.Users()) {
+    if (govern::MaySee(who, Resource::ForUser(u.name))) out.push_back(UserView{std::move(u), std::nullopt});
   }
-  return {{"items", items}};
+  return out;
 }
 
-Result<json> Governance::GetUser(const govern::Principal& who, const std::string& name) const {
+Result<UserView> Governance::GetUser(const govern::Principal& who, const std::string& name) const {
   auto u = registry_.FindUser(name);
   if (!u || !govern::Authorize(who, Action::kRead, Resource::ForUser(name)).ok()) {
     return NotFound("user " + name + " not found");
   }
-  json j = UserJson(*u);
-  json tokens = json::array();
+  UserView view{std::move(*u), std::vector<TokenView>()};
   Time now = clock_.Now();
-  for (const auto& t : registry_.Tokens(name)) {
-    if (!t.agent) tokens.push_back(TokenJson(t, now));
+  for (auto& t : registry_.Tokens(name)) {
+    if (!t.agent) view.tokens->push_back(ViewOf(std::move(t), now));
   }
-  j["tokens"] = tokens;
-  return j;
+  return view;
 }
 
-Result<json> Governance::DeleteUser(const govern::Principal& who, const std::string& name, RequestContext* context) {
+Result<DeletedView> Governance::DeleteUser(const govern::Principal& who, const std::string& name, RequestContext* context) {
   auto u = registry_.FindUser(name);
   if (!u) return NotFound("user " + name + " not found");
   ABACUS_RETURN_IF_ERROR(Refuse(who, Action::kUserManage, Resource::ForUser(name), "user " + name + " not found"));
@@ -226,7 +212,7 @@ Result<json> Governance::DeleteUser(const govern::Principal& who, const std::str
     }
     return st;
   }
-  return json{{"name", name}, {"deleted", true}};
+  return DeletedView{name};
 }
 
 void Governance::FlushLastUsed() {

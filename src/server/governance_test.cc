@@ -204,8 +204,8 @@ TEST_F(GovernanceTest, TokensAuthenticateAndSurviveARestart) {
   auto admin = govern::Principal::User("admin", {Bind(Role::kAdmin)});
   auto issued = gov_->IssueToken(admin, "alice", "laptop", 24h, nullptr);
   ASSERT_TRUE(issued.ok()) << issued.status().ToString();
-  std::string secret = (*issued)["token"];
-  std::string id = (*issued)["id"];
+  std::string secret = issued->secret;
+  std::string id = issued->token.record.id;
   EXPECT_EQ(secret.size(), 64u);
   auto caller = gov_->Authenticate(secret);
   ASSERT_TRUE(caller.ok());
@@ -215,7 +215,7 @@ TEST_F(GovernanceTest, TokensAuthenticateAndSurviveARestart) {
   // Alice manages her own tokens only.
   EXPECT_EQ(gov_->IssueToken(caller->principal, "bob", "", std::nullopt, nullptr).status().code(),
             StatusCode::kPermissionDenied);
-  EXPECT_EQ(gov_->ListTokens(caller->principal, "")["items"].size(), 1u);
+  EXPECT_EQ(gov_->ListTokens(caller->principal, "").size(), 1u);
   // The store keeps the hash only.
   auto stored = store_->Get(govern::kTokenStoreKind, id);
   ASSERT_TRUE(stored.ok() && stored->has_value());
@@ -238,7 +238,7 @@ TEST_F(GovernanceTest, TokensAuthenticateAndSurviveARestart) {
   auto short_lived = gov_->IssueToken(admin, "alice", "", 1h, nullptr);
   ASSERT_TRUE(short_lived.ok());
   clock_.Advance(2h);
-  EXPECT_FALSE(gov_->Authenticate((*short_lived)["token"].get<std::string>()).ok());
+  EXPECT_FALSE(gov_->Authenticate(short_lived->secret).ok());
 }
 
 TEST_F(GovernanceTest, DecisionsJoinTheChain) {

@@ -139,7 +139,7 @@ TEST_F(RequestContextTest, AGovernanceWriteCommitsTheEntryOfTheContextItIsGiven)
   auto issued = cp_->governance().IssueToken(ctx.caller.principal, "alice", "laptop", std::nullopt, &ctx);
   ASSERT_TRUE(issued.ok()) << issued.status().ToString();
   EXPECT_EQ(ctx.object_kind, "token");
-  EXPECT_EQ(ctx.object_name, (*issued)["id"]);
+  EXPECT_EQ(ctx.object_name, issued->token.record.id);
   ASSERT_NE(ctx.pending, nullptr);
   EXPECT_TRUE(ctx.pending->committed.load());
   std::vector<govern::AuditRecord> entries = EntriesOf("req-token-1");

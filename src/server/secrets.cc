@@ -49,14 +49,18 @@ Result<std::pair<std::string, std::string>> Scope(const std::string& project, co
   return std::make_pair(tenant, std::string());
 }
 
-json Summary(const json& rec) {
-  json keys = json::array();
-  const json data = rec.value("data", json::object());
-  for (const auto& [k, v] : data.items()) keys.push_back(k);
-  json out = {{"name", rec.value("name", "")}, {"tenant", rec.value("tenant", "")}, {"keys", keys},
-              {"version", rec.value("version", 0)}, {"createdBy", rec.value("createdBy", "")},
-              {"createdAt", FormatTime(FromMicros(rec.value("createdUs", int64_t{0})))}};
-  if (!rec.value("project", "").empty()) out["project"] = rec.value("project", "");
+// What a stored (sealed) record shows: names, keys and version, never a value.
+SecretView Summary(const json& rec) {
+  SecretView out;
+  out.name = rec.value("name", "");
+  out.tenant = rec.value("tenant", "");
+  out.project = rec.value("project", "");
+  if (auto it = rec.find("data"); it != rec.end() && it->is_object()) {
+    for (const auto& [k, v] : it->items()) out.keys.push_back(k);
+  }
+  out.version = rec.value("version", int64_t{0});
+  out.created_by = rec.value("createdBy", "");
+  out.created_at = FromMicros(rec.value("createdUs", int64_t{0}));
   return out;
 }
 
@@ -69,13 +73,13 @@ std::string Text(const json& j, const char* field) {
 SecretVault::SecretVault(Store& store, Governance& governance, govern::SecretKeyring keyring)
     : store_(store), governance_(governance), keyring_(std::move(keyring)) {}
 
-Result<json> SecretVault::Create(const govern::Principal& who, const json& body, RequestContext* context) {
+Result<SecretView> SecretVault::Create(const govern::Principal& who, const json& body, RequestContext* context) {
   ABACUS_ASSIGN_OR_RETURN(Staged staged, Stage(who, body, context));
-  if (staged.item.value("action", "") != "unchanged") {
+  if (staged.action != "unchanged") {
     ABACUS_RETURN_IF_ERROR(governance_.CommitRequestChange(
         WriteBatch().PutJson(std::string(kSecretStoreKind), staged.key, staged.record, staged.expected), context));
   }
-  return Summary(staged.record);
+  return std::move(staged.summary);
 }
 
 Result<SecretVault::Staged> SecretVault::Prepare(const govern::Principal& who, const json& body) {
@@ -143,9 +147,8 @@ Result<SecretVault::Staged> SecretVault::Stage(const govern::Principal& who, con
     for (const auto& [k, v] : values) data[k] = govern::SealSecret(keyring_, Identity(out.record, k), v);
     out.record["data"] = std::move(data);
   }
-  out.item = Summary(out.record);
-  out.item["kind"] = kSecretKind;
-  out.item["action"] = action;
+  out.summary = Summary(out.record);
+  out.action = action;
   return out;
 }
 
@@ -182,15 +185,16 @@ Result<SecretVault::Found> SecretVault::Lookup(const govern::Principal& who, con
   return Found{key, std::move(rec)};
 }
 
-Result<json> SecretVault::Get(const govern::Principal& who, const std::string& name, const std::string& project,
-                              const std::string& tenant) {
+Result<SecretView> SecretVault::Get(const govern::Principal& who, const std::string& name, const std::string& project,
+                                   const std::string& tenant) {
   ABACUS_ASSIGN_OR_RETURN(Found f, Lookup(who, name, project, tenant));
   return Summary(f.record);
 }
 
-Result<json> SecretVault::List(const govern::Principal& who, const std::string& project, const std::string& tenant) {
+Result<std::vector<SecretView>> SecretVault::List(const govern::Principal& who, const std::string& project,
+                                                  const std::string& tenant) {
   ABACUS_ASSIGN_OR_RETURN(auto records, store_.List(kSecretStoreKind));
-  json items = json::array();
+  std::vector<SecretView> items;
   for (const auto& r : records) {
     json rec = json::parse(r.json, nullptr, false);
     if (!rec.is_object()) continue;
@@ -200,23 +204,22 @@ Result<json> SecretVault::List(const govern::Principal& who, const std::string& 
     if (!govern::MaySee(who, SecretResource(rec.value("name", ""), t, p))) continue;
     items.push_back(Summary(rec));
   }
-  return json{{"items", std::move(items)}};
+  return items;
 }
 
-Result<json> SecretVault::Delete(const govern::Principal& who, const std::string& name, const std::string& project,
-                                 const std::string& tenant, RequestContext* context) {
+Result<SecretDeletedView> SecretVault::Delete(const govern::Principal& who, const std::string& name,
+                                              const std::string& project, const std::string& tenant,
+                                              RequestContext* context) {
   ABACUS_ASSIGN_OR_RETURN(Found f, Lookup(who, name, project, tenant));
   const std::string t = f.record.value("tenant", ""), p = f.record.value("project", "");
   NoteRequestObject(context, "secret", f.key, t);
   ABACUS_RETURN_IF_ERROR(govern::Authorize(who, Action::kDelete, SecretResource(name, t, p)));
   ABACUS_RETURN_IF_ERROR(
       governance_.CommitRequestChange(WriteBatch().Delete(std::string(kSecretStoreKind), f.key), context));
-  json out = {{"name", name}, {"tenant", t}, {"deleted", true}};
-  if (!p.empty()) out["project"] = p;
-  return out;
+  return SecretDeletedView{name, t, p};
 }
 
-Result<json> SecretVault::Reencrypt(const govern::Principal& who, RequestContext* context) {
+Result<SecretsReencryptedView> SecretVault::Reencrypt(const govern::Principal& who, RequestContext* context) {
   if (!who.HasRole(Role::kAdmin)) return PermissionDenied(who.ToString() + " may not re-encrypt secrets (admins only)");
   ABACUS_ASSIGN_OR_RETURN(auto records, store_.List(kSecretStoreKind));
   WriteBatch batch;
@@ -235,7 +238,7 @@ Result<json> SecretVault::Reencrypt(const govern::Principal& who, RequestContext
     ++changed;
   }
   if (changed > 0) ABACUS_RETURN_IF_ERROR(governance_.CommitRequestChange(batch, context));
-  return json{{"reencrypted", changed}, {"keyId", keyring_.active_id()}};
+  return SecretsReencryptedView{changed, keyring_.active_id()};
 }
 
 Result<SecretVault::Found> SecretVault::Resolve(const std::string& project, const std::string& name) {

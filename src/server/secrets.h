@@ -23,6 +23,7 @@
 #include "govern/secret_box.h"
 #include "server/assignments.h"
 #include "server/request_context.h"
+#include "server/secret_views.h"
 #include "store/store.h"
 #include "workload/workload.h"
 
@@ -42,17 +43,17 @@ class SecretVault {
   // The answer never holds a value.
   // `context`, here and below: the HTTP request served (null: none), told the secret for its
   // audit entry, which commits with the change (Governance::CommitRequestChange).
-  Result<nlohmann::json> Create(const govern::Principal& who, const nlohmann::json& body,
-                                RequestContext* context);
+  Result<SecretView> Create(const govern::Principal& who, const nlohmann::json& body, RequestContext* context);
   // A secret checked, authorized and sealed but not yet stored: `abacus apply` (kind: Secret)
-  // puts it in the batch of its other documents. `item` is the answer's entry: kind, name,
-  // scope, keys, version and action ("created", "configured", "unchanged": the same keys and
-  // values, nothing written) — never a value.
+  // puts it in the batch of its other documents. `summary` and `action` ("created",
+  // "configured", "unchanged": the same keys and values, nothing written) are the answer's
+  // entry — never a value.
   struct Staged {
     std::string key;                   // store key
     nlohmann::json record;             // sealed
     std::optional<int64_t> expected;   // the store version it replaces (0: none)
-    nlohmann::json item;
+    SecretView summary;
+    std::string action;
   };
   // Checks `body` (Create's) as Create does, with the same rights, for apply: the request's
   // audit entry is the apply's.
@@ -60,17 +61,18 @@ class SecretVault {
   // GET /api/v1/secrets/{name}[?project=|tenant=]: the secret's summary (names, keys, version:
   // never values). Without a scope, the one secret of that name `who` may see; 404 when `who`
   // sees none, FailedPrecondition naming the scopes when several.
-  Result<nlohmann::json> Get(const govern::Principal& who, const std::string& name, const std::string& project,
-                             const std::string& tenant);
+  Result<SecretView> Get(const govern::Principal& who, const std::string& name, const std::string& project,
+                         const std::string& tenant);
   // GET /api/v1/secrets[?project=|tenant=]: the secrets `who` may see: names, keys, versions.
-  Result<nlohmann::json> List(const govern::Principal& who, const std::string& project, const std::string& tenant);
+  Result<std::vector<SecretView>> List(const govern::Principal& who, const std::string& project,
+                                       const std::string& tenant);
   // DELETE /api/v1/secrets/{name}[?project=|tenant=]: needs `delete` on the secret; 404 when
   // `who` may not see it. Without a scope, the one secret of that name `who` may see (as Get).
-  Result<nlohmann::json> Delete(const govern::Principal& who, const std::string& name, const std::string& project,
-                                const std::string& tenant, RequestContext* context);
+  Result<SecretDeletedView> Delete(const govern::Principal& who, const std::string& name,
+                                   const std::string& project, const std::string& tenant, RequestContext* context);
   // POST /api/v1/secrets/reencrypt (admins): seals every value again with the active key;
   // answers how many secrets changed. After it the old keys may leave the keyring.
-  Result<nlohmann::json> Reencrypt(const govern::Principal& who, RequestContext* context);
+  Result<SecretsReencryptedView> Reencrypt(const govern::Principal& who, RequestContext* context);
 
   // Submit: every Secret `w` references exists in its project (or tenant) with the keys named;
   // FailedPrecondition naming the secret, key and what to do otherwise.

@@ -1,6 +1,7 @@
 #include "server/write_views_json.h"
 
 #include "server/records.h"
+#include "server/secret_views_json.h"
 
 namespace abacus::server {
 
@@ -111,7 +112,12 @@ Result<json> TaskLogJson(const Result<TaskLogView>& log) {
 }
 
 json AppliedJson(const AppliedView& applied) {
-  if (applied.secret) return *applied.secret;
+  if (applied.secret) {
+    json j = SecretViewJson(*applied.secret);
+    j["kind"] = applied.kind;
+    j["action"] = applied.action;
+    return j;
+  }
   json j = {{"kind", applied.kind}, {"name", applied.name}, {"action", applied.action}};
   if (applied.diff) j["diff"] = *applied.diff;
   return j;
