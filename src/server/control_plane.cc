@@ -42,7 +42,8 @@ using nlohmann::json;
 ControlPlane::ControlPlane(const ControlPlaneOptions& options)
     : options_(options),
       clock_(options.clock != nullptr ? *options.clock : SystemClock::Get()),
-      ids_(options.ids != nullptr ? *options.ids : default_ids_) {}
+      ids_(options.ids != nullptr ? *options.ids : default_ids_),
+      pacer_(options.min_cycle_gap, options.cycle_interval) {}
 
 Result<std::string> PrepareDataDir(const std::string& data_dir, const std::string& store_url) {
   std::error_code ec;

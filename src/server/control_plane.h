@@ -52,6 +52,7 @@
 #include "server/governance.h"
 #include "server/idempotency.h"
 #include "server/ledger.h"
+#include "server/cycle_pacer.h"
 #include "server/loop_inbox.h"
 #include "server/metrics.h"
 #include "server/read_views.h"
@@ -572,14 +573,7 @@ class ControlPlane {
   Ledger ledger_;
 
   LoopInbox inbox_;  // submissions, task reports and commands for the loop (loop_inbox.h)
-  bool dirty_ = true;                                 // loop thread only
-  bool full_ = true;                                  // loop thread only: retry parked workloads
-  bool freed_ = false;                                // loop thread only: capacity was freed
-  std::unordered_set<std::string> fresh_;             // loop thread only: ingested since last cycle
-  Time last_full_cycle_{};                            // loop thread only
-  Duration last_full_cycle_cost_{0};                  // loop thread only
-  std::chrono::steady_clock::time_point last_cycle_steady_{};  // loop thread only
-  Duration last_cycle_cost_{0};                       // loop thread only
+  CyclePacer pacer_;  // loop thread only: what the next cycle owes and when (cycle_pacer.h)
   std::thread loop_thread_;
   Mutex stop_loop_mu_;  // serializes joining loop_thread_
   std::once_flag shutdown_once_;

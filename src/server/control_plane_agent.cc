@@ -42,8 +42,8 @@ Status ControlPlane::CommitNode(NodeRecord node, const std::string& event, json 
   node.version = result.AssignedTo(put);
   WriterLock lock(state_mu_);
   ledger_.PutNode(std::move(node));
-  dirty_ = true;
-  full_ = true;
+  pacer_.Changed();
+  pacer_.RetryAll();
   return Status::OK();
 }
 

@@ -60,22 +60,21 @@ double Seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
 void ControlPlane::Loop() {
   while (true) {
     // Sleep until there is work, or until the timer cycle is due.
-    Time next_timer = last_full_cycle_ + sched::FullCycleGap(options_.cycle_interval, last_full_cycle_cost_);
-    Duration wait = std::max(Duration(0), next_timer - clock_.Now());
+    Duration wait = pacer_.UntilTimer(clock_.Now());
     LoopInbox::Turn turn = inbox_.Take(std::min<Duration>(wait, std::chrono::milliseconds(200)));
     std::deque<LoopInbox::Command>& commands = turn.commands;
     const uint64_t seen_seq = turn.seen_seq;
     if (turn.submitted) {
       WriterLock lock(state_mu_);  // readers look in the ledger, then the inbox, under it
       for (auto& r : inbox_.TakeSubmitted()) {
-        fresh_.insert(r.id);
+        pacer_.Arrived(r.id);
         feed_->Record(kWorkloadKind, r.id);  // now in the ledger (its commit may have published first)
         ledger_.PutWorkload(std::move(r));
       }
-      dirty_ = true;
+      pacer_.Changed();
     }
     // A command may free capacity or change the rules: every waiting workload is retried.
-    if (!commands.empty()) full_ = true;
+    if (!commands.empty()) pacer_.RetryAll();
     for (auto& cmd : commands) cmd();
     ProcessTaskReports(turn.reports);
     CheckNodeLiveness();
@@ -96,24 +95,18 @@ void ControlPlane::Loop() {
       return;
     }
     FinishPreemptions();
-    Time now = clock_.Now();
     // Coalesce: after a change wait at least min_cycle_gap (and 4x the last cycle's cost,
     // so that a big ledger does not starve ingestion); otherwise cycle on the timer. The timer
     // cycle retries every parked workload (aging, time-based rules); it runs at most once per
-    // cycle_interval and keeps its own cost under 5% of the loop. One policy with the event
-    // simulator: sched/cycle_kind.h.
-    Duration gap = sched::CoalescingGap(options_.min_cycle_gap, last_cycle_cost_);
-    if (sched::FullCycleDue(now, last_full_cycle_, options_.cycle_interval, last_full_cycle_cost_)) full_ = true;
-    // The coalescing gap is real time (a cost), the timer is the clock's (rules, aging).
-    Duration since = std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() - last_cycle_steady_);
-    bool due = (dirty_ || full_ || freed_) && since >= gap;
-    if (!due && !dirty_ && inbox_.CycleOwed(seen_seq)) due = true;
-    if (due) {
+    // cycle_interval and keeps its own cost under 5% of the loop (cycle_pacer.h; one policy
+    // with the event simulator: sched/cycle_kind.h).
+    CyclePacer::Verdict next = pacer_.Check(clock_.Now(), std::chrono::steady_clock::now(), inbox_.CycleOwed(seen_seq));
+    if (next.cycle) {
       RunCycle();
       feed_->Publish();  // the cycle's decisions
       inbox_.Cycled(seen_seq);
-    } else if (dirty_) {
-      std::this_thread::sleep_for(std::min<Duration>(gap - since, std::chrono::milliseconds(50)));
+    } else if (next.back_off > Duration(0)) {
+      std::this_thread::sleep_for(std::min<Duration>(next.back_off, std::chrono::milliseconds(50)));
     }
   }
 }
@@ -169,7 +162,7 @@ void ControlPlane::FinishPreemptions() {
       *r = std::move(stopped);
     }
     preempting_.erase(id);
-    full_ = true;
+    pacer_.RetryAll();
   }
 }
 
@@ -244,22 +237,16 @@ void ControlPlane::RunCycle() {
   auto start = std::chrono::steady_clock::now();
   CycleWork w;
   w.now = clock_.Now();
-  last_cycle_steady_ = std::chrono::steady_clock::now();
-  dirty_ = false;
   // A full cycle retries every waiting workload; a fresh one only those submitted since the last
   // cycle: the others were tried against the same capacity and rules, and parked. A bounded
   // cycle (capacity was freed) retries the first waiting workloads of each queue: with thousands
   // waiting, only the heads can use what a finished task left (sched/cycle_kind.h, shared with
   // the event simulator).
-  const sched::CycleKind kind = sched::ChooseCycleKind(full_, freed_);
-  w.full = kind == sched::CycleKind::kFull;
-  full_ = false;
-  freed_ = false;
-  if (w.full) last_full_cycle_ = w.now;
-  std::unordered_set<std::string> fresh;
-  fresh.swap(fresh_);
+  const CyclePacer::Owed owed = pacer_.Begin(w.now, std::chrono::steady_clock::now());
+  w.full = owed.full();
   // 1. Snapshot (the loop is the only writer: no lock needed to read the ledger here).
-  w.snapshot = ledger_.BuildSnapshot(w.now, w.index, sched::ScopeOf(kind, options_.bounded_cycle_per_queue), &fresh);
+  w.snapshot = ledger_.BuildSnapshot(w.now, w.index, sched::ScopeOf(owed.kind, options_.bounded_cycle_per_queue),
+                                     &owed.arrived);
   if (shares_) shares_->Fill(&w.snapshot);
   // 2. Decide.
   w.result = sched::Schedule(w.snapshot, options_.scheduler);
@@ -286,8 +273,7 @@ void ControlPlane::RunCycle() {
   // 5. Publish what was committed to the agents (simulated nodes need nothing).
   if (committed) PublishCycle(w);
   auto cost = std::chrono::steady_clock::now() - start;
-  last_cycle_cost_ = std::chrono::duration_cast<Duration>(cost);
-  if (w.full) last_full_cycle_cost_ = last_cycle_cost_;
+  pacer_.Ended(std::chrono::duration_cast<Duration>(cost), owed);
   metrics_.cycle_seconds.Observe(std::chrono::duration<double>(cost).count());
   metrics_.cycles.fetch_add(1);
   if (!w.changed.empty()) {
@@ -495,7 +481,7 @@ bool ControlPlane::CommitCycle(CycleWork& w) {
       // Nothing was swapped in: the ledger still holds the committed records.
       ABACUS_LOG_ERROR("scheduling decisions not committed, dropped: {}", st.ToString());
       UsageCommitFailed();
-      dirty_ = true;
+      pacer_.Changed();
     } else {
       std::vector<WorkloadRecord> done = w.TakeCommitted(cr);
       WriterLock lock(state_mu_);

@@ -148,8 +148,8 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
     }
   }
   for (const auto& id : changed) Publish(*ledger_.FindWorkload(id));
-  dirty_ = true;
-  if (freed) freed_ = true;
+  pacer_.Changed();
+  if (freed) pacer_.Freed();
 }
 
 }  // namespace abacus::server

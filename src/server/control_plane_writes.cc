@@ -349,7 +349,7 @@ Result<Keyed<std::vector<AppliedView>>> ControlPlane::Apply(std::string_view bod
       for (auto& p : prices) price_lists_[p.name] = std::move(p);
       ledger_.PutConfigs(changed);
     }
-    dirty_ = true;
+    pacer_.Changed();
     return out;
   };
   if (dry_run) {
@@ -435,7 +435,7 @@ Status ControlPlane::CommitRecord(const WriteBatch& batch, OpRef put, WorkloadRe
   next.version = result.AssignedTo(put);
   WriterLock lock(state_mu_);
   into = std::move(next);
-  dirty_ = true;
+  pacer_.Changed();
   return Status::OK();
 }
 
@@ -582,7 +582,7 @@ Result<NodeRecord> ControlPlane::PutNode(const json& body, RequestContext* conte
       WriterLock lock(state_mu_);
       ledger_.PutNode(std::move(*node));
     }
-    dirty_ = true;
+    pacer_.Changed();
     return out;
   });
 }

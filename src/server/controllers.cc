@@ -406,7 +406,7 @@ bool ControlPlane::ApplyDecision(WorkloadRecord& w, const control::Decision& d,
           } else {
             *it = g;
           }
-          fresh_.insert(w.id);  // the next cycle tries it with the grant
+          pacer_.Arrived(w.id);  // the next cycle tries it with the grant
           if (governance_ && first) {
             decisions.push_back(DecisionRecord("controller/Experiment", "quota-grant", "workload", w.id, w.spec.tenant(), "",
                                         x.amount.ToString() + " " + x.resource.Name() + " granted" +

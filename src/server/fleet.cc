@@ -61,7 +61,7 @@ Status ControlPlane::CommitWorkloadControl(WorkloadRecord next, const std::strin
   ABACUS_RETURN_IF_ERROR(CommitRecord(batch, put, std::move(next), r, audit));
   if (r.state == WorkloadState::kPreempting) preempting_.insert(r.id);
   Publish(r);
-  full_ = true;
+  pacer_.RetryAll();
   return Status::OK();
 }
 
@@ -362,8 +362,8 @@ Result<QueueSuspendView> ControlPlane::SuspendQueue(const std::string& queue, bo
       ABACUS_RETURN_IF_ERROR(CommitForRequest(audit, batch, &result));
       WriterLock lock(state_mu_);
       ledger_.SetQueueSuspended(queue, suspend ? std::optional<QueueSuspension>(s) : std::nullopt);
-      dirty_ = true;
-      full_ = true;
+      pacer_.Changed();
+      pacer_.RetryAll();
     }
     return QueueSuspendView{queue, suspend ? std::optional<QueueSuspension>(s) : std::nullopt};
   });

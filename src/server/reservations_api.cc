@@ -61,8 +61,8 @@ Result<AppliedView> ControlPlane::DeleteReservation(const std::string& name, Req
       WriterLock lock(state_mu_);
       ledger_.RemoveConfig("reservation", name);
     }
-    dirty_ = true;
-    full_ = true;  // what it held is open to every workload again
+    pacer_.Changed();
+    pacer_.RetryAll();  // what it held is open to every workload again
     if (drain) {
       // Its maintenance is called off: the nodes it cordoned take work again.
       std::vector<std::string> cordoned;

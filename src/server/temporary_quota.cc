@@ -42,7 +42,7 @@ Result<WorkloadView> ControlPlane::DecideTemporaryQuota(const std::string& id_or
     {
       WriterLock lock(state_mu_);
       *ledger_.FindWorkload(next.id) = next;
-      dirty_ = true;
+      pacer_.Changed();
     }
     // The controller decides now: TemporaryQuotaApproved (a grant) or TemporaryQuotaRejected.
     std::vector<std::string> ids = {next.id};

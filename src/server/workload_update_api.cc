@@ -134,7 +134,7 @@ Result<UpdateView> ControlPlane::UpdateWorkload(const std::string& id_or_name, s
     WriterLock lock(state_mu_);
     WorkloadRecord* r = ledger_.FindWorkload(next.id);
     *r = std::move(next);
-    dirty_ = true;
+    pacer_.Changed();
     Publish(*r);
     return UpdateView{View(*r), std::move(plan.diff), plan.revision, false, false};
   });
