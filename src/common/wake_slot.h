@@ -1,8 +1,9 @@
-// WakeSlot: one thread sleeps until another hands it an answer, with one futex call on each
-// side. A mutex and condition variable take three (the waker notifies under the mutex, so the
-// woken thread blocks once more on that mutex, and glibc then marks it contended, so its unlock
-// wakes nobody with a syscall): on a group commit of 30 waiters that is 60 needless syscalls
-// and as many context switches, most of them on the committing thread.
+// WakeSlot: one thread sleeps until another hands it an answer, on C++20's atomic wait and
+// notify (one futex call on each side on Linux). A mutex and condition variable take three (the
+// waker notifies under the mutex, so the woken thread blocks once more on that mutex, and glibc
+// then marks it contended, so its unlock wakes nobody with a syscall): on a group commit of 30
+// waiters that is 60 needless syscalls and as many context switches, most of them on the
+// committing thread.
 //
 //   WakeSlot& slot = WakeSlot::ForThisThread();
 //   slot.Arm();                 // before the slot is handed to the waker
