@@ -105,12 +105,10 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptio
     if (n.agent && !n.credential_sha256.empty()) cp->tokens_->SetNodeCredential(name, n.credential_sha256);
     if (n.cordon.state == NodeState::kDraining) cp->draining_nodes_.insert(name);  // a drain goes on
   }
-  ABACUS_ASSIGN_OR_RETURN(cp->usage_, meter::UsageLedger::Load(*cp->store_, cp->clock_));
+  // Metering: the usage ledger reconciled with the records, and the fair share over time.
+  ABACUS_ASSIGN_OR_RETURN(cp->usage_,
+                          UsageSync::Open(*cp->store_, cp->clock_, cp->ledger_, options.scheduler.fair_share_half_life));
   ABACUS_RETURN_IF_ERROR(cp->LoadPriceLists());
-  ABACUS_RETURN_IF_ERROR(cp->ReconcileUsage());
-  // Fair share over time: rebuilt from the usage ledger, so a restart remembers what ran.
-  cp->shares_ = std::make_unique<FairShareBook>(options.scheduler.fair_share_half_life);
-  ABACUS_RETURN_IF_ERROR(cp->shares_->Rebuild(*cp->store_));
   for (const auto& [id, r] : cp->ledger_.workloads()) {
     if (!IsTerminal(r.state)) {
       MutexLock names(cp->names_mu_);  // no other thread yet; taken for the analysis (uncontended)

@@ -54,6 +54,7 @@
 #include "server/ledger.h"
 #include "server/cycle_pacer.h"
 #include "server/loop_inbox.h"
+#include "server/usage_sync.h"
 #include "server/metrics.h"
 #include "server/read_views.h"
 #include "server/secrets.h"
@@ -432,7 +433,7 @@ class ControlPlane {
   // state and message), then puts it in the ledger and publishes it (fleet.cc); loop only.
   // `audit`: the pending entry of the request it serves (null: none).
   Status CommitWorkloadControl(WorkloadRecord next, const std::string& event, nlohmann::json details,
-                               PendingRequestAudit* audit = nullptr);
+                               PendingRequestAudit* audit);
   // Marks agent nodes silent past node_timeout NotReady and fails over their tasks once each
   // task's fencing grace has passed too; loop only.
   void CheckNodeLiveness();
@@ -451,22 +452,15 @@ class ControlPlane {
   // CordonNode's and DrainNode's work on the loop thread (fleet.cc); also for rules that drain
   // (maintenance reservations). `audit`: the pending entry of the request served (null: none).
   Status CordonOnLoop(const std::string& name, bool cordon, const std::string& by, const std::string& reason,
-                      PendingRequestAudit* audit = nullptr);
-  Status DrainOnLoop(const std::string& name, const DrainOrder& order, PendingRequestAudit* audit = nullptr);
+                      PendingRequestAudit* audit);
+  Status DrainOnLoop(const std::string& name, const DrainOrder& order, PendingRequestAudit* audit);
   // Maintenance reservations (reservations_api.cc): drains the nodes of each `drain: true`
   // reservation from its drainGrace before the window, uncordons them after it; loop only.
   void MaintainReservations();
   // Commits a node record and its event (with `audit`, the pending entry of the request served,
   // null: none) and puts it in the ledger; loop thread only.
   Status CommitNode(NodeRecord node, const std::string& event, nlohmann::json details,
-                    PendingRequestAudit* audit = nullptr);
-  // Adds to `batch` the usage intervals that close and open when `before` (null: nothing held)
-  // becomes `after` (usage_sync.cc).
-  void StageUsage(const WorkloadRecord* before, const WorkloadRecord& after, WriteBatch& batch, Time now);
-  // Resets the usage ledger's memory after a staged batch failed to commit.
-  void UsageCommitFailed();
-  // At start: makes the open intervals match the allocations the records hold.
-  Status ReconcileUsage();
+                    PendingRequestAudit* audit);
   // Price lists: load at start; stage applied PriceList documents; pick one for a report
   // (requires state_mu_ shared).
   Status LoadPriceLists();
@@ -522,12 +516,12 @@ class ControlPlane {
   // dirty; a failed commit leaves `into` as it was (and undoes the staged usage). Loop only.
   // `audit`: the pending entry of the request served (null: none).
   Status CommitRecord(const WriteBatch& batch, OpRef put, WorkloadRecord next, WorkloadRecord& into,
-                      PendingRequestAudit* audit = nullptr);
+                      PendingRequestAudit* audit);
   // Moves `r` to `to`, committing the record and an event (and what `stage` adds to the batch,
   // given the record as it will be); loop thread only.
   Status CommitTransition(WorkloadRecord& r, WorkloadState to, const std::string& event, nlohmann::json details,
-                          const std::function<void(WriteBatch&, const WorkloadRecord&)>& stage = {},
-                          PendingRequestAudit* audit = nullptr);
+                          const std::function<void(WriteBatch&, const WorkloadRecord&)>& stage,
+                          PendingRequestAudit* audit);
 
   ControlPlaneOptions options_;
   const Clock& clock_;
@@ -545,8 +539,7 @@ class ControlPlane {
   std::unique_ptr<SecretVault> secrets_;
   std::unique_ptr<AssignmentBoard> board_;
   std::unique_ptr<ChangeFeed> feed_;  // committed changes, published by the loop (watches)
-  std::unique_ptr<meter::UsageLedger> usage_;
-  std::unique_ptr<FairShareBook> shares_;  // fair share over time, from usage_ (fair_share_book.h)
+  std::unique_ptr<UsageSync> usage_;  // usage intervals and the fair share over time (usage_sync.h)
   std::set<std::string> preempting_;   // loop thread only: ids of Preempting workloads
   Time last_liveness_check_{};         // loop thread only
   Time last_controller_tick_{};        // loop thread only

@@ -286,7 +286,7 @@ Status ControlPlane::AgentHeartbeat(const std::string& node, const json& body) {
       next.not_ready_since = Time{};
       next.node.last_heartbeat = clock_.Now();
       if (back) details["state"] = "Ready";
-      ABACUS_RETURN_IF_ERROR(CommitNode(next, outcome.cordoned ? "CordonedForHealth" : "DevicesChanged", details));
+      ABACUS_RETURN_IF_ERROR(CommitNode(next, outcome.cordoned ? "CordonedForHealth" : "DevicesChanged", details, nullptr));
       NoteHealthOutcome(next, outcome);
       FailOverTasksOnBadDevices(node);
       return json::object();

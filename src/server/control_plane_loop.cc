@@ -152,7 +152,7 @@ void ControlPlane::FinishPreemptions() {
     stopped.requeue_reason =
         stopped.evict_reason == RequeueReason::kNone ? RequeueReason::kPreempted : stopped.evict_reason;
     Status st = CommitTransition(stopped, WorkloadState::kRequeued, "Requeued",
-                                 json({{"reason", RequeueReasonName(stopped.requeue_reason)}}));
+                                 json({{"reason", RequeueReasonName(stopped.requeue_reason)}}), {}, nullptr);
     if (!st.ok()) {
       ABACUS_LOG_ERROR("requeue {}: {}", id, st.ToString());
       continue;
@@ -247,7 +247,7 @@ void ControlPlane::RunCycle() {
   // 1. Snapshot (the loop is the only writer: no lock needed to read the ledger here).
   w.snapshot = ledger_.BuildSnapshot(w.now, w.index, sched::ScopeOf(owed.kind, options_.bounded_cycle_per_queue),
                                      &owed.arrived);
-  if (shares_) shares_->Fill(&w.snapshot);
+  usage_->shares().Fill(&w.snapshot);
   // 2. Decide.
   w.result = sched::Schedule(w.snapshot, options_.scheduler);
   {
@@ -325,7 +325,7 @@ void ControlPlane::AssumeAdmissions(CycleWork& w) {
                         now);
     StageOutsidePoolEvent(*r, PlacedUnits(*r), ledger_, w.batch, now);
     w.AppendEvents(*r, controller_events);
-    StageUsage(ledger_.FindWorkload(r->id), *r, w.batch, now);
+    usage_->Stage(ledger_.FindWorkload(r->id), *r, w.batch, now);
     w.changed.push_back(r->id);
     metrics_.decision_seconds.Observe(Seconds(now - r->submitted));
     metrics_.labeled.ObserveWait(r->spec.queue, Seconds(now - r->submitted));
@@ -354,7 +354,7 @@ void ControlPlane::FillGrownUnits(CycleWork& w) {
   for (const auto& id : w.grown) {
     WorkloadRecord* r = w.Edit(ledger_, id);
     w.AppendEvents(*r, w.FillSlots(*this, *r));
-    StageUsage(ledger_.FindWorkload(id), *r, w.batch, w.now);
+    usage_->Stage(ledger_.FindWorkload(id), *r, w.batch, w.now);
     w.changed.push_back(r->id);
   }
 }
@@ -480,7 +480,7 @@ bool ControlPlane::CommitCycle(CycleWork& w) {
     if (!st.ok()) {
       // Nothing was swapped in: the ledger still holds the committed records.
       ABACUS_LOG_ERROR("scheduling decisions not committed, dropped: {}", st.ToString());
-      UsageCommitFailed();
+      usage_->CommitFailed();
       pacer_.Changed();
     } else {
       std::vector<WorkloadRecord> done = w.TakeCommitted(cr);

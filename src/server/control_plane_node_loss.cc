@@ -73,7 +73,7 @@ void ControlPlane::CheckNodeLiveness() {
     next.not_ready_since = now;
     std::string why = "node " + name + " silent for more than " +
                       std::to_string(std::chrono::duration_cast<std::chrono::seconds>(options_.node_timeout).count()) + "s";
-    Status st = CommitNode(next, "NotReady", {{"message", why}, {"notReadySinceUs", ToMicros(now)}});
+    Status st = CommitNode(next, "NotReady", {{"message", why}, {"notReadySinceUs", ToMicros(now)}}, nullptr);
     if (!st.ok()) {
       ABACUS_LOG_ERROR("node {}: cannot mark NotReady: {}", name, st.ToString());
       continue;
@@ -160,7 +160,7 @@ void ControlPlane::SettleNodeHealth(Time now) {
     if (!outcome.changed()) continue;
     json details = json::object();
     AddHealthDetails(next, outcome, details);
-    if (Status st = CommitNode(next, outcome.uncordoned ? "Uncordoned" : "DevicesRecovered", details); !st.ok()) {
+    if (Status st = CommitNode(next, outcome.uncordoned ? "Uncordoned" : "DevicesRecovered", details, nullptr); !st.ok()) {
       ABACUS_LOG_ERROR("node {}: cannot record its recovery: {}", name, st.ToString());
       continue;
     }

@@ -115,7 +115,7 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
     bool decided = RunController(w, events, batch, decisions, now);
     if (touched.count(id) == 0 && !decided) continue;
     puts.push_back(batch.PutJson(kWorkloadKind, w.id, ToJson(w), w.version).LastOp());
-    StageUsage(ledger_.FindWorkload(id), w, batch, now);
+    usage_->Stage(ledger_.FindWorkload(id), w, batch, now);
     for (const json& e : ended[id]) batch.AppendEventJson(kWorkloadKind, w.id, "TaskEnded", e, now);
     for (auto& [type, details] : events) batch.AppendEventJson(kWorkloadKind, w.id, type, details, now);
     changed.push_back(id);
@@ -130,7 +130,7 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
   if (!st.ok()) {
     // The agents report again with their next heartbeat.
     ABACUS_LOG_ERROR("task reports not committed: {}", st.ToString());
-    UsageCommitFailed();
+    usage_->CommitFailed();
     return;
   }
   bool freed = false;

@@ -183,7 +183,6 @@ Result<Keyed<SubmitView>> ControlPlane::Submit(std::string_view body, bool json_
     }
     ABACUS_RETURN_IF_ERROR(CheckNamesFree(records));
     Keyed<SubmitView> out;
-    out.answer.is_dry_run = true;
     ABACUS_ASSIGN_OR_RETURN(out.answer.dry_run, DryRunExplain(records));
     return out;
   }
@@ -420,7 +419,7 @@ Status ControlPlane::CommitTransition(WorkloadRecord& r, WorkloadState to, const
   WriteBatch batch;
   const OpRef put = batch.PutJson(kWorkloadKind, next.id, ToJson(next), next.version).LastOp();
   batch.AppendEventJson(kWorkloadKind, next.id, event, EventJson(to, "", std::move(details)), now);
-  StageUsage(&r, next, batch, now);
+  usage_->Stage(&r, next, batch, now);
   if (stage) stage(batch, next);
   return CommitRecord(batch, put, std::move(next), r, audit);
 }
@@ -429,7 +428,7 @@ Status ControlPlane::CommitRecord(const WriteBatch& batch, OpRef put, WorkloadRe
                                   PendingRequestAudit* audit) {
   CommitResult result;
   if (Status st = CommitForRequest(audit, batch, &result); !st.ok()) {
-    UsageCommitFailed();
+    usage_->CommitFailed();
     return st;
   }
   next.version = result.AssignedTo(put);
@@ -540,7 +539,7 @@ Result<Keyed<WorkloadView>> ControlPlane::Scale(const std::string& id_or_name, i
     const OpRef put = batch.PutJson(kWorkloadKind, next.id, ToJson(next), next.version).LastOp();
     batch.AppendEventJson(kWorkloadKind, next.id, elastic ? "ScaleRequested" : "Scaled", EventJson(next.state, what),
                           now);
-    StageUsage(found, next, batch, now);
+    usage_->Stage(found, next, batch, now);
     WorkloadView out;  // the workload as the commit leaves it, stored with it under the key
     {
       ReaderLock lock(state_mu_);

@@ -55,7 +55,7 @@ Status ControlPlane::CommitWorkloadControl(WorkloadRecord next, const std::strin
   const WorkloadRecord* cur = ledger_.FindWorkload(next.id);
   WriteBatch batch;
   const OpRef put = batch.PutJson(kWorkloadKind, next.id, ToJson(next), next.version).LastOp();
-  StageUsage(cur, next, batch, now);
+  usage_->Stage(cur, next, batch, now);
   batch.AppendEventJson(kWorkloadKind, next.id, event, EventJson(next.state, next.message, std::move(details)), now);
   WorkloadRecord& r = *ledger_.FindWorkload(next.id);
   ABACUS_RETURN_IF_ERROR(CommitRecord(batch, put, std::move(next), r, audit));
@@ -188,7 +188,7 @@ void ControlPlane::ProgressDrains(bool force) {
     std::string message = "node " + nodes.front() + " is draining (by " + n->cordon.by +
                           (n->cordon.reason.empty() ? "" : ": " + n->cordon.reason) + "); requeued once stopped";
     if (!StopForOperator(next, RequeueReason::kDrained, message, now).ok()) continue;
-    if (Status st = CommitWorkloadControl(std::move(next), "Draining", {{"node", nodes.front()}}); !st.ok()) {
+    if (Status st = CommitWorkloadControl(std::move(next), "Draining", {{"node", nodes.front()}}, nullptr); !st.ok()) {
       ABACUS_LOG_ERROR("drain of {}: {} not stopped: {}", nodes.front(), id, st.ToString());
     }
   }
@@ -202,7 +202,7 @@ void ControlPlane::ProgressDrains(bool force) {
     NodeRecord next = *ledger_.FindNode(name);
     next.cordon.state = NodeState::kDrained;
     json details = {{"by", next.cordon.by}};
-    if (Status st = CommitNode(std::move(next), "Drained", std::move(details)); !st.ok()) {
+    if (Status st = CommitNode(std::move(next), "Drained", std::move(details), nullptr); !st.ok()) {
       ABACUS_LOG_ERROR("drain of {}: not marked Drained: {}", name, st.ToString());
       continue;
     }

@@ -70,7 +70,7 @@ Result<AppliedView> ControlPlane::DeleteReservation(const std::string& name, Req
         if (rec.cordon.state != NodeState::kReady && rec.cordon.by == ReservationActor(name)) cordoned.push_back(node);
       }
       for (const std::string& node : cordoned) {
-        if (Status st = CordonOnLoop(node, false, ReservationActor(name), "reservation deleted"); !st.ok()) {
+        if (Status st = CordonOnLoop(node, false, ReservationActor(name), "reservation deleted", nullptr); !st.ok()) {
           ABACUS_LOG_WARN("reservation {}: node {} not uncordoned: {}", name, node, st.ToString());
         }
       }
@@ -105,9 +105,9 @@ void ControlPlane::MaintainReservations() {
         order.grace = std::max(Duration(0), w->start - now);
         order.by = by;
         order.reason = "maintenance window " + FormatTime(w->start) + " to " + FormatTime(w->end);
-        st = DrainOnLoop(node, order);
+        st = DrainOnLoop(node, order, nullptr);
       } else if (!draining_time && ours) {
-        st = CordonOnLoop(node, false, by, "maintenance window over");
+        st = CordonOnLoop(node, false, by, "maintenance window over", nullptr);
       }
       if (!st.ok()) ABACUS_LOG_WARN("reservation {}: node {}: {}", r.name, node, st.ToString());
     }

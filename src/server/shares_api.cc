@@ -56,10 +56,11 @@ SharesView ControlPlane::ListShares() const {
   sched::AddTenancy(*ledger_.ConfigSnapshot(), &tenancy);
   std::vector<std::string> tenant_of;
   for (const auto& q : tenancy.queues) tenant_of.push_back(q.tenant);
-  const Duration half_life = shares_ ? shares_->half_life() : Duration(0);
+  const FairShareBook* book = usage_ ? &usage_->shares() : nullptr;  // null: not open yet
+  const Duration half_life = book != nullptr ? book->half_life() : Duration(0);
   std::vector<sched::QueueShare> shares;
-  if (shares_) {
-    shares = shares_->Shares(tenancy, clock_.Now());
+  if (book != nullptr) {
+    shares = book->Shares(tenancy, clock_.Now());
   } else {
     shares = sched::ComputeShares(tenancy.queues, tenancy.cohorts, tenancy.flavor_weight_milli,
                                   sched::UsageHistory(half_life), clock_.Now());

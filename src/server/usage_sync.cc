@@ -1,8 +1,9 @@
-// ControlPlane: metering. Every task that holds an allocation has one open usage interval
-// (src/meter/). Intervals are staged into the same write batch as the workload transition that
-// opens or closes them, so after a crash records and usage agree exactly.
+#include "server/usage_sync.h"
+
+#include <map>
+#include <set>
+
 #include "common/log.h"
-#include "server/control_plane.h"
 #include "server/desired_tasks.h"
 #include "server/placement_hold.h"
 #include "server/task_ids.h"
@@ -44,9 +45,18 @@ std::map<std::string, const PlacementRecord*> Allocations(const WorkloadRecord& 
 
 }  // namespace
 
-void ControlPlane::StageUsage(const WorkloadRecord* before, const WorkloadRecord& after, WriteBatch& batch,
-                              Time now) {
-  if (!usage_) return;
+Result<std::unique_ptr<UsageSync>> UsageSync::Open(Store& store, const Clock& clock, const Ledger& ledger,
+                                                   Duration fair_share_half_life) {
+  std::unique_ptr<UsageSync> sync(new UsageSync(store, ledger));
+  ABACUS_ASSIGN_OR_RETURN(sync->usage_, meter::UsageLedger::Load(store, clock));
+  ABACUS_RETURN_IF_ERROR(sync->Reconcile(clock.Now()));
+  // Fair share over time: rebuilt from the usage ledger, so a restart remembers what ran.
+  sync->shares_ = std::make_unique<FairShareBook>(fair_share_half_life);
+  ABACUS_RETURN_IF_ERROR(sync->shares_->Rebuild(store));
+  return sync;
+}
+
+void UsageSync::Stage(const WorkloadRecord* before, const WorkloadRecord& after, WriteBatch& batch, Time now) {
   auto had = before != nullptr ? Allocations(*before) : std::map<std::string, const PlacementRecord*>{};
   auto has = Allocations(after);
   for (const auto& [task, p] : had) {
@@ -90,21 +100,19 @@ void ControlPlane::StageUsage(const WorkloadRecord* before, const WorkloadRecord
   }
 }
 
-void ControlPlane::UsageCommitFailed() {
-  if (!usage_) return;
+void UsageSync::CommitFailed() {
   Status st = usage_->Reload();
   if (!st.ok()) ABACUS_LOG_ERROR("usage ledger reload: {}", st.ToString());
   // What was counted for the batch that failed is undone by recounting what the store holds.
   if (shares_) {
-    Status rebuilt = shares_->Rebuild(*store_);
+    Status rebuilt = shares_->Rebuild(store_);
     if (!rebuilt.ok()) ABACUS_LOG_ERROR("fair share usage rebuild: {}", rebuilt.ToString());
   }
 }
 
-Status ControlPlane::ReconcileUsage() {
+Status UsageSync::Reconcile(Time now) {
   // Records are the truth: an interval open for an allocation that no longer exists closes when
   // its workload released it (or now), one missing for a held allocation opens at admission.
-  Time now = clock_.Now();
   WriteBatch batch;
   std::set<std::string> held;
   for (const auto& [id, r] : ledger_.workloads()) {
@@ -128,12 +136,12 @@ Status ControlPlane::ReconcileUsage() {
   for (const auto& [id, r] : ledger_.workloads()) {
     if (!r.holds_quota()) continue;
     size_t before = batch.ops().size();
-    StageUsage(nullptr, r, batch, now);
+    Stage(nullptr, r, batch, now);
     opened += static_cast<int>(batch.ops().size() - before);
   }
   if (batch.empty()) return Status::OK();
   ABACUS_LOG_INFO("usage reconciled with the ledger: {} interval(s) closed, {} opened", closed, opened);
-  return store_->Commit(batch);
+  return store_.Commit(batch);
 }
 
 }  // namespace abacus::server

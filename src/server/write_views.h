@@ -66,11 +66,11 @@ struct DryRunView {
   std::vector<std::string> warnings;             // "NeverFits: …"
 };
 
-// POST /api/v1/workloads: the workloads submitted, or with a dry run where each would go.
+// POST /api/v1/workloads: the workloads submitted, or with a dry run (`dry_run` not empty,
+// `submitted` empty) where each would go.
 struct SubmitView {
   std::vector<SubmittedView> submitted;
   std::vector<DryRunView> dry_run;
-  bool is_dry_run = false;
 };
 
 // A queue suspended or resumed: who suspended it and since when (nullopt: it runs).

@@ -61,7 +61,7 @@ Result<json> WorkloadViewJson(const Result<Keyed<WorkloadView>>& w) {
 
 json SubmitJson(const SubmitView& submit) {
   json items = json::array();
-  if (submit.is_dry_run) {
+  if (!submit.dry_run.empty()) {
     for (const DryRunView& d : submit.dry_run) items.push_back(DryRunJson(d));
   } else {
     for (const SubmittedView& s : submit.submitted) items.push_back(SubmittedJson(s));

@@ -1,0 +1,102 @@
+// UsageSync: the usage ledger follows the records. At open it opens an interval for every held
+// allocation that has none and closes those no record holds; a transition's intervals are
+// staged in its batch with the reason it ended; a batch that was not committed is forgotten.
+#include "server/usage_sync.h"
+
+#include <gtest/gtest.h>
+
+#include "store/memory_store.h"
+
+namespace abacus::server {
+namespace {
+
+using namespace std::chrono_literals;
+
+WorkloadRecord Running(const std::string& id, Time admitted) {
+  WorkloadRecord r;
+  r.id = id;
+  r.spec.name = id;
+  r.spec.project = "acme/ml";
+  r.spec.queue = "train";
+  r.state = WorkloadState::kRunning;
+  r.admitted_at = admitted;
+  PlacementRecord p;
+  p.node = "gpu-1";
+  p.cpu_milli = 1000;
+  r.placements.push_back(p);
+  return r;
+}
+
+class UsageSyncTest : public ::testing::Test {
+ protected:
+  std::vector<meter::UsageInterval> Stored() {
+    auto all = meter::ReadUsage(store_, FromMicros(0), clock_.Now() + 24h);
+    EXPECT_TRUE(all.ok()) << all.status().ToString();
+    return all.ok() ? *all : std::vector<meter::UsageInterval>{};
+  }
+  ManualClock clock_;
+  InMemoryStore store_{clock_};
+  Ledger ledger_;
+};
+
+TEST_F(UsageSyncTest, OpenGivesEveryHeldAllocationOneIntervalFromItsAdmission) {
+  const Time admitted = clock_.Now();
+  ledger_.PutWorkload(Running("wl-1", admitted));
+  clock_.Advance(1h);
+  auto sync = UsageSync::Open(store_, clock_, ledger_, 24h);
+  ASSERT_TRUE(sync.ok()) << sync.status().ToString();
+  std::vector<meter::UsageInterval> stored = Stored();
+  ASSERT_EQ(stored.size(), 1u);
+  EXPECT_EQ(stored[0].workload_id, "wl-1");
+  EXPECT_TRUE(stored[0].open());
+  EXPECT_EQ(stored[0].start, admitted);
+  // A second start finds it there and opens nothing more.
+  auto again = UsageSync::Open(store_, clock_, ledger_, 24h);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(Stored().size(), 1u);
+}
+
+TEST_F(UsageSyncTest, ATransitionClosesItsIntervalsWithTheReasonInItsOwnBatch) {
+  ledger_.PutWorkload(Running("wl-1", clock_.Now()));
+  auto sync = UsageSync::Open(store_, clock_, ledger_, 24h);
+  ASSERT_TRUE(sync.ok());
+  clock_.Advance(30min);
+  WorkloadRecord before = *ledger_.FindWorkload("wl-1");
+  WorkloadRecord after = before;
+  after.state = WorkloadState::kSucceeded;
+  after.finished_at = clock_.Now();
+  WriteBatch batch;
+  (*sync)->Stage(&before, after, batch, clock_.Now());
+  ASSERT_FALSE(batch.empty());
+  EXPECT_TRUE(Stored()[0].open());  // staged, not yet committed
+  ASSERT_TRUE(store_.Commit(batch).ok());
+  std::vector<meter::UsageInterval> stored = Stored();
+  ASSERT_EQ(stored.size(), 1u);
+  EXPECT_FALSE(stored[0].open());
+  EXPECT_EQ(*stored[0].end, clock_.Now());
+  EXPECT_EQ(stored[0].end_reason, meter::EndReason::kSucceeded);
+}
+
+TEST_F(UsageSyncTest, ABatchThatWasNotCommittedIsForgotten) {
+  auto sync = UsageSync::Open(store_, clock_, ledger_, 24h);
+  ASSERT_TRUE(sync.ok());
+  WorkloadRecord admitted = Running("wl-2", clock_.Now());
+  WriteBatch lost;
+  (*sync)->Stage(nullptr, admitted, lost, clock_.Now());
+  ASSERT_FALSE(lost.empty());
+  // Without CommitFailed the ledger counts the interval open: staging it again adds nothing.
+  WriteBatch repeat;
+  (*sync)->Stage(nullptr, admitted, repeat, clock_.Now());
+  EXPECT_TRUE(repeat.empty());
+  // The commit failed: what was staged is forgotten, and the next try stages it again.
+  (*sync)->CommitFailed();
+  WriteBatch retry;
+  (*sync)->Stage(nullptr, admitted, retry, clock_.Now());
+  EXPECT_FALSE(retry.empty());
+  ASSERT_TRUE(store_.Commit(retry).ok());
+  ASSERT_EQ(Stored().size(), 1u);
+  EXPECT_TRUE(Stored()[0].open());
+}
+
+}  // namespace
+}  // namespace abacus::server
