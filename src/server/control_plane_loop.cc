@@ -24,7 +24,7 @@
 #include "server/node_history.h"
 #include "server/node_liveness.h"
 #include "server/quota_view.h"
-#include "server/reservations_api.h"
+#include "server/reservations.h"
 #include "server/reserved_pool.h"
 #include "server/workload_update.h"
 #include "store/data_folder_lock.h"

@@ -26,7 +26,7 @@
 #include "server/node_liveness.h"
 #include "server/quota_view.h"
 #include "server/read_views_json.h"
-#include "server/reservations_api.h"
+#include "server/reservations.h"
 #include "server/reserved_pool.h"
 #include "server/workload_update.h"
 #include "store/data_folder_lock.h"

@@ -22,7 +22,7 @@
 #include "server/node_liveness.h"
 #include "server/quota_view.h"
 #include "server/records.h"
-#include "server/reservations_api.h"
+#include "server/reservations.h"
 #include "store/store.h"
 #include "tenancy/pool.h"
 #include "tenancy/queue.h"

@@ -16,7 +16,7 @@
 #include "server/control_plane.h"
 #include "server/node_history.h"
 #include "server/quota_view.h"
-#include "server/reservations_api.h"
+#include "server/reservations.h"
 #include "workload/label_selector.h"
 
 namespace abacus::server {

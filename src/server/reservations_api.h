@@ -1,46 +1,14 @@
-// kind Reservation in the server (docs/api.md "Reservations", docs/scheduler.md "Reservations"):
-// GET /api/v1/reservations[/NAME] with each reservation's window in force or next and the nodes
-// it holds; DELETE /api/v1/reservations/NAME (admins, audited). Applying goes through
-// POST /api/v1/apply like every configuration kind. The maintenance controller
-// (ControlPlane::MaintainReservations) drains the nodes of `drain: true` reservations ahead of
-// their window and uncordons them after it.
+// DELETE /api/v1/reservations/NAME (admins, audited; ControlPlane::DeleteReservation,
+// reservations.cc). GET /api/v1/reservations[/NAME] and applying (POST /api/v1/apply) are the
+// configuration routes; a reservation's status is reservations.h's.
 #pragma once
 
-#include <nlohmann/json.hpp>
-#include <optional>
-#include <string>
-#include <vector>
-
-#include "common/clock.h"
-#include "meter/reports.h"
-#include "sched/window_reservation.h"
-#include "tenancy/reservation.h"
+#include "server/reservations.h"
 
 namespace abacus::server {
 
 class ControlPlane;
 class RouteTable;
-
-// The `by` of cordons and drains a maintenance reservation makes: "reservation NAME".
-std::string ReservationActor(const std::string& name);
-
-// A reservation's status at a time: its window in force or next and the nodes it holds.
-struct ReservationStatus {
-  std::string state;  // Upcoming, Active, Over
-  std::optional<sched::Window> window;  // nullopt once over
-  std::vector<std::string> nodes_held;
-};
-
-// Returns the status of `r` at `now`, holding `nodes`.
-ReservationStatus ReservationStatusOf(const ReservationConfig& r, const std::vector<std::string>& nodes,
-                                      Time now);
-
-class Ledger;
-
-// The reserved device-hours of the utilization report: per reservation with an owner, per
-// window overlapping `window`, per node it holds now, its devices (of the reservation's flavor,
-// or every accelerator of a named node). Under the state lock.
-std::vector<meter::ReservedSpan> ReservedSpans(const Ledger& ledger, const meter::ReportWindow& window);
 
 // Adds DELETE /api/v1/reservations/NAME to `t` (GET and POST are the configuration routes).
 void AddReservationRoutes(RouteTable& t, ControlPlane& cp);
