@@ -15,8 +15,10 @@ using nlohmann::json;
 using govern::Action;
 using govern::Resource;
 
+// The view of `t` at `now`: never its hash (an answer holds no credential but a new secret).
 TokenView ViewOf(govern::TokenRecord t, Time now) {
   const bool active = t.ActiveAt(now);
+  t.hash.clear();
   return TokenView{std::move(t), active};
 }
 

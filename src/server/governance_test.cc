@@ -207,6 +207,7 @@ TEST_F(GovernanceTest, TokensAuthenticateAndSurviveARestart) {
   std::string secret = issued->secret;
   std::string id = issued->token.record.id;
   EXPECT_EQ(secret.size(), 64u);
+  EXPECT_TRUE(issued->token.record.hash.empty());  // an answer never holds the stored hash
   auto caller = gov_->Authenticate(secret);
   ASSERT_TRUE(caller.ok());
   EXPECT_EQ(caller->via, Caller::Via::kApiToken);
