@@ -2,6 +2,7 @@
 
 #include "meter/price_list_codec.h"
 #include "server/control_plane.h"
+#include "server/result_json.h"
 #include "server/shares_api.h"
 #include "server/write_views_json.h"
 #include "workload/documents.h"
@@ -37,8 +38,7 @@ json QueueJson(const QueueView& q) {
 }
 
 Result<json> QueueJson(const Result<QueueView>& q) {
-  if (!q.ok()) return q.status();
-  return QueueJson(*q);
+  return EncodeResult(q, [](const QueueView& v) { return QueueJson(v); });
 }
 
 json QueuesJson(const std::vector<QueueView>& queues) {
@@ -70,8 +70,7 @@ json NodeJson(const NodeView& n) {
 }
 
 Result<json> NodeJson(const Result<NodeView>& n) {
-  if (!n.ok()) return n.status();
-  return NodeJson(*n);
+  return EncodeResult(n, [](const NodeView& v) { return NodeJson(v); });
 }
 
 json NodesJson(const std::vector<NodeView>& nodes) {
@@ -167,8 +166,7 @@ json WorkloadViewJson(const WorkloadRecord& r, const WorkloadStatusView& status)
 json WorkloadViewJson(const WorkloadView& w) { return WorkloadJsonOf(w.record, w.status, true); }
 
 Result<json> WorkloadViewJson(const Result<WorkloadView>& w) {
-  if (!w.ok()) return w.status();
-  return WorkloadViewJson(*w);
+  return EncodeResult(w, [](const WorkloadView& v) { return WorkloadViewJson(v); });
 }
 
 json WorkloadListJson(const WorkloadListView& list) {

@@ -47,12 +47,12 @@ std::map<std::string, const PlacementRecord*> Allocations(const WorkloadRecord& 
 
 Result<std::unique_ptr<UsageSync>> UsageSync::Open(Store& store, const Clock& clock, const Ledger& ledger,
                                                    Duration fair_share_half_life) {
-  std::unique_ptr<UsageSync> sync(new UsageSync(store, ledger));
+  std::unique_ptr<UsageSync> sync(new UsageSync(store, ledger, fair_share_half_life));
   ABACUS_ASSIGN_OR_RETURN(sync->usage_, meter::UsageLedger::Load(store, clock));
   ABACUS_RETURN_IF_ERROR(sync->Reconcile(clock.Now()));
-  // Fair share over time: rebuilt from the usage ledger, so a restart remembers what ran.
-  sync->shares_ = std::make_unique<FairShareBook>(fair_share_half_life);
-  ABACUS_RETURN_IF_ERROR(sync->shares_->Rebuild(store));
+  // Fair share over time: rebuilt from the usage ledger (replacing what Reconcile counted), so a
+  // restart remembers what ran.
+  ABACUS_RETURN_IF_ERROR(sync->shares_.Rebuild(store));
   return sync;
 }
 
@@ -61,11 +61,11 @@ void UsageSync::Stage(const WorkloadRecord* before, const WorkloadRecord& after,
   auto has = Allocations(after);
   for (const auto& [task, p] : had) {
     if (has.count(task) != 0 || !usage_->IsOpen(task)) continue;
-    std::optional<meter::UsageInterval> open = shares_ ? usage_->FindOpen(task) : std::nullopt;
+    std::optional<meter::UsageInterval> open = usage_->FindOpen(task);
     Status st = usage_->StageClose(task, now, after.holds_quota() ? meter::EndReason::kScaledDown : EndReasonFor(after),
                                    batch);
     if (!st.ok()) ABACUS_LOG_WARN("usage of {}: {}", task, st.ToString());
-    if (st.ok() && open) shares_->Close(*open, now);
+    if (st.ok() && open) shares_.Close(*open, now);
   }
   for (const auto& [task, p] : has) {
     if (usage_->IsOpen(task)) continue;
@@ -93,10 +93,10 @@ void UsageSync::Stage(const WorkloadRecord* before, const WorkloadRecord& after,
     iv.memory_bytes = hold.memory_bytes;
     iv.extended = *hold.extended;
     iv.start = ToMicros(after.admitted_at) != 0 ? after.admitted_at : now;
-    std::optional<meter::UsageInterval> counted = shares_ ? std::optional(iv) : std::nullopt;
+    meter::UsageInterval counted = iv;
     auto st = usage_->StageOpen(std::move(iv), batch);
     if (!st.ok()) ABACUS_LOG_WARN("usage of {}: {}", task, st.status().ToString());
-    if (st.ok() && counted) shares_->Count(*counted);
+    if (st.ok()) shares_.Count(counted);
   }
 }
 
@@ -104,10 +104,8 @@ void UsageSync::CommitFailed() {
   Status st = usage_->Reload();
   if (!st.ok()) ABACUS_LOG_ERROR("usage ledger reload: {}", st.ToString());
   // What was counted for the batch that failed is undone by recounting what the store holds.
-  if (shares_) {
-    Status rebuilt = shares_->Rebuild(store_);
-    if (!rebuilt.ok()) ABACUS_LOG_ERROR("fair share usage rebuild: {}", rebuilt.ToString());
-  }
+  Status rebuilt = shares_.Rebuild(store_);
+  if (!rebuilt.ok()) ABACUS_LOG_ERROR("fair share usage rebuild: {}", rebuilt.ToString());
 }
 
 Status UsageSync::Reconcile(Time now) {
@@ -130,7 +128,7 @@ Status UsageSync::Reconcile(Time now) {
       }
     }
     ABACUS_RETURN_IF_ERROR(usage_->StageClose(iv.task_id, end, reason, batch));
-    if (shares_) shares_->Close(iv, end);
+    shares_.Close(iv, end);
     ++closed;
   }
   for (const auto& [id, r] : ledger_.workloads()) {

@@ -38,18 +38,19 @@ class UsageSync {
   void CommitFailed();
 
   // The fair share over time the scheduling cycles and `abacus get shares` read.
-  FairShareBook& shares() { return *shares_; }
-  const FairShareBook& shares() const { return *shares_; }
+  FairShareBook& shares() { return shares_; }
+  const FairShareBook& shares() const { return shares_; }
 
  private:
-  UsageSync(Store& store, const Ledger& ledger) : store_(store), ledger_(ledger) {}
-  // The reconciliation of Open, before the fair share book is counted.
+  UsageSync(Store& store, const Ledger& ledger, Duration fair_share_half_life)
+      : store_(store), ledger_(ledger), shares_(fair_share_half_life) {}
+  // The reconciliation of Open (the fair share book is counted from the store after it).
   Status Reconcile(Time now);
 
   Store& store_;
   const Ledger& ledger_;
   std::unique_ptr<meter::UsageLedger> usage_;
-  std::unique_ptr<FairShareBook> shares_;  // null during Reconcile: it is counted after
+  FairShareBook shares_;
 };
 
 }  // namespace abacus::server

@@ -1,6 +1,7 @@
 #include "server/write_views_json.h"
 
 #include "server/records.h"
+#include "server/result_json.h"
 #include "server/secret_views_json.h"
 
 namespace abacus::server {
@@ -94,8 +95,7 @@ Result<json> UpdateJson(const Result<UpdateView>& update) {
 }
 
 Result<json> NodeRecordJson(const Result<NodeRecord>& node) {
-  if (!node.ok()) return node.status();
-  return ToJson(*node);
+  return EncodeResult(node, [](const NodeRecord& n) { return ToJson(n); });
 }
 
 Result<json> MetricsAcceptedJson(const Result<MetricsAcceptedView>& accepted) {
@@ -134,8 +134,7 @@ Result<json> ApplyJson(const Result<Keyed<std::vector<AppliedView>>>& apply) {
 }
 
 Result<json> AppliedJson(const Result<AppliedView>& applied) {
-  if (!applied.ok()) return applied.status();
-  return AppliedJson(*applied);
+  return EncodeResult(applied, [](const AppliedView& a) { return AppliedJson(a); });
 }
 
 }  // namespace abacus::server
