@@ -71,7 +71,7 @@ uint64_t Committer::Push(Item item) {
   {
     MutexLock lock(mu_);
     if (stopping_) {
-      if (item.waiter == nullptr) {
+      if (item.waiter == nullptr && item.async == nullptr) {
         const govern::AuditRecord none;
         const govern::AuditRecord& r = item.records.empty() ? none : item.records.front();
         ABACUS_LOG_ERROR("committer closed: dropped audit entry {} {} {}", r.actor, r.action, r.object_name);
@@ -98,11 +98,39 @@ Status Committer::Commit(const WriteBatch& batch, std::vector<govern::AuditRecor
   }
   Waiter waiter;
   waiter.slot.Arm();
-  if (Push(Item{std::move(records), &batch, result, &waiter}) == 0) {
+  if (Push(Item{std::move(records), &batch, result, &waiter, nullptr, {}}) == 0) {
     return Unavailable("the server is shutting down: nothing more is committed");
   }
   waiter.slot.Wait();
   return waiter.status;
+}
+
+std::shared_ptr<const Committer::Async> Committer::Start(WriteBatch batch, std::vector<govern::AuditRecord> records,
+                                                         std::function<void()> on_done) {
+  auto async = std::make_shared<Async>();
+  async->batch = std::move(batch);
+  auto finish = [&async](Status st) {
+    async->status = std::move(st);
+    async->done.store(true, std::memory_order_release);
+    async->done.notify_all();
+  };
+  if (OnCommitterThread()) {
+    std::vector<Item> one(1);
+    one[0].records = std::move(records);
+    one[0].batch = &async->batch;
+    one[0].result = &async->result;
+    finish(CommitItems(one)[0]);
+    if (on_done) on_done();
+    return async;
+  }
+  Item item;
+  item.records = std::move(records);
+  item.batch = &async->batch;
+  item.result = &async->result;
+  item.async = async;
+  item.on_done = std::move(on_done);
+  if (Push(std::move(item)) == 0) finish(Unavailable("the server is shutting down: nothing more is committed"));
+  return async;
 }
 
 uint64_t Committer::Enqueue(std::vector<govern::AuditRecord> records) {
@@ -210,6 +238,11 @@ void Committer::Run() {
         if (Waiter* w = items[i].waiter) {
           w->status = statuses[i];
           w->slot.Wake();
+        } else if (const std::shared_ptr<Async>& a = items[i].async) {
+          a->status = statuses[i];
+          a->done.store(true, std::memory_order_release);
+          a->done.notify_all();
+          if (items[i].on_done) items[i].on_done();
         } else if (!statuses[i].ok()) {
           ++lost;
           for (const govern::AuditRecord& r : items[i].records) {
@@ -221,7 +254,7 @@ void Committer::Run() {
       lock.Lock();
       failures_ += lost;
       for (size_t i = 0; i < items.size(); ++i) {
-        if (items[i].waiter == nullptr && !statuses[i].ok()) errors_[first + i] = statuses[i];
+        if (items[i].waiter == nullptr && items[i].async == nullptr && !statuses[i].ok()) errors_[first + i] = statuses[i];
       }
       while (errors_.size() > 4096) errors_.erase(errors_.begin());
       done_ += items.size();

@@ -9,6 +9,7 @@
 //   Committer committer(audit_log, {});
 //   Status s = committer.Commit(batch, {entry}, &result);  // blocks until committed or failed
 //   uint64_t t = committer.Enqueue({decision});           // never blocks; Wait(t) if needed
+//   auto a = committer.Start(std::move(batch), {}, wake);  // never blocks; a->ready() later
 //
 // Writes a hook makes on the committer's own thread (OnCommitterThread) must go straight to the
 // store: server/store_via_committer.h does that for governance's store.
@@ -21,6 +22,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -60,6 +62,24 @@ class Committer {
   // all of them or none. Blocks until done; returns the batch's status as Store::Commit would
   // (Unavailable after Shutdown) and, when OK, fills `result` with the batch's own ops.
   Status Commit(const WriteBatch& batch, std::vector<govern::AuditRecord> records, CommitResult* result = nullptr);
+
+  // A commit whose caller goes on (Start): `done` turns true once `status` (and, when OK,
+  // `result`) is set, and never changes again.
+  struct Async {
+    WriteBatch batch;
+    Status status;
+    CommitResult result;
+    std::atomic<bool> done{false};
+    // True once the commit is done (committed or failed).
+    bool ready() const { return done.load(std::memory_order_acquire); }
+    // Blocks until the commit is done.
+    void Wait() const { done.wait(false, std::memory_order_acquire); }
+  };
+  // Queues `batch` with `records` as Commit does, without waiting: the answer is done once the
+  // group holding it committed or failed, and `on_done` (may be empty) then runs on the
+  // committer's thread. After Shutdown it is done at once with Unavailable (on_done not run).
+  std::shared_ptr<const Async> Start(WriteBatch batch, std::vector<govern::AuditRecord> records,
+                                     std::function<void()> on_done);
   // Queues `records` alone (no batch); returns a ticket for Wait, 0 when shut down. Never blocks.
   uint64_t Enqueue(std::vector<govern::AuditRecord> records);
   // Waits up to `limit` for `ticket`'s entries: OK, their failure, or DeadlineExceeded.
@@ -85,7 +105,9 @@ class Committer {
     std::vector<govern::AuditRecord> records;  // sealed in this order after the chain's head
     const WriteBatch* batch = nullptr;          // Commit's, owned by the caller
     CommitResult* result = nullptr;
-    Waiter* waiter = nullptr;  // Commit's caller; null: a ticket (Wait)
+    Waiter* waiter = nullptr;  // Commit's caller; null: a ticket (Wait) or an Async
+    std::shared_ptr<Async> async;  // Start's: owns the batch and takes the outcome
+    std::function<void()> on_done;  // Start's: run after `async` is done
   };
   uint64_t Push(Item item);
   void Run();

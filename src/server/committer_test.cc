@@ -131,6 +131,39 @@ TEST_F(CommitterTest, AHooksOwnCommitDoesNotWaitForItself) {
   EXPECT_TRUE(store_->Get("thing", "from-hook")->has_value());
 }
 
+// A started commit does not hold its caller: it is done once its group committed (its ops'
+// versions, its entry sealed in queue order with the waiting callers'), its hook runs after,
+// a refused batch is done with its own failure, and after Shutdown one is done at once.
+TEST_F(CommitterTest, AStartedCommitIsDoneWithoutItsCallerWaiting) {
+  ASSERT_TRUE(store_->Commit(WriteBatch().Put("thing", "taken", "{}", 0)).ok());
+  Committer committer(*audit_, {});
+  std::atomic<int> hooks{0};
+  std::shared_ptr<const Committer::Async> first, refused;
+  {
+    auto held = committer.HoldCommits();  // nothing commits while the caller goes on
+    first = committer.Start(WriteBatch().Put("thing", "a", "{}", 0), {Entry("a")}, [&] { hooks++; });
+    refused = committer.Start(WriteBatch().Put("thing", "taken", "{}", 0), {Entry("refused")}, [&] { hooks++; });
+    EXPECT_FALSE(first->ready());
+    EXPECT_FALSE(refused->ready());
+  }
+  ASSERT_TRUE(committer.Commit(WriteBatch().Put("thing", "b", "{}"), {Entry("b")}).ok());
+  first->Wait();
+  refused->Wait();
+  ASSERT_TRUE(first->status.ok()) << first->status.ToString();
+  ASSERT_EQ(first->result.assigned.size(), 1u);
+  EXPECT_EQ(first->result.assigned[0], 1);
+  EXPECT_EQ(refused->status.code(), StatusCode::kAborted) << refused->status.ToString();
+  committer.Flush();
+  EXPECT_EQ(hooks.load(), 2);
+  EXPECT_EQ(AuditedNames(), (std::vector<std::string>{"a", "b"}));
+  committer.Shutdown();
+  auto late = committer.Start(WriteBatch().Put("thing", "late", "{}"), {Entry("late")}, [&] { hooks++; });
+  EXPECT_TRUE(late->ready());
+  EXPECT_EQ(late->status.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(hooks.load(), 2);
+  EXPECT_EQ(committer.failures(), 0);  // refused and late answered their callers: nothing lost
+}
+
 TEST_F(CommitterTest, AfterShutdownNothingIsTaken) {
   Committer committer(*audit_, {});
   ASSERT_TRUE(committer.Commit(WriteBatch().Put("thing", "before", "{}"), {Entry("before")}).ok());

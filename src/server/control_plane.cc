@@ -108,6 +108,13 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptio
   // Metering: the usage ledger reconciled with the records, and the fair share over time.
   ABACUS_ASSIGN_OR_RETURN(cp->usage_,
                           UsageSync::Open(*cp->store_, cp->clock_, cp->ledger_, options.scheduler.fair_share_half_life));
+  // A failed commit of the loop's own (loop_commits.h): once everything in flight with it has
+  // settled, the usage staged in memory is reloaded from what is durable, and the next cycle
+  // decides again.
+  cp->commits_.SetAfterFailure([p = cp.get()] {
+    p->usage_->CommitFailed();
+    p->pacer_.Changed();
+  });
   ABACUS_RETURN_IF_ERROR(cp->LoadPriceLists());
   for (const auto& [id, r] : cp->ledger_.workloads()) {
     if (!IsTerminal(r.state)) {

@@ -53,6 +53,7 @@
 #include "server/idempotency.h"
 #include "server/ledger.h"
 #include "server/cycle_pacer.h"
+#include "server/loop_commits.h"
 #include "server/loop_inbox.h"
 #include "server/usage_sync.h"
 #include "server/metrics.h"
@@ -378,10 +379,12 @@ class ControlPlane {
   template <typename F>
   auto RunOnLoop(F fn) -> std::invoke_result_t<F&>;
   void Loop();
-  // One scheduling cycle, in named steps (control_plane_loop.cc): snapshot, decide, assume the
-  // decisions on the records (admissions, claims released, units grown, preemptions, reasons),
-  // commit them with their audit entries (or roll back), publish to the agents.
-  void RunCycle();
+  // One scheduling cycle, in named steps (control_plane_loop.cc): settle the loop's commits in
+  // flight, snapshot, decide, assume the decisions on working copies of the records (admissions,
+  // claims released, units grown, preemptions, reasons) and start their commit with their audit
+  // entries; once it is done (CycleCommitted, later on the loop) the copies are swapped in and
+  // published, and the WaitForCycles of the turn that saw `seen_seq` are answered.
+  void RunCycle(uint64_t seen_seq);
   struct CycleWork;  // one cycle's snapshot, decisions and the batch that records them
   void AssumeAdmissions(CycleWork& w);
   void ReleaseStartedClaims(CycleWork& w);
@@ -389,15 +392,25 @@ class ControlPlane {
   void AssumePreemptions(CycleWork& w);
   void NoteNeverFits(CycleWork& w);
   void KeepPendingReasons(CycleWork& w);
-  bool CommitCycle(CycleWork& w);
+  void CommitCycle(std::shared_ptr<CycleWork> w, uint64_t seen_seq);
+  void CycleCommitted(CycleWork& w, const Committer::Async* done, uint64_t seen_seq);
   void PublishCycle(const CycleWork& w);
+  // Starts the commit of `batch` (changing workload records `ids`) with `decisions`, without
+  // waiting: `settle` runs on the loop once it is done, after the loop's earlier commits (and
+  // after the change feed has the batch when it committed); loop thread only (loop_commits.h).
+  void CommitOnLoop(WriteBatch batch, std::vector<govern::AuditRecord> decisions, std::vector<std::string> ids,
+                    LoopCommits::Settle settle);
   void FinishPreemptions();
 
   using TaskReport = server::TaskReport;  // task_report.h
+  // Whether a loop step waits for its commit (kSettled: the caller reads the result next) or
+  // goes on while it commits (kInFlight: the loop's own turn).
+  enum class LoopWrite { kSettled, kInFlight };
   // Applies task reports to their workloads (Started, Succeeded, Failed, retries, requeues),
-  // commits them in one batch and republishes the assignments; loop thread only.
+  // commits them in one batch and republishes the assignments once committed; loop thread only.
   // `also`: workloads to reconcile without a report (the controller tick).
-  void ProcessTaskReports(const std::vector<TaskReport>& reports, const std::vector<std::string>* also = nullptr);
+  void ProcessTaskReports(const std::vector<TaskReport>& reports, const std::vector<std::string>* also,
+                          LoopWrite how);
   // Queues the statuses `node`'s agent sent (status report or heartbeat) for the loop;
   // the answer lists the task ids that name no task.
   AgentStatusAnswer QueueTaskStatuses(const std::string& node, const std::vector<wire::TaskStatus>& tasks);
@@ -566,6 +579,7 @@ class ControlPlane {
   Ledger ledger_;
 
   LoopInbox inbox_;  // submissions, task reports and commands for the loop (loop_inbox.h)
+  LoopCommits commits_;  // loop thread only: the loop's own commits in flight (loop_commits.h)
   CyclePacer pacer_;  // loop thread only: what the next cycle owes and when (cycle_pacer.h)
   std::thread loop_thread_;
   Mutex stop_loop_mu_;  // serializes joining loop_thread_

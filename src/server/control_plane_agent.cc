@@ -136,7 +136,7 @@ Result<wire::RegisterAnswer> ControlPlane::RegisterAgent(const json& request, Re
     TouchNode(node->node.name);
     // Tasks the agent reports, then: what the server thought ran there but the agent does not
     // run any more (it restarted) is lost; tasks on devices that are gone or unhealthy too.
-    ProcessTaskReports(reported);
+    ProcessTaskReports(reported, nullptr, LoopWrite::kSettled);
     std::set<std::string> running;
     for (const auto& r : reported) {
       if (!wire::IsFinal(r.phase)) running.insert(r.task_id);

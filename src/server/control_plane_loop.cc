@@ -7,7 +7,9 @@
 #include <filesystem>
 #include <future>
 #include <map>
+#include <memory>
 #include <set>
+#include <utility>
 
 #include "common/log.h"
 #include "common/mutex.h"
@@ -64,6 +66,8 @@ void ControlPlane::Loop() {
     LoopInbox::Turn turn = inbox_.Take(std::min<Duration>(wait, std::chrono::milliseconds(200)));
     std::deque<LoopInbox::Command>& commands = turn.commands;
     const uint64_t seen_seq = turn.seen_seq;
+    // The loop's own commits the committer finished since the last turn: swapped in, published.
+    commits_.SettleDone();
     if (turn.submitted) {
       WriterLock lock(state_mu_);  // readers look in the ledger, then the inbox, under it
       for (auto& r : inbox_.TakeSubmitted()) {
@@ -73,10 +77,14 @@ void ControlPlane::Loop() {
       }
       pacer_.Changed();
     }
-    // A command may free capacity or change the rules: every waiting workload is retried.
-    if (!commands.empty()) pacer_.RetryAll();
+    // A command may free capacity or change the rules: every waiting workload is retried. It
+    // reads and changes what is durable: the loop's commits in flight settle first.
+    if (!commands.empty()) {
+      pacer_.RetryAll();
+      commits_.SettleAll();
+    }
     for (auto& cmd : commands) cmd();
-    ProcessTaskReports(turn.reports);
+    ProcessTaskReports(turn.reports, nullptr, LoopWrite::kInFlight);
     CheckNodeLiveness();
     TickControllers();
     MaintainReservations();  // nothing unless a reservation drains (reservations_api.cc)
@@ -90,6 +98,8 @@ void ControlPlane::Loop() {
     // What this step committed is in the ledger now: watchers may read it.
     feed_->Publish();
     if (turn.stop) {
+      commits_.SettleAll();
+      feed_->Publish();
       // Answer commands queued after the last turn.
       for (auto& cmd : inbox_.TakeLast()) cmd();
       return;
@@ -102,9 +112,7 @@ void ControlPlane::Loop() {
     // with the event simulator: sched/cycle_kind.h).
     CyclePacer::Verdict next = pacer_.Check(clock_.Now(), std::chrono::steady_clock::now(), inbox_.CycleOwed(seen_seq));
     if (next.cycle) {
-      RunCycle();
-      feed_->Publish();  // the cycle's decisions
-      inbox_.Cycled(seen_seq);
+      RunCycle(seen_seq);  // its decisions are published once committed (CycleCommitted)
     } else if (next.back_off > Duration(0)) {
       std::this_thread::sleep_for(std::min<Duration>(next.back_off, std::chrono::milliseconds(50)));
     }
@@ -134,6 +142,8 @@ void ControlPlane::FinishPreemptions() {
     if (const TrainingSpec* t = r->spec.training(); t != nullptr && t->checkpoint) grace = t->checkpoint->grace_seconds;
     if (now - r->preempted_at >= std::chrono::seconds(grace)) done.push_back(id);
   }
+  if (done.empty()) return;
+  commits_.SettleAll();  // the requeue is a working copy of what is durable
   for (const auto& id : done) {
     WorkloadRecord* r = ledger_.FindWorkload(id);
     if (r == nullptr || r->state != WorkloadState::kPreempting) {
@@ -198,6 +208,8 @@ struct ControlPlane::CycleWork {
   }
   // True when this cycle changes record `id`.
   bool Touched(const std::string& id) const { return working_.count(id) != 0; }
+  // The records this cycle changes, in the order first changed.
+  const std::vector<std::string>& touched() const { return order_; }
   // Stages one Put per changed record, in the order first changed.
   void StagePuts() {
     for (const auto& id : order_) {
@@ -233,9 +245,13 @@ struct ControlPlane::CycleWork {
   std::vector<std::string> order_;
 };
 
-void ControlPlane::RunCycle() {
+void ControlPlane::RunCycle(uint64_t seen_seq) {
+  // Decide on what is durable: the loop's commits in flight settle first (loop_commits.h), so
+  // every record in the snapshot is committed and no decision builds on a change that may fail.
+  commits_.SettleAll();
   auto start = std::chrono::steady_clock::now();
-  CycleWork w;
+  auto work = std::make_shared<CycleWork>();
+  CycleWork& w = *work;
   w.now = clock_.Now();
   // A full cycle retries every waiting workload; a fresh one only those submitted since the last
   // cycle: the others were tried against the same capacity and rules, and parked. A bounded
@@ -268,17 +284,18 @@ void ControlPlane::RunCycle() {
     WriterLock lock(state_mu_);
     KeepPendingReasons(w);
   }
-  // 4. Commit, with the audit entry of every decision (both or neither); then swap the copies in.
-  const bool committed = CommitCycle(w);
-  // 5. Publish what was committed to the agents (simulated nodes need nothing).
-  if (committed) PublishCycle(w);
+  // 4. Start the commit, with the audit entry of every decision (both or neither); the loop goes
+  // on. 5. Once committed, the copies are swapped in and published to the agents
+  // (CycleCommitted; simulated nodes need nothing).
+  const size_t admitted = w.result.admissions.size(), preempted = w.result.preemptions.size(),
+               pending = w.result.pending.size(), changed = w.changed.size();
+  CommitCycle(std::move(work), seen_seq);
   auto cost = std::chrono::steady_clock::now() - start;
   pacer_.Ended(std::chrono::duration_cast<Duration>(cost), owed);
   metrics_.cycle_seconds.Observe(std::chrono::duration<double>(cost).count());
   metrics_.cycles.fetch_add(1);
-  if (!w.changed.empty()) {
-    ABACUS_LOG_INFO("cycle: {} admitted, {} preempted, {} pending ({:.1f} ms)", w.result.admissions.size(),
-                    w.result.preemptions.size(), w.result.pending.size(),
+  if (changed != 0) {
+    ABACUS_LOG_INFO("cycle: {} admitted, {} preempted, {} pending ({:.1f} ms)", admitted, preempted, pending,
                     std::chrono::duration<double, std::milli>(cost).count());
   }
 }
@@ -455,10 +472,10 @@ void ControlPlane::KeepPendingReasons(CycleWork& w) {
   ledger_.ledger_reasons().swap(ledger_reasons);
 }
 
-// Commits the cycle's batch with the audit entry of every decision that touches a user's work
-// (both or neither); on failure puts the records back as they were. Returns whether a batch was
-// committed.
-bool ControlPlane::CommitCycle(CycleWork& w) {
+// Starts the commit of the cycle's batch with the audit entry of every decision that touches a
+// user's work (both or neither); CycleCommitted finishes the cycle once it is done.
+void ControlPlane::CommitCycle(std::shared_ptr<CycleWork> work, uint64_t seen_seq) {
+  CycleWork& w = *work;
   if (governance_) {
     for (const auto& id : w.changed) {
       const WorkloadRecord* r = w.Current(ledger_, id);
@@ -471,31 +488,46 @@ bool ControlPlane::CommitCycle(CycleWork& w) {
                                            preempted ? r->message : "Admitted on " + where));
     }
   }
-  bool committed = false;
   w.StagePuts();
-  if (!w.batch.empty()) {
-    CommitResult cr;
-    Status st = Commit(w.batch, &cr, std::nullopt, std::move(w.decisions));
-    staged_.Settle(st.ok(), metrics_.labeled);
-    if (!st.ok()) {
-      // Nothing was swapped in: the ledger still holds the committed records.
-      ABACUS_LOG_ERROR("scheduling decisions not committed, dropped: {}", st.ToString());
-      usage_->CommitFailed();
-      pacer_.Changed();
-    } else {
-      std::vector<WorkloadRecord> done = w.TakeCommitted(cr);
+  if (w.batch.empty()) {
+    staged_.Settle(false, metrics_.labeled);
+    CycleCommitted(w, nullptr, seen_seq);
+    return;
+  }
+  // What the controllers staged for this batch is counted when it commits.
+  StagedActions staged = std::exchange(staged_, StagedActions{});
+  inbox_.Cycling(seen_seq);  // the waits this cycle covers are answered once it is committed
+  std::vector<std::string> ids = w.touched();
+  WriteBatch batch = std::move(w.batch);
+  CommitOnLoop(std::move(batch), std::move(w.decisions), std::move(ids),
+               [this, work = std::move(work), seen_seq, staged](const Committer::Async& done) mutable {
+                 staged.Settle(done.status.ok(), metrics_.labeled);
+                 CycleCommitted(*work, &done, seen_seq);
+               });
+}
+
+// Finishes a cycle whose commit is `done` (null: it had nothing to commit): swaps the working
+// copies in and publishes them, or, when the commit failed, forgets them (the ledger still holds
+// the committed records; the failure hook reloads the usage staged with them). Then the change
+// feed is published and the cycle's WaitForCycles answered.
+void ControlPlane::CycleCommitted(CycleWork& w, const Committer::Async* done, uint64_t seen_seq) {
+  const bool committed = done != nullptr && done->status.ok();
+  if (done != nullptr && !committed) {
+    ABACUS_LOG_ERROR("scheduling decisions not committed, dropped: {}", done->status.ToString());
+    pacer_.Changed();
+  } else if (committed) {
+    std::vector<WorkloadRecord> records = w.TakeCommitted(done->result);
+    {
       WriterLock lock(state_mu_);
-      for (WorkloadRecord& r : done) ledger_.PutWorkload(std::move(r));
-      metrics_.admitted.fetch_add(static_cast<int64_t>(w.result.admissions.size()));
-      metrics_.preempted.fetch_add(static_cast<int64_t>(w.result.preemptions.size()));
-      committed = true;
+      for (WorkloadRecord& r : records) ledger_.PutWorkload(std::move(r));
     }
+    metrics_.admitted.fetch_add(static_cast<int64_t>(w.result.admissions.size()));
+    metrics_.preempted.fetch_add(static_cast<int64_t>(w.result.preemptions.size()));
+    PublishCycle(w);
   }
-  if (w.batch.empty() || committed) {
-    staged_.Settle(committed, metrics_.labeled);
-    CountAdmissionAttempts(w.result, metrics_.labeled);
-  }
-  return committed;
+  if (done == nullptr || committed) CountAdmissionAttempts(w.result, metrics_.labeled);
+  feed_->Publish();  // the cycle's decisions
+  inbox_.Cycled(seen_seq);
 }
 
 // Hands each committed change to its agents; a preempting workload is watched until it stops.

@@ -40,7 +40,7 @@ void ControlPlane::FailOverNodeTasks(const std::string& node, const std::string&
   }
   if (!lost.empty()) {
     ABACUS_LOG_WARN("node {}: {} task(s) lost: {}", node, lost.size(), why);
-    ProcessTaskReports(lost);
+    ProcessTaskReports(lost, nullptr, LoopWrite::kSettled);
   }
 }
 
@@ -61,6 +61,7 @@ void ControlPlane::CheckNodeLiveness() {
   Time now = clock_.Now();
   if (now - last_liveness_check_ < std::chrono::seconds(1)) return;
   last_liveness_check_ = now;
+  commits_.SettleAll();  // what follows makes working copies of durable records
   SettleNodeHealth(now);
   std::vector<std::string> ready;
   for (const auto& [name, rec] : ledger_.nodes()) {

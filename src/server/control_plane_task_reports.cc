@@ -3,6 +3,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
+#include <utility>
 
 #include "common/log.h"
 #include "common/mutex.h"
@@ -43,7 +46,8 @@ json TaskEndedEvent(const WorkloadRecord& w, const PlacementRecord& p, const std
 
 }  // namespace
 
-void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, const std::vector<std::string>* also) {
+void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, const std::vector<std::string>* also,
+                                      LoopWrite how) {
   if (reports.empty() && (also == nullptr || also->empty())) return;
   Time now = clock_.Now();
   std::map<std::string, WorkloadRecord> next;  // working copies, by id
@@ -54,6 +58,7 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
     if (!ref.ok()) continue;
     auto it = next.find(ref->workload_id);
     if (it == next.end()) {
+      commits_.SettleTouching(ref->workload_id);  // a working copy of what is durable
       const WorkloadRecord* cur = ledger_.FindWorkload(ref->workload_id);
       if (cur == nullptr || ref->attempt != cur->attempt()) continue;  // stale: an earlier attempt
       it = next.emplace(cur->id, *cur).first;
@@ -101,6 +106,7 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
   if (also != nullptr) {
     for (const auto& id : *also) {
       if (next.count(id) != 0) continue;
+      commits_.SettleTouching(id);
       if (const WorkloadRecord* cur = ledger_.FindWorkload(id)) next.emplace(id, *cur);
     }
   }
@@ -124,32 +130,40 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
     staged_.Settle(false, metrics_.labeled);
     return;
   }
-  CommitResult cr;
-  Status st = Commit(batch, &cr, std::nullopt, std::move(decisions));
-  staged_.Settle(st.ok(), metrics_.labeled);
-  if (!st.ok()) {
-    // The agents report again with their next heartbeat.
-    ABACUS_LOG_ERROR("task reports not committed: {}", st.ToString());
-    usage_->CommitFailed();
-    return;
-  }
-  bool freed = false;
-  {
-    WriterLock lock(state_mu_);
-    for (size_t i = 0; i < changed.size(); ++i) {
-      WorkloadRecord& w = next.at(changed[i]);
-      w.version = cr.AssignedTo(puts[i]);
-      const WorkloadRecord* cur = ledger_.FindWorkload(w.id);
-      bool held = cur->holds_quota();
-      bool shrank = w.placements.size() < cur->placements.size();  // units removed (elastic_units.h)
-      if ((held && !w.holds_quota()) || shrank) freed = true;
-      if (w.state != WorkloadState::kPreempting) preempting_.erase(w.id);
-      ledger_.PutWorkload(std::move(w));  // the working copy moves in (and into the holder index)
-    }
-  }
-  for (const auto& id : changed) Publish(*ledger_.FindWorkload(id));
-  pacer_.Changed();
-  if (freed) pacer_.Freed();
+  // The loop goes on while the batch commits (loop_commits.h); once it is done the copies move
+  // into the ledger and are published, or are forgotten when it failed (the agents report again
+  // with their next heartbeat; the failure hook reloads the usage staged with them).
+  auto copies = std::make_shared<std::map<std::string, WorkloadRecord>>(std::move(next));
+  StagedActions staged = std::exchange(staged_, StagedActions{});
+  std::vector<std::string> ids = changed;
+  CommitOnLoop(std::move(batch), std::move(decisions), std::move(ids),
+               [this, copies, changed = std::move(changed), puts = std::move(puts),
+                staged](const Committer::Async& done) mutable {
+                 staged.Settle(done.status.ok(), metrics_.labeled);
+                 if (!done.status.ok()) {
+                   ABACUS_LOG_ERROR("task reports not committed: {}", done.status.ToString());
+                   return;
+                 }
+                 bool freed = false;
+                 {
+                   WriterLock lock(state_mu_);
+                   for (size_t i = 0; i < changed.size(); ++i) {
+                     WorkloadRecord& w = copies->at(changed[i]);
+                     w.version = done.result.AssignedTo(puts[i]);
+                     if (const WorkloadRecord* cur = ledger_.FindWorkload(w.id)) {
+                       const bool held = cur->holds_quota();
+                       const bool shrank = w.placements.size() < cur->placements.size();  // units removed (elastic_units.h)
+                       if ((held && !w.holds_quota()) || shrank) freed = true;
+                     }
+                     if (w.state != WorkloadState::kPreempting) preempting_.erase(w.id);
+                     ledger_.PutWorkload(std::move(w));  // the working copy moves in (and into the holder index)
+                   }
+                 }
+                 for (const auto& id : changed) Publish(*ledger_.FindWorkload(id));
+                 pacer_.Changed();
+                 if (freed) pacer_.Freed();
+               });
+  if (how == LoopWrite::kSettled) commits_.SettleAll();
 }
 
 }  // namespace abacus::server

@@ -115,6 +115,23 @@ Status ControlPlane::Commit(const WriteBatch& batch, CommitResult* result, std::
   return st;
 }
 
+void ControlPlane::CommitOnLoop(WriteBatch batch, std::vector<govern::AuditRecord> decisions,
+                                std::vector<std::string> ids, LoopCommits::Settle settle) {
+  const auto start = std::chrono::steady_clock::now();
+  // The committer's thread times the commit and wakes the loop's turn, so that it settles promptly.
+  std::shared_ptr<const Committer::Async> commit =
+      governance_->committer().Start(std::move(batch), std::move(decisions), [this, start] {
+        metrics_.commit_seconds.Observe(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        inbox_.Nudge();
+      });
+  commits_.Add(commit, std::move(ids), [this, settle = std::move(settle)](const Committer::Async& done) {
+    if (done.status.ok()) RecordChanges(done.batch, &done.result);
+    if (!done.status.ok()) metrics_.commit_failures.fetch_add(1);
+    settle(done);
+  });
+}
+
 Status ControlPlane::CommitForRequest(PendingRequestAudit* audit, const WriteBatch& batch, CommitResult* result) {
   std::optional<govern::AuditRecord> entry = ClaimRequestAudit(audit, batch);
   if (!entry) return Commit(batch, result);

@@ -544,7 +544,7 @@ void ControlPlane::TickControllers() {
   if (ids.empty()) return;
   // The same path as task reports, with no report: time-based rules (backoff, maxRuntime, TTL,
   // idle, autoscaling, stop deadlines) fire here.
-  ProcessTaskReports({}, &ids);
+  ProcessTaskReports({}, &ids, LoopWrite::kInFlight);
 }
 
 }  // namespace abacus::server

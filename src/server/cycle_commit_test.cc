@@ -9,6 +9,7 @@
 #include <string>
 #include <variant>
 
+#include "common/test_eventually.h"
 #include "server/control_plane_fixture.h"
 #include "server/server_test_util.h"
 #include "store/store.h"
@@ -89,6 +90,46 @@ TEST_F(CycleCommitTest, AFailedCycleCommitLeavesTheRecordsAsCommitted) {
   json admitted = WorkloadJson(id);
   EXPECT_EQ(admitted["state"], "Admitted") << admitted.dump();
   EXPECT_EQ(admitted["placements"].size(), 1u) << admitted.dump();
+}
+
+// The loop does not wait for its own commits (issue 22.3): while a cycle's commit is held at the
+// disk, the loop takes its next turn and hands the committer the batch of a task report that
+// arrived meanwhile. Neither change is visible until it is durable; once the disk answers, both
+// settle, in order. Before the change the loop sat inside the cycle's commit and the report's
+// batch never reached the committer until the gate opened (the first wait below gave up).
+TEST_F(CycleCommitTest, TheLoopGoesOnWhileItsCycleCommits) {
+  const std::string first = Submit("first");
+  cp_->WaitForCycle();
+  ASSERT_EQ(WorkloadJson(first)["state"], "Admitted");
+  auto running = cp_->AgentStatus("gpu-a", json{{"node", "gpu-a"},
+                                                {"tasks", json::array({{{"taskId", first + ".0.0.1"},
+                                                                        {"phase", "Running"},
+                                                                        {"pid", 7},
+                                                                        {"startedAt", "2026-01-01T00:10:00.000Z"}}})}});
+  ASSERT_TRUE(running.ok()) << running.status().ToString();
+  cp_->WaitForCycle();
+  ASSERT_EQ(WorkloadJson(first)["state"], "Running");
+
+  gate_->Close();
+  const std::string second = Submit("second");
+  gate_->WaitForArrivals(2);  // the cycle admitting `second` waits at the disk (the first admitted `first`)
+  auto exited = cp_->AgentStatus("gpu-a", json{{"node", "gpu-a"},
+                                               {"tasks", json::array({{{"taskId", first + ".0.0.1"},
+                                                                       {"phase", "Exited"},
+                                                                       {"exitCode", 0},
+                                                                       {"startedAt", "2026-01-01T00:10:00.000Z"},
+                                                                       {"finishedAt", "2026-01-01T00:11:00.000Z"}}})}});
+  ASSERT_TRUE(exited.ok()) << exited.status().ToString();
+  Committer& committer = cp_->governance().committer();
+  EXPECT_TRUE(Eventually([&] { return committer.queued() >= 1; }))
+      << "the loop did not hand over the report's batch while its cycle was committing";
+  EXPECT_EQ(WorkloadJson(first)["state"], "Running");    // the report is not durable yet
+  EXPECT_EQ(WorkloadJson(second)["state"], "Pending");   // nor the admission
+  gate_->Open();
+  cp_->WaitForCycle();
+  EXPECT_EQ(WorkloadJson(second)["state"], "Admitted");
+  EXPECT_TRUE(Eventually([&] { return WorkloadJson(first)["state"] == "Succeeded"; }))
+      << WorkloadJson(first).dump();
 }
 
 }  // namespace

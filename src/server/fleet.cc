@@ -146,6 +146,7 @@ void ControlPlane::ProgressDrains(bool force) {
   Time now = clock_.Now();
   if (!force && now - last_drain_check_ < std::chrono::seconds(1)) return;
   last_drain_check_ = now;
+  commits_.SettleAll();  // what follows makes working copies of durable records
   // 1) Per Draining node, the workloads that hold something there, and those to stop now:
   // preemptible ones, every one with --requeue, every one once the grace is over.
   std::map<std::string, std::vector<std::string>> to_stop;  // workload id → nodes
@@ -194,7 +195,7 @@ void ControlPlane::ProgressDrains(bool force) {
   }
   if (!settle.empty()) {
     std::vector<std::string> ids(settle.begin(), settle.end());
-    ProcessTaskReports({}, &ids);  // SettleUnits stops and removes the units on draining nodes
+    ProcessTaskReports({}, &ids, LoopWrite::kSettled);  // SettleUnits stops and removes the units on draining nodes
   }
   // 3) A node where nothing holds anything any more is Drained.
   for (const auto& [name, held] : holding) {

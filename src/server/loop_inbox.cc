@@ -76,7 +76,8 @@ std::vector<WorkloadRecord> LoopInbox::Submitted() const {
 }
 
 bool LoopInbox::HasWorkLocked() const {
-  return closed_ || !submitted_.empty() || !commands_.empty() || !reports_.empty() || sent_seq_ > cycled_seq_;
+  return closed_ || nudged_ || !submitted_.empty() || !commands_.empty() || !reports_.empty() ||
+         sent_seq_ > std::max(cycled_seq_, cycling_seq_);
 }
 
 LoopInbox::Turn LoopInbox::Take(Duration wait) {
@@ -88,6 +89,7 @@ LoopInbox::Turn LoopInbox::Take(Duration wait) {
   turn.commands.swap(commands_);
   turn.seen_seq = sent_seq_;
   turn.stop = closed_;
+  nudged_ = false;
   return turn;
 }
 
@@ -100,7 +102,20 @@ std::vector<WorkloadRecord> LoopInbox::TakeSubmitted() {
 
 bool LoopInbox::CycleOwed(uint64_t seen_seq) const {
   MutexLock lock(mu_);
-  return cycled_seq_ < seen_seq;
+  return std::max(cycled_seq_, cycling_seq_) < seen_seq;
+}
+
+void LoopInbox::Cycling(uint64_t seen_seq) {
+  MutexLock lock(mu_);
+  cycling_seq_ = std::max(cycling_seq_, seen_seq);
+}
+
+void LoopInbox::Nudge() {
+  {
+    MutexLock lock(mu_);
+    nudged_ = true;
+  }
+  wake_.notify_one();
 }
 
 void LoopInbox::Cycled(uint64_t seen_seq) {

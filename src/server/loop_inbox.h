@@ -6,7 +6,8 @@
 //   inbox.Submit(std::move(records));              // an HTTP thread, after the commit
 //   LoopInbox::Turn turn = inbox.Take(wait);       // the loop thread
 //   { WriterLock l(state_mu); for (auto& r : inbox.TakeSubmitted()) ledger.Put(r); }
-//   ...; inbox.Cycled(turn.seen_seq);
+//   ...; inbox.Cycling(turn.seen_seq);  // the cycle's commit is in flight
+//   ...; inbox.Cycled(turn.seen_seq);   // and done
 //
 // A submitted workload is always readable: it stays here until the loop moves it into the
 // ledger under the lock readers hold while they look in both (lock order: the reader's state
@@ -53,6 +54,8 @@ class LoopInbox {
   void WaitForCycle();
   // Stops the loop: its current turn ends with `stop`; commands are refused from now on.
   void Close();
+  // Wakes the loop for a turn even with nothing to take (a commit of its own is done).
+  void Nudge();
 
   // ---- readers: workloads committed but not yet in the ledger
   // Those whose id or name is `id_or_name`, oldest first.
@@ -71,6 +74,9 @@ class LoopInbox {
   std::vector<WorkloadRecord> TakeSubmitted();
   // Whether a WaitForCycle waits for a cycle past what `seen_seq` covered.
   bool CycleOwed(uint64_t seen_seq) const;
+  // A cycle after the turn that saw `seen_seq` is committing: the waits it covers neither wake the
+  // loop nor owe another cycle until Cycled answers them.
+  void Cycling(uint64_t seen_seq);
   // The loop cycled after the turn that saw `seen_seq`: wakes the WaitForCycles it answers.
   void Cycled(uint64_t seen_seq);
   // On stop: the commands sent after the last turn (to be answered), and every wait released.
@@ -88,6 +94,8 @@ class LoopInbox {
   bool closed_ GUARDED_BY(mu_) = false;
   uint64_t sent_seq_ GUARDED_BY(mu_) = 0;     // submissions, commands and cycle waits sent
   uint64_t cycled_seq_ GUARDED_BY(mu_) = 0;   // of those, the ones a cycle came after
+  uint64_t cycling_seq_ GUARDED_BY(mu_) = 0;  // of those, the ones a committing cycle covers
+  bool nudged_ GUARDED_BY(mu_) = false;       // Nudge since the last Take
 };
 
 }  // namespace abacus::server

@@ -63,6 +63,39 @@ TEST(LoopInboxTest, WaitForCycleReturnsOnceTheLoopCycledAfterIt) {
   EXPECT_TRUE(done.load());
 }
 
+// While the cycle that covers a wait is committing, the wait neither owes another cycle nor
+// wakes the loop (no turn after turn until the commit is done); the wait is answered when that
+// cycle is Cycled. A Nudge (the loop's own commit is done) wakes a waiting turn at once.
+TEST(LoopInboxTest, ACommittingCycleHoldsItsWaitsAndANudgeWakesTheLoop) {
+  LoopInbox inbox;
+  std::atomic<bool> done{false};
+  std::thread waiter([&] {
+    inbox.WaitForCycle();
+    done = true;
+  });
+  LoopInbox::Turn turn = inbox.Take(10s);
+  ASSERT_EQ(turn.seen_seq, 1u);
+  EXPECT_TRUE(inbox.CycleOwed(turn.seen_seq));
+  inbox.Cycling(turn.seen_seq);
+  EXPECT_FALSE(inbox.CycleOwed(turn.seen_seq));
+  std::atomic<bool> nudged{false};
+  std::thread committer([&] {
+    std::this_thread::sleep_for(20ms);
+    nudged = true;
+    inbox.Nudge();
+  });
+  LoopInbox::Turn next = inbox.Take(std::chrono::hours(1));  // only the nudge wakes it
+  EXPECT_TRUE(nudged.load()) << "the turn came before the nudge: the committing cycle's wait woke it";
+  committer.join();
+  EXPECT_EQ(next.seen_seq, 1u);
+  EXPECT_TRUE(next.reports.empty());
+  EXPECT_TRUE(next.commands.empty());
+  EXPECT_FALSE(done.load());
+  inbox.Cycled(turn.seen_seq);
+  waiter.join();
+  EXPECT_TRUE(done.load());
+}
+
 TEST(LoopInboxTest, CloseStopsTheLoopRefusesCommandsAndReleasesWaits) {
   LoopInbox inbox;
   ASSERT_TRUE(inbox.Run([] {}).ok());

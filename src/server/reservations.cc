@@ -79,6 +79,7 @@ void ControlPlane::MaintainReservations() {
   const Time now = clock_.Now();
   if (now - last_maintenance_check_ < std::chrono::seconds(1)) return;
   last_maintenance_check_ = now;
+  commits_.SettleAll();  // drains make working copies of durable records
   const std::vector<std::vector<std::string>> held = ledger_.ReservationNodes();
   for (size_t i = 0; i < all.size() && i < held.size(); ++i) {
     const ReservationConfig& r = *all[i];

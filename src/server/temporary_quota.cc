@@ -46,7 +46,7 @@ Result<WorkloadView> ControlPlane::DecideTemporaryQuota(const std::string& id_or
     }
     // The controller decides now: TemporaryQuotaApproved (a grant) or TemporaryQuotaRejected.
     std::vector<std::string> ids = {next.id};
-    ProcessTaskReports({}, &ids);
+    ProcessTaskReports({}, &ids, LoopWrite::kSettled);
     ReaderLock lock(state_mu_);
     return View(*ledger_.FindWorkload(next.id));
   });

@@ -1,0 +1,52 @@
+#include "server/loop_commits.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace abacus::server {
+
+void LoopCommits::Add(std::shared_ptr<const Committer::Async> commit, std::vector<std::string> ids, Settle settle) {
+  for (const std::string& id : ids) touching_[id]++;
+  entries_.push_back(Entry{std::move(commit), std::move(ids), std::move(settle)});
+}
+
+void LoopCommits::SettleFront() {
+  Entry e = std::move(entries_.front());
+  entries_.pop_front();
+  e.commit->Wait();
+  for (const std::string& id : e.ids) {
+    auto it = touching_.find(id);
+    if (it != touching_.end() && --it->second <= 0) touching_.erase(it);
+  }
+  if (!e.commit->status.ok()) failed_ = true;
+  if (e.settle) e.settle(*e.commit);
+}
+
+void LoopCommits::AfterSettling() {
+  if (!failed_) return;
+  while (!entries_.empty()) SettleFront();
+  failed_ = false;
+  if (after_failure_) after_failure_();
+}
+
+void LoopCommits::SettleDone() {
+  while (!entries_.empty() && entries_.front().commit->ready()) SettleFront();
+  AfterSettling();
+}
+
+void LoopCommits::SettleAll() {
+  while (!entries_.empty()) SettleFront();
+  AfterSettling();
+}
+
+void LoopCommits::SettleTouching(const std::string& id) {
+  if (!Touches(id)) return;
+  size_t last = 0;
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    if (std::find(entries_[i].ids.begin(), entries_[i].ids.end(), id) != entries_[i].ids.end()) last = i + 1;
+  }
+  for (size_t i = 0; i < last; ++i) SettleFront();
+  AfterSettling();
+}
+
+}  // namespace abacus::server

@@ -1,0 +1,98 @@
+#include "server/loop_commits.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace abacus::server {
+namespace {
+
+// A commit as the committer hands it back, done or not yet.
+std::shared_ptr<Committer::Async> InFlight() { return std::make_shared<Committer::Async>(); }
+
+void Finish(Committer::Async& c, Status st = Status::OK()) {
+  c.status = std::move(st);
+  c.done.store(true, std::memory_order_release);
+  c.done.notify_all();
+}
+
+class LoopCommitsTest : public testing::Test {
+ protected:
+  // Adds `c` changing `ids`; its continuation appends `name` (and "!" when it failed) to settled_.
+  void Add(const std::shared_ptr<Committer::Async>& c, std::vector<std::string> ids, const std::string& name) {
+    commits_.Add(c, std::move(ids), [this, name](const Committer::Async& done) {
+      settled_.push_back(done.status.ok() ? name : name + "!");
+    });
+  }
+  LoopCommits commits_;
+  std::vector<std::string> settled_;
+};
+
+TEST_F(LoopCommitsTest, SettlesOldestFirstAndSettleDoneNeverWaits) {
+  auto a = InFlight(), b = InFlight(), c = InFlight();
+  Add(a, {"x"}, "a");
+  Add(b, {"y"}, "b");
+  Add(c, {"z"}, "c");
+  Finish(*b);
+  commits_.SettleDone();  // b is done, but a is not: nothing settles out of order
+  EXPECT_TRUE(settled_.empty());
+  Finish(*a);
+  commits_.SettleDone();
+  EXPECT_EQ(settled_, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(commits_.size(), 1u);
+  EXPECT_TRUE(commits_.Touches("z"));
+  EXPECT_FALSE(commits_.Touches("x"));
+}
+
+TEST_F(LoopCommitsTest, SettleTouchingSettlesUpToTheLastCommitThatChangesTheRecord) {
+  auto a = InFlight(), b = InFlight(), c = InFlight(), d = InFlight();
+  Add(a, {"x"}, "a");
+  Add(b, {"y"}, "b");
+  Add(c, {"x", "w"}, "c");
+  Add(d, {"v"}, "d");
+  for (auto* one : {a.get(), b.get(), c.get(), d.get()}) Finish(*one);
+  commits_.SettleTouching("nobody");
+  EXPECT_TRUE(settled_.empty());
+  commits_.SettleTouching("x");  // a and c change x: everything up to c settles, d stays
+  EXPECT_EQ(settled_, (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_FALSE(commits_.Touches("x"));
+  EXPECT_TRUE(commits_.Touches("v"));
+}
+
+TEST_F(LoopCommitsTest, SettleAllWaitsForACommitStillInFlight) {
+  auto a = InFlight();
+  Add(a, {"x"}, "a");
+  std::thread committer([&] { Finish(*a); });
+  commits_.SettleAll();
+  committer.join();
+  EXPECT_EQ(settled_, (std::vector<std::string>{"a"}));
+  EXPECT_EQ(commits_.size(), 0u);
+}
+
+TEST_F(LoopCommitsTest, AFailureSettlesEveryCommitInFlightBeforeTheHookRunsOnce) {
+  int hooks = 0;
+  commits_.SetAfterFailure([&] {
+    ++hooks;
+    settled_.push_back("hook");
+  });
+  auto a = InFlight(), b = InFlight();
+  Add(a, {"x"}, "a");
+  Add(b, {"y"}, "b");
+  Finish(*a, Unavailable("disk gone"));
+  std::thread committer([&] { Finish(*b); });
+  commits_.SettleDone();  // a failed: b is waited for, then the hook reloads once
+  committer.join();
+  EXPECT_EQ(settled_, (std::vector<std::string>{"a!", "b", "hook"}));
+  EXPECT_EQ(hooks, 1);
+  auto c = InFlight();
+  Add(c, {"z"}, "c");
+  Finish(*c);
+  commits_.SettleDone();
+  EXPECT_EQ(hooks, 1);  // no failure since
+}
+
+}  // namespace
+}  // namespace abacus::server
