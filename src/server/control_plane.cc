@@ -103,7 +103,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptio
   cp->feed_ = std::make_unique<ChangeFeed>(static_cast<uint64_t>(ToMicros(cp->clock_.Now())));
   for (const auto& [name, n] : cp->ledger_.nodes()) {
     if (n.agent && !n.credential_sha256.empty()) cp->tokens_->SetNodeCredential(name, n.credential_sha256);
-    if (n.cordon.state == NodeState::kDraining) cp->draining_nodes_.insert(name);  // a drain goes on
+    if (n.cordon.state == NodeState::kDraining) cp->steps_.draining_nodes.insert(name);  // a drain goes on
   }
   // Metering: the usage ledger reconciled with the records, and the fair share over time.
   ABACUS_ASSIGN_OR_RETURN(cp->usage_,
@@ -121,7 +121,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptio
       MutexLock names(cp->names_mu_);  // no other thread yet; taken for the analysis (uncontended)
       cp->active_names_[r.spec.project + "/" + r.spec.name] = id;
     }
-    if (r.state == WorkloadState::kPreempting) cp->preempting_.insert(id);
+    if (r.state == WorkloadState::kPreempting) cp->steps_.preempting.insert(id);
     if (!r.waiting() && !r.placements.empty()) cp->Publish(r);
   }
   ABACUS_LOG_INFO("ledger loaded from {}: {} nodes, {} workloads ({} active)", cp->store_->Describe(),

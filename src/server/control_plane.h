@@ -55,6 +55,7 @@
 #include "server/cycle_pacer.h"
 #include "server/loop_commits.h"
 #include "server/loop_inbox.h"
+#include "server/loop_steps.h"
 #include "server/usage_sync.h"
 #include "server/metrics.h"
 #include "server/read_views.h"
@@ -540,7 +541,6 @@ class ControlPlane {
   const Clock& clock_;
   TimeOrderedIdGenerator default_ids_;
   IdGenerator& ids_;
-  Time idempotency_purged_{};  // loop thread: when expired Idempotency-Keys were last purged
   std::unique_ptr<DataFolderLock> data_lock_;  // outlives store_: released after the store closes
   PostgresWriterLock pg_lock_;                 // a PostgreSQL store's single-writer lock
   std::unique_ptr<Store> store_;
@@ -553,13 +553,7 @@ class ControlPlane {
   std::unique_ptr<AssignmentBoard> board_;
   std::unique_ptr<ChangeFeed> feed_;  // committed changes, published by the loop (watches)
   std::unique_ptr<UsageSync> usage_;  // usage intervals and the fair share over time (usage_sync.h)
-  std::set<std::string> preempting_;   // loop thread only: ids of Preempting workloads
-  Time last_liveness_check_{};         // loop thread only
-  Time last_controller_tick_{};        // loop thread only
-  StagedActions staged_;               // loop thread only: counted when their batch commits
-  std::set<std::string> draining_nodes_;  // loop thread only: nodes whose cordon is Draining
-  Time last_drain_check_{};             // loop thread only
-  Time last_maintenance_check_{};       // loop thread only (MaintainReservations)
+  LoopSteps steps_;  // loop thread only: preempting, draining, staged actions, periodic checks (loop_steps.h)
   // Autoscaling metric samples per workload (POST /api/v1/workloads/{id}/metrics), the last 10 min.
   AgentTelemetry telemetry_;  // agents' last-heard times, device utilization, service metrics
   // Written by the loop under state_mu_ exclusively; read by the loop without it, by others under it

@@ -89,9 +89,8 @@ void ControlPlane::Loop() {
     TickControllers();
     MaintainReservations();  // nothing unless a reservation drains (reservations_api.cc)
     ProgressDrains();  // nothing unless a node is Draining (fleet.cc)
-    if (clock_.Now() - idempotency_purged_ >= std::chrono::hours(1)) {
-      idempotency_purged_ = clock_.Now();
-      if (auto purged = PurgeExpiredIdempotencyKeys(*store_, idempotency_purged_); !purged.ok()) {
+    if (steps_.idempotency_purge.Due(clock_.Now())) {
+      if (auto purged = PurgeExpiredIdempotencyKeys(*store_, steps_.idempotency_purge.last()); !purged.ok()) {
         ABACUS_LOG_WARN("expired idempotency keys not purged: {}", purged.status().ToString());
       }
     }
@@ -123,10 +122,10 @@ void ControlPlane::FinishPreemptions() {
   // Tasks on agent nodes end when their agent reports them stopped (ProcessTaskReports). On
   // simulated nodes nothing runs: a preempted workload has stopped once its checkpoint grace is
   // over, and is requeued.
-  if (preempting_.empty()) return;
+  if (steps_.preempting.empty()) return;
   Time now = clock_.Now();
   std::vector<std::string> done;
-  for (const auto& id : preempting_) {
+  for (const auto& id : steps_.preempting) {
     const WorkloadRecord* r = ledger_.FindWorkload(id);
     if (r == nullptr || r->state != WorkloadState::kPreempting) {
       done.push_back(id);
@@ -147,7 +146,7 @@ void ControlPlane::FinishPreemptions() {
   for (const auto& id : done) {
     WorkloadRecord* r = ledger_.FindWorkload(id);
     if (r == nullptr || r->state != WorkloadState::kPreempting) {
-      preempting_.erase(id);
+      steps_.preempting.erase(id);
       continue;
     }
     // A working copy, committed and then swapped in: readers never see the requeue before it
@@ -171,7 +170,7 @@ void ControlPlane::FinishPreemptions() {
       WriterLock lock(state_mu_);
       *r = std::move(stopped);
     }
-    preempting_.erase(id);
+    steps_.preempting.erase(id);
     pacer_.RetryAll();
   }
 }
@@ -490,12 +489,12 @@ void ControlPlane::CommitCycle(std::shared_ptr<CycleWork> work, uint64_t seen_se
   }
   w.StagePuts();
   if (w.batch.empty()) {
-    staged_.Settle(false, metrics_.labeled);
+    steps_.staged.Settle(false, metrics_.labeled);
     CycleCommitted(w, nullptr, seen_seq);
     return;
   }
   // What the controllers staged for this batch is counted when it commits.
-  StagedActions staged = std::exchange(staged_, StagedActions{});
+  StagedActions staged = std::exchange(steps_.staged, StagedActions{});
   inbox_.Cycling(seen_seq);  // the waits this cycle covers are answered once it is committed
   std::vector<std::string> ids = w.touched();
   WriteBatch batch = std::move(w.batch);
@@ -535,7 +534,7 @@ void ControlPlane::PublishCycle(const CycleWork& w) {
   for (const auto& id : w.changed) {
     const WorkloadRecord* r = ledger_.FindWorkload(id);
     if (r == nullptr) continue;
-    if (r->state == WorkloadState::kPreempting) preempting_.insert(id);
+    if (r->state == WorkloadState::kPreempting) steps_.preempting.insert(id);
     Publish(*r);
   }
 }

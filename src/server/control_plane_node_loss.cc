@@ -59,8 +59,7 @@ void ControlPlane::FailOverTasksOnBadDevices(const std::string& node) {
 
 void ControlPlane::CheckNodeLiveness() {
   Time now = clock_.Now();
-  if (now - last_liveness_check_ < std::chrono::seconds(1)) return;
-  last_liveness_check_ = now;
+  if (!steps_.liveness.Due(now)) return;
   commits_.SettleAll();  // what follows makes working copies of durable records
   SettleNodeHealth(now);
   std::vector<std::string> ready;

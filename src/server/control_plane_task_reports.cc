@@ -127,14 +127,14 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
     changed.push_back(id);
   }
   if (changed.empty()) {
-    staged_.Settle(false, metrics_.labeled);
+    steps_.staged.Settle(false, metrics_.labeled);
     return;
   }
   // The loop goes on while the batch commits (loop_commits.h); once it is done the copies move
   // into the ledger and are published, or are forgotten when it failed (the agents report again
   // with their next heartbeat; the failure hook reloads the usage staged with them).
   auto copies = std::make_shared<std::map<std::string, WorkloadRecord>>(std::move(next));
-  StagedActions staged = std::exchange(staged_, StagedActions{});
+  StagedActions staged = std::exchange(steps_.staged, StagedActions{});
   std::vector<std::string> ids = changed;
   CommitOnLoop(std::move(batch), std::move(decisions), std::move(ids),
                [this, copies, changed = std::move(changed), puts = std::move(puts),
@@ -155,7 +155,7 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
                        const bool shrank = w.placements.size() < cur->placements.size();  // units removed (elastic_units.h)
                        if ((held && !w.holds_quota()) || shrank) freed = true;
                      }
-                     if (w.state != WorkloadState::kPreempting) preempting_.erase(w.id);
+                     if (w.state != WorkloadState::kPreempting) steps_.preempting.erase(w.id);
                      ledger_.PutWorkload(std::move(w));  // the working copy moves in (and into the holder index)
                    }
                  }

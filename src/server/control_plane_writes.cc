@@ -493,7 +493,7 @@ Result<Keyed<WorkloadView>> ControlPlane::Cancel(const std::string& id_or_name, 
       std::swap(*r, copy);
       return st;
     }
-    preempting_.erase(r->id);
+    steps_.preempting.erase(r->id);
     Publish(*r);  // its agents stop what still runs
     return out;
   };

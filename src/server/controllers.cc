@@ -277,8 +277,8 @@ bool ControlPlane::RunController(WorkloadRecord& w, std::vector<std::pair<std::s
     if (!ApplyDecision(w, d, events, batch, decisions, now)) continue;
     changed = true;
     // Counted in abacus_controller_actions_total / abacus_evictions_total once the batch commits.
-    if (std::string action = ControllerActionName(d); !action.empty()) staged_.actions.emplace_back(kind, action);
-    if (const auto* rq = std::get_if<control::Requeue>(&d)) staged_.evictions.push_back(rq->reason);
+    if (std::string action = ControllerActionName(d); !action.empty()) steps_.staged.actions.emplace_back(kind, action);
+    if (const auto* rq = std::get_if<control::Requeue>(&d)) steps_.staged.evictions.push_back(rq->reason);
   }
   changed |= SettleUnits(w, events, now);
   return changed;
@@ -331,7 +331,7 @@ bool ControlPlane::ApplyDecision(WorkloadRecord& w, const control::Decision& d,
           w.message = x.message;
           w.requeue_reason = x.consume_retry ? RequeueReason::kRetry : ParseRequeueReason(x.reason);
           w.next_env = x.env;
-          preempting_.erase(w.id);
+          steps_.preempting.erase(w.id);
           if (governance_) {
             decisions.push_back(DecisionRecord("controller/" + std::string(WorkloadKindName(w.spec.kind())), "requeue",
                                         "workload", w.id, w.spec.tenant(), "", x.reason + ": " + x.message));
@@ -458,7 +458,7 @@ bool ControlPlane::SettleUnits(WorkloadRecord& w, std::vector<std::pair<std::str
   // A unit with work on a draining node leaves it when the drain says so (fleet.h): stopped, then
   // removed, and placed again elsewhere as a slice; its other units keep serving.
   for (const auto& p : w.placements) {
-    if (draining_nodes_.count(p.node) == 0) continue;  // the common case: no node lookup
+    if (steps_.draining_nodes.count(p.node) == 0) continue;  // the common case: no node lookup
     const NodeRecord* n = ledger_.FindNode(p.node);
     if (n != nullptr && DrainStopsNow(ledger_, w, *n, now)) {
       drop.insert(UnitOf(w, p));
@@ -535,8 +535,7 @@ bool ControlPlane::SettleUnits(WorkloadRecord& w, std::vector<std::pair<std::str
 
 void ControlPlane::TickControllers() {
   Time now = clock_.Now();
-  if (now - last_controller_tick_ < std::chrono::seconds(1)) return;
-  last_controller_tick_ = now;
+  if (!steps_.controllers.Due(now)) return;
   std::vector<std::string> ids;
   for (const auto& [id, r] : ledger_.workloads()) {
     if ((r.holds_quota() && HasAgentTasks(r)) || AsksTemporaryQuota(r)) ids.push_back(id);

@@ -59,7 +59,7 @@ Status ControlPlane::CommitWorkloadControl(WorkloadRecord next, const std::strin
   batch.AppendEventJson(kWorkloadKind, next.id, event, EventJson(next.state, next.message, std::move(details)), now);
   WorkloadRecord& r = *ledger_.FindWorkload(next.id);
   ABACUS_RETURN_IF_ERROR(CommitRecord(batch, put, std::move(next), r, audit));
-  if (r.state == WorkloadState::kPreempting) preempting_.insert(r.id);
+  if (r.state == WorkloadState::kPreempting) steps_.preempting.insert(r.id);
   Publish(r);
   pacer_.RetryAll();
   return Status::OK();
@@ -91,7 +91,7 @@ Status ControlPlane::CordonOnLoop(const std::string& name, bool cordon, const st
     }
     next.cordon = NodeCordonRecord{};
     ClearHealthOnUncordon(next);  // an operator's word ends a device's probation too
-    draining_nodes_.erase(name);
+    steps_.draining_nodes.erase(name);
   }
   return CommitNode(std::move(next), cordon ? "Cordoned" : "Uncordoned", {{"by", by}, {"reason", reason}}, audit);
 }
@@ -136,16 +136,15 @@ Status ControlPlane::DrainOnLoop(const std::string& name, const DrainOrder& orde
                                      {"graceSeconds", grace_s},
                                      {"requeueAll", order.requeue_all}},
                                     audit));
-  draining_nodes_.insert(name);
+  steps_.draining_nodes.insert(name);
   ProgressDrains(true);
   return Status::OK();
 }
 
 void ControlPlane::ProgressDrains(bool force) {
-  if (draining_nodes_.empty()) return;
+  if (steps_.draining_nodes.empty()) return;
   Time now = clock_.Now();
-  if (!force && now - last_drain_check_ < std::chrono::seconds(1)) return;
-  last_drain_check_ = now;
+  if (!steps_.drains.Due(now, force)) return;
   commits_.SettleAll();  // what follows makes working copies of durable records
   // 1) Per Draining node, the workloads that hold something there, and those to stop now:
   // preemptible ones, every one with --requeue, every one once the grace is over.
@@ -153,10 +152,10 @@ void ControlPlane::ProgressDrains(bool force) {
   std::set<std::string> settle;                             // elastic workloads: only units there
   std::vector<std::string> drained;
   std::map<std::string, bool> holding;  // node → something holds there
-  for (auto it = draining_nodes_.begin(); it != draining_nodes_.end();) {
+  for (auto it = steps_.draining_nodes.begin(); it != steps_.draining_nodes.end();) {
     const NodeRecord* n = ledger_.FindNode(*it);
     if (n == nullptr || n->cordon.state != NodeState::kDraining) {
-      it = draining_nodes_.erase(it);
+      it = steps_.draining_nodes.erase(it);
     } else {
       holding[*it] = false;
       ++it;
@@ -207,7 +206,7 @@ void ControlPlane::ProgressDrains(bool force) {
       ABACUS_LOG_ERROR("drain of {}: not marked Drained: {}", name, st.ToString());
       continue;
     }
-    draining_nodes_.erase(name);
+    steps_.draining_nodes.erase(name);
     ABACUS_LOG_INFO("node {} drained", name);
   }
 }

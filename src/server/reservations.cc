@@ -77,8 +77,7 @@ void ControlPlane::MaintainReservations() {
   for (const ReservationConfig* r : all) any |= r->drain;
   if (!any) return;
   const Time now = clock_.Now();
-  if (now - last_maintenance_check_ < std::chrono::seconds(1)) return;
-  last_maintenance_check_ = now;
+  if (!steps_.maintenance.Due(now)) return;
   commits_.SettleAll();  // drains make working copies of durable records
   const std::vector<std::vector<std::string>> held = ledger_.ReservationNodes();
   for (size_t i = 0; i < all.size() && i < held.size(); ++i) {
