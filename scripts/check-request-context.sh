@@ -15,7 +15,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-# The HTTP layer: pre- and post-routing, the route table and its handlers, the answer writer.
+# The HTTP layer: pre- and post-routing, the route table and its handlers, the request reader and
+# the answer writer.
 is_http_layer() {
   case "$1" in
     src/server/request_thread.h | src/server/request_thread.cc) return 0 ;;
@@ -23,6 +24,7 @@ is_http_layer() {
     src/server/route_table.h | src/server/route_table.cc) return 0 ;;
     src/server/governance_api.h | src/server/governance_api.cc) return 0 ;;
     src/server/http_server.h | src/server/http_server.cc | src/server/http_answer.cc) return 0 ;;
+    src/server/http_request.h | src/server/http_request.cc) return 0 ;;  # what a handler reads from a request
     src/server/workload_update_api.cc) return 1 ;;  # ControlPlane::UpdateWorkload: core, no handler
     src/server/*_api.cc | src/server/*_api.h) return 0 ;;
   esac

@@ -3,10 +3,14 @@
 #include <httplib.h>
 
 #include <string>
+#include <vector>
 
 #include "common/build_info.h"
 #include "server/control_plane.h"
 #include "server/http_answer.h"
+#include "server/http_request.h"
+#include "server/request_thread.h"
+#include "server/write_views_json.h"
 #include "server/read_views_json.h"
 #include "server/request_authorization.h"
 #include "server/route_table.h"
@@ -61,6 +65,27 @@ void AddConfigRoutes(RouteTable& t, ControlPlane& cp) {
     }
     SendError(res, 404, "not_found", "flavor '" + req.matches[1].str() + "' not found");
   });
+}
+
+void AddApplyRoutes(RouteTable& t, ControlPlane& cp) {
+  auto apply = [&cp](const httplib::Request& req, httplib::Response& res) {
+    const bool dry_run = IsDryRun(req);
+    auto r = cp.Apply(req.body, IsJsonBody(req), Param(req, "filename", "request"), &RequestPrincipal(),
+                       dry_run ? IdempotentRequest{} : KeyedRequest(req), dry_run, CurrentRequest());
+    if (!r.ok()) return SendStatus(res, r.status());
+    SendJson(res, 200,
+             {{"items", KeyedJson(*r, [](const std::vector<AppliedView>& a) { return ApplyJson(a); })}});
+  };
+  // Any user: Apply checks each document. Users and policies are their own objects; a
+  // reservation has no dry run.
+  t.Post("/api/v1/apply", WithDryRun(AnyUser("apply", "config")), apply);
+  for (const char* kind :
+       {"tenants", "projects", "cohorts", "queues", "priorityclasses", "pools", "clusters", "flavors"}) {
+    t.Post(std::string("/api/v1/") + kind, WithDryRun(AnyUser("apply", "config")), apply);
+  }
+  t.Post("/api/v1/users", WithDryRun(AnyUser("apply", "user")), apply);
+  t.Post("/api/v1/policies", WithDryRun(AnyUser("apply", "policy")), apply);
+  t.Post("/api/v1/reservations", AnyUser("apply", "config"), apply);
 }
 
 }  // namespace abacus::server

@@ -11,5 +11,9 @@ class RouteTable;
 
 // Adds the routes above to `t`.
 void AddConfigRoutes(RouteTable& t, ControlPlane& cp);
+// Adds the writes: POST /api/v1/apply (any mix of documents; ?dryRun) and the same per kind
+// (/api/v1/{tenants,projects,cohorts,queues,priorityclasses,pools,clusters,flavors,users,
+// policies,reservations}); Apply checks each document against the caller's rights.
+void AddApplyRoutes(RouteTable& t, ControlPlane& cp);
 
 }  // namespace abacus::server

@@ -130,6 +130,12 @@ TEST_F(CycleCommitTest, TheLoopGoesOnWhileItsCycleCommits) {
   EXPECT_EQ(WorkloadJson(second)["state"], "Admitted");
   EXPECT_TRUE(Eventually([&] { return WorkloadJson(first)["state"] == "Succeeded"; }))
       << WorkloadJson(first).dump();
+  // Two admissions and two reports went through the loop's own commits (/metrics counts them).
+  const std::string metrics = cp_->RenderMetrics();
+  const size_t at = metrics.find("\nabacus_loop_commits_total ");
+  ASSERT_NE(at, std::string::npos) << metrics;
+  EXPECT_GE(std::stoll(metrics.substr(at + std::string("\nabacus_loop_commits_total ").size())), 4);
+  EXPECT_NE(metrics.find("\nabacus_loop_commit_waits_total "), std::string::npos);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "server/evaluations_api.h"
 
+#include <httplib.h>
+
 #include <algorithm>
 #include <set>
 #include <vector>
@@ -8,6 +10,11 @@
 #include "control/comparison.h"
 #include "control/evaluation.h"
 #include "server/evaluation_archive.h"
+#include "server/control_plane.h"
+#include "server/http_answer.h"
+#include "server/http_request.h"
+#include "server/request_authorization.h"
+#include "server/route_table.h"
 
 namespace abacus::server {
 
@@ -70,6 +77,16 @@ Result<json> ListEvaluations(Store& store, const EvaluationQuery& q) {
     out["comparison"] = control::ToJson(control::CompareVersions(results, q.model, baseline));
   }
   return out;
+}
+
+void AddEvaluationRoutes(RouteTable& t, ControlPlane& cp) {
+  t.Get("/api/v1/evaluations", AnyUser(), [&cp](const httplib::Request& req, httplib::Response& res) {
+    EvaluationQuery q;
+    q.model = Param(req, "model");
+    q.baseline = Param(req, "baseline");
+    q.visible = RequestWorkloadFilter();
+    Send(res, ListEvaluations(cp.store(), q));
+  });
 }
 
 }  // namespace abacus::server

@@ -26,4 +26,9 @@ struct EvaluationQuery {
 // skipped (logged).
 Result<nlohmann::json> ListEvaluations(Store& store, const EvaluationQuery& q);
 
+class ControlPlane;
+class RouteTable;
+// Adds GET /api/v1/evaluations (?model, ?baseline; what the caller may see) to `t`.
+void AddEvaluationRoutes(RouteTable& t, ControlPlane& cp);
+
 }  // namespace abacus::server

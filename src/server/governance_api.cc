@@ -20,6 +20,7 @@
 #include "server/governance.h"
 #include "server/governance_views_json.h"
 #include "server/http_answer.h"
+#include "server/http_request.h"
 #include "server/http_server.h"
 #include "server/request_authorization.h"
 #include "server/request_thread.h"
@@ -35,9 +36,6 @@ using nlohmann::json;
 using govern::Action;
 using govern::Resource;
 
-std::string Param(const httplib::Request& req, const char* name) {
-  return req.has_param(name) ? req.get_param_value(name) : "";
-}
 
 // An id a client may pass in X-Request-Id: 1–64 of [A-Za-z0-9._-].
 bool GoodRequestId(const std::string& id) {

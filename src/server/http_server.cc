@@ -20,6 +20,8 @@
 #include "server/endpoints_api.h"
 #include "server/http_answer.h"
 #include "server/logs_api.h"
+#include "server/nodes_api.h"
+#include "server/workloads_api.h"
 #include "server/metering_api.h"
 #include "server/ui_routes.h"
 #include "server/watch_api.h"
@@ -50,38 +52,6 @@ std::string_view CodeForHttp(int status) {
     case 503: return "unavailable";
     default: return status >= 500 ? "internal" : "error";
   }
-}
-
-bool IsJsonBody(const httplib::Request& req) {
-  std::string ct = req.get_header_value("Content-Type");
-  if (ct.find("json") != std::string::npos) return true;
-  if (ct.find("yaml") != std::string::npos) return false;
-  size_t i = req.body.find_first_not_of(" \t\r\n");
-  return i != std::string::npos && (req.body[i] == '{' || req.body[i] == '[');
-}
-
-// The request's JSON body, read with the limits every route shares (nesting depth before
-// parsing, duplicate keys: ParseJsonBody); a refused body is answered 400 here and nullopt
-// returned. An empty body reads as `if_empty`.
-std::optional<json> JsonBodyOr400(const httplib::Request& req, httplib::Response& res, std::string_view if_empty = "") {
-  auto parsed = ParseJsonBody(req.body.empty() && !if_empty.empty() ? if_empty : std::string_view(req.body));
-  if (!parsed.ok()) {
-    SendStatus(res, parsed.status());
-    return std::nullopt;
-  }
-  return std::move(*parsed);
-}
-
-std::string Param(const httplib::Request& req, const char* name, std::string fallback = "") {
-  return req.has_param(name) ? req.get_param_value(name) : fallback;
-}
-
-// The request as its Idempotency-Key names it (server/idempotency.h): unkeyed without the header.
-IdempotentRequest KeyedRequest(const httplib::Request& req) {
-  std::string key = req.get_header_value("Idempotency-Key");
-  if (key.empty()) return {};
-  std::vector<std::pair<std::string, std::string>> params(req.params.begin(), req.params.end());
-  return DescribeRequest(RequestPrincipal().name, std::move(key), req.method, req.path, params, req.body);
 }
 
 }  // namespace
@@ -224,214 +194,21 @@ void HttpServer::Routes() {
     res.set_content(out, "text/plain; version=0.0.4");
   });
 
-  // ---- workloads
-  t.Post("/api/v1/workloads", WithDryRun(AnyUser("create", "workload")),
-         [this](const httplib::Request& req, httplib::Response& res) {
-    auto start = std::chrono::steady_clock::now();
-    const bool dry_run = IsDryRun(req);
-    auto r = cp_.Submit(req.body, IsJsonBody(req), Param(req, "filename", "request"), &RequestPrincipal(),
-                        dry_run ? IdempotentRequest{} : KeyedRequest(req), dry_run, CurrentRequest());
-    if (!r.ok()) {
-      SendStatus(res, r.status());
-    } else {
-      SendJson(res, dry_run ? 200 : 201,
-               {{"items", KeyedJson(*r, [](const SubmitView& s) { return SubmitJson(s); })}});
-    }
-    cp_.metrics().request_seconds.Observe(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  });
-  t.Get("/api/v1/workloads", AnyUser(), [this](const httplib::Request& req, httplib::Response& res) {
-    WorkloadFilter f;
-    f.queue = Param(req, "queue");
-    f.state = Param(req, "state");
-    f.project = Param(req, "project");
-    f.tenant = Param(req, "tenant");
-    f.kind = Param(req, "kind");
-    f.name = Param(req, "name");
-    f.user = Param(req, "user");
-    f.visible = RequestWorkloadFilter();
-    auto selector = LabelSelector::Parse(Param(req, "labelSelector"));
-    if (!selector.ok()) return SendError(res, 400, "invalid_argument", "labelSelector: " + selector.status().message());
-    f.selector = std::move(*selector);
-    std::string limit = Param(req, "limit", "1000");
-    try {
-      f.limit = std::stoul(limit);
-    } catch (...) {
-      return SendError(res, 400, "invalid_argument", "limit: expected a number, got '" + limit + "'");
-    }
-    if (IsWatchRequest(req)) return ServeWorkloadWatch(cp_, std::move(f), req, res);  // watch_api.h
-    SendJson(res, 200, ListWorkloadsJson(cp_, f));
-  });
-  t.Get(R"(/api/v1/workloads/([^/]+))", OnWorkload(Action::kRead),
-        [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, WorkloadViewJson(cp_.GetWorkload(RequestWorkloadId(req.matches[1]))));
-  });
-  // Updates of a workload that exists (issue 19.4, workload_update.h): PUT the whole document,
-  // PATCH a JSON merge patch, POST …/rollback {"revision": N} (default: the one before); an
-  // immutable field changed is 422 naming each.
-  auto update = [this](const httplib::Request& req, httplib::Response& res, bool patch, int32_t rollback_to) {
-    std::vector<std::string> immutable;
-    auto r = cp_.UpdateWorkload(RequestWorkloadId(req.matches[1]), req.body, IsJsonBody(req), patch, rollback_to, &RequestPrincipal(),
-                                &immutable, IsDryRun(req), CurrentRequest());
-    if (!r.ok() && !immutable.empty()) {
-      SendError(res, 422, "immutable_field", r.status().message());
-      return;
-    }
-    Send(res, UpdateJson(r));
-  };
-  t.Put(R"(/api/v1/workloads/([^/]+))", WithDryRun(OnWorkload(Action::kUpdate, "update")),
-        [update](const httplib::Request& req, httplib::Response& res) {
-    update(req, res, false, -1);
-  });
-  t.Patch(R"(/api/v1/workloads/([^/]+))", WithDryRun(OnWorkload(Action::kUpdate, "update")),
-          [update](const httplib::Request& req, httplib::Response& res) {
-    update(req, res, true, -1);
-  });
-  t.Post(R"(/api/v1/workloads/([^/]+)/rollback)", OnWorkload(Action::kUpdate, "update"),
-         [update](const httplib::Request& req, httplib::Response& res) {
-    auto parsed = ParseJsonBody(req.body.empty() ? "{}" : req.body);  // nesting and duplicate keys first
-    if (!parsed.ok()) return SendError(res, 400, "invalid_argument", parsed.status().message());
-    json body = std::move(*parsed);
-    if (!body.is_object() || (body.contains("revision") && !body["revision"].is_number_integer()) ||
-        body.value("revision", 0) < 0) {
-      return SendError(res, 400, "invalid_argument", "body: expected {} or {\"revision\": N}");
-    }
-    update(req, res, false, body.value("revision", 0));
-  });
-  t.Get(R"(/api/v1/workloads/([^/]+)/revisions)", OnWorkload(Action::kRead),
-        [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, RevisionsJson(cp_.Revisions(RequestWorkloadId(req.matches[1]))));
-  });
-  t.Delete(R"(/api/v1/workloads/([^/]+))", OnWorkload(Action::kCancel, "cancel"),
-           [this](const httplib::Request& req, httplib::Response& res) {
-    const std::string reason = Param(req, "reason");
-    auto cancelled = cp_.Cancel(RequestWorkloadId(req.matches[1]), reason, KeyedRequest(req),
-                                CurrentRequest());
-    Send(res, WorkloadViewJson(cancelled));
-  });
-  t.Post(R"(/api/v1/workloads/([^/]+)/cancel)", OnWorkload(Action::kCancel, "cancel"),
-         [this](const httplib::Request& req, httplib::Response& res) {
-    std::string reason = Param(req, "reason");
-    std::optional<json> parsed = JsonBodyOr400(req, res, "{}");
-    if (!parsed) return;
-    json& body = *parsed;
-    if (body.is_object() && body.contains("reason") && body["reason"].is_string()) reason = body["reason"];
-    auto cancelled = cp_.Cancel(RequestWorkloadId(req.matches[1]), reason, KeyedRequest(req),
-                                CurrentRequest());
-    Send(res, WorkloadViewJson(cancelled));
-  });
-  t.Post(R"(/api/v1/workloads/([^/]+)/scale)", OnWorkload(Action::kScale, "scale"),
-         [this](const httplib::Request& req, httplib::Response& res) {
-    std::optional<json> parsed = JsonBodyOr400(req, res);
-    if (!parsed) return;
-    json& body = *parsed;
-    if (!body.is_object() || !body.contains("replicas") || !body["replicas"].is_number_integer()) {
-      return SendError(res, 400, "invalid_argument", "body: expected {\"replicas\": N}");
-    }
-    Send(res, WorkloadViewJson(cp_.Scale(RequestWorkloadId(req.matches[1]), body["replicas"].get<int32_t>(),
-                                         KeyedRequest(req), CurrentRequest())));
-  });
-  t.Post(R"(/api/v1/workloads/([^/]+)/quota)", OnWorkload(Action::kQuotaChange, "quota-decision"),
-         [this](const httplib::Request& req, httplib::Response& res) {
-    std::optional<json> parsed = JsonBodyOr400(req, res);
-    if (!parsed) return;
-    json& body = *parsed;
-    if (!body.is_object() || !body.contains("approve") || !body["approve"].is_boolean()) {
-      return SendError(res, 400, "invalid_argument", "body: expected {\"approve\": true} or {\"approve\": false}");
-    }
-    const govern::Principal& who = RequestPrincipal();
-    auto decided = cp_.DecideTemporaryQuota(RequestWorkloadId(req.matches[1]), body["approve"].get<bool>(),
-                                            who.name.empty() ? "admin" : who.name, CurrentRequest());
-    Send(res, WorkloadViewJson(decided));
-  });
-  t.Post(R"(/api/v1/workloads/([^/]+)/metrics)", OnWorkload(Action::kUpdate, "update"),
-         [this](const httplib::Request& req, httplib::Response& res) {
-    std::optional<json> parsed = JsonBodyOr400(req, res);
-    if (!parsed) return;
-    json& body = *parsed;
-    if (body.is_discarded()) return SendError(res, 400, "invalid_argument", "request body is not valid JSON");
-    Send(res, MetricsAcceptedJson(cp_.ReportMetrics(RequestWorkloadId(req.matches[1]), body)));
-  });
-  t.Get(R"(/api/v1/workloads/([^/]+)/explain)", OnWorkload(Action::kRead),
-        [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, ExplainJson(cp_.Explain(RequestWorkloadId(req.matches[1]))));
-  });
-  t.Get(R"(/api/v1/workloads/([^/]+)/events)", OnWorkload(Action::kRead),
-        [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, WorkloadEventsJson(cp_.Events(RequestWorkloadId(req.matches[1]))));
-  });
-  AddTaskRoutes(t, cp_);  // GET /api/v1/workloads/{W}/tasks (logs_api.h)
-  AddEndpointRoutes(t, cp_);  // GET /api/v1/services/{SERVICE}/endpoints (endpoints_api.h)
-  t.Get(R"(/api/v1/workloads/([^/]+)/logs)", OnWorkload(Action::kRead),
-        [this](const httplib::Request& req, httplib::Response& res) {
-    if (IsLogFollow(req)) return ServeLogFollow(cp_, RequestWorkloadId(req.matches[1]), req, res);  // logs -f
-    int64_t tail = 1 << 20;
-    if (req.has_param("tail")) {
-      try {
-        tail = std::stoll(req.get_param_value("tail"));
-      } catch (...) {
-        return SendError(res, 400, "invalid_argument", "tail: expected a number of bytes");
-      }
-    }
-    Send(res, TaskLogJson(cp_.Logs(RequestWorkloadId(req.matches[1]), Param(req, "task"),
-                                   Param(req, "stream", "stdout"), tail)));
-  });
+  // ---- workloads (workloads_api.h), their tasks (logs_api.h), services' endpoints (endpoints_api.h)
+  AddWorkloadRoutes(t, cp_);
+  AddTaskRoutes(t, cp_);
+  AddEndpointRoutes(t, cp_);
 
   // ---- evaluations: archived results, versions side by side (evaluations_api.h)
-  t.Get("/api/v1/evaluations", AnyUser(), [this](const httplib::Request& req, httplib::Response& res) {
-    EvaluationQuery q;
-    q.model = Param(req, "model");
-    q.baseline = Param(req, "baseline");
-    q.visible = RequestWorkloadFilter();
-    Send(res, ListEvaluations(cp_.store(), q));
-  });
+  AddEvaluationRoutes(t, cp_);
 
-  // ---- configuration
-  auto apply = [this](const httplib::Request& req, httplib::Response& res) {
-    const bool dry_run = IsDryRun(req);
-    auto r = cp_.Apply(req.body, IsJsonBody(req), Param(req, "filename", "request"), &RequestPrincipal(),
-                       dry_run ? IdempotentRequest{} : KeyedRequest(req), dry_run, CurrentRequest());
-    if (!r.ok()) return SendStatus(res, r.status());
-    SendJson(res, 200,
-             {{"items", KeyedJson(*r, [](const std::vector<AppliedView>& a) { return ApplyJson(a); })}});
-  };
-  // Any user: Apply checks each document. Users and policies are their own objects; a
-  // reservation has no dry run.
-  t.Post("/api/v1/apply", WithDryRun(AnyUser("apply", "config")), apply);
-  for (const char* kind :
-       {"tenants", "projects", "cohorts", "queues", "priorityclasses", "pools", "clusters", "flavors"}) {
-    t.Post(std::string("/api/v1/") + kind, WithDryRun(AnyUser("apply", "config")), apply);
-  }
-  t.Post("/api/v1/users", WithDryRun(AnyUser("apply", "user")), apply);
-  t.Post("/api/v1/policies", WithDryRun(AnyUser("apply", "policy")), apply);
-  t.Post("/api/v1/reservations", AnyUser("apply", "config"), apply);
+  // ---- configuration: apply (POST /api/v1/apply and per kind) and the reads (config_api.h)
+  AddApplyRoutes(t, cp_);
   AddConfigRoutes(t, cp_);  // the configuration reads, queues, flavors, version (config_api.h)
 
-  // ---- nodes and devices
-  t.Get("/api/v1/nodes", OnCluster(Action::kRead, "node"),
-        [this](const httplib::Request& req, httplib::Response& res) {
-    // Each device names the holders the caller may see; other tenants' work is hiddenMilli.
-    auto visible = RequestWorkloadFilter();
-    if (IsWatchRequest(req)) {
-      return ServeListWatch(cp_, [this, visible] { return NodesJson(cp_.ListNodes(visible)); }, req, res);
-    }
-    SendJson(res, 200, NodesJson(cp_.ListNodes(visible)));
-  });
-  AddEventRoutes(t, cp_);  // GET /api/v1/events (watch_api.h)
-  t.Get(R"(/api/v1/nodes/([^/]+))", OnCluster(Action::kRead, "node"),
-        [this](const httplib::Request& req, httplib::Response& res) {
-    Send(res, NodeJson(cp_.GetNode(req.matches[1], RequestWorkloadFilter())));
-  });
-  t.Post("/api/v1/nodes", OnCluster(Action::kApplyConfig, "node", "node-put", "node"),
-         [this](const httplib::Request& req, httplib::Response& res) {
-    std::optional<json> parsed = JsonBodyOr400(req, res);
-    if (!parsed) return;
-    json& body = *parsed;
-    if (body.is_discarded()) return SendError(res, 400, "invalid_argument", "request body is not valid JSON");
-    Send(res, NodeRecordJson(cp_.PutNode(body, CurrentRequest())), 201);
-  });
-  t.Get("/api/v1/devices", OnCluster(Action::kRead, "node"),
-        [this](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, DevicesJson(cp_.ListDevices())); });
+  // ---- nodes and devices (nodes_api.h), events (watch_api.h)
+  AddNodeRoutes(t, cp_);
+  AddEventRoutes(t, cp_);
   // ---- operator control: cordon/drain, hold/requeue/priority/suspend, queue suspend (fleet_api.h)
   AddFleetRoutes(t, cp_);
 

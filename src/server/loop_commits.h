@@ -19,7 +19,9 @@
 // Loop thread only: no lock. A continuation must not call back into this object.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -52,6 +54,10 @@ class LoopCommits {
   bool Touches(const std::string& id) const { return touching_.count(id) != 0; }
   // Commits in flight.
   size_t size() const { return entries_.size(); }
+  // Commits settled so far, and of those the ones that were not done yet when the loop needed
+  // them (it waited); readable from any thread (/metrics).
+  int64_t settled() const { return settled_.load(std::memory_order_relaxed); }
+  int64_t waited() const { return waited_.load(std::memory_order_relaxed); }
 
  private:
   struct Entry {
@@ -68,6 +74,8 @@ class LoopCommits {
   std::unordered_map<std::string, int> touching_;  // record id -> commits in flight changing it
   bool failed_ = false;                             // a commit failed since the hook last ran
   std::function<void()> after_failure_;
+  std::atomic<int64_t> settled_{0};
+  std::atomic<int64_t> waited_{0};
 };
 
 }  // namespace abacus::server

@@ -43,6 +43,8 @@ TEST_F(LoopCommitsTest, SettlesOldestFirstAndSettleDoneNeverWaits) {
   commits_.SettleDone();
   EXPECT_EQ(settled_, (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(commits_.size(), 1u);
+  EXPECT_EQ(commits_.settled(), 2);
+  EXPECT_EQ(commits_.waited(), 0);  // both were done when settled
   EXPECT_TRUE(commits_.Touches("z"));
   EXPECT_FALSE(commits_.Touches("x"));
 }
@@ -70,6 +72,8 @@ TEST_F(LoopCommitsTest, SettleAllWaitsForACommitStillInFlight) {
   committer.join();
   EXPECT_EQ(settled_, (std::vector<std::string>{"a"}));
   EXPECT_EQ(commits_.size(), 0u);
+  EXPECT_EQ(commits_.settled(), 1);
+  EXPECT_LE(commits_.waited(), 1);  // waited unless the other thread finished first
 }
 
 TEST_F(LoopCommitsTest, AFailureSettlesEveryCommitInFlightBeforeTheHookRunsOnce) {

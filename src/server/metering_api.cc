@@ -6,6 +6,7 @@
 
 #include "server/control_plane.h"
 #include "server/http_answer.h"
+#include "server/http_request.h"
 #include "server/read_views_json.h"
 #include "server/request_authorization.h"
 #include "server/route_table.h"
@@ -16,9 +17,6 @@ namespace {
 using govern::Action;
 
 // The query parameter `name`, "" when absent.
-std::string Param(const httplib::Request& req, const char* name) {
-  return req.has_param(name) ? req.get_param_value(name) : "";
-}
 
 }  // namespace
 

@@ -111,6 +111,10 @@ std::string ControlPlane::RenderMetrics() const {
   counter("abacus_workloads_admitted_total", "Admissions committed.", metrics_.admitted.load());
   counter("abacus_scheduler_cycles_total", "Scheduling cycles run.", metrics_.cycles.load());
   counter("abacus_store_commit_failures_total", "Batches the store refused or failed.", metrics_.commit_failures.load());
+  counter("abacus_loop_commits_total", "The scheduling loop's own commits (cycles, task reports) settled.",
+          commits_.settled());
+  counter("abacus_loop_commit_waits_total",
+          "Of the loop's own commits, those it had to wait for (not done when it needed them).", commits_.waited());
   counter("abacus_http_throttled_total", "Requests refused with 429.", metrics_.rejected_busy.load());
   counter("abacus_audit_write_failures_total", "Audit entries that could not be written (each also logged).",
           governance_->audit_failures());

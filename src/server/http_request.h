@@ -1,0 +1,33 @@
+// The request side of a route handler, shared by every *_api.cc file (http_answer.h is the
+// answer side): query parameters, the body's format and its JSON with the limits every route
+// shares, and the request as its Idempotency-Key names it.
+//
+//   std::optional<json> body = JsonBodyOr400(req, res);  // answered 400 when refused
+//   if (!body) return;
+//   auto r = cp.Cancel(id, Param(req, "reason"), KeyedRequest(req), CurrentRequest());
+#pragma once
+
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "server/idempotency.h"
+
+namespace abacus::server {
+
+// The query parameter `name`, else `fallback`.
+std::string Param(const httplib::Request& req, const char* name, std::string fallback = "");
+// True when the body is JSON: by its Content-Type, else by its first character ({ or [).
+bool IsJsonBody(const httplib::Request& req);
+// The request's JSON body, read with the limits every route shares (nesting depth before
+// parsing, duplicate keys: ParseJsonBody); a refused body is answered 400 here and nullopt
+// returned. An empty body reads as `if_empty` (when not empty itself).
+std::optional<nlohmann::json> JsonBodyOr400(const httplib::Request& req, httplib::Response& res,
+                                            std::string_view if_empty = "");
+// The request as its Idempotency-Key names it (server/idempotency.h): unkeyed without the header.
+IdempotentRequest KeyedRequest(const httplib::Request& req);
+
+}  // namespace abacus::server
