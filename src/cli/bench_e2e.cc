@@ -168,6 +168,9 @@ int RunBenchE2e(const BenchE2eOptions& o) {
     double cycles = value("abacus_scheduling_cycle_seconds_count");
     double secs = value("abacus_scheduling_cycle_seconds_sum");
     std::cerr << "  scheduler: " << cycles << " cycles, " << (cycles > 0 ? 1000 * secs / cycles : 0) << " ms each on average\n";
+    // The loop's own commits (cycles, task reports): how many it went on past, how many it waited for.
+    std::cerr << "  loop commits: " << value("abacus_loop_commits_total") << " settled, "
+              << value("abacus_loop_commit_waits_total") << " waited for\n";
   }
   // Latencies from the ledger: submission, agent-reported start and end of each task.
   std::vector<double> start_ms, admit_to_start_ms, run_ms, finish_to_record_ms;
