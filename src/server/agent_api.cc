@@ -6,9 +6,9 @@
 #include <chrono>
 #include <optional>
 
-#include "common/nesting.h"
 #include "server/control_plane.h"
 #include "server/http_answer.h"
+#include "server/http_request.h"
 #include "server/request_authorization.h"
 #include "server/route_table.h"
 #include "server/secrets.h"
@@ -20,14 +20,11 @@ namespace {
 using govern::Action;
 using nlohmann::json;
 
-// The request's JSON object body (nesting and duplicate keys checked first: ParseJsonBody), or
+// The request's JSON object body (nesting and duplicate keys checked first: JsonBodyOr400), or
 // nullopt with a 400 sent.
 std::optional<json> AgentBody(const httplib::Request& req, httplib::Response& res) {
-  auto parsed = ParseJsonBody(req.body);
-  if (!parsed.ok()) {
-    SendStatus(res, parsed.status());
-    return std::nullopt;
-  }
+  std::optional<json> parsed = JsonBodyOr400(req, res);
+  if (!parsed) return std::nullopt;
   if (!parsed->is_object()) {
     SendError(res, 400, "invalid_argument", "request body: expected a JSON object");
     return std::nullopt;

@@ -24,6 +24,13 @@ void MakeUtf8(std::string& s) {
   }
 }
 
+// Sets a started commit's outcome and marks it done (once), waking whoever waits for it.
+void Finish(Committer::Async& async, Status st) {
+  async.status = std::move(st);
+  async.done.store(true, std::memory_order_release);
+  async.done.notify_all();
+}
+
 }  // namespace
 
 // A Commit caller waiting on its own stack. The committer sets `status`, then wakes the slot
@@ -109,17 +116,12 @@ std::shared_ptr<const Committer::Async> Committer::Start(WriteBatch batch, std::
                                                          std::function<void()> on_done) {
   auto async = std::make_shared<Async>();
   async->batch = std::move(batch);
-  auto finish = [&async](Status st) {
-    async->status = std::move(st);
-    async->done.store(true, std::memory_order_release);
-    async->done.notify_all();
-  };
   if (OnCommitterThread()) {
     std::vector<Item> one(1);
     one[0].records = std::move(records);
     one[0].batch = &async->batch;
     one[0].result = &async->result;
-    finish(CommitItems(one)[0]);
+    Finish(*async, CommitItems(one)[0]);
     if (on_done) on_done();
     return async;
   }
@@ -129,7 +131,7 @@ std::shared_ptr<const Committer::Async> Committer::Start(WriteBatch batch, std::
   item.result = &async->result;
   item.async = async;
   item.on_done = std::move(on_done);
-  if (Push(std::move(item)) == 0) finish(Unavailable("the server is shutting down: nothing more is committed"));
+  if (Push(std::move(item)) == 0) Finish(*async, Unavailable("the server is shutting down: nothing more is committed"));
   return async;
 }
 
@@ -239,9 +241,7 @@ void Committer::Run() {
           w->status = statuses[i];
           w->slot.Wake();
         } else if (const std::shared_ptr<Async>& a = items[i].async) {
-          a->status = statuses[i];
-          a->done.store(true, std::memory_order_release);
-          a->done.notify_all();
+          Finish(*a, statuses[i]);
           if (items[i].on_done) items[i].on_done();
         } else if (!statuses[i].ok()) {
           ++lost;

@@ -499,7 +499,7 @@ void ControlPlane::CommitCycle(std::shared_ptr<CycleWork> work, uint64_t seen_se
   std::vector<std::string> ids = w.touched();
   WriteBatch batch = std::move(w.batch);
   CommitOnLoop(std::move(batch), std::move(w.decisions), std::move(ids),
-               [this, work = std::move(work), seen_seq, staged](const Committer::Async& done) mutable {
+               [this, work = std::move(work), seen_seq, staged = std::move(staged)](const Committer::Async& done) mutable {
                  staged.Settle(done.status.ok(), metrics_.labeled);
                  CycleCommitted(*work, &done, seen_seq);
                });

@@ -138,7 +138,7 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
   std::vector<std::string> ids = changed;
   CommitOnLoop(std::move(batch), std::move(decisions), std::move(ids),
                [this, copies, changed = std::move(changed), puts = std::move(puts),
-                staged](const Committer::Async& done) mutable {
+                staged = std::move(staged)](const Committer::Async& done) mutable {
                  staged.Settle(done.status.ok(), metrics_.labeled);
                  if (!done.status.ok()) {
                    ABACUS_LOG_ERROR("task reports not committed: {}", done.status.ToString());

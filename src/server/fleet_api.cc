@@ -3,12 +3,12 @@
 #include <httplib.h>
 
 #include "common/duration_parse.h"
-#include "common/nesting.h"
 #include "net/http_framing.h"
 #include "server/control_plane.h"
 #include "server/error_detail.h"
 #include "server/governance_api.h"
 #include "server/http_answer.h"
+#include "server/http_request.h"
 #include "server/http_server.h"
 #include "server/read_views_json.h"
 #include "server/route_table.h"
@@ -22,11 +22,8 @@ using nlohmann::json;
 
 // The request's JSON object body ({} when empty), or nullopt with a 400 sent.
 std::optional<json> ObjectBody(const httplib::Request& req, httplib::Response& res) {
-  auto parsed = ParseJsonBody(req.body.empty() ? std::string_view("{}") : std::string_view(req.body));
-  if (!parsed.ok()) {
-    SendStatus(res, parsed.status());
-    return std::nullopt;
-  }
+  std::optional<json> parsed = JsonBodyOr400(req, res, "{}");
+  if (!parsed) return std::nullopt;
   if (!parsed->is_object()) {
     SendStatus(res, InvalidArgument("body: expected a JSON object"));
     return std::nullopt;

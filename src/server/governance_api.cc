@@ -12,7 +12,6 @@
 #include "common/duration_parse.h"
 #include "common/time_spec.h"
 #include "common/log.h"
-#include "common/nesting.h"
 #include "govern/crypto.h"
 #include "net/http_framing.h"
 #include "server/control_plane.h"
@@ -197,8 +196,8 @@ void AddGovernanceRoutes(RouteTable& t, ControlPlane& cp) {
   // ---- tokens
   t.Post("/api/v1/tokens", AnyUser("token-create", "token"),
          [&cp](const httplib::Request& req, httplib::Response& res) {
-    auto parsed = ParseJsonBody(req.body.empty() ? "{}" : req.body);
-    if (!parsed.ok()) return SendStatus(res, parsed.status());
+    std::optional<json> parsed = JsonBodyOr400(req, res, "{}");
+    if (!parsed) return;
     json body = std::move(*parsed);
     if (!body.is_object()) return SendError(res, 400, "invalid_argument", "body: expected {\"user\", \"description\", \"expires\"}");
     auto ttl = ParseTtl(body);
@@ -215,8 +214,8 @@ void AddGovernanceRoutes(RouteTable& t, ControlPlane& cp) {
          [&cp](const httplib::Request& req, httplib::Response& res) {
     // No field is read, but a body sent is checked like any other: a malformed request never
     // rotates the token.
-    auto parsed = ParseJsonBody(req.body.empty() ? "{}" : req.body);
-    if (!parsed.ok()) return SendStatus(res, parsed.status());
+    std::optional<json> parsed = JsonBodyOr400(req, res, "{}");
+    if (!parsed) return;
     if (!parsed->is_object()) return SendError(res, 400, "invalid_argument", "body: expected a JSON object or none");
     Send(res, RotatedAdminTokenJson(cp.governance().RotateAdminToken(RequestPrincipal(), CurrentRequest())));
   });
@@ -250,14 +249,14 @@ void AddGovernanceRoutes(RouteTable& t, ControlPlane& cp) {
   // ---- secrets (server/secrets.h): values go in, never out
   t.Post("/api/v1/secrets", AnyUser("secret-create", "secret"),
          [&cp](const httplib::Request& req, httplib::Response& res) {
-    auto parsed = ParseJsonBody(req.body);
-    if (!parsed.ok()) return SendStatus(res, parsed.status());
+    std::optional<json> parsed = JsonBodyOr400(req, res);
+    if (!parsed) return;
     Send(res, SecretViewJson(cp.secrets().Create(RequestPrincipal(), *parsed, CurrentRequest())), 201);
   });
   t.Post("/api/v1/secrets/reencrypt", AnyUser("secret-reencrypt", "secret"),
          [&cp](const httplib::Request& req, httplib::Response& res) {
-    auto parsed = ParseJsonBody(req.body.empty() ? "{}" : req.body);
-    if (!parsed.ok()) return SendStatus(res, parsed.status());
+    std::optional<json> parsed = JsonBodyOr400(req, res, "{}");
+    if (!parsed) return;
     if (!parsed->is_object()) return SendError(res, 400, "invalid_argument", "body: expected a JSON object or none");
     Send(res, SecretsReencryptedJson(cp.secrets().Reencrypt(RequestPrincipal(), CurrentRequest())));
   });
