@@ -55,6 +55,7 @@
 #include "server/cycle_pacer.h"
 #include "server/loop_commits.h"
 #include "server/loop_inbox.h"
+#include "server/loop_reply.h"
 #include "server/loop_steps.h"
 #include "server/usage_sync.h"
 #include "server/metrics.h"
@@ -366,14 +367,14 @@ class ControlPlane {
 
   // Records what a committed `batch` changed in the feed (published by the loop).
   void RecordChanges(const WriteBatch& batch, const CommitResult* result);
-  // A command for the loop thread, given the pending audit entry of the request it serves
-  // (null: none) to pass to the commits it makes for that request (CommitForRequest).
-  using LoopCommand = std::function<void(PendingRequestAudit* audit)>;
-  // Queues `command` for the loop thread with the pending entry of `context` (PendingAuditOf,
-  // taken here; null: no request), which travels with it as a value; Unavailable once stopping.
-  Status EnqueueCommand(RequestContext* context, LoopCommand command);
+  // Runs `fn(reply)` on the loop thread for `context` (null: no request) and waits for the
+  // answer it gives through `reply` (a LoopReply<R>, holding the request's pending audit entry):
+  // at once, or from the continuation of a commit it started (CommitForRequestOnLoop), so that
+  // the loop goes on while that commit is on disk. `fn` settles the loop's commits it reads first.
+  template <typename R, typename F>
+  R AnswerOnLoop(RequestContext* context, F fn);
   // Runs `fn` (Result<T>(PendingRequestAudit*)) on the loop thread for `context` (null: no
-  // request) and waits for its result: the one way a write runs on the loop (EnqueueCommand).
+  // request), after every commit of the loop in flight settled, and waits for its result.
   template <typename F>
   auto RunOnLoop(RequestContext* context, F fn) -> std::invoke_result_t<F&, PendingRequestAudit*>;
   // Runs `fn` (Result<T>()), which commits nothing for a request, on the loop thread and waits.
@@ -401,6 +402,14 @@ class ControlPlane {
   // after the change feed has the batch when it committed); loop thread only (loop_commits.h).
   void CommitOnLoop(WriteBatch batch, std::vector<govern::AuditRecord> decisions, std::vector<std::string> ids,
                     LoopCommits::Settle settle);
+  // What a loop write that does not wait calls once, on the loop: at once when it started no
+  // commit (an error, nothing to change), else when its commit settled.
+  using Written = std::function<void(const Status&)>;
+  // CommitForRequest without waiting: `audit`'s entry (null: none; it must outlive the commit,
+  // as a LoopReply keeps it) goes with `batch` unless an earlier commit claimed it; `ids` are the
+  // records the batch changes (a node's as NodeCommitId); `then` runs on the loop once settled.
+  void CommitForRequestOnLoop(PendingRequestAudit* audit, WriteBatch batch, std::vector<std::string> ids,
+                              LoopCommits::Settle then);
   void FinishPreemptions();
 
   using TaskReport = server::TaskReport;  // task_report.h
@@ -445,7 +454,10 @@ class ControlPlane {
   void ProgressDrains(bool force = false);
   // Commits `next`, a changed copy of a ledger workload, with event `event` (its details plus
   // state and message), then puts it in the ledger and publishes it (fleet.cc); loop only.
-  // `audit`: the pending entry of the request it serves (null: none).
+  // `audit`: the pending entry of the request it serves (null: none). The OnLoop form does not
+  // wait: `then` runs once it settled.
+  void CommitWorkloadControlOnLoop(WorkloadRecord next, const std::string& event, nlohmann::json details,
+                                   PendingRequestAudit* audit, Written then);
   Status CommitWorkloadControl(WorkloadRecord next, const std::string& event, nlohmann::json details,
                                PendingRequestAudit* audit);
   // Marks agent nodes silent past node_timeout NotReady and fails over their tasks once each
@@ -465,14 +477,18 @@ class ControlPlane {
   void SettleNodeHealth(Time now);
   // CordonNode's and DrainNode's work on the loop thread (fleet.cc); also for rules that drain
   // (maintenance reservations). `audit`: the pending entry of the request served (null: none).
-  Status CordonOnLoop(const std::string& name, bool cordon, const std::string& by, const std::string& reason,
-                      PendingRequestAudit* audit);
+  // Cordon's `then` runs once its commit settled (at once when nothing changes).
+  void CordonOnLoop(const std::string& name, bool cordon, const std::string& by, const std::string& reason,
+                    PendingRequestAudit* audit, Written then);
   Status DrainOnLoop(const std::string& name, const DrainOrder& order, PendingRequestAudit* audit);
   // Maintenance reservations (reservations_api.cc): drains the nodes of each `drain: true`
   // reservation from its drainGrace before the window, uncordons them after it; loop only.
   void MaintainReservations();
   // Commits a node record and its event (with `audit`, the pending entry of the request served,
-  // null: none) and puts it in the ledger; loop thread only.
+  // null: none) and puts it in the ledger; loop thread only. The OnLoop form does not wait:
+  // `then` runs once it settled.
+  void CommitNodeOnLoop(NodeRecord node, const std::string& event, nlohmann::json details,
+                        PendingRequestAudit* audit, Written then);
   Status CommitNode(NodeRecord node, const std::string& event, nlohmann::json details,
                     PendingRequestAudit* audit);
   // Price lists: load at start; stage applied PriceList documents; pick one for a report
@@ -516,26 +532,42 @@ class ControlPlane {
   // the change (an unkeyed request stages nothing).
   Result<std::optional<nlohmann::json>> BeginKeyed(const IdempotentRequest& request,
                                                    std::shared_ptr<IdempotentWrite>* keyed, RequestContext* context);
-  // RunKeyedOnLoop's work, untyped: runs `change` (which keeps its own answer) on the loop; the
-  // first answer when the request repeated meanwhile, else nullopt (or `change`'s error).
+  // RunKeyedOnLoop's work, untyped: runs `change` (which keeps its own answer and calls its
+  // Written once, when its commit settled) on the loop; the first answer when the request
+  // repeated meanwhile, else nullopt (or `change`'s error).
+  using KeyedChange = std::function<void(PendingRequestAudit*, Written)>;
+  // The answer of a change to one workload, given once on the loop.
+  using WorkloadViewDone = std::function<void(Result<WorkloadView>)>;
+  // Scale's change on the loop: an error when it started no commit, else OK and `done` answers
+  // once the commit settled (control_plane_writes.cc).
+  Status ScaleOnLoop(const std::string& id_or_name, int32_t replicas, IdempotentWrite& keyed,
+                     PendingRequestAudit* audit, const WorkloadViewDone& done);
   Result<std::optional<nlohmann::json>> RunKeyedCommand(RequestContext* context,
-                                                        std::shared_ptr<IdempotentWrite> keyed,
-                                                        std::function<Status(PendingRequestAudit*)> change);
-  // `change` (Result<T>(PendingRequestAudit*)) run by RunKeyedCommand: its answer, or the first
+                                                        std::shared_ptr<IdempotentWrite> keyed, KeyedChange change);
+  // `change` (void(PendingRequestAudit*, std::function<void(Result<T>)> done), calling `done`
+  // once: at once, or when its commit settled) run by RunKeyedCommand: its answer, or the first
   // answer of a repeat (Keyed::encoded). Defined in control_plane_writes.cc, its only user.
   template <typename T, typename F>
   Result<Keyed<T>> RunKeyedOnLoop(RequestContext* context, std::shared_ptr<IdempotentWrite> keyed, F change);
-  // Commits `batch`, whose op `put` writes `next` (a changed copy of the ledger workload `into`),
-  // then makes `next` that record with the version the commit gave it and marks the ledger
-  // dirty; a failed commit leaves `into` as it was (and undoes the staged usage). Loop only.
-  // `audit`: the pending entry of the request served (null: none).
-  Status CommitRecord(const WriteBatch& batch, OpRef put, WorkloadRecord next, WorkloadRecord& into,
-                      PendingRequestAudit* audit);
-  // Moves `r` to `to`, committing the record and an event (and what `stage` adds to the batch,
-  // given the record as it will be); loop thread only.
-  Status CommitTransition(WorkloadRecord& r, WorkloadState to, const std::string& event, nlohmann::json details,
+  // Starts the commit of `batch`, whose op `put` writes `next` (a changed copy of the ledger
+  // workload next.id), for the request `audit` (null: none) and goes on; once it committed, on
+  // the loop, `next` becomes that record with the version the commit gave it (the ledger marked
+  // changed), then `then` runs with the outcome. A failed commit leaves the record as it was (the
+  // staged usage is reloaded: LoopCommits' failure hook). Loop only.
+  void CommitRecordOnLoop(WriteBatch batch, OpRef put, WorkloadRecord next, PendingRequestAudit* audit,
+                          Written then);
+  // Moves a copy of `r` (the record as the change sees it) to `to`, committing it with an event
+  // (and what `stage` adds to the batch, given the record as it will be) through
+  // CommitRecordOnLoop; `then` runs once, at once when the transition is illegal. Loop only.
+  void CommitTransitionOnLoop(const WorkloadRecord& r, WorkloadState to, const std::string& event,
+                              nlohmann::json details, const std::function<void(WriteBatch&, const WorkloadRecord&)>& stage,
+                              PendingRequestAudit* audit, Written then);
+  Status CommitTransition(const WorkloadRecord& r, WorkloadState to, const std::string& event, nlohmann::json details,
                           const std::function<void(WriteBatch&, const WorkloadRecord&)>& stage,
                           PendingRequestAudit* audit);
+  // Runs the loop write `start` (an OnLoop form, given its `then`) and settles it now: for a loop
+  // step that reads its outcome next. Not from a commit's continuation (loop_commits.h).
+  Status WriteNow(const std::function<void(Written)>& start);
 
   ControlPlaneOptions options_;
   const Clock& clock_;
@@ -580,21 +612,27 @@ class ControlPlane {
   std::once_flag shutdown_once_;
 };
 
+template <typename R, typename F>
+R ControlPlane::AnswerOnLoop(RequestContext* context, F fn) {
+  // The request's entry travels with the command, a value: its change's commit claims it.
+  auto made = LoopReply<R>::Make(PendingAuditOf(context));
+  std::future<R> answer = std::move(made.second);
+  ABACUS_RETURN_IF_ERROR(inbox_.Run([reply = std::move(made.first), fn = std::move(fn)]() mutable { fn(reply); }));
+  {
+    BlockingRegion waiting;  // for the loop
+    answer.wait();
+  }
+  return answer.get();
+}
+
 template <typename F>
 auto ControlPlane::RunOnLoop(RequestContext* context, F fn)
     -> std::invoke_result_t<F&, PendingRequestAudit*> {
   using R = std::invoke_result_t<F&, PendingRequestAudit*>;
-  auto promise = std::make_shared<std::promise<R>>();
-  std::future<R> future = promise->get_future();
-  auto command = [promise, fn = std::move(fn)](PendingRequestAudit* audit) mutable {
-    promise->set_value(fn(audit));
-  };
-  ABACUS_RETURN_IF_ERROR(EnqueueCommand(context, std::move(command)));
-  {
-    BlockingRegion waiting;  // for the loop
-    future.wait();
-  }
-  return future.get();
+  return AnswerOnLoop<R>(context, [this, fn = std::move(fn)](const LoopReply<R>& reply) mutable {
+    commits_.SettleAll();  // it reads and changes what is durable
+    reply(fn(reply.audit()));
+  });
 }
 
 template <typename F>

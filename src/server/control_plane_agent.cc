@@ -30,21 +30,35 @@ void ControlPlane::WakePollers() {
 
 void ControlPlane::Publish(const WorkloadRecord& r) { board_->Publish(r.id, DesiredTasks(r, ledger_, options_.fencing)); }
 
-Status ControlPlane::CommitNode(NodeRecord node, const std::string& event, json details, PendingRequestAudit* audit) {
+void ControlPlane::CommitNodeOnLoop(NodeRecord node, const std::string& event, json details, PendingRequestAudit* audit,
+                                    Written then) {
   WriteBatch batch;
   json doc = ToJson(node);
   if (!node.credential_sha256.empty()) doc["credentialSha256"] = node.credential_sha256;
   const OpRef put = batch.Put(kNodeKind, node.node.name, doc.dump()).LastOp();
   AddNodeState(node, details);  // capacity reports read the node's life back (node_history.h)
   batch.AppendEvent(kNodeKind, node.node.name, event, details.dump(), clock_.Now());
-  CommitResult result;
-  ABACUS_RETURN_IF_ERROR(CommitForRequest(audit, batch, &result));
-  node.version = result.AssignedTo(put);
-  WriterLock lock(state_mu_);
-  ledger_.PutNode(std::move(node));
-  pacer_.Changed();
-  pacer_.RetryAll();
-  return Status::OK();
+  std::string id = NodeCommitId(node.node.name);
+  auto record = std::make_shared<NodeRecord>(std::move(node));
+  CommitForRequestOnLoop(audit, std::move(batch), {std::move(id)},
+                         [this, put, record, then = std::move(then)](const Committer::Async& done) {
+                           if (done.status.ok()) {
+                             record->version = done.result.AssignedTo(put);
+                             {
+                               WriterLock lock(state_mu_);
+                               ledger_.PutNode(std::move(*record));
+                             }
+                             pacer_.Changed();
+                             pacer_.RetryAll();
+                           }
+                           then(done.status);
+                         });
+}
+
+Status ControlPlane::CommitNode(NodeRecord node, const std::string& event, json details, PendingRequestAudit* audit) {
+  return WriteNow([&](Written then) {
+    CommitNodeOnLoop(std::move(node), event, std::move(details), audit, std::move(then));
+  });
 }
 
 // ---------------------------------------------------------------- registration

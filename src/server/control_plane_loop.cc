@@ -77,12 +77,10 @@ void ControlPlane::Loop() {
       }
       pacer_.Changed();
     }
-    // A command may free capacity or change the rules: every waiting workload is retried. It
-    // reads and changes what is durable: the loop's commits in flight settle first.
-    if (!commands.empty()) {
-      pacer_.RetryAll();
-      commits_.SettleAll();
-    }
+    // A command may free capacity or change the rules: every waiting workload is retried. Each
+    // settles the loop's commits in flight it reads first (RunOnLoop: all of them) and may leave
+    // its own commit in flight, answering once it settled (AnswerOnLoop).
+    if (!commands.empty()) pacer_.RetryAll();
     for (auto& cmd : commands) cmd();
     ProcessTaskReports(turn.reports, nullptr, LoopWrite::kInFlight);
     CheckNodeLiveness();
@@ -101,6 +99,7 @@ void ControlPlane::Loop() {
       feed_->Publish();
       // Answer commands queued after the last turn.
       for (auto& cmd : inbox_.TakeLast()) cmd();
+      commits_.SettleAll();  // and answer those that committed
       return;
     }
     FinishPreemptions();
@@ -165,10 +164,6 @@ void ControlPlane::FinishPreemptions() {
     if (!st.ok()) {
       ABACUS_LOG_ERROR("requeue {}: {}", id, st.ToString());
       continue;
-    }
-    {
-      WriterLock lock(state_mu_);
-      *r = std::move(stopped);
     }
     steps_.preempting.erase(id);
     pacer_.RetryAll();

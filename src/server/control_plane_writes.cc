@@ -97,6 +97,10 @@ ParsedDocuments ParseBody(std::string_view body, bool json_body, const std::stri
   return out;
 }
 
+// The id a keyed write's stored answer (its idempotency record, `store_key`) goes by among the
+// loop's commits in flight: a repeat settles the commit that stores it before it looks it up.
+std::string KeyCommitId(const std::string& store_key) { return std::string(kIdempotencyKind) + "/" + store_key; }
+
 }  // namespace
 
 Status ControlPlane::Commit(const WriteBatch& batch, CommitResult* result, std::optional<govern::AuditRecord> entry,
@@ -130,6 +134,30 @@ void ControlPlane::CommitOnLoop(WriteBatch batch, std::vector<govern::AuditRecor
     if (!done.status.ok()) metrics_.commit_failures.fetch_add(1);
     settle(done);
   });
+}
+
+void ControlPlane::CommitForRequestOnLoop(PendingRequestAudit* audit, WriteBatch batch, std::vector<std::string> ids,
+                                          LoopCommits::Settle then) {
+  std::vector<govern::AuditRecord> entry;
+  if (std::optional<govern::AuditRecord> claimed = ClaimRequestAudit(audit, batch)) entry.push_back(std::move(*claimed));
+  const bool claimed = !entry.empty();
+  for (const WriteOp& op : batch.ops()) {
+    if (const auto* put = std::get_if<PutOp>(&op); put != nullptr && put->kind == kIdempotencyKind) {
+      ids.push_back(KeyCommitId(put->key));
+    }
+  }
+  CommitOnLoop(std::move(batch), std::move(entry), std::move(ids),
+               [audit, claimed, then = std::move(then)](const Committer::Async& done) {
+                 if (claimed) SettleRequestAudit(audit, done.status.ok());
+                 then(done);
+               });
+}
+
+Status ControlPlane::WriteNow(const std::function<void(Written)>& start) {
+  std::optional<Status> outcome;
+  start([&outcome](const Status& st) { outcome = st; });
+  if (!outcome) commits_.SettleAll();
+  return outcome ? *outcome : Internal("a loop write settled without its outcome");
 }
 
 Status ControlPlane::CommitForRequest(PendingRequestAudit* audit, const WriteBatch& batch, CommitResult* result) {
@@ -259,11 +287,6 @@ Result<Keyed<SubmitView>> ControlPlane::Submit(std::string_view body, bool json_
   return out;
 }
 
-Status ControlPlane::EnqueueCommand(RequestContext* context, LoopCommand command) {
-  // The request's entry travels with the command, a value: its change's commit claims it.
-  return inbox_.Run([command = std::move(command), audit = PendingAuditOf(context)] { command(audit.get()); });
-}
-
 Result<Keyed<std::vector<AppliedView>>> ControlPlane::Apply(std::string_view body, bool json_body,
                                                             const std::string& filename,
                                                             const govern::Principal* caller,
@@ -313,8 +336,9 @@ Result<Keyed<std::vector<AppliedView>>> ControlPlane::Apply(std::string_view bod
   }
   auto docs = std::make_shared<std::vector<Document>>(std::move(parsed.documents));
   auto extensions = std::make_shared<std::vector<ExtensionDocument>>(std::move(parsed.extensions));
-  auto change = [this, docs, extensions, secrets, governed, keyed,
-                 dry_run](PendingRequestAudit* audit) -> Result<Items> {
+  auto change = [this, docs, extensions, secrets, governed, keyed, dry_run](PendingRequestAudit* audit,
+                                                                          std::function<void(Result<Items>)> done) {
+    commits_.SettleAll();  // it reads and changes the configuration every record is checked against
     std::vector<const SpecObject*> objects;
     for (const Document& d : *docs) objects.push_back(&d.object);
     Diagnostics diags;
@@ -325,7 +349,7 @@ Result<Keyed<std::vector<AppliedView>>> ControlPlane::Apply(std::string_view bod
     TenancyConfig request_only;
     AddToTenancyConfig(*docs, request_only, diags);
     merged.CheckReferences(diags);
-    if (!diags.empty()) return diags.ToStatus();
+    if (!diags.empty()) return done(diags.ToStatus());
     std::unordered_map<std::string, const SpecObject*> held;  // "kind/name" → what the ledger holds
     held.reserve(ledger_.config_objects().size());
     for (const auto& [key, existing] : ledger_.config_objects()) held.emplace(key, &existing);
@@ -347,8 +371,8 @@ Result<Keyed<std::vector<AppliedView>>> ControlPlane::Apply(std::string_view bod
       out.push_back(AppliedView{std::string(d.kind()), name, action, std::nullopt, std::nullopt});
       if (dry_run) out.back().diff = FieldDiff(before, abacus::ToJson(d.object));
     }
-    std::vector<meter::PriceList> prices;
-    ABACUS_RETURN_IF_ERROR(StagePriceLists(*extensions, batch, out, prices));
+    auto prices = std::make_shared<std::vector<meter::PriceList>>();
+    if (Status st = StagePriceLists(*extensions, batch, out, *prices); !st.ok()) return done(st);
     for (const SecretVault::Staged& s : *secrets) {
       if (s.action != "unchanged") {
         batch.PutJson(std::string(kSecretStoreKind), s.key, s.record, s.expected);  // audited per request
@@ -356,20 +380,29 @@ Result<Keyed<std::vector<AppliedView>>> ControlPlane::Apply(std::string_view bod
       out.push_back(AppliedView{std::string(kSecretKind), s.summary.name, s.action, std::nullopt, s.summary});
     }
     governed->Stage(batch, out);
-    if (dry_run) return out;  // checked and compared; nothing stored, nothing changed in memory
+    if (dry_run) return done(std::move(out));  // checked and compared; nothing stored, nothing changed in memory
     keyed->Stage(batch, [&] { return ApplyJson(out); }, clock_.Now());  // the edge's encoding; also when all are unchanged
-    if (!batch.empty()) ABACUS_RETURN_IF_ERROR(CommitForRequest(audit, batch, nullptr));
-    governed->Committed();
-    {
-      WriterLock lock(state_mu_);
-      for (auto& p : prices) price_lists_[p.name] = std::move(p);
-      ledger_.PutConfigs(changed);
-    }
-    pacer_.Changed();
-    return out;
+    // Once committed (at once when nothing changed), the configuration goes into the ledger.
+    auto applied = [this, docs, changed, prices, governed, out = std::move(out), done](const Status& st) mutable {
+      if (!st.ok()) return done(st);
+      governed->Committed();
+      {
+        WriterLock lock(state_mu_);
+        for (auto& p : *prices) price_lists_[p.name] = std::move(p);
+        ledger_.PutConfigs(changed);
+      }
+      pacer_.Changed();
+      done(std::move(out));
+    };
+    if (batch.empty()) return applied(Status::OK());
+    CommitForRequestOnLoop(audit, std::move(batch), {},
+                           [applied = std::move(applied)](const Committer::Async& c) mutable { applied(c.status); });
   };
   if (dry_run) {
-    ABACUS_ASSIGN_OR_RETURN(Items items, RunOnLoop(context, change));
+    auto checked = [change](const LoopReply<Result<Items>>& reply) {
+      change(reply.audit(), [reply](Result<Items> items) { reply(std::move(items)); });
+    };
+    ABACUS_ASSIGN_OR_RETURN(Items items, AnswerOnLoop<Result<Items>>(context, std::move(checked)));
     return Keyed<Items>{std::move(items), std::nullopt};
   }
   return RunKeyedOnLoop<Items>(context, keyed, change);
@@ -384,28 +417,32 @@ Result<std::optional<json>> ControlPlane::BeginKeyed(const IdempotentRequest& re
   return std::optional<json>((*keyed)->first_answer());
 }
 
-Result<std::optional<json>> ControlPlane::RunKeyedCommand(
-    RequestContext* context, std::shared_ptr<IdempotentWrite> keyed,
-    std::function<Status(PendingRequestAudit*)> change) {
-  auto replayed = std::make_shared<bool>(false);
-  auto command = [this, keyed, replayed,
-                  change = std::move(change)](PendingRequestAudit* audit) -> Result<std::optional<json>> {
+Result<std::optional<json>> ControlPlane::RunKeyedCommand(RequestContext* context,
+                                                          std::shared_ptr<IdempotentWrite> keyed, KeyedChange change) {
+  using Answer = Result<std::optional<json>>;
+  auto replayed = std::make_shared<bool>(false);  // set on the loop before the answer
+  auto command = [this, keyed, replayed, change = std::move(change)](const LoopReply<Answer>& reply) {
     // Checked again on the loop, which makes every such change one after another: a request
-    // with the same key that ran meanwhile answered first.
-    ABACUS_ASSIGN_OR_RETURN(bool repeat, keyed->Check(clock_.Now()));
-    if (repeat) {
+    // with the same key that ran meanwhile answered first (its commit settled first, when it is
+    // still in flight).
+    if (keyed->request().keyed()) commits_.SettleTouching(KeyCommitId(keyed->store_key()));
+    Result<bool> repeat = keyed->Check(clock_.Now());
+    if (!repeat.ok()) return reply(repeat.status());
+    if (*repeat) {
       *replayed = true;
-      return std::optional<json>(keyed->first_answer());
+      return reply(std::optional<json>(keyed->first_answer()));
     }
-    Status changed = change(audit);
-    if (changed.ok()) return std::optional<json>();
-    // Aborted on the key's record: a request with the same key committed first off the loop;
-    // its answer is this one's (or, on another route, a 409 naming it).
-    ABACUS_ASSIGN_OR_RETURN(json concurrent, keyed->AfterFailedCommit(changed, clock_.Now()));
-    *replayed = true;
-    return std::optional<json>(std::move(concurrent));
+    change(reply.audit(), [this, keyed, replayed, reply](const Status& changed) {
+      if (changed.ok()) return reply(std::optional<json>());
+      // Aborted on the key's record: a request with the same key committed first off the loop;
+      // its answer is this one's (or, on another route, a 409 naming it).
+      Result<json> concurrent = keyed->AfterFailedCommit(changed, clock_.Now());
+      if (!concurrent.ok()) return reply(concurrent.status());
+      *replayed = true;
+      reply(std::optional<json>(std::move(*concurrent)));
+    });
   };
-  Result<std::optional<json>> answer = RunOnLoop(context, std::move(command));
+  Answer answer = AnswerOnLoop<Answer>(context, std::move(command));
   if (*replayed) NoteRequestReplayed(context, keyed->request().key);
   return answer;
 }
@@ -414,22 +451,26 @@ template <typename T, typename F>
 Result<Keyed<T>> ControlPlane::RunKeyedOnLoop(RequestContext* context, std::shared_ptr<IdempotentWrite> keyed,
                                               F change) {
   auto answer = std::make_shared<T>();
-  auto run = [answer, change = std::move(change)](PendingRequestAudit* audit) mutable {
-    Result<T> changed = change(audit);
-    if (!changed.ok()) return changed.status();
-    *answer = std::move(*changed);
-    return Status::OK();
+  auto run = [answer, change = std::move(change)](PendingRequestAudit* audit, Written written) mutable {
+    change(audit, [answer, written = std::move(written)](Result<T>&& changed) {
+      if (changed.ok()) {
+        *answer = std::move(*changed);
+        return written(Status::OK());
+      }
+      written(changed.status());
+    });
   };
   ABACUS_ASSIGN_OR_RETURN(std::optional<json> replayed, RunKeyedCommand(context, keyed, std::move(run)));
   if (replayed) return Keyed<T>{T{}, std::move(replayed)};
   return Keyed<T>{std::move(*answer), keyed->TakeStaged()};
 }
 
-Status ControlPlane::CommitTransition(WorkloadRecord& r, WorkloadState to, const std::string& event, json details,
-                                      const std::function<void(WriteBatch&, const WorkloadRecord&)>& stage,
-                                      PendingRequestAudit* audit) {
+void ControlPlane::CommitTransitionOnLoop(const WorkloadRecord& r, WorkloadState to, const std::string& event,
+                                          json details,
+                                          const std::function<void(WriteBatch&, const WorkloadRecord&)>& stage,
+                                          PendingRequestAudit* audit, Written then) {
   WorkloadRecord next = r;
-  ABACUS_RETURN_IF_ERROR(Transition(next.state, to));
+  if (Status st = Transition(next.state, to); !st.ok()) return then(st);
   Time now = clock_.Now();
   if (IsTerminal(to)) next.finished_at = now;
   if (!details.contains("message") && !next.message.empty()) details["message"] = next.message;
@@ -438,21 +479,36 @@ Status ControlPlane::CommitTransition(WorkloadRecord& r, WorkloadState to, const
   batch.AppendEventJson(kWorkloadKind, next.id, event, EventJson(to, "", std::move(details)), now);
   usage_->Stage(&r, next, batch, now);
   if (stage) stage(batch, next);
-  return CommitRecord(batch, put, std::move(next), r, audit);
+  CommitRecordOnLoop(std::move(batch), put, std::move(next), audit, std::move(then));
 }
 
-Status ControlPlane::CommitRecord(const WriteBatch& batch, OpRef put, WorkloadRecord next, WorkloadRecord& into,
-                                  PendingRequestAudit* audit) {
-  CommitResult result;
-  if (Status st = CommitForRequest(audit, batch, &result); !st.ok()) {
-    usage_->CommitFailed();
-    return st;
-  }
-  next.version = result.AssignedTo(put);
-  WriterLock lock(state_mu_);
-  into = std::move(next);
-  pacer_.Changed();
-  return Status::OK();
+Status ControlPlane::CommitTransition(const WorkloadRecord& r, WorkloadState to, const std::string& event,
+                                      json details,
+                                      const std::function<void(WriteBatch&, const WorkloadRecord&)>& stage,
+                                      PendingRequestAudit* audit) {
+  return WriteNow([&](Written then) {
+    CommitTransitionOnLoop(r, to, event, std::move(details), stage, audit, std::move(then));
+  });
+}
+
+void ControlPlane::CommitRecordOnLoop(WriteBatch batch, OpRef put, WorkloadRecord next, PendingRequestAudit* audit,
+                                      Written then) {
+  std::string id = next.id;
+  auto record = std::make_shared<WorkloadRecord>(std::move(next));
+  CommitForRequestOnLoop(audit, std::move(batch), {std::move(id)},
+                         [this, put, record, then = std::move(then)](const Committer::Async& done) {
+                           if (done.status.ok()) {
+                             record->version = done.result.AssignedTo(put);
+                             WriterLock lock(state_mu_);
+                             if (WorkloadRecord* into = ledger_.FindWorkload(record->id)) {
+                               *into = std::move(*record);
+                             } else {
+                               ledger_.PutWorkload(std::move(*record));
+                             }
+                             pacer_.Changed();
+                           }
+                           then(done.status);
+                         });
 }
 
 Result<Keyed<WorkloadView>> ControlPlane::Cancel(const std::string& id_or_name, const std::string& reason,
@@ -461,41 +517,36 @@ Result<Keyed<WorkloadView>> ControlPlane::Cancel(const std::string& id_or_name, 
   std::shared_ptr<IdempotentWrite> keyed;
   ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed, context));
   if (replay) return Keyed<WorkloadView>{{}, std::move(replay)};
-  auto change = [this, id_or_name, reason, keyed](PendingRequestAudit* audit) -> Result<WorkloadView> {
+  auto change = [this, id_or_name, reason, keyed](PendingRequestAudit* audit, WorkloadViewDone done) {
     const WorkloadRecord* found = ledger_.Resolve(id_or_name);
-    if (found == nullptr) return NotFound("workload '" + id_or_name + "' not found");
-    WorkloadRecord* r = ledger_.FindWorkload(found->id);
+    if (found == nullptr) return done(NotFound("workload '" + id_or_name + "' not found"));
+    const std::string id = found->id;
+    commits_.SettleTouching(id);  // a working copy of what is durable
+    const WorkloadRecord* r = ledger_.FindWorkload(id);
     if (!CanTransition(r->state, WorkloadState::kCancelled)) {
-      return FailedPrecondition("workload " + r->id + " is " + std::string(WorkloadStateName(r->state)) +
-                                ": illegal workload transition " + std::string(WorkloadStateName(r->state)) +
-                                " -> Cancelled");
+      return done(FailedPrecondition("workload " + r->id + " is " + std::string(WorkloadStateName(r->state)) +
+                                     ": illegal workload transition " + std::string(WorkloadStateName(r->state)) +
+                                     " -> Cancelled"));
     }
     WorkloadRecord copy = *r;
     copy.message = reason.empty() ? "cancelled by user" : "cancelled: " + reason;
-    {
-      WriterLock lock(state_mu_);
-      std::swap(*r, copy);
-    }
     // The answer is the workload as the commit leaves it, stored with it under the key (in the
     // edge's encoding: write_views_json.h).
-    WorkloadView out;
-    Status st = CommitTransition(*r, WorkloadState::kCancelled, "Cancelled", json::object(),
-                                 [&](WriteBatch& batch, const WorkloadRecord& next) {
-                                   {
-                                     ReaderLock lock(state_mu_);
-                                     out = View(next);
-                                   }
-                                   keyed->Stage(batch, [&] { return WorkloadViewJson(out); }, clock_.Now());
-                                 },
-                                 audit);
-    if (!st.ok()) {
-      WriterLock lock(state_mu_);
-      std::swap(*r, copy);
-      return st;
-    }
-    steps_.preempting.erase(r->id);
-    Publish(*r);  // its agents stop what still runs
-    return out;
+    auto out = std::make_shared<WorkloadView>();
+    CommitTransitionOnLoop(copy, WorkloadState::kCancelled, "Cancelled", json::object(),
+                           [&](WriteBatch& batch, const WorkloadRecord& next) {
+                             {
+                               ReaderLock lock(state_mu_);
+                               *out = View(next);
+                             }
+                             keyed->Stage(batch, [&] { return WorkloadViewJson(*out); }, clock_.Now());
+                           },
+                           audit, [this, id, out, done](const Status& st) {
+                             if (!st.ok()) return done(st);
+                             steps_.preempting.erase(id);
+                             Publish(*ledger_.FindWorkload(id));  // its agents stop what still runs
+                             done(std::move(*out));
+                           });
   };
   return RunKeyedOnLoop<WorkloadView>(context, keyed, std::move(change));
 }
@@ -506,69 +557,80 @@ Result<Keyed<WorkloadView>> ControlPlane::Scale(const std::string& id_or_name, i
   std::shared_ptr<IdempotentWrite> keyed;
   ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed, context));
   if (replay) return Keyed<WorkloadView>{{}, std::move(replay)};
-  auto change = [this, id_or_name, replicas, keyed](PendingRequestAudit* audit) -> Result<WorkloadView> {
-    const WorkloadRecord* found = ledger_.Resolve(id_or_name);
-    if (found == nullptr) return NotFound("workload '" + id_or_name + "' not found");
-    WorkloadRecord next = *found;
-    if (IsTerminal(next.state)) {
-      return FailedPrecondition("workload " + next.id + " is " + std::string(WorkloadStateName(next.state)) +
-                                " and cannot be scaled");
-    }
-    std::string what;
-    if (InferenceSpec* inf = std::get_if<InferenceSpec>(&next.spec.details)) {
-      if (replicas < inf->min_replicas || replicas > inf->max_replicas) {
-        return InvalidArgument("replicas: must be within minReplicas " + std::to_string(inf->min_replicas) +
-                               " and maxReplicas " + std::to_string(inf->max_replicas) + ", got " +
-                               std::to_string(replicas));
-      }
-      what = "replicas " + std::to_string(inf->replicas) + " -> " + std::to_string(replicas);
-      inf->replicas = replicas;
-    } else if (BatchSpec* b = std::get_if<BatchSpec>(&next.spec.details)) {
-      if (replicas < 1 || replicas > b->tasks) {
-        return InvalidArgument("replicas: a BatchJob's parallelism must be within 1 and tasks " +
-                               std::to_string(b->tasks) + ", got " + std::to_string(replicas));
-      }
-      what = "parallelism " + std::to_string(b->parallelism) + " -> " + std::to_string(replicas);
-      b->parallelism = replicas;
-    } else {
-      return FailedPrecondition("a " + std::string(WorkloadKindName(next.spec.kind())) +
-                                " cannot be scaled (InferenceService replicas, BatchJob parallelism)");
-    }
-    WorkloadState to = next.state;
-    bool elastic = HasAgentTasks(next) && (next.state == WorkloadState::kRunning || next.state == WorkloadState::kAdmitted);
-    if (elastic) {
-      // Its controller grows or shrinks it in place: missing units wait as slices (elastic_units.h),
-      // extra ones are stopped and released.
-    } else if (next.state == WorkloadState::kAdmitted) {
-      to = WorkloadState::kPending;  // admission rolled back: re-admitted at the new size
-    } else if (next.holds_quota()) {
-      return FailedPrecondition("workload " + next.id + " is " + std::string(WorkloadStateName(next.state)) +
-                                "; scale it once it runs again");
-    }
-    if (to != next.state) {
-      ABACUS_RETURN_IF_ERROR(Transition(next.state, to));
-      next.placements.clear();
-      next.group_flavors.clear();
-      next.admitted_at = Time{};
-    }
-    Time now = clock_.Now();
-    WriteBatch batch;
-    const OpRef put = batch.PutJson(kWorkloadKind, next.id, ToJson(next), next.version).LastOp();
-    batch.AppendEventJson(kWorkloadKind, next.id, elastic ? "ScaleRequested" : "Scaled", EventJson(next.state, what),
-                          now);
-    usage_->Stage(found, next, batch, now);
-    WorkloadView out;  // the workload as the commit leaves it, stored with it under the key
-    {
-      ReaderLock lock(state_mu_);
-      out = View(next);
-    }
-    keyed->Stage(batch, [&] { return WorkloadViewJson(out); }, now);
-    WorkloadRecord* r = ledger_.FindWorkload(next.id);
-    ABACUS_RETURN_IF_ERROR(CommitRecord(batch, put, std::move(next), *r, audit));
-    Publish(*r);
-    return out;
+  auto change = [this, id_or_name, replicas, keyed](PendingRequestAudit* audit, WorkloadViewDone done) {
+    if (Status st = ScaleOnLoop(id_or_name, replicas, *keyed, audit, done); !st.ok()) done(st);
   };
   return RunKeyedOnLoop<WorkloadView>(context, keyed, std::move(change));
+}
+
+Status ControlPlane::ScaleOnLoop(const std::string& id_or_name, int32_t replicas, IdempotentWrite& keyed,
+                                 PendingRequestAudit* audit, const WorkloadViewDone& done) {
+  const WorkloadRecord* found = ledger_.Resolve(id_or_name);
+  if (found == nullptr) return NotFound("workload '" + id_or_name + "' not found");
+  const std::string found_id = found->id;
+  commits_.SettleTouching(found_id);  // a working copy of what is durable
+  found = ledger_.FindWorkload(found_id);
+  WorkloadRecord next = *found;
+  if (IsTerminal(next.state)) {
+    return FailedPrecondition("workload " + next.id + " is " + std::string(WorkloadStateName(next.state)) +
+                              " and cannot be scaled");
+  }
+  std::string what;
+  if (InferenceSpec* inf = std::get_if<InferenceSpec>(&next.spec.details)) {
+    if (replicas < inf->min_replicas || replicas > inf->max_replicas) {
+      return InvalidArgument("replicas: must be within minReplicas " + std::to_string(inf->min_replicas) +
+                             " and maxReplicas " + std::to_string(inf->max_replicas) + ", got " +
+                             std::to_string(replicas));
+    }
+    what = "replicas " + std::to_string(inf->replicas) + " -> " + std::to_string(replicas);
+    inf->replicas = replicas;
+  } else if (BatchSpec* b = std::get_if<BatchSpec>(&next.spec.details)) {
+    if (replicas < 1 || replicas > b->tasks) {
+      return InvalidArgument("replicas: a BatchJob's parallelism must be within 1 and tasks " +
+                             std::to_string(b->tasks) + ", got " + std::to_string(replicas));
+    }
+    what = "parallelism " + std::to_string(b->parallelism) + " -> " + std::to_string(replicas);
+    b->parallelism = replicas;
+  } else {
+    return FailedPrecondition("a " + std::string(WorkloadKindName(next.spec.kind())) +
+                              " cannot be scaled (InferenceService replicas, BatchJob parallelism)");
+  }
+  WorkloadState to = next.state;
+  bool elastic = HasAgentTasks(next) && (next.state == WorkloadState::kRunning || next.state == WorkloadState::kAdmitted);
+  if (elastic) {
+    // Its controller grows or shrinks it in place: missing units wait as slices (elastic_units.h),
+    // extra ones are stopped and released.
+  } else if (next.state == WorkloadState::kAdmitted) {
+    to = WorkloadState::kPending;  // admission rolled back: re-admitted at the new size
+  } else if (next.holds_quota()) {
+    return FailedPrecondition("workload " + next.id + " is " + std::string(WorkloadStateName(next.state)) +
+                              "; scale it once it runs again");
+  }
+  if (to != next.state) {
+    ABACUS_RETURN_IF_ERROR(Transition(next.state, to));
+    next.placements.clear();
+    next.group_flavors.clear();
+    next.admitted_at = Time{};
+  }
+  Time now = clock_.Now();
+  WriteBatch batch;
+  const OpRef put = batch.PutJson(kWorkloadKind, next.id, ToJson(next), next.version).LastOp();
+  batch.AppendEventJson(kWorkloadKind, next.id, elastic ? "ScaleRequested" : "Scaled", EventJson(next.state, what),
+                        now);
+  usage_->Stage(found, next, batch, now);
+  auto out = std::make_shared<WorkloadView>();  // the workload as the commit leaves it, stored with it under the key
+  {
+    ReaderLock lock(state_mu_);
+    *out = View(next);
+  }
+  keyed.Stage(batch, [&] { return WorkloadViewJson(*out); }, now);
+  const std::string id = next.id;
+  CommitRecordOnLoop(std::move(batch), put, std::move(next), audit, [this, id, out, done](const Status& st) {
+    if (!st.ok()) return done(st);
+    Publish(*ledger_.FindWorkload(id));
+    done(std::move(*out));
+  });
+  return Status::OK();  // `done` answers once the commit settled
 }
 
 Result<NodeRecord> ControlPlane::PutNode(const json& body, RequestContext* context) {
@@ -577,11 +639,12 @@ Result<NodeRecord> ControlPlane::PutNode(const json& body, RequestContext* conte
   auto node = std::make_shared<NodeRecord>(std::move(*rec));
   node->agent = false;
   node->credential_sha256.clear();
-  return RunOnLoop(context, [this, node](PendingRequestAudit* audit) -> Result<NodeRecord> {
+  return AnswerOnLoop<Result<NodeRecord>>(context, [this, node](const LoopReply<Result<NodeRecord>>& reply) {
+    commits_.SettleAll();  // a node change reads what is durable
     if (ToMicros(node->node.last_heartbeat) == 0) node->node.last_heartbeat = clock_.Now();
     const NodeRecord* old = ledger_.FindNode(node->node.name);
     if (old != nullptr && old->agent) {
-      return FailedPrecondition("node " + node->node.name + " is run by an agent: it registers itself");
+      return reply(FailedPrecondition("node " + node->node.name + " is run by an agent: it registers itself"));
     }
     bool existed = old != nullptr;
     node->cordon = existed ? old->cordon : NodeCordonRecord{};  // only abacus cordon/uncordon change it
@@ -590,16 +653,18 @@ Result<NodeRecord> ControlPlane::PutNode(const json& body, RequestContext* conte
     json details = {{"simulated", node->simulated}, {"devices", node->node.devices.size()}};
     AddNodeState(*node, details);  // capacity reports read the node's life back (node_history.h)
     batch.AppendEvent(kNodeKind, node->node.name, existed ? "Updated" : "Registered", details.dump(), clock_.Now());
-    CommitResult result;
-    ABACUS_RETURN_IF_ERROR(CommitForRequest(audit, batch, &result));
-    node->version = result.AssignedTo(put);
-    NodeRecord out = *node;
-    {
-      WriterLock lock(state_mu_);
-      ledger_.PutNode(std::move(*node));
-    }
-    pacer_.Changed();
-    return out;
+    CommitForRequestOnLoop(reply.audit(), std::move(batch), {NodeCommitId(node->node.name)},
+                           [this, node, put, reply](const Committer::Async& done) {
+                             if (!done.status.ok()) return reply(done.status);
+                             node->version = done.result.AssignedTo(put);
+                             NodeRecord out = *node;
+                             {
+                               WriterLock lock(state_mu_);
+                               ledger_.PutNode(std::move(*node));
+                             }
+                             pacer_.Changed();
+                             reply(std::move(out));
+                           });
   });
 }
 

@@ -49,51 +49,62 @@ Status StopForOperator(WorkloadRecord& r, RequeueReason reason, const std::strin
 
 }  // namespace
 
-Status ControlPlane::CommitWorkloadControl(WorkloadRecord next, const std::string& event, json details,
-                                           PendingRequestAudit* audit) {
+void ControlPlane::CommitWorkloadControlOnLoop(WorkloadRecord next, const std::string& event, json details,
+                                               PendingRequestAudit* audit, Written then) {
   Time now = clock_.Now();
   const WorkloadRecord* cur = ledger_.FindWorkload(next.id);
   WriteBatch batch;
   const OpRef put = batch.PutJson(kWorkloadKind, next.id, ToJson(next), next.version).LastOp();
   usage_->Stage(cur, next, batch, now);
   batch.AppendEventJson(kWorkloadKind, next.id, event, EventJson(next.state, next.message, std::move(details)), now);
-  WorkloadRecord& r = *ledger_.FindWorkload(next.id);
-  ABACUS_RETURN_IF_ERROR(CommitRecord(batch, put, std::move(next), r, audit));
-  if (r.state == WorkloadState::kPreempting) steps_.preempting.insert(r.id);
-  Publish(r);
-  pacer_.RetryAll();
-  return Status::OK();
+  const std::string id = next.id;
+  CommitRecordOnLoop(std::move(batch), put, std::move(next), audit, [this, id, then = std::move(then)](const Status& st) {
+    if (st.ok()) {
+      const WorkloadRecord& r = *ledger_.FindWorkload(id);
+      if (r.state == WorkloadState::kPreempting) steps_.preempting.insert(r.id);
+      Publish(r);
+      pacer_.RetryAll();
+    }
+    then(st);
+  });
+}
+
+Status ControlPlane::CommitWorkloadControl(WorkloadRecord next, const std::string& event, json details,
+                                           PendingRequestAudit* audit) {
+  return WriteNow([&](Written then) {
+    CommitWorkloadControlOnLoop(std::move(next), event, std::move(details), audit, std::move(then));
+  });
 }
 
 // ---------------------------------------------------------------- nodes
 
 Result<NodeView> ControlPlane::CordonNode(const std::string& name, bool cordon, const std::string& by,
                                           const std::string& reason, RequestContext* context) {
-  ABACUS_RETURN_IF_ERROR(RunOnLoop(context, [this, name, cordon, by, reason](PendingRequestAudit* audit) -> Result<json> {
-                           ABACUS_RETURN_IF_ERROR(CordonOnLoop(name, cordon, by, reason, audit));
-                           return json::object();
-                         })
-                             .status());
+  ABACUS_RETURN_IF_ERROR(AnswerOnLoop<Status>(context, [this, name, cordon, by, reason](const LoopReply<Status>& reply) {
+    commits_.SettleAll();  // a node change reads what is durable
+    CordonOnLoop(name, cordon, by, reason, reply.audit(), [reply](const Status& st) { reply(st); });
+  }));
   return GetNode(name);
 }
 
-Status ControlPlane::CordonOnLoop(const std::string& name, bool cordon, const std::string& by, const std::string& reason,
-                                  PendingRequestAudit* audit) {
+void ControlPlane::CordonOnLoop(const std::string& name, bool cordon, const std::string& by, const std::string& reason,
+                                PendingRequestAudit* audit, Written then) {
   const NodeRecord* n = ledger_.FindNode(name);
-  if (n == nullptr) return NotFound("node '" + name + "' not found (abacus get nodes lists them)");
+  if (n == nullptr) return then(NotFound("node '" + name + "' not found (abacus get nodes lists them)"));
   NodeRecord next = *n;
   if (cordon) {
-    if (n->cordon.state != NodeState::kReady) return Status::OK();  // already
+    if (n->cordon.state != NodeState::kReady) return then(Status::OK());  // already
     next.cordon = NodeCordonRecord{NodeState::kCordoned, clock_.Now(), Time{}, false, by, reason};
   } else {
     if (n->cordon.state == NodeState::kReady && n->health.probation.empty()) {
-      return Status::OK();  // not cordoned, no device waiting out its probation
+      return then(Status::OK());  // not cordoned, no device waiting out its probation
     }
     next.cordon = NodeCordonRecord{};
     ClearHealthOnUncordon(next);  // an operator's word ends a device's probation too
     steps_.draining_nodes.erase(name);
   }
-  return CommitNode(std::move(next), cordon ? "Cordoned" : "Uncordoned", {{"by", by}, {"reason", reason}}, audit);
+  CommitNodeOnLoop(std::move(next), cordon ? "Cordoned" : "Uncordoned", {{"by", by}, {"reason", reason}}, audit,
+                   std::move(then));
 }
 
 bool DrainStopsNow(const Ledger& ledger, const WorkloadRecord& w, const NodeRecord& n, Time now) {
@@ -215,27 +226,31 @@ void ControlPlane::ProgressDrains(bool force) {
 
 Result<WorkloadView> ControlPlane::ControlWorkload(const std::string& id_or_name, WorkloadControl what,
                                                   const std::string& by, RequestContext* context) {
-  return RunOnLoop(context, [this, id_or_name, what, by](PendingRequestAudit* audit) -> Result<WorkloadView> {
+  using Answer = Result<WorkloadView>;
+  return AnswerOnLoop<Answer>(context, [this, id_or_name, what, by](const LoopReply<Answer>& reply) {
     const WorkloadRecord* found = ledger_.Resolve(id_or_name);
-    if (found == nullptr) return NotFound("workload '" + id_or_name + "' not found");
-    WorkloadRecord next = *found;
+    if (found == nullptr) return reply(NotFound("workload '" + id_or_name + "' not found"));
+    const std::string id = found->id;
+    commits_.SettleTouching(id);  // a working copy of what is durable
+    WorkloadRecord next = *ledger_.FindWorkload(id);
     const std::string name = next.spec.name;
     const std::string verb(WorkloadControlName(what));
     if (IsTerminal(next.state)) {
-      return FailedPrecondition("workload " + name + " (" + next.id + ") is " + StateName(next) + ": nothing to " + verb);
+      return reply(FailedPrecondition("workload " + name + " (" + next.id + ") is " + StateName(next) +
+                                      ": nothing to " + verb));
     }
     std::string event;
     json details = {{"by", by}};
     switch (what) {
       case WorkloadControl::kHold:
         if (!next.waiting()) {
-          return FailedPrecondition("workload " + name + " is " + StateName(next) +
-                                    ": hold keeps waiting work out of scheduling; to stop it and keep it out, run "
-                                    "`abacus suspend " + name + "`");
+          return reply(FailedPrecondition("workload " + name + " is " + StateName(next) +
+                                          ": hold keeps waiting work out of scheduling; to stop it and keep it out, run "
+                                          "`abacus suspend " + name + "`"));
         }
-        if (next.hold == "Held") return View(next);
+        if (next.hold == "Held") return reply(View(next));
         if (next.hold == "Suspended") {
-          return FailedPrecondition("workload " + name + " is suspended: `abacus resume " + name + "` ends that");
+          return reply(FailedPrecondition("workload " + name + " is suspended: `abacus resume " + name + "` ends that"));
         }
         next.hold = "Held";
         next.hold_by = by;
@@ -244,8 +259,8 @@ Result<WorkloadView> ControlPlane::ControlWorkload(const std::string& id_or_name
         break;
       case WorkloadControl::kRelease:
         if (next.hold != "Held") {
-          return FailedPrecondition("workload " + name + " is not held" +
-                                    (next.hold == "Suspended" ? " but suspended: run `abacus resume " + name + "`" : ""));
+          return reply(FailedPrecondition("workload " + name + " is not held" +
+                                          (next.hold == "Suspended" ? " but suspended: run `abacus resume " + name + "`" : "")));
         }
         next.hold.clear();
         next.hold_by.clear();
@@ -253,20 +268,21 @@ Result<WorkloadView> ControlPlane::ControlWorkload(const std::string& id_or_name
         event = "Released";
         break;
       case WorkloadControl::kSuspend:
-        if (next.hold == "Suspended") return View(next);
+        if (next.hold == "Suspended") return reply(View(next));
         next.hold = "Suspended";
         next.hold_by = by;
         next.message = "suspended by " + by;
         if (next.state == WorkloadState::kAdmitted || next.state == WorkloadState::kRunning) {
-          ABACUS_RETURN_IF_ERROR(
-              StopForOperator(next, RequeueReason::kSuspended, "suspended by " + by + "; stopping (checkpoint signal first)", clock_.Now()));
+          Status st = StopForOperator(next, RequeueReason::kSuspended,
+                                      "suspended by " + by + "; stopping (checkpoint signal first)", clock_.Now());
+          if (!st.ok()) return reply(st);
         }
         event = "Suspended";
         break;
       case WorkloadControl::kResume:
         if (next.hold != "Suspended") {
-          return FailedPrecondition("workload " + name + " is not suspended" +
-                                    (next.hold == "Held" ? " but held: run `abacus release " + name + "`" : ""));
+          return reply(FailedPrecondition("workload " + name + " is not suspended" +
+                                          (next.hold == "Held" ? " but held: run `abacus release " + name + "`" : "")));
         }
         next.hold.clear();
         next.hold_by.clear();
@@ -275,17 +291,20 @@ Result<WorkloadView> ControlPlane::ControlWorkload(const std::string& id_or_name
         break;
       case WorkloadControl::kRequeue:
         if (next.state != WorkloadState::kAdmitted && next.state != WorkloadState::kRunning) {
-          return FailedPrecondition("workload " + name + " is " + StateName(next) +
-                                    ": only Admitted or Running work can be requeued");
+          return reply(FailedPrecondition("workload " + name + " is " + StateName(next) +
+                                          ": only Admitted or Running work can be requeued"));
         }
-        ABACUS_RETURN_IF_ERROR(
-            StopForOperator(next, RequeueReason::kRequeued, "requeued by " + by + "; stopping (checkpoint signal first)", clock_.Now()));
+        Status st = StopForOperator(next, RequeueReason::kRequeued,
+                                    "requeued by " + by + "; stopping (checkpoint signal first)", clock_.Now());
+        if (!st.ok()) return reply(st);
         event = "RequeueRequested";
         break;
     }
-    ABACUS_RETURN_IF_ERROR(CommitWorkloadControl(next, event, details, audit));
-    ReaderLock lock(state_mu_);
-    return View(*ledger_.FindWorkload(next.id));
+    CommitWorkloadControlOnLoop(next, event, details, reply.audit(), [this, id, reply](const Status& st) {
+      if (!st.ok()) return reply(st);
+      ReaderLock lock(state_mu_);
+      reply(View(*ledger_.FindWorkload(id)));
+    });
   });
 }
 
@@ -302,13 +321,16 @@ Result<WorkloadView> ControlPlane::SetWorkloadPriority(const std::string& id_or_
     }
     value = v;
   }
-  return RunOnLoop(context, [this, id_or_name, priority, value,
-                             by](PendingRequestAudit* audit) -> Result<WorkloadView> {
+  using Answer = Result<WorkloadView>;
+  return AnswerOnLoop<Answer>(context, [this, id_or_name, priority, value, by](const LoopReply<Answer>& reply) {
+    commits_.SettleAll();  // it reads the priority classes an apply may change
     const WorkloadRecord* found = ledger_.Resolve(id_or_name);
-    if (found == nullptr) return NotFound("workload '" + id_or_name + "' not found");
+    if (found == nullptr) return reply(NotFound("workload '" + id_or_name + "' not found"));
+    const std::string id = found->id;
     WorkloadRecord next = *found;
     if (IsTerminal(next.state)) {
-      return FailedPrecondition("workload " + next.spec.name + " is " + StateName(next) + ": its priority no longer matters");
+      return reply(FailedPrecondition("workload " + next.spec.name + " is " + StateName(next) +
+                                      ": its priority no longer matters"));
     }
     const PriorityClass* old_pc = ledger_.config().FindPriorityClass(next.spec.priority_class);
     json details = {{"by", by},
@@ -321,8 +343,8 @@ Result<WorkloadView> ControlPlane::SetWorkloadPriority(const std::string& id_or_
       if (pc == nullptr) {
         std::string known;
         for (const PriorityClass* c : ledger_.config().priority_classes()) known += (known.empty() ? "" : ", ") + c->name;
-        return InvalidArgument("priority: no priority class '" + priority + "' (known: " + known +
-                               "); give a class name or an integer");
+        return reply(InvalidArgument("priority: no priority class '" + priority + "' (known: " + known +
+                                     "); give a class name or an integer"));
       }
       next.spec.priority_class = pc->name;
       next.priority.reset();
@@ -331,9 +353,11 @@ Result<WorkloadView> ControlPlane::SetWorkloadPriority(const std::string& id_or_
     details["to"] = next.priority ? *next.priority : (new_pc != nullptr ? new_pc->value : 0);
     details["toClass"] = next.spec.priority_class;
     next.message = "priority set to " + details["to"].dump() + " by " + by;
-    ABACUS_RETURN_IF_ERROR(CommitWorkloadControl(next, "PriorityChanged", details, audit));
-    ReaderLock lock(state_mu_);
-    return View(*ledger_.FindWorkload(next.id));
+    CommitWorkloadControlOnLoop(next, "PriorityChanged", details, reply.audit(), [this, id, reply](const Status& st) {
+      if (!st.ok()) return reply(st);
+      ReaderLock lock(state_mu_);
+      reply(View(*ledger_.FindWorkload(id)));
+    });
   });
 }
 
@@ -341,31 +365,35 @@ Result<WorkloadView> ControlPlane::SetWorkloadPriority(const std::string& id_or_
 
 Result<QueueSuspendView> ControlPlane::SuspendQueue(const std::string& queue, bool suspend,
                                                     const std::string& by, RequestContext* context) {
-  return RunOnLoop(context, [this, queue, suspend,
-                             by](PendingRequestAudit* audit) -> Result<QueueSuspendView> {
+  using Answer = Result<QueueSuspendView>;
+  return AnswerOnLoop<Answer>(context, [this, queue, suspend, by](const LoopReply<Answer>& reply) {
+    commits_.SettleAll();  // it reads the queues an apply may change
     if (ledger_.config().FindQueue(queue) == nullptr) {
-      return NotFound("queue '" + queue + "' not found (abacus get queues lists them)");
+      return reply(NotFound("queue '" + queue + "' not found (abacus get queues lists them)"));
     }
     auto cur = ledger_.suspended_queues().find(queue);
     const bool is = cur != ledger_.suspended_queues().end();
     Time now = clock_.Now();
     QueueSuspension s = is ? cur->second : QueueSuspension{by, now};
-    if (is != suspend) {
-      WriteBatch batch;
-      if (suspend) {
-        batch.PutJson(kQueueSuspensionKind, queue, json({{"by", by}, {"sinceUs", ToMicros(now)}}));
-      } else {
-        batch.Delete(kQueueSuspensionKind, queue);
+    const QueueSuspendView out{queue, suspend ? std::optional<QueueSuspension>(s) : std::nullopt};
+    if (is == suspend) return reply(out);
+    WriteBatch batch;
+    if (suspend) {
+      batch.PutJson(kQueueSuspensionKind, queue, json({{"by", by}, {"sinceUs", ToMicros(now)}}));
+    } else {
+      batch.Delete(kQueueSuspensionKind, queue);
+    }
+    batch.AppendEventJson("queue", queue, suspend ? "Suspended" : "Resumed", json({{"by", by}}), now);
+    CommitForRequestOnLoop(reply.audit(), std::move(batch), {}, [this, out, reply](const Committer::Async& done) {
+      if (!done.status.ok()) return reply(done.status);
+      {
+        WriterLock lock(state_mu_);
+        ledger_.SetQueueSuspended(out.queue, out.suspension);
       }
-      batch.AppendEventJson("queue", queue, suspend ? "Suspended" : "Resumed", json({{"by", by}}), now);
-      CommitResult result;
-      ABACUS_RETURN_IF_ERROR(CommitForRequest(audit, batch, &result));
-      WriterLock lock(state_mu_);
-      ledger_.SetQueueSuspended(queue, suspend ? std::optional<QueueSuspension>(s) : std::nullopt);
       pacer_.Changed();
       pacer_.RetryAll();
-    }
-    return QueueSuspendView{queue, suspend ? std::optional<QueueSuspension>(s) : std::nullopt};
+      reply(out);
+    });
   });
 }
 

@@ -77,6 +77,10 @@ Result<bool> IdempotentWrite::Check(Time now) {
   return true;
 }
 
+std::string IdempotentWrite::store_key() const {
+  return request_.keyed() ? StoreKey(request_.user, request_.key) : std::string();
+}
+
 void IdempotentWrite::Stage(WriteBatch& batch, const std::function<json()>& encode, Time now) {
   if (!request_.keyed()) return;
   staged_ = encode();

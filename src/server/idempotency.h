@@ -48,6 +48,8 @@ class IdempotentWrite {
   IdempotentWrite(Store& store, IdempotentRequest request, Duration ttl);
 
   const IdempotentRequest& request() const { return request_; }
+  // The store key of this request's record (user and key); empty when unkeyed.
+  std::string store_key() const;
 
   // Looks (user, key) up at `now`: true when the key was used for this same route and digest
   // and has not expired (first_answer() then holds that request's answer); FailedPrecondition

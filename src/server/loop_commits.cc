@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/check.h"
+
 namespace abacus::server {
 
 void LoopCommits::Add(std::shared_ptr<const Committer::Async> commit, std::vector<std::string> ids, Settle settle) {
@@ -23,7 +25,11 @@ void LoopCommits::SettleFront() {
     if (it != touching_.end() && --it->second <= 0) touching_.erase(it);
   }
   if (!e.commit->status.ok()) failed_ = true;
-  if (e.settle) e.settle(*e.commit);
+  if (e.settle) {
+    settling_ = true;
+    e.settle(*e.commit);
+    settling_ = false;
+  }
 }
 
 void LoopCommits::AfterSettling() {
@@ -34,16 +40,19 @@ void LoopCommits::AfterSettling() {
 }
 
 void LoopCommits::SettleDone() {
+  ABACUS_CHECK(!settling_, "a commit's continuation settled the loop's commits (it must not wait)");
   while (!entries_.empty() && entries_.front().commit->ready()) SettleFront();
   AfterSettling();
 }
 
 void LoopCommits::SettleAll() {
+  ABACUS_CHECK(!settling_, "a commit's continuation settled the loop's commits (it must not wait)");
   while (!entries_.empty()) SettleFront();
   AfterSettling();
 }
 
 void LoopCommits::SettleTouching(const std::string& id) {
+  ABACUS_CHECK(!settling_, "a commit's continuation settled the loop's commits (it must not wait)");
   if (!Touches(id)) return;
   size_t last = 0;
   for (size_t i = 0; i < entries_.size(); ++i) {

@@ -16,7 +16,8 @@
 //   commits.SettleTouching(id);  // before a working copy of `id`
 //   commits.SettleAll();         // before a cycle's snapshot, a command, a stop
 //
-// Loop thread only: no lock. A continuation must not call back into this object.
+// Loop thread only: no lock. A continuation may add commits (a command's next step) but must
+// not settle: that would wait inside a settle and run later continuations before it ends.
 #pragma once
 
 #include <atomic>
@@ -32,6 +33,10 @@
 #include "server/committer.h"
 
 namespace abacus::server {
+
+// The id a node record's commit is known by among the loop's commits in flight (workload
+// records go by their ids).
+inline std::string NodeCommitId(const std::string& name) { return "node/" + name; }
 
 class LoopCommits {
  public:
@@ -73,6 +78,7 @@ class LoopCommits {
   std::deque<Entry> entries_;
   std::unordered_map<std::string, int> touching_;  // record id -> commits in flight changing it
   bool failed_ = false;                             // a commit failed since the hook last ran
+  bool settling_ = false;                           // a continuation runs (it must not settle)
   std::function<void()> after_failure_;
   std::atomic<int64_t> settled_{0};
   std::atomic<int64_t> waited_{0};

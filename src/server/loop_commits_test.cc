@@ -98,5 +98,25 @@ TEST_F(LoopCommitsTest, AFailureSettlesEveryCommitInFlightBeforeTheHookRunsOnce)
   EXPECT_EQ(hooks, 1);  // no failure since
 }
 
+// A continuation may start the next commit (a command's next step), which settles after it;
+// it may not settle, which would wait inside a settle: that aborts (a programming error).
+TEST_F(LoopCommitsTest, AContinuationMayAddACommitButNeverSettles) {
+  auto a = InFlight(), b = InFlight();
+  commits_.Add(a, {"x"}, [&](const Committer::Async&) {
+    settled_.push_back("a");
+    Add(b, {"x"}, "b");
+  });
+  Finish(*a);
+  Finish(*b);
+  commits_.SettleAll();
+  EXPECT_EQ(settled_, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(commits_.size(), 0u);
+
+  auto c = InFlight();
+  commits_.Add(c, {"y"}, [&](const Committer::Async&) { commits_.SettleAll(); });
+  Finish(*c);
+  EXPECT_DEATH(commits_.SettleAll(), "continuation settled");
+}
+
 }  // namespace
 }  // namespace abacus::server

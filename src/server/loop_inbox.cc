@@ -80,6 +80,11 @@ bool LoopInbox::HasWorkLocked() const {
          sent_seq_ > std::max(cycled_seq_, cycling_seq_);
 }
 
+size_t LoopInbox::commands_waiting() const {
+  MutexLock lock(mu_);
+  return commands_.size();
+}
+
 LoopInbox::Turn LoopInbox::Take(Duration wait) {
   Turn turn;
   MutexLock lock(mu_);

@@ -64,6 +64,8 @@ class LoopInbox {
   std::optional<WorkloadRecord> FindSubmitted(const std::string& id_or_name) const;
   // All of them, oldest first.
   std::vector<WorkloadRecord> Submitted() const;
+  // Commands sent and not yet taken by the loop (its backlog of writes; /metrics).
+  size_t commands_waiting() const;
 
   // ---- the loop thread
   // Waits up to `wait` for something to take (or a stop), then takes it all but the submitted

@@ -111,7 +111,9 @@ std::string ControlPlane::RenderMetrics() const {
   counter("abacus_workloads_admitted_total", "Admissions committed.", metrics_.admitted.load());
   counter("abacus_scheduler_cycles_total", "Scheduling cycles run.", metrics_.cycles.load());
   counter("abacus_store_commit_failures_total", "Batches the store refused or failed.", metrics_.commit_failures.load());
-  counter("abacus_loop_commits_total", "The scheduling loop's own commits (cycles, task reports) settled.",
+  family("abacus_loop_inbox_commands", "gauge", "Commands (writes) waiting for the scheduling loop to take them.");
+  out += "abacus_loop_inbox_commands " + std::to_string(inbox_.commands_waiting()) + "\n";
+  counter("abacus_loop_commits_total", "The scheduling loop's own commits (cycles, task reports, commands) settled.",
           commits_.settled());
   counter("abacus_loop_commit_waits_total",
           "Of the loop's own commits, those it had to wait for (not done when it needed them).", commits_.waited());

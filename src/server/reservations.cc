@@ -62,7 +62,10 @@ Result<AppliedView> ControlPlane::DeleteReservation(const std::string& name, Req
         if (rec.cordon.state != NodeState::kReady && rec.cordon.by == ReservationActor(name)) cordoned.push_back(node);
       }
       for (const std::string& node : cordoned) {
-        if (Status st = CordonOnLoop(node, false, ReservationActor(name), "reservation deleted", nullptr); !st.ok()) {
+        Status st = WriteNow([&](Written then) {
+          CordonOnLoop(node, false, ReservationActor(name), "reservation deleted", nullptr, std::move(then));
+        });
+        if (!st.ok()) {
           ABACUS_LOG_WARN("reservation {}: node {} not uncordoned: {}", name, node, st.ToString());
         }
       }
@@ -99,7 +102,9 @@ void ControlPlane::MaintainReservations() {
         order.reason = "maintenance window " + FormatTime(w->start) + " to " + FormatTime(w->end);
         st = DrainOnLoop(node, order, nullptr);
       } else if (!draining_time && ours) {
-        st = CordonOnLoop(node, false, by, "maintenance window over", nullptr);
+        st = WriteNow([&](Written then) {
+          CordonOnLoop(node, false, by, "maintenance window over", nullptr, std::move(then));
+        });
       }
       if (!st.ok()) ABACUS_LOG_WARN("reservation {}: node {}: {}", r.name, node, st.ToString());
     }

@@ -1,0 +1,206 @@
+// A command's write path on the loop (issue 22.3: no synchronous fsync on the loop). Cancel,
+// scale, apply, node and queue changes make a working copy, hand its batch to the committer and
+// let the loop go on; the caller is answered once the commit settled. So two commands queued
+// together reach the disk together, no reader sees a command's change before it is durable, and a
+// commit that fails changes nothing and still answers its caller.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <memory>
+#include <span>
+#include <string>
+#include <variant>
+
+#include "common/test_eventually.h"
+#include "server/control_plane_fixture.h"
+#include "server/idempotency.h"
+#include "server/server_test_util.h"
+#include "store/store.h"
+#include "store/store_test_util.h"
+
+namespace abacus::server {
+namespace {
+
+using nlohmann::json;
+
+// The events of type `type` in `batches` (the committer merges a group's batches into one).
+int WithEvent(std::span<const WriteBatch* const> batches, const std::string& type) {
+  int n = 0;
+  for (const WriteBatch* b : batches) {
+    for (const WriteOp& op : b->ops()) {
+      if (const auto* ev = std::get_if<EventOp>(&op); ev != nullptr && ev->type == type) ++n;
+    }
+  }
+  return n;
+}
+
+// Two gates on the store: the outer one holds drains (a command that waits for its commit on
+// the loop, so the test can keep the loop busy while it queues commands), the inner one holds
+// cancels and cordons and counts the cancels that reached it.
+class CommandCommitTest : public testing_cp::ControlPlaneFixture {
+ protected:
+  void SetUp() override {
+    ControlPlaneFixture::SetUp();
+    Open([this](ControlPlaneOptions& o) {
+      o.wrap_store = [this](std::unique_ptr<Store> inner) {
+        auto gate = std::make_unique<testing_util::GatedStore>(
+            std::move(inner), [this](std::span<const WriteBatch* const> batches) {
+              const int cancels = WithEvent(batches, "Cancelled");
+              cancels_at_disk_.fetch_add(cancels);
+              return cancels > 0 || WithEvent(batches, "Cordoned") > 0;
+            });
+        gate_ = gate.get();
+        auto drains = std::make_unique<testing_util::GatedStore>(
+            std::move(gate), [](std::span<const WriteBatch* const> batches) {
+              return WithEvent(batches, "DrainStarted") > 0;
+            });
+        drain_gate_ = drains.get();
+        return std::unique_ptr<Store>(std::move(drains));
+      };
+    });
+    ApplyOrg(testing_org::AcmeOrg("train", 4));
+    ASSERT_TRUE(cp_->RegisterAgent(testing_cp::A100Node("gpu-a", 4), nullptr).ok());
+    ASSERT_TRUE(cp_->RegisterAgent(testing_cp::A100Node("spare", 0), nullptr).ok());  // no GPU: runs none of them
+  }
+  // Submits a one-GPU job and returns its id once a cycle admitted it (later cycles write
+  // nothing of it: only the commands of a test do).
+  std::string Admitted(const std::string& name) {
+    auto r = cp_->Submit(testing_cp::A100Job(name, 1), false, "job.yaml", nullptr, {}, false, nullptr);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    if (!r.ok()) return "";
+    cp_->WaitForCycle();
+    const std::string id = r->answer.submitted[0].id;
+    EXPECT_EQ(State(id), "Admitted");
+    return id;
+  }
+  // Keeps the loop busy in a drain of the spare node whose commit the drain gate holds; returns
+  // the drain's answer, once the gate opens.
+  std::future<Status> BusyLoop() {
+    drain_gate_->Close();
+    auto drain = std::async(std::launch::async, [this] {
+      DrainOrder order;
+      order.by = "test";
+      order.grace = std::chrono::seconds(60);
+      return cp_->DrainNode("spare", order, nullptr).status();
+    });
+    drain_gate_->WaitForArrivals(1);
+    return drain;
+  }
+  // Commands waiting for the loop (abacus_loop_inbox_commands).
+  int64_t CommandsWaiting() { return Metric("abacus_loop_inbox_commands"); }
+  int64_t Metric(const std::string& name) {
+    const std::string metrics = cp_->RenderMetrics();
+    const size_t at = metrics.find("\n" + name + " ");
+    return at == std::string::npos ? -1 : std::stoll(metrics.substr(at + name.size() + 2));
+  }
+  std::future<Result<Keyed<WorkloadView>>> CancelLater(const std::string& id, const IdempotentRequest& request = {}) {
+    return std::async(std::launch::async, [this, id, request] { return cp_->Cancel(id, "test", request, nullptr); });
+  }
+
+  testing_util::GatedStore* gate_ = nullptr;        // holds cancels and cordons
+  testing_util::GatedStore* drain_gate_ = nullptr;  // holds drains
+  std::atomic<int> cancels_at_disk_{0};              // cancels that reached the inner gate
+};
+
+// Three cancels the loop takes in one turn are all handed to the committer before the first is
+// on disk: the loop does not sit in a command's commit. Before the change it ran the first
+// cancel's commit itself and the other two reached the committer only after the disk answered
+// (one cancel at the disk, none queued, while the gate is closed).
+TEST_F(CommandCommitTest, CommandsTakenTogetherReachTheDiskTogether) {
+  const std::string a = Admitted("a"), b = Admitted("b"), c = Admitted("c");
+  std::future<Status> drain = BusyLoop();
+  gate_->Close();
+  auto cancel_a = CancelLater(a);
+  auto cancel_b = CancelLater(b);
+  auto cancel_c = CancelLater(c);
+  ASSERT_TRUE(Eventually([&] { return CommandsWaiting() == 3; })) << CommandsWaiting();
+  drain_gate_->Open();  // the loop takes the three cancels in its next turn
+  ASSERT_TRUE(drain.get().ok());
+  Committer& committer = cp_->governance().committer();
+  EXPECT_TRUE(Eventually([&] { return cancels_at_disk_.load() + static_cast<int>(committer.queued()) >= 3; }))
+      << "cancels at the disk: " << cancels_at_disk_.load() << ", queued: " << committer.queued()
+      << ", commands waiting: " << CommandsWaiting() << ", loop commits: " << Metric("abacus_loop_commits_total")
+      << ", waited: " << Metric("abacus_loop_commit_waits_total") << ", states: " << State(a) << " " << State(b)
+      << " " << State(c);
+  // None of them is visible before it is durable, and no caller is answered.
+  for (const std::string& id : {a, b, c}) {
+    json during = WorkloadJson(id);
+    EXPECT_NE(during["state"], "Cancelled") << during.dump();
+    EXPECT_EQ(during.value("message", ""), "") << during.dump();
+  }
+  EXPECT_EQ(cancel_a.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout);
+  gate_->Open();
+  for (auto* f : {&cancel_a, &cancel_b, &cancel_c}) {
+    auto answer = f->get();
+    EXPECT_TRUE(answer.ok()) << answer.status().ToString();
+  }
+  for (const std::string& id : {a, b, c}) EXPECT_EQ(State(id), "Cancelled");
+  EXPECT_EQ(WorkloadJson(a)["message"], "cancelled: test");
+}
+
+// A repeat of a keyed cancel taken in the same turn as its first request, while that request's
+// commit is still on its way to the disk, waits for it and answers with the first answer.
+// Without settling the key's commit first it looked the key up before it was stored, ran the
+// cancel again and answered 409 (the workload was already Cancelled).
+TEST_F(CommandCommitTest, ARepeatBehindItsFirstRequestInFlightGetsTheFirstAnswer) {
+  const std::string id = Admitted("keyed");
+  const IdempotentRequest request =
+      DescribeRequest("alice", "cancel-1", "POST", "/api/v1/workloads/" + id + "/cancel", {}, "");
+  std::future<Status> drain = BusyLoop();
+  gate_->Close();
+  auto first = CancelLater(id, request);
+  ASSERT_TRUE(Eventually([&] { return CommandsWaiting() == 1; }));
+  auto repeat = CancelLater(id, request);
+  ASSERT_TRUE(Eventually([&] { return CommandsWaiting() == 2; }));
+  drain_gate_->Open();
+  ASSERT_TRUE(drain.get().ok());
+  gate_->WaitForArrivals(1);  // the first request's commit is at the disk
+  gate_->Open();
+  auto a = first.get();
+  auto b = repeat.get();
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  ASSERT_TRUE(a->encoded.has_value());
+  ASSERT_TRUE(b->encoded.has_value());
+  EXPECT_EQ(*a->encoded, *b->encoded);
+  EXPECT_EQ(State(id), "Cancelled");
+}
+
+// A command whose commit fails answers its caller with the error and leaves the record as it was
+// committed; the loop goes on, and the same command succeeds once the store takes writes again.
+TEST_F(CommandCommitTest, AFailedCancelAnswersAndChangesNothing) {
+  const std::string id = Admitted("refused");
+  gate_->Fail(true);
+  Status refused = cp_->Cancel(id, "test", {}, nullptr).status();
+  EXPECT_FALSE(refused.ok());
+  json after = WorkloadJson(id);
+  EXPECT_EQ(after["state"], "Admitted") << after.dump();
+  EXPECT_EQ(after.value("message", ""), "") << after.dump();
+  gate_->Fail(false);
+  cp_->WaitForCycle();  // the loop still turns
+  auto cancelled = cp_->Cancel(id, "test", {}, nullptr);
+  ASSERT_TRUE(cancelled.ok()) << cancelled.status().ToString();
+  EXPECT_EQ(State(id), "Cancelled");
+}
+
+// A node change answers once committed, with the node as committed: a cordon held at the disk is
+// not visible, and its answer (read after the commit settled) shows the node cordoned.
+TEST_F(CommandCommitTest, ACordonAnswersOnceCommitted) {
+  gate_->Close();
+  auto cordon = std::async(std::launch::async, [this] { return cp_->CordonNode("gpu-a", true, "ops", "test", nullptr); });
+  gate_->WaitForArrivals(1);
+  auto during = cp_->GetNode("gpu-a");
+  ASSERT_TRUE(during.ok());
+  EXPECT_EQ(cordon.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout);
+  gate_->Open();
+  auto answered = cordon.get();
+  ASSERT_TRUE(answered.ok()) << answered.status().ToString();
+  auto after = cp_->GetNode("gpu-a");
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(during->record.cordon.state, NodeState::kReady);
+  EXPECT_EQ(after->record.cordon.state, NodeState::kCordoned);
+}
+
+}  // namespace
+}  // namespace abacus::server
