@@ -57,6 +57,8 @@ bench: build
 	@$(BUILD_DIR)/bench/abacus_meter_bench
 	@$(BUILD_DIR)/bench/abacus_submit_bench
 	@$(BUILD_DIR)/bench/abacus_api_bench --clients 1,8,64 --seconds 5
+	@# Operator commands from 32 threads at once: commands/s and the store transactions they took.
+	@$(BUILD_DIR)/bench/abacus_command_bench 2000 32
 	@# One abacus process per command, as shell loops run it, beside sbatch where Slurm is
 	@# installed (scripts/slurm-local.sh install; docs/cli.md "Start cost").
 	@if command -v slurmctld >/dev/null 2>&1 && conf="$$(scripts/slurm-local.sh start)"; then \

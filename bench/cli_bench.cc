@@ -27,12 +27,14 @@
 #include <vector>
 
 #include "bench_org.h"
+#include "common/percentile.h"
 
 extern char** environ;
 
 namespace {
 
 namespace fs = std::filesystem;
+using abacus::Percentile;
 using SteadyClock = std::chrono::steady_clock;
 
 // One finished process: wall milliseconds, CPU milliseconds, exit status.
@@ -86,12 +88,6 @@ std::string FindInPath(const std::string& name) {
     pos = end + 1;
   }
   return "";
-}
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
 }
 
 std::string Slurp(const fs::path& p) {

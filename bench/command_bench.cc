@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bench_org.h"
+#include "common/percentile.h"
 #include "common/log.h"
 #include "server/control_plane.h"
 
@@ -31,12 +32,6 @@ std::string Job(int i) {
   return R"({"kind":"BatchJob","name":"cmd-)" + std::to_string(i) +
          R"(","project":"bench/load","queue":"bench-q","spec":{"command":["true"],"taskGroups":[{"name":"main",)"
          R"("resources":{"cpu":"1","memory":"1Gi"}}],"tasks":1,"parallelism":1}})";
-}
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
 }
 
 // Runs `command(i)` for i in [0, n) from `threads` threads; prints one line.

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "cli/client.h"
+#include "common/percentile.h"
 #include "cli/verbs.h"
 #include "server/http_server.h"
 
@@ -42,12 +43,6 @@ std::string Job(int n) {
   return R"({"kind":"BatchJob","name":"e2e-)" + std::to_string(n) +
          R"(","project":"bench/e2e","queue":"e2e","spec":{"command":["true"],"taskGroups":[{"name":"main",)"
          R"("resources":{"cpu":"1","memory":"64Mi"}}],"tasks":1,"parallelism":1}})";
-}
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
 }
 
 pid_t SpawnAgent(const std::string& url, const std::string& data, const std::string& name, const std::string& dir,

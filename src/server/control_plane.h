@@ -55,7 +55,6 @@
 #include "server/cycle_pacer.h"
 #include "server/loop_commits.h"
 #include "server/loop_inbox.h"
-#include "server/loop_reply.h"
 #include "server/loop_steps.h"
 #include "server/usage_sync.h"
 #include "server/metrics.h"
@@ -611,33 +610,5 @@ class ControlPlane {
   Mutex stop_loop_mu_;  // serializes joining loop_thread_
   std::once_flag shutdown_once_;
 };
-
-template <typename R, typename F>
-R ControlPlane::AnswerOnLoop(RequestContext* context, F fn) {
-  // The request's entry travels with the command, a value: its change's commit claims it.
-  auto made = LoopReply<R>::Make(PendingAuditOf(context));
-  std::future<R> answer = std::move(made.second);
-  ABACUS_RETURN_IF_ERROR(inbox_.Run([reply = std::move(made.first), fn = std::move(fn)]() mutable { fn(reply); }));
-  {
-    BlockingRegion waiting;  // for the loop
-    answer.wait();
-  }
-  return answer.get();
-}
-
-template <typename F>
-auto ControlPlane::RunOnLoop(RequestContext* context, F fn)
-    -> std::invoke_result_t<F&, PendingRequestAudit*> {
-  using R = std::invoke_result_t<F&, PendingRequestAudit*>;
-  return AnswerOnLoop<R>(context, [this, fn = std::move(fn)](const LoopReply<R>& reply) mutable {
-    commits_.SettleAll();  // it reads and changes what is durable
-    reply(fn(reply.audit()));
-  });
-}
-
-template <typename F>
-auto ControlPlane::RunOnLoop(F fn) -> std::invoke_result_t<F&> {
-  return RunOnLoop(nullptr, [fn = std::move(fn)](PendingRequestAudit*) mutable { return fn(); });
-}
 
 }  // namespace abacus::server

@@ -10,6 +10,7 @@
 #include "common/mutex.h"
 #include "govern/crypto.h"
 #include "server/control_plane.h"
+#include "server/control_plane_commands.h"
 #include "server/desired_tasks.h"
 #include "server/evaluation_archive.h"
 #include "server/node_history.h"

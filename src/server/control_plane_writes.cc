@@ -1,6 +1,7 @@
 // ControlPlane: the write path of client requests (submit, apply, cancel, scale, nodes) and the
 // one commit every write goes through (Commit: batch, audit entry, change feed).
 #include "server/control_plane.h"
+#include "server/control_plane_commands.h"
 
 #include <algorithm>
 #include <array>
@@ -97,90 +98,7 @@ ParsedDocuments ParseBody(std::string_view body, bool json_body, const std::stri
   return out;
 }
 
-// The id a keyed write's stored answer (its idempotency record, `store_key`) goes by among the
-// loop's commits in flight: a repeat settles the commit that stores it before it looks it up.
-std::string KeyCommitId(const std::string& store_key) { return std::string(kIdempotencyKind) + "/" + store_key; }
-
 }  // namespace
-
-Status ControlPlane::Commit(const WriteBatch& batch, CommitResult* result, std::optional<govern::AuditRecord> entry,
-                            std::vector<govern::AuditRecord> decisions) {
-  auto start = std::chrono::steady_clock::now();
-  // A request's change commits with the request's audit entry, and a decision with the change it
-  // makes (issue 20: both or neither).
-  std::vector<govern::AuditRecord> records;
-  records.reserve(decisions.size() + 1);
-  if (entry) records.push_back(std::move(*entry));
-  for (auto& d : decisions) records.push_back(std::move(d));
-  Status st = governance_->committer().Commit(batch, std::move(records), result);
-  if (st.ok()) RecordChanges(batch, result);
-  metrics_.commit_seconds.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  if (!st.ok()) metrics_.commit_failures.fetch_add(1);
-  return st;
-}
-
-void ControlPlane::CommitOnLoop(WriteBatch batch, std::vector<govern::AuditRecord> decisions,
-                                std::vector<std::string> ids, LoopCommits::Settle settle) {
-  const auto start = std::chrono::steady_clock::now();
-  // The committer's thread times the commit and wakes the loop's turn, so that it settles promptly.
-  std::shared_ptr<const Committer::Async> commit =
-      governance_->committer().Start(std::move(batch), std::move(decisions), [this, start] {
-        metrics_.commit_seconds.Observe(
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-        inbox_.Nudge();
-      });
-  commits_.Add(commit, std::move(ids), [this, settle = std::move(settle)](const Committer::Async& done) {
-    if (done.status.ok()) RecordChanges(done.batch, &done.result);
-    if (!done.status.ok()) metrics_.commit_failures.fetch_add(1);
-    settle(done);
-  });
-}
-
-void ControlPlane::CommitForRequestOnLoop(PendingRequestAudit* audit, WriteBatch batch, std::vector<std::string> ids,
-                                          LoopCommits::Settle then) {
-  std::vector<govern::AuditRecord> entry;
-  if (std::optional<govern::AuditRecord> claimed = ClaimRequestAudit(audit, batch)) entry.push_back(std::move(*claimed));
-  const bool claimed = !entry.empty();
-  for (const WriteOp& op : batch.ops()) {
-    if (const auto* put = std::get_if<PutOp>(&op); put != nullptr && put->kind == kIdempotencyKind) {
-      ids.push_back(KeyCommitId(put->key));
-    }
-  }
-  CommitOnLoop(std::move(batch), std::move(entry), std::move(ids),
-               [audit, claimed, then = std::move(then)](const Committer::Async& done) {
-                 if (claimed) SettleRequestAudit(audit, done.status.ok());
-                 then(done);
-               });
-}
-
-Status ControlPlane::WriteNow(const std::function<void(Written)>& start) {
-  std::optional<Status> outcome;
-  start([&outcome](const Status& st) { outcome = st; });
-  if (!outcome) commits_.SettleAll();
-  return outcome ? *outcome : Internal("a loop write settled without its outcome");
-}
-
-Status ControlPlane::CommitForRequest(PendingRequestAudit* audit, const WriteBatch& batch, CommitResult* result) {
-  std::optional<govern::AuditRecord> entry = ClaimRequestAudit(audit, batch);
-  if (!entry) return Commit(batch, result);
-  Status st = Commit(batch, result, std::move(entry));
-  SettleRequestAudit(audit, st.ok());
-  return st;
-}
-
-void ControlPlane::RecordChanges(const WriteBatch& batch, const CommitResult* result) {
-  const std::vector<WriteOp>& ops = batch.ops();
-  for (size_t i = 0; i < ops.size(); ++i) {
-    if (const auto* put = std::get_if<PutOp>(&ops[i])) {
-      feed_->Record(put->kind, put->key);
-    } else if (const auto* del = std::get_if<DeleteOp>(&ops[i])) {
-      feed_->Record(del->kind, del->key);
-    } else if (const auto* ev = std::get_if<EventOp>(&ops[i])) {
-      const int64_t seq = result != nullptr ? result->AssignedTo(OpRef{i}) : 0;
-      feed_->RecordEvent(ev->object_kind, ev->object_key, ev->type, ev->json, seq, ev->time_us);
-    }
-  }
-}
 
 // ---------------------------------------------------------------- writes
 
@@ -463,52 +381,6 @@ Result<Keyed<T>> ControlPlane::RunKeyedOnLoop(RequestContext* context, std::shar
   ABACUS_ASSIGN_OR_RETURN(std::optional<json> replayed, RunKeyedCommand(context, keyed, std::move(run)));
   if (replayed) return Keyed<T>{T{}, std::move(replayed)};
   return Keyed<T>{std::move(*answer), keyed->TakeStaged()};
-}
-
-void ControlPlane::CommitTransitionOnLoop(const WorkloadRecord& r, WorkloadState to, const std::string& event,
-                                          json details,
-                                          const std::function<void(WriteBatch&, const WorkloadRecord&)>& stage,
-                                          PendingRequestAudit* audit, Written then) {
-  WorkloadRecord next = r;
-  if (Status st = Transition(next.state, to); !st.ok()) return then(st);
-  Time now = clock_.Now();
-  if (IsTerminal(to)) next.finished_at = now;
-  if (!details.contains("message") && !next.message.empty()) details["message"] = next.message;
-  WriteBatch batch;
-  const OpRef put = batch.PutJson(kWorkloadKind, next.id, ToJson(next), next.version).LastOp();
-  batch.AppendEventJson(kWorkloadKind, next.id, event, EventJson(to, "", std::move(details)), now);
-  usage_->Stage(&r, next, batch, now);
-  if (stage) stage(batch, next);
-  CommitRecordOnLoop(std::move(batch), put, std::move(next), audit, std::move(then));
-}
-
-Status ControlPlane::CommitTransition(const WorkloadRecord& r, WorkloadState to, const std::string& event,
-                                      json details,
-                                      const std::function<void(WriteBatch&, const WorkloadRecord&)>& stage,
-                                      PendingRequestAudit* audit) {
-  return WriteNow([&](Written then) {
-    CommitTransitionOnLoop(r, to, event, std::move(details), stage, audit, std::move(then));
-  });
-}
-
-void ControlPlane::CommitRecordOnLoop(WriteBatch batch, OpRef put, WorkloadRecord next, PendingRequestAudit* audit,
-                                      Written then) {
-  std::string id = next.id;
-  auto record = std::make_shared<WorkloadRecord>(std::move(next));
-  CommitForRequestOnLoop(audit, std::move(batch), {std::move(id)},
-                         [this, put, record, then = std::move(then)](const Committer::Async& done) {
-                           if (done.status.ok()) {
-                             record->version = done.result.AssignedTo(put);
-                             WriterLock lock(state_mu_);
-                             if (WorkloadRecord* into = ledger_.FindWorkload(record->id)) {
-                               *into = std::move(*record);
-                             } else {
-                               ledger_.PutWorkload(std::move(*record));
-                             }
-                             pacer_.Changed();
-                           }
-                           then(done.status);
-                         });
 }
 
 Result<Keyed<WorkloadView>> ControlPlane::Cancel(const std::string& id_or_name, const std::string& reason,

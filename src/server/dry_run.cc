@@ -6,6 +6,7 @@
 #include "common/mutex.h"
 #include "sched/explain.h"
 #include "server/control_plane.h"
+#include "server/control_plane_commands.h"
 #include "server/fit_check.h"
 
 namespace abacus::server {

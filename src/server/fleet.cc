@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "common/mutex.h"
 #include "server/control_plane.h"
+#include "server/control_plane_commands.h"
 #include "server/desired_tasks.h"
 #include "server/elastic_units.h"
 #include "server/fleet.h"

@@ -3,7 +3,8 @@
 // down explicitly: ControlPlane, Governance and SecretVault take a `RequestContext*` (null: no
 // request — the loop's own writes, tests, the bench) and write what they learn into it (the
 // object, a replayed key, an entry committed). A command run on the loop gets the request's
-// pending audit entry as an argument (ControlPlane::LoopCommand), never from thread state.
+// pending audit entry through its LoopReply (loop_reply.h, ControlPlane::AnswerOnLoop), never
+// from thread state.
 #pragma once
 
 #include <atomic>

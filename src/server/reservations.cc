@@ -5,6 +5,7 @@
 #include "sched/tenancy_snapshot.h"
 #include "sched/window_reservation.h"
 #include "server/control_plane.h"
+#include "server/control_plane_commands.h"
 
 namespace abacus::server {
 

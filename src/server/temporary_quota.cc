@@ -4,6 +4,7 @@
 #include "common/mutex.h"
 #include "control/experiment.h"
 #include "server/control_plane.h"
+#include "server/control_plane_commands.h"
 
 namespace abacus::server {
 

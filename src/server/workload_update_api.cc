@@ -5,6 +5,7 @@
 #include "common/mutex.h"
 #include "common/nesting.h"
 #include "server/control_plane.h"
+#include "server/control_plane_commands.h"
 #include "server/governance.h"
 #include "server/workload_update.h"
 #include "workload/documents.h"

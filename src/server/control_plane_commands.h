@@ -1,0 +1,44 @@
+// The definitions of ControlPlane's loop commands (AnswerOnLoop, RunOnLoop), for the files that
+// queue work on the scheduling loop: a command runs on the loop thread and answers its caller
+// through a LoopReply (loop_reply.h), at once or from the continuation of a commit it started.
+#pragma once
+
+#include <future>
+#include <utility>
+
+#include "common/blocking_region.h"
+#include "server/control_plane.h"
+#include "server/loop_reply.h"
+#include "server/request_context.h"
+
+namespace abacus::server {
+
+template <typename R, typename F>
+R ControlPlane::AnswerOnLoop(RequestContext* context, F fn) {
+  // The request's entry travels with the command, a value: its change's commit claims it.
+  auto made = LoopReply<R>::Make(PendingAuditOf(context));
+  std::future<R> answer = std::move(made.second);
+  ABACUS_RETURN_IF_ERROR(inbox_.Run([reply = std::move(made.first), fn = std::move(fn)]() mutable { fn(reply); }));
+  {
+    BlockingRegion waiting;  // for the loop
+    answer.wait();
+  }
+  return answer.get();
+}
+
+template <typename F>
+auto ControlPlane::RunOnLoop(RequestContext* context, F fn)
+    -> std::invoke_result_t<F&, PendingRequestAudit*> {
+  using R = std::invoke_result_t<F&, PendingRequestAudit*>;
+  return AnswerOnLoop<R>(context, [this, fn = std::move(fn)](const LoopReply<R>& reply) mutable {
+    commits_.SettleAll();  // it reads and changes what is durable
+    reply(fn(reply.audit()));
+  });
+}
+
+template <typename F>
+auto ControlPlane::RunOnLoop(F fn) -> std::invoke_result_t<F&> {
+  return RunOnLoop(nullptr, [fn = std::move(fn)](PendingRequestAudit*) mutable { return fn(); });
+}
+
+}  // namespace abacus::server
