@@ -93,7 +93,6 @@ void ControlPlane::RecordChanges(const WriteBatch& batch, const CommitResult* re
   }
 }
 
-
 void ControlPlane::CommitTransitionOnLoop(const WorkloadRecord& r, WorkloadState to, const std::string& event,
                                           json details,
                                           const std::function<void(WriteBatch&, const WorkloadRecord&)>& stage,
@@ -139,6 +138,5 @@ void ControlPlane::CommitRecordOnLoop(WriteBatch batch, OpRef put, WorkloadRecor
                            then(done.status);
                          });
 }
-
 
 }  // namespace abacus::server
