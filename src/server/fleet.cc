@@ -2,6 +2,7 @@
 // on the loop thread (RunOnLoop): the change is committed with its event (and the request's audit
 // entry), then put in the ledger; a stop goes to the agents through Publish.
 #include <charconv>
+#include <functional>
 #include <set>
 
 #include "common/log.h"
@@ -46,6 +47,15 @@ Status StopForOperator(WorkloadRecord& r, RequeueReason reason, const std::strin
   r.evict_reason = reason;
   r.message = message;
   return Status::OK();
+}
+
+// A workload verb's answer once its commit settled: the workload as committed, or the error.
+std::function<void(const Status&)> AnswerWithView(const ControlPlane& cp, std::string id,
+                                                  LoopReply<Result<WorkloadView>> reply) {
+  return [&cp, id = std::move(id), reply = std::move(reply)](const Status& st) {
+    if (!st.ok()) return reply(st);
+    reply(cp.GetWorkload(id));
+  };
 }
 
 }  // namespace
@@ -301,11 +311,7 @@ Result<WorkloadView> ControlPlane::ControlWorkload(const std::string& id_or_name
         event = "RequeueRequested";
         break;
     }
-    CommitWorkloadControlOnLoop(next, event, details, reply.audit(), [this, id, reply](const Status& st) {
-      if (!st.ok()) return reply(st);
-      ReaderLock lock(state_mu_);
-      reply(View(*ledger_.FindWorkload(id)));
-    });
+    CommitWorkloadControlOnLoop(next, event, details, reply.audit(), AnswerWithView(*this, id, reply));
   });
 }
 
@@ -354,11 +360,7 @@ Result<WorkloadView> ControlPlane::SetWorkloadPriority(const std::string& id_or_
     details["to"] = next.priority ? *next.priority : (new_pc != nullptr ? new_pc->value : 0);
     details["toClass"] = next.spec.priority_class;
     next.message = "priority set to " + details["to"].dump() + " by " + by;
-    CommitWorkloadControlOnLoop(next, "PriorityChanged", details, reply.audit(), [this, id, reply](const Status& st) {
-      if (!st.ok()) return reply(st);
-      ReaderLock lock(state_mu_);
-      reply(View(*ledger_.FindWorkload(id)));
-    });
+    CommitWorkloadControlOnLoop(next, "PriorityChanged", details, reply.audit(), AnswerWithView(*this, id, reply));
   });
 }
 
