@@ -1,5 +1,6 @@
 #include "common/nesting.h"
 
+#include <algorithm>
 #include <unordered_set>
 #include <vector>
 
@@ -307,9 +308,49 @@ nlohmann::json ParseJsonChecked(std::string_view text, JsonTextProblem* problem)
   return Json(Json::value_t::discarded);
 }
 
+JsonTextProblem JsonSyntaxProblem(std::string_view text) {
+  try {
+    [[maybe_unused]] nlohmann::json parsed = nlohmann::json::parse(text);
+    return {};
+  } catch (const nlohmann::json::exception& e) {
+    // e.what(): "[json.exception.parse_error.101] parse error at line 1, column 8: syntax error
+    // while parsing value - invalid literal; last read: 'tru}'; expected ..." The token read
+    // last is the caller's bytes: it is cut out; what the parser expected is a fixed phrase.
+    std::string_view what = e.what();
+    size_t reason = what.find(": ", what.find("parse error"));
+    reason = reason == std::string_view::npos ? what.size() : reason + 2;
+    size_t last_read = what.find("; last read", reason);
+    std::string message(what.substr(reason, last_read == std::string_view::npos ? std::string_view::npos
+                                                                              : last_read - reason));
+    if (last_read != std::string_view::npos) {
+      size_t expected = what.rfind("; expected ");
+      if (expected > last_read && expected != std::string_view::npos && what.size() - expected <= 48) {
+        message += what.substr(expected);
+      }
+    }
+    // The parser's byte position (1-based, one past the end for a text cut short) gives the
+    // line and column.
+    size_t at = 0;
+    if (const auto* parse = dynamic_cast<const nlohmann::json::parse_error*>(&e); parse != nullptr && parse->byte > 0) {
+      at = std::min<size_t>(parse->byte - 1, text.size());
+    }
+    int line = 1;
+    size_t line_start = 0;
+    for (size_t i = 0; i < at; ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        line_start = i + 1;
+      }
+    }
+    if (message.empty()) message = "the parser stopped";
+    return {line, "not valid JSON at column " + std::to_string(at - line_start + 1) + ": " + message};
+  }
+}
+
 Result<nlohmann::json> ParseJsonBody(std::string_view body) {
   JsonTextProblem problem;
   nlohmann::json j = ParseJsonChecked(body, &problem);
+  if (problem.message.empty() && j.is_discarded()) problem = JsonSyntaxProblem(body);
   if (!problem.message.empty()) {
     return InvalidArgument("request body: line " + std::to_string(problem.line) + ": " + problem.message);
   }

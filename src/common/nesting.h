@@ -47,9 +47,16 @@ struct JsonTextProblem {
 // `problem` untouched, as json::parse(text, nullptr, false) does.
 nlohmann::json ParseJsonChecked(std::string_view text, JsonTextProblem* problem);
 
+// Where and why `text` is not JSON: the 1-based line, and "not valid JSON at column 7: syntax
+// error while parsing value - invalid literal" (the parser's reason, never the bytes it read).
+// An empty message (line 0) when `text` parses. Call it only on text already found invalid:
+// it parses again, to reach the parser's position.
+JsonTextProblem JsonSyntaxProblem(std::string_view text);
+
 // ParseJsonChecked for a request body: InvalidArgument "request body: line 2: duplicate key
-// 'cpu'" (or the nesting limit), else the parsed value (discarded when not valid JSON). The one
-// parse every route that reads a JSON body uses.
+// 'cpu'" (or the nesting limit, or JsonSyntaxProblem's reason when it is not JSON at all: an
+// empty body too), else the parsed value. The one parse every route that reads a JSON body
+// uses, so no route takes a malformed body for one without fields.
 Result<nlohmann::json> ParseJsonBody(std::string_view body);
 
 }  // namespace abacus

@@ -52,9 +52,39 @@ TEST(JsonNesting, BracketsInStringsDoNotCount) {
 }
 
 TEST(JsonNesting, InvalidJsonIsLeftToTheParser) {
-  auto parsed = ParseJsonBody("{not json");
-  ASSERT_TRUE(parsed.ok());
-  EXPECT_TRUE(parsed->is_discarded());
+  JsonTextProblem problem;
+  nlohmann::json j = ParseJsonChecked("{not json", &problem);
+  EXPECT_TRUE(j.is_discarded());
+  EXPECT_TRUE(problem.message.empty());  // the scan found nothing; the parser refused it
+}
+
+// A request body that is not JSON is refused where it is parsed, with its line and column and
+// what the parser expected, never handed on as a discarded value a route might take for "no
+// fields" (a cancel with a malformed body once cancelled with no reason).
+TEST(JsonSyntax, ARequestBodyThatIsNotJsonIsRefusedAtItsLine) {
+  auto parsed = ParseJsonBody("{\"reason\": \"ok\",\n \"x\": tru}");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(parsed.status().message().rfind("request body: line 2: not valid JSON at column ", 0), 0u)
+      << parsed.status().message();
+  EXPECT_NE(parsed.status().message().find("invalid literal"), std::string::npos) << parsed.status().message();
+  for (std::string_view body : {"", "   ", "{", "[1,]", "{\"a\" 1}", "nul", "\"unterminated"}) {
+    auto refused = ParseJsonBody(body);
+    EXPECT_FALSE(refused.ok()) << "'" << body << "'";
+  }
+}
+
+// The parser's message names what it read last; the answer does not echo the caller's bytes.
+TEST(JsonSyntax, TheMessageDoesNotEchoTheBody) {
+  auto parsed = ParseJsonBody("{\"a\": SECRETVALUE}");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().message().find("SECRET"), std::string::npos) << parsed.status().message();
+  EXPECT_EQ(parsed.status().message().find("last read"), std::string::npos) << parsed.status().message();
+  JsonTextProblem problem = JsonSyntaxProblem("[1,\n2,\n\n SECRET]");
+  EXPECT_EQ(problem.line, 4);
+  EXPECT_EQ(problem.message.find("SECRET"), std::string::npos) << problem.message;
+  EXPECT_EQ(JsonSyntaxProblem("{\"valid\": true}").line, 0);
+  EXPECT_TRUE(JsonSyntaxProblem("{\"valid\": true}").message.empty());
 }
 
 TEST(JsonDuplicateKeys, RefusedWithTheRepeatsLine) {

@@ -55,7 +55,8 @@ ParsedDocuments ParseBody(std::string_view body, bool json_body, const std::stri
     return out;
   }
   if (j.is_discarded()) {
-    out.diagnostics.Add(filename, 0, "", "request body is not valid JSON");
+    JsonTextProblem syntax = JsonSyntaxProblem(body);  // where and why, without the body's bytes
+    out.diagnostics.Add(filename, syntax.line, "", "request body is " + syntax.message);
     return out;
   }
   std::vector<json> items;

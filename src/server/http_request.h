@@ -23,8 +23,9 @@ std::string Param(const httplib::Request& req, const char* name, std::string fal
 // True when the body is JSON: by its Content-Type, else by its first character ({ or [).
 bool IsJsonBody(const httplib::Request& req);
 // The request's JSON body, read with the limits every route shares (nesting depth before
-// parsing, duplicate keys: ParseJsonBody); a refused body is answered 400 here and nullopt
-// returned. An empty body reads as `if_empty` (when not empty itself).
+// parsing, duplicate keys, text that is not JSON: ParseJsonBody); a refused body is answered 400
+// here and nullopt returned, so the value handed back is never a discarded one. An empty body
+// reads as `if_empty` when that is given, else it is refused too.
 std::optional<nlohmann::json> JsonBodyOr400(const httplib::Request& req, httplib::Response& res,
                                             std::string_view if_empty = "");
 // The request as its Idempotency-Key names it (server/idempotency.h): unkeyed without the header.

@@ -37,9 +37,7 @@ void AddNodeRoutes(RouteTable& t, ControlPlane& cp) {
          [&cp](const httplib::Request& req, httplib::Response& res) {
     std::optional<json> parsed = JsonBodyOr400(req, res);
     if (!parsed) return;
-    json& body = *parsed;
-    if (body.is_discarded()) return SendError(res, 400, "invalid_argument", "request body is not valid JSON");
-    Send(res, NodeRecordJson(cp.PutNode(body, CurrentRequest())), 201);
+    Send(res, NodeRecordJson(cp.PutNode(*parsed, CurrentRequest())), 201);
   });
   t.Get("/api/v1/devices", OnCluster(Action::kRead, "node"),
         [&cp](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, DevicesJson(cp.ListDevices())); });

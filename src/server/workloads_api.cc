@@ -116,7 +116,10 @@ void AddWorkloadRoutes(RouteTable& t, ControlPlane& cp) {
     std::optional<json> parsed = JsonBodyOr400(req, res, "{}");
     if (!parsed) return;
     json& body = *parsed;
-    if (body.is_object() && body.contains("reason") && body["reason"].is_string()) reason = body["reason"];
+    if (!body.is_object() || (body.contains("reason") && !body["reason"].is_string())) {
+      return SendError(res, 400, "invalid_argument", "body: expected {} or {\"reason\": \"...\"}");
+    }
+    if (body.contains("reason")) reason = body["reason"];
     auto cancelled = cp.Cancel(RequestWorkloadId(req.matches[1]), reason, KeyedRequest(req),
                                 CurrentRequest());
     Send(res, WorkloadViewJson(cancelled));
@@ -149,9 +152,7 @@ void AddWorkloadRoutes(RouteTable& t, ControlPlane& cp) {
          [&cp](const httplib::Request& req, httplib::Response& res) {
     std::optional<json> parsed = JsonBodyOr400(req, res);
     if (!parsed) return;
-    json& body = *parsed;
-    if (body.is_discarded()) return SendError(res, 400, "invalid_argument", "request body is not valid JSON");
-    Send(res, MetricsAcceptedJson(cp.ReportMetrics(RequestWorkloadId(req.matches[1]), body)));
+    Send(res, MetricsAcceptedJson(cp.ReportMetrics(RequestWorkloadId(req.matches[1]), *parsed)));
   });
   t.Get(R"(/api/v1/workloads/([^/]+)/explain)", OnWorkload(Action::kRead),
         [&cp](const httplib::Request& req, httplib::Response& res) {

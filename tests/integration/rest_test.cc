@@ -180,6 +180,53 @@ TEST_F(RestTest, ErrorsAreJsonWithTheRightStatus) {
   EXPECT_NE(metrics.text.find("abacus_store_commit_seconds_bucket"), std::string::npos);
 }
 
+// Every route that reads a JSON body refuses one that is not JSON with 400 (where and why), and
+// the request changes nothing: a malformed cancel once cancelled with no reason, a malformed
+// metrics or node body was only refused because each route checked for itself.
+TEST_F(RestTest, MalformedBodiesAreRefusedAndChangeNothing) {
+  auto api = server_->Client();
+  ASSERT_EQ(api.Post("/api/v1/apply", kOrg, "application/yaml").status, 200);
+  ASSERT_EQ(api.Post("/api/v1/nodes", Node("cpu-1", 0).dump(), "application/json").status, 201);
+  auto submitted = api.Post("/api/v1/workloads", kJob, "application/yaml");
+  ASSERT_EQ(submitted.status, 201) << submitted.text;
+  const std::string id = submitted.body["items"][0]["id"];
+  ASSERT_TRUE(WaitFor([&] { return api.Get("/api/v1/workloads/" + id).body.contains("pendingReason"); }));
+  const std::string wl = "/api/v1/workloads/" + id;
+  const std::vector<std::string> paths = {
+      wl + "/cancel", wl + "/scale", wl + "/quota", wl + "/metrics", wl + "/priority", wl + "/hold",
+      wl + "/rollback", "/api/v1/queues/train/suspend", "/api/v1/nodes/cpu-1/cordon", "/api/v1/nodes/cpu-1/drain",
+      "/api/v1/nodes", "/api/v1/workloads", "/api/v1/apply", "/api/v1/tokens", "/api/v1/secrets",
+      "/api/v1/tokens/rotate-admin", "/api/v1/secrets/reencrypt"};
+  for (const std::string& body : {std::string("{\"reason\": \"x\",\n \"grace\": nope}"), std::string("{")}) {
+    for (const std::string& path : paths) {
+      auto r = api.Post(path, body, "application/json");
+      EXPECT_EQ(r.status, 400) << path << ": " << r.text;
+      EXPECT_EQ(r.body["error"]["code"], "invalid_argument") << path << ": " << r.text;
+      EXPECT_NE(r.text.find("not valid JSON"), std::string::npos) << path << ": " << r.text;
+    }
+    auto patched = api.Patch(wl, body, "application/merge-patch+json");
+    EXPECT_EQ(patched.status, 400) << patched.text;
+  }
+  // The line and column name where the body broke, not the bytes it held.
+  auto where = api.Post(wl + "/cancel", "{\"reason\": \"x\",\n \"y\": SECRETVALUE}", "application/json");
+  EXPECT_NE(where.text.find("line 2"), std::string::npos) << where.text;
+  EXPECT_EQ(where.text.find("SECRET"), std::string::npos) << where.text;
+  // A body that is JSON but not the shape the cancel reads is refused too.
+  EXPECT_EQ(api.Post(wl + "/cancel", R"({"reason": 5})", "application/json").status, 400);
+  EXPECT_EQ(api.Post(wl + "/cancel", R"("stop")", "application/json").status, 400);
+  // Nothing changed: the workload waits as it did, the queue runs, the node is schedulable.
+  json w = api.Get(wl).body;
+  EXPECT_NE(w["state"], "Cancelled") << w.dump();
+  EXPECT_FALSE(w.contains("message") && w["message"].get<std::string>().find("cancel") != std::string::npos) << w.dump();
+  EXPECT_FALSE(api.Get("/api/v1/queues/train").body.contains("suspended"));
+  EXPECT_FALSE(api.Get("/api/v1/nodes/cpu-1").body.contains("cordon"));
+  // The well-formed cancel still works, with its reason.
+  auto cancelled = api.Post(wl + "/cancel", R"({"reason": "done"})", "application/json");
+  ASSERT_EQ(cancelled.status, 200) << cancelled.text;
+  EXPECT_EQ(cancelled.body["state"], "Cancelled");
+  EXPECT_EQ(api.Get(wl).body["message"], "cancelled: done");
+}
+
 TEST_F(RestTest, SigtermShutsDownCleanlyAndStateSurvives) {
   auto api = server_->Client();
   ASSERT_EQ(api.Post("/api/v1/apply", kOrg, "application/yaml").status, 200);
