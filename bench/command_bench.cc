@@ -1,6 +1,6 @@
 // command_bench: operator commands against a control plane on SQLite (real fsync), without HTTP.
 // N BatchJobs wait in a queue (no node takes them); C threads then cancel them all at once, and
-// the same for hold. Prints commands per second, the latency percentiles, and how many store
+// the same for hold; then N agents register (a fleet's restart). Prints commands per second, the latency percentiles, and how many store
 // transactions (commit groups) carried them: a loop that waits inside each command's commit
 // takes one transaction per command; one that hands the batch over and goes on lets commands
 // queued together share one (issue 22.3). A benchmark: it never passes or fails.
@@ -96,6 +96,18 @@ int main(int argc, char** argv) {
     return (*cp)->ControlWorkload(ids[i], server::WorkloadControl::kHold, "bench", nullptr).ok();
   });
   Run("cancel", **cp, n, threads, [&](int i) { return (*cp)->Cancel(ids[n + i], "bench", {}, nullptr).ok(); });
+  // A fleet's agents registering at once (a restart): n nodes of 8 GPUs, no task to reconcile.
+  Run("register", **cp, n, threads, [&](int i) {
+    nlohmann::json devices = nlohmann::json::array();
+    for (int d = 0; d < 8; ++d) {
+      devices.push_back({{"index", d}, {"flavor", "gpu/nvidia/A100-80G"}, {"memoryBytes", int64_t{80} << 30}});
+    }
+    nlohmann::json node = {{"name", "agent-" + std::to_string(i)},
+                           {"cpuMilli", 64000},
+                           {"memoryBytes", int64_t{512} << 30},
+                           {"devices", devices}};
+    return (*cp)->RegisterAgent(node, nullptr).ok();
+  });
   cp->reset();
   std::filesystem::remove_all(dir);
   return 0;

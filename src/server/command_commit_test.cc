@@ -1,5 +1,5 @@
 // A command's write path on the loop (issue 22.3: no synchronous fsync on the loop). Cancel,
-// scale, apply, node and queue changes make a working copy, hand its batch to the committer and
+// scale, apply, node and queue changes, updates and temporary quota decisions make a working copy, hand its batch to the committer and
 // let the loop go on; the caller is answered once the commit settled. So two commands queued
 // together reach the disk together, no reader sees a command's change before it is durable, and a
 // commit that fails changes nothing and still answers its caller.
@@ -35,9 +35,25 @@ int WithEvent(std::span<const WriteBatch* const> batches, const std::string& typ
   return n;
 }
 
+// The registrations in `batches` of agent nodes named "late-…" (registered by a test, not by
+// the fixture's set-up).
+int LateRegistrations(std::span<const WriteBatch* const> batches) {
+  int n = 0;
+  for (const WriteBatch* b : batches) {
+    for (const WriteOp& op : b->ops()) {
+      if (const auto* ev = std::get_if<EventOp>(&op);
+          ev != nullptr && ev->type == "Registered" && ev->object_key.rfind("late-", 0) == 0) {
+        ++n;
+      }
+    }
+  }
+  return n;
+}
+
 // Two gates on the store: the outer one holds drains (a command that waits for its commit on
 // the loop, so the test can keep the loop busy while it queues commands), the inner one holds
-// cancels and cordons and counts the cancels that reached it.
+// cancels, cordons, updates, temporary quota grants and late registrations, and counts the
+// cancels that reached it.
 class CommandCommitTest : public testing_cp::ControlPlaneFixture {
  protected:
   void SetUp() override {
@@ -48,7 +64,10 @@ class CommandCommitTest : public testing_cp::ControlPlaneFixture {
             std::move(inner), [this](std::span<const WriteBatch* const> batches) {
               const int cancels = WithEvent(batches, "Cancelled");
               cancels_at_disk_.fetch_add(cancels);
-              return cancels > 0 || WithEvent(batches, "Cordoned") > 0;
+              updates_at_disk_.fetch_add(WithEvent(batches, "Updated"));
+              registrations_at_disk_.fetch_add(LateRegistrations(batches));
+              return cancels > 0 || WithEvent(batches, "Cordoned") > 0 || WithEvent(batches, "Updated") > 0 ||
+                     WithEvent(batches, "TemporaryQuotaApproved") > 0 || LateRegistrations(batches) > 0;
             });
         gate_ = gate.get();
         auto drains = std::make_unique<testing_util::GatedStore>(
@@ -98,9 +117,11 @@ class CommandCommitTest : public testing_cp::ControlPlaneFixture {
     return std::async(std::launch::async, [this, id, request] { return cp_->Cancel(id, "test", request, nullptr); });
   }
 
-  testing_util::GatedStore* gate_ = nullptr;        // holds cancels and cordons
+  testing_util::GatedStore* gate_ = nullptr;        // cancels, cordons, updates, grants, late-…
   testing_util::GatedStore* drain_gate_ = nullptr;  // holds drains
   std::atomic<int> cancels_at_disk_{0};              // cancels that reached the inner gate
+  std::atomic<int> updates_at_disk_{0};              // updates that reached it
+  std::atomic<int> registrations_at_disk_{0};        // late registrations that reached it
 };
 
 // Three cancels the loop takes in one turn are all handed to the committer before the first is
@@ -200,6 +221,118 @@ TEST_F(CommandCommitTest, ACordonAnswersOnceCommitted) {
   ASSERT_TRUE(after.ok());
   EXPECT_EQ(during->record.cordon.state, NodeState::kReady);
   EXPECT_EQ(after->record.cordon.state, NodeState::kCordoned);
+}
+
+// An update (PATCH) starts its commit and lets the loop go on: with a cancel taken in the same
+// turn, both reach the committer before the update is on disk, and neither change is visible
+// before it is durable. Before, the loop sat in the update's commit and took the cancel only
+// once the disk answered (the update at the disk, the cancel not even queued).
+TEST_F(CommandCommitTest, AnUpdateLetsTheLoopGoOnWhileItCommits) {
+  const std::string a = Admitted("a"), b = Admitted("b");
+  std::future<Status> drain = BusyLoop();
+  gate_->Close();
+  auto update = std::async(std::launch::async, [this, a] {
+    return cp_->UpdateWorkload(a, R"({"labels": {"team": "blue"}})", /*json_body=*/true, /*merge_patch=*/true, -1,
+                               nullptr, nullptr, false, nullptr);
+  });
+  ASSERT_TRUE(Eventually([&] { return CommandsWaiting() == 1; })) << CommandsWaiting();
+  auto cancel_b = CancelLater(b);
+  ASSERT_TRUE(Eventually([&] { return CommandsWaiting() == 2; })) << CommandsWaiting();
+  drain_gate_->Open();  // the loop takes the update and the cancel in its next turn
+  ASSERT_TRUE(drain.get().ok());
+  Committer& committer = cp_->governance().committer();
+  EXPECT_TRUE(Eventually([&] {
+    return updates_at_disk_.load() + cancels_at_disk_.load() + static_cast<int>(committer.queued()) >= 2;
+  })) << "updates at the disk: " << updates_at_disk_.load() << ", cancels: " << cancels_at_disk_.load()
+      << ", queued: " << committer.queued() << ", commands waiting: " << CommandsWaiting();
+  EXPECT_EQ(cp_->GetWorkload(a)->record.spec.labels.count("team"), 0u);
+  EXPECT_NE(State(b), "Cancelled");
+  EXPECT_EQ(update.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout);
+  gate_->Open();
+  auto updated = update.get();
+  ASSERT_TRUE(updated.ok()) << updated.status().ToString();
+  EXPECT_EQ(cp_->GetWorkload(a)->record.spec.labels["team"], "blue");
+  auto cancelled = cancel_b.get();
+  ASSERT_TRUE(cancelled.ok()) << cancelled.status().ToString();
+  EXPECT_EQ(State(b), "Cancelled");
+}
+
+// An admin's answer to a temporary quota request and the grant the experiment's controller makes
+// of it commit together: when that commit fails, the admin gets the error and nothing changed,
+// so the same answer can be given again. Before, the answer committed alone and the grant in a
+// second commit: the admin was told OK, the answer stayed stored without its grant, and a second
+// answer was refused as "already approved".
+TEST_F(CommandCommitTest, ATemporaryQuotaAnswerCommitsWithItsGrantOrNotAtAll) {
+  ASSERT_TRUE(cp_->RegisterAgent(testing_cp::A100Node("gpu-b", 1), nullptr).ok());  // room for the experiment
+  ASSERT_FALSE(Admitted("full").empty());
+  auto full = cp_->Submit(testing_cp::A100Job("full3", 3), false, "job.yaml", nullptr, {}, false, nullptr);
+  ASSERT_TRUE(full.ok()) << full.status().ToString();  // the queue's 4 GPUs are taken
+  auto r = cp_->Submit("kind: Experiment\nname: nb\nproject: acme/ml\nqueue: train\nspec:\n"
+                       "  command: [\"jupyter\"]\n"
+                       "  temporaryQuota: {resource: gpu/nvidia/A100-80G, amount: 1, expires: 1h}\n"
+                       "  taskGroups:\n    - name: nb\n"
+                       "      resources: {cpu: 1, memory: 1Gi, accelerators: {flavor: gpu/nvidia/A100-80G, count: 1}}\n",
+                       false, "nb.yaml", nullptr, {}, false, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const std::string id = r->answer.submitted[0].id;
+  cp_->WaitForCycle();
+  clock_.Advance(std::chrono::seconds(2));  // the controller's tick asks for the quota
+  cp_->WaitForCycle();
+  cp_->WaitForCycle();
+  ASSERT_EQ(State(id), "Pending");
+  gate_->Fail(true);
+  Status refused = cp_->DecideTemporaryQuota(id, true, "tia", nullptr).status();
+  EXPECT_FALSE(refused.ok());
+  EXPECT_FALSE(WorkloadJson(id).contains("quotaDecision")) << WorkloadJson(id).dump();
+  gate_->Fail(false);
+  auto approved = cp_->DecideTemporaryQuota(id, true, "tia", nullptr);
+  ASSERT_TRUE(approved.ok()) << approved.status().ToString();
+  EXPECT_EQ(WorkloadJson(id)["quotaDecision"]["by"], "tia") << WorkloadJson(id).dump();
+  json events = *WorkloadEventsJson(cp_->Events(id));
+  int grants = 0;
+  for (const auto& e : events["items"]) grants += e["type"] == "TemporaryQuotaApproved" ? 1 : 0;
+  EXPECT_EQ(grants, 1) << events.dump();
+  cp_->WaitForCycle();
+  EXPECT_EQ(State(id), "Admitted");
+  EXPECT_EQ(WorkloadJson(id)["quotaGrants"].size(), 1u) << WorkloadJson(id).dump();
+}
+
+// Agents registering together reach the disk together: registrations the loop takes in one turn
+// are all handed to the committer before the first is on disk, and neither node is visible, nor
+// its credential answered, before it is durable. Before, the loop sat in each registration's
+// commit (a fleet's restart registered its agents one fsync after another): one at the disk,
+// the other not yet taken.
+TEST_F(CommandCommitTest, AgentsRegisteringTogetherReachTheDiskTogether) {
+  std::future<Status> drain = BusyLoop();
+  gate_->Close();
+  auto first = std::async(std::launch::async, [this] {
+    return cp_->RegisterAgent(testing_cp::A100Node("late-1", 2), nullptr);
+  });
+  ASSERT_TRUE(Eventually([&] { return CommandsWaiting() == 1; })) << CommandsWaiting();
+  auto second = std::async(std::launch::async, [this] {
+    return cp_->RegisterAgent(testing_cp::A100Node("late-2", 2), nullptr);
+  });
+  ASSERT_TRUE(Eventually([&] { return CommandsWaiting() == 2; })) << CommandsWaiting();
+  drain_gate_->Open();  // the loop takes both registrations in its next turn
+  ASSERT_TRUE(drain.get().ok());
+  Committer& committer = cp_->governance().committer();
+  EXPECT_TRUE(Eventually([&] { return registrations_at_disk_.load() + static_cast<int>(committer.queued()) >= 2; }))
+      << "registrations at the disk: " << registrations_at_disk_.load() << ", queued: " << committer.queued()
+      << ", commands waiting: " << CommandsWaiting();
+  EXPECT_FALSE(cp_->GetNode("late-1").ok());
+  EXPECT_FALSE(cp_->GetNode("late-2").ok());
+  EXPECT_EQ(first.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout);
+  gate_->Open();
+  auto a = first.get();
+  auto b = second.get();
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_NE(a->node_token, b->node_token);
+  EXPECT_TRUE(cp_->GetNode("late-1").ok());
+  EXPECT_TRUE(cp_->GetNode("late-2").ok());
+  // The first credential is the node's: registering again without it is refused.
+  EXPECT_EQ(cp_->RegisterAgent(testing_cp::A100Node("late-1", 2), nullptr).status().code(),
+            StatusCode::kFailedPrecondition);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <deque>
 #include <functional>
 #include <future>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -404,10 +405,13 @@ class ControlPlane {
   // What a loop write that does not wait calls once, on the loop: at once when it started no
   // commit (an error, nothing to change), else when its commit settled.
   using Written = std::function<void(const Status&)>;
-  // CommitForRequest without waiting: `audit`'s entry (null: none; it must outlive the commit,
-  // as a LoopReply keeps it) goes with `batch` unless an earlier commit claimed it; `ids` are the
-  // records the batch changes (a node's as NodeCommitId); `then` runs on the loop once settled.
-  void CommitForRequestOnLoop(PendingRequestAudit* audit, WriteBatch batch, std::vector<std::string> ids,
+  // Starts the commit of `batch` for a request and goes on: `audit`'s entry (its pending entry,
+  // null: none; it must outlive the commit, as a LoopReply keeps it) goes with `batch` unless an
+  // earlier commit claimed it (ClaimRequestAudit; a failed commit frees it again), and so do
+  // `decisions` (the controllers' entries); `ids` are the records the batch changes (a node's as
+  // NodeCommitId); `then` runs on the loop once settled.
+  void CommitForRequestOnLoop(PendingRequestAudit* audit, WriteBatch batch,
+                              std::vector<govern::AuditRecord> decisions, std::vector<std::string> ids,
                               LoopCommits::Settle then);
   void FinishPreemptions();
 
@@ -420,6 +424,14 @@ class ControlPlane {
   // `also`: workloads to reconcile without a report (the controller tick).
   void ProcessTaskReports(const std::vector<TaskReport>& reports, const std::vector<std::string>* also,
                           LoopWrite how);
+  // ProcessTaskReports' second half, for working copies already made (by id; `touched`: those
+  // changed before their controller runs, `ended`: their TaskEnded events): runs each copy's
+  // controller and starts the commit of every changed one, with its events and decisions, for
+  // the request `audit` (null: none); once settled the copies move into the ledger and are
+  // published. `then` runs with the outcome, at once when nothing changed. Loop only.
+  void CommitReconciledOnLoop(std::map<std::string, WorkloadRecord> next, const std::set<std::string>& touched,
+                              std::map<std::string, std::vector<nlohmann::json>> ended, Time now,
+                              PendingRequestAudit* audit, Written then);
   // Queues the statuses `node`'s agent sent (status report or heartbeat) for the loop;
   // the answer lists the task ids that name no task.
   AgentStatusAnswer QueueTaskStatuses(const std::string& node, const std::vector<wire::TaskStatus>& tasks);
@@ -469,6 +481,13 @@ class ControlPlane {
                          const std::function<bool(const WorkloadRecord&, const PlacementRecord&)>& keep);
   // Reports Lost every unfinished task on `node` that holds a device now gone or unhealthy.
   void FailOverTasksOnBadDevices(const std::string& node);
+  // Uncordons the nodes a deleted maintenance reservation `name` cordoned, each committed before
+  // the next. A loop command (it settles what is in flight), not a continuation.
+  void UncordonReservationNodes(const std::string& name);
+  // After an agent registered `node` (committed): applies the task statuses it sent, then fails
+  // over what the server thought ran there but the agent no longer runs, and what holds a bad
+  // device. A loop command (it settles what is in flight), not a continuation.
+  void ReconcileRegisteredTasks(const std::string& node, const std::vector<TaskReport>& reported);
   // Device health (device_health.h): the event's details of `outcome`; its metrics, log lines and
   // audit entries once committed; and, on the loop, the probations and health cordons that ended.
   void AddHealthDetails(const NodeRecord& n, const HealthOutcome& outcome, nlohmann::json& details) const;
@@ -505,9 +524,6 @@ class ControlPlane {
   // fills versions.
   Status Commit(const WriteBatch& batch, CommitResult* result, std::optional<govern::AuditRecord> entry = std::nullopt,
                 std::vector<govern::AuditRecord> decisions = {});
-  // Commit for a request: `audit` (its pending entry; null: none), when no earlier commit claimed
-  // it, commits with `batch` (ClaimRequestAudit), and a failed commit frees it again.
-  Status CommitForRequest(PendingRequestAudit* audit, const WriteBatch& batch, CommitResult* result);
   // Claims "project/name" of each of `records` as an active workload name (workload_names.cc):
   // AlreadyExists naming the active workload that holds one, or when two share one; nothing
   // claimed then. ReleaseNames undoes the claims of a submission that did not commit.

@@ -41,7 +41,7 @@ void ControlPlane::CommitNodeOnLoop(NodeRecord node, const std::string& event, j
   batch.AppendEvent(kNodeKind, node.node.name, event, details.dump(), clock_.Now());
   std::string id = NodeCommitId(node.node.name);
   auto record = std::make_shared<NodeRecord>(std::move(node));
-  CommitForRequestOnLoop(audit, std::move(batch), {std::move(id)},
+  CommitForRequestOnLoop(audit, std::move(batch), {}, {std::move(id)},
                          [this, put, record, then = std::move(then)](const Committer::Async& done) {
                            if (done.status.ok()) {
                              record->version = done.result.AssignedTo(put);
@@ -115,19 +115,20 @@ Result<wire::RegisterAnswer> ControlPlane::RegisterAgent(const json& request, Re
     tr.message = t.message.empty() && t.phase == wire::TaskPhase::kLost ? "agent restarted while the task ran" : t.message;
     reported.push_back(std::move(tr));
   }
-  auto answer = std::make_shared<wire::RegisterAnswer>();  // filled on the loop
-  Result<json> done = RunOnLoop(context, [this, node, reported, presented, answer](PendingRequestAudit* audit) -> Result<json> {
+  using Answer = Result<wire::RegisterAnswer>;
+  return AnswerOnLoop<Answer>(context, [this, node, reported, presented](const LoopReply<Answer>& reply) {
+    commits_.SettleTouching(NodeCommitId(node->node.name));  // the node as committed
     Time now = clock_.Now();
     const NodeRecord* before = ledger_.FindNode(node->node.name);
     // A registered agent node is taken over only by proving to be it: its credential. (The join
     // token alone would hand its assignments — commands, env, project — to any machine.)
     if (before != nullptr && before->agent && !before->credential_sha256.empty() &&
         (presented.empty() || !govern::ConstantTimeEqual(govern::Sha256Hex(presented), before->credential_sha256))) {
-      return FailedPrecondition("node " + node->node.name + " is already registered by an agent" +
-                                (presented.empty() ? "" : " and the credential sent is not its own") +
-                                ": registering it again needs its node credential (a restarted agent sends the one "
-                                "kept in its work folder); if the machine was replaced, an admin runs `abacus node "
-                                "reset " + node->node.name + "` first");
+      return reply(FailedPrecondition("node " + node->node.name + " is already registered by an agent" +
+                                      (presented.empty() ? "" : " and the credential sent is not its own") +
+                                      ": registering it again needs its node credential (a restarted agent sends the "
+                                      "one kept in its work folder); if the machine was replaced, an admin runs "
+                                      "`abacus node reset " + node->node.name + "` first"));
     }
     std::string token = govern::RandomHex(32);  // 256 bits
     node->credential_sha256 = govern::Sha256Hex(token);
@@ -141,54 +142,75 @@ Result<wire::RegisterAnswer> ControlPlane::RegisterAgent(const json& request, Re
         if (node->health.probation.count(d.index) != 0) d.health = DeviceHealth::kUnhealthy;
       }
     }
-    ABACUS_RETURN_IF_ERROR(CommitNode(*node, event,
-                                      {{"agent", true},
-                                       {"agentVersion", node->agent_version},
-                                       {"devices", node->node.devices.size()},
-                                       {"simulated", node->simulated}},
-                                      audit));
-    if (tokens_ != nullptr) tokens_->SetNodeCredential(node->node.name, node->credential_sha256);
-    TouchNode(node->node.name);
-    // Tasks the agent reports, then: what the server thought ran there but the agent does not
-    // run any more (it restarted) is lost; tasks on devices that are gone or unhealthy too.
-    ProcessTaskReports(reported, nullptr, LoopWrite::kSettled);
-    std::set<std::string> running;
-    for (const auto& r : reported) {
-      if (!wire::IsFinal(r.phase)) running.insert(r.task_id);
-    }
-    FailOverNodeTasks(node->node.name, "the agent restarted while the task ran", "AgentRestart", [&](const WorkloadRecord& r, const PlacementRecord& p) {
-      // Not started yet: the agent will start it.
-      return p.phase.empty() || running.count(TaskIdOf(r, p)) != 0;
-    });
-    FailOverTasksOnBadDevices(node->node.name);
-    ABACUS_LOG_INFO("agent node {} {}: {} devices, {}m CPU", node->node.name, event, node->node.devices.size(),
-                    node->node.cpu_milli);
-    *answer = wire::RegisterAnswer{
+    auto answer = std::make_shared<wire::RegisterAnswer>(wire::RegisterAnswer{
         node->node.name, token,
         static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(options_.heartbeat_interval).count()),
-        static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(options_.node_timeout).count())};
-    return json::object();
+        static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(options_.node_timeout).count())});
+    // The node's commit starts and the loop goes on (agents registering together reach the disk
+    // together); once it is durable the credential is accepted, and the tasks are reconciled.
+    CommitNodeOnLoop(*node, event,
+                     {{"agent", true},
+                      {"agentVersion", node->agent_version},
+                      {"devices", node->node.devices.size()},
+                      {"simulated", node->simulated}},
+                     reply.audit(), [this, node, reported, event, answer, reply](const Status& st) {
+                       if (!st.ok()) return reply(st);
+                       if (tokens_ != nullptr) tokens_->SetNodeCredential(node->node.name, node->credential_sha256);
+                       TouchNode(node->node.name);
+                       ABACUS_LOG_INFO("agent node {} {}: {} devices, {}m CPU", node->node.name, event,
+                                       node->node.devices.size(), node->node.cpu_milli);
+                       // The tasks read what is durable, which a continuation may not wait for: a
+                       // command of their own, and the agent is answered after it.
+                       Status queued = inbox_.Run([this, name = node->node.name, reported, answer, reply] {
+                         ReconcileRegisteredTasks(name, reported);
+                         reply(*answer);
+                       });
+                       // Stopping: the node is registered, its credential must reach the agent;
+                       // its next reports reconcile the tasks.
+                       if (!queued.ok()) reply(*answer);
+                     });
   });
-  if (!done.ok()) return done.status();
-  return std::move(*answer);
+}
+
+void ControlPlane::ReconcileRegisteredTasks(const std::string& node, const std::vector<TaskReport>& reported) {
+  commits_.SettleAll();  // the fail-overs below read every workload on the node
+  // Tasks the agent reports, then: what the server thought ran there but the agent does not run
+  // any more (it restarted) is lost; tasks on devices that are gone or unhealthy too.
+  ProcessTaskReports(reported, nullptr, LoopWrite::kSettled);
+  std::set<std::string> running;
+  for (const auto& r : reported) {
+    if (!wire::IsFinal(r.phase)) running.insert(r.task_id);
+  }
+  FailOverNodeTasks(node, "the agent restarted while the task ran", "AgentRestart",
+                    [&](const WorkloadRecord& r, const PlacementRecord& p) {
+                      // Not started yet: the agent will start it.
+                      return p.phase.empty() || running.count(TaskIdOf(r, p)) != 0;
+                    });
+  FailOverTasksOnBadDevices(node);
 }
 
 Result<NodeResetAnswer> ControlPlane::ResetNode(const std::string& name, RequestContext* context) {
-  Result<json> done = RunOnLoop(context, [this, name](PendingRequestAudit* audit) -> Result<json> {
+  ABACUS_RETURN_IF_ERROR(AnswerOnLoop<Status>(context, [this, name](const LoopReply<Status>& reply) {
+    commits_.SettleTouching(NodeCommitId(name));  // the node as committed
     const NodeRecord* cur = ledger_.FindNode(name);
-    if (cur == nullptr) return NotFound("node '" + name + "' not found");
-    if (!cur->agent) return FailedPrecondition("node " + name + " is not run by an agent: it has no credential to reset");
+    if (cur == nullptr) return reply(NotFound("node '" + name + "' not found"));
+    if (!cur->agent) {
+      return reply(FailedPrecondition("node " + name + " is not run by an agent: it has no credential to reset"));
+    }
     NodeRecord next = *cur;
     next.credential_sha256.clear();
-    ABACUS_RETURN_IF_ERROR(CommitNode(next, "CredentialReset",
-                                      {{"message", "credential revoked by an admin: the next registration of " + name +
-                                                       " with the join token is accepted"}},
-                                      audit));
-    if (tokens_ != nullptr) tokens_->SetNodeCredential(name, "");
-    ABACUS_LOG_WARN("node {}: credential reset by an admin; the next registration under its name is accepted", name);
-    return json::object();
-  });
-  if (!done.ok()) return done.status();
+    CommitNodeOnLoop(std::move(next), "CredentialReset",
+                     {{"message", "credential revoked by an admin: the next registration of " + name +
+                                      " with the join token is accepted"}},
+                     reply.audit(), [this, name, reply](const Status& st) {
+                       if (st.ok()) {
+                         if (tokens_ != nullptr) tokens_->SetNodeCredential(name, "");
+                         ABACUS_LOG_WARN("node {}: credential reset by an admin; the next registration under its "
+                                         "name is accepted", name);
+                       }
+                       reply(st);
+                     });
+  }));
   return NodeResetAnswer{name, "node " + name + "'s credential is revoked; an agent may now register as " + name +
                                    " with the join token"};
 }
@@ -281,16 +303,21 @@ Status ControlPlane::AgentHeartbeat(const std::string& node, const json& body) {
     }
   }
   if (changed) {
-    auto result = RunOnLoop([this, node, health, inventory]() -> Result<json> {
+    // The node's commit starts on the loop and the loop goes on (nodes coming back together share
+    // a transaction); once it is durable, the tasks on bad devices fail over in a command of their
+    // own (they read what is durable, which a continuation may not wait for), then the agent is
+    // answered.
+    ABACUS_RETURN_IF_ERROR(AnswerOnLoop<Status>(nullptr, [this, node, health, inventory](const LoopReply<Status>& reply) {
+      commits_.SettleTouching(NodeCommitId(node));  // the node as committed
       const NodeRecord* cur = ledger_.FindNode(node);
-      if (cur == nullptr) return NotFound("node '" + node + "' is not registered");
+      if (cur == nullptr) return reply(NotFound("node '" + node + "' is not registered"));
       NodeRecord next = *cur;
       json details = json::object();
       if (inventory) {
         json doc = ToJson(next);
         doc["devices"] = WithNodeUniqueIndexes(*inventory);
         auto parsed = NodeRecordFromJson(doc);
-        if (!parsed.ok()) return parsed.status().WithContext("inventory");
+        if (!parsed.ok()) return reply(parsed.status().WithContext("inventory"));
         next.node.devices = parsed->node.devices;
         details["inventory"] = next.node.devices.size();
       }
@@ -301,12 +328,19 @@ Status ControlPlane::AgentHeartbeat(const std::string& node, const json& body) {
       next.not_ready_since = Time{};
       next.node.last_heartbeat = clock_.Now();
       if (back) details["state"] = "Ready";
-      ABACUS_RETURN_IF_ERROR(CommitNode(next, outcome.cordoned ? "CordonedForHealth" : "DevicesChanged", details, nullptr));
-      NoteHealthOutcome(next, outcome);
-      FailOverTasksOnBadDevices(node);
-      return json::object();
-    });
-    if (!result.ok()) return result.status();
+      auto committed = std::make_shared<NodeRecord>(next);
+      CommitNodeOnLoop(std::move(next), outcome.cordoned ? "CordonedForHealth" : "DevicesChanged", details, nullptr,
+                       [this, node, committed, outcome, reply](const Status& st) {
+                         if (!st.ok()) return reply(st);
+                         NoteHealthOutcome(*committed, outcome);
+                         Status queued = inbox_.Run([this, node, reply] {
+                           commits_.SettleAll();  // the fail-over reads every workload on the node
+                           FailOverTasksOnBadDevices(node);
+                           reply(Status::OK());
+                         });
+                         if (!queued.ok()) reply(Status::OK());  // stopping: the node's change is durable
+                       });
+    }));
   }
   // Re-reported statuses are applied like status reports (unchanged ones cost a lookup).
   if (!beat.tasks.empty()) QueueTaskStatuses(node, beat.tasks);

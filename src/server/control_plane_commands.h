@@ -3,7 +3,9 @@
 // through a LoopReply (loop_reply.h), at once or from the continuation of a commit it started.
 #pragma once
 
+#include <functional>
 #include <future>
+#include <string>
 #include <utility>
 
 #include "common/blocking_region.h"
@@ -39,6 +41,16 @@ auto ControlPlane::RunOnLoop(RequestContext* context, F fn)
 template <typename F>
 auto ControlPlane::RunOnLoop(F fn) -> std::invoke_result_t<F&> {
   return RunOnLoop(nullptr, [fn = std::move(fn)](PendingRequestAudit*) mutable { return fn(); });
+}
+
+// A workload command's answer once its commit settled (a Written, for the `then` of the loop's
+// writes): the workload as committed, or the error.
+inline std::function<void(const Status&)> AnswerWithView(const ControlPlane& cp, std::string id,
+                                                         LoopReply<Result<WorkloadView>> reply) {
+  return [&cp, id = std::move(id), reply = std::move(reply)](const Status& st) {
+    if (!st.ok()) return reply(st);
+    reply(cp.GetWorkload(id));
+  };
 }
 
 }  // namespace abacus::server

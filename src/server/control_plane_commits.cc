@@ -47,11 +47,13 @@ void ControlPlane::CommitOnLoop(WriteBatch batch, std::vector<govern::AuditRecor
   });
 }
 
-void ControlPlane::CommitForRequestOnLoop(PendingRequestAudit* audit, WriteBatch batch, std::vector<std::string> ids,
+void ControlPlane::CommitForRequestOnLoop(PendingRequestAudit* audit, WriteBatch batch,
+                                          std::vector<govern::AuditRecord> decisions, std::vector<std::string> ids,
                                           LoopCommits::Settle then) {
   std::vector<govern::AuditRecord> entry;
   if (std::optional<govern::AuditRecord> claimed = ClaimRequestAudit(audit, batch)) entry.push_back(std::move(*claimed));
   const bool claimed = !entry.empty();
+  for (govern::AuditRecord& d : decisions) entry.push_back(std::move(d));
   for (const WriteOp& op : batch.ops()) {
     if (const auto* put = std::get_if<PutOp>(&op); put != nullptr && put->kind == kIdempotencyKind) {
       ids.push_back(KeyCommitId(put->key));
@@ -69,14 +71,6 @@ Status ControlPlane::WriteNow(const std::function<void(Written)>& start) {
   start([&outcome](const Status& st) { outcome = st; });
   if (!outcome) commits_.SettleAll();
   return outcome ? *outcome : Internal("a loop write settled without its outcome");
-}
-
-Status ControlPlane::CommitForRequest(PendingRequestAudit* audit, const WriteBatch& batch, CommitResult* result) {
-  std::optional<govern::AuditRecord> entry = ClaimRequestAudit(audit, batch);
-  if (!entry) return Commit(batch, result);
-  Status st = Commit(batch, result, std::move(entry));
-  SettleRequestAudit(audit, st.ok());
-  return st;
 }
 
 void ControlPlane::RecordChanges(const WriteBatch& batch, const CommitResult* result) {
@@ -123,7 +117,7 @@ void ControlPlane::CommitRecordOnLoop(WriteBatch batch, OpRef put, WorkloadRecor
                                       Written then) {
   std::string id = next.id;
   auto record = std::make_shared<WorkloadRecord>(std::move(next));
-  CommitForRequestOnLoop(audit, std::move(batch), {std::move(id)},
+  CommitForRequestOnLoop(audit, std::move(batch), {}, {std::move(id)},
                          [this, put, record, then = std::move(then)](const Committer::Async& done) {
                            if (done.status.ok()) {
                              record->version = done.result.AssignedTo(put);

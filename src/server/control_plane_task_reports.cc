@@ -5,6 +5,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <set>
 #include <utility>
 
 #include "common/log.h"
@@ -110,6 +111,14 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
       if (const WorkloadRecord* cur = ledger_.FindWorkload(id)) next.emplace(id, *cur);
     }
   }
+  CommitReconciledOnLoop(std::move(next), touched, std::move(ended), now, nullptr, [](const Status&) {});
+  if (how == LoopWrite::kSettled) commits_.SettleAll();
+}
+
+void ControlPlane::CommitReconciledOnLoop(std::map<std::string, WorkloadRecord> next,
+                                          const std::set<std::string>& touched,
+                                          std::map<std::string, std::vector<json>> ended, Time now,
+                                          PendingRequestAudit* audit, Written then) {
   // Decide (the kind's controller), then commit every changed workload with its events in one
   // batch.
   std::vector<std::string> changed;
@@ -128,7 +137,7 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
   }
   if (changed.empty()) {
     steps_.staged.Settle(false, metrics_.labeled);
-    return;
+    return then(Status::OK());
   }
   // The loop goes on while the batch commits (loop_commits.h); once it is done the copies move
   // into the ledger and are published, or are forgotten when it failed (the agents report again
@@ -136,34 +145,35 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
   auto copies = std::make_shared<std::map<std::string, WorkloadRecord>>(std::move(next));
   StagedActions staged = std::exchange(steps_.staged, StagedActions{});
   std::vector<std::string> ids = changed;
-  CommitOnLoop(std::move(batch), std::move(decisions), std::move(ids),
-               [this, copies, changed = std::move(changed), puts = std::move(puts),
-                staged = std::move(staged)](const Committer::Async& done) mutable {
-                 staged.Settle(done.status.ok(), metrics_.labeled);
-                 if (!done.status.ok()) {
-                   ABACUS_LOG_ERROR("task reports not committed: {}", done.status.ToString());
-                   return;
-                 }
-                 bool freed = false;
-                 {
-                   WriterLock lock(state_mu_);
-                   for (size_t i = 0; i < changed.size(); ++i) {
-                     WorkloadRecord& w = copies->at(changed[i]);
-                     w.version = done.result.AssignedTo(puts[i]);
-                     if (const WorkloadRecord* cur = ledger_.FindWorkload(w.id)) {
-                       const bool held = cur->holds_quota();
-                       const bool shrank = w.placements.size() < cur->placements.size();  // units removed (elastic_units.h)
-                       if ((held && !w.holds_quota()) || shrank) freed = true;
-                     }
-                     if (w.state != WorkloadState::kPreempting) steps_.preempting.erase(w.id);
-                     ledger_.PutWorkload(std::move(w));  // the working copy moves in (and into the holder index)
-                   }
-                 }
-                 for (const auto& id : changed) Publish(*ledger_.FindWorkload(id));
-                 pacer_.Changed();
-                 if (freed) pacer_.Freed();
-               });
-  if (how == LoopWrite::kSettled) commits_.SettleAll();
+  CommitForRequestOnLoop(audit, std::move(batch), std::move(decisions), std::move(ids),
+                         [this, copies, changed = std::move(changed), puts = std::move(puts),
+                          staged = std::move(staged), then = std::move(then)](const Committer::Async& done) mutable {
+                           staged.Settle(done.status.ok(), metrics_.labeled);
+                           if (!done.status.ok()) {
+                             ABACUS_LOG_ERROR("task reports not committed: {}", done.status.ToString());
+                             return then(done.status);
+                           }
+                           bool freed = false;
+                           {
+                             WriterLock lock(state_mu_);
+                             for (size_t i = 0; i < changed.size(); ++i) {
+                               WorkloadRecord& w = copies->at(changed[i]);
+                               w.version = done.result.AssignedTo(puts[i]);
+                               if (const WorkloadRecord* cur = ledger_.FindWorkload(w.id)) {
+                                 const bool held = cur->holds_quota();
+                                 // units removed (elastic_units.h)
+                                 const bool shrank = w.placements.size() < cur->placements.size();
+                                 if ((held && !w.holds_quota()) || shrank) freed = true;
+                               }
+                               if (w.state != WorkloadState::kPreempting) steps_.preempting.erase(w.id);
+                               ledger_.PutWorkload(std::move(w));  // the working copy moves in (and into the holder index)
+                             }
+                           }
+                           for (const auto& id : changed) Publish(*ledger_.FindWorkload(id));
+                           pacer_.Changed();
+                           if (freed) pacer_.Freed();
+                           then(Status::OK());
+                         });
 }
 
 }  // namespace abacus::server

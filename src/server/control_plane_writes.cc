@@ -314,7 +314,7 @@ Result<Keyed<std::vector<AppliedView>>> ControlPlane::Apply(std::string_view bod
       done(std::move(out));
     };
     if (batch.empty()) return applied(Status::OK());
-    CommitForRequestOnLoop(audit, std::move(batch), {},
+    CommitForRequestOnLoop(audit, std::move(batch), {}, {},
                            [applied = std::move(applied)](const Committer::Async& c) mutable { applied(c.status); });
   };
   if (dry_run) {
@@ -526,7 +526,7 @@ Result<NodeRecord> ControlPlane::PutNode(const json& body, RequestContext* conte
     json details = {{"simulated", node->simulated}, {"devices", node->node.devices.size()}};
     AddNodeState(*node, details);  // capacity reports read the node's life back (node_history.h)
     batch.AppendEvent(kNodeKind, node->node.name, existed ? "Updated" : "Registered", details.dump(), clock_.Now());
-    CommitForRequestOnLoop(reply.audit(), std::move(batch), {NodeCommitId(node->node.name)},
+    CommitForRequestOnLoop(reply.audit(), std::move(batch), {}, {NodeCommitId(node->node.name)},
                            [this, node, put, reply](const Committer::Async& done) {
                              if (!done.status.ok()) return reply(done.status);
                              node->version = done.result.AssignedTo(put);

@@ -49,15 +49,6 @@ Status StopForOperator(WorkloadRecord& r, RequeueReason reason, const std::strin
   return Status::OK();
 }
 
-// A workload verb's answer once its commit settled: the workload as committed, or the error.
-std::function<void(const Status&)> AnswerWithView(const ControlPlane& cp, std::string id,
-                                                  LoopReply<Result<WorkloadView>> reply) {
-  return [&cp, id = std::move(id), reply = std::move(reply)](const Status& st) {
-    if (!st.ok()) return reply(st);
-    reply(cp.GetWorkload(id));
-  };
-}
-
 }  // namespace
 
 void ControlPlane::CommitWorkloadControlOnLoop(WorkloadRecord next, const std::string& event, json details,
@@ -387,7 +378,7 @@ Result<QueueSuspendView> ControlPlane::SuspendQueue(const std::string& queue, bo
       batch.Delete(kQueueSuspensionKind, queue);
     }
     batch.AppendEventJson("queue", queue, suspend ? "Suspended" : "Resumed", json({{"by", by}}), now);
-    CommitForRequestOnLoop(reply.audit(), std::move(batch), {}, [this, out, reply](const Committer::Async& done) {
+    CommitForRequestOnLoop(reply.audit(), std::move(batch), {}, {}, [this, out, reply](const Committer::Async& done) {
       if (!done.status.ok()) return reply(done.status);
       {
         WriterLock lock(state_mu_);

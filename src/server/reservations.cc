@@ -43,36 +43,52 @@ std::vector<meter::ReservedSpan> ReservedSpans(const Ledger& ledger, const meter
 }
 
 Result<AppliedView> ControlPlane::DeleteReservation(const std::string& name, RequestContext* context) {
-  return RunOnLoop(context, [this, name](PendingRequestAudit* audit) -> Result<AppliedView> {
+  using Answer = Result<AppliedView>;
+  return AnswerOnLoop<Answer>(context, [this, name](const LoopReply<Answer>& reply) {
+    commits_.SettleAll();  // it reads the configuration, which an apply in flight may change
     const ReservationConfig* r = ledger_.config().FindReservation(name);
-    if (r == nullptr) return NotFound("reservation '" + name + "' not found (abacus get reservations lists them)");
+    if (r == nullptr) {
+      return reply(NotFound("reservation '" + name + "' not found (abacus get reservations lists them)"));
+    }
     const bool drain = r->drain;
     WriteBatch batch;
     batch.Delete("reservation", name);
-    ABACUS_RETURN_IF_ERROR(CommitForRequest(audit, batch, nullptr));
-    {
-      WriterLock lock(state_mu_);
-      ledger_.RemoveConfig("reservation", name);
-    }
-    pacer_.Changed();
-    pacer_.RetryAll();  // what it held is open to every workload again
-    if (drain) {
-      // Its maintenance is called off: the nodes it cordoned take work again.
-      std::vector<std::string> cordoned;
-      for (const auto& [node, rec] : ledger_.nodes()) {
-        if (rec.cordon.state != NodeState::kReady && rec.cordon.by == ReservationActor(name)) cordoned.push_back(node);
+    // The delete's commit starts and the loop goes on; the caller is answered once it is durable
+    // (and, for a maintenance window, once the nodes it cordoned take work again).
+    auto then = [this, name, drain, reply](const Committer::Async& done) {
+      if (!done.status.ok()) return reply(done.status);
+      {
+        WriterLock lock(state_mu_);
+        ledger_.RemoveConfig("reservation", name);
       }
-      for (const std::string& node : cordoned) {
-        Status st = WriteNow([&](Written then) {
-          CordonOnLoop(node, false, ReservationActor(name), "reservation deleted", nullptr, std::move(then));
-        });
-        if (!st.ok()) {
-          ABACUS_LOG_WARN("reservation {}: node {} not uncordoned: {}", name, node, st.ToString());
-        }
-      }
-    }
-    return AppliedView{"Reservation", name, "deleted", std::nullopt, std::nullopt};
+      pacer_.Changed();
+      pacer_.RetryAll();  // what it held is open to every workload again
+      const AppliedView deleted{"Reservation", name, "deleted", std::nullopt, std::nullopt};
+      if (!drain) return reply(deleted);
+      // Its maintenance is called off: the nodes it cordoned take work again. Uncordoning reads
+      // the nodes as committed, which a continuation may not wait for: a command of its own.
+      Status queued = inbox_.Run([this, name, deleted, reply] {
+        UncordonReservationNodes(name);
+        reply(deleted);
+      });
+      if (!queued.ok()) reply(deleted);  // stopping: deleted; the nodes stay cordoned until an uncordon
+    };
+    CommitForRequestOnLoop(reply.audit(), std::move(batch), {}, {}, std::move(then));
   });
+}
+
+void ControlPlane::UncordonReservationNodes(const std::string& name) {
+  commits_.SettleAll();  // the nodes as committed
+  std::vector<std::string> cordoned;
+  for (const auto& [node, rec] : ledger_.nodes()) {
+    if (rec.cordon.state != NodeState::kReady && rec.cordon.by == ReservationActor(name)) cordoned.push_back(node);
+  }
+  for (const std::string& node : cordoned) {
+    Status st = WriteNow([&](Written then) {
+      CordonOnLoop(node, false, ReservationActor(name), "reservation deleted", nullptr, std::move(then));
+    });
+    if (!st.ok()) ABACUS_LOG_WARN("reservation {}: node {} not uncordoned: {}", name, node, st.ToString());
+  }
 }
 
 void ControlPlane::MaintainReservations() {

@@ -1,7 +1,9 @@
 // ControlPlane: a tenant admin's answer to an Experiment's temporary quota request. The answer
 // is stored on the record (quotaDecision); the experiment's controller turns it into a grant or
-// a rejection (control/temporary_quota.cc) in the same loop turn.
-#include "common/mutex.h"
+// a rejection (control/temporary_quota.cc) in the same commit.
+#include <map>
+#include <string>
+
 #include "control/experiment.h"
 #include "server/control_plane.h"
 #include "server/control_plane_commands.h"
@@ -12,44 +14,41 @@ using nlohmann::json;
 
 Result<WorkloadView> ControlPlane::DecideTemporaryQuota(const std::string& id_or_name, bool approve,
                                                        const std::string& by, RequestContext* context) {
-  return RunOnLoop(context, [this, id_or_name, approve,
-                             by](PendingRequestAudit* audit) -> Result<WorkloadView> {
+  using Answer = Result<WorkloadView>;
+  return AnswerOnLoop<Answer>(context, [this, id_or_name, approve, by](const LoopReply<Answer>& reply) {
     const WorkloadRecord* found = ledger_.Resolve(id_or_name);
-    if (found == nullptr) return NotFound("workload '" + id_or_name + "' not found");
+    if (found == nullptr) return reply(NotFound("workload '" + id_or_name + "' not found"));
+    const std::string id = found->id;
+    commits_.SettleTouching(id);  // its working copy is of the record as committed
+    found = ledger_.FindWorkload(id);
+    if (found == nullptr) return reply(NotFound("workload '" + id_or_name + "' not found"));
     const ExperimentSpec* e = found->spec.experiment();
     if (e == nullptr || !e->temporary_quota) {
-      return FailedPrecondition("workload " + found->id + " asks no temporary quota (an Experiment's spec.temporaryQuota)");
+      return reply(FailedPrecondition("workload " + id +
+                                      " asks no temporary quota (an Experiment's spec.temporaryQuota)"));
     }
     if (found->quota_decision) {
-      return FailedPrecondition("the temporary quota of " + found->id + " was already " +
-                                (found->quota_decision->approved ? "approved" : "rejected") + " by " +
-                                found->quota_decision->by);
+      return reply(FailedPrecondition("the temporary quota of " + id + " was already " +
+                                      (found->quota_decision->approved ? "approved" : "rejected") + " by " +
+                                      found->quota_decision->by));
     }
     auto state = control::ExperimentStateFromJson(found->controller_state);
     control::QuotaGrantStatus status = state.ok() ? state->quota.status : control::QuotaGrantStatus::kNone;
     if (status != control::QuotaGrantStatus::kPending) {
       std::string name(control::QuotaGrantStatusName(status));
-      return FailedPrecondition("the temporary quota of " + found->id + " is " + (name.empty() ? "not requested yet" : name) +
-                                "; only a pending request waits for an admin");
+      return reply(FailedPrecondition("the temporary quota of " + id + " is " +
+                                      (name.empty() ? "not requested yet" : name) +
+                                      "; only a pending request waits for an admin"));
     }
-    Time now = clock_.Now();
+    const Time now = clock_.Now();
     WorkloadRecord next = *found;
     next.quota_decision = QuotaDecisionRecord{approve, by, now};
-    WriteBatch batch;
-    const OpRef put = batch.Put(kWorkloadKind, next.id, ToJson(next).dump(), next.version).LastOp();
-    CommitResult result;
-    ABACUS_RETURN_IF_ERROR(CommitForRequest(audit, batch, &result));
-    next.version = result.AssignedTo(put);
-    {
-      WriterLock lock(state_mu_);
-      *ledger_.FindWorkload(next.id) = next;
-      pacer_.Changed();
-    }
-    // The controller decides now: TemporaryQuotaApproved (a grant) or TemporaryQuotaRejected.
-    std::vector<std::string> ids = {next.id};
-    ProcessTaskReports({}, &ids, LoopWrite::kSettled);
-    ReaderLock lock(state_mu_);
-    return View(*ledger_.FindWorkload(next.id));
+    // The answer and what the controller makes of it (TemporaryQuotaApproved, a grant, or
+    // TemporaryQuotaRejected) commit together, with the request's entry; the loop goes on
+    // meanwhile and the caller is answered once it is durable.
+    std::map<std::string, WorkloadRecord> copies;
+    copies.emplace(id, std::move(next));
+    CommitReconciledOnLoop(std::move(copies), {id}, {}, now, reply.audit(), AnswerWithView(*this, id, reply));
   });
 }
 

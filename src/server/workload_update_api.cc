@@ -89,55 +89,76 @@ Result<UpdateView> ControlPlane::UpdateWorkload(const std::string& id_or_name, s
   const std::string by = caller != nullptr ? caller->name : "";
   auto shared = std::make_shared<Workload>(std::move(proposed));
   auto fixed = std::make_shared<std::vector<std::string>>();
-  auto answer = RunOnLoop([this, seen, shared, entry, by, fixed, dry_run]() mutable -> Result<UpdateView> {
-    const WorkloadRecord* found = ledger_.FindWorkload(seen->id);
-    if (found == nullptr) return NotFound("workload '" + seen->id + "' not found");
-    if (IsTerminal(found->state)) {
-      return FailedPrecondition("workload " + found->id + " is " + std::string(WorkloadStateName(found->state)) +
-                                "; only a workload that has not ended can be updated");
-    }
-    // The autoscaler may have scaled it meanwhile: a document that keeps the replicas it was
-    // read with keeps the ones it has now. Any other change meanwhile: the caller retries.
-    InferenceSpec* want = std::get_if<InferenceSpec>(&shared->details);
-    const InferenceSpec* was = seen->spec.inference();
-    const InferenceSpec* is = found->spec.inference();
-    if (want != nullptr && was != nullptr && is != nullptr && want->replicas == was->replicas) {
-      want->replicas = std::clamp(is->replicas, want->min_replicas, std::max(want->min_replicas, want->max_replicas));
-    }
-    if (!SameButReplicas(seen->spec, found->spec)) {
-      return Aborted("workload " + found->id + " changed while it was being updated; retry");
-    }
-    Time now = clock_.Now();
-    ABACUS_ASSIGN_OR_RETURN(UpdatePlan plan, PlanUpdate(*found, *shared, by, now, fixed.get()));
-    if (plan.diff.empty()) {
-      ReaderLock lock(state_mu_);
-      const int32_t revision = found->revisions.empty() ? 1 : found->revisions.back().revision;
-      return UpdateView{View(*found), json::array(), revision, true, false};
-    }
-    if (dry_run) {  // checked and compared: the diff an update would make, nothing stored
-      ReaderLock lock(state_mu_);
-      return UpdateView{View(*found), plan.diff, plan.revision, false, true};
-    }
-    WorkloadRecord next = *found;
-    next.spec = std::move(plan.next);
-    next.revisions = std::move(plan.revisions);
-    WriteBatch batch;
-    const OpRef put = batch.PutJson(kWorkloadKind, next.id, ToJson(next), next.version).LastOp();
-    batch.AppendEventJson(kWorkloadKind, next.id, "Updated",
-                          EventJson(next.state, "updated (revision " + std::to_string(plan.revision) + "): " +
-                                                    DiffLine(plan.diff),
-                                    {{"revision", plan.revision}, {"diff", plan.diff}, {"by", by}}),
-                          now);
-    if (entry) entry->after = json({{"revision", plan.revision}, {"diff", plan.diff}}).dump();
-    CommitResult result;
-    ABACUS_RETURN_IF_ERROR(Commit(batch, &result, std::move(entry)));
-    next.version = result.AssignedTo(put);
-    WriterLock lock(state_mu_);
-    WorkloadRecord* r = ledger_.FindWorkload(next.id);
-    *r = std::move(next);
-    pacer_.Changed();
-    Publish(*r);
-    return UpdateView{View(*r), std::move(plan.diff), plan.revision, false, false};
+  // On the loop: compared with the record as committed, the update's commit started there and
+  // answered from its continuation (the loop goes on while it is on disk).
+  using Answer = Result<UpdateView>;
+  auto answer = AnswerOnLoop<Answer>(nullptr, [this, seen, shared, entry, by, fixed,
+                                               dry_run](const LoopReply<Answer>& reply) mutable {
+    // Errors found before a commit started answer at once; the rest answer through `reply`.
+    Status refused = [&]() -> Status {
+      commits_.SettleTouching(seen->id);  // its working copy is of the record as committed
+      const WorkloadRecord* found = ledger_.FindWorkload(seen->id);
+      if (found == nullptr) return NotFound("workload '" + seen->id + "' not found");
+      if (IsTerminal(found->state)) {
+        return FailedPrecondition("workload " + found->id + " is " + std::string(WorkloadStateName(found->state)) +
+                                  "; only a workload that has not ended can be updated");
+      }
+      // The autoscaler may have scaled it meanwhile: a document that keeps the replicas it was
+      // read with keeps the ones it has now. Any other change meanwhile: the caller retries.
+      InferenceSpec* want = std::get_if<InferenceSpec>(&shared->details);
+      const InferenceSpec* was = seen->spec.inference();
+      const InferenceSpec* is = found->spec.inference();
+      if (want != nullptr && was != nullptr && is != nullptr && want->replicas == was->replicas) {
+        want->replicas = std::clamp(is->replicas, want->min_replicas, std::max(want->min_replicas, want->max_replicas));
+      }
+      if (!SameButReplicas(seen->spec, found->spec)) {
+        return Aborted("workload " + found->id + " changed while it was being updated; retry");
+      }
+      Time now = clock_.Now();
+      ABACUS_ASSIGN_OR_RETURN(UpdatePlan plan, PlanUpdate(*found, *shared, by, now, fixed.get()));
+      if (plan.diff.empty()) {
+        ReaderLock lock(state_mu_);
+        const int32_t revision = found->revisions.empty() ? 1 : found->revisions.back().revision;
+        reply(UpdateView{View(*found), json::array(), revision, true, false});
+        return Status::OK();
+      }
+      if (dry_run) {  // checked and compared: the diff an update would make, nothing stored
+        ReaderLock lock(state_mu_);
+        reply(UpdateView{View(*found), plan.diff, plan.revision, false, true});
+        return Status::OK();
+      }
+      WorkloadRecord next = *found;
+      next.spec = std::move(plan.next);
+      next.revisions = std::move(plan.revisions);
+      WriteBatch batch;
+      const OpRef put = batch.PutJson(kWorkloadKind, next.id, ToJson(next), next.version).LastOp();
+      batch.AppendEventJson(kWorkloadKind, next.id, "Updated",
+                            EventJson(next.state, "updated (revision " + std::to_string(plan.revision) + "): " +
+                                                      DiffLine(plan.diff),
+                                      {{"revision", plan.revision}, {"diff", plan.diff}, {"by", by}}),
+                            now);
+      std::vector<govern::AuditRecord> entries;  // the request's entry commits with the update
+      if (entry) {
+        entry->after = json({{"revision", plan.revision}, {"diff", plan.diff}}).dump();
+        entries.push_back(std::move(*entry));
+      }
+      const std::string id = next.id;
+      auto record = std::make_shared<WorkloadRecord>(std::move(next));
+      CommitOnLoop(std::move(batch), std::move(entries), {id},
+                   [this, reply, put, record, diff = std::move(plan.diff),
+                    revision = plan.revision](const Committer::Async& done) mutable {
+                     if (!done.status.ok()) return reply(done.status);
+                     record->version = done.result.AssignedTo(put);
+                     WriterLock lock(state_mu_);
+                     WorkloadRecord* r = ledger_.FindWorkload(record->id);
+                     *r = std::move(*record);
+                     pacer_.Changed();
+                     Publish(*r);
+                     reply(UpdateView{View(*r), std::move(diff), revision, false, false});
+                   });
+      return Status::OK();  // answered once committed
+    }();
+    if (!refused.ok()) reply(refused);
   });
   if (!answer.ok() && !fixed->empty() && immutable != nullptr) *immutable = *fixed;
   if (answer.ok() && audited && !dry_run && !answer->unchanged) NoteRequestAudited(context);
