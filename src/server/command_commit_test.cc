@@ -52,8 +52,8 @@ int LateRegistrations(std::span<const WriteBatch* const> batches) {
 
 // Two gates on the store: the outer one holds drains (a command that waits for its commit on
 // the loop, so the test can keep the loop busy while it queues commands), the inner one holds
-// cancels, cordons, updates, temporary quota grants and late registrations, and counts the
-// cancels that reached it.
+// cancels, cordons, updates, temporary quota grants, late registrations and NotReady marks, and
+// counts each that reached it.
 class CommandCommitTest : public testing_cp::ControlPlaneFixture {
  protected:
   void SetUp() override {
@@ -66,8 +66,11 @@ class CommandCommitTest : public testing_cp::ControlPlaneFixture {
               cancels_at_disk_.fetch_add(cancels);
               updates_at_disk_.fetch_add(WithEvent(batches, "Updated"));
               registrations_at_disk_.fetch_add(LateRegistrations(batches));
+              const int lost = WithEvent(batches, "NotReady");
+              lost_at_disk_.fetch_add(lost);
               return cancels > 0 || WithEvent(batches, "Cordoned") > 0 || WithEvent(batches, "Updated") > 0 ||
-                     WithEvent(batches, "TemporaryQuotaApproved") > 0 || LateRegistrations(batches) > 0;
+                     WithEvent(batches, "TemporaryQuotaApproved") > 0 || LateRegistrations(batches) > 0 ||
+                     lost > 0;
             });
         gate_ = gate.get();
         auto drains = std::make_unique<testing_util::GatedStore>(
@@ -117,11 +120,12 @@ class CommandCommitTest : public testing_cp::ControlPlaneFixture {
     return std::async(std::launch::async, [this, id, request] { return cp_->Cancel(id, "test", request, nullptr); });
   }
 
-  testing_util::GatedStore* gate_ = nullptr;        // cancels, cordons, updates, grants, late-…
+  testing_util::GatedStore* gate_ = nullptr;        // the commands' and checks' commits above
   testing_util::GatedStore* drain_gate_ = nullptr;  // holds drains
   std::atomic<int> cancels_at_disk_{0};              // cancels that reached the inner gate
   std::atomic<int> updates_at_disk_{0};              // updates that reached it
   std::atomic<int> registrations_at_disk_{0};        // late registrations that reached it
+  std::atomic<int> lost_at_disk_{0};                 // NotReady marks that reached it
 };
 
 // Three cancels the loop takes in one turn are all handed to the committer before the first is
@@ -333,6 +337,27 @@ TEST_F(CommandCommitTest, AgentsRegisteringTogetherReachTheDiskTogether) {
   // The first credential is the node's: registering again without it is refused.
   EXPECT_EQ(cp_->RegisterAgent(testing_cp::A100Node("late-1", 2), nullptr).status().code(),
             StatusCode::kFailedPrecondition);
+}
+
+// Nodes lost together (a partition) are marked NotReady together: the liveness check starts every
+// silent node's commit before it waits, so all of them reach the committer while the first is
+// held at the disk. Before, it committed them one after another: one at the disk, none queued.
+TEST_F(CommandCommitTest, NodesLostTogetherAreMarkedNotReadyTogether) {
+  for (const char* name : {"late-1", "late-2", "late-3"}) {
+    ASSERT_TRUE(cp_->RegisterAgent(testing_cp::A100Node(name, 1), nullptr).ok());
+  }
+  gate_->Close();
+  clock_.Advance(std::chrono::hours(25));  // past the fixture's node timeout: every agent is silent
+  Committer& committer = cp_->governance().committer();
+  EXPECT_TRUE(Eventually([&] { return lost_at_disk_.load() + static_cast<int>(committer.queued()) >= 5; }))
+      << "NotReady at the disk: " << lost_at_disk_.load() << ", queued: " << committer.queued();
+  for (const char* name : {"gpu-a", "spare", "late-1", "late-2", "late-3"}) {
+    EXPECT_EQ(cp_->GetNode(name)->record.node.state, NodeState::kReady) << name;  // not durable yet
+  }
+  gate_->Open();
+  for (const char* name : {"gpu-a", "spare", "late-1", "late-2", "late-3"}) {
+    EXPECT_TRUE(Eventually([&] { return cp_->GetNode(name)->record.node.state == NodeState::kNotReady; })) << name;
+  }
 }
 
 }  // namespace

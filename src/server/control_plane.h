@@ -463,14 +463,12 @@ class ControlPlane {
   // Moves every Draining node on: requeues the work the drain may stop now, and marks the node
   // Drained once nothing holds anything there (fleet.cc); `force` skips the once-a-second pace.
   void ProgressDrains(bool force = false);
-  // Commits `next`, a changed copy of a ledger workload, with event `event` (its details plus
-  // state and message), then puts it in the ledger and publishes it (fleet.cc); loop only.
-  // `audit`: the pending entry of the request it serves (null: none). The OnLoop form does not
-  // wait: `then` runs once it settled.
+  // Starts the commit of `next`, a changed copy of a ledger workload, with event `event` (its
+  // details plus state and message) and goes on; once it settled it is in the ledger and
+  // published (fleet.cc), and `then` runs. `audit`: the pending entry of the request it serves
+  // (null: none). Loop only.
   void CommitWorkloadControlOnLoop(WorkloadRecord next, const std::string& event, nlohmann::json details,
                                    PendingRequestAudit* audit, Written then);
-  Status CommitWorkloadControl(WorkloadRecord next, const std::string& event, nlohmann::json details,
-                               PendingRequestAudit* audit);
   // Marks agent nodes silent past node_timeout NotReady and fails over their tasks once each
   // task's fencing grace has passed too; loop only.
   void CheckNodeLiveness();

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 #include "common/log.h"
 #include "common/mutex.h"
@@ -67,19 +68,24 @@ void ControlPlane::CheckNodeLiveness() {
     if (rec.agent && rec.node.state == NodeState::kReady) ready.push_back(name);
   }
   const std::vector<std::string> silent = telemetry_.Silent(ready, now, options_.node_timeout);
+  // Every silent node's commit starts at once (nodes lost together, a partition, share a
+  // transaction), then the fail-over reads them as committed: one wait, not one per node.
   for (const auto& name : silent) {
     NodeRecord next = *ledger_.FindNode(name);
     next.node.state = NodeState::kNotReady;
     next.not_ready_since = now;
     std::string why = "node " + name + " silent for more than " +
                       std::to_string(std::chrono::duration_cast<std::chrono::seconds>(options_.node_timeout).count()) + "s";
-    Status st = CommitNode(next, "NotReady", {{"message", why}, {"notReadySinceUs", ToMicros(now)}}, nullptr);
-    if (!st.ok()) {
-      ABACUS_LOG_ERROR("node {}: cannot mark NotReady: {}", name, st.ToString());
-      continue;
-    }
-    ABACUS_LOG_WARN("{}: NotReady; its tasks move once their fencing grace has passed", why);
+    CommitNodeOnLoop(std::move(next), "NotReady", {{"message", why}, {"notReadySinceUs", ToMicros(now)}}, nullptr,
+                     [name, why](const Status& st) {
+                       if (!st.ok()) {
+                         ABACUS_LOG_ERROR("node {}: cannot mark NotReady: {}", name, st.ToString());
+                         return;
+                       }
+                       ABACUS_LOG_WARN("{}: NotReady; its tasks move once their fencing grace has passed", why);
+                     });
   }
+  if (!silent.empty()) commits_.SettleAll();
   FailOverFencedTasks(now);
 }
 
@@ -154,18 +160,27 @@ void ControlPlane::SettleNodeHealth(Time now) {
     Time t = NextHealthDeadline(rec, options_.health);
     if (ToMicros(t) != 0 && t <= now) due.push_back(name);
   }
+  // Every recovery's commit starts at once, then all settle together (the liveness check that
+  // follows copies node records): one wait, not one per node.
+  bool started = false;
   for (const auto& name : due) {
     NodeRecord next = *ledger_.FindNode(name);
     const HealthOutcome outcome = SettleHealth(next, now, options_.health);
     if (!outcome.changed()) continue;
     json details = json::object();
     AddHealthDetails(next, outcome, details);
-    if (Status st = CommitNode(next, outcome.uncordoned ? "Uncordoned" : "DevicesRecovered", details, nullptr); !st.ok()) {
-      ABACUS_LOG_ERROR("node {}: cannot record its recovery: {}", name, st.ToString());
-      continue;
-    }
-    NoteHealthOutcome(next, outcome);
+    auto committed = std::make_shared<NodeRecord>(next);
+    CommitNodeOnLoop(std::move(next), outcome.uncordoned ? "Uncordoned" : "DevicesRecovered", details, nullptr,
+                     [this, name, committed, outcome](const Status& st) {
+                       if (!st.ok()) {
+                         ABACUS_LOG_ERROR("node {}: cannot record its recovery: {}", name, st.ToString());
+                         return;
+                       }
+                       NoteHealthOutcome(*committed, outcome);
+                     });
+    started = true;
   }
+  if (started) commits_.SettleAll();
 }
 
 }  // namespace abacus::server

@@ -71,13 +71,6 @@ void ControlPlane::CommitWorkloadControlOnLoop(WorkloadRecord next, const std::s
   });
 }
 
-Status ControlPlane::CommitWorkloadControl(WorkloadRecord next, const std::string& event, json details,
-                                           PendingRequestAudit* audit) {
-  return WriteNow([&](Written then) {
-    CommitWorkloadControlOnLoop(std::move(next), event, std::move(details), audit, std::move(then));
-  });
-}
-
 // ---------------------------------------------------------------- nodes
 
 Result<NodeView> ControlPlane::CordonNode(const std::string& name, bool cordon, const std::string& by,
@@ -151,6 +144,7 @@ Status ControlPlane::DrainOnLoop(const std::string& name, const DrainOrder& orde
                                     audit));
   steps_.draining_nodes.insert(name);
   ProgressDrains(true);
+  commits_.SettleAll();  // the drain's answer shows what it stopped, and Drained for an empty node
   return Status::OK();
 }
 
@@ -192,7 +186,8 @@ void ControlPlane::ProgressDrains(bool force) {
       }
     }
   }
-  // 2) Stop them (checkpoint signal first), each requeued as Drained once its tasks ended.
+  // 2) Stop them (checkpoint signal first), each requeued as Drained once its tasks ended. Each
+  // stop's commit starts and the next one goes on (a node's workloads reach the disk together).
   for (const auto& [id, nodes] : to_stop) {
     const WorkloadRecord* cur = ledger_.FindWorkload(id);
     if (cur == nullptr || !CanTransition(cur->state, WorkloadState::kPreempting)) continue;
@@ -201,26 +196,30 @@ void ControlPlane::ProgressDrains(bool force) {
     std::string message = "node " + nodes.front() + " is draining (by " + n->cordon.by +
                           (n->cordon.reason.empty() ? "" : ": " + n->cordon.reason) + "); requeued once stopped";
     if (!StopForOperator(next, RequeueReason::kDrained, message, now).ok()) continue;
-    if (Status st = CommitWorkloadControl(std::move(next), "Draining", {{"node", nodes.front()}}, nullptr); !st.ok()) {
-      ABACUS_LOG_ERROR("drain of {}: {} not stopped: {}", nodes.front(), id, st.ToString());
-    }
+    CommitWorkloadControlOnLoop(std::move(next), "Draining", {{"node", nodes.front()}}, nullptr,
+                                [node = nodes.front(), id = id](const Status& st) {
+                                  if (!st.ok()) ABACUS_LOG_ERROR("drain of {}: {} not stopped: {}", node, id, st.ToString());
+                                });
   }
   if (!settle.empty()) {
     std::vector<std::string> ids(settle.begin(), settle.end());
     ProcessTaskReports({}, &ids, LoopWrite::kSettled);  // SettleUnits stops and removes the units on draining nodes
   }
-  // 3) A node where nothing holds anything any more is Drained.
+  // 3) A node where nothing holds anything any more is Drained (its commit starts; the loop goes
+  // on, and the next step that reads the node settles it).
   for (const auto& [name, held] : holding) {
     if (held) continue;
     NodeRecord next = *ledger_.FindNode(name);
     next.cordon.state = NodeState::kDrained;
     json details = {{"by", next.cordon.by}};
-    if (Status st = CommitNode(std::move(next), "Drained", std::move(details), nullptr); !st.ok()) {
-      ABACUS_LOG_ERROR("drain of {}: not marked Drained: {}", name, st.ToString());
-      continue;
-    }
-    steps_.draining_nodes.erase(name);
-    ABACUS_LOG_INFO("node {} drained", name);
+    CommitNodeOnLoop(std::move(next), "Drained", std::move(details), nullptr, [this, name = name](const Status& st) {
+      if (!st.ok()) {
+        ABACUS_LOG_ERROR("drain of {}: not marked Drained: {}", name, st.ToString());
+        return;
+      }
+      steps_.draining_nodes.erase(name);
+      ABACUS_LOG_INFO("node {} drained", name);
+    });
   }
 }
 
