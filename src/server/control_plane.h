@@ -1,14 +1,16 @@
 // ControlPlane: the server's core, without HTTP. It owns the store, the in-memory ledger and the
-// scheduling loop, and commits through governance's one committer (DESIGN §2):
+// scheduling loop, and commits through governance's one committer (DESIGN §2; the rooms and
+// their arrows: docs/architecture.md §2; its options: control_plane_options.h):
 //
-//   - HTTP threads validate a request, persist it through the Committer (a write is
-//     acknowledged only after its transaction commits), then hand it to the loop: a new
-//     workload goes into the inbox; other writes (cancel, scale, apply, node registration)
-//     run as commands on the loop thread, which is the only writer of the ledger.
+//   - HTTP threads validate a request and persist a submission through the Committer (a write
+//     is acknowledged only after its transaction commits), then hand it to the loop's inbox;
+//     other writes (cancel, scale, apply, node changes, registration) run as commands on the
+//     loop thread, the only writer of the ledger, which starts their commit and answers once it
+//     settled (docs/concurrency.md).
 //   - The loop drains the inbox and commands, and runs a scheduling cycle when something
 //     changed (coalesced: at most one cycle per min_cycle_gap) and on a timer. Decisions are
-//     assumed in memory, committed to the store in one batch, then published; when the commit
-//     fails they are rolled back in memory.
+//     made on working copies of the records, committed in one batch, and swapped into the
+//     ledger and published once durable; a failed commit leaves the ledger as it was.
 //   - Readers take a shared lock on the ledger; newly submitted workloads not yet ingested by
 //     the loop are visible through the inbox, so a client reads its own writes.
 #pragma once
@@ -53,6 +55,7 @@
 #include "server/governance.h"
 #include "server/idempotency.h"
 #include "server/ledger.h"
+#include "server/control_plane_options.h"
 #include "server/cycle_pacer.h"
 #include "server/loop_commits.h"
 #include "server/loop_inbox.h"
@@ -70,48 +73,6 @@
 
 namespace abacus::server {
 
-struct ControlPlaneOptions {
-  std::string data_dir = ".abacus";
-  std::string store_url;                   // empty: sqlite://DATA/abacus.db
-  const Clock* clock = nullptr;            // SystemClock when null
-  IdGenerator* ids = nullptr;              // TimeOrderedIdGenerator when null
-  Duration cycle_interval = std::chrono::seconds(1);        // timer cycle
-  Duration min_cycle_gap = std::chrono::milliseconds(5);    // coalescing window
-  Duration heartbeat_interval = std::chrono::seconds(5);    // told to agents at registration
-  Duration node_timeout = std::chrono::seconds(30);         // silent agent node → NotReady
-  // A NotReady node's tasks are placed elsewhere only after node_timeout + this grace (its agent
-  // fences them meanwhile; server/fencing.h).
-  FencingPolicy fencing;
-  size_t bounded_cycle_per_queue = 256;  // waiting workloads per queue retried when capacity frees
-  size_t max_queued_commits = 4096;        // beyond: ResourceExhausted (HTTP 429)
-  // Stored output of one task per stream (DATA/logs); beyond it shipped output is dropped. 0: none.
-  int64_t max_task_log_bytes = int64_t{64} << 20;
-  // HA: every commit carries this lease fence (store/fenced_store.h), so that once another
-  // server holds the lease this one's writes are refused. nullopt: a single server.
-  std::optional<LeaseFence> fence;
-  // Tests: wraps the opened store (for example to hold or fail commits); null: none.
-  std::function<std::unique_ptr<Store>(std::unique_ptr<Store>)> wrap_store;
-  sched::SchedulerConfig scheduler;
-  // Without a fence (a single server), Open locks the data folder for the control plane's life
-  // (store/data_folder_lock.h): a second server on the same folder is refused. On PostgreSQL it
-  // also takes the database's writer lock: exclusive without a fence, shared with one (HA).
-  bool lock_data_dir = true;
-  // Audit anchors (govern/audit_anchor.h): the key (created mode 0600 when missing) and the
-  // append-only file the signed heads go to. Empty: DATA/audit.key and DATA/audit.anchors.
-  std::string audit_key_file;
-  std::string audit_anchor_file;
-  // Secrets (server/secrets.h): the key values are sealed with (created mode 0600 when missing)
-  // and the keyring of older keys that still open values. Empty: DATA/secrets.key and
-  // DATA/secrets.keyring.
-  std::string secrets_key_file;
-  std::string secrets_keyring_file;
-  Duration idempotency_ttl = kIdempotencyTtl;  // how long a write's Idempotency-Key is kept
-  // Device faults, probation and the health cordon (server/device_health.h).
-  HealthPolicy health;
-  // The audit chain is checked whole in the background this often (server/audit_watch.h); 0: never.
-  Duration audit_check_every = std::chrono::minutes(30);
-};
-
 // Query filters of GET /api/v1/workloads.
 struct WorkloadFilter {
   std::string queue, state, project, tenant, kind, name;
@@ -121,10 +82,6 @@ struct WorkloadFilter {
   size_t limit = 1000;
   std::function<bool(const Workload&)> visible;  // the caller's view (governance); null: all
 };
-
-// Creates `data_dir` (mode 0700) and returns the store URL a server uses: `store_url`, or the
-// SQLite file abacus.db in the data folder when it is empty.
-Result<std::string> PrepareDataDir(const std::string& data_dir, const std::string& store_url);
 
 class ControlPlane {
  public:
