@@ -24,12 +24,6 @@ using testing_cp::ControlPlaneTest;
 
 json AgentNode(const std::string& name, int gpus) { return testing_cp::A100Node(name, gpus); }
 
-}  // namespace
-}  // namespace abacus::server
-
-namespace abacus::server {
-namespace {
-
 // A strict reader of the Prometheus text format 0.0.4: every family has HELP then TYPE before
 // its samples, names and labels are well formed, values are numbers, histogram buckets are
 // cumulative and end with +Inf equal to _count.
@@ -182,12 +176,6 @@ TEST_F(ControlPlaneTest, MetricsAreValidPrometheusTextWithTheIssueFamilies) {
   EXPECT_EQ(cp_->RenderMetrics().find(id), std::string::npos);
 }
 
-}  // namespace
-}  // namespace abacus::server
-
-namespace abacus::server {
-namespace {
-
 // Issue 24: a task group's placement rules go from the YAML through the ledger to the scheduler:
 // with maxPerNode 1 the two replicas land on two nodes (binpacking alone puts both on one).
 TEST_F(ControlPlaneTest, MaxPerNodeSpreadsTheReplicasOfASubmittedWorkloadOverNodes) {
@@ -293,12 +281,6 @@ spec:
   EXPECT_DOUBLE_EQ(t["rows"][0]["shortageHours"].get<double>(), 2.0) << t.dump();
   EXPECT_DOUBLE_EQ(t["rows"][0]["missingReplicaHours"].get<double>(), 4.0) << t.dump();
 }
-
-}  // namespace
-}  // namespace abacus::server
-
-namespace abacus::server {
-namespace {
 
 TEST_F(ControlPlaneTest, SchedulerAndControllerDecisionsJoinTheAuditChain) {
   ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr).ok());

@@ -257,9 +257,6 @@ TEST_F(ControlPlaneTest, MaxRuntimeStopsTheJobAndFailsIt) {
   EXPECT_EQ(w["failureReason"], "MaxRuntimeExceeded");
 }
 
-
-
-
 // Issue 20.12: a parked gang's node holds persist across the incremental cycles that later
 // submissions run (before, those cycles left the gang out, so nothing was held: a 1-GPU job of
 // equal priority took a held node while explain still said the nodes were held).

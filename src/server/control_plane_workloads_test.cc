@@ -24,12 +24,6 @@ using testing_cp::TaskOf;
 std::string Job(const std::string& name, int gpus) { return testing_cp::A100Job(name, gpus); }
 json AgentNode(const std::string& name, int gpus) { return testing_cp::A100Node(name, gpus); }
 
-}  // namespace
-}  // namespace abacus::server
-
-namespace abacus::server {
-namespace {
-
 std::string ExperimentYaml(const std::string& name, const std::string& extra) {
   return "kind: Experiment\nname: " + name +
          "\nproject: acme/ml\nqueue: train\nspec:\n  command: [\"jupyter\"]\n" + extra +
@@ -83,12 +77,6 @@ TEST_F(ControlPlaneTest, IdleExperimentGetsANoticeThenIsReclaimed) {
   json a = AssignmentOf(*cp_, "gpu-a");
   EXPECT_EQ(TaskOf(a, id + ".0.0.1")["action"], "stop") << a.dump();
 }
-
-}  // namespace
-}  // namespace abacus::server
-
-namespace abacus::server {
-namespace {
 
 constexpr char kTemporaryQuota[] = "  temporaryQuota: {resource: gpu/nvidia/A100-80G, amount: 1, expires: 1h}\n";
 
@@ -233,12 +221,6 @@ TEST_F(ControlPlaneTest, AssignmentsCarryTheDataMounts) {
   ASSERT_FALSE(t.is_null());
   EXPECT_EQ(t["mounts"], json::parse(R"([{"path":"/data/corpus","mountPath":"/corpus","readOnly":true}])"));
 }
-
-}  // namespace
-}  // namespace abacus::server
-
-namespace abacus::server {
-namespace {
 
 // The tasks the agent of `node` is told to run, by task id.
 std::map<std::string, json> Assigned(ControlPlane& cp, const std::string& node) {
