@@ -31,10 +31,6 @@ std::optional<json> ObjectBody(const httplib::Request& req, httplib::Response& r
   return std::move(*parsed);
 }
 
-std::string StringField(const json& body, const char* name) {
-  return body.contains(name) && body[name].is_string() ? body[name].get<std::string>() : "";
-}
-
 }  // namespace
 
 void AddFleetRoutes(RouteTable& t, ControlPlane& cp) {
@@ -50,8 +46,10 @@ void AddFleetRoutes(RouteTable& t, ControlPlane& cp) {
            [&cp, cordon](const httplib::Request& req, httplib::Response& res) {
              std::optional<json> body = ObjectBody(req, res);
              if (!body) return;
-             Send(res, NodeJson(cp.CordonNode(req.matches[1], cordon, RequestPrincipal().name,
-                                              StringField(*body, "reason"), CurrentRequest())));
+             Result<std::string> reason = StringField(*body, "reason");
+             if (!reason.ok()) return SendStatus(res, reason.status());
+             Send(res, NodeJson(cp.CordonNode(req.matches[1], cordon, RequestPrincipal().name, *reason,
+                                              CurrentRequest())));
            });
   }
   t.Post(R"(/api/v1/nodes/([^/]+)/drain)", OnCluster(Action::kNodeControl, "node", "drain", "node", true),
@@ -60,7 +58,9 @@ void AddFleetRoutes(RouteTable& t, ControlPlane& cp) {
     if (!body) return;
     DrainOrder order;
     order.by = RequestPrincipal().name;
-    order.reason = StringField(*body, "reason");
+    Result<std::string> reason = StringField(*body, "reason");
+    if (!reason.ok()) return SendStatus(res, reason.status());
+    order.reason = *reason;
     if (body->contains("grace")) {
       if (!(*body)["grace"].is_string()) return SendStatus(res, InvalidArgument("grace: expected a duration like \"10m\""));
       auto grace = ParseDurationSpec((*body)["grace"].get<std::string>());
@@ -95,7 +95,8 @@ void AddFleetRoutes(RouteTable& t, ControlPlane& cp) {
     if (body->contains("priority") && (*body)["priority"].is_number_integer()) {
       priority = std::to_string((*body)["priority"].get<int64_t>());
     } else {
-      priority = StringField(*body, "priority");
+      Result<std::string> named = StringField(*body, "priority");
+      if (named.ok()) priority = *named;  // anything else: the 400 below says what is expected
     }
     if (priority.empty()) {
       return SendStatus(res, InvalidArgument("body: expected {\"priority\": N} or {\"priority\": \"CLASS\"}"));

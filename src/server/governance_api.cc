@@ -202,10 +202,13 @@ void AddGovernanceRoutes(RouteTable& t, ControlPlane& cp) {
     if (!body.is_object()) return SendError(res, 400, "invalid_argument", "body: expected {\"user\", \"description\", \"expires\"}");
     auto ttl = ParseTtl(body);
     if (!ttl.ok()) return SendStatus(res, ttl.status());
-    std::string user = body.contains("user") && body["user"].is_string() ? body["user"].get<std::string>() : "";
-    std::string description =
-        body.contains("description") && body["description"].is_string() ? body["description"].get<std::string>() : "";
-    Send(res, IssuedTokenJson(cp.governance().IssueToken(RequestPrincipal(), user, description, *ttl, CurrentRequest())), 201);
+    Result<std::string> user = StringField(body, "user");  // a user sent as a number is refused, not "me"
+    if (!user.ok()) return SendStatus(res, user.status());
+    Result<std::string> description = StringField(body, "description");
+    if (!description.ok()) return SendStatus(res, description.status());
+    Send(res, IssuedTokenJson(cp.governance().IssueToken(RequestPrincipal(), *user, *description, *ttl,
+                                                         CurrentRequest())),
+         201);
   });
   t.Get("/api/v1/tokens", AnyUser(), [&cp](const httplib::Request& req, httplib::Response& res) {
     Send(res, TokenListJson(cp.governance().ListTokens(RequestPrincipal(), Param(req, "user"))));

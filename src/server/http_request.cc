@@ -31,6 +31,12 @@ std::optional<nlohmann::json> JsonBodyOr400(const httplib::Request& req, httplib
   return std::move(*parsed);
 }
 
+Result<std::string> StringField(const nlohmann::json& body, const char* name) {
+  if (!body.is_object() || !body.contains(name)) return std::string();
+  if (!body[name].is_string()) return InvalidArgument(std::string(name) + ": expected a string");
+  return body[name].get<std::string>();
+}
+
 IdempotentRequest KeyedRequest(const httplib::Request& req) {
   std::string key = req.get_header_value("Idempotency-Key");
   if (key.empty()) return {};

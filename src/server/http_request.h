@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/status.h"
 #include "server/idempotency.h"
 
 namespace abacus::server {
@@ -28,6 +29,10 @@ bool IsJsonBody(const httplib::Request& req);
 // reads as `if_empty` when that is given, else it is refused too.
 std::optional<nlohmann::json> JsonBodyOr400(const httplib::Request& req, httplib::Response& res,
                                             std::string_view if_empty = "");
+// The string field `name` of a JSON object body ("" when absent); InvalidArgument ("reason:
+// expected a string") when it is there but not a string: a field of the wrong type is refused,
+// never dropped as if it had not been sent.
+Result<std::string> StringField(const nlohmann::json& body, const char* name);
 // The request as its Idempotency-Key names it (server/idempotency.h): unkeyed without the header.
 IdempotentRequest KeyedRequest(const httplib::Request& req);
 

@@ -214,6 +214,16 @@ TEST_F(RestTest, MalformedBodiesAreRefusedAndChangeNothing) {
   // A body that is JSON but not the shape the cancel reads is refused too.
   EXPECT_EQ(api.Post(wl + "/cancel", R"({"reason": 5})", "application/json").status, 400);
   EXPECT_EQ(api.Post(wl + "/cancel", R"("stop")", "application/json").status, 400);
+  // So is a field of the wrong type elsewhere: refused and named, never dropped as if not sent
+  // (a cordon without its reason, a token issued to the caller instead of the user named).
+  for (const std::string path : {"/api/v1/nodes/cpu-1/cordon", "/api/v1/nodes/cpu-1/drain"}) {
+    auto r = api.Post(path, R"({"reason": 5})", "application/json");
+    EXPECT_EQ(r.status, 400) << path << ": " << r.text;
+    EXPECT_NE(r.text.find("reason: expected a string"), std::string::npos) << path << ": " << r.text;
+  }
+  auto token = api.Post("/api/v1/tokens", R"({"user": 5})", "application/json");
+  EXPECT_EQ(token.status, 400) << token.text;
+  EXPECT_NE(token.text.find("user: expected a string"), std::string::npos) << token.text;
   // Nothing changed: the workload waits as it did, the queue runs, the node is schedulable.
   json w = api.Get(wl).body;
   EXPECT_NE(w["state"], "Cancelled") << w.dump();
