@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "common/test_eventually.h"
 #include "server/control_plane_fixture.h"
@@ -52,8 +53,8 @@ int LateRegistrations(std::span<const WriteBatch* const> batches) {
 
 // Two gates on the store: the outer one holds drains (a command that waits for its commit on
 // the loop, so the test can keep the loop busy while it queues commands), the inner one holds
-// cancels, cordons, updates, temporary quota grants, late registrations and NotReady marks, and
-// counts each that reached it.
+// cancels, cordons, updates, temporary quota grants, late registrations, NotReady marks and
+// heartbeats' node changes, and counts each that reached it.
 class CommandCommitTest : public testing_cp::ControlPlaneFixture {
  protected:
   void SetUp() override {
@@ -68,9 +69,11 @@ class CommandCommitTest : public testing_cp::ControlPlaneFixture {
               registrations_at_disk_.fetch_add(LateRegistrations(batches));
               const int lost = WithEvent(batches, "NotReady");
               lost_at_disk_.fetch_add(lost);
+              const int back = WithEvent(batches, "DevicesChanged");
+              back_at_disk_.fetch_add(back);
               return cancels > 0 || WithEvent(batches, "Cordoned") > 0 || WithEvent(batches, "Updated") > 0 ||
                      WithEvent(batches, "TemporaryQuotaApproved") > 0 || LateRegistrations(batches) > 0 ||
-                     lost > 0;
+                     lost > 0 || back > 0;
             });
         gate_ = gate.get();
         auto drains = std::make_unique<testing_util::GatedStore>(
@@ -126,6 +129,7 @@ class CommandCommitTest : public testing_cp::ControlPlaneFixture {
   std::atomic<int> updates_at_disk_{0};              // updates that reached it
   std::atomic<int> registrations_at_disk_{0};        // late registrations that reached it
   std::atomic<int> lost_at_disk_{0};                 // NotReady marks that reached it
+  std::atomic<int> back_at_disk_{0};                 // heartbeats' node changes that reached it
 };
 
 // Three cancels the loop takes in one turn are all handed to the committer before the first is
@@ -358,6 +362,40 @@ TEST_F(CommandCommitTest, NodesLostTogetherAreMarkedNotReadyTogether) {
   for (const char* name : {"gpu-a", "spare", "late-1", "late-2", "late-3"}) {
     EXPECT_TRUE(Eventually([&] { return cp_->GetNode(name)->record.node.state == NodeState::kNotReady; })) << name;
   }
+}
+
+// Agents heard again together (a partition heals) come back together: heartbeats the loop takes
+// in one turn each start their node's commit (NotReady → Ready) before the first is on disk, and
+// no node reads Ready before it is durable. Before, the loop sat in each heartbeat's commit: one
+// at the disk, the others not yet taken.
+TEST_F(CommandCommitTest, NodesHeardAgainTogetherComeBackTogether) {
+  const std::vector<std::string> late = {"late-1", "late-2", "late-3"};
+  for (const std::string& name : late) {
+    ASSERT_TRUE(cp_->RegisterAgent(testing_cp::A100Node(name, 1), nullptr).ok());
+  }
+  clock_.Advance(std::chrono::hours(25));  // every agent silent past the timeout: NotReady
+  for (const std::string& name : late) {
+    ASSERT_TRUE(Eventually([&] { return cp_->GetNode(name)->record.node.state == NodeState::kNotReady; })) << name;
+  }
+  std::future<Status> drain = BusyLoop();
+  gate_->Close();
+  std::vector<std::future<Status>> beats;
+  for (const std::string& name : late) {
+    beats.push_back(std::async(std::launch::async, [this, name] { return cp_->AgentHeartbeat(name, json::object()); }));
+  }
+  ASSERT_TRUE(Eventually([&] { return CommandsWaiting() == 3; })) << CommandsWaiting();
+  drain_gate_->Open();  // the loop takes the three heartbeats in its next turn
+  ASSERT_TRUE(drain.get().ok());
+  Committer& committer = cp_->governance().committer();
+  EXPECT_TRUE(Eventually([&] { return back_at_disk_.load() + static_cast<int>(committer.queued()) >= 3; }))
+      << "node changes at the disk: " << back_at_disk_.load() << ", queued: " << committer.queued()
+      << ", commands waiting: " << CommandsWaiting();
+  for (const std::string& name : late) {
+    EXPECT_EQ(cp_->GetNode(name)->record.node.state, NodeState::kNotReady) << name;  // not durable yet
+  }
+  gate_->Open();
+  for (auto& beat : beats) EXPECT_TRUE(beat.get().ok());
+  for (const std::string& name : late) EXPECT_EQ(cp_->GetNode(name)->record.node.state, NodeState::kReady) << name;
 }
 
 }  // namespace
