@@ -6,7 +6,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <fstream>
+#include <random>
 #include <set>
+#include <utility>
 
 namespace abacus::agent {
 namespace {
@@ -66,20 +70,51 @@ TEST(PortPoolTest, EachPoolStartsAtItsOwnPlaceOfTheRange) {
   EXPECT_GT(firsts.size(), 1u);  // all five alike: about 1 in 10^16
 }
 
+// The kernel's ephemeral port range (where bind to port 0 and every outgoing connection take
+// their local port): /proc/sys/net/ipv4/ip_local_port_range, else Linux's default.
+std::pair<int, int> EphemeralPorts() {
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  int first = 32768, last = 60999;
+  if (!(in >> first >> last)) return {32768, 60999};
+  return {first, last};
+}
+
+// Binds a loopback socket to a free port outside the ephemeral range and the agents' default
+// pool (20000-29999); returns the socket, or -1.
+int BindOutsideEphemeral(int& port) {
+  const auto [first, last] = EphemeralPorts();
+  // Above the range when there is room, else below it and below the agents' pool.
+  const int low = 65535 - last >= 200 ? last + 1 : 10000;
+  const int high = 65535 - last >= 200 ? 65535 : std::min(first, 20000) - 1;
+  std::mt19937 rng(std::random_device{}());
+  for (int tries = 0; tries < 500; ++tries) {
+    const int candidate = low + static_cast<int>(rng() % static_cast<unsigned>(high - low + 1));
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return -1;
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<uint16_t>(candidate));
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+      port = candidate;
+      return fd;
+    }
+    ::close(fd);
+  }
+  return -1;
+}
+
+// The port is one no other process takes by chance once it is closed: a port the kernel chose
+// (port 0) lies in the ephemeral range, where another test's outgoing connection took it between
+// the close and the check in a CI run, and the port read busy.
 TEST(PortPoolTest, PortFreeSeesAListener) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  int port = 0;
+  const int fd = BindOutsideEphemeral(port);
   ASSERT_GE(fd, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
   ASSERT_EQ(::listen(fd, 1), 0);
-  socklen_t len = sizeof a;
-  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
-  const int port = ntohs(a.sin_port);
   EXPECT_FALSE(PortFree(port));
   ::close(fd);
-  EXPECT_TRUE(PortFree(port));
+  EXPECT_TRUE(PortFree(port)) << "port " << port;
 }
 
 }  // namespace
