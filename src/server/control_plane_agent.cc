@@ -142,10 +142,10 @@ Result<wire::RegisterAnswer> ControlPlane::RegisterAgent(const json& request, Re
         if (node->health.probation.count(d.index) != 0) d.health = DeviceHealth::kUnhealthy;
       }
     }
-    auto answer = std::make_shared<wire::RegisterAnswer>(wire::RegisterAnswer{
+    const wire::RegisterAnswer answer{
         node->node.name, token,
         static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(options_.heartbeat_interval).count()),
-        static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(options_.node_timeout).count())});
+        static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(options_.node_timeout).count())};
     // The node's commit starts and the loop goes on (agents registering together reach the disk
     // together); once it is durable the credential is accepted, and the tasks are reconciled.
     CommitNodeOnLoop(*node, event,
@@ -159,15 +159,12 @@ Result<wire::RegisterAnswer> ControlPlane::RegisterAgent(const json& request, Re
                        TouchNode(node->node.name);
                        ABACUS_LOG_INFO("agent node {} {}: {} devices, {}m CPU", node->node.name, event,
                                        node->node.devices.size(), node->node.cpu_milli);
-                       // The tasks read what is durable, which a continuation may not wait for: a
-                       // command of their own, and the agent is answered after it.
-                       Status queued = inbox_.Run([this, name = node->node.name, reported, answer, reply] {
+                       // The tasks read what is durable: a command of their own, and the agent is
+                       // answered after it (at a stop, at once: the node is registered, its
+                       // credential must reach the agent, its next reports reconcile the tasks).
+                       AnswerAfterCommand<Answer>(inbox_, reply, answer, [this, name = node->node.name, reported] {
                          ReconcileRegisteredTasks(name, reported);
-                         reply(*answer);
                        });
-                       // Stopping: the node is registered, its credential must reach the agent;
-                       // its next reports reconcile the tasks.
-                       if (!queued.ok()) reply(*answer);
                      });
   });
 }
@@ -333,12 +330,10 @@ Status ControlPlane::AgentHeartbeat(const std::string& node, const json& body) {
                        [this, node, committed, outcome, reply](const Status& st) {
                          if (!st.ok()) return reply(st);
                          NoteHealthOutcome(*committed, outcome);
-                         Status queued = inbox_.Run([this, node, reply] {
+                         AnswerAfterCommand<Status>(inbox_, reply, Status::OK(), [this, node] {
                            commits_.SettleAll();  // the fail-over reads every workload on the node
                            FailOverTasksOnBadDevices(node);
-                           reply(Status::OK());
                          });
-                         if (!queued.ok()) reply(Status::OK());  // stopping: the node's change is durable
                        });
     }));
   }

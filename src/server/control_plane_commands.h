@@ -10,6 +10,7 @@
 
 #include "common/blocking_region.h"
 #include "server/control_plane.h"
+#include "server/loop_inbox.h"
 #include "server/loop_reply.h"
 #include "server/request_context.h"
 
@@ -51,6 +52,20 @@ inline std::function<void(const Status&)> AnswerWithView(const ControlPlane& cp,
     if (!st.ok()) return reply(st);
     reply(cp.GetWorkload(id));
   };
+}
+
+// From a commit's continuation, which may not settle: runs `work` as a loop command of its own
+// (it may settle, to read what is durable), then answers `reply` with `answer`. When the inbox is
+// closed (a stop) `answer` is given at once, without `work`: the write it follows is durable, and
+// no caller waits forever. One rule for every write followed by such work (a registration's task
+// reconciliation, a heartbeat's fail-over, a deleted maintenance window's uncordons).
+template <typename R>
+void AnswerAfterCommand(LoopInbox& inbox, LoopReply<R> reply, R answer, std::function<void()> work) {
+  Status queued = inbox.Run([reply, answer, work = std::move(work)] {
+    work();
+    reply(answer);
+  });
+  if (!queued.ok()) reply(std::move(answer));
 }
 
 }  // namespace abacus::server

@@ -67,11 +67,8 @@ Result<AppliedView> ControlPlane::DeleteReservation(const std::string& name, Req
       if (!drain) return reply(deleted);
       // Its maintenance is called off: the nodes it cordoned take work again. Uncordoning reads
       // the nodes as committed, which a continuation may not wait for: a command of its own.
-      Status queued = inbox_.Run([this, name, deleted, reply] {
-        UncordonReservationNodes(name);
-        reply(deleted);
-      });
-      if (!queued.ok()) reply(deleted);  // stopping: deleted; the nodes stay cordoned until an uncordon
+      // (At a stop: answered at once; the nodes stay cordoned until an uncordon.)
+      AnswerAfterCommand<Answer>(inbox_, reply, deleted, [this, name] { UncordonReservationNodes(name); });
     };
     CommitForRequestOnLoop(reply.audit(), std::move(batch), {}, {}, std::move(then));
   });
