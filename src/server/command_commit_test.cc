@@ -53,8 +53,8 @@ int LateRegistrations(std::span<const WriteBatch* const> batches) {
 
 // Two gates on the store: the outer one holds drains (a command that waits for its commit on
 // the loop, so the test can keep the loop busy while it queues commands), the inner one holds
-// cancels, cordons, updates, temporary quota grants, late registrations, NotReady marks and
-// heartbeats' node changes, and counts each that reached it.
+// cancels, cordons, updates, temporary quota grants, late registrations, NotReady marks,
+// heartbeats' node changes and requeues, and counts each that reached it.
 class CommandCommitTest : public testing_cp::ControlPlaneFixture {
  protected:
   void SetUp() override {
@@ -71,9 +71,11 @@ class CommandCommitTest : public testing_cp::ControlPlaneFixture {
               lost_at_disk_.fetch_add(lost);
               const int back = WithEvent(batches, "DevicesChanged");
               back_at_disk_.fetch_add(back);
+              const int requeued = WithEvent(batches, "Requeued");
+              requeued_at_disk_.fetch_add(requeued);
               return cancels > 0 || WithEvent(batches, "Cordoned") > 0 || WithEvent(batches, "Updated") > 0 ||
                      WithEvent(batches, "TemporaryQuotaApproved") > 0 || LateRegistrations(batches) > 0 ||
-                     lost > 0 || back > 0;
+                     lost > 0 || back > 0 || requeued > 0;
             });
         gate_ = gate.get();
         auto drains = std::make_unique<testing_util::GatedStore>(
@@ -130,6 +132,7 @@ class CommandCommitTest : public testing_cp::ControlPlaneFixture {
   std::atomic<int> registrations_at_disk_{0};        // late registrations that reached it
   std::atomic<int> lost_at_disk_{0};                 // NotReady marks that reached it
   std::atomic<int> back_at_disk_{0};                 // heartbeats' node changes that reached it
+  std::atomic<int> requeued_at_disk_{0};             // requeues that reached it
 };
 
 // Three cancels the loop takes in one turn are all handed to the committer before the first is
@@ -396,6 +399,31 @@ TEST_F(CommandCommitTest, NodesHeardAgainTogetherComeBackTogether) {
   gate_->Open();
   for (auto& beat : beats) EXPECT_TRUE(beat.get().ok());
   for (const std::string& name : late) EXPECT_EQ(cp_->GetNode(name)->record.node.state, NodeState::kReady) << name;
+}
+
+// Work preempted together on a simulated node (a drain stops training at once; nothing runs
+// there, so each has stopped when its checkpoint grace is over) is requeued together: the loop
+// starts every requeue's commit before the first is on disk, and none reads Requeued before it
+// is durable. Before, the loop sat in each requeue's commit: one at the disk, none queued.
+TEST_F(CommandCommitTest, WorkPreemptedTogetherIsRequeuedTogether) {
+  json sim = testing_cp::A100Node("sim-a", 3);
+  sim["simulated"] = true;
+  ASSERT_TRUE(cp_->PutNode(sim, nullptr).ok());
+  ASSERT_TRUE(cp_->CordonNode("gpu-a", true, "test", "", nullptr).ok());  // the jobs land on sim-a
+  std::vector<std::string> ids;
+  for (const char* name : {"p-1", "p-2", "p-3"}) ids.push_back(Admitted(name));
+  gate_->Close();
+  DrainOrder order;
+  order.by = "test";
+  ASSERT_TRUE(cp_->DrainNode("sim-a", order, nullptr).ok());
+  Committer& committer = cp_->governance().committer();
+  EXPECT_TRUE(Eventually([&] { return requeued_at_disk_.load() + static_cast<int>(committer.queued()) >= 3; }))
+      << "requeues at the disk: " << requeued_at_disk_.load() << ", queued: " << committer.queued();
+  for (const std::string& id : ids) EXPECT_EQ(State(id), "Preempting") << id;  // not durable yet
+  gate_->Open();
+  for (const std::string& id : ids) {
+    EXPECT_TRUE(Eventually([&] { return State(id) == "Requeued"; })) << id << " is " << State(id);
+  }
 }
 
 }  // namespace

@@ -354,22 +354,22 @@ class ControlPlane {
   void CommitCycle(std::shared_ptr<CycleWork> w, uint64_t seen_seq);
   void CycleCommitted(CycleWork& w, const Committer::Async* done, uint64_t seen_seq);
   void PublishCycle(const CycleWork& w);
-  // Starts the commit of `batch` (changing workload records `ids`) with `decisions`, without
-  // waiting: `settle` runs on the loop once it is done, after the loop's earlier commits (and
-  // after the change feed has the batch when it committed); loop thread only (loop_commits.h).
-  void CommitOnLoop(WriteBatch batch, std::vector<govern::AuditRecord> decisions, std::vector<std::string> ids,
-                    LoopCommits::Settle settle);
+  // Starts the commit of `batch` with `decisions`, without waiting: every record the batch writes
+  // is in flight until `settle` runs on the loop once it is done, after the loop's earlier commits
+  // (and after the change feed has the batch when it committed); loop thread only (loop_commits.h).
+  void CommitOnLoop(WriteBatch batch, std::vector<govern::AuditRecord> decisions, LoopCommits::Settle settle);
+  // Settles the loop's commits up to the last one that writes record `key` of `kind` (a working
+  // copy of it is then of what is durable); loop thread only.
+  void SettleRecord(std::string_view kind, std::string_view key) { commits_.SettleTouching(RecordCommitId(kind, key)); }
   // What a loop write that does not wait calls once, on the loop: at once when it started no
   // commit (an error, nothing to change), else when its commit settled.
   using Written = std::function<void(const Status&)>;
   // Starts the commit of `batch` for a request and goes on: `audit`'s entry (its pending entry,
   // null: none; it must outlive the commit, as a LoopReply keeps it) goes with `batch` unless an
   // earlier commit claimed it (ClaimRequestAudit; a failed commit frees it again), and so do
-  // `decisions` (the controllers' entries); `ids` are the records the batch changes (a node's as
-  // NodeCommitId); `then` runs on the loop once settled.
+  // `decisions` (the controllers' entries); `then` runs on the loop once settled.
   void CommitForRequestOnLoop(PendingRequestAudit* audit, WriteBatch batch,
-                              std::vector<govern::AuditRecord> decisions, std::vector<std::string> ids,
-                              LoopCommits::Settle then);
+                              std::vector<govern::AuditRecord> decisions, LoopCommits::Settle then);
   void FinishPreemptions();
 
   using TaskReport = server::TaskReport;  // task_report.h
@@ -532,9 +532,6 @@ class ControlPlane {
   void CommitTransitionOnLoop(const WorkloadRecord& r, WorkloadState to, const std::string& event,
                               nlohmann::json details, const std::function<void(WriteBatch&, const WorkloadRecord&)>& stage,
                               PendingRequestAudit* audit, Written then);
-  Status CommitTransition(const WorkloadRecord& r, WorkloadState to, const std::string& event, nlohmann::json details,
-                          const std::function<void(WriteBatch&, const WorkloadRecord&)>& stage,
-                          PendingRequestAudit* audit);
   // Runs the loop write `start` (an OnLoop form, given its `then`) and settles it now: for a loop
   // step that reads its outcome next. Not from a commit's continuation (loop_commits.h).
   Status WriteNow(const std::function<void(Written)>& start);

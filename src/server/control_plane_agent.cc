@@ -39,9 +39,8 @@ void ControlPlane::CommitNodeOnLoop(NodeRecord node, const std::string& event, j
   const OpRef put = batch.Put(kNodeKind, node.node.name, doc.dump()).LastOp();
   AddNodeState(node, details);  // capacity reports read the node's life back (node_history.h)
   batch.AppendEvent(kNodeKind, node.node.name, event, details.dump(), clock_.Now());
-  std::string id = NodeCommitId(node.node.name);
   auto record = std::make_shared<NodeRecord>(std::move(node));
-  CommitForRequestOnLoop(audit, std::move(batch), {}, {std::move(id)},
+  CommitForRequestOnLoop(audit, std::move(batch), {},
                          [this, put, record, then = std::move(then)](const Committer::Async& done) {
                            if (done.status.ok()) {
                              record->version = done.result.AssignedTo(put);
@@ -117,7 +116,7 @@ Result<wire::RegisterAnswer> ControlPlane::RegisterAgent(const json& request, Re
   }
   using Answer = Result<wire::RegisterAnswer>;
   return AnswerOnLoop<Answer>(context, [this, node, reported, presented](const LoopReply<Answer>& reply) {
-    commits_.SettleTouching(NodeCommitId(node->node.name));  // the node as committed
+    SettleRecord(kNodeKind, node->node.name);  // the node as committed
     Time now = clock_.Now();
     const NodeRecord* before = ledger_.FindNode(node->node.name);
     // A registered agent node is taken over only by proving to be it: its credential. (The join
@@ -188,7 +187,7 @@ void ControlPlane::ReconcileRegisteredTasks(const std::string& node, const std::
 
 Result<NodeResetAnswer> ControlPlane::ResetNode(const std::string& name, RequestContext* context) {
   ABACUS_RETURN_IF_ERROR(AnswerOnLoop<Status>(context, [this, name](const LoopReply<Status>& reply) {
-    commits_.SettleTouching(NodeCommitId(name));  // the node as committed
+    SettleRecord(kNodeKind, name);  // the node as committed
     const NodeRecord* cur = ledger_.FindNode(name);
     if (cur == nullptr) return reply(NotFound("node '" + name + "' not found"));
     if (!cur->agent) {
@@ -305,7 +304,7 @@ Status ControlPlane::AgentHeartbeat(const std::string& node, const json& body) {
     // own (they read what is durable, which a continuation may not wait for), then the agent is
     // answered.
     ABACUS_RETURN_IF_ERROR(AnswerOnLoop<Status>(nullptr, [this, node, health, inventory](const LoopReply<Status>& reply) {
-      commits_.SettleTouching(NodeCommitId(node));  // the node as committed
+      SettleRecord(kNodeKind, node);  // the node as committed
       const NodeRecord* cur = ledger_.FindNode(node);
       if (cur == nullptr) return reply(NotFound("node '" + node + "' is not registered"));
       NodeRecord next = *cur;

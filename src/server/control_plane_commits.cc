@@ -8,7 +8,6 @@
 #include "common/mutex.h"
 #include "server/control_plane.h"
 #include "server/governance.h"
-#include "server/idempotency.h"
 
 namespace abacus::server {
 
@@ -31,8 +30,9 @@ Status ControlPlane::Commit(const WriteBatch& batch, CommitResult* result, std::
 }
 
 void ControlPlane::CommitOnLoop(WriteBatch batch, std::vector<govern::AuditRecord> decisions,
-                                std::vector<std::string> ids, LoopCommits::Settle settle) {
+                                LoopCommits::Settle settle) {
   const auto start = std::chrono::steady_clock::now();
+  std::vector<std::string> ids = RecordsWrittenBy(batch);  // in flight until it settles
   // The committer's thread times the commit and wakes the loop's turn, so that it settles promptly.
   std::shared_ptr<const Committer::Async> commit =
       governance_->committer().Start(std::move(batch), std::move(decisions), [this, start] {
@@ -48,18 +48,12 @@ void ControlPlane::CommitOnLoop(WriteBatch batch, std::vector<govern::AuditRecor
 }
 
 void ControlPlane::CommitForRequestOnLoop(PendingRequestAudit* audit, WriteBatch batch,
-                                          std::vector<govern::AuditRecord> decisions, std::vector<std::string> ids,
-                                          LoopCommits::Settle then) {
+                                          std::vector<govern::AuditRecord> decisions, LoopCommits::Settle then) {
   std::vector<govern::AuditRecord> entry;
   if (std::optional<govern::AuditRecord> claimed = ClaimRequestAudit(audit, batch)) entry.push_back(std::move(*claimed));
   const bool claimed = !entry.empty();
   for (govern::AuditRecord& d : decisions) entry.push_back(std::move(d));
-  for (const WriteOp& op : batch.ops()) {
-    if (const auto* put = std::get_if<PutOp>(&op); put != nullptr && put->kind == kIdempotencyKind) {
-      ids.push_back(KeyCommitId(put->key));
-    }
-  }
-  CommitOnLoop(std::move(batch), std::move(entry), std::move(ids),
+  CommitOnLoop(std::move(batch), std::move(entry),
                [audit, claimed, then = std::move(then)](const Committer::Async& done) {
                  if (claimed) SettleRequestAudit(audit, done.status.ok());
                  then(done);
@@ -104,20 +98,10 @@ void ControlPlane::CommitTransitionOnLoop(const WorkloadRecord& r, WorkloadState
   CommitRecordOnLoop(std::move(batch), put, std::move(next), audit, std::move(then));
 }
 
-Status ControlPlane::CommitTransition(const WorkloadRecord& r, WorkloadState to, const std::string& event,
-                                      json details,
-                                      const std::function<void(WriteBatch&, const WorkloadRecord&)>& stage,
-                                      PendingRequestAudit* audit) {
-  return WriteNow([&](Written then) {
-    CommitTransitionOnLoop(r, to, event, std::move(details), stage, audit, std::move(then));
-  });
-}
-
 void ControlPlane::CommitRecordOnLoop(WriteBatch batch, OpRef put, WorkloadRecord next, PendingRequestAudit* audit,
                                       Written then) {
-  std::string id = next.id;
   auto record = std::make_shared<WorkloadRecord>(std::move(next));
-  CommitForRequestOnLoop(audit, std::move(batch), {}, {std::move(id)},
+  CommitForRequestOnLoop(audit, std::move(batch), {},
                          [this, put, record, then = std::move(then)](const Committer::Async& done) {
                            if (done.status.ok()) {
                              record->version = done.result.AssignedTo(put);

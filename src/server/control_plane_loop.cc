@@ -149,7 +149,9 @@ void ControlPlane::FinishPreemptions() {
       continue;
     }
     // A working copy, committed and then swapped in: readers never see the requeue before it
-    // is durable.
+    // is durable. Each requeue's commit starts and the loop goes on (the workloads a preemption
+    // stopped together reach the disk together); a requeue still in flight at the next turn is
+    // settled by the SettleAll above, and its record then reads Requeued.
     WorkloadRecord stopped = *r;
     stopped.placements.clear();
     stopped.group_flavors.clear();
@@ -159,14 +161,16 @@ void ControlPlane::FinishPreemptions() {
     // Typed, for metering (usage_sync.cc): the operator's reason (fleet.h), else Preempted.
     stopped.requeue_reason =
         stopped.evict_reason == RequeueReason::kNone ? RequeueReason::kPreempted : stopped.evict_reason;
-    Status st = CommitTransition(stopped, WorkloadState::kRequeued, "Requeued",
-                                 json({{"reason", RequeueReasonName(stopped.requeue_reason)}}), {}, nullptr);
-    if (!st.ok()) {
-      ABACUS_LOG_ERROR("requeue {}: {}", id, st.ToString());
-      continue;
-    }
-    steps_.preempting.erase(id);
-    pacer_.RetryAll();
+    CommitTransitionOnLoop(stopped, WorkloadState::kRequeued, "Requeued",
+                           json({{"reason", RequeueReasonName(stopped.requeue_reason)}}), {}, nullptr,
+                           [this, id = id](const Status& st) {
+                             if (!st.ok()) {
+                               ABACUS_LOG_ERROR("requeue {}: {}", id, st.ToString());
+                               return;  // still Preempting: tried again next turn
+                             }
+                             steps_.preempting.erase(id);
+                             pacer_.RetryAll();
+                           });
   }
 }
 
@@ -202,8 +206,6 @@ struct ControlPlane::CycleWork {
   }
   // True when this cycle changes record `id`.
   bool Touched(const std::string& id) const { return working_.count(id) != 0; }
-  // The records this cycle changes, in the order first changed.
-  const std::vector<std::string>& touched() const { return order_; }
   // Stages one Put per changed record, in the order first changed.
   void StagePuts() {
     for (const auto& id : order_) {
@@ -491,9 +493,8 @@ void ControlPlane::CommitCycle(std::shared_ptr<CycleWork> work, uint64_t seen_se
   // What the controllers staged for this batch is counted when it commits.
   StagedActions staged = std::exchange(steps_.staged, StagedActions{});
   inbox_.Cycling(seen_seq);  // the waits this cycle covers are answered once it is committed
-  std::vector<std::string> ids = w.touched();
   WriteBatch batch = std::move(w.batch);
-  CommitOnLoop(std::move(batch), std::move(w.decisions), std::move(ids),
+  CommitOnLoop(std::move(batch), std::move(w.decisions),
                [this, work = std::move(work), seen_seq, staged = std::move(staged)](const Committer::Async& done) mutable {
                  staged.Settle(done.status.ok(), metrics_.labeled);
                  CycleCommitted(*work, &done, seen_seq);

@@ -59,7 +59,7 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
     if (!ref.ok()) continue;
     auto it = next.find(ref->workload_id);
     if (it == next.end()) {
-      commits_.SettleTouching(ref->workload_id);  // a working copy of what is durable
+      SettleRecord(kWorkloadKind, ref->workload_id);  // a working copy of what is durable
       const WorkloadRecord* cur = ledger_.FindWorkload(ref->workload_id);
       if (cur == nullptr || ref->attempt != cur->attempt()) continue;  // stale: an earlier attempt
       it = next.emplace(cur->id, *cur).first;
@@ -107,7 +107,7 @@ void ControlPlane::ProcessTaskReports(const std::vector<TaskReport>& reports, co
   if (also != nullptr) {
     for (const auto& id : *also) {
       if (next.count(id) != 0) continue;
-      commits_.SettleTouching(id);
+      SettleRecord(kWorkloadKind, id);
       if (const WorkloadRecord* cur = ledger_.FindWorkload(id)) next.emplace(id, *cur);
     }
   }
@@ -144,8 +144,7 @@ void ControlPlane::CommitReconciledOnLoop(std::map<std::string, WorkloadRecord> 
   // with their next heartbeat; the failure hook reloads the usage staged with them).
   auto copies = std::make_shared<std::map<std::string, WorkloadRecord>>(std::move(next));
   StagedActions staged = std::exchange(steps_.staged, StagedActions{});
-  std::vector<std::string> ids = changed;
-  CommitForRequestOnLoop(audit, std::move(batch), std::move(decisions), std::move(ids),
+  CommitForRequestOnLoop(audit, std::move(batch), std::move(decisions),
                          [this, copies, changed = std::move(changed), puts = std::move(puts),
                           staged = std::move(staged), then = std::move(then)](const Committer::Async& done) mutable {
                            staged.Settle(done.status.ok(), metrics_.labeled);

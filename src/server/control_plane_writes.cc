@@ -314,7 +314,7 @@ Result<Keyed<std::vector<AppliedView>>> ControlPlane::Apply(std::string_view bod
       done(std::move(out));
     };
     if (batch.empty()) return applied(Status::OK());
-    CommitForRequestOnLoop(audit, std::move(batch), {}, {},
+    CommitForRequestOnLoop(audit, std::move(batch), {},
                            [applied = std::move(applied)](const Committer::Async& c) mutable { applied(c.status); });
   };
   if (dry_run) {
@@ -344,7 +344,7 @@ Result<std::optional<json>> ControlPlane::RunKeyedCommand(RequestContext* contex
     // Checked again on the loop, which makes every such change one after another: a request
     // with the same key that ran meanwhile answered first (its commit settled first, when it is
     // still in flight).
-    if (keyed->request().keyed()) commits_.SettleTouching(KeyCommitId(keyed->store_key()));
+    if (keyed->request().keyed()) SettleRecord(kIdempotencyKind, keyed->store_key());
     Result<bool> repeat = keyed->Check(clock_.Now());
     if (!repeat.ok()) return reply(repeat.status());
     if (*repeat) {
@@ -394,7 +394,7 @@ Result<Keyed<WorkloadView>> ControlPlane::Cancel(const std::string& id_or_name, 
     const WorkloadRecord* found = ledger_.Resolve(id_or_name);
     if (found == nullptr) return done(NotFound("workload '" + id_or_name + "' not found"));
     const std::string id = found->id;
-    commits_.SettleTouching(id);  // a working copy of what is durable
+    SettleRecord(kWorkloadKind, id);  // a working copy of what is durable
     const WorkloadRecord* r = ledger_.FindWorkload(id);
     if (!CanTransition(r->state, WorkloadState::kCancelled)) {
       return done(FailedPrecondition("workload " + r->id + " is " + std::string(WorkloadStateName(r->state)) +
@@ -441,7 +441,7 @@ Status ControlPlane::ScaleOnLoop(const std::string& id_or_name, int32_t replicas
   const WorkloadRecord* found = ledger_.Resolve(id_or_name);
   if (found == nullptr) return NotFound("workload '" + id_or_name + "' not found");
   const std::string found_id = found->id;
-  commits_.SettleTouching(found_id);  // a working copy of what is durable
+  SettleRecord(kWorkloadKind, found_id);  // a working copy of what is durable
   found = ledger_.FindWorkload(found_id);
   WorkloadRecord next = *found;
   if (IsTerminal(next.state)) {
@@ -526,7 +526,7 @@ Result<NodeRecord> ControlPlane::PutNode(const json& body, RequestContext* conte
     json details = {{"simulated", node->simulated}, {"devices", node->node.devices.size()}};
     AddNodeState(*node, details);  // capacity reports read the node's life back (node_history.h)
     batch.AppendEvent(kNodeKind, node->node.name, existed ? "Updated" : "Registered", details.dump(), clock_.Now());
-    CommitForRequestOnLoop(reply.audit(), std::move(batch), {}, {NodeCommitId(node->node.name)},
+    CommitForRequestOnLoop(reply.audit(), std::move(batch), {},
                            [this, node, put, reply](const Committer::Async& done) {
                              if (!done.status.ok()) return reply(done.status);
                              node->version = done.result.AssignedTo(put);

@@ -232,7 +232,7 @@ Result<WorkloadView> ControlPlane::ControlWorkload(const std::string& id_or_name
     const WorkloadRecord* found = ledger_.Resolve(id_or_name);
     if (found == nullptr) return reply(NotFound("workload '" + id_or_name + "' not found"));
     const std::string id = found->id;
-    commits_.SettleTouching(id);  // a working copy of what is durable
+    SettleRecord(kWorkloadKind, id);  // a working copy of what is durable
     WorkloadRecord next = *ledger_.FindWorkload(id);
     const std::string name = next.spec.name;
     const std::string verb(WorkloadControlName(what));
@@ -377,7 +377,7 @@ Result<QueueSuspendView> ControlPlane::SuspendQueue(const std::string& queue, bo
       batch.Delete(kQueueSuspensionKind, queue);
     }
     batch.AppendEventJson("queue", queue, suspend ? "Suspended" : "Resumed", json({{"by", by}}), now);
-    CommitForRequestOnLoop(reply.audit(), std::move(batch), {}, {}, [this, out, reply](const Committer::Async& done) {
+    CommitForRequestOnLoop(reply.audit(), std::move(batch), {}, [this, out, reply](const Committer::Async& done) {
       if (!done.status.ok()) return reply(done.status);
       {
         WriterLock lock(state_mu_);

@@ -21,10 +21,6 @@ namespace abacus::server {
 
 inline constexpr char kIdempotencyKind[] = "idempotency";
 
-// The id a keyed write's stored answer (its record's `store_key`) goes by among the loop's
-// commits in flight (loop_commits.h): a repeat settles the commit that stores it before it looks
-// the key up.
-inline std::string KeyCommitId(const std::string& store_key) { return std::string(kIdempotencyKind) + "/" + store_key; }
 inline constexpr Duration kIdempotencyTtl = std::chrono::hours(24);
 
 // OK for 1–255 printable ASCII characters without spaces; InvalidArgument otherwise.

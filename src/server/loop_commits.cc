@@ -2,10 +2,24 @@
 
 #include <algorithm>
 #include <utility>
+#include <variant>
 
 #include "common/check.h"
 
 namespace abacus::server {
+
+std::vector<std::string> RecordsWrittenBy(const WriteBatch& batch) {
+  std::vector<std::string> ids;
+  ids.reserve(batch.ops().size());
+  for (const WriteOp& op : batch.ops()) {
+    if (const auto* put = std::get_if<PutOp>(&op)) {
+      ids.push_back(RecordCommitId(put->kind, put->key));
+    } else if (const auto* del = std::get_if<DeleteOp>(&op)) {
+      ids.push_back(RecordCommitId(del->kind, del->key));
+    }
+  }
+  return ids;
+}
 
 void LoopCommits::Add(std::shared_ptr<const Committer::Async> commit, std::vector<std::string> ids, Settle settle) {
   for (const std::string& id : ids) touching_[id]++;

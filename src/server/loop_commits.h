@@ -9,11 +9,12 @@
 // one fails, every commit still in flight is settled too, and then the failure hook runs once
 // (it reloads what the loop keeps in memory beside the records: the usage intervals).
 //
-//   commits.Add(committer.Start(std::move(batch), {}, wake), {id}, [&](const Committer::Async& c) {
+//   std::vector<std::string> ids = RecordsWrittenBy(batch);
+//   commits.Add(committer.Start(std::move(batch), {}, wake), ids, [&](const Committer::Async& c) {
 //     if (c.status.ok()) ...swap the copy in, publish...;
 //   });
 //   commits.SettleDone();        // each turn: the ones done, without waiting
-//   commits.SettleTouching(id);  // before a working copy of `id`
+//   commits.SettleTouching(RecordCommitId(kWorkloadKind, id));  // before a working copy of it
 //   commits.SettleAll();         // before a cycle's snapshot, a command, a stop
 //
 // Loop thread only: no lock. A continuation may add commits (a command's next step) but must
@@ -27,6 +28,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -34,9 +36,18 @@
 
 namespace abacus::server {
 
-// The id a node record's commit is known by among the loop's commits in flight (workload
-// records go by their ids).
-inline std::string NodeCommitId(const std::string& name) { return "node/" + name; }
+// The id a stored record is known by among the loop's commits in flight: its kind and key
+// ("workload/w-1", "node/gpu-3", "idempotency/…").
+inline std::string RecordCommitId(std::string_view kind, std::string_view key) {
+  std::string id;
+  id.reserve(kind.size() + 1 + key.size());
+  id.append(kind).append("/").append(key);
+  return id;
+}
+
+// The records `batch` writes (each Put and Delete, by RecordCommitId): what a commit of it
+// changes. Events are not records.
+std::vector<std::string> RecordsWrittenBy(const WriteBatch& batch);
 
 class LoopCommits {
  public:
@@ -45,15 +56,16 @@ class LoopCommits {
   // Runs after a failed commit, once every commit in flight with it has settled.
   void SetAfterFailure(std::function<void()> hook) { after_failure_ = std::move(hook); }
 
-  // Adds `commit`, which changes the records `ids`; `settle` runs on the loop thread once it is
+  // Adds `commit`, which changes the records `ids` (RecordCommitId; RecordsWrittenBy its batch);
+  // `settle` runs on the loop thread once it is
   // done and every commit added before it has settled.
   void Add(std::shared_ptr<const Committer::Async> commit, std::vector<std::string> ids, Settle settle);
   // Settles the commits at the front that are done, in order; never waits.
   void SettleDone();
   // Waits for every commit in flight and settles them, in order.
   void SettleAll();
-  // Waits for and settles the commits up to the last one that changes record `id` (none: returns
-  // at once).
+  // Waits for and settles the commits up to the last one that changes record `id` (RecordCommitId;
+  // none: returns at once).
   void SettleTouching(const std::string& id);
   // True when a commit in flight changes record `id`.
   bool Touches(const std::string& id) const { return touching_.count(id) != 0; }

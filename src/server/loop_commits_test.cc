@@ -118,5 +118,22 @@ TEST_F(LoopCommitsTest, AContinuationMayAddACommitButNeverSettles) {
   EXPECT_DEATH(commits_.SettleAll(), "continuation settled");
 }
 
+TEST_F(LoopCommitsTest, EveryRecordABatchWritesIsInFlightUntilItsCommitSettles) {
+  WriteBatch batch;
+  batch.Put("workload", "w-1", "{}").Put("usage", "u-7", "{}").Delete("idempotency", "k-2");
+  batch.AppendEvent("workload", "w-1", "Admitted", "{}", Time{});
+  EXPECT_EQ(RecordsWrittenBy(batch),
+            (std::vector<std::string>{"workload/w-1", "usage/u-7", "idempotency/k-2"}));  // events are not records
+  auto a = InFlight();
+  Add(a, RecordsWrittenBy(batch), "a");
+  EXPECT_TRUE(commits_.Touches(RecordCommitId("usage", "u-7")));
+  EXPECT_TRUE(commits_.Touches(RecordCommitId("idempotency", "k-2")));
+  EXPECT_FALSE(commits_.Touches(RecordCommitId("node", "w-1")));  // the same key, another kind
+  Finish(*a);
+  commits_.SettleTouching(RecordCommitId("usage", "u-7"));
+  EXPECT_EQ(settled_, (std::vector<std::string>{"a"}));
+  EXPECT_FALSE(commits_.Touches(RecordCommitId("workload", "w-1")));
+}
+
 }  // namespace
 }  // namespace abacus::server

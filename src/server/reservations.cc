@@ -70,7 +70,7 @@ Result<AppliedView> ControlPlane::DeleteReservation(const std::string& name, Req
       // (At a stop: answered at once; the nodes stay cordoned until an uncordon.)
       AnswerAfterCommand<Answer>(inbox_, reply, deleted, [this, name] { UncordonReservationNodes(name); });
     };
-    CommitForRequestOnLoop(reply.audit(), std::move(batch), {}, {}, std::move(then));
+    CommitForRequestOnLoop(reply.audit(), std::move(batch), {}, std::move(then));
   });
 }
 

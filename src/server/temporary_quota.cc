@@ -19,7 +19,7 @@ Result<WorkloadView> ControlPlane::DecideTemporaryQuota(const std::string& id_or
     const WorkloadRecord* found = ledger_.Resolve(id_or_name);
     if (found == nullptr) return reply(NotFound("workload '" + id_or_name + "' not found"));
     const std::string id = found->id;
-    commits_.SettleTouching(id);  // its working copy is of the record as committed
+    SettleRecord(kWorkloadKind, id);  // its working copy is of the record as committed
     found = ledger_.FindWorkload(id);
     if (found == nullptr) return reply(NotFound("workload '" + id_or_name + "' not found"));
     const ExperimentSpec* e = found->spec.experiment();

@@ -96,7 +96,7 @@ Result<UpdateView> ControlPlane::UpdateWorkload(const std::string& id_or_name, s
                                                dry_run](const LoopReply<Answer>& reply) mutable {
     // Errors found before a commit started answer at once; the rest answer through `reply`.
     Status refused = [&]() -> Status {
-      commits_.SettleTouching(seen->id);  // its working copy is of the record as committed
+      SettleRecord(kWorkloadKind, seen->id);  // its working copy is of the record as committed
       const WorkloadRecord* found = ledger_.FindWorkload(seen->id);
       if (found == nullptr) return NotFound("workload '" + seen->id + "' not found");
       if (IsTerminal(found->state)) {
@@ -142,9 +142,8 @@ Result<UpdateView> ControlPlane::UpdateWorkload(const std::string& id_or_name, s
         entry->after = json({{"revision", plan.revision}, {"diff", plan.diff}}).dump();
         entries.push_back(std::move(*entry));
       }
-      const std::string id = next.id;
       auto record = std::make_shared<WorkloadRecord>(std::move(next));
-      CommitOnLoop(std::move(batch), std::move(entries), {id},
+      CommitOnLoop(std::move(batch), std::move(entries),
                    [this, reply, put, record, diff = std::move(plan.diff),
                     revision = plan.revision](const Committer::Async& done) mutable {
                      if (!done.status.ok()) return reply(done.status);
