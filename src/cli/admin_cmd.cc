@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cli/client.h"
+#include "cli/number_flags.h"
 #include "cli/output.h"
 #include "cli/verbs.h"
 #include "govern/crypto.h"
@@ -184,7 +185,7 @@ void AddAdminCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--from", o->from, "the store to copy (its server stopped)")->required();
   cmd->add_option("--to", o->to, "the store to fill; created or migrated to the current schema if needed")->required();
   cmd->add_flag("--force", o->force, "erase a non-empty target first (everything in it is lost)");
-  cmd->add_option("--chunk", o->chunk, "records per target transaction")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--chunk", o->chunk, "records per target transaction")->capture_default_str()->check(AtLeast(1));
   cmd->add_flag("-q,--quiet", o->quiet, "no progress on stderr");
   cmd->add_option("-o,--output", o->output, "table or json")->capture_default_str()->check(CLI::IsMember({"table", "json"}));
   cmd->callback([o, exit_code] { *exit_code = RunMigrate(*o); });

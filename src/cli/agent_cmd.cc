@@ -5,8 +5,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -76,7 +78,7 @@ Result<std::string> JoinToken(const AgentFlags& f) {
   if (!f.token.empty()) return f.token;
   if (!f.token_file.empty()) {
     std::ifstream in(f.token_file);
-    if (!in) return NotFound("cannot read --token-file " + f.token_file);
+    if (!in) return NotFound("cannot read --token-file " + f.token_file + ": " + std::strerror(errno));
     std::string token;
     std::getline(in, token);
     while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();

@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -28,7 +30,7 @@ struct GatewayFlags {
 // The first line of `file`, trimmed; NotFound/InvalidArgument naming the file.
 Result<std::string> ReadToken(const std::string& file) {
   std::ifstream in(file);
-  if (!in) return NotFound("cannot read --token-file " + file);
+  if (!in) return NotFound("cannot read --token-file " + file + ": " + std::strerror(errno));
   std::string token;
   std::getline(in, token);
   while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli/client.h"
+#include "cli/number_flags.h"
 #include "cli/verbs.h"
 #include "cli/watch.h"
 
@@ -180,9 +181,9 @@ void AddLogsCommand(CLI::App& app, int* exit_code) {
                   "task id, or GROUP.REPLICA (default: the first task of the latest attempt; ids: --all-tasks)");
   cmd->add_option("--stream", a->stream, "stdout or stderr")->check(CLI::IsMember({"stdout", "stderr"}))->capture_default_str();
   cmd->add_option("--tail", a->tail_lines, "print the last N lines (default: all that is fetched)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(AtLeast(0));
   cmd->add_option("--limit-bytes", a->limit_bytes, "fetch at most the last N bytes of each task (what --tail meant before it counted lines)")
-      ->check(CLI::PositiveNumber)
+      ->check(AtLeast(1))
       ->capture_default_str();
   cmd->add_flag("-f,--follow", a->follow, "keep printing new output until the task ends (Ctrl-C stops)");
   cmd->add_flag("--all-tasks", a->all_tasks, "every task of the attempt (each array task, each replica), lines prefixed [TASK]");

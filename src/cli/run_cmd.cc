@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/client.h"
+#include "cli/number_flags.h"
 #include "cli/submit.h"
 #include "cli/verbs.h"
 
@@ -104,8 +105,8 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--memory", o->memory, "memory per task (16Gi)");
   cmd->add_option("--replicas", o->replicas, "tasks of the group (a gang for TrainingJob)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--tasks", o->tasks, "BatchJob: array tasks")->check(CLI::PositiveNumber);
+      ->check(AtLeast(1));
+  cmd->add_option("--tasks", o->tasks, "BatchJob: array tasks")->check(AtLeast(1));
   cmd->add_option("--image", o->image, "container image (without: the command runs as a process)");
   // One KEY=VALUE per flag (repeat the flag): a vector option would also swallow what follows.
   cmd->add_option("--env", o->env, "KEY=VALUE, repeatable")->allow_extra_args(false);

@@ -8,6 +8,7 @@
 #include "cli/client.h"
 #include "cli/command_config.h"
 #include "cli/health_flags.h"
+#include "cli/number_flags.h"
 #include "cli/verbs.h"
 #include "common/duration_parse.h"
 #include "cli/local_agents.h"
@@ -127,7 +128,7 @@ void AddServerCommands(CLI::App& app, int* exit_code) {
     cmd->add_option("--http-running", ro->http_running,
                     "of the HTTP workers, how many run on the CPU at once; the others wait their turn "
                     "(a worker waiting for a commit, the loop or a long poll does not count); 0: four per core")
-        ->check(CLI::NonNegativeNumber)
+        ->check(AtLeast(0))
         ->capture_default_str();
     cmd->add_option("--header-timeout", ro->header_timeout_seconds,
                     "seconds a request's head may take to arrive (else 408 and close)")
@@ -196,7 +197,7 @@ void AddServerCommands(CLI::App& app, int* exit_code) {
         ->capture_default_str();
     cmd->add_option("--max-task-log-bytes", ro->max_task_log_bytes,
                     "stored output of one task per stream (DATA/logs); beyond it shipped output is dropped; 0: no bound")
-        ->check(CLI::NonNegativeNumber)
+        ->check(AtLeast(0))
         ->capture_default_str();
     cmd->callback([=] {
       Status loaded = config->Apply();

@@ -2,6 +2,7 @@
 
 #include "cli/health_flags.h"
 #include "cli/measure.h"
+#include "cli/number_flags.h"
 
 #include <unistd.h>
 
@@ -375,7 +376,7 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   e->add_option("--fault-rate", eo->fault_rate,
                 "random device faults per device-day (exponential healthy times from --seed), each device reported "
                 "healthy again --fault-repair later; with --faults, both")
-      ->check(CLI::NonNegativeNumber);
+      ->check(AtLeast(0));
   e->add_option("--fault-repair", eo->fault_repair, "with --fault-rate: how long a faulted device stays unhealthy")
       ->capture_default_str();
   e->add_option("--seed", eo->seed, "with --fault-rate: the seed of the random faults")->capture_default_str();

@@ -3,7 +3,9 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -59,7 +61,7 @@ bool ReadFile(const std::string& path, std::string& text) {
   } else {
     std::ifstream in(path, std::ios::binary);
     if (!in) {
-      std::cerr << "error: cannot read " << path << "\n";
+      std::cerr << "error: cannot read " << path << ": " << std::strerror(errno) << "\n";
       return false;
     }
     buf << in.rdbuf();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <optional>
 
 #include "server/control_plane.h"
@@ -132,16 +133,12 @@ void AddAgentRoutes(RouteTable& t, ControlPlane& cp) {
         [&cp](const httplib::Request& req, httplib::Response& res) {
     std::string node = NodeOf(res, req.has_param("node") ? req.get_param_value("node") : "");
     if (node.empty()) return;
-    uint64_t after = 0;
-    int64_t wait_ms = 25000;
-    try {
-      if (req.has_param("after")) after = std::stoull(req.get_param_value("after"));
-      if (req.has_param("waitMs")) wait_ms = std::stoll(req.get_param_value("waitMs"));
-    } catch (...) {
-      return SendError(res, 400, "invalid_argument", "after, waitMs: expected non-negative integers");
-    }
-    wait_ms = std::clamp<int64_t>(wait_ms, 0, 60000);
-    auto answer = cp.WaitAssignments(node, after, std::chrono::milliseconds(wait_ms));
+    Result<int64_t> after = IntParam(req, "after", 0, 0, std::numeric_limits<int64_t>::max());
+    if (!after.ok()) return SendStatus(res, after.status());
+    Result<int64_t> wait_ms = IntParam(req, "waitMs", 25000, 0, std::numeric_limits<int64_t>::max());
+    if (!wait_ms.ok()) return SendStatus(res, wait_ms.status());
+    auto answer = cp.WaitAssignments(node, static_cast<uint64_t>(*after),
+                                     std::chrono::milliseconds(std::min<int64_t>(*wait_ms, 60000)));
     if (!answer.ok()) return SendStatus(res, answer.status());
     SendJson(res, 200, AssignmentJson(*answer, node, &cp.secrets()));
   });

@@ -60,6 +60,17 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptio
   if (options.lock_data_dir && !options.fence) {
     // One server per data folder (issue 20, point 11); under HA the lease decides instead.
     ABACUS_ASSIGN_OR_RETURN(cp->data_lock_, DataFolderLock::Acquire(options.data_dir, "server"));
+    // A SQLite store named outside the data folder (--store sqlite:///other/abacus.db) is locked
+    // at its own folder too: a second server whose store is this one's, or whose data folder
+    // holds it, is refused at start (before, it started, and the first then failed every write).
+    const std::string store_folder = SqliteDataFolder(url);
+    std::error_code ec;
+    if (!store_folder.empty() && !std::filesystem::equivalent(store_folder, options.data_dir, ec)) {
+      std::filesystem::create_directories(store_folder, ec);
+      auto locked = DataFolderLock::Acquire(store_folder, "server");
+      if (!locked.ok()) return locked.status().WithContext("--store " + url);
+      cp->store_lock_ = std::move(*locked);
+    }
   }
   if (options.lock_data_dir && (url.starts_with("postgres://") || url.starts_with("postgresql://"))) {
     // One database, one writer: exclusive without --ha, shared by HA leaders (the lease decides

@@ -540,7 +540,8 @@ class ControlPlane {
   const Clock& clock_;
   TimeOrderedIdGenerator default_ids_;
   IdGenerator& ids_;
-  std::unique_ptr<DataFolderLock> data_lock_;  // outlives store_: released after the store closes
+  std::unique_ptr<DataFolderLock> data_lock_;   // outlives store_: released after the store closes
+  std::unique_ptr<DataFolderLock> store_lock_;  // the SQLite store's folder, when not data_lock_'s
   PostgresWriterLock pg_lock_;                 // a PostgreSQL store's single-writer lock
   std::unique_ptr<Store> store_;
   std::unique_ptr<Authorizer> authorizer_;

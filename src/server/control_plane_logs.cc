@@ -136,6 +136,13 @@ Result<TaskLogView> ControlPlane::Logs(const std::string& id_or_name, const std:
         found = true;
       }
     }
+    if (!found && query.has_unit) {
+      // The unit asked for may not exist at all (task=0.5 of a one-replica job): say so, not "yet".
+      return NotFound("no logs: workload " + rec->id + " has no task " + std::to_string(group) + "." +
+                      std::to_string(replica) + " that wrote output (it is " +
+                      std::string(WorkloadStateName(rec->state)) + "; GET /api/v1/workloads/" + rec->id +
+                      "/tasks lists its tasks)");
+    }
     if (!found) {
       return NotFound("no logs: no task of workload " + rec->id + " has written output yet (it is " +
                       std::string(WorkloadStateName(rec->state)) + ")");

@@ -407,13 +407,10 @@ ConfigListView ControlPlane::ListConfig(const std::string& kind) const {
     return item;
   };
   if (kind == "priorityclass") {
-    std::set<std::string> configured;
-    for (const PriorityClass* pc : ledger_.config().priority_classes()) {
-      add(*pc);
-      configured.insert(pc->name);
-    }
-    for (const PriorityClass& pc : DefaultPriorityClasses()) {
-      if (!configured.count(pc.name)) add(pc).default_class = true;
+    const std::vector<const PriorityClass*> configured = ledger_.config().priority_classes();
+    for (const PriorityClass* pc : ledger_.config().AllPriorityClasses()) {
+      const bool is_default = std::find(configured.begin(), configured.end(), pc) == configured.end();
+      add(*pc).default_class = is_default;
     }
     return out;
   }

@@ -1,5 +1,10 @@
 // ControlPlane: elastic workloads between cycles — a unit the scheduler placed for a slice joins
 // its workload (elastic_units.h), and the metric samples that drive a service's autoscaler.
+#include <limits>
+#include <string>
+#include <string_view>
+
+#include "common/json_fields.h"
 #include "common/log.h"
 #include "common/mutex.h"
 #include "server/control_plane.h"
@@ -54,7 +59,13 @@ Result<MetricsAcceptedView> ControlPlane::ReportMetrics(const std::string& id_or
   if (IsTerminal(rec->state)) {
     return FailedPrecondition("workload " + rec->id + " is " + std::string(WorkloadStateName(rec->state)));
   }
-  if (!body.is_object()) return InvalidArgument("expected a JSON object: {\"metric\", \"value\", \"replica\"} or {\"samples\": [...]}");
+  constexpr std::string_view kSample = R"({"metric": "...", "value": N, "replica": N})";
+  if (!body.is_object()) return InvalidArgument("body: expected " + std::string(kSample) + " or {\"samples\": [...]}");
+  if (body.contains("samples")) {
+    ABACUS_RETURN_IF_ERROR(OnlyFields(body, {"samples"}, R"({"samples": [...]})"));
+  } else {
+    ABACUS_RETURN_IF_ERROR(OnlyFields(body, {"metric", "value", "replica"}, kSample));
+  }
   std::vector<json> items;
   if (body.contains("samples")) {
     if (!body["samples"].is_array()) return InvalidArgument("samples: expected an array");
@@ -69,6 +80,10 @@ Result<MetricsAcceptedView> ControlPlane::ReportMetrics(const std::string& id_or
     const json& s = items[i];
     std::string where = body.contains("samples") ? "samples[" + std::to_string(i) + "]." : "";
     if (!s.is_object()) return InvalidArgument(where + ": expected an object");
+    if (body.contains("samples")) {
+      ABACUS_RETURN_IF_ERROR(OnlyFields(s, {"metric", "value", "replica"}, kSample, "samples[" + std::to_string(i) + "]"));
+    }
+    if (s.contains("metric") && !s["metric"].is_string()) return InvalidArgument(where + "metric: expected a string");
     control::MetricSample m;
     m.metric = s.value("metric", inf->autoscaling->metric);
     if (m.metric != inf->autoscaling->metric) {
@@ -78,7 +93,8 @@ Result<MetricsAcceptedView> ControlPlane::ReportMetrics(const std::string& id_or
     if (!s.contains("value") || !s["value"].is_number()) return InvalidArgument(where + "value: expected a number");
     m.value = s["value"].get<double>();
     if (!(m.value >= 0)) return InvalidArgument(where + "value: expected a non-negative number");
-    if (!s.contains("replica") || !s["replica"].is_number_integer() || s["replica"].get<int64_t>() < 0) {
+    if (!s.contains("replica") || !s["replica"].is_number_integer() || s["replica"].get<int64_t>() < 0 ||
+        s["replica"].get<int64_t>() > std::numeric_limits<int32_t>::max()) {
       return InvalidArgument(where + "replica: expected the replica number (0, 1, …)");
     }
     m.replica = s["replica"].get<int32_t>();

@@ -11,6 +11,7 @@
 #include "server/control_plane.h"
 #include "server/governance_api.h"
 #include "server/http_answer.h"
+#include "server/http_request.h"
 #include "server/http_server.h"
 #include "server/service_endpoints.h"
 #include "server/read_views_json.h"
@@ -46,18 +47,9 @@ void AddEndpointRoutes(RouteTable& t, const ControlPlane& cp) {
     // ?waitChange=REVISION: answer once the endpoints differ from REVISION (a long poll on the
     // server's change feed), or after timeoutSeconds (default 30, at most 300) with them unchanged.
     const std::string known = req.has_param("waitChange") ? req.get_param_value("waitChange") : "";
-    int timeout = 30;
-    if (req.has_param("timeoutSeconds")) {
-      try {
-        timeout = std::stoi(req.get_param_value("timeoutSeconds"));
-      } catch (...) {
-        timeout = -1;
-      }
-      if (timeout < 0 || timeout > 300) {
-        return SendStatus(res, InvalidArgument("timeoutSeconds: expected a number of seconds from 0 to 300, got '" +
-                                          req.get_param_value("timeoutSeconds") + "'"));
-      }
-    }
+    Result<int64_t> given_timeout = IntParam(req, "timeoutSeconds", 30, 0, 300);
+    if (!given_timeout.ok()) return SendStatus(res, given_timeout.status());
+    const int timeout = static_cast<int>(*given_timeout);
     const auto deadline = steady_clock::now() + std::chrono::seconds(timeout);
     ChangeFeed& feed = cp.feed();
     while (true) {

@@ -339,12 +339,15 @@ Result<WorkloadView> ControlPlane::SetWorkloadPriority(const std::string& id_or_
       const PriorityClass* pc = ledger_.config().FindPriorityClass(priority);
       if (pc == nullptr) {
         std::string known;
-        for (const PriorityClass* c : ledger_.config().priority_classes()) known += (known.empty() ? "" : ", ") + c->name;
+        for (const PriorityClass* c : ledger_.config().AllPriorityClasses()) known += (known.empty() ? "" : ", ") + c->name;
         return reply(InvalidArgument("priority: no priority class '" + priority + "' (known: " + known +
                                      "); give a class name or an integer"));
       }
       next.spec.priority_class = pc->name;
       next.priority.reset();
+    }
+    if (next.priority == found->priority && next.spec.priority_class == found->spec.priority_class) {
+      return AnswerWithView(*this, id, reply)(Status::OK());  // already so: no change, no event
     }
     const PriorityClass* new_pc = ledger_.config().FindPriorityClass(next.spec.priority_class);
     details["to"] = next.priority ? *next.priority : (new_pc != nullptr ? new_pc->value : 0);

@@ -20,17 +20,6 @@ namespace {
 using govern::Action;
 using nlohmann::json;
 
-// The request's JSON object body ({} when empty), or nullopt with a 400 sent.
-std::optional<json> ObjectBody(const httplib::Request& req, httplib::Response& res) {
-  std::optional<json> parsed = JsonBodyOr400(req, res, "{}");
-  if (!parsed) return std::nullopt;
-  if (!parsed->is_object()) {
-    SendStatus(res, InvalidArgument("body: expected a JSON object"));
-    return std::nullopt;
-  }
-  return std::move(*parsed);
-}
-
 }  // namespace
 
 void AddFleetRoutes(RouteTable& t, ControlPlane& cp) {
@@ -44,7 +33,7 @@ void AddFleetRoutes(RouteTable& t, ControlPlane& cp) {
     const std::string verb = cordon ? "cordon" : "uncordon";
     t.Post(R"(/api/v1/nodes/([^/]+)/)" + verb, OnCluster(Action::kNodeControl, "node", verb, "node", true),
            [&cp, cordon](const httplib::Request& req, httplib::Response& res) {
-             std::optional<json> body = ObjectBody(req, res);
+             std::optional<json> body = ActionBodyOr400(req, res, {"reason"}, R"({} or {"reason": "..."})");
              if (!body) return;
              Result<std::string> reason = StringField(*body, "reason");
              if (!reason.ok()) return SendStatus(res, reason.status());
@@ -54,7 +43,8 @@ void AddFleetRoutes(RouteTable& t, ControlPlane& cp) {
   }
   t.Post(R"(/api/v1/nodes/([^/]+)/drain)", OnCluster(Action::kNodeControl, "node", "drain", "node", true),
          [&cp](const httplib::Request& req, httplib::Response& res) {
-    std::optional<json> body = ObjectBody(req, res);
+    std::optional<json> body = ActionBodyOr400(req, res, {"grace", "requeue", "reason"},
+                                               R"({"grace": "10m", "requeue": false, "reason": "..."}, each optional)");
     if (!body) return;
     DrainOrder order;
     order.by = RequestPrincipal().name;
@@ -82,14 +72,15 @@ void AddFleetRoutes(RouteTable& t, ControlPlane& cp) {
            OnWorkload(c == WorkloadControl::kRequeue ? Action::kRequeue : Action::kHold, verb),
            [&cp, c](const httplib::Request& req, httplib::Response& res) {
              // No field is read, but a body sent is checked like any other (nesting, JSON object).
-             if (!ObjectBody(req, res)) return;
+             if (!ActionBodyOr400(req, res, {}, "{} or no body")) return;
              Send(res, WorkloadViewJson(cp.ControlWorkload(RequestWorkloadId(req.matches[1]), c,
                                                            RequestPrincipal().name, CurrentRequest())));
            });
   }
   t.Post(R"(/api/v1/workloads/([^/]+)/priority)", OnWorkload(Action::kPriorityChange, "priority-change"),
          [&cp](const httplib::Request& req, httplib::Response& res) {
-    std::optional<json> body = ObjectBody(req, res);
+    std::optional<json> body =
+        ActionBodyOr400(req, res, {"priority"}, R"({"priority": N} or {"priority": "CLASS"})");
     if (!body) return;
     std::string priority;
     if (body->contains("priority") && (*body)["priority"].is_number_integer()) {
@@ -110,7 +101,7 @@ void AddFleetRoutes(RouteTable& t, ControlPlane& cp) {
     const std::string verb = suspend ? "suspend" : "resume";
     t.Post(R"(/api/v1/queues/([^/]+)/)" + verb, OnQueue(Action::kQueueControl, verb),
            [&cp, suspend](const httplib::Request& req, httplib::Response& res) {
-             if (!ObjectBody(req, res)) return;
+             if (!ActionBodyOr400(req, res, {}, "{} or no body")) return;
              auto suspended =
                  cp.SuspendQueue(req.matches[1], suspend, RequestPrincipal().name, CurrentRequest());
              Send(res, QueueSuspendJson(suspended));

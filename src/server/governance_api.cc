@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <set>
 #include <string_view>
@@ -196,10 +197,10 @@ void AddGovernanceRoutes(RouteTable& t, ControlPlane& cp) {
   // ---- tokens
   t.Post("/api/v1/tokens", AnyUser("token-create", "token"),
          [&cp](const httplib::Request& req, httplib::Response& res) {
-    std::optional<json> parsed = JsonBodyOr400(req, res, "{}");
+    std::optional<json> parsed = ActionBodyOr400(req, res, {"user", "description", "expires"},
+                                                 R"({"user": "...", "description": "...", "expires": "30d"}, each optional)");
     if (!parsed) return;
     json body = std::move(*parsed);
-    if (!body.is_object()) return SendError(res, 400, "invalid_argument", "body: expected {\"user\", \"description\", \"expires\"}");
     auto ttl = ParseTtl(body);
     if (!ttl.ok()) return SendStatus(res, ttl.status());
     Result<std::string> user = StringField(body, "user");  // a user sent as a number is refused, not "me"
@@ -217,9 +218,7 @@ void AddGovernanceRoutes(RouteTable& t, ControlPlane& cp) {
          [&cp](const httplib::Request& req, httplib::Response& res) {
     // No field is read, but a body sent is checked like any other: a malformed request never
     // rotates the token.
-    std::optional<json> parsed = JsonBodyOr400(req, res, "{}");
-    if (!parsed) return;
-    if (!parsed->is_object()) return SendError(res, 400, "invalid_argument", "body: expected a JSON object or none");
+    if (!ActionBodyOr400(req, res, {}, "{} or no body")) return;
     Send(res, RotatedAdminTokenJson(cp.governance().RotateAdminToken(RequestPrincipal(), CurrentRequest())));
   });
   t.Delete(R"(/api/v1/tokens/([^/]+))", AnyUser("token-revoke", "token"),
@@ -258,9 +257,7 @@ void AddGovernanceRoutes(RouteTable& t, ControlPlane& cp) {
   });
   t.Post("/api/v1/secrets/reencrypt", AnyUser("secret-reencrypt", "secret"),
          [&cp](const httplib::Request& req, httplib::Response& res) {
-    std::optional<json> parsed = JsonBodyOr400(req, res, "{}");
-    if (!parsed) return;
-    if (!parsed->is_object()) return SendError(res, 400, "invalid_argument", "body: expected a JSON object or none");
+    if (!ActionBodyOr400(req, res, {}, "{} or no body")) return;
     Send(res, SecretsReencryptedJson(cp.secrets().Reencrypt(RequestPrincipal(), CurrentRequest())));
   });
   t.Get("/api/v1/secrets", AnyUser(), [&cp](const httplib::Request& req, httplib::Response& res) {
@@ -295,12 +292,12 @@ void AddGovernanceRoutes(RouteTable& t, ControlPlane& cp) {
       return SendStatus(res, govern::Authorize(who, Action::kAuditRead, Resource::ForCluster("audit", "")));
     }
     AuditQuery q;
-    try {
-      if (req.has_param("after")) q.after_seq = std::stoll(req.get_param_value("after"));
-      if (req.has_param("limit")) q.limit = std::stoul(req.get_param_value("limit"));
-    } catch (...) {
-      return SendError(res, 400, "invalid_argument", "after, limit: expected non-negative integers");
-    }
+    Result<int64_t> after = IntParam(req, "after", 0, 0, std::numeric_limits<int64_t>::max());
+    if (!after.ok()) return SendStatus(res, after.status());
+    Result<int64_t> limit = IntParam(req, "limit", 0, 0, std::numeric_limits<int64_t>::max());  // 0: all
+    if (!limit.ok()) return SendStatus(res, limit.status());
+    q.after_seq = *after;
+    q.limit = static_cast<size_t>(*limit);
     if (std::string since = Param(req, "since"); !since.empty()) {
       auto t = ParseTimeSpec(since, gov.clock().Now());  // "24h": the last day (common/time_spec.h)
       if (!t.ok()) return SendError(res, 400, "invalid_argument", "since: " + t.status().message());

@@ -98,6 +98,15 @@ Status Governance::AuthorizeBootstrap(const Caller& caller, const std::string& m
 Result<IssuedTokenView> Governance::IssueToken(const govern::Principal& who, std::string user, std::string description,
                                     std::optional<Duration> ttl, RequestContext* context) {
   if (user.empty()) user = who.name;
+  // A description is a line a person reads in `abacus token list`: bounded, no control bytes.
+  constexpr size_t kMaxDescription = 256;
+  if (description.size() > kMaxDescription) {
+    return InvalidArgument("description: at most " + std::to_string(kMaxDescription) + " bytes, got " +
+                           std::to_string(description.size()));
+  }
+  for (unsigned char c : description) {
+    if (c < 0x20 || c == 0x7f) return InvalidArgument("description: control characters are not allowed");
+  }
   ABACUS_RETURN_IF_ERROR(govern::Authorize(who, Action::kTokenManage, Resource::ForToken("", user)));
   if (!registry_.FindUser(user)) {
     return NotFound("user " + user + " not found (users come from `kind: User` documents: abacus apply -f)");

@@ -1,8 +1,15 @@
 #include "server/http_request.h"
 
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
+#include "common/json_fields.h"
 #include "common/nesting.h"
 #include "server/http_answer.h"
 #include "server/request_thread.h"
@@ -11,6 +18,33 @@ namespace abacus::server {
 
 std::string Param(const httplib::Request& req, const char* name, std::string fallback) {
   return req.has_param(name) ? req.get_param_value(name) : fallback;
+}
+
+Result<int64_t> IntParam(const httplib::Request& req, const char* name, int64_t fallback, int64_t min,
+                         int64_t max) {
+  if (!req.has_param(name)) return fallback;
+  const std::string text = req.get_param_value(name);
+  int64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [at, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || at != end || value < min || value > max) {
+    return InvalidArgument(std::string(name) + ": expected a whole number from " + std::to_string(min) + " to " +
+                           std::to_string(max) + ", got '" + text + "'");
+  }
+  return value;
+}
+
+Result<double> NumberParam(const httplib::Request& req, const char* name, double fallback, double min, double max) {
+  if (!req.has_param(name)) return fallback;
+  const std::string text = req.get_param_value(name);
+  double value = 0;
+  const char* end = text.data() + text.size();
+  auto [at, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || at != end || !std::isfinite(value) || value < min || value > max) {
+    return InvalidArgument(std::string(name) + ": expected a number from " + fmt::format("{}", min) + " to " +
+                           fmt::format("{}", max) + ", got '" + text + "'");
+  }
+  return value;
 }
 
 bool IsJsonBody(const httplib::Request& req) {
@@ -29,6 +63,18 @@ std::optional<nlohmann::json> JsonBodyOr400(const httplib::Request& req, httplib
     return std::nullopt;
   }
   return std::move(*parsed);
+}
+
+std::optional<nlohmann::json> ActionBodyOr400(const httplib::Request& req, httplib::Response& res,
+                                              std::initializer_list<std::string_view> allowed,
+                                              std::string_view expected, std::string_view if_empty) {
+  std::optional<nlohmann::json> parsed = JsonBodyOr400(req, res, if_empty);
+  if (!parsed) return std::nullopt;
+  if (Status st = OnlyFields(*parsed, allowed, expected); !st.ok()) {
+    SendStatus(res, st);
+    return std::nullopt;
+  }
+  return parsed;
 }
 
 Result<std::string> StringField(const nlohmann::json& body, const char* name) {

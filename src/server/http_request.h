@@ -9,6 +9,8 @@
 
 #include <httplib.h>
 
+#include <cstdint>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -21,6 +23,15 @@ namespace abacus::server {
 
 // The query parameter `name`, else `fallback`.
 std::string Param(const httplib::Request& req, const char* name, std::string fallback = "");
+// The query parameter `name` as a whole number within [min, max], `fallback` when absent;
+// InvalidArgument ("tail: expected a whole number from 0 to …, got '-1'") for anything else —
+// digits with an optional sign and nothing more: "12abc", "-1" for a size and a value past the
+// range are refused, never cut or wrapped.
+Result<int64_t> IntParam(const httplib::Request& req, const char* name, int64_t fallback, int64_t min,
+                         int64_t max);
+// The query parameter `name` as a finite number within [min, max], `fallback` when absent;
+// InvalidArgument naming it otherwise ("nan", "0.05x", "1e999").
+Result<double> NumberParam(const httplib::Request& req, const char* name, double fallback, double min, double max);
 // True when the body is JSON: by its Content-Type, else by its first character ({ or [).
 bool IsJsonBody(const httplib::Request& req);
 // The request's JSON body, read with the limits every route shares (nesting depth before
@@ -29,6 +40,14 @@ bool IsJsonBody(const httplib::Request& req);
 // reads as `if_empty` when that is given, else it is refused too.
 std::optional<nlohmann::json> JsonBodyOr400(const httplib::Request& req, httplib::Response& res,
                                             std::string_view if_empty = "");
+// The JSON object body of an action (cancel, scale, cordon, drain, a token, …): read as
+// JsonBodyOr400 does (an empty body reads as `if_empty`; "" refuses it), then refused with a 400
+// unless it is an object whose fields are all among `allowed` — a misspelt field ("reson",
+// "expire") is named and refused, never taken as absent (OnlyFields, common/json_fields.h). `expected` is the body's shape for the
+// message ("{\"reason\": \"...\"}"). Nullopt when refused, the 400 sent.
+std::optional<nlohmann::json> ActionBodyOr400(const httplib::Request& req, httplib::Response& res,
+                                              std::initializer_list<std::string_view> allowed,
+                                              std::string_view expected, std::string_view if_empty = "{}");
 // The string field `name` of a JSON object body ("" when absent); InvalidArgument ("reason:
 // expected a string") when it is there but not a string: a field of the wrong type is refused,
 // never dropped as if it had not been sent.

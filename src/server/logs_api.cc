@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <tuple>
@@ -13,6 +14,7 @@
 #include "server/control_plane.h"
 #include "server/governance_api.h"
 #include "server/http_answer.h"
+#include "server/http_request.h"
 #include "server/http_server.h"
 #include "server/task_logs.h"
 #include "server/read_views_json.h"
@@ -114,18 +116,14 @@ bool IsLogFollow(const httplib::Request& req) {
 void ServeLogFollow(const ControlPlane& cp, const std::string& workload_id, const httplib::Request& req,
                     httplib::Response& res) {
   const std::string stream = req.has_param("stream") ? req.get_param_value("stream") : "stdout";
-  int64_t offset = -1, tail = 1 << 20;
-  int timeout = 30;
-  try {
-    if (req.has_param("offset")) offset = std::stoll(req.get_param_value("offset"));
-    if (req.has_param("tail")) tail = std::stoll(req.get_param_value("tail"));
-    if (req.has_param("timeoutSeconds")) timeout = std::stoi(req.get_param_value("timeoutSeconds"));
-  } catch (...) {
-    return SendStatus(res, InvalidArgument("offset, tail, timeoutSeconds: expected numbers"));
-  }
-  if (offset < -1 || tail < 0 || timeout < 0 || timeout > 300) {
-    return SendStatus(res, InvalidArgument("offset >= 0, tail >= 0 and timeoutSeconds 0 to 300 expected"));
-  }
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  Result<int64_t> given_offset = IntParam(req, "offset", -1, 0, kMax);  // -1: not given (from the tail)
+  if (!given_offset.ok()) return SendStatus(res, given_offset.status());
+  Result<int64_t> given_tail = IntParam(req, "tail", 1 << 20, 0, kMax);
+  if (!given_tail.ok()) return SendStatus(res, given_tail.status());
+  Result<int64_t> given_timeout = IntParam(req, "timeoutSeconds", 30, 0, 300);
+  if (!given_timeout.ok()) return SendStatus(res, given_timeout.status());
+  const int64_t offset = *given_offset, tail = *given_tail, timeout = *given_timeout;
   // The task as GET …/logs resolves it (a task id of this workload, GROUP.REPLICA or the first).
   // Before any output, a follow waits for the first (or for the workload to end).
   const auto deadline = steady_clock::now() + std::chrono::seconds(timeout);

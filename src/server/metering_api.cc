@@ -36,11 +36,9 @@ void AddMeteringRoutes(RouteTable& t, ControlPlane& cp) {
     q.label_selector = Param(req, "labelSelector");
     q.tenant_visible = RequestReportTenants();
     if (req.has_param("threshold")) {
-      try {
-        q.threshold = std::stod(req.get_param_value("threshold"));
-      } catch (...) {
-        return SendError(res, 400, "invalid_argument", "threshold: expected a number like 0.05");
-      }
+      Result<double> threshold = NumberParam(req, "threshold", 0, 0, 1);  // a share, like 0.05
+      if (!threshold.ok()) return SendStatus(res, threshold.status());
+      q.threshold = *threshold;
     }
     auto r = cp.Report(req.matches[1], q);
     if (!r.ok()) return SendStatus(res, r.status());

@@ -2,6 +2,7 @@
 
 #include "common/base64.h"
 #include "common/ids.h"
+#include "common/json_fields.h"
 #include "common/log.h"
 #include "common/mutex.h"
 #include "server/governance.h"
@@ -87,13 +88,9 @@ Result<SecretVault::Staged> SecretVault::Prepare(const govern::Principal& who, c
 }
 
 Result<SecretVault::Staged> SecretVault::Stage(const govern::Principal& who, const json& body, RequestContext* note) {
-  if (!body.is_object()) return InvalidArgument("body: expected {\"name\", \"project\" or \"tenant\", \"data\", \"stringData\"}");
-  for (const auto& [field, v] : body.items()) {
-    if (field != "name" && field != "project" && field != "tenant" && field != "data" && field != "stringData" &&
-        field != "kind") {
-      return InvalidArgument("unknown field '" + field + "'; allowed: name, project, tenant, data, stringData");
-    }
-  }
+  // `kind` too: the same document comes through apply (kind: Secret).
+  ABACUS_RETURN_IF_ERROR(OnlyFields(body, {"name", "project", "tenant", "data", "stringData", "kind"},
+                                    R"({"name", "project" or "tenant", "data", "stringData"})"));
   const std::string name = Text(body, "name");
   if (!IsValidName(name)) return InvalidArgument("name: '" + name + "' is not a valid name (lower-case letters, digits, '-')");
   ABACUS_ASSIGN_OR_RETURN(auto scope, Scope(Text(body, "project"), Text(body, "tenant")));

@@ -3,11 +3,11 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "common/nesting.h"
 #include "server/control_plane.h"
 #include "server/http_answer.h"
 #include "server/http_request.h"
@@ -19,6 +19,8 @@
 #include "server/watch_api.h"
 #include "server/write_views_json.h"
 #include "workload/label_selector.h"
+#include "workload/lifecycle.h"
+#include "workload/workload.h"
 
 namespace abacus::server {
 
@@ -50,16 +52,20 @@ void AddWorkloadRoutes(RouteTable& t, ControlPlane& cp) {
     f.kind = Param(req, "kind");
     f.name = Param(req, "name");
     f.user = Param(req, "user");
+    // A state or kind no workload can have is a typo: refused, not answered with an empty list.
+    if (!f.state.empty()) {
+      if (auto st = ParseWorkloadState(f.state); !st.ok()) return SendStatus(res, st.status().WithContext("state"));
+    }
+    if (!f.kind.empty()) {
+      if (auto k = ParseWorkloadKind(f.kind); !k.ok()) return SendStatus(res, k.status().WithContext("kind"));
+    }
     f.visible = RequestWorkloadFilter();
     auto selector = LabelSelector::Parse(Param(req, "labelSelector"));
     if (!selector.ok()) return SendError(res, 400, "invalid_argument", "labelSelector: " + selector.status().message());
     f.selector = std::move(*selector);
-    std::string limit = Param(req, "limit", "1000");
-    try {
-      f.limit = std::stoul(limit);
-    } catch (...) {
-      return SendError(res, 400, "invalid_argument", "limit: expected a number, got '" + limit + "'");
-    }
+    Result<int64_t> limit = IntParam(req, "limit", 1000, 0, std::numeric_limits<int64_t>::max());
+    if (!limit.ok()) return SendStatus(res, limit.status());
+    f.limit = static_cast<size_t>(*limit);
     if (IsWatchRequest(req)) return ServeWorkloadWatch(cp, std::move(f), req, res);  // watch_api.h
     SendJson(res, 200, ListWorkloadsJson(cp, f));
   });
@@ -90,11 +96,10 @@ void AddWorkloadRoutes(RouteTable& t, ControlPlane& cp) {
   });
   t.Post(R"(/api/v1/workloads/([^/]+)/rollback)", OnWorkload(Action::kUpdate, "update"),
          [update](const httplib::Request& req, httplib::Response& res) {
-    auto parsed = ParseJsonBody(req.body.empty() ? "{}" : req.body);  // nesting and duplicate keys first
-    if (!parsed.ok()) return SendError(res, 400, "invalid_argument", parsed.status().message());
+    std::optional<json> parsed = ActionBodyOr400(req, res, {"revision"}, R"({} or {"revision": N})");
+    if (!parsed) return;
     json body = std::move(*parsed);
-    if (!body.is_object() || (body.contains("revision") && !body["revision"].is_number_integer()) ||
-        body.value("revision", 0) < 0) {
+    if ((body.contains("revision") && !body["revision"].is_number_integer()) || body.value("revision", 0) < 0) {
       return SendError(res, 400, "invalid_argument", "body: expected {} or {\"revision\": N}");
     }
     update(req, res, false, body.value("revision", 0));
@@ -113,10 +118,10 @@ void AddWorkloadRoutes(RouteTable& t, ControlPlane& cp) {
   t.Post(R"(/api/v1/workloads/([^/]+)/cancel)", OnWorkload(Action::kCancel, "cancel"),
          [&cp](const httplib::Request& req, httplib::Response& res) {
     std::string reason = Param(req, "reason");
-    std::optional<json> parsed = JsonBodyOr400(req, res, "{}");
+    std::optional<json> parsed = ActionBodyOr400(req, res, {"reason"}, R"({} or {"reason": "..."})");
     if (!parsed) return;
     json& body = *parsed;
-    if (!body.is_object() || (body.contains("reason") && !body["reason"].is_string())) {
+    if (body.contains("reason") && !body["reason"].is_string()) {
       return SendError(res, 400, "invalid_argument", "body: expected {} or {\"reason\": \"...\"}");
     }
     if (body.contains("reason")) reason = body["reason"];
@@ -126,10 +131,12 @@ void AddWorkloadRoutes(RouteTable& t, ControlPlane& cp) {
   });
   t.Post(R"(/api/v1/workloads/([^/]+)/scale)", OnWorkload(Action::kScale, "scale"),
          [&cp](const httplib::Request& req, httplib::Response& res) {
-    std::optional<json> parsed = JsonBodyOr400(req, res);
+    std::optional<json> parsed = ActionBodyOr400(req, res, {"replicas"}, R"({"replicas": N})", "");
     if (!parsed) return;
     json& body = *parsed;
-    if (!body.is_object() || !body.contains("replicas") || !body["replicas"].is_number_integer()) {
+    if (!body.contains("replicas") || !body["replicas"].is_number_integer() ||
+        body["replicas"].get<int64_t>() < std::numeric_limits<int32_t>::min() ||
+        body["replicas"].get<int64_t>() > std::numeric_limits<int32_t>::max()) {
       return SendError(res, 400, "invalid_argument", "body: expected {\"replicas\": N}");
     }
     Send(res, WorkloadViewJson(cp.Scale(RequestWorkloadId(req.matches[1]), body["replicas"].get<int32_t>(),
@@ -137,10 +144,11 @@ void AddWorkloadRoutes(RouteTable& t, ControlPlane& cp) {
   });
   t.Post(R"(/api/v1/workloads/([^/]+)/quota)", OnWorkload(Action::kQuotaChange, "quota-decision"),
          [&cp](const httplib::Request& req, httplib::Response& res) {
-    std::optional<json> parsed = JsonBodyOr400(req, res);
+    std::optional<json> parsed =
+        ActionBodyOr400(req, res, {"approve"}, R"({"approve": true} or {"approve": false})", "");
     if (!parsed) return;
     json& body = *parsed;
-    if (!body.is_object() || !body.contains("approve") || !body["approve"].is_boolean()) {
+    if (!body.contains("approve") || !body["approve"].is_boolean()) {
       return SendError(res, 400, "invalid_argument", "body: expected {\"approve\": true} or {\"approve\": false}");
     }
     const govern::Principal& who = RequestPrincipal();
@@ -165,16 +173,10 @@ void AddWorkloadRoutes(RouteTable& t, ControlPlane& cp) {
   t.Get(R"(/api/v1/workloads/([^/]+)/logs)", OnWorkload(Action::kRead),
         [&cp](const httplib::Request& req, httplib::Response& res) {
     if (IsLogFollow(req)) return ServeLogFollow(cp, RequestWorkloadId(req.matches[1]), req, res);  // logs -f
-    int64_t tail = 1 << 20;
-    if (req.has_param("tail")) {
-      try {
-        tail = std::stoll(req.get_param_value("tail"));
-      } catch (...) {
-        return SendError(res, 400, "invalid_argument", "tail: expected a number of bytes");
-      }
-    }
+    Result<int64_t> tail = IntParam(req, "tail", 1 << 20, 0, std::numeric_limits<int64_t>::max());  // bytes
+    if (!tail.ok()) return SendStatus(res, tail.status());
     Send(res, TaskLogJson(cp.Logs(RequestWorkloadId(req.matches[1]), Param(req, "task"),
-                                   Param(req, "stream", "stdout"), tail)));
+                                   Param(req, "stream", "stdout"), *tail)));
   });
 }
 

@@ -87,6 +87,14 @@ const PriorityClass* TenancyConfig::FindPriorityClass(std::string_view name) con
   return FindDefaultPriorityClass(name);
 }
 
+std::vector<const PriorityClass*> TenancyConfig::AllPriorityClasses() const {
+  std::vector<const PriorityClass*> out = priority_classes();
+  for (const PriorityClass& pc : DefaultPriorityClasses()) {
+    if (priority_classes_.Find(pc.name) == nullptr) out.push_back(&pc);
+  }
+  return out;
+}
+
 const SourceLocation* TenancyConfig::LocationOf(std::string_view kind, std::string_view name) const {
   auto find = [&](const auto& table) -> const SourceLocation* {
     auto it = table.index.find(name);

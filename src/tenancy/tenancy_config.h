@@ -70,6 +70,9 @@ class TenancyConfig {
   std::vector<const Cohort*> cohorts() const { return All(cohorts_); }
   std::vector<const Queue*> queues() const { return All(queues_); }
   std::vector<const PriorityClass*> priority_classes() const { return All(priority_classes_); }
+  // Every class a workload may name: those added here, then each default not redefined here
+  // (what FindPriorityClass finds).
+  std::vector<const PriorityClass*> AllPriorityClasses() const;
   std::vector<const FlavorConfig*> flavors() const { return All(flavors_); }
   std::vector<const PoolConfig*> pools() const { return All(pools_); }
   std::vector<const ClusterConfig*> clusters() const { return All(clusters_); }

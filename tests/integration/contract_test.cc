@@ -105,6 +105,38 @@ TEST_F(ContractTest, OneServerPerDataFolder) {
   EXPECT_EQ(server_->Client().Get("/api/v1/workloads/still-mine").status, 200);
 }
 
+// The same for a SQLite store named with --store: a second server with a data folder of its own
+// but this server's database was started, and the first then failed every write ("the store's
+// audit stream is out of step") until restarted, while /readyz said ready. Now the store's
+// folder is locked too: the second is refused, naming the holder, and the first goes on; a
+// second server whose data folder holds another server's --store is refused the same way.
+TEST_F(ContractTest, OneServerPerSqliteStoreNamedWithStore) {
+  std::string lock = ReadFile(dir_.path() + "/abacus.lock");
+  std::string pid = lock.substr(4, lock.find(' ', 4) - 4);
+  TempDir other;
+  CliResult second = RunBounded("server --config '' --data " + other.path() + " --listen 127.0.0.1:0 --store sqlite://" +
+                                Db());
+  EXPECT_EQ(second.code, 1) << second.err;
+  EXPECT_NE(second.err.find("data folder " + dir_.path() + " is in use by abacus pid " + pid + " (server)"),
+            std::string::npos)
+      << second.err;
+  EXPECT_NE(second.err.find("--store sqlite://" + Db()), std::string::npos) << second.err;
+  EXPECT_EQ(server_->Client().Post("/api/v1/workloads", Job("still-writes"), "application/yaml").status, 201);
+
+  // A server whose store lies in another folder holds that folder too.
+  ASSERT_EQ(server_->Terminate(), 0);
+  TempDir store_dir, data_a, data_b;
+  const std::string url = "sqlite://" + store_dir.path() + "/abacus.db";
+  ServerProcess a(data_a.path(), {"--store", url});
+  CliResult b = RunBounded("server --config '' --data " + data_b.path() + " --listen 127.0.0.1:0 --store " + url);
+  EXPECT_EQ(b.code, 1) << b.err;
+  EXPECT_NE(b.err.find("data folder " + store_dir.path() + " is in use by abacus pid"), std::string::npos) << b.err;
+  CliResult in_folder = RunBounded("server --config '' --data " + store_dir.path() + " --listen 127.0.0.1:0");
+  EXPECT_EQ(in_folder.code, 1) << in_folder.err;
+  EXPECT_NE(in_folder.err.find("is in use by abacus pid"), std::string::npos) << in_folder.err;
+  EXPECT_EQ(a.Client().Post("/api/v1/apply", kAcmeOrg, "application/yaml").status, 200);  // a still writes
+}
+
 // Point 11 on PostgreSQL: two servers without --ha on one database (different data folders)
 // both ran; now the second is refused by the database's writer lock.
 TEST(ContractPostgresTest, OneServerWithoutHaPerDatabase) {

@@ -237,6 +237,91 @@ TEST_F(RestTest, MalformedBodiesAreRefusedAndChangeNothing) {
   EXPECT_EQ(api.Get(wl).body["message"], "cancelled: done");
 }
 
+// A misspelt field in an action body was taken as absent (a security team's probe):
+// {"expire": "1h"} gave a token that never expires, {"reson": "x"} cancelled the workload without
+// its reason, {"graze": "1m"} drained the node with the default grace, {"dryRun": true} in a scale
+// body scaled. Every action body now refuses a field it does not read, naming it. So are query
+// numbers that are not numbers of the range asked (a negative log tail answered 500), and the
+// priority route lists the classes it knows and records a change only when there is one.
+TEST_F(RestTest, MisspeltFieldsAndBadNumbersAreRefusedAndChangeNothing) {
+  auto api = server_->Client();
+  ASSERT_EQ(api.Post("/api/v1/apply", kOrg, "application/yaml").status, 200);
+  ASSERT_EQ(api.Post("/api/v1/nodes", Node("cpu-1", 0).dump(), "application/json").status, 201);
+  auto submitted = api.Post("/api/v1/workloads", kJob, "application/yaml");
+  ASSERT_EQ(submitted.status, 201) << submitted.text;
+  const std::string id = submitted.body["items"][0]["id"];
+  ASSERT_TRUE(WaitFor([&] { return api.Get("/api/v1/workloads/" + id).body.contains("pendingReason"); }));
+  const std::string wl = "/api/v1/workloads/" + id;
+  const size_t tokens_before = api.Get("/api/v1/tokens").body["items"].size();
+  struct Case {
+    std::string path, body, field;
+  };
+  const std::vector<Case> cases = {
+      {"/api/v1/tokens", R"({"description": "ci", "expire": "1h"})", "expire"},
+      {wl + "/cancel", R"({"reson": "x"})", "reson"},
+      {"/api/v1/nodes/cpu-1/drain", R"({"graze": "1m"})", "graze"},
+      {"/api/v1/nodes/cpu-1/cordon", R"({"reason": "x", "bogus": 1})", "bogus"},
+      {wl + "/scale", R"({"replicas": 2, "dryRun": true})", "dryRun"},
+      {wl + "/priority", R"({"priority": 5, "by": "me"})", "by"},
+      {wl + "/hold", R"({"reason": "x"})", "reason"},
+      {wl + "/quota", R"({"approve": true, "why": "x"})", "why"},
+      {wl + "/rollback", R"({"rev": 1})", "rev"},
+      {"/api/v1/queues/train/suspend", R"({"reason": "x"})", "reason"},
+      {"/api/v1/tokens/rotate-admin", R"({"x": 1})", "x"},
+      {"/api/v1/secrets/reencrypt", R"({"x": 1})", "x"},
+  };
+  for (const Case& c : cases) {
+    auto r = api.Post(c.path, c.body, "application/json");
+    EXPECT_EQ(r.status, 400) << c.path << ": " << r.text;
+    EXPECT_EQ(r.body["error"]["code"], "invalid_argument") << c.path << ": " << r.text;
+    EXPECT_NE(r.text.find("unknown field '" + c.field + "'"), std::string::npos) << c.path << ": " << r.text;
+  }
+  // Nothing changed: no token, the workload waits, the node and the queue are as they were.
+  EXPECT_EQ(api.Get("/api/v1/tokens").body["items"].size(), tokens_before);
+  json w = api.Get(wl).body;
+  EXPECT_NE(w["state"], "Cancelled") << w.dump();
+  EXPECT_NE(w["state"], "Held") << w.dump();
+  EXPECT_FALSE(api.Get("/api/v1/nodes/cpu-1").body.contains("cordon"));
+  EXPECT_FALSE(api.Get("/api/v1/queues/train").body.contains("suspended"));
+  // A token's description is a bounded line: no 100,000 characters, no NUL byte.
+  json long_description = {{"description", std::string(300, 'd')}};
+  EXPECT_EQ(api.Post("/api/v1/tokens", long_description.dump(), "application/json").status, 400);
+  EXPECT_EQ(api.Post("/api/v1/tokens", R"({"description": "a\u0000b"})", "application/json").status, 400);
+
+  // Numbers in the query: the whole text, in range, or 400 naming the parameter.
+  for (const std::string q : {"logs?tail=-1", "logs?tail=12abc", "logs?tail=-9223372036854775808",
+                              "logs?follow=1&tail=-1", "logs?follow=1&timeoutSeconds=301"}) {
+    auto r = api.Get(wl + "/" + q);
+    EXPECT_EQ(r.status, 400) << q << ": " << r.text;
+    EXPECT_NE(r.text.find(": expected a whole number from 0 to"), std::string::npos) << q << ": " << r.text;
+  }
+  for (const std::string q : {"/api/v1/audit?limit=-1", "/api/v1/audit?after=1x"}) {
+    EXPECT_EQ(api.Get(q).status, 400) << q;
+  }
+  for (const std::string q : {"nan", "0.05x", "-1"}) {
+    auto r = api.Get("/api/v1/reports/idle?threshold=" + q);
+    EXPECT_EQ(r.status, 400) << q << ": " << r.text;
+    EXPECT_NE(r.text.find("threshold: expected a number from 0 to 1"), std::string::npos) << q << ": " << r.text;
+  }
+
+  // An unknown priority class: the answer lists the classes a workload may name, the built-in
+  // ones included. The same priority twice is one change, one event.
+  auto unknown = api.Post(wl + "/priority", R"({"priority": "nosuchclass"})", "application/json");
+  EXPECT_EQ(unknown.status, 400) << unknown.text;
+  EXPECT_NE(unknown.text.find("training"), std::string::npos) << unknown.text;
+  EXPECT_NE(unknown.text.find("production"), std::string::npos) << unknown.text;
+  ASSERT_EQ(api.Post(wl + "/priority", R"({"priority": 500})", "application/json").status, 200);
+  auto again = api.Post(wl + "/priority", R"({"priority": 500})", "application/json");
+  ASSERT_EQ(again.status, 200) << again.text;
+  EXPECT_EQ(again.body["priority"], 500) << again.text;
+  int changes = 0;
+  auto read = api.Get(wl + "/events");
+  ASSERT_EQ(read.status, 200) << read.text;
+  json events = read.body;
+  for (const json& e : events["items"]) changes += e["type"] == "PriorityChanged";
+  EXPECT_EQ(changes, 1) << events.dump();
+}
+
 TEST_F(RestTest, SigtermShutsDownCleanlyAndStateSurvives) {
   auto api = server_->Client();
   ASSERT_EQ(api.Post("/api/v1/apply", kOrg, "application/yaml").status, 200);
