@@ -38,6 +38,19 @@ class RestTest : public ::testing::Test {
   void SetUp() override {
     server_ = std::make_unique<ServerProcess>(dir_.path(), std::vector<std::string>{"--max-body", "65536"});
   }
+  // Applies the org, puts node cpu-1 (no GPU) and submits kJob, which waits there for GPUs;
+  // returns its path ("/api/v1/workloads/ID"), "" when a step failed.
+  std::string WaitingWorkload() {
+    auto api = server_->Client();
+    EXPECT_EQ(api.Post("/api/v1/apply", kOrg, "application/yaml").status, 200);
+    EXPECT_EQ(api.Post("/api/v1/nodes", Node("cpu-1", 0).dump(), "application/json").status, 201);
+    auto submitted = api.Post("/api/v1/workloads", kJob, "application/yaml");
+    EXPECT_EQ(submitted.status, 201) << submitted.text;
+    if (submitted.status != 201) return "";
+    const std::string wl = "/api/v1/workloads/" + submitted.body["items"][0]["id"].get<std::string>();
+    EXPECT_TRUE(WaitFor([&] { return api.Get(wl).body.contains("pendingReason"); }));
+    return wl;
+  }
   TempDir dir_;
   std::unique_ptr<ServerProcess> server_;
 };
@@ -185,13 +198,8 @@ TEST_F(RestTest, ErrorsAreJsonWithTheRightStatus) {
 // metrics or node body was only refused because each route checked for itself.
 TEST_F(RestTest, MalformedBodiesAreRefusedAndChangeNothing) {
   auto api = server_->Client();
-  ASSERT_EQ(api.Post("/api/v1/apply", kOrg, "application/yaml").status, 200);
-  ASSERT_EQ(api.Post("/api/v1/nodes", Node("cpu-1", 0).dump(), "application/json").status, 201);
-  auto submitted = api.Post("/api/v1/workloads", kJob, "application/yaml");
-  ASSERT_EQ(submitted.status, 201) << submitted.text;
-  const std::string id = submitted.body["items"][0]["id"];
-  ASSERT_TRUE(WaitFor([&] { return api.Get("/api/v1/workloads/" + id).body.contains("pendingReason"); }));
-  const std::string wl = "/api/v1/workloads/" + id;
+  const std::string wl = WaitingWorkload();
+  ASSERT_FALSE(wl.empty());
   const std::vector<std::string> paths = {
       wl + "/cancel", wl + "/scale", wl + "/quota", wl + "/metrics", wl + "/priority", wl + "/hold",
       wl + "/rollback", "/api/v1/queues/train/suspend", "/api/v1/nodes/cpu-1/cordon", "/api/v1/nodes/cpu-1/drain",
@@ -245,13 +253,8 @@ TEST_F(RestTest, MalformedBodiesAreRefusedAndChangeNothing) {
 // priority route lists the classes it knows and records a change only when there is one.
 TEST_F(RestTest, MisspeltFieldsAndBadNumbersAreRefusedAndChangeNothing) {
   auto api = server_->Client();
-  ASSERT_EQ(api.Post("/api/v1/apply", kOrg, "application/yaml").status, 200);
-  ASSERT_EQ(api.Post("/api/v1/nodes", Node("cpu-1", 0).dump(), "application/json").status, 201);
-  auto submitted = api.Post("/api/v1/workloads", kJob, "application/yaml");
-  ASSERT_EQ(submitted.status, 201) << submitted.text;
-  const std::string id = submitted.body["items"][0]["id"];
-  ASSERT_TRUE(WaitFor([&] { return api.Get("/api/v1/workloads/" + id).body.contains("pendingReason"); }));
-  const std::string wl = "/api/v1/workloads/" + id;
+  const std::string wl = WaitingWorkload();
+  ASSERT_FALSE(wl.empty());
   const size_t tokens_before = api.Get("/api/v1/tokens").body["items"].size();
   struct Case {
     std::string path, body, field;
