@@ -201,6 +201,15 @@ Status Authorize(const Principal& who, Action action, const Resource& what) {
 
 bool MaySee(const Principal& who, const Resource& what) { return Authorize(who, Action::kList, what).ok(); }
 
+bool Sees(const Principal* who, const Resource& what) { return who == nullptr || MaySee(*who, what); }
+
+std::function<bool(std::string_view, const std::string&, const std::string&)> SeenBy(const Principal* who) {
+  if (who == nullptr) return {};
+  return [who = *who](std::string_view kind, const std::string& name, const std::string& tenant) {
+    return MaySee(who, Resource::ForTenantObject(std::string(kind), name, tenant));
+  };
+}
+
 std::vector<Workload> FilterVisibleWorkloads(const Principal& who, std::span<const Workload> workloads) {
   return FilterVisible(who, workloads, [](const Workload& w) { return Resource::ForWorkload(w); });
 }

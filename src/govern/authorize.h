@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -109,6 +110,15 @@ const std::vector<Permission>& PermissionTable();
 Status Authorize(const Principal& who, Action action, const Resource& what);
 // True when Authorize(who, Action::kList, what) is OK.
 bool MaySee(const Principal& who, const Resource& what);
+// The one rule for an object a request names by its name (a queue, a project, a policy): true
+// when `who` may see it (MaySee; a null `who`, the server itself, sees everything). One it may
+// not see answers `who` exactly like a missing one: a lookup treats it as absent, and no answer
+// quotes its fields or names its tenant (docs/governance.md "Objects named in requests").
+bool Sees(const Principal* who, const Resource& what);
+// Sees over a tenant-owned object of `kind` named `name` of `tenant`, as a function (what
+// CheckWorkloadReferences takes); it holds a copy of `who`; empty for a null `who`.
+std::function<bool(std::string_view kind, const std::string& name, const std::string& tenant)> SeenBy(
+    const Principal* who);
 
 // Returns the items `who` may see (Action::kList), in their order; `resource_of(item)` returns
 // the item's Resource.

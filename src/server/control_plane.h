@@ -83,6 +83,10 @@ struct WorkloadFilter {
   std::function<bool(const Workload&)> visible;  // the caller's view (governance); null: all
 };
 
+// The message of a queue's 404 on the queue routes (POST /api/v1/queues/Q/suspend, …): the same
+// for a missing queue and for one the caller may not see.
+std::string QueueNotFound(const std::string& queue);
+
 class ControlPlane {
  public:
   // Opens the store, rebuilds the ledger, loads or creates the tokens, and starts the

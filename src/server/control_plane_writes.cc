@@ -121,12 +121,16 @@ Result<Keyed<SubmitView>> ControlPlane::Submit(std::string_view body, bool json_
                 "kind " + std::string(d.kind()) + " is configuration: use `abacus apply` (POST /api/v1/apply)");
     }
   }
+  // Who may create what, by the names alone, before any reference is looked up: another
+  // tenant's project is refused exactly as a missing one of that tenant would be.
+  ABACUS_RETURN_IF_ERROR(governance_->AuthorizeSubmit(caller, parsed.documents, context));
   {
     // The configuration as it is now, without the state lock: a submission never waits for the
     // scheduling loop (which holds that lock while it takes in submissions and decides).
     std::shared_ptr<const TenancyConfig> config = ledger_.ConfigSnapshot();
+    ReferenceVisible visible = govern::SeenBy(caller);  // another tenant's queue or project: unknown
     for (const Document& d : parsed.documents) {
-      if (const Workload* w = d.workload()) CheckWorkloadReferences(*w, d.source, *config, diags);
+      if (const Workload* w = d.workload()) CheckWorkloadReferences(*w, d.source, *config, diags, visible);
     }
   }
   if (!diags.empty()) return diags.ToStatus();

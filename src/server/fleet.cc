@@ -359,13 +359,17 @@ Result<WorkloadView> ControlPlane::SetWorkloadPriority(const std::string& id_or_
 
 // ---------------------------------------------------------------- queues
 
+std::string QueueNotFound(const std::string& queue) {
+  return "queue '" + queue + "' not found (abacus get queues lists them)";
+}
+
 Result<QueueSuspendView> ControlPlane::SuspendQueue(const std::string& queue, bool suspend,
                                                     const std::string& by, RequestContext* context) {
   using Answer = Result<QueueSuspendView>;
   return AnswerOnLoop<Answer>(context, [this, queue, suspend, by](const LoopReply<Answer>& reply) {
     commits_.SettleAll();  // it reads the queues an apply may change
     if (ledger_.config().FindQueue(queue) == nullptr) {
-      return reply(NotFound("queue '" + queue + "' not found (abacus get queues lists them)"));
+      return reply(NotFound(QueueNotFound(queue)));
     }
     auto cur = ledger_.suspended_queues().find(queue);
     const bool is = cur != ledger_.suspended_queues().end();

@@ -183,6 +183,12 @@ class Governance {
   // Sets each workload's `admission` (and the labels that show it) where policies decide it.
   // Tells `context` (the request served; null: none) which workloads it is about.
   Status CheckSubmit(const govern::Principal* who, std::vector<Document>& docs, RequestContext* context) const;
+  // The role part of CheckSubmit alone (and the objects told to `context`): PermissionDenied
+  // unless `who` may create each workload in its project. Decided by the names alone, so that a
+  // submission to another tenant's project is refused alike whether it exists or not; Submit
+  // calls it before it looks up any reference.
+  Status AuthorizeSubmit(const govern::Principal* who, const std::vector<Document>& docs,
+                         RequestContext* context) const;
   // Apply: authorizes every document for `who` (null: trusted) against the current `config`
   // (tenancy kinds: apply-config, queue quotas: quota-change, policies: policy-change, users:
   // user-manage, cluster-level kinds: admin) and validates the governance documents. Tells

@@ -132,11 +132,23 @@ std::vector<Resource> Governance::PolicyResources(const AdmissionPolicy& p) {
 }
 
 namespace {
-bool MaySeePolicy(const govern::Principal& who, const AdmissionPolicy& p) {
+// Whether `who` (null: the server) sees policy `p`: through any tenant it covers (govern::Sees).
+bool SeesPolicy(const govern::Principal* who, const AdmissionPolicy& p) {
   for (const auto& r : Governance::PolicyResources(p)) {
-    if (govern::MaySee(who, r)) return true;
+    if (govern::Sees(who, r)) return true;
   }
   return false;
+}
+bool MaySeePolicy(const govern::Principal& who, const AdmissionPolicy& p) { return SeesPolicy(&who, p); }
+
+// The answer to a create of a cluster-wide name (a queue's, a policy's) that an object the caller
+// may not see holds: the name is taken, and nothing else — not the owner, not a field — is told;
+// the same answer whoever holds it (docs/governance.md "Objects named in requests").
+Status NameTaken(std::string_view kind, const std::string& name, const SourceLocation& src) {
+  Status taken = AlreadyExists(std::string(kind) + " name '" + name + "' is taken: " + std::string(kind) +
+                               " names are cluster-wide; choose another name");
+  std::string where = src.ToString();
+  return where.empty() ? taken : taken.WithContext(where);
 }
 }  // namespace
 
@@ -174,8 +186,8 @@ Result<DeletedView> Governance::DeletePolicy(const govern::Principal& who, const
 
 // ---- hooks
 
-Status Governance::CheckSubmit(const govern::Principal* who, std::vector<Document>& docs,
-                               RequestContext* context) const {
+Status Governance::AuthorizeSubmit(const govern::Principal* who, const std::vector<Document>& docs,
+                                   RequestContext* context) const {
   std::vector<std::string> names, tenants;
   for (const Document& d : docs) {
     if (const Workload* w = d.workload()) {
@@ -184,17 +196,27 @@ Status Governance::CheckSubmit(const govern::Principal* who, std::vector<Documen
     }
   }
   NoteObjects(context, "workload", names, tenants);
+  if (who == nullptr) return Status::OK();
+  for (const Document& d : docs) {
+    const Workload* w = d.workload();
+    if (w == nullptr) continue;
+    if (Status st = govern::Authorize(*who, Action::kCreate, Resource::ForWorkload(*w)); !st.ok()) {
+      std::string where = d.source.ToString();
+      return st.WithContext(where.empty() ? w->name : where);
+    }
+  }
+  return Status::OK();
+}
+
+Status Governance::CheckSubmit(const govern::Principal* who, std::vector<Document>& docs,
+                               RequestContext* context) const {
+  ABACUS_RETURN_IF_ERROR(AuthorizeSubmit(who, docs, context));
   std::vector<AdmissionPolicy> policies = Policies();
   for (Document& d : docs) {
     Workload* w = std::get_if<Workload>(&d.object);
     if (w == nullptr) continue;
     std::string where = d.source.ToString();
     if (where.empty()) where = w->name;
-    if (who != nullptr) {
-      if (Status st = govern::Authorize(*who, Action::kCreate, Resource::ForWorkload(*w)); !st.ok()) {
-        return st.WithContext(where);
-      }
-    }
     // What admission decides is never the submitter's to set: the outcome (and the labels that
     // show it) are the policies' alone.
     w->admission = {};
@@ -253,6 +275,12 @@ Result<std::shared_ptr<const GovernanceApply>> Governance::PlanApply(const gover
               Resource r = Resource::ForTenantObject("queue", q.name, q.tenant);
               ABACUS_RETURN_IF_ERROR(check(d.source, Action::kApplyConfig, r));
               const Queue* old = config.FindQueue(q.name);
+              // Another tenant's queue the caller may not see is a missing one: every check below
+              // answers as for a new queue, and only a create that passes them all learns that
+              // the name is taken.
+              const bool hidden =
+                  old != nullptr && !govern::Sees(who, Resource::ForTenantObject("queue", old->name, old->tenant));
+              if (hidden) old = nullptr;
               // Field by field: what the queue may take from the cluster is the platform's.
               if (who != nullptr && !who->HasRole(Role::kAdmin)) {
                 if (auto fields = ChangedPlatformQueueFields(old, q); !fields.empty()) {
@@ -277,6 +305,7 @@ Result<std::shared_ptr<const GovernanceApply>> Governance::PlanApply(const gover
                 ABACUS_RETURN_IF_ERROR(check(d.source, Action::kApplyConfig, was));
                 ABACUS_RETURN_IF_ERROR(check(d.source, Action::kQuotaChange, was));
               }
+              if (hidden) return NameTaken("queue", q.name, d.source);
               return Status::OK();
             },
             [&](const Workload&) { return Status::OK(); },  // Apply refuses workloads itself
@@ -312,12 +341,16 @@ Result<std::shared_ptr<const GovernanceApply>> Governance::PlanApply(const gover
         MutexLock lock(policies_mu_);
         if (auto it = policies_.find(p.name); it != policies_.end()) old = it->second;
       }
+      // A policy the caller may not see is a missing one, as a queue is above.
+      const bool hidden = old && !SeesPolicy(who, *old);
+      if (hidden) old.reset();
       if (old) {
         // Changing a policy needs the right over the tenants it covered as well.
         for (auto& r : PolicyResources(*old)) resources.push_back(std::move(r));
         action = *old == p ? "unchanged" : "configured";
       }
       for (const auto& r : resources) ABACUS_RETURN_IF_ERROR(check(g.source, Action::kPolicyChange, r));
+      if (hidden) return NameTaken("policy", p.name, g.source);
       if (action != "unchanged") plan->policies_.push_back(p);
     }
     plan->items_.push_back(AppliedView{std::string(g.kind()), g.name(), action, std::nullopt, std::nullopt});

@@ -166,8 +166,47 @@ TEST_F(GovernanceTest, ApplyChecksRolesPerDocument) {
   EXPECT_EQ(Apply(&tia, "kind: AdmissionPolicy\nname: p\ntenants: [t1, t2]\nspec: {network: internal}\n").code(),
             StatusCode::kPermissionDenied);
   EXPECT_EQ(Apply(&tib, "kind: AdmissionPolicy\nname: p\ntenants: [t2]\nspec: {}\n").code(),
-            StatusCode::kPermissionDenied);  // taking over t1's policy
+            StatusCode::kAlreadyExists);  // taking over t1's policy: a name taken, owner untold
   ASSERT_EQ(gov_->Policies().size(), 1u);
+}
+
+// Probe report §2 and §3: another tenant's queue or policy is, for a caller who cannot see it,
+// a missing one — the field check never quotes it, no message names its tenant — and where a
+// missing name would be created, the name is taken (AlreadyExists), whoever holds it.
+TEST_F(GovernanceTest, AnotherTenantsQueueOrPolicyAnswersLikeAMissingOne) {
+  auto admin = govern::Principal::User("ann", {Bind(Role::kAdmin)});
+  auto tib = govern::Principal::User("tib", {Bind(Role::kTenantAdmin, "t2")});
+  ASSERT_TRUE(Apply(&admin, "kind: Tenant\nname: t1\n---\nkind: Tenant\nname: t2\n").ok());
+  ASSERT_TRUE(Apply(&admin, std::string(kQueue) + "weight: 7\n").ok());
+  ASSERT_TRUE(Apply(&admin, "kind: AdmissionPolicy\nname: p\ntenants: [t1]\nspec: {network: internal}\n").ok());
+  auto as_tib = [&](const std::string& yaml, const std::string& name) {
+    Status st = Apply(&tib, yaml);
+    std::string text = st.ToString();
+    for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 4)) {
+      text.replace(at, name.size(), "NAME");
+    }
+    EXPECT_EQ(text.find("t1"), std::string::npos) << st.ToString();
+    EXPECT_EQ(text.find("8"), std::string::npos) << st.ToString();
+    EXPECT_EQ(text.find("7"), std::string::npos) << st.ToString();
+    return text;
+  };
+  for (const std::string rest : {"quotas:\n  - {resource: memory, nominal: 1}\n", "weight: 2\n", "cohort: c\n"}) {
+    EXPECT_EQ(as_tib("kind: Queue\nname: q1\ntenant: t2\n" + rest, "q1"),
+              as_tib("kind: Queue\nname: qx\ntenant: t2\n" + rest, "qx"))
+        << rest;
+  }
+  EXPECT_TRUE(Apply(&tib, "kind: Queue\nname: qx\ntenant: t2\n").ok());  // a missing name is created
+  Status queue = Apply(&tib, "kind: Queue\nname: q1\ntenant: t2\n");     // a hidden one is taken
+  EXPECT_EQ(queue.code(), StatusCode::kAlreadyExists) << queue.ToString();
+  as_tib("kind: Queue\nname: q1\ntenant: t2\n", "q1");
+  Status policy = Apply(&tib, "kind: AdmissionPolicy\nname: p\ntenants: [t2]\nspec: {}\n");
+  EXPECT_EQ(policy.code(), StatusCode::kAlreadyExists) << policy.ToString();
+  as_tib("kind: AdmissionPolicy\nname: p\ntenants: [t2]\nspec: {}\n", "p:");
+  EXPECT_EQ(config_.FindQueue("q1")->tenant, "t1");
+  EXPECT_EQ(gov_->Policies().size(), 1u);
+  // The admin, who sees both, keeps the detailed answer.
+  Status detailed = Apply(&admin, "kind: Queue\nname: q1\ntenant: t1\n");
+  EXPECT_TRUE(detailed.ok()) << detailed.ToString();
 }
 
 TEST_F(GovernanceTest, SubmitChecksRolesAndAdmission) {

@@ -72,13 +72,15 @@ Status AuthorizeDeclared(ControlPlane& cp, const Access& a, const std::string& n
     case Rule::kCluster:
       return govern::Authorize(who, a.action, Resource::ForCluster(a.resource, a.resource_named ? name : ""));
     case Rule::kQueue: {
+      // A queue the caller may not see answers exactly like a missing one: 404, as the handler
+      // answers an admin for a missing queue.
       auto q = cp.GetQueue(name);
-      if (!q.ok()) {
-        return who.HasRole(Role::kAdmin) ? Status::OK()
-                                         : PermissionDenied(who.ToString() + " may not " + ctx.action + " queue " + name);
+      if (q.ok()) ctx.tenant = q->queue.tenant;
+      Resource queue = Resource::ForTenantObject("queue", name, ctx.tenant);
+      if (!q.ok() || !govern::Sees(&who, queue)) {
+        return who.HasRole(Role::kAdmin) ? Status::OK() : NotFound(QueueNotFound(name));
       }
-      ctx.tenant = q->queue.tenant;
-      return govern::Authorize(who, a.action, Resource::ForTenantObject("queue", name, ctx.tenant));
+      return govern::Authorize(who, a.action, queue);
     }
     case Rule::kCrossTenant:
       return AuthorizeCrossTenant(who, req.path);

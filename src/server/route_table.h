@@ -33,7 +33,8 @@ enum class Rule : uint8_t {
   kWorkload,     // `action` on the workload the path names, resolved among those the caller may
                  // see (one it may not see is 404 like a missing one)
   kCluster,      // `action` on the cluster-level object of kind `resource`
-  kQueue,        // `action` on the queue the path names, in its tenant (a missing one: admins only)
+  kQueue,        // `action` on the queue the path names, in its tenant (a missing one, or one the
+                 // caller may not see: 404 QueueNotFound; admins reach the handler, which says so)
   kCrossTenant,  // data of every tenant: admins and unscoped viewers
   kReports,      // admins and unscoped viewers; tenant admins and whole-tenant viewers (their rows)
   kAgent,        // `action` on the node: an agent's call (users: admins)

@@ -45,7 +45,28 @@ std::string Shown(const json& v) {
   return v.dump();
 }
 
+// OK when `diff` changes only paths mutable for `kind`; else InvalidArgument naming them, and
+// them in `*immutable`.
+Status ImmutableChanged(const json& diff, WorkloadKind kind, std::vector<std::string>* immutable) {
+  std::vector<std::string> fixed = ImmutablePaths(diff, kind);
+  if (fixed.empty()) return Status::OK();
+  if (immutable != nullptr) *immutable = fixed;
+  std::string list;
+  for (const auto& f : fixed) list += (list.empty() ? "" : ", ") + f;
+  return InvalidArgument("immutable field(s) changed: " + list +
+                         " (mutable: labels, spec.image, spec.command, spec.env" +
+                         (kind == WorkloadKind::kInferenceService
+                              ? std::string(", spec.replicas, spec.minReplicas, spec.maxReplicas, spec.autoscaling, "
+                                            "spec.rollout, spec.probes, spec.drainSeconds")
+                              : std::string()) +
+                         "; submit a new workload for the rest)");
+}
+
 }  // namespace
+
+Status CheckMutable(const Workload& current, const Workload& proposed, std::vector<std::string>* immutable) {
+  return ImmutableChanged(DocumentDiff(Canonical(current), Canonical(proposed)), current.kind(), immutable);
+}
 
 json FieldDiff(const json& before, const json& after) {
   json out = json::array();
@@ -133,19 +154,7 @@ Result<UpdatePlan> PlanUpdate(const WorkloadRecord& current, Workload proposed, 
   }
   // 2) The diff, and what may not change.
   plan.diff = DocumentDiff(Canonical(current.spec), Canonical(proposed));
-  std::vector<std::string> fixed = ImmutablePaths(plan.diff, current.spec.kind());
-  if (!fixed.empty()) {
-    if (immutable != nullptr) *immutable = fixed;
-    std::string list;
-    for (const auto& f : fixed) list += (list.empty() ? "" : ", ") + f;
-    return InvalidArgument("immutable field(s) changed: " + list +
-                           " (mutable: labels, spec.image, spec.command, spec.env" +
-                           (current.spec.kind() == WorkloadKind::kInferenceService
-                                ? std::string(", spec.replicas, spec.minReplicas, spec.maxReplicas, spec.autoscaling, "
-                                              "spec.rollout, spec.probes, spec.drainSeconds")
-                                : std::string()) +
-                           "; submit a new workload for the rest)");
-  }
+  ABACUS_RETURN_IF_ERROR(ImmutableChanged(plan.diff, current.spec.kind(), immutable));
   plan.next = std::move(proposed);
   if (plan.diff.empty()) return plan;  // nothing to do: revision 0
   // 3) A new revision when the template or the version changed.

@@ -32,6 +32,12 @@ nlohmann::json FieldDiff(const nlohmann::json& before, const nlohmann::json& aft
 // Returns the paths of `diff` that are not mutable for a workload of `kind`.
 std::vector<std::string> ImmutablePaths(const nlohmann::json& diff, WorkloadKind kind);
 
+// Returns OK when `proposed` changes only fields of `current` that may change; else
+// InvalidArgument naming each immutable path changed (and the mutable ones), those paths in
+// `*immutable` (the HTTP edge answers 422 immutable_field). Checked before anything `proposed`
+// names is resolved, so that a changed queue or project is refused alike whatever it names.
+Status CheckMutable(const Workload& current, const Workload& proposed, std::vector<std::string>* immutable);
+
 // Returns the version a service's spec asks for: spec.rollout.version, else the "version"
 // label, else "".
 std::string SpecVersion(const Workload& w);

@@ -72,10 +72,15 @@ Result<UpdateView> ControlPlane::UpdateWorkload(const std::string& id_or_name, s
   } else {
     ABACUS_ASSIGN_OR_RETURN(proposed, OneWorkload(body, json_body));
   }
-  // 2) References and admission policies, as on submit (they also set the admission labels).
+  // 2) What may not change, first: a changed queue or project is 422 whatever it names (the
+  //    loop checks again against the record as committed). Then references (another tenant's
+  //    queue or project is unknown) and admission policies, as on submit (they also set the
+  //    admission labels).
+  ABACUS_RETURN_IF_ERROR(CheckMutable(seen->spec, proposed, immutable));
   {
     Diagnostics diags;
-    CheckWorkloadReferences(proposed, SourceLocation{"request", 0, {}}, *ledger_.ConfigSnapshot(), diags);
+    CheckWorkloadReferences(proposed, SourceLocation{"request", 0, {}}, *ledger_.ConfigSnapshot(), diags,
+                            govern::SeenBy(caller));
     if (!diags.empty()) return diags.ToStatus();
     std::vector<Document> docs;
     docs.push_back(Document{SpecObject(std::move(proposed)), SourceLocation{"request", 0, {}}});

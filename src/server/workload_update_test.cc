@@ -106,5 +106,24 @@ TEST(WorkloadUpdateTest, ReplicasAloneMakeNoRevisionAndTheSameDocumentChangesNot
   EXPECT_EQ(RollbackTarget(r, 0).status().code(), StatusCode::kFailedPrecondition);
 }
 
+// The check an update makes before it resolves anything the proposed document names (probe
+// report §3): a changed queue or project is immutable, the same answer whatever it names.
+TEST(WorkloadUpdateTest, AChangedQueueOrProjectIsImmutableWhateverItNames) {
+  Workload current = Parse(kService);
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"queue: qa", "queue: another-tenants"},
+                                 {"queue: qa", "queue: missing"},
+                                 {"project: a/serve", "project: b/theirs"}}) {
+    std::vector<std::string> immutable;
+    Status st = CheckMutable(current, Parse(Replace(kService, from, to)), &immutable);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << to;
+    std::string field = from.substr(0, from.find(':'));
+    EXPECT_EQ(immutable, std::vector<std::string>{field}) << to;
+    EXPECT_EQ(st.message().find(to.substr(to.find(' ') + 1)), std::string::npos) << st.message();
+  }
+  std::vector<std::string> none;
+  EXPECT_TRUE(CheckMutable(current, Parse(Replace(kService, "chat:1", "chat:2")), &none).ok());
+  EXPECT_TRUE(none.empty());
+}
+
 }  // namespace
 }  // namespace abacus::server

@@ -361,6 +361,53 @@ spec:
             "jobs.yaml:25: queue: unknown queue 'ghost'\n");
 }
 
+// Probe report §3: a submitter who may not see another tenant's queue or project is told
+// exactly what a missing one gets, never the owner; one who sees both keeps the detail.
+TEST(WorkloadCodecTest, AReferenceToAHiddenQueueOrProjectReadsAsAMissingOne) {
+  const std::string org =
+      "kind: Tenant\nname: t1\n---\nkind: Project\nname: p1\ntenant: t1\n---\nkind: Tenant\nname: t2\n---\n"
+      "kind: Project\nname: p3\ntenant: t2\n---\nkind: Queue\nname: q1\ntenant: t1\nquotas:\n  - {resource: cpu, "
+      "nominal: 8}\n  - {resource: memory, nominal: 8Gi}\n---\nkind: Queue\nname: q2\ntenant: t2\nquotas:\n  - "
+      "{resource: gpu/nvidia/A100-80G, nominal: 4}\n";
+  auto parsed = ParseDocuments(org, "org.yaml");
+  ASSERT_TRUE(parsed.diagnostics.empty()) << parsed.diagnostics.ToString();
+  TenancyConfig config;
+  Diagnostics org_diags;
+  AddToTenancyConfig(parsed.documents, config, org_diags);
+  ASSERT_TRUE(org_diags.empty()) << org_diags.ToString();
+  ReferenceVisible t1_only = [](std::string_view, const std::string&, const std::string& tenant) {
+    return tenant == "t1";
+  };
+  // The diagnostics of a job in `project` on `queue`, `name` written NAME.
+  auto check = [&](const std::string& project, const std::string& queue, const std::string& name,
+                   const ReferenceVisible& visible) {
+    auto job = ParseDocuments("kind: BatchJob\nname: j\nproject: " + project + "\nqueue: " + queue +
+                                  "\nspec:\n  command: [x]\n  tasks: 1\n  taskGroups: [{name: w, resources: {cpu: 1, "
+                                  "memory: 1Gi}}]\n",
+                              "job.yaml");
+    EXPECT_TRUE(job.diagnostics.empty()) << job.diagnostics.ToString();
+    Diagnostics diags;
+    CheckWorkloadReferences(*job.documents.at(0).workload(), job.documents[0].source, config, diags, visible);
+    std::string text = diags.ToString();
+    for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 4)) {
+      text.replace(at, name.size(), "NAME");
+    }
+    EXPECT_EQ(text.find("belongs to tenant 't2'"), std::string::npos) << text;
+    return text;
+  };
+  EXPECT_EQ(check("t1/p1", "q2", "q2", t1_only), "job.yaml:4: queue: unknown queue 'NAME'\n");
+  EXPECT_EQ(check("t1/p1", "q2", "q2", t1_only), check("t1/p1", "ghost", "ghost", t1_only));
+  EXPECT_EQ(check("t2/p3", "q1", "t2/p3", t1_only), check("t2/none", "q1", "t2/none", t1_only));
+  EXPECT_EQ(check("t2/p3", "q2", "t2/p3", t1_only), check("t2/none", "q2", "t2/none", t1_only));
+  // Seeing both (an admin; the server itself): the owner is named.
+  Diagnostics all;
+  auto job = ParseDocuments("kind: BatchJob\nname: j\nproject: t1/p1\nqueue: q2\nspec:\n  command: [x]\n  tasks: 1\n"
+                            "  taskGroups: [{name: w, resources: {cpu: 1, memory: 1Gi}}]\n",
+                            "job.yaml");
+  CheckWorkloadReferences(*job.documents.at(0).workload(), job.documents[0].source, config, all);
+  EXPECT_NE(all.ToString().find("belongs to tenant 't2'"), std::string::npos) << all.ToString();
+}
+
 }  // namespace
 }  // namespace abacus
 

@@ -92,8 +92,12 @@ void AddToTenancyConfig(const std::vector<Document>& docs, TenancyConfig& config
 //   hold a quota for cpu, memory and an accelerator flavor matching each task group's
 //   pattern; a borrowedOnly class needs a queue in a cohort; a reservation pool must exist when
 //   pools are known; a temporary quota's flavor must exist when flavors are known.
-void CheckWorkloadReferences(const Workload& w, const SourceLocation& loc,
-                             const TenancyConfig& config, Diagnostics& diags);
+// `visible` (empty: every object) says which tenant-owned queues and projects the submitter may
+// see (govern::SeenBy): a reference to one it may not see is reported exactly like a reference
+// to a missing one ("unknown queue 'q'"), never naming its tenant or its quotas.
+using ReferenceVisible = std::function<bool(std::string_view kind, const std::string& name, const std::string& tenant)>;
+void CheckWorkloadReferences(const Workload& w, const SourceLocation& loc, const TenancyConfig& config,
+                             Diagnostics& diags, const ReferenceVisible& visible = {});
 
 // All cross-document checks over `docs` (which may come from several files): builds a
 // TenancyConfig, checks its references, then every workload's.

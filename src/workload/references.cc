@@ -3,18 +3,25 @@
 
 namespace abacus {
 
-void CheckWorkloadReferences(const Workload& w, const SourceLocation& loc,
-                             const TenancyConfig& config, Diagnostics& diags) {
+void CheckWorkloadReferences(const Workload& w, const SourceLocation& loc, const TenancyConfig& config,
+                             Diagnostics& diags, const ReferenceVisible& visible) {
   auto report = [&](const std::string& field, std::string message) {
     diags.Add(loc.file, loc.LineOf(field), field, std::move(message));
   };
   const PriorityClass* pc = config.FindPriorityClass(w.priority_class);
   if (pc == nullptr) report("priorityClass", "unknown priority class '" + w.priority_class + "'");
 
-  if (!config.projects().empty() && config.FindProject(w.project) == nullptr) {
+  // Another tenant's project or queue, where the submitter may not see it, is a missing one.
+  auto hidden = [&](std::string_view kind, const std::string& name, const std::string& tenant) {
+    return visible && !visible(kind, name, tenant);
+  };
+  const Project* project = config.FindProject(w.project);
+  if (project != nullptr && hidden("project", project->FullName(), project->tenant)) project = nullptr;
+  if (!config.projects().empty() && project == nullptr) {
     report("project", "unknown project '" + w.project + "'");
   }
   const Queue* queue = config.FindQueue(w.queue);
+  if (queue != nullptr && hidden("queue", queue->name, queue->tenant)) queue = nullptr;
   if (!config.queues().empty() && queue == nullptr) {
     report("queue", "unknown queue '" + w.queue + "'");
   }

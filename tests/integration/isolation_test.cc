@@ -314,6 +314,112 @@ TEST_F(IsolationTest, ATenantAdminCannotRaiseItsQuotaOrChangeCohort) {
   EXPECT_EQ(ann.status, 200) << ann.text;
 }
 
+// What a caller can tell two names apart by: the answer's status and body, `name` written NAME.
+std::string Answer(const cli::ApiResponse& r, const std::string& name) {
+  std::string text = r.text;
+  for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 4)) {
+    text.replace(at, name.size(), "NAME");
+  }
+  return std::to_string(r.status) + " " + text;
+}
+
+// Values only t2's queue q2 holds (TwoTenantOrgWithUsers: tenant t2, cohort c2, quotas cpu 64 and
+// memory 1Ti): none may reach a caller of t1 in any answer.
+void ExpectNothingOfT2(const cli::ApiResponse& r, const std::string& what) {
+  for (const char* leak : {"t2", "c2", "64", "1Ti", "removed"}) {
+    EXPECT_EQ(r.text.find(leak), std::string::npos) << what << " quotes '" << leak << "': " << r.text;
+  }
+}
+
+// Probe report §2: a tenant admin applying another tenant's queue under its own tenant was told
+// the queue's quotas, limits, weight and cohort by the field check, which ran before the
+// ownership check. Another tenant's queue answers like a missing one, and where a missing name
+// would be created, the name is taken (409) without its owner or contents.
+TEST_F(IsolationTest, AnotherTenantsQueueFieldsAnswerLikeAMissingQueue) {
+  auto tia = As("tia");
+  auto apply = [&](const std::string& name, const std::string& rest, bool dry_run = true) {
+    return tia.Post(std::string("/api/v1/apply") + (dry_run ? "?dryRun=1" : ""),
+                    "kind: Queue\nname: " + name + "\ntenant: t1\n" + rest, "application/yaml");
+  };
+  for (const std::string rest : {"quotas:\n  - {resource: cpu, nominal: 1}\n  - {resource: memory, nominal: 1}\n",
+                                 "cohort: c1\n", "weight: 3\n",
+                                 "cohort: c1\nquotas:\n  - {resource: cpu, nominal: 5, borrowingLimit: 1}\n",
+                                 "quotas:\n  - {resource: cpu, nominal: 5, lendingLimit: 1}\n"}) {
+    auto theirs = apply("q2", rest);
+    auto missing = apply("nosuchq", rest);
+    EXPECT_EQ(missing.status, 403) << rest << missing.text;
+    EXPECT_EQ(Answer(theirs, "q2"), Answer(missing, "nosuchq")) << rest;
+    ExpectNothingOfT2(theirs, "apply q2 " + rest);
+  }
+  // Nothing the caller may not set: a missing name would be created; q2's is taken, and the
+  // answer says only that (queue names are cluster-wide), with or without a dry run.
+  ASSERT_EQ(apply("nosuchq", "description: mine\n").status, 200);
+  for (bool dry_run : {true, false}) {
+    auto taken = apply("q2", "description: mine\n", dry_run);
+    EXPECT_EQ(taken.status, 409) << taken.text;
+    EXPECT_EQ(taken.body["error"].value("code", ""), "already_exists") << taken.text;
+    ExpectNothingOfT2(taken, "apply q2 description");
+  }
+  auto q2 = server_->Client().Get("/api/v1/queues/q2");
+  EXPECT_EQ(q2.body.value("tenant", ""), "t2") << q2.text;
+  EXPECT_FALSE(q2.body.contains("description")) << q2.text;
+}
+
+// Probe report §3: submissions, queue control, updates and policies told another tenant's
+// names (and owners) apart from missing ones. Each answers exactly as for a missing name.
+TEST_F(IsolationTest, AnotherTenantsNamesAnswerLikeMissingOnes) {
+  for (const char* user : {"max", "tia"}) {
+    auto me = As(user);
+    auto submit = [&](const std::string& project, const std::string& queue) {
+      return me.Post("/api/v1/workloads?dryRun=1", Job("xq", project, queue), "application/yaml");
+    };
+    auto theirs = submit("t1/p1", "q2");
+    EXPECT_EQ(Answer(theirs, "q2"), Answer(submit("t1/p1", "nosuchq"), "nosuchq")) << user;
+    ExpectNothingOfT2(theirs, std::string(user) + " submit to q2");
+    for (const char* queue : {"q1", "q2", "nosuchq"}) {
+      EXPECT_EQ(Answer(submit("t2/p3", queue), "t2/p3"), Answer(submit("t2/nosuch", queue), "t2/nosuch"))
+          << user << " queue " << queue;
+    }
+    for (const char* verb : {"suspend", "resume"}) {
+      auto hidden = me.Post(std::string("/api/v1/queues/q2/") + verb, "{}", "application/json");
+      auto missing = me.Post(std::string("/api/v1/queues/nosuchq/") + verb, "{}", "application/json");
+      EXPECT_EQ(Answer(hidden, "q2"), Answer(missing, "nosuchq")) << user << " " << verb;
+      ExpectNothingOfT2(hidden, std::string(user) + " " + verb + " q2");
+    }
+  }
+  // An update that changes the queue or project is 422 immutable_field (docs/api.md), whatever
+  // the new value names.
+  std::string own = Submit("max", "mine", "t1/p1", "q1");
+  auto max = As("max");
+  auto patch = [&](const json& body) {
+    return max.Patch("/api/v1/workloads/" + own + "?dryRun=1", body.dump(), "application/json");
+  };
+  auto queue = patch({{"queue", "q2"}});
+  EXPECT_EQ(queue.status, 422) << queue.text;
+  EXPECT_EQ(queue.body["error"].value("code", ""), "immutable_field") << queue.text;
+  EXPECT_EQ(Answer(queue, "q2"), Answer(patch({{"queue", "nosuchq"}}), "nosuchq"));
+  ExpectNothingOfT2(queue, "patch queue q2");
+  auto project = patch({{"project", "t2/p3"}});
+  EXPECT_EQ(project.status, 422) << project.text;
+  EXPECT_EQ(Answer(project, "t2/p3"), Answer(patch({{"project", "t2/nosuch"}}), "t2/nosuch"));
+  // A policy name t2 holds: as a missing one for a caller refused anyway; where a missing name
+  // would be created, taken (409) without naming t2.
+  auto admin = server_->Client();
+  const std::string theirs = "kind: AdmissionPolicy\nname: theirs\ntenants: [t2]\nspec:\n  network: isolated\n";
+  ASSERT_EQ(admin.Post("/api/v1/policies", theirs, "application/yaml").status, 200);
+  auto policy = [&](const std::string& user, const std::string& name) {
+    return As(user).Post("/api/v1/apply?dryRun=1",
+                         "kind: AdmissionPolicy\nname: " + name + "\ntenants: [t1]\nspec:\n  network: isolated\n",
+                         "application/yaml");
+  };
+  EXPECT_EQ(Answer(policy("max", "theirs"), "theirs"), Answer(policy("max", "nosuchpol"), "nosuchpol"));
+  EXPECT_EQ(policy("tia", "nosuchpol").status, 200);
+  auto taken = policy("tia", "theirs");
+  EXPECT_EQ(taken.status, 409) << taken.text;
+  EXPECT_EQ(taken.body["error"].value("code", ""), "already_exists") << taken.text;
+  ExpectNothingOfT2(taken, "apply policy theirs");
+}
+
 // Point 6: tokens per user are capped; the rate limit holds per user whatever the number of its
 // tokens.
 TEST(IsolationLimitsTest, TokensPerUserAreCappedAndTheRateLimitHoldsPerUser) {
