@@ -64,7 +64,8 @@ Result<std::string> FindExecutable(const std::string& name, const std::string& p
 }
 
 Result<CommandOutput> RunCommand(const std::vector<std::string>& argv,
-                                 std::chrono::milliseconds timeout, bool merge_stderr) {
+                                 std::chrono::milliseconds timeout, bool merge_stderr,
+                                 const std::optional<TaskUser>& user) {
   if (argv.empty()) return InvalidArgument("empty command");
   ABACUS_ASSIGN_OR_RETURN(std::string exe, FindExecutable(argv[0]));
   std::vector<char*> cargv;
@@ -90,6 +91,7 @@ Result<CommandOutput> RunCommand(const std::vector<std::string>& argv,
     ::dup2(out_pipe[1], 1);
     if (merge_stderr) ::dup2(out_pipe[1], 2);
     ::signal(SIGPIPE, SIG_DFL);
+    if (user && BecomeTaskUser(*user) != nullptr) ::_exit(126);  // never as root by accident
     ::execv(exe.c_str(), cargv.data());
     ::_exit(127);
   }

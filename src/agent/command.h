@@ -5,9 +5,11 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "agent/runtime/task_user.h"
 #include "common/status.h"
 
 namespace abacus::agent {
@@ -28,9 +30,11 @@ Result<std::string> FindExecutable(const std::string& name, const std::string& p
 // Runs `argv` (argv[0] searched on PATH) with stdin from /dev/null, capturing stdout (and stderr
 // when `merge_stderr`), for at most `timeout`; on timeout the process group is killed and
 // `timed_out` set. NotFound when argv[0] is not on PATH; Internal when it cannot be started.
-// Output beyond 4 MiB is dropped.
+// Output beyond 4 MiB is dropped. With `user` the command runs as that user (BecomeTaskUser);
+// when the switch fails it does not run and exits 126.
 Result<CommandOutput> RunCommand(const std::vector<std::string>& argv,
-                                 std::chrono::milliseconds timeout, bool merge_stderr = false);
+                                 std::chrono::milliseconds timeout, bool merge_stderr = false,
+                                 const std::optional<TaskUser>& user = std::nullopt);
 
 // The seam device discoverers use to run their vendor tools.
 class CommandRunner {
