@@ -24,8 +24,15 @@ struct CommandOutput {
 };
 
 // Returns the absolute path of `name` found on `path_env` (a PATH value; the process PATH when
-// empty), or NotFound. A name containing '/' is returned as is when it is executable.
-Result<std::string> FindExecutable(const std::string& name, const std::string& path_env = "");
+// empty), or NotFound. A name containing '/' is returned as is when it is executable. With
+// `user`, only a file that user may execute counts (UserMayExecute): a root agent skips, say, a
+// python3 under /root for a task user.
+Result<std::string> FindExecutable(const std::string& name, const std::string& path_env = "",
+                                   const std::optional<TaskUser>& user = std::nullopt);
+
+// True when `user` (no supplementary groups) may execute `path`: the file and every directory
+// above it grant it x by the owner, group or other bits that apply to it.
+bool UserMayExecute(const std::string& path, const TaskUser& user);
 
 // Runs `argv` (argv[0] searched on PATH) with stdin from /dev/null, capturing stdout (and stderr
 // when `merge_stderr`), for at most `timeout`; on timeout the process group is killed and

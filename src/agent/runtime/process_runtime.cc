@@ -128,7 +128,7 @@ Result<TaskRecord> ProcessRuntime::Start(const TaskSpec& spec) {
   }
   auto path = env.find("PATH");
   ABACUS_ASSIGN_OR_RETURN(std::string exe,
-                          FindExecutable(spec.command.front(), path != env.end() ? path->second : ""));
+                          FindExecutable(spec.command.front(), path != env.end() ? path->second : "", spec.user));
 
   // 4) Limits: a cgroup when one can be made, a warning otherwise.
   std::unique_ptr<TaskCgroup> cgroup;

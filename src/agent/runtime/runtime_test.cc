@@ -590,5 +590,28 @@ TEST_F(ProcessRuntimeTest, TasksOfDifferentUsersCannotReadEachOthersFilesEnviron
   WaitForExit(*rt_, "t-a");
 }
 
+// A root agent resolves a task user's command on PATH to a file that user may run: a copy under a
+// directory closed to others (python3 under /root) is skipped for one that is open.
+TEST_F(ProcessRuntimeTest, ATaskUsersCommandIsOneItMayRun) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root: only root runs tasks as other uids";
+  for (const char* side : {"private", "public"}) {
+    WriteText(dir_.path / side / "hello", std::string("#!/bin/sh\necho ") + side + "\n");
+    fs::permissions(dir_.path / side / "hello", fs::perms::all);
+  }
+  fs::permissions(dir_.path / "private", fs::perms::owner_all);
+  fs::permissions(dir_.path / "public", fs::perms::all);
+  EXPECT_FALSE(UserMayExecute((dir_.path / "private" / "hello").string(), TaskUser{1900070003, 1900070003}));
+  EXPECT_TRUE(UserMayExecute((dir_.path / "public" / "hello").string(), TaskUser{1900070003, 1900070003}));
+  TaskSpec spec;
+  spec.task_id = "t-path";
+  spec.command = {"hello"};
+  spec.env = {{"PATH", (dir_.path / "private").string() + ":" + (dir_.path / "public").string() + ":/usr/bin:/bin"}};
+  spec.user = TaskUser{1900070003, 1900070003};
+  ASSERT_TRUE(rt_->Start(spec).ok());
+  TaskRecord done = WaitForExit(*rt_, "t-path");
+  EXPECT_TRUE(done.exit->Succeeded());
+  EXPECT_EQ(*rt_->ReadLog("t-path", LogStream::kStdout), "public\n");
+}
+
 }  // namespace
 }  // namespace abacus::agent
