@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -36,11 +37,26 @@ Result<std::string> ReadFileToString(const std::string& path) {
   return ss.str();
 }
 
-Result<std::string> FindExecutable(const std::string& name, const std::string& path_env) {
+bool UserMayExecute(const std::string& path, const TaskUser& user) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::absolute(path, ec).lexically_normal();
+  if (ec) return false;
+  for (;;) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0) return false;
+    mode_t x = st.st_uid == user.uid ? S_IXUSR : st.st_gid == user.gid ? S_IXGRP : S_IXOTH;
+    if ((st.st_mode & x) == 0) return false;
+    if (p == p.root_path() || !p.has_parent_path()) return true;
+    p = p.parent_path();
+  }
+}
+
+Result<std::string> FindExecutable(const std::string& name, const std::string& path_env,
+                                   const std::optional<TaskUser>& user) {
   if (name.empty()) return InvalidArgument("empty command");
   if (name.find('/') != std::string::npos) {
-    if (::access(name.c_str(), X_OK) == 0) return name;
-    return NotFound(name + ": not executable");
+    if (::access(name.c_str(), X_OK) == 0 && (!user || UserMayExecute(name, *user))) return name;
+    return NotFound(name + ": not executable" + (user ? " by the task's user (uid " + std::to_string(user->uid) + ")" : ""));
   }
   std::string path = path_env;
   if (path.empty()) {
@@ -56,7 +72,7 @@ Result<std::string> FindExecutable(const std::string& name, const std::string& p
     std::string candidate = dir + "/" + name;
     struct stat st {};
     if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-        ::access(candidate.c_str(), X_OK) == 0) {
+        ::access(candidate.c_str(), X_OK) == 0 && (!user || UserMayExecute(candidate, *user))) {
       return candidate;
     }
   }
@@ -64,9 +80,10 @@ Result<std::string> FindExecutable(const std::string& name, const std::string& p
 }
 
 Result<CommandOutput> RunCommand(const std::vector<std::string>& argv,
-                                 std::chrono::milliseconds timeout, bool merge_stderr) {
+                                 std::chrono::milliseconds timeout, bool merge_stderr,
+                                 const std::optional<TaskUser>& user) {
   if (argv.empty()) return InvalidArgument("empty command");
-  ABACUS_ASSIGN_OR_RETURN(std::string exe, FindExecutable(argv[0]));
+  ABACUS_ASSIGN_OR_RETURN(std::string exe, FindExecutable(argv[0], "", user));
   std::vector<char*> cargv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
@@ -90,6 +107,7 @@ Result<CommandOutput> RunCommand(const std::vector<std::string>& argv,
     ::dup2(out_pipe[1], 1);
     if (merge_stderr) ::dup2(out_pipe[1], 2);
     ::signal(SIGPIPE, SIG_DFL);
+    if (user && BecomeTaskUser(*user) != nullptr) ::_exit(126);  // never as root by accident
     ::execv(exe.c_str(), cargv.data());
     ::_exit(127);
   }

@@ -5,9 +5,11 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "agent/runtime/task_user.h"
 #include "common/status.h"
 
 namespace abacus::agent {
@@ -22,15 +24,24 @@ struct CommandOutput {
 };
 
 // Returns the absolute path of `name` found on `path_env` (a PATH value; the process PATH when
-// empty), or NotFound. A name containing '/' is returned as is when it is executable.
-Result<std::string> FindExecutable(const std::string& name, const std::string& path_env = "");
+// empty), or NotFound. A name containing '/' is returned as is when it is executable. With
+// `user`, only a file that user may execute counts (UserMayExecute): a root agent skips, say, a
+// python3 under /root for a task user.
+Result<std::string> FindExecutable(const std::string& name, const std::string& path_env = "",
+                                   const std::optional<TaskUser>& user = std::nullopt);
+
+// True when `user` (no supplementary groups) may execute `path`: the file and every directory
+// above it grant it x by the owner, group or other bits that apply to it.
+bool UserMayExecute(const std::string& path, const TaskUser& user);
 
 // Runs `argv` (argv[0] searched on PATH) with stdin from /dev/null, capturing stdout (and stderr
 // when `merge_stderr`), for at most `timeout`; on timeout the process group is killed and
 // `timed_out` set. NotFound when argv[0] is not on PATH; Internal when it cannot be started.
-// Output beyond 4 MiB is dropped.
+// Output beyond 4 MiB is dropped. With `user` the command runs as that user (BecomeTaskUser);
+// when the switch fails it does not run and exits 126.
 Result<CommandOutput> RunCommand(const std::vector<std::string>& argv,
-                                 std::chrono::milliseconds timeout, bool merge_stderr = false);
+                                 std::chrono::milliseconds timeout, bool merge_stderr = false,
+                                 const std::optional<TaskUser>& user = std::nullopt);
 
 // The seam device discoverers use to run their vendor tools.
 class CommandRunner {

@@ -34,6 +34,7 @@ struct AgentFlags {
   std::string fault_file;    // injected device faults (agent/discover/fault_file.h)
   std::string nvml_library = "libnvidia-ml.so.1";  // NVML for discovery, sampling and health
   std::string port_range = "20000-29999", advertise_host = "127.0.0.1";  // service replicas (port_pool.h)
+  std::string task_uids = agent::FormatUidRange(agent::kDefaultTaskUids);  // task users (task_uids.h)
   int heartbeat_seconds = 0;
   int rediscover_seconds = 60;
   bool real_devices = true;
@@ -125,6 +126,12 @@ int RunAgent(const AgentFlags& f) {
     return kExitUsage;
   }
   o.port_range = *ports;
+  auto task_uids = agent::ParseTaskUids(f.task_uids);
+  if (!task_uids.ok()) {
+    std::cerr << "abacus agent: --task-uids: " << task_uids.status().message() << "\n";
+    return kExitUsage;
+  }
+  o.task_uids = *task_uids;
   if (f.advertise_host.empty() || f.advertise_host.find_first_of(" :/") != std::string::npos) {
     std::cerr << "abacus agent: --advertise-host: expected a host name or IPv4 address that gateways reach this "
                  "node at (no port), e.g. 10.0.0.7\n";
@@ -218,7 +225,8 @@ void AddAgentCommand(CLI::App& app, int* exit_code) {
       "      --fake-devices gpu:nvidia:A100-80G:8,npu:huawei:Ascend910B3:8 --work-dir /tmp/sim-a\n"
       "  abacus agent --token-file /etc/abacus/join.token --nvml-library /usr/lib64/libnvidia-ml.so.1\n"
       "A restarted agent kills the tasks its previous life left running (WORK_DIR/tasks/*/pid) and reports them "
-      "Lost. Details: docs/agent.md.\n"
+      "Lost. Run as root, it runs each plain-process task as a uid of its own (--task-uids); not as root, every task "
+      "runs as the agent's user and a warning says so. Details: docs/agent.md.\n"
       "Every option is also a key of the config file (--config, default /etc/abacus/agent.yaml).");
   auto config = std::make_shared<CommandConfig>(cmd, "/etc/abacus/agent.yaml");
   cmd->add_option("--server", f->server,
@@ -247,6 +255,11 @@ void AddAgentCommand(CLI::App& app, int* exit_code) {
                   "Unhealthy with REASON (e.g. '1 XID 79'); remove the line to report it healthy again (docs/agent.md)");
   cmd->add_option("--port-range", f->port_range,
                   "TCP ports handed to InferenceService replicas as ABACUS_PORT, FIRST-LAST (docs/agent.md)")
+      ->capture_default_str();
+  cmd->add_option("--task-uids", f->task_uids,
+                  "as root, run each plain-process task as a uid (and gid) of its own from FIRST-LAST, so tasks "
+                  "cannot read each other's secrets, environments and logs or the node credential; none runs them "
+                  "as the agent's user, unsafe where tenants share the node (docs/agent.md, \"Task users\")")
       ->capture_default_str();
   cmd->add_option("--advertise-host", f->advertise_host,
                   "host that gateways reach this node's service replicas at (their address is HOST:ABACUS_PORT)")

@@ -48,6 +48,10 @@ Result<std::vector<std::string>> LocalAgents::Start(const std::string& url, cons
     o.pool = "general";
     o.labels = {{"abacus.io/agent", "local"}};
     o.work_dir = (std::filesystem::path(data_dir) / "agents" / s.name).string();
+    // `abacus up` is one machine for one user: its agents work inside the private data folder
+    // (0700), which task users could not pass, so their tasks run as the user who ran it (the
+    // agent says so). Tenants who share nodes run `abacus agent` (docs/agent.md, "Task users").
+    o.task_uids = std::nullopt;
     if (!s.real) {
       o.cpu_milli_override = 32000;  // simulated nodes: room for the demo's tasks
       o.memory_bytes_override = int64_t{64} << 30;

@@ -58,7 +58,8 @@ bool GroupRuns(pid_t pgid) {
 std::string LoggingCheckpointJob(const std::string& name, const std::string& dir) {
   return "kind: TrainingJob\nname: " + name +
          "\nproject: acme/ml\nqueue: train\nspec:\n"
-         "  command: [\"sh\", \"-c\", \"trap 'echo checkpointed $$ >> " + dir + "/runs; exit 0' USR1; echo start $$ >> " +
+         // umask 0: the run on another node (another task user) appends to the same files.
+         "  command: [\"sh\", \"-c\", \"umask 0; trap 'echo checkpointed $$ >> " + dir + "/runs; exit 0' USR1; echo start $$ >> " +
          dir + "/runs; echo $$ > " + dir + "/pid; while true; do sleep 0.1; done\"]\n"
          "  checkpoint: {signal: SIGUSR1, graceSeconds: 5}\n"
          "  taskGroups:\n    - name: worker\n      replicas: 1\n      resources:\n"
@@ -74,6 +75,7 @@ std::vector<std::string> Lines(const std::string& path) {
 
 TEST(FencingTest, AnAgentCutOffFromEveryServerStopsItsTasksWithTheirCheckpointSignal) {
   TempDir data, marks;
+  marks.OpenToTasks();
   ServerProcess server(data.path(), {"--node-timeout", "3", "--heartbeat", "1"});
   ASSERT_EQ(server.Client().Post("/api/v1/apply", kAcmeOrg, "application/yaml").status, 200);
   AgentProcess agent(server, "gpu-a", "gpu:nvidia:A100-80G:2:80Gi@cuda=12.4");
@@ -95,6 +97,7 @@ TEST(FencingTest, AnAgentCutOffFromEveryServerStopsItsTasksWithTheirCheckpointSi
 
 TEST(FencingTest, TheServerRequeuesACutOffNodesWorkOnlyAfterTimeoutPlusGrace) {
   TempDir data, marks;
+  marks.OpenToTasks();
   ServerProcess server(data.path(), {"--node-timeout", "2", "--heartbeat", "1", "--fencing-grace", "TrainingJob=3s"});
   ASSERT_EQ(server.Client().Post("/api/v1/apply", kAcmeOrg, "application/yaml").status, 200);
   auto agent = std::make_unique<AgentProcess>(server, "gpu-a", "gpu:nvidia:A100-80G:2:80Gi@cuda=12.4");
@@ -138,6 +141,7 @@ TEST(FencingTest, TheServerRequeuesACutOffNodesWorkOnlyAfterTimeoutPlusGrace) {
 // + grace) nothing of it runs; the work runs again once, elsewhere, never twice at a time.
 TEST(FencingTest, AnAgentKilledWithSigkillLeavesNoTaskRunningAndItsWorkRunsAgainOnce) {
   TempDir data, marks;
+  marks.OpenToTasks();
   ServerProcess server(data.path(), {"--node-timeout", "2", "--heartbeat", "1"});
   ASSERT_EQ(server.Client().Post("/api/v1/apply", kAcmeOrg, "application/yaml").status, 200);
   auto agent = std::make_unique<AgentProcess>(server, "gpu-a", "gpu:nvidia:A100-80G:2:80Gi@cuda=12.4");

@@ -8,8 +8,11 @@
 // list nor reference it.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "child_stderr.h"
 #include "govern/crypto.h"
@@ -129,6 +132,106 @@ TEST(SecretsTest, ATaskGetsItsSecretAndTheValueLeaksNowhere) {
   EXPECT_NE(audit.text.find("secret-create"), std::string::npos);
   EXPECT_NE(audit.text.find("secret-use"), std::string::npos) << audit.text;
   EXPECT_NE(audit.text.find("acme/ml/db-creds"), std::string::npos);
+}
+
+// Two tenants' plain-process tasks on one node (probe report, defect 1): the agent runs each
+// under a uid of its own (docs/agent.md, "Task users"), so task B of tenant beta is refused
+// task A's secret file, A's environment (/proc/<pid>/environ), A's stdout.log, the node
+// credential and the listing of the tasks directory, while A reads its own secret file and
+// environment. Needs root (the agent can only give tasks their own uids as root).
+TEST(SecretsTest, ATaskOfAnotherTenantOnTheSameNodeReadsNoneOfItsSecretsLogsOrTheNodeCredential) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root: only a root agent runs tasks under uids of their own";
+  TempDir dir;
+  ServerProcess server(dir.path());
+  auto admin = server.Client();
+  ASSERT_EQ(admin.Post("/api/v1/apply", kAcmeOrg, "application/yaml").status, 200);
+  ASSERT_EQ(admin.Post("/api/v1/apply", kMia, "application/yaml").status, 200);
+  ASSERT_EQ(admin.Post("/api/v1/apply", kBetaTenant, "application/yaml").status, 200);
+  ASSERT_EQ(admin.Post("/api/v1/apply",
+                       "kind: Queue\nname: beta-q\ntenant: beta\nquotas:\n  - {resource: cpu, nominal: 8}\n"
+                       "  - {resource: memory, nominal: 32Gi}\n",
+                       "application/yaml").status,
+            200);
+  auto token_of = [&](const std::string& user) {
+    auto r = admin.Post("/api/v1/tokens", json({{"user", user}}).dump(), "application/json");
+    EXPECT_EQ(r.status, 201) << r.text;
+    return r.body.value("token", "");
+  };
+  cli::ApiClient mia({server.url(), token_of("mia")});
+  cli::ApiClient bea({server.url(), token_of("bea")});
+  AgentProcess agent(server, "cpu-a", "");
+  auto secret = mia.Post("/api/v1/secrets",
+                         json({{"name", "db-creds"}, {"project", "acme/ml"}, {"stringData", {{"password", kCanary}}}}).dump(),
+                         "application/json");
+  ASSERT_EQ(secret.status, 201) << secret.text;
+  auto job = [](const std::string& name, const std::string& project, const std::string& queue,
+                const std::string& extra, const std::string& script) {
+    std::string indented;
+    std::istringstream lines(script);
+    for (std::string line; std::getline(lines, line);) indented += "      " + line + "\n";
+    return "kind: TrainingJob\nname: " + name + "\nproject: " + project + "\nqueue: " + queue +
+           "\nspec:\n  command:\n    - sh\n    - -c\n    - |\n" + indented + extra +
+           "  taskGroups:\n    - name: main\n      resources: {cpu: 100m, memory: 16Mi}\n";
+  };
+  auto logs_of = [&](const std::string& id) { return admin.Get("/api/v1/workloads/" + id + "/logs").text; };
+  auto state_of = [&](const std::string& id) { return admin.Get("/api/v1/workloads/" + id).body.value("state", ""); };
+
+  // Task A (acme/ml): its secret as a variable and as a file; it checks both, then runs on.
+  auto a = mia.Post("/api/v1/workloads",
+                    job("holder", "acme/ml", "train",
+                        "  env:\n    - {name: DB_PASSWORD, secretRef: {secret: db-creds, key: password}}\n"
+                        "  secretMounts: [{secret: db-creds, path: db}]\n",
+                        "[ \"$(cat secrets/db/password)\" = \"$DB_PASSWORD\" ] && echo own-file-ok\n"
+                        "tr '\\0' '\\n' < /proc/$$/environ | grep -qx \"DB_PASSWORD=$DB_PASSWORD\" && echo own-environ-ok\n"
+                        "echo A-STDOUT-MARKER\n"
+                        "exec sleep 300\n"),
+                    "application/yaml");
+  ASSERT_EQ(a.status, 201) << a.text;
+  const std::string a_id = a.body["items"][0]["id"];
+  ASSERT_TRUE(WaitFor([&] { return logs_of(a_id).find("A-STDOUT-MARKER") != std::string::npos; },
+                      std::chrono::seconds(60)))
+      << state_of(a_id) << "\n" << logs_of(a_id);
+  EXPECT_NE(logs_of(a_id).find("own-file-ok"), std::string::npos) << logs_of(a_id);
+  EXPECT_NE(logs_of(a_id).find("own-environ-ok"), std::string::npos) << logs_of(a_id);
+
+  // Where A's files are (the test runs as root): its task directory and its process.
+  const std::string work = agent.work_dir();
+  std::string a_dir;
+  for (const auto& entry : fs::directory_iterator(work + "/tasks")) a_dir = entry.path().string();
+  ASSERT_FALSE(a_dir.empty());
+  std::istringstream pid_file(ReadFile(a_dir + "/pid"));
+  long a_pid = 0;
+  pid_file >> a_pid;
+  ASSERT_GT(a_pid, 1);
+  for (const std::string& path : {a_dir + "/work/secrets/db/password", a_dir + "/stdout.log", work + "/node.credential"}) {
+    ASSERT_TRUE(fs::exists(path)) << path;
+  }
+
+  // Task B (beta/lab) tries each of them by its exact path.
+  const std::string steal =
+      "try() { if out=$(cat \"$2\" 2>&1); then echo \"open-$1 $out\"; else case \"$out\" in\n"
+      "  *'ermission denied'*) echo \"denied-$1\" ;; *) echo \"failed-$1 $out\" ;; esac; fi; }\n"
+      "try file " + a_dir + "/work/secrets/db/password\n"
+      "try environ /proc/" + std::to_string(a_pid) + "/environ\n"
+      "try stdout " + a_dir + "/stdout.log\n"
+      "try credential " + work + "/node.credential\n"
+      "if ls " + work + "/tasks >/dev/null 2>&1; then echo listed-tasks; else echo denied-list; fi\n";
+  auto b = bea.Post("/api/v1/workloads", job("thief", "beta/lab", "beta-q", "", steal), "application/yaml");
+  ASSERT_EQ(b.status, 201) << b.text;
+  const std::string b_id = b.body["items"][0]["id"];
+  ASSERT_TRUE(WaitFor([&] { return state_of(b_id) == "Succeeded" || state_of(b_id) == "Failed"; },
+                      std::chrono::seconds(60)))
+      << state_of(b_id);
+  ASSERT_TRUE(WaitFor([&] { return logs_of(b_id).find("denied-list") != std::string::npos ||
+                                   logs_of(b_id).find("listed-tasks") != std::string::npos; }))
+      << logs_of(b_id);
+  const std::string stolen = logs_of(b_id);
+  for (const char* want : {"denied-file", "denied-environ", "denied-stdout", "denied-credential", "denied-list"}) {
+    EXPECT_NE(stolen.find(want), std::string::npos) << want << " is not in task B's log:\n" << stolen;
+  }
+  EXPECT_EQ(stolen.find(kCanary), std::string::npos) << "task B read task A's secret:\n" << stolen;
+  EXPECT_EQ(stolen.find("A-STDOUT-MARKER"), std::string::npos) << "task B read task A's log:\n" << stolen;
+  EXPECT_EQ(state_of(a_id), "Running");
 }
 
 // `kind: Secret` through `abacus apply -f` (issue 24): a member of the project applies it, applies

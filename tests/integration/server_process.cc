@@ -25,6 +25,10 @@ TempDir::TempDir() {
   path_ = tmpl;
 }
 
+void TempDir::OpenToTasks() const {
+  std::filesystem::permissions(path_, std::filesystem::perms::all);
+}
+
 TempDir::~TempDir() {
   std::error_code ec;
   std::filesystem::remove_all(path_, ec);

@@ -19,6 +19,10 @@ class TempDir {
   TempDir();
   ~TempDir();
   const std::string& path() const { return path_; }
+  // Lets tasks write here (mode 0777; no sticky bit, so one task user may replace or remove what
+  // another wrote): a root agent runs them as task users of their own (docs/agent.md, "Task
+  // users"), who may not enter the 0700 directory mkdtemp makes.
+  void OpenToTasks() const;
 
  private:
   std::string path_;

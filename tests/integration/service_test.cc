@@ -340,6 +340,7 @@ class ProbeSwitch {
 TEST_F(ServiceTest, ReplicaIsNotReadyOnceItsAgentReportsReadinessFailingAtTheDefaultThreshold) {
   StartAgents();
   TempDir probe_dir;
+  probe_dir.OpenToTasks();
   ProbeSwitch broken(probe_dir);
   std::string svc = Submit(
       "kind: InferenceService\nname: ready\nproject: a/serve\nqueue: qa\npriorityClass: production\nspec:\n"
@@ -362,6 +363,7 @@ TEST_F(ServiceTest, ReplicaIsNotReadyOnceItsAgentReportsReadinessFailingAtTheDef
 TEST_F(ServiceTest, FailingCanaryIsRolledBackAtTheDefaultThreshold) {
   StartAgents();
   TempDir probe_dir;
+  probe_dir.OpenToTasks();
   ProbeSwitch broken(probe_dir);
   // v2 breaks its readiness (the marker file), v1 repairs it.
   std::string svc = Submit(

@@ -1,8 +1,12 @@
 #include "agent/loop/agent.h"
 
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <set>
 
@@ -99,6 +103,7 @@ Status Agent::Start() {
   // 1) Tasks of a previous life: killed now, reported Lost at registration.
   std::vector<TaskStatus> orphans = KillOrphans(tasks_dir, os_);
   for (const auto& s : orphans) table_.Update(s);
+  ABACUS_RETURN_IF_ERROR(PrepareTaskUsers(tasks_dir));
 
   // 2) What the node has.
   auto found = discoverer_->Discover();
@@ -139,6 +144,39 @@ Status Agent::Start() {
   status_ = std::thread([this] { StatusLoop(); });
   upkeep_ = std::thread([this] { UpkeepLoop(); });
   fence_ = std::thread([this] { FenceLoop(); });
+  return Status::OK();
+}
+
+Status Agent::PrepareTaskUsers(const std::string& tasks_dir) {
+  const std::string guide = "tasks on this node can read each other's secret files, environments (/proc/PID/environ) "
+                            "and logs and this agent's node credential; unsafe where tenants share the node "
+                            "(docs/agent.md, \"Task users\")";
+  if (!options_.task_uids) {
+    ABACUS_LOG_WARN("agent: task users off (--task-uids none): every plain-process task runs as this agent's user "
+                    "(uid {}), so {}", ::geteuid(), guide);
+    return Status::OK();
+  }
+  if (::geteuid() != 0) {
+    ABACUS_LOG_WARN("agent: not running as root (uid {}), so plain-process tasks cannot get uids of their own and run "
+                    "as this agent's user: {}; run the agent as root (each task then runs as a uid of --task-uids {}) "
+                    "or let only image tasks run here", ::geteuid(), guide, FormatUidRange(*options_.task_uids));
+    return Status::OK();
+  }
+  // Others may pass through the agent's directories to their own work directory, not list them;
+  // the node credential and the logs in them are the agent's alone (mode 0600).
+  ABACUS_RETURN_IF_ERROR(CheckTraversable(options_.work_dir).WithContext("agent"));
+  for (const std::string& dir : {options_.work_dir, tasks_dir}) {
+    if (::chmod(dir.c_str(), 0711) != 0) {
+      return FailedPrecondition("agent: cannot set mode 0711 on " + dir + ": " + std::strerror(errno));
+    }
+  }
+  uids_ = std::make_unique<TaskUidPool>(*options_.task_uids);
+  // The tasks of a previous life keep their uids until their directories go (CleanUp).
+  for (const auto& [task_id, uid] : RecoverTaskUids(tasks_dir, *options_.task_uids)) {
+    if (Status s = uids_->Adopt(task_id, uid); !s.ok()) ABACUS_LOG_WARN("agent: {}", s.ToString());
+  }
+  ABACUS_LOG_INFO("agent: each plain-process task runs as a uid of its own from {} ({} held by tasks of a previous life)",
+                  FormatUidRange(*options_.task_uids), uids_->held());
   return Status::OK();
 }
 
@@ -348,7 +386,18 @@ void Agent::StartTask(const AssignedTask& t) {
     table_.Update(StartFailure(t.task_id, clock_.Now(), FailedPrecondition("task " + t.task_id + ": " + t.secret_error)));
     return;
   }
-  if (Status s = WriteSecretFiles(TaskDir(t.task_id) + "/work", t.secret_files); !s.ok()) {
+  // A plain process runs as a uid of its own (docs/agent.md, "Task users"); an image as the engine
+  // runs it.
+  std::optional<TaskUser> user;
+  if (uids_ && t.image.empty()) {
+    auto got = uids_->Acquire(t.task_id);
+    if (!got.ok()) {
+      table_.Update(StartFailure(t.task_id, clock_.Now(), got.status()));
+      return;
+    }
+    user = *got;
+  }
+  if (Status s = WriteSecretFiles(TaskDir(t.task_id) + "/work", t.secret_files, user); !s.ok()) {
     table_.Update(StartFailure(t.task_id, clock_.Now(), s.WithContext("task " + t.task_id)));
     return;
   }
@@ -370,6 +419,13 @@ void Agent::StartTask(const AssignedTask& t) {
     table_.Update(StartFailure(t.task_id, clock_.Now(), s.WithContext("task " + t.task_id)));
     return;
   }
+  if (user && ::lchown(results_dir.c_str(), user->uid, user->gid) != 0) {
+    table_.Update(StartFailure(t.task_id, clock_.Now(),
+                               FailedPrecondition("task " + t.task_id + ": cannot give " + results_dir + " to uid " +
+                                                  std::to_string(user->uid) + ": " + std::strerror(errno))));
+    return;
+  }
+  spec.user = user;
   spec.env[kResultsDirVariable] = results_dir;
   if (!t.secret_files.empty()) spec.env["ABACUS_SECRETS_DIR"] = SecretsDir(TaskDir(t.task_id) + "/work");
   // An InferenceService replica listens on a port of the agent's range; the server routes to it.
@@ -477,7 +533,7 @@ void Agent::StartTask(const AssignedTask& t) {
   lifeline_.TaskStarted(rec->pid, ProcessStartTime(rec->pid), t.fencing_signal, t.fencing_grace, engine_path,
                         engine_used ? ContainerName(t.task_id) : "");
   logs_->Track(t.task_id, rec->stdout_path, rec->stderr_path);
-  StartProbes(t, engine_used, rec->started_at);  // its first outcome goes in the first status
+  StartProbes(t, engine_used, rec->started_at, user);  // its first outcome goes in the first status
   table_.Update(StatusOf(*rec));
   launch.Unlock();
   status_waker_.Wake();
@@ -485,7 +541,8 @@ void Agent::StartTask(const AssignedTask& t) {
   ++counters_.tasks_started;
 }
 
-void Agent::StartProbes(const AssignedTask& t, const std::optional<ContainerEngine>& engine, Time started_at) {
+void Agent::StartProbes(const AssignedTask& t, const std::optional<ContainerEngine>& engine, Time started_at,
+                        const std::optional<TaskUser>& user) {
   const int port = ports_.PortOf(t.task_id);
   auto adapt = [&](std::optional<AssignedProbe> p) {
     // An http or tcp probe without a port checks the port the task was given (ABACUS_PORT).
@@ -500,6 +557,8 @@ void Agent::StartProbes(const AssignedTask& t, const std::optional<ContainerEngi
     if (p && engine && p->spec.kind == ProbeKind::kExec) {
       p->spec.command = BuildContainerExecCommand(*engine, t.task_id, p->spec.command);
     }
+    // That of a plain process runs as the task's user, never as the agent's root.
+    if (p && !engine && p->spec.kind == ProbeKind::kExec) p->spec.user = user;
     return p;
   };
   probes_.Add(t.task_id, adapt(t.readiness), adapt(t.liveness), started_at);
@@ -757,7 +816,28 @@ void Agent::CleanUp() {
       fs::remove_all(TaskDir(id), ec);
       if (ec) ABACUS_LOG_WARN("agent: cannot remove {}: {}", TaskDir(id), ec.message());
     }
+    ReleaseTaskUser(id);
   }
+}
+
+void Agent::ReleaseTaskUser(const std::string& task_id) {
+  if (!uids_) return;
+  std::optional<TaskUser> user = uids_->Held(task_id);
+  if (!user) return;
+  // A kept directory goes back to root (0700), so the next task given the uid cannot enter it.
+  if (options_.keep_task_dirs) {
+    for (const std::string& dir : {TaskDir(task_id) + "/work", TaskDir(task_id) + "/results"}) {
+      if (::lchown(dir.c_str(), 0, 0) != 0 && errno != ENOENT) {
+        ABACUS_LOG_WARN("agent: cannot give {} back to root: {}", dir, std::strerror(errno));
+      }
+      (void)::chmod(dir.c_str(), 0700);
+    }
+  }
+  // Nothing the task left running meets the next task given the uid.
+  if (&os_ == &RealProcessOs::Get()) {
+    if (Status s = KillProcessesOf(user->uid); !s.ok()) ABACUS_LOG_WARN("agent: task {}: {}", task_id, s.ToString());
+  }
+  uids_->Release(task_id);
 }
 
 void Agent::UpkeepLoop() {

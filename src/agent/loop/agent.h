@@ -49,6 +49,7 @@
 #include "agent/loop/port_pool.h"
 #include "agent/loop/probe_runner.h"
 #include "agent/loop/task_table.h"
+#include "agent/loop/task_uids.h"
 #include "agent/loop/waker.h"
 #include "agent/runtime/cgroup.h"
 #include "agent/runtime/container.h"
@@ -99,6 +100,10 @@ struct AgentOptions {
   // reports "advertise_host:port" as its address (port_pool.h).
   PortRange port_range;
   std::string advertise_host = "127.0.0.1";
+  // Task users (task_uids.h; docs/agent.md, "Task users"): as root, each plain-process task runs
+  // under a uid of this range of its own; nullopt (--task-uids none), or an agent that is not
+  // root, runs them as the agent's user, with a warning: unsafe where tenants share the node.
+  std::optional<UidRange> task_uids = kDefaultTaskUids;
 };
 
 // What the agent runs on; tests swap parts for fakes.
@@ -182,7 +187,13 @@ class Agent {
   bool RegisterOnce();
   void Apply(const Assignment& assignment);
   void StartTask(const AssignedTask& task);
-  void StartProbes(const AssignedTask& task, const std::optional<ContainerEngine>& engine, Time started_at);
+  // Makes the work directory passable (0711) and the task uid pool, recovering the uids the
+  // tasks of a previous life held, when task users are on and the agent is root; otherwise warns
+  // once that tasks share the agent's user. FailedPrecondition when a task user could not reach
+  // its work directory.
+  Status PrepareTaskUsers(const std::string& tasks_dir);
+  void StartProbes(const AssignedTask& task, const std::optional<ContainerEngine>& engine, Time started_at,
+                   const std::optional<TaskUser>& user);
   void StopTask(const StopOrder& order);
   void ReapEnded();
   // Kills and removes the container of a task whose `run` client ended by a signal (the stop's
@@ -192,6 +203,9 @@ class Agent {
   void SendHeartbeat();
   void Rediscover();
   void CleanUp();
+  // Gives back the uid `task_id` holds once its directory is gone (or, kept, back to root),
+  // after killing what still runs as it.
+  void ReleaseTaskUser(const std::string& task_id);
   void Deregistered(int generation, const Status& why);
   HeartbeatRequest BuildHeartbeat(int* inventory_generation);
   RegisterRequest BuildRegister();
@@ -214,6 +228,7 @@ class Agent {
   std::unique_ptr<DeviceHealthWatcher> health_watcher_;  // used by the upkeep thread only
 
   std::unique_ptr<ProcessRuntime> runtime_;
+  std::unique_ptr<TaskUidPool> uids_;  // null: tasks run as the agent's user
   Lifeline lifeline_;
   AgentClient poll_client_;  // the long poll only, so Shutdown can cut it without cutting reports
   AgentClient client_;

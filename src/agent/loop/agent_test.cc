@@ -509,7 +509,7 @@ TEST_F(AgentTest, RegistersAgainWhenTheCredentialIsRejectedAndReportsItsTasks) {
 
 TEST_F(AgentTest, OrphansOfAPreviousLifeAreKilledAndReportedLost) {
   // A task of a previous life: a process group leader with a pid file.
-  auto spawned = RealProcessOs::Get().Spawn({"/bin/sleep", {"sleep", "1000"}, {}, work_.string(), "/dev/null", "/dev/null", {}});
+  auto spawned = RealProcessOs::Get().Spawn({"/bin/sleep", {"sleep", "1000"}, {}, work_.string(), "/dev/null", "/dev/null", {}, {}});
   ASSERT_TRUE(spawned.ok()) << spawned.status().ToString();
   int pid = *spawned;
   fs::create_directories(work_ / "tasks/wl.9.0.1");
@@ -856,7 +856,10 @@ TEST_F(AgentTest, CutOffForTheNodeTimeoutItFencesItsTasksAndReportsThemLost) {
   AgentOptions o = Options(server.url());
   o.fence_after = seconds(30);
   StartAgent(o);
-  const std::string mark = (work_ / "fenced").string(), armed = (work_ / "armed").string();
+  // In the task's own work directory: as root the task runs as a task user (docs/agent.md, "Task
+  // users"), which may write there and not in the agent's work directory.
+  const std::string mark = (work_ / "tasks/wl.0.0.1/work/fenced").string();
+  const std::string armed = (work_ / "tasks/wl.0.0.1/work/armed").string();
   json task = RunTask("wl.0.0.1", {"sh", "-c", "trap 'touch " + mark + "; exit 0' USR1; touch " + armed +
                                                    "; while true; do sleep 0.05; done"});
   task["fencingSignal"] = "SIGUSR1";

@@ -84,7 +84,7 @@ Status Lifeline::Start(const std::string& log_path) {
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
     return Internal(std::string("lifeline: socketpair: ") + std::strerror(errno));
   }
-  int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (log < 0) ABACUS_LOG_WARN("agent: lifeline: cannot open {}: {}; the watcher logs nowhere", log_path, std::strerror(errno));
   // Everything the child uses exists before the fork: it must not allocate.
   RealWatcherOs os(2);

@@ -217,8 +217,8 @@ TEST_F(LifelineTest, AnAgentKilledWithSigkillLeavesNoTaskRunning) {
     Lifeline lifeline;
     if (!lifeline.Start(Path("lifeline.log")).ok()) ::_exit(2);
     auto& os = RealProcessOs::Get();
-    auto t1 = os.Spawn({"/bin/sh", {"sh", "-c", saves}, {"PATH=/usr/bin:/bin"}, dir_.string(), "/dev/null", "/dev/null", {}});
-    auto t2 = os.Spawn({"/bin/sh", {"sh", "-c", stubborn}, {"PATH=/usr/bin:/bin"}, dir_.string(), "/dev/null", "/dev/null", {}});
+    auto t1 = os.Spawn({"/bin/sh", {"sh", "-c", saves}, {"PATH=/usr/bin:/bin"}, dir_.string(), "/dev/null", "/dev/null", {}, {}});
+    auto t2 = os.Spawn({"/bin/sh", {"sh", "-c", stubborn}, {"PATH=/usr/bin:/bin"}, dir_.string(), "/dev/null", "/dev/null", {}, {}});
     if (!t1.ok() || !t2.ok()) ::_exit(3);
     lifeline.TaskStarted(*t1, ProcessStartTime(*t1), SIGUSR1, seconds(30));
     lifeline.TaskStarted(*t2, ProcessStartTime(*t2), SIGTERM, milliseconds(300));
@@ -274,7 +274,7 @@ TEST_F(LifelineTest, AnAgentKilledWithSigkillLeavesNoTaskRunning) {
 TEST_F(LifelineTest, AReleasedWatcherExitsAndLeavesTheTasksAlone) {
   Lifeline lifeline;
   ASSERT_TRUE(lifeline.Start(Path("lifeline.log")).ok());
-  auto task = RealProcessOs::Get().Spawn({"/bin/sleep", {"sleep", "1000"}, {}, dir_.string(), "/dev/null", "/dev/null", {}});
+  auto task = RealProcessOs::Get().Spawn({"/bin/sleep", {"sleep", "1000"}, {}, dir_.string(), "/dev/null", "/dev/null", {}, {}});
   ASSERT_TRUE(task.ok()) << task.status().ToString();
   lifeline.TaskStarted(*task, ProcessStartTime(*task), SIGTERM, seconds(1));
   const pid_t watcher = lifeline.watcher_pid();

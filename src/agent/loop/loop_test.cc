@@ -445,7 +445,7 @@ TEST(LogShipperTest, ATransportErrorKeepsTheOffset) {
 
 // A process group leader that sleeps, as a task of a previous agent life.
 int SpawnSleeperGroup(const fs::path& dir) {
-  auto pid = RealProcessOs::Get().Spawn({"/bin/sleep", {"sleep", "1000"}, {}, dir.string(), "/dev/null", "/dev/null", {}});
+  auto pid = RealProcessOs::Get().Spawn({"/bin/sleep", {"sleep", "1000"}, {}, dir.string(), "/dev/null", "/dev/null", {}, {}});
   return pid.ok() ? *pid : -1;
 }
 

@@ -40,7 +40,8 @@ void Unlock(const fs::path& dir) {
 
 std::string SecretsDir(const std::string& work_dir) { return work_dir + "/secrets"; }
 
-Status WriteSecretFiles(const std::string& work_dir, const std::vector<SecretFile>& files) {
+Status WriteSecretFiles(const std::string& work_dir, const std::vector<SecretFile>& files,
+                        const std::optional<TaskUser>& owner) {
   const fs::path root = SecretsDir(work_dir);
   std::error_code ec;
   if (fs::symlink_status(root, ec).type() != fs::file_type::not_found) {
@@ -74,10 +75,20 @@ Status WriteSecretFiles(const std::string& work_dir, const std::vector<SecretFil
       done += static_cast<size_t>(n);
     }
     ::fchmod(fd, 0400);  // whatever the umask
+    if (owner && ::fchown(fd, owner->uid, owner->gid) != 0) {
+      int err = errno;
+      ::close(fd);
+      return FailedPrecondition("cannot give secret file " + file.string() + " to uid " + std::to_string(owner->uid) +
+                                ": " + std::strerror(err));
+    }
     ::close(fd);
   }
   // Deepest first, so that no directory is closed before its children are.
   for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) {
+    if (owner && ::lchown(it->c_str(), owner->uid, owner->gid) != 0) {
+      return FailedPrecondition("cannot give " + it->string() + " to uid " + std::to_string(owner->uid) + ": " +
+                                std::strerror(errno));
+    }
     if (::chmod(it->c_str(), 0500) != 0) {
       return FailedPrecondition("cannot set mode 0500 on " + it->string() + ": " + std::strerror(errno));
     }

@@ -106,7 +106,7 @@ ProbeResult Http(const ProbeSpec& s) {
 }
 
 ProbeResult Exec(const ProbeSpec& s) {
-  auto out = RunCommand(s.command, std::chrono::duration_cast<std::chrono::milliseconds>(s.timeout), true);
+  auto out = RunCommand(s.command, std::chrono::duration_cast<std::chrono::milliseconds>(s.timeout), true, s.user);
   if (!out.ok()) return {false, s.Describe() + ": " + out.status().message()};
   if (out->timed_out) return {false, s.Describe() + ": timed out after " + Seconds(s.timeout)};
   std::string tail = out->out.size() > 200 ? out->out.substr(out->out.size() - 200) : out->out;

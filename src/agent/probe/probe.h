@@ -6,9 +6,11 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "agent/runtime/task_user.h"
 #include "common/clock.h"
 #include "common/status.h"
 
@@ -22,6 +24,7 @@ struct ProbeSpec {
   int port = 0;                    // http, tcp
   std::string path = "/";          // http
   std::vector<std::string> command;  // exec: healthy when it exits 0
+  std::optional<TaskUser> user = std::nullopt;  // exec: run as the task's own user (nullopt: the agent's)
   Duration initial_delay{0};
   Duration period = std::chrono::seconds(10);
   Duration timeout = std::chrono::seconds(1);

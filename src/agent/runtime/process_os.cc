@@ -81,8 +81,9 @@ Result<int> RealProcessOs::Spawn(const SpawnRequest& r) {
     }
     // 3) stdin from /dev/null, stdout/stderr to the log files.
     int in = ::open("/dev/null", O_RDONLY);
-    int out = ::open(r.stdout_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    int err = ::open(r.stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    // The logs are the agent's (mode 0600): the task writes them through these descriptors only.
+    int out = ::open(r.stdout_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
+    int err = ::open(r.stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
     if (in < 0 || out < 0 || err < 0) ChildFail(report[1], "log files");
     ::dup2(in, 0);
     ::dup2(out, 1);
@@ -90,7 +91,11 @@ Result<int> RealProcessOs::Spawn(const SpawnRequest& r) {
     if (in > 2) ::close(in);
     if (out > 2) ::close(out);
     if (err > 2) ::close(err);
-    // 4) Working directory, default signal handling, then exec.
+    // 4) The task's own user, never root by accident: any failure ends the start here.
+    if (r.user) {
+      if (const char* step = BecomeTaskUser(*r.user); step != nullptr) ChildFail(report[1], "task user");
+    }
+    // 5) Working directory, default signal handling, then exec.
     if (::chdir(r.work_dir.c_str()) != 0) ChildFail(report[1], "working directory");
     sigset_t none;
     sigemptyset(&none);
@@ -115,7 +120,11 @@ Result<int> RealProcessOs::Spawn(const SpawnRequest& r) {
     std::string step(buf + sizeof(int), got - sizeof(int));
     int status = 0;
     ::waitpid(pid, &status, 0);
-    std::string what = step == "exec" ? r.executable : step == "working directory" ? r.work_dir : step;
+    std::string what = step == "exec"                ? r.executable
+                       : step == "working directory" ? r.work_dir
+                       : step == "task user" && r.user
+                           ? "uid " + std::to_string(r.user->uid) + " gid " + std::to_string(r.user->gid)
+                           : step;
     return FailedPrecondition("cannot start " + r.argv.front() + ": " + step + " (" + what + "): " +
                               std::strerror(child_errno));
   }

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/runtime/task_user.h"
 #include "common/status.h"
 
 namespace abacus::agent {
@@ -15,8 +16,11 @@ struct SpawnRequest {
   std::vector<std::string> argv;       // argv[0] included
   std::vector<std::string> env;        // "KEY=VALUE"
   std::string work_dir;
-  std::string stdout_path, stderr_path;  // opened for append
+  std::string stdout_path, stderr_path;  // opened for append by the child while still root, mode 0600
   std::vector<std::string> cgroup_procs;  // the child writes its pid here before exec
+  // The user to run as (BecomeTaskUser), after the cgroups and log files and before the working
+  // directory; nullopt: the agent's own. A failure to switch fails the start ("task user").
+  std::optional<TaskUser> user = std::nullopt;
 };
 
 struct ProcessExit {

@@ -96,6 +96,17 @@ Result<TaskRecord> ProcessRuntime::Start(const TaskSpec& spec) {
   if (ec) return FailedPrecondition("task " + spec.task_id + ": cannot create " + rec.work_dir + ": " + ec.message());
   std::filesystem::create_directories(task_dir, ec);
   if (ec) return FailedPrecondition("task " + spec.task_id + ": cannot create " + task_dir + ": " + ec.message());
+  if (spec.user) {
+    // Other task users may pass through the task directory (0711) but open nothing in it: the
+    // work directory is the task's alone, the logs and the pid file stay the agent's.
+    if (::chmod(task_dir.c_str(), 0711) != 0) {
+      return FailedPrecondition("task " + spec.task_id + ": cannot set mode 0711 on " + task_dir + ": " + std::strerror(errno));
+    }
+    if (::lchown(rec.work_dir.c_str(), spec.user->uid, spec.user->gid) != 0 || ::chmod(rec.work_dir.c_str(), 0700) != 0) {
+      return FailedPrecondition("task " + spec.task_id + ": cannot give " + rec.work_dir + " to uid " +
+                                std::to_string(spec.user->uid) + ": " + std::strerror(errno));
+    }
+  }
 
   // 3) Environment: the agent's, then the task's, then device visibility (which wins).
   std::map<std::string, std::string> env;
@@ -109,9 +120,15 @@ Result<TaskRecord> ProcessRuntime::Start(const TaskSpec& spec) {
   for (const auto& [k, v] : spec.env) env[k] = v;
   for (const auto& [k, v] : DeviceEnvironment(spec.devices, options_.node_vendors)) env[k] = v;
   env["ABACUS_TASK_ID"] = spec.task_id;
+  // A task user cannot use the agent's home: its own is its work directory, unless it names one.
+  if (spec.user && spec.env.count("HOME") == 0) {
+    std::error_code home_ec;
+    auto home = std::filesystem::absolute(rec.work_dir, home_ec);
+    env["HOME"] = home_ec ? rec.work_dir : home.lexically_normal().string();
+  }
   auto path = env.find("PATH");
   ABACUS_ASSIGN_OR_RETURN(std::string exe,
-                          FindExecutable(spec.command.front(), path != env.end() ? path->second : ""));
+                          FindExecutable(spec.command.front(), path != env.end() ? path->second : "", spec.user));
 
   // 4) Limits: a cgroup when one can be made, a warning otherwise.
   std::unique_ptr<TaskCgroup> cgroup;
@@ -139,6 +156,7 @@ Result<TaskRecord> ProcessRuntime::Start(const TaskSpec& spec) {
   req.stdout_path = rec.stdout_path;
   req.stderr_path = rec.stderr_path;
   if (cgroup) req.cgroup_procs = cgroup->ProcsFiles();
+  req.user = spec.user;
   auto pid = os_.Spawn(req);
   if (!pid.ok()) {
     if (cgroup) (void)cgroup->Remove();

@@ -18,6 +18,7 @@
 #include "agent/runtime/cgroup.h"
 #include "agent/runtime/env.h"
 #include "agent/runtime/process_os.h"
+#include "agent/runtime/task_user.h"
 #include "common/clock.h"
 #include "common/mutex.h"
 #include "common/status.h"
@@ -33,6 +34,10 @@ struct TaskSpec {
   std::vector<DeviceGrant> devices;
   int64_t cpu_milli = 0;                      // 0: no CPU limit
   int64_t memory_bytes = 0;                   // 0: no memory limit
+  // Run as this user (task_user.h): the task directory is then <root>/<task id> mode 0711 owned
+  // by the agent, the work directory owned by the user with mode 0700, the logs the agent's with
+  // mode 0600. nullopt: the agent's own user (docs/agent.md, "Task users").
+  std::optional<TaskUser> user = std::nullopt;
 };
 
 enum class TaskPhase { kRunning, kStopping, kExited };

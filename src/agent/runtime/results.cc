@@ -75,6 +75,12 @@ TaskResults ReadResults(const std::string& dir, const std::string& preferred) {
     out.error = name + " is not a regular file";
     return out;
   }
+  // The agent reads as root what a task user wrote: a hard link could name a file the task may
+  // not read.
+  if (st.st_nlink > 1) {
+    out.error = name + " has more than one hard link; write the results as a file of its own";
+    return out;
+  }
   if (static_cast<size_t>(st.st_size) > kMaxResultsBytes) {
     out.error = name + " is " + std::to_string(st.st_size) + " bytes, more than the " +
                 std::to_string(kMaxResultsBytes) + " allowed";

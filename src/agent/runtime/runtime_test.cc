@@ -542,5 +542,76 @@ TEST(ContainerTest, FindsPodmanBeforeDocker) {
   EXPECT_EQ(*FindContainerEngine(bin.str()), ContainerEngine::kPodman);
 }
 
+// Task users (docs/agent.md, "Task users"): two tasks under uids of their own. Each owns its work
+// directory (0700) and reads its own files and environment; the other is refused its files, its
+// environment and its log, and the task directory lets it pass but not list.
+TEST_F(ProcessRuntimeTest, TasksOfDifferentUsersCannotReadEachOthersFilesEnvironmentOrLogs) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root: only root runs tasks as other uids";
+  const TaskUser a_user{1900070001, 1900070001}, b_user{1900070002, 1900070002};
+  TaskSpec a;
+  a.task_id = "t-a";
+  a.env = {{"TOKEN", "tok-a-51c0"}};
+  a.user = a_user;
+  a.command = {"sh", "-c",
+               "echo tok-a-51c0 > mine && chmod 400 mine && cat mine && "
+               "tr '\\0' '\\n' < /proc/$$/environ | grep -x TOKEN=tok-a-51c0 && id -u && echo HOME=$HOME && "
+               "touch ready && exec sleep 30"};
+  auto started = rt_->Start(a);
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  const fs::path a_work = dir_.path / "t-a" / "work";
+  for (int i = 0; i < 500 && !fs::exists(a_work / "ready"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(fs::exists(a_work / "ready")) << ReadText(dir_.path / "t-a" / "stderr.log");
+  EXPECT_EQ(*rt_->ReadLog("t-a", LogStream::kStdout),
+            "tok-a-51c0\nTOKEN=tok-a-51c0\n1900070001\nHOME=" + fs::canonical(a_work).string() + "\n");
+  struct stat st {};
+  ASSERT_EQ(::stat(a_work.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, a_user.uid);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  ASSERT_EQ(::stat((dir_.path / "t-a").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 0u);
+  EXPECT_EQ(st.st_mode & 0777, 0711u);
+  ASSERT_EQ(::stat((dir_.path / "t-a" / "stdout.log").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 0u);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+
+  TaskSpec b;
+  b.task_id = "t-b";
+  b.user = b_user;
+  const std::string a_dir = (dir_.path / "t-a").string();
+  b.command = {"sh", "-c",
+               "for f in " + a_dir + "/work/mine /proc/" + std::to_string(started->pid) + "/environ " + a_dir +
+                   "/stdout.log; do cat $f >/dev/null 2>&1 && echo read $f || echo denied; done; "
+                   "ls " + a_dir + " >/dev/null 2>&1 && echo listed || echo denied"};
+  ASSERT_TRUE(rt_->Start(b).ok());
+  TaskRecord done = WaitForExit(*rt_, "t-b");
+  EXPECT_TRUE(done.exit->Succeeded()) << ReadText(dir_.path / "t-b" / "stderr.log");
+  EXPECT_EQ(*rt_->ReadLog("t-b", LogStream::kStdout), "denied\ndenied\ndenied\ndenied\n");
+  ASSERT_TRUE(rt_->Stop("t-a", SIGKILL, Duration(0)).ok());
+  WaitForExit(*rt_, "t-a");
+}
+
+// A root agent resolves a task user's command on PATH to a file that user may run: a copy under a
+// directory closed to others (python3 under /root) is skipped for one that is open.
+TEST_F(ProcessRuntimeTest, ATaskUsersCommandIsOneItMayRun) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root: only root runs tasks as other uids";
+  for (const char* side : {"private", "public"}) {
+    WriteText(dir_.path / side / "hello", std::string("#!/bin/sh\necho ") + side + "\n");
+    fs::permissions(dir_.path / side / "hello", fs::perms::all);
+  }
+  fs::permissions(dir_.path / "private", fs::perms::owner_all);
+  fs::permissions(dir_.path / "public", fs::perms::all);
+  EXPECT_FALSE(UserMayExecute((dir_.path / "private" / "hello").string(), TaskUser{1900070003, 1900070003}));
+  EXPECT_TRUE(UserMayExecute((dir_.path / "public" / "hello").string(), TaskUser{1900070003, 1900070003}));
+  TaskSpec spec;
+  spec.task_id = "t-path";
+  spec.command = {"hello"};
+  spec.env = {{"PATH", (dir_.path / "private").string() + ":" + (dir_.path / "public").string() + ":/usr/bin:/bin"}};
+  spec.user = TaskUser{1900070003, 1900070003};
+  ASSERT_TRUE(rt_->Start(spec).ok());
+  TaskRecord done = WaitForExit(*rt_, "t-path");
+  EXPECT_TRUE(done.exit->Succeeded());
+  EXPECT_EQ(*rt_->ReadLog("t-path", LogStream::kStdout), "public\n");
+}
+
 }  // namespace
 }  // namespace abacus::agent
