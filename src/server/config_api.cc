@@ -68,24 +68,32 @@ void AddConfigRoutes(RouteTable& t, ControlPlane& cp) {
 }
 
 void AddApplyRoutes(RouteTable& t, ControlPlane& cp) {
-  auto apply = [&cp](const httplib::Request& req, httplib::Response& res) {
-    const bool dry_run = IsDryRun(req);
-    auto r = cp.Apply(req.body, IsJsonBody(req), Param(req, "filename", "request"), &RequestPrincipal(),
-                       dry_run ? IdempotentRequest{} : KeyedRequest(req), dry_run, CurrentRequest());
-    if (!r.ok()) return SendStatus(res, r.status());
-    SendJson(res, 200,
-             {{"items", KeyedJson(*r, [](const std::vector<AppliedView>& a) { return ApplyJson(a); })}});
+  // `only_kind`: the kind a per-kind route takes ("": POST /api/v1/apply, any).
+  auto apply = [&cp](std::string only_kind) {
+    return [&cp, only_kind](const httplib::Request& req, httplib::Response& res) {
+      const bool dry_run = IsDryRun(req);
+      auto r = cp.Apply(req.body, IsJsonBody(req), Param(req, "filename", "request"), &RequestPrincipal(),
+                         dry_run ? IdempotentRequest{} : KeyedRequest(req), dry_run, CurrentRequest(), only_kind);
+      if (!r.ok()) return SendStatus(res, r.status());
+      SendJson(res, 200,
+               {{"items", KeyedJson(*r, [](const std::vector<AppliedView>& a) { return ApplyJson(a); })}});
+    };
   };
   // Any user: Apply checks each document. Users and policies are their own objects; a
   // reservation has no dry run.
-  t.Post("/api/v1/apply", WithDryRun(AnyUser("apply", "config")), apply);
-  for (const char* kind :
-       {"tenants", "projects", "cohorts", "queues", "priorityclasses", "pools", "clusters", "flavors"}) {
-    t.Post(std::string("/api/v1/") + kind, WithDryRun(AnyUser("apply", "config")), apply);
+  t.Post("/api/v1/apply", WithDryRun(AnyUser("apply", "config")), apply(""));
+  struct KindRoute {
+    const char* path;
+    const char* kind;
+  };
+  for (KindRoute r : {KindRoute{"tenants", "Tenant"}, KindRoute{"projects", "Project"}, KindRoute{"cohorts", "Cohort"},
+                      KindRoute{"queues", "Queue"}, KindRoute{"priorityclasses", "PriorityClass"},
+                      KindRoute{"pools", "Pool"}, KindRoute{"clusters", "Cluster"}, KindRoute{"flavors", "Flavor"}}) {
+    t.Post(std::string("/api/v1/") + r.path, WithDryRun(AnyUser("apply", "config")), apply(r.kind));
   }
-  t.Post("/api/v1/users", WithDryRun(AnyUser("apply", "user")), apply);
-  t.Post("/api/v1/policies", WithDryRun(AnyUser("apply", "policy")), apply);
-  t.Post("/api/v1/reservations", AnyUser("apply", "config"), apply);
+  t.Post("/api/v1/users", WithDryRun(AnyUser("apply", "user")), apply("User"));
+  t.Post("/api/v1/policies", WithDryRun(AnyUser("apply", "policy")), apply("AdmissionPolicy"));
+  t.Post("/api/v1/reservations", AnyUser("apply", "config"), apply("Reservation"));
 }
 
 }  // namespace abacus::server

@@ -127,12 +127,13 @@ class ControlPlane {
   // HTTP caller, authorized per document (null: a trusted in-process caller). A keyed
   // `request` that repeats an earlier one returns its first answer and applies nothing.
   // `dry_run`: every check of an apply, then each document's action and its diff against what
-  // the server holds (AppliedView::diff, [{path, from, to}]), storing nothing.
+  // the server holds (AppliedView::diff, [{path, from, to}]), storing nothing. `only_kind`
+  // (a per-kind route's, "Queue"): a document of another kind is refused, naming its line.
   Result<Keyed<std::vector<AppliedView>>> Apply(std::string_view body, bool json_body,
                                                 const std::string& filename,
                                                 const govern::Principal* caller,
                                                 const IdempotentRequest& request, bool dry_run,
-                                                RequestContext* context);
+                                                RequestContext* context, std::string_view only_kind = {});
   // Where `records` (not stored) would go if a scheduling cycle ran now with every workload the
   // ledger holds: one DryRunView (admitted with placements, or pending with a reason) per
   // record, in order (dry_run.cc). Runs on the loop; changes nothing.

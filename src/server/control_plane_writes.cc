@@ -214,7 +214,7 @@ Result<Keyed<std::vector<AppliedView>>> ControlPlane::Apply(std::string_view bod
                                                             const std::string& filename,
                                                             const govern::Principal* caller,
                                                             const IdempotentRequest& request, bool dry_run,
-                                                            RequestContext* context) {
+                                                            RequestContext* context, std::string_view only_kind) {
   using Items = std::vector<AppliedView>;
   // A repeat of a keyed request returns the first answer ("created", not "unchanged").
   std::shared_ptr<IdempotentWrite> keyed;
@@ -230,6 +230,17 @@ Result<Keyed<std::vector<AppliedView>>> ControlPlane::Apply(std::string_view bod
                 "kind " + std::string(d.kind()) + " is a workload: use `abacus submit` (POST /api/v1/workloads)");
     }
   }
+  // A per-kind route (POST /api/v1/queues) takes its kind only: a Tenant sent there is refused,
+  // not created.
+  auto only = [&](std::string_view kind, const SourceLocation& at) {
+    if (only_kind.empty() || kind == only_kind) return;
+    diags.Add(at.file, at.line, "kind",
+              "this route takes " + std::string(only_kind) + " documents, got " + std::string(kind) +
+                  " (POST /api/v1/apply takes any kind)");
+  };
+  for (const Document& d : parsed.documents) only(d.kind(), d.source);
+  for (const auto& e : parsed.extensions) only(e.kind, e.source);
+  for (const auto& g : parsed.governance) only(g.kind(), g.source);
   if (!diags.empty()) return diags.ToStatus();
   if (parsed.documents.empty() && parsed.extensions.empty() && parsed.governance.empty()) {
     return InvalidArgument(filename + ": no documents");

@@ -26,6 +26,15 @@ using nlohmann::json;
 
 constexpr char kPriceListKind[] = "pricelist";
 
+// Calls `f` for every workload a reader may see: the ledger's, then those whose submission was
+// answered but the loop has not taken in yet (ListWorkloads reads the same two, under the same
+// lock held shared): a report made right after a 201 counts the workload.
+template <typename F>
+void ForEachAnswered(const Ledger& ledger, const LoopInbox& inbox, F f) {
+  for (const auto& [id, r] : ledger.workloads()) f(r);
+  for (const WorkloadRecord& r : inbox.Submitted()) f(r);
+}
+
 meter::WorkloadSummary Summary(const WorkloadRecord& r) {
   meter::WorkloadSummary s;
   s.id = r.id;
@@ -162,7 +171,7 @@ Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind,
   {
     ReaderLock lock(state_mu_);
     prices = PickPriceList(q.prices, price_problem);
-    for (const auto& [id, r] : ledger_.workloads()) workloads.push_back(Summary(r));
+    ForEachAnswered(ledger_, inbox_, [&](const WorkloadRecord& r) { workloads.push_back(Summary(r)); });
     quotas = BorrowingQuotas(ledger_.config(), true);  // quota_view.h
     std::map<std::tuple<std::string, std::string, std::string>, meter::InventoryRow> inv;
     for (const auto& [name, n] : ledger_.nodes()) {
@@ -196,9 +205,9 @@ Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind,
   std::vector<meter::ShortageInterval> shortages;
   {
     ReaderLock lock(state_mu_);
-    for (const auto& [id, r] : ledger_.workloads()) {
+    ForEachAnswered(ledger_, inbox_, [&](const WorkloadRecord& r) {
       const InferenceSpec* inf = r.spec.inference();
-      if (inf == nullptr) continue;
+      if (inf == nullptr) return;
       meter::ShortageInterval sh;
       sh.service_id = r.id;
       sh.service_name = r.spec.name;
@@ -213,9 +222,9 @@ Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind,
       } else if (IsTerminal(r.state)) {
         sh.end = r.finished_at;
       }
-      if (sh.end && *sh.end <= sh.start) continue;
+      if (sh.end && *sh.end <= sh.start) return;
       shortages.push_back(std::move(sh));
-    }
+    });
   }
   ABACUS_ASSIGN_OR_RETURN(auto recorded, store_->Journal("shortages", 0, 1000000));
   for (const auto& rec : recorded) {
@@ -242,9 +251,9 @@ Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind,
     std::unordered_set<std::string> chosen;
     {
       ReaderLock lock(state_mu_);
-      for (const auto& [id, r] : ledger_.workloads()) {
-        if (selector.Matches(r.spec.labels)) chosen.insert(id);
-      }
+      ForEachAnswered(ledger_, inbox_, [&](const WorkloadRecord& r) {
+        if (selector.Matches(r.spec.labels)) chosen.insert(r.id);
+      });
     }
     std::erase_if(intervals, [&](const meter::UsageInterval& iv) { return !chosen.count(iv.workload_id); });
     std::erase_if(workloads, [&](const meter::WorkloadSummary& w) { return !chosen.count(w.id); });

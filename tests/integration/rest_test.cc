@@ -325,6 +325,22 @@ TEST_F(RestTest, MisspeltFieldsAndBadNumbersAreRefusedAndChangeNothing) {
   EXPECT_EQ(changes, 1) << events.dump();
 }
 
+// A per-kind route took any kind: POST /api/v1/queues with a Tenant document created the tenant
+// (a security team's probe). Each takes its own kind only; /api/v1/apply takes any.
+TEST_F(RestTest, APerKindRouteTakesItsKindOnly) {
+  auto api = server_->Client();
+  auto wrong = api.Post("/api/v1/queues", "kind: Tenant\nname: sneaky\n", "application/yaml");
+  EXPECT_EQ(wrong.status, 400) << wrong.text;
+  EXPECT_NE(wrong.text.find("this route takes Queue documents, got Tenant"), std::string::npos) << wrong.text;
+  EXPECT_EQ(api.Get("/api/v1/tenants/sneaky").status, 404);
+  auto mixed = api.Post("/api/v1/tenants", "kind: Tenant\nname: t9\n---\nkind: Cohort\nname: c9\n", "application/yaml");
+  EXPECT_EQ(mixed.status, 400) << mixed.text;
+  EXPECT_NE(mixed.text.find(":4: kind: this route takes Tenant documents, got Cohort"), std::string::npos) << mixed.text;
+  EXPECT_EQ(api.Get("/api/v1/tenants/t9").status, 404);  // nothing of a refused body is applied
+  EXPECT_EQ(api.Post("/api/v1/tenants", "kind: Tenant\nname: t9\n", "application/yaml").status, 200);
+  EXPECT_EQ(api.Post("/api/v1/apply", "kind: Cohort\nname: c9\n", "application/yaml").status, 200);
+}
+
 TEST_F(RestTest, SigtermShutsDownCleanlyAndStateSurvives) {
   auto api = server_->Client();
   ASSERT_EQ(api.Post("/api/v1/apply", kOrg, "application/yaml").status, 200);
