@@ -68,6 +68,13 @@ pid_t SpawnAgent(const std::string& url, const std::string& data, const std::str
 int RunBenchE2e(const BenchE2eOptions& o) {
   std::string data = (std::filesystem::temp_directory_path() / ("abacus-e2e-" + std::to_string(::getpid()))).string();
   std::filesystem::remove_all(data);
+  // The agents' work folders lie outside the server's data folder (0700): a root agent runs each
+  // task as a uid of its own (docs/agent.md "Task users"), which must pass through them — the
+  // default path users have is the one measured.
+  std::string agents_dir = data + "-agents";
+  std::filesystem::remove_all(agents_dir);
+  std::filesystem::create_directories(agents_dir);
+  std::filesystem::permissions(agents_dir, std::filesystem::perms(0711), std::filesystem::perm_options::replace);
   server::ControlPlaneOptions cpo;
   cpo.data_dir = data;
   auto opened = server::ControlPlane::Open(cpo);
@@ -97,7 +104,8 @@ int RunBenchE2e(const BenchE2eOptions& o) {
   std::vector<pid_t> agents;
   for (int i = 0; i < o.agents; ++i) {
     int cpus = o.slots / o.agents + (i < o.slots % o.agents ? 1 : 0);
-    agents.push_back(SpawnAgent(url, data, "e2e-" + std::to_string(i), data + "/agent-" + std::to_string(i), cpus));
+    agents.push_back(
+        SpawnAgent(url, data, "e2e-" + std::to_string(i), agents_dir + "/agent-" + std::to_string(i), cpus));
   }
   ApiClient api(cfg);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -106,6 +114,13 @@ int RunBenchE2e(const BenchE2eOptions& o) {
     if (r.ok() && static_cast<int>(r.body["items"].size()) == o.agents) break;
     if (std::chrono::steady_clock::now() > deadline) {
       std::cerr << "error: the agents did not register within 30 s\n";
+      for (pid_t pid : agents) kill(pid, SIGTERM);
+      for (pid_t pid : agents) waitpid(pid, nullptr, 0);
+      http.Stop();
+      serve.join();
+      cp->Shutdown();
+      std::filesystem::remove_all(data);
+      std::filesystem::remove_all(agents_dir);
       return kExitRefused;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -216,6 +231,7 @@ int RunBenchE2e(const BenchE2eOptions& o) {
   serve.join();
   cp->Shutdown();
   std::filesystem::remove_all(data);
+  std::filesystem::remove_all(agents_dir);
 
   if (o.output == "json") {
     std::cout << result.dump(2) << "\n";

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "agent/discover/discoverer.h"
+#include "agent/loop/task_uids.h"
 #include "agent/runtime/cgroup.h"
 
 namespace abacus::cli {
@@ -47,11 +48,21 @@ Result<std::vector<std::string>> LocalAgents::Start(const std::string& url, cons
     o.name = s.name;
     o.pool = "general";
     o.labels = {{"abacus.io/agent", "local"}};
-    o.work_dir = (std::filesystem::path(data_dir) / "agents" / s.name).string();
-    // `abacus up` is one machine for one user: its agents work inside the private data folder
-    // (0700), which task users could not pass, so their tasks run as the user who ran it (the
-    // agent says so). Tenants who share nodes run `abacus agent` (docs/agent.md, "Task users").
-    o.task_uids = std::nullopt;
+    // Tenants share these nodes too (a POC runs several teams on `abacus up`): as root, each task
+    // runs as a uid of its own (docs/agent.md, "Task users"), so the agents work beside the
+    // private data folder (0700, which task users could not pass), in DATA.agents (0711). Where
+    // the folders above it do not let others pass either (a data folder under a private home),
+    // they work inside it and run tasks as the user who ran `abacus up`; the agent says so.
+    const std::filesystem::path beside = std::filesystem::path(data_dir).lexically_normal().string() + ".agents";
+    std::error_code ec;
+    std::filesystem::create_directories(beside, ec);
+    std::filesystem::permissions(beside, std::filesystem::perms(0711), std::filesystem::perm_options::replace, ec);
+    if (!ec && agent::CheckTraversable((beside / s.name).string()).ok()) {
+      o.work_dir = (beside / s.name).string();
+    } else {
+      o.work_dir = (std::filesystem::path(data_dir) / "agents" / s.name).string();
+      o.task_uids = std::nullopt;
+    }
     if (!s.real) {
       o.cpu_milli_override = 32000;  // simulated nodes: room for the demo's tasks
       o.memory_bytes_override = int64_t{64} << 30;
