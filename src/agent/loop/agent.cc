@@ -806,7 +806,8 @@ void Agent::Rediscover() {
 }
 
 void Agent::CleanUp() {
-  for (const std::string& id : table_.TakeDone()) {
+  const std::vector<std::string> done = table_.TakeDone();
+  for (const std::string& id : done) {
     (void)logs_->Ship(id);  // anything written since the last round
     logs_->Forget(id);
     (void)runtime_->Remove(id);
@@ -816,28 +817,40 @@ void Agent::CleanUp() {
       fs::remove_all(TaskDir(id), ec);
       if (ec) ABACUS_LOG_WARN("agent: cannot remove {}: {}", TaskDir(id), ec.message());
     }
-    ReleaseTaskUser(id);
   }
+  ReleaseTaskUsers(done);
 }
 
-void Agent::ReleaseTaskUser(const std::string& task_id) {
+void Agent::ReleaseTaskUsers(const std::vector<std::string>& task_ids) {
   if (!uids_) return;
-  std::optional<TaskUser> user = uids_->Held(task_id);
-  if (!user) return;
-  // A kept directory goes back to root (0700), so the next task given the uid cannot enter it.
-  if (options_.keep_task_dirs) {
-    for (const std::string& dir : {TaskDir(task_id) + "/work", TaskDir(task_id) + "/results"}) {
-      if (::lchown(dir.c_str(), 0, 0) != 0 && errno != ENOENT) {
-        ABACUS_LOG_WARN("agent: cannot give {} back to root: {}", dir, std::strerror(errno));
+  std::map<uint32_t, std::string> users;  // uid → task
+  for (const std::string& task_id : task_ids) {
+    std::optional<TaskUser> user = uids_->Held(task_id);
+    if (!user) continue;
+    users[user->uid] = task_id;
+    // A kept directory goes back to root (0700), so the next task given the uid cannot enter it.
+    if (options_.keep_task_dirs) {
+      for (const std::string& dir : {TaskDir(task_id) + "/work", TaskDir(task_id) + "/results"}) {
+        if (::lchown(dir.c_str(), 0, 0) != 0 && errno != ENOENT) {
+          ABACUS_LOG_WARN("agent: cannot give {} back to root: {}", dir, std::strerror(errno));
+        }
+        (void)::chmod(dir.c_str(), 0700);
       }
-      (void)::chmod(dir.c_str(), 0700);
     }
   }
-  // Nothing the task left running meets the next task given the uid.
+  if (users.empty()) return;
+  // Nothing a task left running meets the next task given its uid. Its process group is gone
+  // already (Poll kills what the leader left in it), so the killer (a fork) runs only for a uid
+  // a process still runs as (a daemon that left the group): one scan of /proc for the round's
+  // ended tasks, not one per task.
   if (&os_ == &RealProcessOs::Get()) {
-    if (Status s = KillProcessesOf(user->uid); !s.ok()) ABACUS_LOG_WARN("agent: task {}: {}", task_id, s.ToString());
+    const std::set<uint32_t> busy = UidsWithProcesses(users.begin()->first, users.rbegin()->first);
+    for (const auto& [uid, task_id] : users) {
+      if (busy.count(uid) == 0) continue;
+      if (Status s = KillProcessesOf(uid); !s.ok()) ABACUS_LOG_WARN("agent: task {}: {}", task_id, s.ToString());
+    }
   }
-  uids_->Release(task_id);
+  for (const auto& [uid, task_id] : users) uids_->Release(task_id);
 }
 
 void Agent::UpkeepLoop() {

@@ -203,9 +203,9 @@ class Agent {
   void SendHeartbeat();
   void Rediscover();
   void CleanUp();
-  // Gives back the uid `task_id` holds once its directory is gone (or, kept, back to root),
-  // after killing what still runs as it.
-  void ReleaseTaskUser(const std::string& task_id);
+  // Gives back the uids `task_ids` hold once their directories are gone (or, kept, back to
+  // root), after killing what still runs as them (one scan of /proc for all of them).
+  void ReleaseTaskUsers(const std::vector<std::string>& task_ids);
   void Deregistered(int generation, const Status& why);
   HeartbeatRequest BuildHeartbeat(int* inventory_generation);
   RegisterRequest BuildRegister();

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <random>
@@ -35,7 +36,7 @@ Result<std::optional<UidRange>> ParseTaskUids(std::string_view text) {
 
 std::string FormatUidRange(UidRange range) { return std::to_string(range.first) + "-" + std::to_string(range.last); }
 
-TaskUidPool::TaskUidPool(UidRange range, std::function<bool(uint32_t)> in_use, std::optional<uint32_t> first_try)
+TaskUidPool::TaskUidPool(UidRange range, Scan in_use, std::optional<uint32_t> first_try)
     : range_(range), in_use_(std::move(in_use)), next_(range.first) {
   const uint64_t size = uint64_t{range.last} - range.first + 1;
   if (first_try && *first_try >= range.first && *first_try <= range.last) {
@@ -49,14 +50,16 @@ TaskUidPool::TaskUidPool(UidRange range, std::function<bool(uint32_t)> in_use, s
 Result<TaskUser> TaskUidPool::Acquire(const std::string& task_id) {
   MutexLock lock(mu_);
   if (auto it = by_task_.find(task_id); it != by_task_.end()) return TaskUser{it->second, it->second};
-  const uint64_t size = uint64_t{range_.last} - range_.first + 1;
-  for (uint64_t i = 0; i < size; ++i) {
-    const auto uid = static_cast<uint32_t>(range_.first + (uint64_t{next_} - range_.first + i) % size);
-    if (by_uid_.count(uid) != 0 || in_use_(uid)) continue;
-    by_task_[task_id] = uid;
-    by_uid_[uid] = task_id;
-    next_ = uid == range_.last ? range_.first : uid + 1;
-    return TaskUser{uid, uid};
+  for (int pass = 0; pass < 2; ++pass) {
+    while (!ready_.empty()) {
+      const uint32_t uid = ready_.front();
+      ready_.pop_front();
+      if (by_uid_.count(uid) != 0) continue;  // adopted since the scan
+      by_task_[task_id] = uid;
+      by_uid_[uid] = task_id;
+      return TaskUser{uid, uid};
+    }
+    if (pass == 0) Refill();
   }
   return ResourceExhausted("no free task uid in the agent's range " + FormatUidRange(range_) + " for task " + task_id +
                            " (" + std::to_string(by_uid_.size()) +
@@ -79,6 +82,18 @@ Status TaskUidPool::Adopt(const std::string& task_id, uint32_t uid) {
   by_task_[task_id] = uid;
   by_uid_[uid] = task_id;
   return Status::OK();
+}
+
+void TaskUidPool::Refill() {
+  const std::set<uint32_t> busy = in_use_(range_.first, range_.last);
+  const uint64_t size = uint64_t{range_.last} - range_.first + 1;
+  for (uint64_t i = 0; i < size && ready_.size() < kReadyUids; ++i) {
+    const auto uid = static_cast<uint32_t>(range_.first + (uint64_t{next_} - range_.first + i) % size);
+    if (by_uid_.count(uid) != 0 || busy.count(uid) != 0) continue;
+    if (std::find(ready_.begin(), ready_.end(), uid) != ready_.end()) continue;
+    ready_.push_back(uid);
+  }
+  if (!ready_.empty()) next_ = ready_.back() == range_.last ? range_.first : ready_.back() + 1;
 }
 
 std::optional<TaskUser> TaskUidPool::Held(const std::string& task_id) const {

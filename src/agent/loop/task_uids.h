@@ -9,9 +9,11 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -39,14 +41,20 @@ std::string FormatUidRange(UidRange range);
 
 class TaskUidPool {
  public:
-  // `in_use` says whether some process runs as a uid (default: UidHasProcesses); tests inject
+  // What a scan finds: the uids of a range some process runs as.
+  using Scan = std::function<std::set<uint32_t>(uint32_t first, uint32_t last)>;
+  // `in_use` scans for the uids some process runs as (default: UidsWithProcesses); tests inject
   // one. The first uid tried is `first_try`, else a random one of the range.
-  explicit TaskUidPool(UidRange range, std::function<bool(uint32_t)> in_use = UidHasProcesses,
+  explicit TaskUidPool(UidRange range, Scan in_use = UidsWithProcesses,
                        std::optional<uint32_t> first_try = std::nullopt);
 
-  // Returns the user of `task_id`: the uid it holds, else the next free one of the range;
-  // ResourceExhausted (naming the range and what to do) when every uid is taken.
+  // Returns the user of `task_id`: the uid it holds, else the next free one of the range, in
+  // turn round the range (a uid given back is the last to be reused). Free means held by no task
+  // and run as by no process when last scanned: one scan of /proc finds the next kReadyUids
+  // free uids at once, so a task start scans once in kReadyUids. ResourceExhausted (naming the
+  // range and what to do) when every uid is taken.
   Result<TaskUser> Acquire(const std::string& task_id);
+  static constexpr size_t kReadyUids = 64;
   // Makes `task_id` hold `uid` (a task of the previous life). InvalidArgument outside the range,
   // AlreadyExists when another task holds it; OK when `task_id` already holds it.
   Status Adopt(const std::string& task_id, uint32_t uid);
@@ -59,11 +67,15 @@ class TaskUidPool {
 
  private:
   UidRange range_;
-  std::function<bool(uint32_t)> in_use_;
+  // Finds the next free uids after next_ (one scan) into ready_.
+  void Refill() REQUIRES(mu_);
+
+  Scan in_use_;
   mutable Mutex mu_;
   std::map<std::string, uint32_t> by_task_ GUARDED_BY(mu_);
   std::map<uint32_t, std::string> by_uid_ GUARDED_BY(mu_);
   uint32_t next_ GUARDED_BY(mu_);  // where the next search starts
+  std::deque<uint32_t> ready_ GUARDED_BY(mu_);  // free when last scanned, in turn
 };
 
 // Returns, for each <tasks_dir>/<task id>/work owned by a uid of `range`, task id → that uid:

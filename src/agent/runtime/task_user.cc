@@ -30,7 +30,8 @@ const char* BecomeTaskUser(const TaskUser& user) {
   return nullptr;
 }
 
-bool UidHasProcesses(uint32_t uid) {
+std::set<uint32_t> UidsWithProcesses(uint32_t first, uint32_t last) {
+  std::set<uint32_t> out;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename().string();
@@ -41,13 +42,15 @@ bool UidHasProcesses(uint32_t uid) {
       if (line.rfind("Uid:", 0) != 0) continue;
       std::istringstream ids(line.substr(4));
       for (uint64_t id = 0; ids >> id;) {
-        if (id == uid) return true;
+        if (id >= first && id <= last) out.insert(static_cast<uint32_t>(id));
       }
       break;
     }
   }
-  return false;
+  return out;
 }
+
+bool UidHasProcesses(uint32_t uid) { return !UidsWithProcesses(uid, uid).empty(); }
 
 Status KillProcessesOf(uint32_t uid) {
   if (uid == 0) return InvalidArgument("refusing to kill every process of uid 0");

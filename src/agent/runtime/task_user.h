@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 
 #include "common/status.h"
 
@@ -23,7 +24,10 @@ struct TaskUser {
 // failed ("setgroups", "setgid", "setuid", "check ids") with errno set.
 const char* BecomeTaskUser(const TaskUser& user);
 
-// True when some process of this host runs as `uid` (real or effective, from /proc).
+// The uids within [first, last] some process of this host runs as (real, effective or saved,
+// from /proc): one pass over the processes, whatever the range.
+std::set<uint32_t> UidsWithProcesses(uint32_t first, uint32_t last);
+// True when some process of this host runs as `uid` (UidsWithProcesses of it alone).
 bool UidHasProcesses(uint32_t uid);
 
 // Kills (SIGKILL) every process running as `uid`, through a short-lived child that becomes that
