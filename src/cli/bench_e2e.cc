@@ -107,6 +107,16 @@ int RunBenchE2e(const BenchE2eOptions& o) {
     agents.push_back(
         SpawnAgent(url, data, "e2e-" + std::to_string(i), agents_dir + "/agent-" + std::to_string(i), cpus));
   }
+  // Stops what the bench started and removes its folders: at the end, and when it cannot go on.
+  auto stop_all = [&] {
+    for (pid_t pid : agents) kill(pid, SIGTERM);
+    for (pid_t pid : agents) waitpid(pid, nullptr, 0);
+    http.Stop();
+    serve.join();
+    cp->Shutdown();
+    std::filesystem::remove_all(data);
+    std::filesystem::remove_all(agents_dir);
+  };
   ApiClient api(cfg);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (true) {
@@ -114,13 +124,7 @@ int RunBenchE2e(const BenchE2eOptions& o) {
     if (r.ok() && static_cast<int>(r.body["items"].size()) == o.agents) break;
     if (std::chrono::steady_clock::now() > deadline) {
       std::cerr << "error: the agents did not register within 30 s\n";
-      for (pid_t pid : agents) kill(pid, SIGTERM);
-      for (pid_t pid : agents) waitpid(pid, nullptr, 0);
-      http.Stop();
-      serve.join();
-      cp->Shutdown();
-      std::filesystem::remove_all(data);
-      std::filesystem::remove_all(agents_dir);
+      stop_all();
       return kExitRefused;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -225,13 +229,7 @@ int RunBenchE2e(const BenchE2eOptions& o) {
                  {"exit_to_recorded_p50_ms", Percentile(finish_to_record_ms, 0.50)},
                  {"exit_to_recorded_p99_ms", Percentile(finish_to_record_ms, 0.99)}};
 
-  for (pid_t pid : agents) kill(pid, SIGTERM);
-  for (pid_t pid : agents) waitpid(pid, nullptr, 0);
-  http.Stop();
-  serve.join();
-  cp->Shutdown();
-  std::filesystem::remove_all(data);
-  std::filesystem::remove_all(agents_dir);
+  stop_all();
 
   if (o.output == "json") {
     std::cout << result.dump(2) << "\n";
