@@ -96,6 +96,12 @@ ParsedDocuments ParseBody(std::string_view body, bool json_body, const std::stri
     Document d{std::move(*obj), SourceLocation{filename, 0, {}}};
     out.documents.push_back(std::move(d));
   }
+  if (!out.diagnostics.empty()) {
+    // The fast JSON path keeps no positions: a body that did not decode is read again with them,
+    // so its problems name their line as a YAML file's do (`job.json:7: spec.command: …`).
+    ParsedDocuments located = ParseJsonDocumentsWithLines(body, filename);
+    if (!located.diagnostics.empty()) out.diagnostics = std::move(located.diagnostics);
+  }
   return out;
 }
 

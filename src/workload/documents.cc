@@ -131,27 +131,35 @@ std::string Document::name() const {
                     object);
 }
 
-ParsedDocuments ParseDocuments(std::string_view text, const std::string& filename) {
-  ParsedDocuments out;
+namespace {
+
+// Reads the YAML documents of `text` into `out`; with `array_of_documents`, a top-level list's
+// items are the documents (a JSON body's array).
+void ReadDocuments(std::string_view text, const std::string& filename, bool array_of_documents,
+                   ParsedDocuments& out) {
   if (auto bad = FindInvalidUtf8(text)) {
     int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + *bad, '\n'));
     out.diagnostics.Add(filename, line, "", "text is not valid UTF-8 (byte " + std::to_string(*bad) + ")");
-    return out;
+    return;
   }
   if (int line = FindYamlNestingOverflow(text)) {
     out.diagnostics.Add(filename, line, "", NestingMessage());
-    return out;
+    return;
   }
   if (auto line = FindYamlLoadAllLoop(text)) {
     out.diagnostics.Add(filename, *line, "", "YAML syntax error: unexpected ',' outside a flow collection");
-    return out;
+    return;
   }
   std::vector<YAML::Node> docs;
   try {
     docs = YAML::LoadAll(std::string(text));
   } catch (const YAML::Exception& e) {
     out.diagnostics.Add(filename, e.mark.line + 1, "", "YAML syntax error: " + e.msg);
-    return out;
+    return;
+  }
+  if (array_of_documents && docs.size() == 1 && docs[0].IsSequence()) {
+    std::vector<YAML::Node> items(docs[0].begin(), docs[0].end());
+    docs = std::move(items);
   }
   for (const auto& doc : docs) {
     if (doc.IsNull()) continue;
@@ -176,8 +184,22 @@ ParsedDocuments ParseDocuments(std::string_view text, const std::string& filenam
     d.object = std::move(*object);
     out.documents.push_back(std::move(d));
   }
+}
+
+}  // namespace
+
+ParsedDocuments ParseDocuments(std::string_view text, const std::string& filename) {
+  ParsedDocuments out;
+  ReadDocuments(text, filename, false, out);
   return out;
 }
+
+ParsedDocuments ParseJsonDocumentsWithLines(std::string_view text, const std::string& filename) {
+  ParsedDocuments out;
+  ReadDocuments(text, filename, true, out);
+  return out;
+}
+
 
 Result<SpecObject> SpecObjectFromJson(const nlohmann::json& j) {
   Diagnostics diags;

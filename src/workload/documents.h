@@ -72,6 +72,9 @@ const std::vector<std::string_view>& ReservedKinds();
 // Reads every document of `text` ("---"-separated; empty documents are skipped). `filename`
 // prefixes diagnostics. A YAML syntax error stops reading at that point.
 ParsedDocuments ParseDocuments(std::string_view text, const std::string& filename);
+// The same for a JSON body (one object, or an array of them; JSON is YAML's flow style), read
+// with positions: what a body that did not decode is told, `FILE:LINE: field: …`, as YAML is.
+ParsedDocuments ParseJsonDocumentsWithLines(std::string_view text, const std::string& filename);
 
 // Decodes one object from JSON (its "kind" picks the type); InvalidArgument listing every
 // problem as "field: message" lines.

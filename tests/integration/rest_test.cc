@@ -341,6 +341,30 @@ TEST_F(RestTest, APerKindRouteTakesItsKindOnly) {
   EXPECT_EQ(api.Post("/api/v1/apply", "kind: Cohort\nname: c9\n", "application/yaml").status, 200);
 }
 
+// A JSON submission's problems named no line ("jobs.json: spec.command: expected a list"), where a
+// YAML file's name theirs: a body that does not decode is read again with positions.
+TEST_F(RestTest, AJsonSubmissionsProblemsNameTheirLine) {
+  auto api = server_->Client();
+  ASSERT_EQ(api.Post("/api/v1/apply", kOrg, "application/yaml").status, 200);
+  const std::string group = R"("taskGroups": [{"name": "w", "resources": {"cpu": 1, "memory": "1Gi"}}])";
+  const std::string body =
+      "[\n"
+      "  {\"kind\": \"TrainingJob\", \"name\": \"fine\", \"project\": \"acme/ml\", \"queue\": \"train\",\n"
+      "   \"spec\": {\"command\": [\"true\"], " + group + "}},\n"
+      "  {\"kind\": \"TrainingJob\", \"name\": \"broken\", \"project\": \"acme/ml\", \"queue\": \"train\",\n"
+      "   \"spec\": {\"command\": true,\n"
+      "            " + group + "}}\n"
+      "]\n";
+  auto r = api.Post("/api/v1/workloads?filename=jobs.json", body, "application/json");
+  EXPECT_EQ(r.status, 400) << r.text;
+  EXPECT_NE(r.text.find("jobs.json:5: spec.command: expected a list"), std::string::npos) << r.text;
+  EXPECT_EQ(api.Get("/api/v1/workloads/fine").status, 404);  // nothing of a refused body is submitted
+  // Well-formed, the same body is taken (the fast path, no second reading).
+  std::string fixed = body;
+  fixed.replace(fixed.find("\"command\": true"), 15, "\"command\": [\"true\"]");
+  EXPECT_EQ(api.Post("/api/v1/workloads?filename=jobs.json", fixed, "application/json").status, 201);
+}
+
 TEST_F(RestTest, SigtermShutsDownCleanlyAndStateSurvives) {
   auto api = server_->Client();
   ASSERT_EQ(api.Post("/api/v1/apply", kOrg, "application/yaml").status, 200);
