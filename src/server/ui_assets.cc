@@ -19,7 +19,9 @@ See docs/ui.md.</p>
 </body></html>
 )";
 
-constexpr std::string_view kMissing = "no such file in the dashboard\n";
+// An error is the API's JSON error object everywhere, the dashboard's missing files included
+// (docs/api.md "Errors"; the HTTP fuzz target holds every answer to it).
+constexpr std::string_view kMissing = R"({"error":{"code":"not_found","message":"no such file in the dashboard"}})";
 
 const UiAsset* Find(std::span<const UiAsset> assets, std::string_view path) {
   auto it = std::find_if(assets.begin(), assets.end(), [&](const UiAsset& a) { return a.path == path; });
@@ -82,7 +84,7 @@ UiAnswer ResolveUi(std::string_view path, std::span<const UiAsset> assets) {
   if (const UiAsset* a = Find(assets, rel)) return FileAnswer(*a);
   if (rel.rfind("assets/", 0) == 0 || HasExtension(rel)) {
     out.status = 404;
-    out.content_type = "text/plain; charset=utf-8";
+    out.content_type = "application/json";
     out.cache_control = "no-cache";
     out.body = kMissing;
     return out;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <vector>
 
 namespace abacus::server {
@@ -56,7 +57,13 @@ TEST(UiAssetsTest, AppRoutesFallBackToIndexButMissingFilesAre404) {
     EXPECT_EQ(a.cache_control, "no-cache") << route;
   }
   EXPECT_EQ(ResolveUi("/ui/assets/index-old.js", kAssets).status, 404);
-  EXPECT_EQ(ResolveUi("/ui/robots.txt", kAssets).status, 404);
+  // A missing file answers the API's error object (the HTTP fuzz target found a plain-text 404
+  // for GET /ui/api/v1/auditaudit.head).
+  UiAnswer missing = ResolveUi("/ui/robots.txt", kAssets);
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_EQ(missing.content_type, "application/json");
+  nlohmann::json error = nlohmann::json::parse(missing.body, nullptr, false);
+  EXPECT_EQ(error["error"]["code"], "not_found") << missing.body;
 }
 
 TEST(UiAssetsTest, WithoutABuiltUiEveryPathSaysHowToBuildIt) {
