@@ -61,13 +61,10 @@ Result<MetricsAcceptedView> ControlPlane::ReportMetrics(const std::string& id_or
   }
   constexpr std::string_view kSample = R"({"metric": "...", "value": N, "replica": N})";
   if (!body.is_object()) return InvalidArgument("body: expected " + std::string(kSample) + " or {\"samples\": [...]}");
-  if (body.contains("samples")) {
-    ABACUS_RETURN_IF_ERROR(OnlyFields(body, {"samples"}, R"({"samples": [...]})"));
-  } else {
-    ABACUS_RETURN_IF_ERROR(OnlyFields(body, {"metric", "value", "replica"}, kSample));
-  }
+  const bool many = body.contains("samples");
   std::vector<json> items;
-  if (body.contains("samples")) {
+  if (many) {
+    ABACUS_RETURN_IF_ERROR(OnlyFields(body, {"samples"}, R"({"samples": [...]})"));
     if (!body["samples"].is_array()) return InvalidArgument("samples: expected an array");
     items.assign(body["samples"].begin(), body["samples"].end());
   } else {
@@ -78,11 +75,9 @@ Result<MetricsAcceptedView> ControlPlane::ReportMetrics(const std::string& id_or
   std::vector<control::MetricSample> samples;
   for (size_t i = 0; i < items.size(); ++i) {
     const json& s = items[i];
-    std::string where = body.contains("samples") ? "samples[" + std::to_string(i) + "]." : "";
-    if (!s.is_object()) return InvalidArgument(where + ": expected an object");
-    if (body.contains("samples")) {
-      ABACUS_RETURN_IF_ERROR(OnlyFields(s, {"metric", "value", "replica"}, kSample, "samples[" + std::to_string(i) + "]"));
-    }
+    const std::string at = many ? "samples[" + std::to_string(i) + "]" : "body";
+    std::string where = many ? at + "." : "";
+    ABACUS_RETURN_IF_ERROR(OnlyFields(s, {"metric", "value", "replica"}, kSample, at));  // an object of these
     if (s.contains("metric") && !s["metric"].is_string()) return InvalidArgument(where + "metric: expected a string");
     control::MetricSample m;
     m.metric = s.value("metric", inf->autoscaling->metric);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 #include <system_error>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -20,31 +21,34 @@ std::string Param(const httplib::Request& req, const char* name, std::string fal
   return req.has_param(name) ? req.get_param_value(name) : fallback;
 }
 
-Result<int64_t> IntParam(const httplib::Request& req, const char* name, int64_t fallback, int64_t min,
-                         int64_t max) {
+namespace {
+
+// The query parameter `name` read whole as a T within [min, max] (`what`: "a whole number"),
+// `fallback` when absent: the one rule IntParam and NumberParam share.
+template <typename T>
+Result<T> RangedParam(const httplib::Request& req, const char* name, T fallback, T min, T max, const char* what) {
   if (!req.has_param(name)) return fallback;
   const std::string text = req.get_param_value(name);
-  int64_t value = 0;
+  T value{};
   const char* end = text.data() + text.size();
   auto [at, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec != std::errc() || at != end || value < min || value > max) {
-    return InvalidArgument(std::string(name) + ": expected a whole number from " + std::to_string(min) + " to " +
-                           std::to_string(max) + ", got '" + text + "'");
+  bool finite = true;
+  if constexpr (std::is_floating_point_v<T>) finite = std::isfinite(value);
+  if (text.empty() || ec != std::errc() || at != end || !finite || value < min || value > max) {
+    return InvalidArgument(fmt::format("{}: expected {} from {} to {}, got '{}'", name, what, min, max, text));
   }
   return value;
 }
 
+}  // namespace
+
+Result<int64_t> IntParam(const httplib::Request& req, const char* name, int64_t fallback, int64_t min,
+                         int64_t max) {
+  return RangedParam<int64_t>(req, name, fallback, min, max, "a whole number");
+}
+
 Result<double> NumberParam(const httplib::Request& req, const char* name, double fallback, double min, double max) {
-  if (!req.has_param(name)) return fallback;
-  const std::string text = req.get_param_value(name);
-  double value = 0;
-  const char* end = text.data() + text.size();
-  auto [at, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec != std::errc() || at != end || !std::isfinite(value) || value < min || value > max) {
-    return InvalidArgument(std::string(name) + ": expected a number from " + fmt::format("{}", min) + " to " +
-                           fmt::format("{}", max) + ", got '" + text + "'");
-  }
-  return value;
+  return RangedParam<double>(req, name, fallback, min, max, "a number");
 }
 
 bool IsJsonBody(const httplib::Request& req) {
