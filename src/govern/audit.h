@@ -163,11 +163,17 @@ class AuditLog {
   // entry's seq is its journal seq.
   Result<AuditVerifyReport> Verify() const;
   AuditHead head() const { return chain_.head(); }
+  // Why this log can no longer commit: set (for good) once a commit found the store's audit
+  // stream out of step with the chain (another writer, a deleted row); empty while in step. A
+  // server in that state refuses every write until it is restarted, so it is not ready.
+  std::string OutOfStep() const;
 
  private:
   // Returns `failed`, or Internal naming the audit stream when a refused commit was refused
   // because the store's audit stream no longer ends at the chain's head.
-  Status ExplainFailedCommit(const Status& failed) const;
+  Status ExplainFailedCommit(const Status& failed);
+  // Records `why` as OutOfStep() (the first reason stays) and returns it as Internal.
+  Status MarkOutOfStep(std::string why);
 
   AuditLog(Store& store, const Clock& clock, AuditHead head)
       : store_(store), clock_(clock), chain_(clock, std::move(head)) {}
@@ -176,6 +182,8 @@ class AuditLog {
   const Clock& clock_;
   AuditChain chain_;
   Mutex commit_mu_;
+  mutable Mutex out_of_step_mu_;
+  std::string out_of_step_ GUARDED_BY(out_of_step_mu_);
 };
 
 }  // namespace abacus::govern

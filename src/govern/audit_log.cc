@@ -45,8 +45,8 @@ Result<std::vector<AuditEntry>> AuditLog::CommitMany(WriteBatch batch, std::vect
     ABACUS_RETURN_IF_ERROR(chain_.Advance(entries[i]));
     int64_t journal_seq = result.AssignedTo(journal_ops[i]);
     if (journal_seq != entries[i].seq) {
-      return Internal("audit entry " + std::to_string(entries[i].seq) + " was stored as journal seq " +
-                      std::to_string(journal_seq) + ": the audit stream was written outside AuditLog");
+      return MarkOutOfStep("audit entry " + std::to_string(entries[i].seq) + " was stored as journal seq " +
+                           std::to_string(journal_seq) + ": the audit stream was written outside AuditLog");
     }
   }
   if (batch_result != nullptr) {
@@ -67,13 +67,24 @@ Result<AuditEntry> AuditLog::Commit(WriteBatch batch, AuditRecord record) {
   int64_t journal_seq = result.AssignedTo(journal);
   ABACUS_RETURN_IF_ERROR(chain_.Advance(e));
   if (journal_seq != e.seq) {
-    return Internal("audit entry " + std::to_string(e.seq) + " was stored as journal seq " +
-                    std::to_string(journal_seq) + ": the audit stream was written outside AuditLog");
+    return MarkOutOfStep("audit entry " + std::to_string(e.seq) + " was stored as journal seq " +
+                         std::to_string(journal_seq) + ": the audit stream was written outside AuditLog");
   }
   return e;
 }
 
-Status AuditLog::ExplainFailedCommit(const Status& failed) const {
+std::string AuditLog::OutOfStep() const {
+  MutexLock lock(out_of_step_mu_);
+  return out_of_step_;
+}
+
+Status AuditLog::MarkOutOfStep(std::string why) {
+  MutexLock lock(out_of_step_mu_);
+  if (out_of_step_.empty()) out_of_step_ = why;
+  return Internal(std::move(why));
+}
+
+Status AuditLog::ExplainFailedCommit(const Status& failed) {
   if (failed.code() != StatusCode::kAborted) return failed;
   // Refused: a version conflict of the caller's own batch, or the audit stream's seq. The
   // stream is in step when its newest entry is the chain's head.
@@ -86,10 +97,10 @@ Status AuditLog::ExplainFailedCommit(const Status& failed) const {
   std::string found = !tail.ok()      ? "the stream is unreadable"
                       : tail->empty() ? "the stream ends before it"
                                       : "the stream holds entries past it";
-  return Internal("the store's audit stream is out of step with this server's audit log (head seq " +
-                  std::to_string(head.seq) + ", " + found +
-                  "): nothing of this request was stored. Another server may be writing to the same store, or an "
-                  "audit entry was deleted; see `abacus audit --verify`");
+  return MarkOutOfStep("the store's audit stream is out of step with this server's audit log (head seq " +
+                       std::to_string(head.seq) + ", " + found +
+                       "): nothing of this request was stored. Another server may be writing to the same store, or "
+                       "an audit entry was deleted; see `abacus audit --verify`");
 }
 
 Result<AuditEntry> AuditLog::Append(AuditRecord record) { return Commit(WriteBatch(), std::move(record)); }

@@ -313,12 +313,14 @@ TEST_F(SqliteAuditTest, ARunningLogWhoseNewestRowWasDeletedStoresNothing) {
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().code(), StatusCode::kInternal);
   EXPECT_NE(e.status().message().find("out of step"), std::string::npos) << e.status().ToString();
+  EXPECT_EQ((*log)->OutOfStep(), e.status().message());  // for good: /readyz reads it
   EXPECT_FALSE((*store)->Get("workload", "wl-1")->has_value());
   EXPECT_EQ((*store)->Journal("audit")->size(), 3u);
   EXPECT_EQ((*log)->head().seq, 4);
   auto many = (*log)->CommitMany(WriteBatch().Put("workload", "wl-2", "{}"), {Rec("create", "a"), Rec("create", "b")});
   EXPECT_EQ(many.status().code(), StatusCode::kInternal);
   EXPECT_FALSE((*store)->Get("workload", "wl-2")->has_value());
+  EXPECT_NE((*log)->OutOfStep().find("out of step"), std::string::npos);
 }
 
 // Two logs on one store (two servers on one data folder): the second one's writes fail whole.

@@ -174,13 +174,14 @@ void HttpServer::Routes() {
     SendJson(res, 200, body);
   });
   t.Get("/readyz", AnyUser(), [this](const httplib::Request&, httplib::Response& res) {
-    if (cp_.ready()) {
-      json body = {{"status", "ready"}};
-      if (!options_.role.empty()) body["role"] = options_.role;
-      SendJson(res, 200, body);
-    } else {
-      SendError(res, 503, "unavailable", "not ready");
+    if (!cp_.ready()) return SendError(res, 503, "unavailable", "not ready");
+    // A server whose audit stream another writer moved refuses every write: not ready.
+    if (std::string why = cp_.governance().audit_log().OutOfStep(); !why.empty()) {
+      return SendError(res, 503, "unavailable", "not ready: " + why);
     }
+    json body = {{"status", "ready"}};
+    if (!options_.role.empty()) body["role"] = options_.role;
+    SendJson(res, 200, body);
   });
   t.Get("/metrics", CrossTenant(), [this](const httplib::Request&, httplib::Response& res) {
     std::string out = cp_.RenderMetrics() + net::FrontMetrics(*svr_);

@@ -31,6 +31,10 @@ const std::vector<std::string_view>& KnownKinds() {
   return kKinds;
 }
 
+// The built-in kinds, then the kinds registered by RegisterExtensionKind (Secret, PriceList…),
+// comma separated: what an unknown or missing kind's message lists.
+std::string KnownKindNames();
+
 template <typename T>
 std::optional<SpecObject> Wrap(std::optional<T> v) {
   if (!v) return std::nullopt;
@@ -46,7 +50,7 @@ std::optional<SpecObject> DecodeObject(const SpecNode& doc, SpecContext& ctx) {
   const SpecNode kind_node = doc["kind"];
   if (!kind_node.IsDefined() || kind_node.IsNull()) {
     ctx.Error(doc.Line(), "kind",
-              "required field is missing; known kinds: " + JoinNames(KnownKinds()));
+              "required field is missing; known kinds: " + KnownKindNames());
     return std::nullopt;
   }
   if (!kind_node.IsScalar()) {
@@ -74,7 +78,7 @@ std::optional<SpecObject> DecodeObject(const SpecNode& doc, SpecContext& ctx) {
     ctx.Error(kind_node.Line(), "kind", "kind " + kind + " is not supported yet");
   } else {
     ctx.Error(kind_node.Line(), "kind",
-              "unknown kind '" + kind + "'; known kinds: " + JoinNames(KnownKinds()));
+              "unknown kind '" + kind + "'; known kinds: " + KnownKindNames());
   }
   return std::nullopt;
 }
@@ -90,6 +94,15 @@ Mutex& ExtensionMutex() {
 std::map<std::string, ExtensionDecoder>& Extensions() {
   static std::map<std::string, ExtensionDecoder> kinds;
   return kinds;
+}
+
+std::string KnownKindNames() {
+  std::vector<std::string_view> names = KnownKinds();
+  MutexLock lock(ExtensionMutex());
+  for (const auto& [kind, decode] : Extensions()) {
+    if (std::find(names.begin(), names.end(), kind) == names.end()) names.push_back(kind);
+  }
+  return JoinNames(names);
 }
 
 }  // namespace

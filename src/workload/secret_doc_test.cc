@@ -32,6 +32,14 @@ TEST(SecretDocTest, KubernetesShapeReadsIntoTheCreateBody) {
   EXPECT_EQ(j["data"].value("blob", ""), "aGVsbG8=");
 }
 
+TEST(SecretDocTest, AnUnknownKindsMessageListsTheRegisteredKindsToo) {
+  const std::string message = Parse("kind: Secrets\nname: x\n").diagnostics.ToString();
+  EXPECT_NE(message.find("s.yaml:1: kind: unknown kind 'Secrets'; known kinds: TrainingJob,"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find(", User, Secret"), std::string::npos) << message;
+  EXPECT_NE(Parse("name: x\n").diagnostics.ToString().find(", User, Secret"), std::string::npos);
+}
+
 TEST(SecretDocTest, TopLevelNamesAndATenantSecret) {
   auto p = Parse("kind: Secret\nname: hf-token\ntenant: acme\nstringData: {token: x}\n---\n"
                  "kind: Secret\nname: p\nproject: acme/ml\nstringData: {k: v}\n");

@@ -181,6 +181,21 @@ TEST_F(ContractTest, AnAuditFailureAnswersAnErrorAndStoresNothing) {
   EXPECT_EQ(restarted.Get("/api/v1/queues/extra").status, 404);
 }
 
+// A server whose audit stream was moved under it refuses every write, so it is not ready: a
+// load balancer or an operator polling /readyz must see it (the probe of 2026-12-07 found 200).
+TEST_F(ContractTest, AServerWhoseAuditStreamIsOutOfStepIsNotReady) {
+  auto api = server_->Client();
+  ASSERT_EQ(api.Post("/api/v1/workloads", Job("kept"), "application/yaml").status, 201);
+  EXPECT_EQ(api.Get("/readyz").status, 200);
+  Sql(Db(), "DELETE FROM journal WHERE stream = 'audit' AND seq = (SELECT MAX(seq) FROM journal WHERE stream = 'audit')");
+  EXPECT_EQ(api.Get("/readyz").status, 200);  // nothing has found it yet
+  EXPECT_EQ(api.Post("/api/v1/workloads", Job("ghost"), "application/yaml").status, 500);
+  auto ready = api.Get("/readyz");
+  EXPECT_EQ(ready.status, 503) << ready.text;
+  EXPECT_NE(ready.text.find("audit stream is out of step"), std::string::npos) << ready.text;
+  EXPECT_EQ(api.Get("/healthz").status, 200);  // alive, not ready
+}
+
 // Point 2: a retry with the same key returns the first answer, also after a restart; the same
 // key with another body is refused; keys are per user.
 TEST_F(ContractTest, ASubmissionRetriedWithItsIdempotencyKeyIsStoredOnce) {
