@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -21,6 +22,7 @@
 #include "cli/client.h"
 #include "cli/command_config.h"
 #include "cli/verbs.h"
+#include "common/ids.h"
 #include "model/extended_resource.h"
 #include "model/quantity.h"
 
@@ -40,6 +42,8 @@ struct AgentFlags {
   bool real_devices = true;
   bool cgroups = true;
   bool keep_task_dirs = false;
+  // Where an option's value came from, for its error: "FILE:LINE: key" or "--key" (CommandConfig::Where).
+  std::function<std::string(const std::string&)> where = [](const std::string& key) { return "--" + key; };
 };
 
 std::string EnvOr(const char* name, const std::string& fallback) {
@@ -106,12 +110,23 @@ int RunAgent(const AgentFlags& f) {
   o.server = !f.server.empty() ? f.server : EnvOr("ABACUS_SERVER", "http://127.0.0.1:8420");
   o.join_token = *token;
   o.name = !f.name.empty() ? f.name : HostName();
+  // What the server would refuse at every registration is refused here, once, before anything runs.
+  if (!IsValidName(o.name)) {
+    std::cerr << "abacus agent: " << f.where("name") << ": invalid node name '" << o.name
+              << "': use 1-63 characters of a-z, 0-9, '-', '_' or '.', starting and ending with a letter or digit\n";
+    return kExitUsage;
+  }
+  if (!o.server.starts_with("http://") && !o.server.starts_with("https://")) {
+    std::cerr << "abacus agent: " << f.where("server") << ": expected an http:// or https:// URL of the server, got '"
+              << o.server << "'\n";
+    return kExitUsage;
+  }
   o.cluster = f.cluster;
   o.pool = f.pool;
   o.labels = *labels;
   auto extended = ParseExtendedList(f.resources);
   if (!extended.ok()) {
-    std::cerr << "abacus agent: --resources: " << extended.status().message() << "\n";
+    std::cerr << "abacus agent: " << f.where("resources") << ": " << extended.status().message() << "\n";
     return kExitUsage;
   }
   o.extended = *extended;
@@ -122,18 +137,18 @@ int RunAgent(const AgentFlags& f) {
   o.fault_file = f.fault_file;
   auto ports = agent::ParsePortRange(f.port_range);
   if (!ports.ok()) {
-    std::cerr << "abacus agent: --port-range: " << ports.status().message() << "\n";
+    std::cerr << "abacus agent: " << f.where("port-range") << ": " << ports.status().message() << "\n";
     return kExitUsage;
   }
   o.port_range = *ports;
   auto task_uids = agent::ParseTaskUids(f.task_uids);
   if (!task_uids.ok()) {
-    std::cerr << "abacus agent: --task-uids: " << task_uids.status().message() << "\n";
+    std::cerr << "abacus agent: " << f.where("task-uids") << ": " << task_uids.status().message() << "\n";
     return kExitUsage;
   }
   o.task_uids = *task_uids;
   if (f.advertise_host.empty() || f.advertise_host.find_first_of(" :/") != std::string::npos) {
-    std::cerr << "abacus agent: --advertise-host: expected a host name or IPv4 address that gateways reach this "
+    std::cerr << "abacus agent: " << f.where("advertise-host") << ": expected a host name or IPv4 address that gateways reach this "
                  "node at (no port), e.g. 10.0.0.7\n";
     return kExitUsage;
   }
@@ -141,7 +156,7 @@ int RunAgent(const AgentFlags& f) {
   if (!f.cpus.empty()) {
     auto q = Quantity::Parse(f.cpus);
     if (!q.ok() || q->milli() <= 0) {
-      std::cerr << "abacus agent: --cpus: expected a positive number of cores like 16 or 500m\n";
+      std::cerr << "abacus agent: " << f.where("cpus") << ": expected a positive number of cores like 16 or 500m\n";
       return kExitUsage;
     }
     o.cpu_milli_override = q->milli();
@@ -149,7 +164,7 @@ int RunAgent(const AgentFlags& f) {
   if (!f.memory.empty()) {
     auto q = Quantity::Parse(f.memory);
     if (!q.ok() || q->CeilUnits() <= 0) {
-      std::cerr << "abacus agent: --memory: expected a positive quantity like 64Gi\n";
+      std::cerr << "abacus agent: " << f.where("memory") << ": expected a positive quantity like 64Gi\n";
       return kExitUsage;
     }
     o.memory_bytes_override = q->CeilUnits();
@@ -289,6 +304,7 @@ void AddAgentCommand(CLI::App& app, int* exit_code) {
       std::cout << config->Effective();
       return;
     }
+    f->where = [config](const std::string& key) { return config->Where(key); };
     *exit_code = RunAgent(*f);
   });
 }

@@ -56,6 +56,12 @@ CLI::Option* CommandConfig::FindOption(const std::string& key) const {
   return opt;
 }
 
+std::string CommandConfig::Where(const std::string& key) const {
+  auto it = lines_.find(key);
+  if (it == lines_.end() || file_read_.empty()) return "--" + key;
+  return file_read_ + ":" + std::to_string(it->second) + ": " + key;
+}
+
 Status CommandConfig::Apply() {
   std::string path = path_;
   if (path_option_->count() == 0) {
@@ -94,6 +100,7 @@ Status CommandConfig::Apply() {
     }
     if (v.IsNull()) continue;       // `key:` without a value: not set
     if (opt->count() > 0) continue;  // the command line wins
+    lines_[key] = LineOf(k);
     where += key + ": ";
     try {
       if (opt->get_expected_min() == 0) {

@@ -3,6 +3,7 @@
 // an option given on the command line wins over the file (docs/operations.md, "Config files").
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "common/status.h"
@@ -35,6 +36,10 @@ class CommandConfig {
   // The file Apply() read ("" when none).
   const std::string& file_read() const { return file_read_; }
 
+  // Where the value of option `key` (its long name without dashes) came from, for the error a
+  // command's own check of it gives: "FILE:LINE: key" when the file set it, else "--key".
+  std::string Where(const std::string& key) const;
+
  private:
   CLI::Option* FindOption(const std::string& key) const;
 
@@ -44,6 +49,7 @@ class CommandConfig {
   CLI::Option* path_option_ = nullptr;
   bool print_only_ = false;
   std::string file_read_;
+  std::map<std::string, int> lines_;  // the keys the file set, and their lines
 };
 
 }  // namespace abacus::cli

@@ -213,21 +213,21 @@ void AddServerCommands(CLI::App& app, int* exit_code) {
       ro->store_url = *store;
       auto fence = server::ParseFencingGrace(*fencing);
       if (!fence.ok()) {
-        std::cerr << "error: --fencing-grace: " << fence.status().message() << "\n";
+        std::cerr << "error: " << config->Where("fencing-grace") << ": " << fence.status().message() << "\n";
         *exit_code = kExitUsage;
         return;
       }
       ro->fencing = *fence;
       auto check_every = ParseDurationSpec(*audit_check);
       if (!check_every.ok()) {
-        std::cerr << "error: --audit-check-every: " << check_every.status().message() << "\n";
+        std::cerr << "error: " << config->Where("audit-check-every") << ": " << check_every.status().message() << "\n";
         *exit_code = kExitUsage;
         return;
       }
       ro->audit_check_every = *check_every;
       auto half = ParseDurationSpec(*half_life);
       if (!half.ok()) {
-        std::cerr << "error: --fair-share-half-life: " << half.status().message()
+        std::cerr << "error: " << config->Where("fair-share-half-life") << ": " << half.status().message()
                   << " (a duration such as 7d or 12h; 0 turns fair share off)\n";
         *exit_code = kExitUsage;
         return;
@@ -241,12 +241,14 @@ void AddServerCommands(CLI::App& app, int* exit_code) {
       }
       ro->health = *policy;
       if (!ParseRateLimit(*rate, ro->rate_limit, ro->rate_burst)) {
-        std::cerr << "error: --rate-limit: expected RATE[:BURST] with non-negative numbers, got '" << *rate << "'\n";
+        std::cerr << "error: " << config->Where("rate-limit") << ": expected RATE[:BURST] with non-negative numbers, got '"
+                  << *rate << "'\n";
         *exit_code = 2;
         return;
       }
       if (!ParseRateLimit(*tenant_rate, ro->tenant_rate_limit, ro->tenant_rate_burst)) {
-        std::cerr << "error: --tenant-rate-limit: expected RATE[:BURST] with non-negative numbers, got '" << *tenant_rate
+        std::cerr << "error: " << config->Where("tenant-rate-limit")
+                  << ": expected RATE[:BURST] with non-negative numbers, got '" << *tenant_rate
                   << "'\n";
         *exit_code = 2;
         return;

@@ -121,6 +121,14 @@ TEST(DiagnosticTest, PrintsFileLineFieldMessage) {
   EXPECT_EQ(d.ToStatus().code(), StatusCode::kInvalidArgument);
 }
 
+// A value a client sent is quoted in messages: its control characters are escaped, so a name
+// "a\nb" cannot split an error into a line that reads like the server's own (probe 2026-12-07).
+TEST(DiagnosticTest, ControlCharactersOfQuotedValuesAreEscaped) {
+  Diagnostics d;
+  d.Add({"request", 1, "name", "invalid name 'a\nb\x01\t'"});
+  EXPECT_EQ(d.ToString(), "request:1: name: invalid name 'a\\nb\\x01\\t'\n");
+}
+
 TEST(ClockTest, ParseTimeReadsRfc3339AndDates) {
   auto t = ParseTime("2026-12-02T17:51:20.123Z");
   ASSERT_TRUE(t.ok()) << t.status().ToString();

@@ -221,6 +221,25 @@ std::vector<TokenRecord> TokenRegistry::Tokens(std::optional<std::string_view> o
   return out;
 }
 
+Status TokenRegistry::StillStands(const Principal& p) const {
+  Time now = clock_.Now();
+  MutexLock lock(mu_);
+  auto t = tokens_.find(p.token_id);
+  if (t == tokens_.end()) return Unauthenticated("token " + p.token_id + " no longer exists");
+  if (t->second.revoked) return Unauthenticated("token " + p.token_id + " was revoked");
+  if (t->second.expires && now >= *t->second.expires) {
+    return Unauthenticated("token " + p.token_id + " expired at " + FormatTime(*t->second.expires));
+  }
+  if (t->second.agent) return Status::OK();
+  auto u = users_.find(t->second.owner);
+  if (u == users_.end()) return Unauthenticated("user " + t->second.owner + " no longer exists");
+  if (u->second.disabled) return Unauthenticated("user " + t->second.owner + " is disabled");
+  if (Principal::User(u->second.name, u->second.roles).ToString() != p.ToString()) {
+    return Unauthenticated("the roles of user " + t->second.owner + " changed: ask again");
+  }
+  return Status::OK();
+}
+
 Result<Principal> TokenRegistry::Authenticate(std::string_view bearer) {
   if (bearer.empty()) return Unauthenticated("missing bearer token (Authorization: Bearer TOKEN)");
   const std::string hash = BearerSha256Hex(bearer);

@@ -116,6 +116,10 @@ class TokenRegistry {
   // Unauthenticated ("invalid token", "token tok-… expired at …", "token tok-… was revoked",
   // "user alice is disabled"). Compares hashes in constant time, over every token.
   Result<Principal> Authenticate(std::string_view bearer);
+  // Whether `p`, as Authenticate returned it, still stands: its token neither revoked nor
+  // expired, its user there, enabled and holding the same roles. Unauthenticated naming what
+  // changed otherwise. A long poll asks before it answers with what happened while it waited.
+  Status StillStands(const Principal& p) const;
 
   // Returns the records whose last_used changed since the previous call, so that the caller
   // can persist them in the background rather than write on every request.

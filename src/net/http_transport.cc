@@ -85,7 +85,8 @@ void ExclusiveSocketOptions(socket_t sock) {
   ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
 }
 
-// True when host:port is held by another socket (a bind of our own fails with EADDRINUSE).
+}  // namespace
+
 bool AddressInUse(const std::string& host, int port) {
   addrinfo hints{}, *res = nullptr;
   hints.ai_socktype = SOCK_STREAM;
@@ -102,8 +103,6 @@ bool AddressInUse(const std::string& host, int port) {
   ::freeaddrinfo(res);
   return in_use;
 }
-
-}  // namespace
 
 std::unique_ptr<httplib::Server> MakeServer(const std::string& tls_cert_file, const std::string& tls_key_file) {
   std::unique_ptr<httplib::Server> svr;

@@ -89,6 +89,9 @@ std::unique_ptr<httplib::Server> MakeServer(const std::string& tls_cert_file, co
 // Returns the port; Unavailable "address HOST:PORT is in use" when another socket holds it,
 // else Unavailable naming the address.
 Result<int> BindServer(httplib::Server& svr, const std::string& host, int port);
+// True when another socket holds host:port (a trial bind with BindServer's options fails with
+// EADDRINUSE): a server checks it before it creates anything in its data folder.
+bool AddressInUse(const std::string& host, int port);
 
 // Raises the listen backlog of `svr`, bound and not yet serving, to `backlog` (the kernel caps
 // it at net.core.somaxconn). httplib listens with a backlog of 5: a burst of connections (64

@@ -102,15 +102,30 @@ VictimSearchResult FindVictims(PreemptionContext& ctx, WorkloadIndex preemptor,
   };
   std::vector<Ranked> ranked;
   int nonpreemptible = 0, higher = 0;
-  for (QueueIndex q : ctx.quota.TreeQueues(pw.queue)) {
+  // Reserved capacity within nominal quota: lower-priority work of any queue, reserved work
+  // excepted, may be evicted to make room (MakeRoom), beside the candidates of the cohort tree.
+  const bool reserved_room = pw.reserved && !preemptor_borrows;
+  const std::vector<QueueIndex>& tree = ctx.quota.TreeQueues(pw.queue);
+  std::vector<uint8_t> in_tree;
+  std::vector<QueueIndex> all_queues;
+  if (reserved_room) {
+    in_tree.assign(ctx.running.size(), 0);
+    for (QueueIndex q : tree) in_tree[q] = 1;
+    for (QueueIndex q = 0; q < static_cast<QueueIndex>(ctx.running.size()); ++q) all_queues.push_back(q);
+  }
+  const int32_t room_limit = reserved_room ? prio - 1 : INT32_MIN;
+  for (QueueIndex q : reserved_room ? all_queues : tree) {
     // Whole-queue checks first: other queues give up only borrowed capacity, and a queue whose
     // lowest preemptible priority is too high has no candidate at all.
-    bool same = q == pw.queue;
-    int32_t limit = ReclaimLimit(ctx, pw.queue, q, prio, preemptor_borrows);
-    if (ctx.min_preemptible_priority[q] > limit) continue;  // counted below if nothing is found
+    const bool same = q == pw.queue;
+    const bool tree_queue = !reserved_room || in_tree[q] != 0;
+    const int32_t limit = tree_queue ? ReclaimLimit(ctx, pw.queue, q, prio, preemptor_borrows) : INT32_MIN;
+    if (ctx.min_preemptible_priority[q] > std::max(limit, room_limit)) continue;  // counted below if nothing is found
     bool queue_borrowing = false;  // regular work above nominal on something the preemptor needs
-    for (ResourceKey r : needed_keys) queue_borrowing |= ctx.quota.IsOverNominal(q, r);
-    if (!same && !queue_borrowing) {
+    if (tree_queue) {
+      for (ResourceKey r : needed_keys) queue_borrowing |= ctx.quota.IsOverNominal(q, r);
+    }
+    if (!same && !queue_borrowing && !reserved_room) {
       bool any_best_effort = false;
       for (WorkloadIndex v : ctx.running[q]) any_best_effort |= ctx.workloads[v].borrowed_only;
       if (!any_best_effort) continue;  // work within its own nominal quota is never reclaimed
@@ -124,34 +139,41 @@ VictimSearchResult FindVictims(PreemptionContext& ctx, WorkloadIndex preemptor,
         continue;
       }
       const int32_t vprio = ctx.effective_priority[v];
-      if (vprio > limit) {
+      const bool room = vprio <= room_limit && !vw.reserved;
+      if (vprio > limit && !room) {
         ++higher;
         continue;
       }
       if (!holds_needed(v)) continue;
-      bool borrowing = queue_borrowing || vw.borrowed_only;
-      if (!same && !borrowing) continue;
-      ranked.push_back({{v, same ? PreemptionReason::kInQueuePriority : PreemptionReason::kReclaimQuota},
-                        borrowing, vprio, ctx.fair_factor != nullptr ? (*ctx.fair_factor)[q] : 1.0, vw.admitted_at});
+      const bool borrowing = tree_queue && (queue_borrowing || vw.borrowed_only);
+      const bool regular = tree_queue && vprio <= limit && (same || borrowing);
+      if (!regular && !room) continue;
+      const PreemptionReason reason = !regular ? PreemptionReason::kMakeRoom
+                                      : same   ? PreemptionReason::kInQueuePriority
+                                               : PreemptionReason::kReclaimQuota;
+      ranked.push_back({{v, reason}, regular && borrowing, vprio,
+                        ctx.fair_factor != nullptr ? (*ctx.fair_factor)[q] : 1.0, vw.admitted_at});
     }
   }
   if (ranked.empty()) {
     // Slow path, only when nothing qualifies: count by cause for the reason.
     nonpreemptible = 0;
     higher = 0;
-    size_t tree_running = 0;
-    for (QueueIndex q : ctx.quota.TreeQueues(pw.queue)) tree_running += ctx.running[q].size();
-    // Exact counts cost a pass over the tree's running work: bounded for huge trees.
+    const std::vector<QueueIndex>& searched = reserved_room ? all_queues : tree;
+    size_t searched_running = 0;
+    for (QueueIndex q : searched) searched_running += ctx.running[q].size();
+    // Exact counts cost a pass over the searched running work: bounded for huge trees.
     constexpr size_t kMaxCountScan = 2048;
-    for (QueueIndex q : ctx.quota.TreeQueues(pw.queue)) {
-      if (tree_running > kMaxCountScan) break;
-      int32_t limit = ReclaimLimit(ctx, pw.queue, q, prio, preemptor_borrows);
+    for (QueueIndex q : searched) {
+      if (searched_running > kMaxCountScan) break;
+      const bool tree_queue = !reserved_room || in_tree[q] != 0;
+      const int32_t limit = tree_queue ? ReclaimLimit(ctx, pw.queue, q, prio, preemptor_borrows) : INT32_MIN;
       for (WorkloadIndex v : ctx.running[q]) {
         if (ctx.excluded[v]) continue;
         if (!holds_needed(v)) continue;
         if (!ctx.workloads[v].preemptible) {
           ++nonpreemptible;
-        } else if (ctx.effective_priority[v] > limit) {
+        } else if (ctx.effective_priority[v] > std::max(limit, room_limit)) {
           ++higher;
         }
       }
@@ -161,7 +183,10 @@ VictimSearchResult FindVictims(PreemptionContext& ctx, WorkloadIndex preemptor,
     if (higher > 0) out.why_not += std::string(nonpreemptible > 0 ? ", " : " (") + std::to_string(higher) + " of equal or higher priority";
     if (nonpreemptible > 0 || higher > 0) out.why_not += ")";
     // Name the priority rule that applied to other queues' borrowers (docs/scheduler.md).
-    if (ctx.quota.TreeQueues(pw.queue).size() > 1) {
+    if (reserved_room) {
+      out.why_not += "; as reserved capacity it may evict lower-priority work of any queue, but none that is "
+                     "not reserved and not already stopping holds what it needs";
+    } else if (ctx.quota.TreeQueues(pw.queue).size() > 1) {
       if (preemptor_borrows) {
         out.why_not += "; it would borrow, so it may preempt only lower priority";
       } else if (ctx.quota.queue(pw.queue).reclaim_lower_priority_only) {

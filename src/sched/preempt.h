@@ -47,7 +47,9 @@ struct PreemptionContext {
 // Finds victims for `preemptor` with `flavors` (one per group) and quota `usage`:
 //   1. candidates: preemptible admitted workloads that are either borrowing in another queue
 //      of the same cohort tree (reclaim; priority at most the preemptor's, strictly lower when
-//      the preemptor itself would borrow) or in the preemptor's queue with lower priority;
+//      the preemptor itself would borrow) or in the preemptor's queue with lower priority; for a
+//      reserved preemptor (WorkloadInfo::reserved) within its nominal quota, also any workload of
+//      lower priority in any queue that is not reserved itself (MakeRoom);
 //   2. ordered borrowed-first, then lowest priority, then (borrowers) lowest fair-share factor,
 //      then newest;
 //   3. evicted one by one in the copy until the preemptor fits by quota and by placement —

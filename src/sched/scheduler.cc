@@ -156,6 +156,7 @@ class Cycle {
   std::string NeverFits(const WorkloadInfo& wl, const std::vector<Option>& options) const;
   bool HeldForPreemptor(WorkloadIndex w);
   std::string StoppingVictims(const std::vector<WorkloadIndex>& victims) const;
+  const std::vector<WorkloadIndex>& Leaving(WorkloadIndex w);
 
   const Snapshot& s_;
   const SchedulerConfig& c_;
@@ -168,6 +169,7 @@ class Cycle {
   std::vector<WorkloadIndex> reserved_by_;
   std::vector<uint8_t> excluded_;    // evicting, or chosen as a victim this cycle
   std::vector<std::vector<WorkloadIndex>> leaving_;  // the excluded, per cohort tree
+  std::vector<WorkloadIndex> leaving_scratch_;       // Leaving's answer for reserved capacity
   std::vector<int32_t> eff_prio_;
   std::vector<int32_t> min_preemptible_;             // per queue
   std::vector<ResourceVector> usage_;
@@ -559,8 +561,9 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
       if (!o.placement_failed && o.quota.mode != FlavorMode::kPreempt && o.quota.mode != FlavorMode::kNoFit) continue;
       tried_preemption = true;
       auto memo_key = std::make_pair(wl.queue, o.flavors);
-      // A group with placement rules fails for reasons of its own: neither remembered nor skipped.
-      const bool ruled = HasRules(wl);
+      // A group with placement rules fails for reasons of its own, and reserved capacity searches
+      // every tree: neither is remembered nor skipped.
+      const bool ruled = HasRules(wl) || wl.reserved;
       auto memo = ruled ? failed_searches_.end() : failed_searches_.find(memo_key);
       if (memo != failed_searches_.end() && SearchStillFails(TreeOf(wl.queue), memo->second) &&
           eff_prio_[w] <= memo->second.priority && memo->second.usage.FitsIn(o.usage)) {
@@ -569,8 +572,9 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
         continue;
       }
       ++result_.stats.victim_searches;
+      const std::vector<WorkloadIndex>& leaving = Leaving(w);
       PreemptionContext ctx{s_.workloads, usage_, running_, eff_prio_, min_preemptible_, excluded_,
-                            leaving_[TreeOf(wl.queue)], reserved_by_, cluster_, quota_, placer_,
+                            leaving, reserved_by_, cluster_, quota_, placer_,
                             fair_factor_.empty() ? nullptr : &fair_factor_};
       VictimSearchResult vr = FindVictims(ctx, w, o.flavors, o.usage);
       if (!vr.found) {
@@ -581,16 +585,17 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
       if (vr.victims.empty()) {
         // Name what it waits for: its own victims still stopping (else any stopping in the tree).
         std::vector<WorkloadIndex> mine;
-        for (WorkloadIndex v : leaving_[TreeOf(wl.queue)]) {
+        for (WorkloadIndex v : leaving) {
           if (s_.workloads[v].yields_to == wl.id) mine.push_back(v);
         }
         Pend(w, PendingCode::kWaitingForPreemption,
-             mine.empty() ? "waiting for " + StoppingVictims(leaving_[TreeOf(wl.queue)]) + ", already stopping"
+             mine.empty() ? "waiting for " + StoppingVictims(leaving) + ", already stopping"
                           : "waiting for " + StoppingVictims(mine));
         return false;
       }
       ++tree_epoch_[TreeOf(wl.queue)];
       for (const auto& v : vr.victims) {
+        if (TreeOf(s_.workloads[v.workload].queue) != TreeOf(wl.queue)) ++tree_epoch_[TreeOf(s_.workloads[v.workload].queue)];
         excluded_[v.workload] = 1;
         leaving_[TreeOf(s_.workloads[v.workload].queue)].push_back(v.workload);
         const WorkloadInfo& vw = s_.workloads[v.workload];
@@ -676,6 +681,22 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
   r.quota = detail;
   if (tried_preemption) r.preemption = why_not;
   return false;
+}
+
+// What already stops that a victim search for `w` counts on: its cohort tree's, and for reserved
+// capacity (which may evict in any queue) also its own victims in other trees.
+const std::vector<WorkloadIndex>& Cycle::Leaving(WorkloadIndex w) {
+  const WorkloadInfo& wl = s_.workloads[w];
+  const size_t own_tree = TreeOf(wl.queue);
+  if (!wl.reserved) return leaving_[own_tree];
+  leaving_scratch_ = leaving_[own_tree];
+  for (size_t t = 0; t < leaving_.size(); ++t) {
+    if (t == own_tree) continue;
+    for (WorkloadIndex v : leaving_[t]) {
+      if (s_.workloads[v].yields_to == wl.id) leaving_scratch_.push_back(v);
+    }
+  }
+  return leaving_scratch_;
 }
 
 std::string Cycle::StoppingVictims(const std::vector<WorkloadIndex>& victims) const {

@@ -208,6 +208,11 @@ struct WorkloadInfo {
   bool preemptible = true;
   bool can_preempt = true;
   bool borrowed_only = false;       // best-effort: runs only on borrowed capacity
+  // Reserved capacity (an InferenceService's spec.reservation.reserved, up to its minReplicas):
+  // within its queue's nominal quota, work of lower priority cannot keep it off the nodes —
+  // placement may evict lower-priority preemptible work of any queue that is not reserved itself
+  // (MakeRoom; preempt.h).
+  bool reserved = false;
   Time submitted{};
   bool gang = false;
   int64_t grace_seconds = 0;        // checkpoint grace when preempted

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "server/control_plane.h"
+#include "server/governance_api.h"
 #include "server/http_answer.h"
 #include "server/http_request.h"
 #include "server/request_authorization.h"
@@ -140,6 +141,7 @@ void AddAgentRoutes(RouteTable& t, ControlPlane& cp) {
     auto answer = cp.WaitAssignments(node, static_cast<uint64_t>(*after),
                                      std::chrono::milliseconds(std::min<int64_t>(*wait_ms, 60000)));
     if (!answer.ok()) return SendStatus(res, answer.status());
+    if (!CallerStillStands(cp, req, res)) return;  // a credential reset while it waited: no secrets
     SendJson(res, 200, AssignmentJson(*answer, node, &cp.secrets()));
   });
   t.Post(R"(/api/v1/nodes/([^/]+)/reset)", NodeReset(),

@@ -316,6 +316,7 @@ class ControlPlane {
 
   // Users, tokens, roles, audit chain, admission policies, rate limits (governance.h).
   Governance& governance() { return *governance_; }
+  const Governance& governance() const { return *governance_; }
   SecretVault& secrets() { return *secrets_; }
   ServerMetrics& metrics() { return metrics_; }
   // The background audit chain check (tests run a check with CheckNow).

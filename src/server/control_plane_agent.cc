@@ -260,6 +260,30 @@ AgentStatusAnswer ControlPlane::QueueTaskStatuses(const std::string& node, const
 Result<AgentStatusAnswer> ControlPlane::AgentStatus(const std::string& node, const json& body) {
   TouchNode(node);
   ABACUS_ASSIGN_OR_RETURN(wire::StatusReport report, wire::ParseStatusReport(body));
+  if (report.leaving) {
+    // The agent shuts down: the node leaves placement (NotReady until its agent registers
+    // again), committed before the reports of the tasks it stops are read, so none is placed
+    // back on it. Answered once committed: the agent stops its tasks after the answer.
+    ABACUS_RETURN_IF_ERROR(AnswerOnLoop<Status>(nullptr, [this, node](const LoopReply<Status>& reply) {
+      SettleRecord(kNodeKind, node);  // the node as committed
+      const NodeRecord* cur = ledger_.FindNode(node);
+      if (cur == nullptr || !cur->agent) return reply(NotFound("node '" + node + "' is not registered"));
+      if (cur->node.state != NodeState::kReady) return reply(Status::OK());
+      NodeRecord next = *cur;
+      const Time now = clock_.Now();
+      next.node.state = NodeState::kNotReady;
+      next.not_ready_since = now;
+      CommitNodeOnLoop(std::move(next), "NotReady",
+                       {{"message", "the agent of " + node +
+                                        " is shutting down: no new work is placed here until it registers again"},
+                        {"notReadySinceUs", ToMicros(now)},
+                        {"reason", "AgentShutdown"}},
+                       reply.audit(), [node, reply](const Status& st) {
+                         if (st.ok()) ABACUS_LOG_INFO("node {}: its agent is shutting down: NotReady", node);
+                         reply(st);
+                       });
+    }));
+  }
   return QueueTaskStatuses(node, report.tasks);
 }
 

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/json_fields.h"
 #include "common/log.h"
 #include "common/mutex.h"
 #include "govern/crypto.h"
@@ -39,7 +40,12 @@ Result<std::string> DecodeBase64(const std::string& in) {
 
 Result<AgentLogsAnswer> ControlPlane::AgentLogs(const std::string& node, const json& body) {
   TouchNode(node);
-  if (!body.is_object()) return InvalidArgument("expected a JSON object");
+  // Every field named, none unknown: a misspelt "data" must not answer ok and store nothing.
+  ABACUS_RETURN_IF_ERROR(OnlyFields(body, {"node", "taskId", "stream", "offset", "dataBase64"},
+                                    R"({"node", "taskId", "stream", "offset", "dataBase64"})"));
+  if (!body.contains("dataBase64") || !body["dataBase64"].is_string()) {
+    return InvalidArgument("dataBase64: expected the output's bytes in base64 (a string)");
+  }
   std::string task_id = body.value("taskId", "");
   std::string stream = body.value("stream", "");
   if (stream != "stdout" && stream != "stderr") return InvalidArgument("stream: expected stdout or stderr");

@@ -1,5 +1,6 @@
 #include "server/desired_tasks.h"
 
+#include "control/batch.h"
 #include "server/evaluation_archive.h"
 #include "server/governance.h"
 #include "server/secrets.h"
@@ -49,8 +50,16 @@ std::map<std::string, std::string> TaskEnvironment(const WorkloadRecord& r, cons
   const BatchSpec* batch = r.spec.batch();
   env["ABACUS_TASK_COUNT"] = std::to_string(batch != nullptr ? batch->tasks : static_cast<int32_t>(r.placements.size()));
   if (!p.version.empty()) env["ABACUS_VERSION"] = p.version;
-  env["ABACUS_ATTEMPT"] = std::to_string(r.attempt());
-  if (r.attempt() > 1) env["ABACUS_RESUME"] = "1";
+  // The task's attempt: the workload's (requeues), plus for an array task the retries its index
+  // has used (a BatchJob retries each index on its own: its second run is attempt 2).
+  int32_t attempt = r.attempt();
+  if (batch != nullptr && index >= 0 && r.controller_state.is_object()) {
+    if (auto state = control::BatchStateFromJson(r.controller_state); state.ok()) {
+      if (auto it = state->retries.find(index); it != state->retries.end()) attempt += it->second;
+    }
+  }
+  env["ABACUS_ATTEMPT"] = std::to_string(attempt);
+  if (attempt > 1) env["ABACUS_RESUME"] = "1";
   return env;
 }
 

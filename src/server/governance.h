@@ -142,6 +142,10 @@ class Governance {
   // ---- identity
   // The caller holding `bearer`: a bootstrap token first, else an API token; Unauthenticated.
   Result<Caller> Authenticate(std::string_view bearer);
+  // Whether `caller`, as Authenticate returned it for `bearer`, still stands (its token not
+  // revoked or expired, its user enabled with the same roles; a node credential not reset).
+  // Unauthenticated otherwise. Long polls ask before they answer (RecheckCaller).
+  Status StillStands(const Caller& caller, std::string_view bearer) const;
   // The bootstrap rules for the join token and node credentials (TokenAuthorizer::Authorize).
   Status AuthorizeBootstrap(const Caller& caller, const std::string& method, const std::string& path) const;
   govern::TokenRegistry& registry() { return registry_; }

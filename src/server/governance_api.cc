@@ -125,6 +125,9 @@ void InstallGovernance(httplib::Server& s, ControlPlane& cp, const RouteTable& r
     // The API does not serve byte ranges: answers are whole JSON documents (and an answer cut
     // to a range would not parse). (httplib owns `req` as a non-const object.)
     const_cast<httplib::Request&>(req).ranges.clear();
+    // Every answer carries X-Request-Id, the public ones too (docs/api.md).
+    std::string client_id = req.get_header_value("X-Request-Id");
+    ctx.request_id = GoodRequestId(client_id) ? client_id : NewRequestId();
     if (req.path == "/healthz") return httplib::Server::HandlerResponse::Unhandled;
     // The dashboard's static files and login page need no token; its API calls carry one.
     // So do "/" (a redirect to /ui/) and the browser's /favicon.ico (no content).
@@ -133,8 +136,6 @@ void InstallGovernance(httplib::Server& s, ControlPlane& cp, const RouteTable& r
       return httplib::Server::HandlerResponse::Unhandled;
     }
     ctx.active = true;
-    std::string client_id = req.get_header_value("X-Request-Id");
-    ctx.request_id = GoodRequestId(client_id) ? client_id : NewRequestId();
     // A refusal before the body was read: the connection cannot carry another request.
     auto refuse = [&](const Status& st) {
       SendStatus(res, st);
@@ -176,9 +177,9 @@ void InstallGovernance(httplib::Server& s, ControlPlane& cp, const RouteTable& r
   s.set_post_routing_handler([&cp](const httplib::Request& req, httplib::Response& res) {
     cp.metrics().requests.Count(req.path, res.status);
     RequestContext& ctx = t_request;
+    if (!ctx.request_id.empty()) res.set_header("X-Request-Id", ctx.request_id);
     if (!ctx.active) return;
     ctx.active = false;
-    res.set_header("X-Request-Id", ctx.request_id);
     if (!ctx.replayed_key.empty()) res.set_header("Idempotent-Replayed", "true");
     // Unauthenticated and throttled requests are not recorded (anyone could flood the chain).
     if (!ctx.audit || res.status == 401 || res.status == 429 || ctx.caller.principal.name.empty()) return;
@@ -191,6 +192,17 @@ void InstallGovernance(httplib::Server& s, ControlPlane& cp, const RouteTable& r
       ABACUS_LOG_ERROR("audit entry of request {} not written: {}", ctx.request_id, st.ToString());
     }
   });
+}
+
+bool CallerStillStands(const ControlPlane& cp, const httplib::Request& req, httplib::Response& res) {
+  const RequestContext& ctx = t_request;
+  if (!ctx.active) return true;  // not served through the pre-routing handler (a test's server)
+  const std::string header = req.get_header_value("Authorization");
+  Status st = cp.governance().StillStands(ctx.caller, header.rfind("Bearer ", 0) == 0 ? header.substr(7) : "");
+  if (st.ok()) return true;
+  res.set_header("WWW-Authenticate", "Bearer realm=\"abacus\"");
+  SendStatus(res, st);
+  return false;
 }
 
 void AddGovernanceRoutes(RouteTable& t, ControlPlane& cp) {

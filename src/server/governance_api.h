@@ -20,6 +20,7 @@
 namespace httplib {
 class Server;
 struct Request;
+struct Response;
 }
 
 namespace abacus {
@@ -37,6 +38,12 @@ class RouteTable;
 // handler (audit entry of a mutating request, X-Request-Id) on `s`. `routes` outlives `s`'s serving.
 void InstallGovernance(httplib::Server& s, ControlPlane& cp, const RouteTable& routes, double rate_limit,
                        double rate_burst);
+// Whether the caller of the request being served still stands — its token not revoked or
+// expired, its user enabled with the same roles, its node credential not reset
+// (Governance::StillStands) — so that a long poll (a watch, a log follow, an agent's
+// assignments) answers what happened while it waited only to a caller that may still see it.
+// Sends the 401 on `res` and returns false when it does not.
+bool CallerStillStands(const ControlPlane& cp, const httplib::Request& req, httplib::Response& res);
 // Adds /api/v1/tokens, /api/v1/users, /api/v1/policies, /api/v1/secrets and /api/v1/audit.
 void AddGovernanceRoutes(RouteTable& t, ControlPlane& cp);
 

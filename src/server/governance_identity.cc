@@ -91,6 +91,16 @@ Result<Caller> Governance::Authenticate(std::string_view bearer) {
   return c;
 }
 
+Status Governance::StillStands(const Caller& caller, std::string_view bearer) const {
+  if (caller.via == Caller::Via::kApiToken) return registry_.StillStands(caller.principal);
+  auto boot = bootstrap_.Authenticate(bearer);
+  if (!boot.ok()) return boot.status();
+  if (boot->name != caller.bootstrap.name || boot->role != caller.bootstrap.role) {
+    return Unauthenticated("the credential now stands for another caller: ask again");
+  }
+  return Status::OK();
+}
+
 Status Governance::AuthorizeBootstrap(const Caller& caller, const std::string& method, const std::string& path) const {
   return bootstrap_.Authorize(caller.bootstrap, {method, path});
 }

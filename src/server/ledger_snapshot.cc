@@ -81,7 +81,13 @@ std::optional<sched::WorkloadInfo> BuildWorkloadInfo(const WorkloadRecord& r, co
     w.max_runtime = std::max(Duration(std::chrono::seconds(1)), *t->max_runtime - Duration(r.prior_runtime_us));
   }
   int32_t multiplier = 1;
-  if (const InferenceSpec* inf = spec.inference()) multiplier = std::max(1, inf->replicas);
+  if (const InferenceSpec* inf = spec.inference()) {
+    multiplier = std::max(1, inf->replicas);
+    // Reserved capacity holds the service's minReplicas: its admission, and the slices that bring
+    // it back up to them (a replica lost with its node); scale-ups above them are not reserved.
+    w.reserved = inf->reservation && inf->reservation->reserved &&
+                 (!slice || slice_unit < std::max(1, inf->min_replicas));
+  }
   if (spec.batch() != nullptr) multiplier = std::max(1, WantedUnits(r));  // slots for what is left to do
   // Admitted elastic workloads hold the units they have placements for; a slice is one unit.
   if (slice) {

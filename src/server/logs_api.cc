@@ -140,6 +140,7 @@ void ServeLogFollow(const ControlPlane& cp, const std::string& workload_id, cons
       return SendJson(res, 200, {{"workload", workload_id}, {"taskId", ""}, {"stream", stream}, {"content", ""},
                                {"offset", 0}, {"size", 0}, {"done", false}});
     }
+    if (!CallerStillStands(cp, req, res)) return;
     resolved = cp.Logs(workload_id, task, stream, 0);
   }
   if (!resolved.ok()) return SendStatus(res, resolved.status());
@@ -166,6 +167,7 @@ void ServeLogFollow(const ControlPlane& cp, const std::string& workload_id, cons
       return SendJson(res, 200, {{"workload", workload_id}, {"taskId", task_id}, {"stream", stream}, {"content", ""},
                                {"offset", from}, {"size", size}, {"done", true}});
     }
+    if (!CallerStillStands(cp, req, res)) return;
   }
 }
 

@@ -12,6 +12,7 @@
 #include "server/auth.h"
 #include "server/ha_server.h"
 #include "server/http_server.h"
+#include "net/http_transport.h"
 
 namespace abacus::server {
 
@@ -68,6 +69,11 @@ int RunServer(const RunOptions& options) {
   if (!addr.ok()) {
     std::cerr << "abacus: " << addr.status().message() << "\n";
     return 2;
+  }
+  // A port another process holds refuses the start before the data folder is made or changed.
+  if (addr->second != 0 && net::AddressInUse(addr->first, addr->second)) {
+    std::cerr << "abacus: address " << options.listen << " is in use\n";
+    return 1;
   }
   sigset_t signals = BlockShutdownSignals();
 

@@ -92,7 +92,12 @@ void UsageSync::Stage(const WorkloadRecord* before, const WorkloadRecord& after,
     iv.cpu_milli = hold.cpu_milli;
     iv.memory_bytes = hold.memory_bytes;
     iv.extended = *hold.extended;
-    iv.start = ToMicros(after.admitted_at) != 0 ? after.admitted_at : now;
+    // A task placed with the admission holds from the admission on; one placed later in a
+    // workload that already held quota (a replica's next run after a restart, a rollout or a
+    // rollback, a scale-up, a replica moved off a lost node) holds from now, not from the
+    // workload's first admission.
+    const bool admitted_before = before != nullptr && before->holds_quota();
+    iv.start = !admitted_before && ToMicros(after.admitted_at) != 0 ? after.admitted_at : now;
     meter::UsageInterval counted = iv;
     auto st = usage_->StageOpen(std::move(iv), batch);
     if (!st.ok()) ABACUS_LOG_WARN("usage of {}: {}", task, st.status().ToString());

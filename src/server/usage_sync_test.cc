@@ -98,5 +98,39 @@ TEST_F(UsageSyncTest, ABatchThatWasNotCommittedIsForgotten) {
   EXPECT_TRUE(Stored()[0].open());
 }
 
+// The probe of 2026-12-07: a service's replica that ran again (a rollout, a rollback, a restart)
+// or a replica added later was billed from the workload's first admission, so each replacement
+// added the whole life of the service again (65 s of holding billed as 162 s).
+TEST_F(UsageSyncTest, ATaskPlacedAfterTheAdmissionHoldsFromItsOwnPlacement) {
+  const Time admitted = clock_.Now();
+  ledger_.PutWorkload(Running("wl-1", admitted));
+  auto sync = UsageSync::Open(store_, clock_, ledger_, 24h);
+  ASSERT_TRUE(sync.ok());
+  clock_.Advance(47s);
+  // The replica runs again (run 1: a new task id) and a second replica is added.
+  WorkloadRecord before = *ledger_.FindWorkload("wl-1");
+  WorkloadRecord after = before;
+  after.placements[0].run = 1;
+  PlacementRecord added = before.placements[0];
+  added.replica = 1;
+  after.placements.push_back(added);
+  WriteBatch batch;
+  (*sync)->Stage(&before, after, batch, clock_.Now());
+  ASSERT_TRUE(store_.Commit(batch).ok());
+  std::vector<meter::UsageInterval> stored = Stored();
+  ASSERT_EQ(stored.size(), 3u);
+  int opened_now = 0;
+  for (const auto& iv : stored) {
+    if (iv.open()) {
+      EXPECT_EQ(iv.start, clock_.Now()) << iv.task_id;
+      ++opened_now;
+    } else {
+      EXPECT_EQ(iv.start, admitted) << iv.task_id;  // the first run: from the admission
+      EXPECT_EQ(*iv.end, clock_.Now());
+    }
+  }
+  EXPECT_EQ(opened_now, 2);
+}
+
 }  // namespace
 }  // namespace abacus::server

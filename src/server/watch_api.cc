@@ -146,6 +146,7 @@ void ServeWorkloadWatch(const ControlPlane& cp, WorkloadFilter filter, const htt
     if (steady_clock::now() >= p->deadline || !feed.WaitPast(version, p->deadline)) {
       return SendJson(res, 200, Body("Changes", json::array(), version));
     }
+    if (!CallerStillStands(cp, req, res)) return;  // revoked, disabled or changed while it waited
   }
 }
 
@@ -165,6 +166,7 @@ void ServeListWatch(const ControlPlane& cp, const std::function<json()>& list, c
     if (steady_clock::now() >= p->deadline || !feed.WaitPast(version, p->deadline)) {
       return SendJson(res, 200, Body("Changes", json::array(), version));
     }
+    if (!CallerStillStands(cp, req, res)) return;
     version = feed.version();
     json now = list();
     json changed = json::array();
@@ -220,6 +222,7 @@ void AddEventRoutes(RouteTable& t, const ControlPlane& cp) {
       if (steady_clock::now() >= p->deadline || !feed.WaitPast(version, p->deadline)) {
         return SendJson(res, 200, Body("Changes", json::array(), version));
       }
+      if (!CallerStillStands(cp, req, res)) return;
     }
   });
 }

@@ -694,11 +694,12 @@ void Parser::OnWorkload(int line, const std::vector<Token>& t, bool running) {
       } else if (auto b = ParseBool(v); Check(line, k, b.status())) {
         w.gang = *b;
       }
-    } else if (k == "borrowedOnly") {
+    } else if (k == "borrowedOnly" || k == "reserved") {
+      bool& flag = k == "reserved" ? w.reserved : w.borrowed_only;
       if (v.empty()) {
-        w.borrowed_only = true;
+        flag = true;
       } else if (auto b = ParseBool(v); Check(line, k, b.status())) {
-        w.borrowed_only = *b;
+        flag = *b;
       }
     } else if (k == "preemptible" || k == "canPreempt") {
       auto b = ParseBool(v);
@@ -727,7 +728,7 @@ void Parser::OnWorkload(int line, const std::vector<Token>& t, bool running) {
     } else {
       Error(line, verb + ": unknown field '" + k +
                       "' (expected queue, priority, submit, replicas, gang, gpus, share, devmem, cpu, memory, topology, "
-                      "selector, tolerate, runtime, preemptible, canPreempt, borrowedOnly, grace, maxQueueWait, "
+                      "selector, tolerate, runtime, preemptible, canPreempt, borrowedOnly, reserved, grace, maxQueueWait, "
                       "maxRuntime, user, agingStep, ceiling, res.NAME" + (running ? ", on, flavor, admitted, auto)" : ")"));
     }
   }

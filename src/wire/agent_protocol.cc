@@ -152,7 +152,11 @@ json ToJson(const HeartbeatRequest& r) {
   return j;
 }
 
-json ToJson(const StatusReport& r) { return {{"node", r.node}, {"tasks", StatusesJson(r.tasks)}}; }
+json ToJson(const StatusReport& r) {
+  json j = {{"node", r.node}, {"tasks", StatusesJson(r.tasks)}};
+  if (r.leaving) j["leaving"] = true;
+  return j;
+}
 
 Result<TaskStatus> ParseTaskStatus(const json& j) {
   const std::string* id = j.is_object() ? StringAt(j, "taskId") : nullptr;
@@ -201,6 +205,10 @@ Result<StatusReport> ParseStatusReport(const json& j) {
   StatusReport r;
   if (const std::string* node = StringAt(j, "node")) r.node = *node;
   ABACUS_ASSIGN_OR_RETURN(r.tasks, StatusesOf(j));
+  if (auto it = j.find("leaving"); it != j.end()) {
+    if (!it->is_boolean()) return InvalidArgument("leaving: expected true or false");
+    r.leaving = it->get<bool>();
+  }
   return r;
 }
 

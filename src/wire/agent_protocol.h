@@ -116,6 +116,9 @@ struct HeartbeatRequest {
 struct StatusReport {
   std::string node;
   std::vector<TaskStatus> tasks;
+  // The agent is shutting down (SIGTERM): the server takes the node out of placement before it
+  // reads the tasks' reports, so what it stops is not placed back on it.
+  bool leaving = false;
 };
 
 // Encoders.

@@ -240,5 +240,93 @@ TEST_F(AcceptanceTest, ThreeTeamsShareReservedInferenceBorrowingReclaimScalingAn
   }
 }
 
+// Proof 2, training never squeezes production inference, when the quotas add up but the nodes
+// are fragmented: team B's two trainings, each within its own queue's nominal quota, hold 3 of 4
+// GPUs on both big nodes. Team A's production service (2 GPUs, inside its never-lent nominal
+// quota) fits no node. Without `reservation.reserved` it waits (work within its nominal quota is
+// never reclaimed); with it, the newest training is checkpointed and evicted to make room, and
+// the service runs. The probe of 2026-12-07 found `reserved: true` did nothing.
+TEST_F(AcceptanceTest, ReservedInferenceMakesRoomWhereTrainingWithinItsQuotaFillsTheNodes) {
+  ASSERT_EQ(server_->Client()
+                .Post("/api/v1/apply",
+                      "kind: Queue\nname: qt\ntenant: team-b\nquotas:\n"
+                      "  - {resource: gpu/nvidia/A100-80G, nominal: 6}\n  - {resource: cpu, nominal: 32}\n"
+                      "  - {resource: memory, nominal: 128Gi}\n",
+                      "application/yaml")
+                .status,
+            200);
+  auto in_qt = [](std::string yaml) { return yaml.replace(yaml.find("queue: qb"), 9, "queue: qt"); };
+  std::string t1 = Submit(in_qt(Training("t1", 3)));
+  ASSERT_TRUE(WaitFor([&] { return State(t1) == "Running"; }, std::chrono::seconds(30))) << Get(t1).dump();
+  std::string t2 = Submit(in_qt(Training("t2", 3)));
+  ASSERT_TRUE(WaitFor([&] { return State(t2) == "Running"; }, std::chrono::seconds(30))) << Get(t2).dump();
+  const std::string t2_node = Get(t2)["placements"][0].value("node", "");
+  ASSERT_NE(Get(t1)["placements"][0].value("node", ""), t2_node);
+
+  auto service = [](const std::string& name, const std::string& reservation) {
+    return "kind: InferenceService\nname: " + name +
+           "\nproject: team-a/serve\nqueue: qa\npriorityClass: production\nspec:\n"
+           "  command: [\"sleep\", \"600\"]\n" +
+           Group(2, "server") + "  replicas: 1\n" + reservation;
+  };
+  std::string plain = Submit(service("plain", ""));
+  ASSERT_TRUE(WaitFor([&] { return Get(plain).contains("pendingReason"); }, std::chrono::seconds(10)));
+  EXPECT_EQ(State(plain), "Pending") << Get(plain).dump();
+  EXPECT_FALSE(Has(Events(t1), "Preempted"));
+  EXPECT_FALSE(Has(Events(t2), "Preempted"));
+  ASSERT_EQ(server_->Client().Post("/api/v1/workloads/" + plain + "/cancel", "{}", "application/json").status, 200);
+
+  std::string svc = Submit(service("reserved", "  reservation: {reserved: true}\n"));
+  ASSERT_TRUE(WaitFor([&] { return State(svc) == "Running"; }, std::chrono::seconds(30))) << Get(svc).dump();
+  ASSERT_TRUE(Has(Events(t2), "Preempted")) << ::testing::PrintToString(Events(t2));
+  EXPECT_EQ(Event(t2, "Preempted")["details"].value("reason", ""), "MakeRoom") << Event(t2, "Preempted").dump();
+  EXPECT_FALSE(Has(Events(t1), "Preempted"));  // one eviction is enough: the newest
+  EXPECT_EQ(State(t1), "Running");
+  EXPECT_TRUE(WaitFor([&] { return Log(t2).find("checkpointed") != std::string::npos; }, std::chrono::seconds(30)))
+      << Log(t2);
+  EXPECT_EQ(Get(svc)["placements"][0].value("node", ""), t2_node);  // where t2 made room
+  // The training waits for room again, within its quota, and is not started on the service's GPUs.
+  EXPECT_TRUE(WaitFor([&] { return State(t2) == "Requeued" && Get(t2)["placements"].empty(); },
+                      std::chrono::seconds(30)))
+      << Get(t2).dump();
+  EXPECT_EQ(Get(t2)["pendingReason"].value("code", ""), "Placement") << Get(t2).dump();
+}
+
+// An operator restarts an agent (SIGTERM: an upgrade, `systemctl restart`). The probe of
+// 2026-12-07 saw the training it stopped requeued and placed back on the same node within a
+// millisecond, while its agent was going away, and started there by the next agent whatever
+// that one's pool. Now the agent says it is leaving first: the node is NotReady before the
+// training's report is read, the training runs on the other node, and the node is Ready again
+// once its agent registers.
+TEST_F(AcceptanceTest, ATrainingStoppedByItsAgentsShutdownIsNotPlacedBackOnThatNode) {
+  std::string filler = Submit(  // lab-1's one GPU, so the training goes to a 4-GPU node
+      "kind: BatchJob\nname: filler\nproject: team-b/train\nqueue: qb\npriorityClass: training\nspec:\n"
+      "  command: [\"sleep\", \"600\"]\n  tasks: 1\n  parallelism: 1\n" +
+      Group(1));
+  ASSERT_TRUE(WaitFor([&] { return State(filler) == "Running"; }, std::chrono::seconds(30))) << Get(filler).dump();
+  std::string t = Submit(Training("t", 1));
+  ASSERT_TRUE(WaitFor([&] { return State(t) == "Running"; }, std::chrono::seconds(30))) << Get(t).dump();
+  const std::string first = Get(t)["placements"][0].value("node", "");
+  ASSERT_TRUE(first == "gpu-1" || first == "gpu-2") << first;
+  AgentProcess& leaving = *agents_[first == "gpu-1" ? 0 : 1];
+
+  EXPECT_EQ(leaving.Terminate(), 0);
+  json node = server_->Client().Get("/api/v1/nodes/" + first).body;
+  EXPECT_EQ(node.value("state", ""), "NotReady") << node.dump();
+  ASSERT_TRUE(WaitFor([&] {
+    json w = Get(t);
+    return w.value("state", "") == "Running" && !w["placements"].empty() &&
+           w["placements"][0].value("phase", "") == "Running";
+  }, std::chrono::seconds(30))) << Get(t).dump();
+  EXPECT_NE(Get(t)["placements"][0].value("node", ""), first) << Get(t).dump();
+  EXPECT_EQ(Get(t).value("requeues", 0), 1) << Get(t).dump();
+  EXPECT_TRUE(Log(t).find("checkpointed") != std::string::npos) << Log(t);
+
+  leaving.Start();  // registers again: the node takes work again
+  EXPECT_TRUE(WaitFor([&] {
+    return server_->Client().Get("/api/v1/nodes/" + first).body.value("state", "") == "Ready";
+  }, std::chrono::seconds(30)));
+}
+
 }  // namespace
 }  // namespace abacus::testing

@@ -39,6 +39,33 @@ TEST(ConfigFileTest, AnUnknownKeyStopsTheServerNamingFileAndLine) {
   EXPECT_NE(r.err.find(config + ":3: unknown key 'lisen'"), std::string::npos) << r.err;
 }
 
+// operations.md: a value an option rejects stops the command with `FILE:LINE: key: message`.
+// The commands' own checks (after the file was read) named only `--key` (the probe of
+// 2026-12-07); and an agent with a node name or server URL the server must refuse retried
+// forever instead of stopping.
+TEST(ConfigFileTest, AValueACommandRejectsNamesFileAndLine) {
+  TempDir dir;
+  std::string server = WriteFile(dir, "server.yaml", "data: " + dir.path() + "/d\nlisten: 127.0.0.1:0\nrate-limit: \"-5:abc\"\n");
+  CliResult r = RunCli({"server", "--config", server});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find(server + ":3: rate-limit: expected RATE[:BURST]"), std::string::npos) << r.err;
+  std::string fence = WriteFile(dir, "fence.yaml", "data: " + dir.path() + "/d\nfencing-grace: TrainingJob=abc\n");
+  r = RunCli({"server", "--config", fence});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find(fence + ":2: fencing-grace: "), std::string::npos) << r.err;
+
+  for (const auto& [text, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"task-uids: 5-1\n", ":2: task-uids: "},
+           {"port-range: 99999-100000\n", ":2: port-range: "},
+           {"name: \"../../etc\"\n", ":2: name: invalid node name '../../etc'"},
+           {"server: ftp://127.0.0.1:1\n", ":2: server: expected an http:// or https:// URL"}}) {
+    std::string agent = WriteFile(dir, "agent.yaml", "token: x\n" + text);
+    CliResult a = RunCli({"agent", "--config", agent, "--work-dir", dir.path() + "/w"});
+    EXPECT_EQ(a.code, 2) << text << a.err;
+    EXPECT_NE(a.err.find(agent + expected), std::string::npos) << text << a.err;
+  }
+}
+
 TEST(ConfigFileTest, AgentSettingsPrintWithTheirSource) {
   TempDir dir;
   std::string config = WriteFile(dir, "agent.yaml",

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "govern/audit.h"
 #include "server_process.h"
@@ -135,6 +136,39 @@ TEST_F(ContractTest, OneServerPerSqliteStoreNamedWithStore) {
   EXPECT_EQ(in_folder.code, 1) << in_folder.err;
   EXPECT_NE(in_folder.err.find("is in use by abacus pid"), std::string::npos) << in_folder.err;
   EXPECT_EQ(a.Client().Post("/api/v1/apply", kAcmeOrg, "application/yaml").status, 200);  // a still writes
+}
+
+// One agent per work dir (the probe of 2026-12-07): a second agent started on a live agent's work
+// dir took its running tasks for orphans of a previous life, SIGKILLed them — the job failed —
+// and overwrote its node credential. Now it is refused at start and the first runs on.
+TEST_F(ContractTest, OneAgentPerWorkDir) {
+  AgentProcess first(*server_, "cpu-a", "");
+  const std::string id = server_->Client()
+                             .Post("/api/v1/workloads",
+                                   "kind: BatchJob\nname: long\nproject: acme/ml\nqueue: train\nspec:\n"
+                                   "  command: [\"sleep\", \"600\"]\n  taskGroups:\n"
+                                   "    - name: main\n      resources: {cpu: 1, memory: 1Gi}\n  tasks: 1\n  parallelism: 1\n",
+                                   "application/yaml")
+                             .body["items"][0]
+                             .value("id", "");
+  auto running = [&] {
+    json w = server_->Client().Get("/api/v1/workloads/" + id).body;
+    return w.value("state", "") == "Running" && !w["placements"].empty() &&
+           w["placements"][0].value("phase", "") == "Running";
+  };
+  ASSERT_TRUE(WaitFor(running, std::chrono::seconds(30))) << server_->Client().Get("/api/v1/workloads/" + id).text;
+  const std::string credential = ReadFile(first.work_dir() + "/node.credential");
+
+  CliResult second = RunBounded("agent --config '' --server " + server_->url() + " --token-file " + server_->data_dir() +
+                                "/join.token --name cpu-b --work-dir " + first.work_dir() +
+                                " --no-cgroups --no-real-devices --heartbeat 1");
+  EXPECT_EQ(second.code, 1) << second.err;
+  EXPECT_NE(second.err.find("work dir " + first.work_dir() + " is in use by abacus pid"), std::string::npos) << second.err;
+  EXPECT_NE(second.err.find("(agent cpu-a)"), std::string::npos) << second.err;
+  EXPECT_EQ(server_->Client().Get("/api/v1/nodes/cpu-b").status, 404);
+  EXPECT_EQ(ReadFile(first.work_dir() + "/node.credential"), credential);
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // what a killed task would show by now
+  EXPECT_TRUE(running()) << server_->Client().Get("/api/v1/workloads/" + id).text;
 }
 
 // Point 11 on PostgreSQL: two servers without --ha on one database (different data folders)

@@ -320,6 +320,23 @@ TEST_F(FrontAbuseTest, WaitingWatchesDoNotHoldBackOtherRequests) {
   EXPECT_EQ(answered.load(), kWatches);
 }
 
+// docs/api.md: every answer carries X-Request-Id — the public ones (/healthz, the dashboard's
+// files) too, which answered without one (the probe of 2026-12-07); a good id the client sent
+// comes back.
+TEST(RequestIdTest, EveryAnswerCarriesOne) {
+  TempDir dir;
+  ServerProcess server(dir.path());
+  httplib::Client c("127.0.0.1", PortOf(server.url()));
+  for (const char* path : {"/healthz", "/ui/", "/api/v1/whoami", "/api/v1/nosuch"}) {
+    auto r = c.Get(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_FALSE(r->get_header_value("X-Request-Id").empty()) << path << " answered " << r->status;
+  }
+  auto echoed = c.Get("/healthz", httplib::Headers{{"X-Request-Id", "probe-0042"}});
+  ASSERT_TRUE(echoed);
+  EXPECT_EQ(echoed->get_header_value("X-Request-Id"), "probe-0042");
+}
+
 TEST(OneServerPerPortTest, ASecondServerOnTheSameAddressFailsAndTheFirstKeepsServing) {
   TempDir first_dir, second_dir;
   ServerProcess first(first_dir.path());
@@ -328,6 +345,8 @@ TEST(OneServerPerPortTest, ASecondServerOnTheSameAddressFailsAndTheFirstKeepsSer
   CliResult second = RunCli({"server", "--config", "", "--data", second_dir.path(), "--listen", address});
   EXPECT_NE(second.code, 0);
   EXPECT_NE(second.err.find("address " + address + " is in use"), std::string::npos) << second.err;
+  // It was refused before it made anything: no keys, tokens or database in its data folder.
+  EXPECT_TRUE(std::filesystem::is_empty(second_dir.path())) << second_dir.path();
   // Every request still reaches the first server.
   auto api = first.Client();
   for (int i = 0; i < 20; ++i) EXPECT_EQ(api.Get("/healthz").status, 200);

@@ -155,6 +155,36 @@ TEST_F(WatchTest, TheWatchRouteAnswersWithTheCallersChangesOnly) {
   EXPECT_EQ(mia.Get("/api/v1/events?workload=" + alpha).status, 404);
 }
 
+// A watch opened before its token was revoked answered the changes made after the revocation
+// (the probe of 2026-12-07: a stolen laptop's token kept receiving for up to 300 s per watch).
+// A long poll now asks whether its caller still stands before it answers: 401, nothing of the
+// change. The same for a user disabled while it waits.
+TEST_F(WatchTest, AWatchWhoseTokenIsRevokedWhileItWaitsAnswers401AndNotTheChange) {
+  auto admin = server_->Client();
+  auto listed = admin.Get("/api/v1/tokens?user=max");
+  ASSERT_EQ(listed.status, 200) << listed.text;
+  ASSERT_EQ(listed.body["items"].size(), 1u) << listed.text;
+  const std::string token_id = listed.body["items"][0].value("id", "");
+  const uint64_t rv = As("max").Get("/api/v1/workloads?watch=1").body["resourceVersion"];
+  cli::ApiResponse workloads, events;
+  std::thread w([&] {
+    workloads = As("max").Get("/api/v1/workloads?watch=1&timeoutSeconds=60&resourceVersion=" + std::to_string(rv));
+  });
+  std::thread e([&] {
+    events = As("max").Get("/api/v1/events?watch=1&timeoutSeconds=60&resourceVersion=" + std::to_string(rv));
+  });
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // both are waiting (else refused at once: 401 too)
+  ASSERT_EQ(admin.Delete("/api/v1/tokens/" + token_id).status, 200);
+  ASSERT_EQ(admin.Post("/api/v1/workloads", Job("after-revoke", "t1/p1", "q1"), "application/yaml").status, 201);
+  w.join();
+  e.join();
+  for (const cli::ApiResponse* r : {&workloads, &events}) {
+    EXPECT_EQ(r->status, 401) << r->text;
+    EXPECT_TRUE(Contains(r->text, "revoked")) << r->text;
+    EXPECT_FALSE(Contains(r->text, "after-revoke")) << r->text;
+  }
+}
+
 TEST_F(WatchTest, GetWatchStreamsEachTenantItsOwnChangesAndCtrlCEndsIt) {
   Background a({"get", "workloads", "-w"}, Env("max"));
   Background b({"get", "workloads", "-w"}, Env("mia"));
@@ -285,6 +315,28 @@ TEST_F(WatchTest, ReportsCountOnlyTheWorkloadsALabelSelectorChooses) {
   auto bad = RunCli({"report", "wait", "-l", "=x"}, admin);
   EXPECT_NE(bad.code, 0);
   EXPECT_TRUE(Contains(bad.err, "has no key")) << bad.err;
+}
+
+// An array task's retry knows it is one: ABACUS_ATTEMPT counts its index's retries (the probe
+// of 2026-12-07 saw every run of a retried index print attempt=1, so a retry could not resume).
+TEST_F(WatchTest, AnArrayTasksRetryRunsAsItsNextAttempt) {
+  AgentProcess agent(*server_, "cpu-1", "");
+  const std::string id = Submit("max",
+                                "kind: BatchJob\nname: retried\nproject: t1/p1\nqueue: q1\nspec:\n"
+                                "  command: [\"sh\", \"-c\", \"echo idx=$ABACUS_TASK_INDEX attempt=$ABACUS_ATTEMPT "
+                                "resume=${ABACUS_RESUME:-0}; test $ABACUS_TASK_INDEX = 0 || test $ABACUS_ATTEMPT -ge 2\"]\n"
+                                "  restartPolicy: {maxRetries: 1, backoffSeconds: 0}\n"
+                                "  taskGroups:\n    - name: w\n      resources: {cpu: 1, memory: 1Gi}\n"
+                                "  tasks: 2\n  parallelism: 1\n");
+  auto state = [&] { return As("max").Get("/api/v1/workloads/" + id).body.value("state", ""); };
+  ASSERT_TRUE(WaitFor([&] { return state() == "Succeeded" || state() == "Failed"; }, std::chrono::seconds(60)))
+      << state();
+  EXPECT_EQ(state(), "Succeeded");
+  auto all = RunCli({"logs", "retried", "--all-tasks"}, Env("max"));
+  ASSERT_EQ(all.code, 0) << all.err;
+  for (const char* line : {"idx=0 attempt=1 resume=0", "idx=1 attempt=1 resume=0", "idx=1 attempt=2 resume=1"}) {
+    EXPECT_TRUE(Contains(all.out, line)) << line << " in " << all.out;
+  }
 }
 
 // logs --all-tasks (every array task, prefixed), --previous (the attempt before), --tail N

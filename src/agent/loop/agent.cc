@@ -99,6 +99,11 @@ Status Agent::Start() {
   std::error_code ec;
   fs::create_directories(tasks_dir, ec);
   if (ec) return FailedPrecondition("agent: cannot create " + tasks_dir + ": " + ec.message());
+  // 0) One agent per work dir: a second one would take the first one's live tasks for orphans of
+  //    a previous life and kill them, and overwrite its node credential.
+  ABACUS_ASSIGN_OR_RETURN(work_lock_, DataFolderLock::Acquire(options_.work_dir, "agent " + options_.name, "work dir",
+                                                              "one agent per work dir; stop it first, or give this "
+                                                              "agent a --work-dir of its own"));
 
   // 1) Tasks of a previous life: killed now, reported Lost at registration.
   std::vector<TaskStatus> orphans = KillOrphans(tasks_dir, os_);
@@ -190,7 +195,21 @@ void Agent::Shutdown() {
   control_.join();
   fence_.join();
   probes_.Stop();  // stopping tasks are not probed; their `ready` turns false
-  // 2) Stop what runs, each with its own signal and grace; the status thread reaps them,
+  // 2) Tell the server first: it takes the node out of placement, so the tasks stopped below are
+  //    not placed back here while the agent goes (their next run waits for another node, or for
+  //    this one once its agent registers again). No heartbeat after it (one would say Ready).
+  std::string node;
+  {
+    MutexLock lock(mu_);
+    if (reg_.registered) node = reg_.node;
+  }
+  if (!node.empty()) {
+    leaving_ = true;
+    if (Status st = client_.ReportLeaving(node); !st.ok()) {
+      ABACUS_LOG_WARN("agent: could not tell the server that {} shuts down: {}", node, st.ToString());
+    }
+  }
+  // 3) Stop what runs, each with its own signal and grace; the status thread reaps them,
   //    ships their logs and reports them, then ends.
   for (const StopOrder& o : table_.StopAll()) StopTask(o);
   draining_ = true;
@@ -865,7 +884,7 @@ void Agent::UpkeepLoop() {
     bool heartbeat_due;
     {
       MutexLock lock(mu_);
-      heartbeat_due = reg_.registered && now >= reg_.next_heartbeat;
+      heartbeat_due = reg_.registered && !leaving_ && now >= reg_.next_heartbeat;
       if (heartbeat_due) reg_.next_heartbeat = now + reg_.heartbeat;  // a steady cadence, whatever the call takes
     }
     if (heartbeat_due) SendHeartbeat();

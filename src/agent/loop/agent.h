@@ -57,6 +57,7 @@
 #include "agent/runtime/process_runtime.h"
 #include "agent/utilization.h"
 #include "common/clock.h"
+#include "common/folder_lock.h"
 #include "common/mutex.h"
 #include "common/status.h"
 
@@ -254,6 +255,8 @@ class Agent {
 
   std::atomic<bool> stopping_{false};   // Shutdown began: no new tasks, the control thread ends
   std::atomic<bool> draining_{false};   // every task was ordered to stop: the status thread ends once idle
+  std::atomic<bool> leaving_{false};
+  std::unique_ptr<DataFolderLock> work_lock_;  // WORK_DIR/abacus.lock, held from Start on    // the server was told the agent shuts down: no more heartbeats
   std::atomic<bool> finished_{false};   // every task ended and was reported: the upkeep thread ends
   bool started_ = false;
   bool shut_down_ = false;

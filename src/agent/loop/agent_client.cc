@@ -203,6 +203,13 @@ Result<std::vector<std::string>> AgentClient::ReportStatus(const std::string& no
   return unknown;
 }
 
+Status AgentClient::ReportLeaving(const std::string& node) {
+  std::string token = NodeToken();
+  wire::StatusReport leaving{node, {}, true};
+  return Call("POST", std::string(kPrefix) + "/status", {}, ToJson(leaving).dump(), token, options_.request_timeout)
+      .status();
+}
+
 Status AgentClient::Heartbeat(const HeartbeatRequest& request) {
   std::string token = NodeToken();
   return Call("POST", std::string(kPrefix) + "/heartbeat", {}, ToJson(request).dump(), token, options_.request_timeout)

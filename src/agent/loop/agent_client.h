@@ -52,6 +52,9 @@ class AgentClient {
   Result<Assignment> Assignments(const std::string& node, int64_t after, std::chrono::milliseconds wait);
   // POST /status; returns the task ids the server did not know.
   Result<std::vector<std::string>> ReportStatus(const std::string& node, const std::vector<TaskStatus>& tasks);
+  // POST /status with no tasks and `leaving`: the agent shuts down; OK once the server took the
+  // node out of placement.
+  Status ReportLeaving(const std::string& node);
   // POST /heartbeat.
   Status Heartbeat(const HeartbeatRequest& request);
   // POST /logs; a 409 is an answer (not accepted, resend from server_size), not an error.

@@ -1,5 +1,8 @@
 #include "store/sqlite/sqlite_db.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <sqlite3.h>
 
 #include <string>
@@ -90,6 +93,12 @@ Result<std::unique_ptr<SqliteConnection>> SqliteConnection::Open(const std::stri
   sqlite3* db = nullptr;
   int flags = SQLITE_OPEN_NOMUTEX |
               (read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  // A new database is created owner-only (0600): it holds token hashes, users, sealed secrets
+  // and the audit log. SQLite gives its -wal and -shm files the database file's mode.
+  if (!read_only && path != ":memory:" && !path.empty()) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0) ::close(fd);
+  }
   int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = "cannot open SQLite database '" + path + "': " +

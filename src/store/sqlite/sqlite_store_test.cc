@@ -73,6 +73,21 @@ TEST(SqliteStoreTest, MigrationsApplyOnceAndReopenIsIdempotent) {
   EXPECT_EQ(QueryOne(path, "PRAGMA journal_mode"), "wal");
 }
 
+// A new database and its WAL are owner-only: they hold token hashes, users, sealed secrets and
+// the audit log (a migrate into a new folder wrote them 0644 — the probe of 2026-12-07).
+TEST(SqliteStoreTest, ANewDatabaseAndItsWalAreOwnerOnly) {
+  ScratchDir dir;
+  const std::string path = dir.File("abacus.db");
+  auto store = SqliteStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  ASSERT_TRUE((*store)->Commit(WriteBatch().Put("tenant", "nlp", R"({"n":1})")).ok());
+  namespace fs = std::filesystem;
+  for (const std::string& file : {path, path + "-wal"}) {
+    ASSERT_TRUE(fs::exists(file)) << file;
+    EXPECT_EQ(fs::status(file).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write) << file;
+  }
+}
+
 // Checkpoints run on the store's own thread, not inside a commit: while commits go on, the
 // database file receives the WAL's pages (without a checkpoint every page would stay in the
 // WAL), and the data reads back whole after a reopen.
