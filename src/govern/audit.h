@@ -167,6 +167,10 @@ class AuditLog {
   // stream out of step with the chain (another writer, a deleted row); empty while in step. A
   // server in that state refuses every write until it is restarted, so it is not ready.
   std::string OutOfStep() const;
+  // Why this log cannot commit now: OutOfStep(), or — while the last commit was refused for lack
+  // of space (IsStorageFull), until one succeeds — that the store is full. Empty while it writes.
+  // /readyz answers 503 with it.
+  std::string NotWriting() const;
 
  private:
   // Returns `failed`, or Internal naming the audit stream when a refused commit was refused
@@ -174,6 +178,8 @@ class AuditLog {
   Status ExplainFailedCommit(const Status& failed);
   // Records `why` as OutOfStep() (the first reason stays) and returns it as Internal.
   Status MarkOutOfStep(std::string why);
+  // Notes whether a commit of the store was refused for lack of space; returns `st`.
+  Status NoteCommit(Status st);
 
   AuditLog(Store& store, const Clock& clock, AuditHead head)
       : store_(store), clock_(clock), chain_(clock, std::move(head)) {}
@@ -184,6 +190,7 @@ class AuditLog {
   Mutex commit_mu_;
   mutable Mutex out_of_step_mu_;
   std::string out_of_step_ GUARDED_BY(out_of_step_mu_);
+  bool storage_full_ GUARDED_BY(out_of_step_mu_) = false;
 };
 
 }  // namespace abacus::govern

@@ -2,6 +2,7 @@
 // server's export, does not link the stores.
 #include "common/mutex.h"
 #include "govern/audit.h"
+#include "store/storage_full.h"
 #include "store/store.h"
 
 namespace abacus::govern {
@@ -35,12 +36,12 @@ Result<std::vector<AuditEntry>> AuditLog::CommitMany(WriteBatch batch, std::vect
   }
   if (entries.empty()) {
     if (batch_result != nullptr) batch_result->assigned.clear();
-    if (!batch.empty()) ABACUS_RETURN_IF_ERROR(store_.Commit(batch, batch_result));
+    if (!batch.empty()) ABACUS_RETURN_IF_ERROR(NoteCommit(store_.Commit(batch, batch_result)));
     return entries;
   }
   batch.PutMeta(std::string(kHeadMeta), AuditHeadText(next.head()));
   CommitResult result;
-  if (Status st = store_.Commit(batch, &result); !st.ok()) return ExplainFailedCommit(st);
+  if (Status st = NoteCommit(store_.Commit(batch, &result)); !st.ok()) return ExplainFailedCommit(st);
   for (size_t i = 0; i < entries.size(); ++i) {
     ABACUS_RETURN_IF_ERROR(chain_.Advance(entries[i]));
     int64_t journal_seq = result.AssignedTo(journal_ops[i]);
@@ -62,7 +63,7 @@ Result<AuditEntry> AuditLog::Commit(WriteBatch batch, AuditRecord record) {
   const OpRef journal = batch.AppendJournalTextAt(std::string(kStream), AuditEntryJsonText(e), e.time, e.seq).LastOp();
   batch.PutMeta(std::string(kHeadMeta), AuditHeadText({e.seq, e.hash}));
   CommitResult result;
-  if (Status st = store_.Commit(batch, &result); !st.ok()) return ExplainFailedCommit(st);
+  if (Status st = NoteCommit(store_.Commit(batch, &result)); !st.ok()) return ExplainFailedCommit(st);
   // The journal op's seq must be the entry's.
   int64_t journal_seq = result.AssignedTo(journal);
   ABACUS_RETURN_IF_ERROR(chain_.Advance(e));
@@ -76,6 +77,19 @@ Result<AuditEntry> AuditLog::Commit(WriteBatch batch, AuditRecord record) {
 std::string AuditLog::OutOfStep() const {
   MutexLock lock(out_of_step_mu_);
   return out_of_step_;
+}
+
+std::string AuditLog::NotWriting() const {
+  MutexLock lock(out_of_step_mu_);
+  if (!out_of_step_.empty()) return out_of_step_;
+  if (storage_full_) return "the store is full: every write is refused until space is freed";
+  return "";
+}
+
+Status AuditLog::NoteCommit(Status st) {
+  MutexLock lock(out_of_step_mu_);
+  storage_full_ = IsStorageFull(st);
+  return st;
 }
 
 Status AuditLog::MarkOutOfStep(std::string why) {

@@ -7,6 +7,9 @@
 #include <filesystem>
 
 #include "govern/sqlite_audit_fixture.h"
+#include "store/forwarding_store.h"
+#include "store/memory_store.h"
+#include "store/storage_full.h"
 #include "store/store.h"
 
 namespace abacus::govern {
@@ -34,6 +37,37 @@ std::vector<AuditEntry> MakeChain(ManualClock& clock, int n) {
     clock.Advance(std::chrono::seconds(1));
   }
   return out;
+}
+
+// A store whose commits fail for lack of space while `full` is set.
+class FullStore final : public ForwardingStore {
+ public:
+  using ForwardingStore::ForwardingStore;
+  void CommitGroup(std::span<const WriteBatch* const> batches, std::span<CommitResult* const> results,
+                   std::span<Status> statuses) override {
+    if (!full) return ForwardingStore::CommitGroup(batches, results, statuses);
+    for (Status& st : statuses) st = StorageFullError("disk full (test)");
+  }
+  bool full = false;
+};
+
+// /readyz reads NotWriting: a full store makes the server not ready until a write succeeds
+// again (the probe of 2026-12-07: ready while every write failed with 503).
+TEST(AuditLogTest, AFullStoreIsNotWritingUntilACommitSucceeds) {
+  ManualClock clock;
+  InMemoryStore memory(clock);
+  FullStore store(memory);
+  auto log = AuditLog::Open(store, clock);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_EQ((*log)->NotWriting(), "");
+  store.full = true;
+  auto refused = (*log)->Append(Rec("create", "a"));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(IsStorageFull(refused.status())) << refused.status().ToString();
+  EXPECT_NE((*log)->NotWriting().find("the store is full"), std::string::npos) << (*log)->NotWriting();
+  store.full = false;
+  ASSERT_TRUE((*log)->Append(Rec("create", "b")).ok());
+  EXPECT_EQ((*log)->NotWriting(), "");
 }
 
 TEST(AuditChainTest, EntriesLinkAndVerify) {

@@ -24,7 +24,7 @@ void Restore(PreemptionContext& ctx, WorkloadIndex v) {
 bool Fits(PreemptionContext& ctx, WorkloadIndex preemptor, const std::vector<FlavorId>& flavors,
           const ResourceVector& usage) {
   const WorkloadInfo& w = ctx.workloads[preemptor];
-  QuotaCheck q = ctx.quota.Check(w.queue, usage, w.borrowed_only);
+  QuotaCheck q = CheckWorkload(ctx.quota, w, usage);
   if (q.mode != FlavorMode::kFit && q.mode != FlavorMode::kBorrow) return false;
   std::vector<TaskPlacement> placements;
   if (!ctx.placer.Place(w, preemptor, flavors, ctx.reserved_by, &placements, nullptr)) return false;

@@ -234,4 +234,13 @@ void QuotaState::Remove(QueueIndex q, const ResourceVector& usage, bool borrowed
   });
 }
 
+QuotaCheck CheckWorkload(const QuotaState& quota, const WorkloadInfo& w, const ResourceVector& usage) {
+  QuotaCheck q = quota.Check(w.queue, usage, w.borrowed_only);
+  if (q.mode == FlavorMode::kBorrow && !w.preemptible) {
+    q.mode = FlavorMode::kNoFit;
+    q.borrow_refused = true;
+  }
+  return q;
+}
+
 }  // namespace abacus::sched

@@ -48,6 +48,8 @@ struct QuotaCheck {
   std::optional<ResourceKey> shortage;
   int64_t needed = 0;
   CohortIndex limiting_cohort = kNone;  // an ancestor cohort whose borrowing limit blocks
+  // It would borrow, but the workload is non-preemptible: refused (CheckWorkload).
+  bool borrow_refused = false;
 };
 
 class QuotaState {
@@ -106,5 +108,11 @@ class QuotaState {
   std::vector<ResourceVector> pool_used_;   // per cohort: pool use in its subtree
   std::vector<std::vector<QueueIndex>> lone_lists_;
 };
+
+// The quota rule for workload `w` asking `usage` in its queue: QuotaState::Check, and
+// non-preemptible work never borrows — borrowed quota must stay reclaimable by its owner, and
+// nothing could reclaim it from work that cannot be preempted (nominal quota is guaranteed).
+// Its Borrow becomes NoFit with `borrow_refused`. The cycle and the victim search both ask it.
+QuotaCheck CheckWorkload(const QuotaState& quota, const WorkloadInfo& w, const ResourceVector& usage);
 
 }  // namespace abacus::sched

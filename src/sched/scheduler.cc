@@ -508,7 +508,7 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
     Option o;
     o.combo = options.size();
     o.usage = WorkloadUsage(wl, flavors);
-    o.quota = quota_.Check(wl.queue, o.usage, wl.borrowed_only);
+    o.quota = CheckWorkload(quota_, wl, o.usage);
     o.flavors = std::move(flavors);
     options.push_back(std::move(o));
   }
@@ -675,6 +675,10 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
     msg += DescribeQuota(*detail, s_.queues[wl.queue].name);
   } else {
     msg += "does not fit";
+  }
+  if (first.quota.borrow_refused) {
+    msg += "; it would borrow, and non-preemptible work (its priority class) runs only within its queue's nominal "
+           "quota: borrowed quota must stay reclaimable by its owner";
   }
   if (options.size() > 1) msg += " (and " + std::to_string(options.size() - 1) + " other flavor choice(s) do not fit either)";
   PendingReason& r = Pend(w, PendingCode::kQuota, msg);

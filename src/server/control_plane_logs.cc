@@ -40,12 +40,7 @@ Result<std::string> DecodeBase64(const std::string& in) {
 
 Result<AgentLogsAnswer> ControlPlane::AgentLogs(const std::string& node, const json& body) {
   TouchNode(node);
-  // Every field named, none unknown: a misspelt "data" must not answer ok and store nothing.
-  ABACUS_RETURN_IF_ERROR(OnlyFields(body, {"node", "taskId", "stream", "offset", "dataBase64"},
-                                    R"({"node", "taskId", "stream", "offset", "dataBase64"})"));
-  if (!body.contains("dataBase64") || !body["dataBase64"].is_string()) {
-    return InvalidArgument("dataBase64: expected the output's bytes in base64 (a string)");
-  }
+  if (!body.is_object()) return InvalidArgument("expected a JSON object");
   std::string task_id = body.value("taskId", "");
   std::string stream = body.value("stream", "");
   if (stream != "stdout" && stream != "stderr") return InvalidArgument("stream: expected stdout or stderr");
@@ -54,8 +49,7 @@ Result<AgentLogsAnswer> ControlPlane::AgentLogs(const std::string& node, const j
     return InvalidArgument("offset: expected a non-negative integer");
   }
   int64_t offset = body["offset"].get<int64_t>();
-  ABACUS_ASSIGN_OR_RETURN(std::string data, DecodeBase64(body.value("dataBase64", "")));
-  if (data.size() > (1u << 20)) return InvalidArgument("dataBase64: at most 1 MiB per call");
+
   {
     // Only a task assigned to this node, of the workload's current attempt, and a run of that
     // unit it ran (a unit's earlier runs on the same node may still ship their last output).
@@ -72,6 +66,15 @@ Result<AgentLogsAnswer> ControlPlane::AgentLogs(const std::string& node, const j
                               ": a node writes only the logs of the tasks it runs, for the attempt it runs");
     }
   }
+  // Every field named, none unknown (checked once the node may write this task's log): a
+  // misspelt "data" must not answer ok and store nothing.
+  ABACUS_RETURN_IF_ERROR(OnlyFields(body, {"node", "taskId", "stream", "offset", "dataBase64"},
+                                    R"({"node", "taskId", "stream", "offset", "dataBase64"})"));
+  if (!body.contains("dataBase64") || !body["dataBase64"].is_string()) {
+    return InvalidArgument("dataBase64: expected the output's bytes in base64 (a string)");
+  }
+  ABACUS_ASSIGN_OR_RETURN(std::string data, DecodeBase64(body["dataBase64"].get<std::string>()));
+  if (data.size() > (1u << 20)) return InvalidArgument("dataBase64: at most 1 MiB per call");
   ABACUS_ASSIGN_OR_RETURN(std::filesystem::path file, TaskLogPath(options_.data_dir, ref, stream));
   const int64_t limit = options_.max_task_log_bytes;
   MutexLock lock(logs_mu_);

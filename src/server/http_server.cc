@@ -175,8 +175,9 @@ void HttpServer::Routes() {
   });
   t.Get("/readyz", AnyUser(), [this](const httplib::Request&, httplib::Response& res) {
     if (!cp_.ready()) return SendError(res, 503, "unavailable", "not ready");
-    // A server whose audit stream another writer moved refuses every write: not ready.
-    if (std::string why = cp_.governance().audit_log().OutOfStep(); !why.empty()) {
+    // A server that refuses every write (its audit stream moved by another writer, its store full)
+    // is not ready.
+    if (std::string why = cp_.governance().audit_log().NotWriting(); !why.empty()) {
       return SendError(res, 503, "unavailable", "not ready: " + why);
     }
     json body = {{"status", "ready"}};

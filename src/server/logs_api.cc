@@ -164,8 +164,11 @@ void ServeLogFollow(const ControlPlane& cp, const std::string& workload_id, cons
                      {"offset", next}, {"size", size}, {"done", ended && next >= size}});
     }
     if (!feed.WaitPast(version, deadline)) {
-      return SendJson(res, 200, {{"workload", workload_id}, {"taskId", task_id}, {"stream", stream}, {"content", ""},
-                               {"offset", from}, {"size", size}, {"done", true}});
+      // The server stops: the task has not ended, so not `done` (a follower that read done exited
+      // 0 while the task ran on — the probe of 2026-12-07); 503, and it follows again once the
+      // server is back.
+      return SendError(res, 503, "unavailable", "the server is shutting down; the task " + task_id +
+                                                    " has not ended: follow again from offset " + std::to_string(from));
     }
     if (!CallerStillStands(cp, req, res)) return;
   }

@@ -171,6 +171,66 @@ TEST_F(ContractTest, OneAgentPerWorkDir) {
   EXPECT_TRUE(running()) << server_->Client().Get("/api/v1/workloads/" + id).text;
 }
 
+// A node credential reset by an admin (a stolen or retired machine) while its assignments long
+// poll waits: the answer, with the secrets of the tasks it names, went to the old credential
+// (the probe of 2026-12-07). A long poll now asks whether its caller still stands: 401.
+TEST_F(ContractTest, AnAssignmentsPollWhoseCredentialIsResetWhileItWaitsAnswers401) {
+  std::string credential;
+  {
+    AgentProcess agent(*server_, "cpu-a", "");
+    credential = ReadFile(agent.work_dir() + "/node.credential");
+    agent.Kill9();  // the node stays Ready until its timeout: work is still placed on it
+  }
+  credential = credential.substr(credential.find(' ') + 1);
+  while (!credential.empty() && credential.back() == '\n') credential.pop_back();
+  cli::ApiClient node({server_->url(), credential});
+  auto first = node.Get("/api/v1/agent/assignments?node=cpu-a&after=0&waitMs=0");
+  ASSERT_EQ(first.status, 200) << first.text;
+  const uint64_t version = first.body.value("version", uint64_t{0});
+  cli::ApiResponse answer;
+  std::thread poll([&] {
+    answer = node.Get("/api/v1/agent/assignments?node=cpu-a&waitMs=20000&after=" + std::to_string(version));
+  });
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // it waits (else it is refused at once: 401 too)
+  ASSERT_EQ(server_->Client().Post("/api/v1/nodes/cpu-a/reset", "{}", "application/json").status, 200);
+  ASSERT_EQ(server_->Client().Post("/api/v1/workloads", Job("after-reset"), "application/yaml").status, 201);
+  poll.join();
+  EXPECT_EQ(answer.status, 401) << answer.text;
+  EXPECT_EQ(answer.text.find("after-reset"), std::string::npos) << answer.text;
+}
+
+// An agent's log chunk with a misspelt field ("data" for "dataBase64") answered 200 and stored
+// nothing (the probe of 2026-12-07): every field is named now, none unknown — once the node may
+// write that task's log (another node's task stays 403 first).
+TEST_F(ContractTest, AnAgentLogChunkWithAnUnknownFieldIsRefused) {
+  AgentProcess agent(*server_, "cpu-a", "");
+  const std::string id = server_->Client()
+                             .Post("/api/v1/workloads",
+                                   "kind: BatchJob\nname: long\nproject: acme/ml\nqueue: train\nspec:\n"
+                                   "  command: [\"sh\", \"-c\", \"echo hi; sleep 600\"]\n  taskGroups:\n"
+                                   "    - name: main\n      resources: {cpu: 1, memory: 1Gi}\n  tasks: 1\n  parallelism: 1\n",
+                                   "application/yaml")
+                             .body["items"][0]
+                             .value("id", "");
+  std::string task;
+  ASSERT_TRUE(WaitFor([&] {
+    json tasks = server_->Client().Get("/api/v1/workloads/" + id + "/tasks").body;
+    if (!tasks.contains("items") || tasks["items"].empty()) return false;
+    task = tasks["items"][0].value("taskId", "");
+    return !task.empty();
+  }, std::chrono::seconds(30)));
+  std::string credential = ReadFile(agent.work_dir() + "/node.credential");
+  credential = credential.substr(credential.find(' ') + 1);
+  while (!credential.empty() && credential.back() == '\n') credential.pop_back();
+  cli::ApiClient node({server_->url(), credential});
+  auto misspelt = node.Post("/api/v1/agent/logs",
+                            json{{"node", "cpu-a"}, {"taskId", task}, {"stream", "stdout"}, {"offset", 0}, {"data", "aGk="}}
+                                .dump(),
+                            "application/json");
+  EXPECT_EQ(misspelt.status, 400) << misspelt.text;
+  EXPECT_NE(misspelt.text.find("unknown field 'data'"), std::string::npos) << misspelt.text;
+}
+
 // Point 11 on PostgreSQL: two servers without --ha on one database (different data folders)
 // both ran; now the second is refused by the database's writer lock.
 TEST(ContractPostgresTest, OneServerWithoutHaPerDatabase) {

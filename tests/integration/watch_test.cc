@@ -254,6 +254,27 @@ TEST_F(WatchTest, AServerShutdownEndsEveryWatch) {
   EXPECT_TRUE(Contains(watcher.err(), "the watch ended")) << watcher.err();
 }
 
+// `logs -f` of a task that runs on while the server stops: the follow answered done, and the CLI
+// exited 0 as if the task had ended (the probe of 2026-12-07). Now the answer is 503 "shutting
+// down", and the CLI fails saying so.
+TEST_F(WatchTest, AServerShutdownDoesNotEndALogFollowAsDone) {
+  AgentProcess agent(*server_, "cpu-1", "");
+  const std::string id = Submit("max",
+                                "kind: TrainingJob\nname: long\nproject: t1/p1\nqueue: q1\nspec:\n"
+                                "  command: [\"sh\", \"-c\", \"echo started; sleep 600\"]\n"
+                                "  taskGroups:\n    - name: w\n      resources: {cpu: 1, memory: 1Gi}\n");
+  ASSERT_TRUE(WaitFor([&] {
+    return Contains(As("max").Get("/api/v1/workloads/" + id + "/logs").body.value("content", ""), "started");
+  }, std::chrono::seconds(30)));
+  Background follower({"logs", "long", "-f"}, Env("max"));
+  EXPECT_TRUE(WaitFor([&] { return Contains(follower.out(), "started"); })) << follower.err();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the next follow waits on the server
+  EXPECT_EQ(server_->Terminate(), 0);
+  EXPECT_NE(follower.Wait(), 0) << follower.out() << follower.err();
+  EXPECT_TRUE(Contains(follower.err(), "shutting down") || Contains(follower.err(), "connect"))
+      << follower.err();
+}
+
 TEST_F(WatchTest, LabelSelectorsKindAndUserFilterGetWorkloads) {
   Submit("max", Job("nlp-prod", "t1/p1", "q1", "team: nlp, stage: prod"));
   Submit("max", Job("nlp-dev", "t1/p1", "q1", "team: nlp, stage: dev"));
