@@ -186,6 +186,7 @@ int RunAgent(const AgentFlags& f) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);  // a dropped terminal: the same clean shutdown, not the default death
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
@@ -218,7 +219,7 @@ int RunAgent(const AgentFlags& f) {
   }
   int sig = 0;
   sigwait(&signals, &sig);
-  std::cerr << "abacus agent: " << (sig == SIGINT ? "interrupt" : "terminate")
+  std::cerr << "abacus agent: " << (sig == SIGINT ? "interrupt" : sig == SIGHUP ? "hangup" : "terminate")
             << ": stopping tasks with their grace periods\n";
   node.Shutdown();
   return kExitOk;

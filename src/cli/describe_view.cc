@@ -13,6 +13,7 @@
 #include "cli/endpoints_view.h"
 #include "cli/output.h"
 #include "common/clock.h"
+#include "common/control_chars.h"
 
 namespace abacus::cli {
 namespace {
@@ -38,7 +39,7 @@ std::string When(int64_t us) {
 void Field(std::ostream& out, const std::string& name, const std::string& value) {
   std::string label = name + ":";
   label.resize(std::max<size_t>(label.size() + 1, 14), ' ');
-  out << label << value << "\n";
+  out << label << EscapeControl(value) << "\n";  // a value a client sent reaches no terminal raw
 }
 
 std::string Indented(const std::string& text, const std::string& pad) {

@@ -90,6 +90,7 @@ int RunGateway(const GatewayFlags& f) {
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   gateway::Gateway gw(o, fetch, post);
   Status started = gw.Start();
@@ -105,7 +106,7 @@ int RunGateway(const GatewayFlags& f) {
   timespec tick{0, 200'000'000};
   while (true) {
     int sig = sigtimedwait(&set, nullptr, &tick);
-    if (sig == SIGTERM || sig == SIGINT) break;
+    if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) break;
     if (!gw.HaproxyRunning()) {
       std::cerr << "abacus gateway: haproxy exited (its log: " << o.run_dir << "/haproxy.log)\n";
       gw.Stop();

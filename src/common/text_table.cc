@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/control_chars.h"
+
 namespace abacus {
 
 TextTableStyle LeftThenRight(size_t left) {
@@ -14,6 +16,19 @@ TextTableStyle LeftThenRight(size_t left) {
 std::string RenderTextTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
                             const TextTableStyle& style) {
   const size_t columns = header.size();
+  // A cell is one line of text a client may have sent (a reason, a label): its control
+  // characters are escaped (common/control_chars.h), so none reaches the terminal raw.
+  bool any_control = false;
+  for (const auto& row : rows) {
+    for (const auto& cell : row) any_control |= HasControl(cell);
+  }
+  if (any_control) {
+    std::vector<std::vector<std::string>> escaped = rows;
+    for (auto& row : escaped) {
+      for (auto& cell : row) cell = EscapeControl(cell);
+    }
+    return RenderTextTable(header, escaped, style);
+  }
   std::vector<size_t> width(columns, 0);
   auto measure = [&](const std::vector<std::string>& cells) {
     for (size_t c = 0; c < columns && c < cells.size(); ++c) width[c] = std::max(width[c], cells[c].size());

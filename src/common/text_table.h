@@ -23,7 +23,7 @@ struct TextTableStyle {
 TextTableStyle LeftThenRight(size_t left);
 
 // Returns the header line, the rule (when asked) and one line per row, each ending in "\n" with
-// no trailing spaces. The header names the columns: cells past its length are left out, missing
+// no trailing spaces; control characters in cells are escaped (common/control_chars.h). The header names the columns: cells past its length are left out, missing
 // cells are empty.
 std::string RenderTextTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
                             const TextTableStyle& style = {});

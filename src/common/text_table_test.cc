@@ -38,5 +38,14 @@ TEST(TextTableTest, TheHeaderNamesTheColumnsShortRowsGetEmptyCellsLongRowsAreCut
   EXPECT_EQ(RenderTextTable({"A"}, {}), "A\n");
 }
 
+// A cell a client wrote (a cancel reason, a label value) reaches no terminal raw: an escape
+// sequence that would recolour or retitle an admin's terminal, a carriage return that would
+// overwrite the line, a newline that would forge a row (the probe of 2026-12-07).
+TEST(TextTableTest, ControlCharactersInCellsAreEscaped) {
+  EXPECT_EQ(RenderTextTable({"NAME", "REASON"}, {{"w", "ok\x1b]0;pwned\x07\r\nfake row"}}),
+            "NAME  REASON\n"
+            "w     ok\\x1b]0;pwned\\x07\\r\\nfake row\n");
+}
+
 }  // namespace
 }  // namespace abacus

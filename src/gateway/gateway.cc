@@ -26,6 +26,32 @@ extern char** environ;
 namespace abacus::gateway {
 namespace {
 
+// Stops the HAProxy a gateway killed with -9 left serving (a frozen backend list, the address
+// held): the lock file's last holder wrote "GATEWAY_PID HAPROXY_PID". Only a live process named
+// haproxy is signalled (SIGKILL), and waited for (at most 2 s).
+void StopOrphanHaproxy(const std::string& holder) {
+  std::istringstream in(holder);
+  long gateway = 0, haproxy = 0;
+  if (!(in >> gateway >> haproxy) || haproxy <= 1) return;
+  const pid_t pid = static_cast<pid_t>(haproxy);
+  std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+  std::string name;
+  if (!std::getline(comm, name) || name.rfind("haproxy", 0) != 0) return;
+  ABACUS_LOG_WARN("gateway: stopping haproxy pid {} left running by gateway pid {}", pid, gateway);
+  // Gone once it is no process or a zombie nobody reaped yet (it is not our child).
+  auto alive = [pid] {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) return false;
+    const size_t paren = line.rfind(')');
+    return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] != 'Z';
+  };
+  // SIGKILL: it serves a frozen backend list, nothing of it is worth a graceful stop (and the
+  // signal mask it inherited from its gateway may hold SIGTERM back).
+  ::kill(pid, SIGKILL);
+  for (int i = 0; i < 100 && alive(); ++i) ::usleep(20'000);
+}
+
 using nlohmann::json;
 
 // The last `max` bytes of `file`.
@@ -87,15 +113,23 @@ Status Gateway::TakeLock() {
     std::string holder;
     char buf[32] = {};
     if (::pread(lock_fd_, buf, sizeof buf - 1, 0) > 0) holder = std::string(buf);
+    holder = holder.substr(0, holder.find(' '));  // the gateway's pid (then its haproxy's)
     ::close(lock_fd_);
     lock_fd_ = -1;
     return AlreadyExists("another abacus gateway serves " + options_.listen +
                          (holder.empty() ? "" : " (pid " + holder + ")") + " (lock " + path +
                          "); stop it first or pick another --listen");
   }
-  const std::string pid = std::to_string(::getpid());
-  if (::ftruncate(lock_fd_, 0) == 0) (void)!::pwrite(lock_fd_, pid.data(), pid.size(), 0);
+  char previous[64] = {};
+  if (::pread(lock_fd_, previous, sizeof previous - 1, 0) > 0) StopOrphanHaproxy(previous);
+  NoteHaproxy(-1);
   return Status::OK();
+}
+
+void Gateway::NoteHaproxy(pid_t haproxy) {
+  std::string text = std::to_string(::getpid());
+  if (haproxy > 0) text += " " + std::to_string(haproxy);
+  if (lock_fd_ >= 0 && ::ftruncate(lock_fd_, 0) == 0) (void)!::pwrite(lock_fd_, text.data(), text.size(), 0);
 }
 
 Status Gateway::WriteConfig() {
@@ -132,9 +166,21 @@ Result<pid_t> Gateway::SpawnHaproxy(pid_t previous) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  // HAProxy starts with no signal blocked and default actions: the gateway blocks SIGTERM, SIGINT
+  // and SIGHUP for its sigtimedwait, and a child would inherit that mask.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGPIPE}) sigaddset(&defaults, sig);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, options_.haproxy.c_str(), &actions, nullptr, argv.data(), environ);
+  int rc = ::posix_spawn(&pid, options_.haproxy.c_str(), &actions, &attr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
   if (rc != 0) {
     return NotFound("cannot start " + options_.haproxy + ": " + std::strerror(rc) +
                     " (install the Debian package haproxy, or give --haproxy PATH)");
@@ -188,6 +234,7 @@ Status Gateway::Start() {
   auto pid = SpawnHaproxy(-1);
   if (!pid.ok()) return pid.status();
   haproxy_pid_ = *pid;
+  NoteHaproxy(*pid);
   for (size_t i = 0; i < followed_.size(); ++i) {
     Status s = Apply(followed_[i], first[i]);
     if (!s.ok()) ABACUS_LOG_WARN("gateway: {}", s.ToString());
@@ -213,6 +260,7 @@ Status Gateway::Reload() {
     if (previous > 0) old_pids_.push_back(previous);
     haproxy_pid_ = *pid;
   }
+  NoteHaproxy(*pid);
   // Draining servers were written with weight 0: give them their state and weight back.
   for (const Followed& f : followed_) {
     for (const auto& [name, w] : f.have) {

@@ -96,6 +96,9 @@ class Gateway {
     StatsRead stats;                            // the previous read (metrics loop only)
   };
   Status TakeLock();
+  // Writes "GATEWAY_PID [HAPROXY_PID]" into the held lock file, so that the next gateway on this
+  // address stops a HAProxy this one leaves behind when killed with -9.
+  void NoteHaproxy(pid_t haproxy);
   // Writes haproxy.cfg from followed_ (with each backend's current servers).
   Status WriteConfig();
   // Starts HAProxy on the config; `previous` > 0: takes its listeners and soft-stops it.

@@ -2,6 +2,7 @@
 // user routes' operations.
 #include "server/governance.h"
 
+#include "common/control_chars.h"
 #include "common/log.h"
 #include "common/mutex.h"
 #include "govern/crypto.h"
@@ -114,12 +115,14 @@ Result<IssuedTokenView> Governance::IssueToken(const govern::Principal& who, std
     return InvalidArgument("description: at most " + std::to_string(kMaxDescription) + " bytes, got " +
                            std::to_string(description.size()));
   }
-  for (unsigned char c : description) {
-    if (c < 0x20 || c == 0x7f) return InvalidArgument("description: control characters are not allowed");
-  }
+  if (HasControl(description)) return InvalidArgument("description: control characters are not allowed");
   ABACUS_RETURN_IF_ERROR(govern::Authorize(who, Action::kTokenManage, Resource::ForToken("", user)));
-  if (!registry_.FindUser(user)) {
+  const auto holder = registry_.FindUser(user);
+  if (!holder) {
     return NotFound("user " + user + " not found (users come from `kind: User` documents: abacus apply -f)");
+  }
+  if (holder->disabled) {  // its token could never authenticate: say so instead of issuing one
+    return FailedPrecondition("user " + user + " is disabled: enable it (disabled: false in its User document) first");
   }
   MutexLock lock(token_store_mu_);
   if (size_t cap = max_tokens_per_user_.load(); cap > 0) {

@@ -298,7 +298,8 @@ int RunHaServer(const RunOptions& options) {
     sigwait(&signals, &sig);
     if (!stop.exchange(true)) {
       ABACUS_LOG_INFO("signal {}: shutting down", sig);
-      std::cerr << "abacus: " << (sig == SIGINT ? "interrupt" : "terminate") << ", shutting down\n";
+      std::cerr << "abacus: " << (sig == SIGINT ? "interrupt" : sig == SIGHUP ? "hangup" : "terminate")
+                << ", shutting down\n";
     }
   });
   HaNode node(options);

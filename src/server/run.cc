@@ -58,6 +58,7 @@ sigset_t BlockShutdownSignals() {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);  // a dropped terminal: the same clean shutdown, not the default death
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
   return signals;
@@ -127,7 +128,8 @@ int RunServer(const RunOptions& options) {
     int sig = 0;
     sigwait(&signals, &sig);
     ABACUS_LOG_INFO("signal {}: shutting down", sig);
-    std::cerr << "abacus: " << (sig == SIGINT ? "interrupt" : "terminate") << ", shutting down\n";
+    std::cerr << "abacus: " << (sig == SIGINT ? "interrupt" : sig == SIGHUP ? "hangup" : "terminate")
+              << ", shutting down\n";
   }
   if (options.on_stopping) options.on_stopping();
   http.Stop();

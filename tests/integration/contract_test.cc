@@ -3,6 +3,7 @@
 // data folder, and
 // an audit chain anchored outside the store.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
 
@@ -229,6 +230,19 @@ TEST_F(ContractTest, AnAgentLogChunkWithAnUnknownFieldIsRefused) {
                             "application/json");
   EXPECT_EQ(misspelt.status, 400) << misspelt.text;
   EXPECT_NE(misspelt.text.find("unknown field 'data'"), std::string::npos) << misspelt.text;
+}
+
+// A dropped ssh session sends SIGHUP: the server and the agent died at once with exit 129 (the
+// default action; the probe of 2026-12-07). They now shut down as for SIGTERM: exit 0, the agent
+// telling the server its node leaves.
+TEST_F(ContractTest, AHangupShutsTheServerAndTheAgentDownCleanly) {
+  AgentProcess agent(*server_, "cpu-a", "");
+  ASSERT_TRUE(WaitFor([&] { return server_->Client().Get("/api/v1/nodes/cpu-a").status == 200; }));
+  EXPECT_EQ(agent.Signal(SIGHUP), 0);
+  EXPECT_EQ(server_->Client().Get("/api/v1/nodes/cpu-a").body.value("state", ""), "NotReady");
+  EXPECT_EQ(server_->Signal(SIGHUP), 0);
+  server_->Start();  // a clean stop: it starts again on its folder
+  EXPECT_EQ(server_->Client().Get("/healthz").status, 200);
 }
 
 // Point 11 on PostgreSQL: two servers without --ha on one database (different data folders)

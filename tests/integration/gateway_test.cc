@@ -14,7 +14,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <set>
@@ -165,8 +167,8 @@ class GatewayTest : public ::testing::Test {
         },
         std::chrono::seconds(60));
   }
-  void StartGateway(const std::vector<std::string>& extra = {}) {
-    port_ = FreePort();
+  void StartGateway(const std::vector<std::string>& extra = {}, int port = 0) {
+    port_ = port != 0 ? port : FreePort();
     std::vector<std::string> args = {ABACUS_BINARY, "gateway", "--server", server_->url(), "--token-file", token_file_,
                                      "--listen", "127.0.0.1:" + std::to_string(port_), "--service", "chat", "--run-dir",
                                      dir_.path() + "/gw"};
@@ -194,6 +196,44 @@ class GatewayTest : public ::testing::Test {
   pid_t gateway_ = -1;
   int port_ = 0;
 };
+
+// A gateway killed with -9 left its HAProxy serving a frozen backend list, and a new gateway
+// could not take the address (the probe of 2026-12-07). The next gateway on the address now stops
+// the HAProxy its killed predecessor left, and serves.
+TEST_F(GatewayTest, AGatewayKilledWithSigkillIsReplacedOnItsAddress) {
+  const std::string id = Submit(1);
+  ASSERT_TRUE(WaitReady(id, 1)) << Endpoints(id).dump();
+  StartGateway();
+  const int port = port_;
+  kill(gateway_, SIGKILL);
+  waitpid(gateway_, nullptr, 0);
+  gateway_ = -1;
+  auto haproxies = [&] {  // the pids of the HAProxy processes serving this test's run dir
+    std::set<std::string> pids;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+      std::ifstream in(entry.path() / "cmdline");
+      std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (cmd.find(dir_.path() + "/gw/haproxy.cfg") != std::string::npos && cmd.rfind("haproxy", 32) != std::string::npos) {
+        pids.insert(entry.path().filename().string());
+      }
+    }
+    return pids;
+  };
+  const std::set<std::string> orphan = haproxies();
+  EXPECT_EQ(orphan.size(), 1u);
+  StartGateway({}, port);  // (the orphan may answer its first request)
+  std::set<std::string> now;
+  EXPECT_TRUE(WaitFor([&] {
+    now = haproxies();
+    return now.size() == 1 && now != orphan;  // the orphan stopped, the new gateway's own serves
+  })) << ::testing::PrintToString(now);
+  EXPECT_EQ(waitpid(gateway_, nullptr, WNOHANG), 0) << "the new gateway exited";
+  EXPECT_TRUE(WaitFor([&] {  // and it serves on the address
+    httplib::Client c("127.0.0.1", port);
+    auto r = c.Get("/");
+    return r && r->status == 200;
+  }));
+}
 
 TEST_F(GatewayTest, NoFailedRequestWhileTheServiceScalesAndAReplicaIsKilled) {
   const std::string id = Submit(2);

@@ -144,6 +144,8 @@ void ServerProcess::Kill9() { StopChild(pid_, SIGKILL); }
 
 int ServerProcess::Terminate() { return StopChild(pid_, SIGTERM); }
 
+int ServerProcess::Signal(int sig) { return StopChild(pid_, sig); }
+
 AgentProcess::AgentProcess(const ServerProcess& server, std::string name, std::string fake_devices,
                            std::vector<std::string> extra_args)
     : server_(server), name_(std::move(name)), devices_(std::move(fake_devices)), extra_(std::move(extra_args)) {
@@ -180,6 +182,8 @@ void AgentProcess::Start() {
 void AgentProcess::Kill9() { StopChild(pid_, SIGKILL); }
 
 int AgentProcess::Terminate() { return StopChild(pid_, SIGTERM); }
+
+int AgentProcess::Signal(int sig) { return StopChild(pid_, sig); }
 
 const std::string kAcmeOrg = server::testing_org::AcmeOrg("train", 8);
 

@@ -38,6 +38,8 @@ class ServerProcess {
   void Kill9();
   // SIGTERM and wait; returns the exit status.
   int Terminate();
+  // Sends `sig` and waits for the exit: its code (-1: killed by a signal).
+  int Signal(int sig);
 
   const std::string& url() const { return url_; }
   const std::string& token() const { return token_; }
@@ -66,6 +68,8 @@ class AgentProcess {
   void Start();
   void Kill9();
   int Terminate();
+  // Sends `sig` and waits for the exit: its code (-1: killed by a signal).
+  int Signal(int sig);
   const std::string& work_dir() const { return work_.path(); }
 
  private:

@@ -183,6 +183,27 @@ TEST_F(WatchTest, AWatchWhoseTokenIsRevokedWhileItWaitsAnswers401AndNotTheChange
     EXPECT_TRUE(Contains(r->text, "revoked")) << r->text;
     EXPECT_FALSE(Contains(r->text, "after-revoke")) << r->text;
   }
+
+  // A user disabled while its watch waits: the same.
+  const uint64_t rv2 = As("mia").Get("/api/v1/workloads?watch=1").body["resourceVersion"];
+  cli::ApiResponse mias;
+  std::thread m([&] {
+    mias = As("mia").Get("/api/v1/workloads?watch=1&timeoutSeconds=60&resourceVersion=" + std::to_string(rv2));
+  });
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  ASSERT_EQ(admin.Post("/api/v1/apply", "kind: User\nname: mia\ndisabled: true\nroles: [{role: member, project: t2/p3}]\n",
+                       "application/yaml")
+                .status,
+            200);
+  ASSERT_EQ(admin.Post("/api/v1/workloads", Job("after-disable", "t2/p3", "q2"), "application/yaml").status, 201);
+  m.join();
+  EXPECT_EQ(mias.status, 401) << mias.text;
+  EXPECT_TRUE(Contains(mias.text, "disabled")) << mias.text;
+  EXPECT_FALSE(Contains(mias.text, "after-disable")) << mias.text;
+  // And no token is minted for a user whose tokens could never authenticate.
+  auto minted = admin.Post("/api/v1/tokens", json{{"user", "mia"}}.dump(), "application/json");
+  EXPECT_GE(minted.status, 400) << minted.text;
+  EXPECT_TRUE(Contains(minted.text, "is disabled")) << minted.text;
 }
 
 TEST_F(WatchTest, GetWatchStreamsEachTenantItsOwnChangesAndCtrlCEndsIt) {
