@@ -179,7 +179,10 @@ TEST_F(ContractTest, AnAssignmentsPollWhoseCredentialIsResetWhileItWaitsAnswers4
   std::string credential;
   {
     AgentProcess agent(*server_, "cpu-a", "");
-    credential = ReadFile(agent.work_dir() + "/node.credential");
+    ASSERT_TRUE(WaitFor([&] {  // registered, its credential kept
+      credential = ReadFile(agent.work_dir() + "/node.credential");
+      return server_->Client().Get("/api/v1/nodes/cpu-a").status == 200 && credential.find(' ') != std::string::npos;
+    }));
     agent.Kill9();  // the node stays Ready until its timeout: work is still placed on it
   }
   credential = credential.substr(credential.find(' ') + 1);
