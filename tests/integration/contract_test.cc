@@ -77,6 +77,16 @@ class ContractTest : public ::testing::Test {
   }
   std::string Db() const { return dir_.path() + "/abacus.db"; }
   json Verify() { return server_->Client().Get("/api/v1/audit?verify=1").body; }
+  // Submits the one-task BatchJob `long` running `sh -c SCRIPT`; returns its id.
+  std::string SubmitLongJob(const std::string& script) {
+    return server_->Client()
+        .Post("/api/v1/workloads",
+              "kind: BatchJob\nname: long\nproject: acme/ml\nqueue: train\nspec:\n  command: [\"sh\", \"-c\", \"" + script +
+                  "\"]\n  taskGroups:\n    - name: main\n      resources: {cpu: 1, memory: 1Gi}\n  tasks: 1\n  parallelism: 1\n",
+              "application/yaml")
+        .body["items"][0]
+        .value("id", "");
+  }
 
   TempDir dir_;
   std::unique_ptr<ServerProcess> server_;
@@ -144,14 +154,7 @@ TEST_F(ContractTest, OneServerPerSqliteStoreNamedWithStore) {
 // and overwrote its node credential. Now it is refused at start and the first runs on.
 TEST_F(ContractTest, OneAgentPerWorkDir) {
   AgentProcess first(*server_, "cpu-a", "");
-  const std::string id = server_->Client()
-                             .Post("/api/v1/workloads",
-                                   "kind: BatchJob\nname: long\nproject: acme/ml\nqueue: train\nspec:\n"
-                                   "  command: [\"sleep\", \"600\"]\n  taskGroups:\n"
-                                   "    - name: main\n      resources: {cpu: 1, memory: 1Gi}\n  tasks: 1\n  parallelism: 1\n",
-                                   "application/yaml")
-                             .body["items"][0]
-                             .value("id", "");
+  const std::string id = SubmitLongJob("sleep 600");
   auto running = [&] {
     json w = server_->Client().Get("/api/v1/workloads/" + id).body;
     return w.value("state", "") == "Running" && !w["placements"].empty() &&
@@ -208,14 +211,7 @@ TEST_F(ContractTest, AnAssignmentsPollWhoseCredentialIsResetWhileItWaitsAnswers4
 // write that task's log (another node's task stays 403 first).
 TEST_F(ContractTest, AnAgentLogChunkWithAnUnknownFieldIsRefused) {
   AgentProcess agent(*server_, "cpu-a", "");
-  const std::string id = server_->Client()
-                             .Post("/api/v1/workloads",
-                                   "kind: BatchJob\nname: long\nproject: acme/ml\nqueue: train\nspec:\n"
-                                   "  command: [\"sh\", \"-c\", \"echo hi; sleep 600\"]\n  taskGroups:\n"
-                                   "    - name: main\n      resources: {cpu: 1, memory: 1Gi}\n  tasks: 1\n  parallelism: 1\n",
-                                   "application/yaml")
-                             .body["items"][0]
-                             .value("id", "");
+  const std::string id = SubmitLongJob("echo hi; sleep 600");
   std::string task;
   ASSERT_TRUE(WaitFor([&] {
     json tasks = server_->Client().Get("/api/v1/workloads/" + id + "/tasks").body;
