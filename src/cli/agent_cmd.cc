@@ -238,7 +238,7 @@ void AddAgentCommand(CLI::App& app, int* exit_code) {
       "Examples:\n"
       "  abacus agent --server http://10.0.0.1:8420 --token-file /etc/abacus/join.token\n"
       "  abacus agent --server http://127.0.0.1:8420 --token $(cat .abacus/join.token) --name sim-a \\\n"
-      "      --fake-devices gpu:nvidia:A100-80G:8,npu:huawei:Ascend910B3:8 --work-dir /tmp/sim-a\n"
+      "      --fake-devices gpu:nvidia:A100-80G:8,npu:huawei:Ascend910B:8 --work-dir /tmp/sim-a\n"
       "  abacus agent --token-file /etc/abacus/join.token --nvml-library /usr/lib64/libnvidia-ml.so.1\n"
       "A restarted agent kills the tasks its previous life left running (WORK_DIR/tasks/*/pid) and reports them "
       "Lost. Run as root, it runs each plain-process task as a uid of its own (--task-uids); not as root, every task "

@@ -1041,16 +1041,17 @@ void AddReadVerbs(CLI::App& app, int* exit_code) {
 void AddChangeVerbs(CLI::App& app, int* exit_code) {
   {
     auto c = std::make_shared<Common>();
-    auto w = std::make_shared<std::string>();
+    auto w = std::make_shared<std::vector<std::string>>();
     auto reason = std::make_shared<std::string>();
     auto bulk = std::make_shared<BulkCancelArgs>();
     CLI::App* cmd = app.add_subcommand(
         "cancel", "Cancel a workload, or every active workload that matches -l/--state/--queue/--project (listed and "
                   "confirmed first;\n--yes skips the question, and is needed when stdin is not a terminal).\n"
                   "Examples: abacus cancel llama-ft\n"
+                  "          abacus cancel llama-ft bert-sweep eval-7   # several: each is cancelled, the rest go on after a failure\n"
                   "          abacus cancel -l team=vision,stage!=prod --yes\n"
                   "          abacus cancel --state pending --queue nlp-train");
-    cmd->add_option("WORKLOAD", *w, "id or name (or use the filters below)");
+    cmd->add_option("WORKLOAD", *w, "ids or names, one or more (or use the filters below)");
     cmd->add_option("--reason", *reason, "recorded in the workload's events");
     cmd->add_option("-l,--selector", bulk->selector, "labels: k=v,k2!=v (all must hold)");
     cmd->add_option("--state", bulk->state, "only this state, any case (Pending, Admitted, Running, Preempting, Requeued)");
@@ -1067,7 +1068,13 @@ void AddChangeVerbs(CLI::App& app, int* exit_code) {
         return;
       }
       if (!filtered) {
-        *exit_code = RunCancel(*c, *w, *reason);
+        // Each named workload in turn; one that fails (not found, already ended) does not stop
+        // the others, and the exit code is the first failure's.
+        *exit_code = kExitOk;
+        for (const std::string& name : *w) {
+          const int code = RunCancel(*c, name, *reason);
+          if (*exit_code == kExitOk) *exit_code = code;
+        }
         return;
       }
       BulkCancelArgs args = *bulk;

@@ -90,6 +90,18 @@ TEST_F(CliTest, ApplySubmitGetExplainCancel) {
   auto twice = Run({"cancel", "llama-ft"});
   EXPECT_EQ(twice.code, 1);
   EXPECT_NE(twice.err.find("Cancelled -> Cancelled"), std::string::npos) << twice.err;
+
+  // Several names at once (the probe of 2026-12-07: "The following arguments were not
+  // expected"): each is cancelled, and one that fails does not stop the others.
+  for (const char* name : {"one", "two"}) {
+    auto ran = Run({"run", name, "--project", "nlp/llm", "--queue", "nlp-train", "--cpu", "1", "--memory", "1Gi", "--", "sleep", "60"});
+    ASSERT_EQ(ran.code, 0) << name << ": " << ran.err;
+  }
+  auto several = Run({"cancel", "one", "nosuch", "two"});
+  EXPECT_EQ(several.code, 1) << several.out << several.err;
+  EXPECT_NE(several.out.find("(one) cancelled"), std::string::npos) << several.out;
+  EXPECT_NE(several.out.find("(two) cancelled"), std::string::npos) << several.out;
+  EXPECT_NE(several.err.find("nosuch"), std::string::npos) << several.err;
 }
 
 // Issue 20.13: work that can never run is stored, and the submit answer says so at once, in the
