@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "server_process.h"
 
@@ -175,6 +176,40 @@ TEST(FencingTest, AnAgentKilledWithSigkillLeavesNoTaskRunningAndItsWorkRunsAgain
     EXPECT_EQ(e["details"]["reason"], "NodeLost") << e.dump();
   }
   EXPECT_EQ(requeued, 1) << events.dump();
+}
+
+// An agent stopped (SIGSTOP; a frozen process) while its task runs: its fence thread cannot run,
+// its lifeline watcher saw no death, and the task ran on while the server placed the work again
+// after node timeout + grace — twice at once (the probe of 2026-12-07). The agent now renews a
+// deadline with its watcher; unrenewed, the watcher fences the task itself, so the first run has
+// ended before the second begins.
+TEST(FencingTest, AStoppedAgentsTaskIsFencedByItsWatcherBeforeTheWorkRunsAgain) {
+  TempDir data, marks;
+  marks.OpenToTasks();
+  ServerProcess server(data.path(), {"--node-timeout", "2", "--heartbeat", "1"});
+  ASSERT_EQ(server.Client().Post("/api/v1/apply", kAcmeOrg, "application/yaml").status, 200);
+  auto agent = std::make_unique<AgentProcess>(server, "gpu-a", "gpu:nvidia:A100-80G:2:80Gi@cuda=12.4");
+  auto sub = server.Client().Post("/api/v1/workloads", LoggingCheckpointJob("frozen", marks.path()), "application/yaml");
+  ASSERT_EQ(sub.status, 201) << sub.text;
+  const std::string runs = marks.path() + "/runs";
+  pid_t pid = 0;
+  ASSERT_TRUE(WaitFor([&] { return (pid = std::atoi(ReadFile(marks.path() + "/pid").c_str())) > 0; }));
+  ASSERT_TRUE(GroupRuns(pid));
+  ASSERT_EQ(agent->Signal(SIGSTOP, /*wait=*/false), 0);
+  // The watcher fences it: checkpoint signal, the group gone, while the agent stays stopped.
+  ASSERT_TRUE(WaitFor([&] { return ReadFile(runs).find("checkpointed " + std::to_string(pid)) != std::string::npos; }))
+      << "the task of the stopped agent got no checkpoint signal: " << ReadFile(runs);
+  EXPECT_TRUE(WaitFor([&] { return !GroupRuns(pid); })) << "task group " << pid << " outlived its stopped agent";
+  // The work runs again once, on another node, after the first run ended.
+  AgentProcess spare(server, "gpu-b", "gpu:nvidia:A100-80G:2:80Gi@cuda=12.4");
+  ASSERT_TRUE(WaitFor([&] { return Lines(runs).size() >= 3; }, std::chrono::seconds(40))) << ReadFile(runs);
+  const std::vector<std::string> lines = Lines(runs);
+  ASSERT_EQ(lines.size(), 3u) << ReadFile(runs);
+  EXPECT_EQ(lines[1], "checkpointed " + std::to_string(pid));  // before the second start
+  EXPECT_EQ(lines[2].rfind("start ", 0), 0u);
+  ASSERT_EQ(agent->Signal(SIGCONT, /*wait=*/false), 0);  // it wakes up: nothing of the first run is left to run
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  EXPECT_EQ(Lines(runs).size(), 3u) << ReadFile(runs);
 }
 
 TEST(FencingTest, DescribeNodeShowsTheLastHeartbeatAndSinceWhenItIsNotReady) {

@@ -181,9 +181,15 @@ void AgentProcess::Start() {
 
 void AgentProcess::Kill9() { StopChild(pid_, SIGKILL); }
 
-int AgentProcess::Terminate() { return StopChild(pid_, SIGTERM); }
+int AgentProcess::Terminate() {
+  if (pid_ > 0) ::kill(pid_, SIGCONT);  // a stopped agent (SIGSTOP in a test) must run to end
+  return StopChild(pid_, SIGTERM);
+}
 
-int AgentProcess::Signal(int sig) { return StopChild(pid_, sig); }
+int AgentProcess::Signal(int sig, bool wait) {
+  if (wait) return StopChild(pid_, sig);
+  return pid_ > 0 ? ::kill(pid_, sig) : -1;
+}
 
 const std::string kAcmeOrg = server::testing_org::AcmeOrg("train", 8);
 

@@ -68,8 +68,9 @@ class AgentProcess {
   void Start();
   void Kill9();
   int Terminate();
-  // Sends `sig` and waits for the exit: its code (-1: killed by a signal).
-  int Signal(int sig);
+  // Sends `sig`; with `wait`, waits for the exit and returns its code (-1: killed by a signal),
+  // else returns 0 at once (SIGSTOP, SIGCONT).
+  int Signal(int sig, bool wait = true);
   const std::string& work_dir() const { return work_.path(); }
 
  private:

@@ -145,6 +145,13 @@ void Lifeline::TaskStarted(int pgid, long long start_time, int signal, Duration 
   Send(r);
 }
 
+void Lifeline::FenceBy(Time deadline) {
+  LifelineRecord r;
+  r.kind = LifelineRecord::kFenceBy;
+  r.start_time = ToMicros(deadline) > 0 ? ToMicros(deadline) : 0;
+  Send(r);
+}
+
 void Lifeline::TaskEnded(int pgid) {
   LifelineRecord r;
   r.kind = LifelineRecord::kTaskEnded;

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -9,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -246,6 +248,9 @@ bool LifelineWatcher::Apply(const LifelineRecord& r) {
       return true;
     case LifelineRecord::kRelease:
       return false;
+    case LifelineRecord::kFenceBy:
+      fence_by_us_ = r.start_time;
+      return true;
     default:
       return true;
   }
@@ -262,6 +267,18 @@ void LifelineWatcher::StopContainer(const LifelineRecord& task) {
 
 LifelineWatcher::End LifelineWatcher::Watch(int fd) {
   for (;;) {
+    if (fence_by_us_ > 0) {
+      const int64_t now = ToMicros(clock_.Now());
+      if (now >= fence_by_us_) {
+        fence_by_us_ = 0;
+        FenceSilent();
+        continue;
+      }
+      pollfd p{fd, POLLIN, 0};
+      const int64_t wait_ms = std::min<int64_t>((fence_by_us_ - now) / 1000 + 1, 60'000);
+      const int rc = ::poll(&p, 1, static_cast<int>(wait_ms));
+      if (rc == 0 || (rc < 0 && errno == EINTR)) continue;  // the deadline is checked above
+    }
     LifelineRecord r;
     ssize_t n = ::recv(fd, &r, sizeof r, 0);
     if (n < 0 && errno == EINTR) continue;
@@ -274,9 +291,20 @@ LifelineWatcher::End LifelineWatcher::Watch(int fd) {
 void LifelineWatcher::StopAll() {
   Log("the agent is gone (its end of the lifeline closed without a release); task groups to stop: ",
       static_cast<long long>(entries_.size()));
+  StopGroups();
+}
+
+void LifelineWatcher::FenceSilent() {
+  Log("the agent did not renew its fencing deadline (stopped or hung while its tasks run); task groups to stop: ",
+      static_cast<long long>(entries_.size()));
+  StopGroups();
+}
+
+void LifelineWatcher::StopGroups() {
   Time now = clock_.Now();
   long long signalled = 0;
   for (Entry& e : entries_) {
+    if (e.done) continue;  // stopped by an earlier fence
     const int pgid = e.task.pgid;
     const long long leader = os_.StartTime(pgid);
     // The leader's pid given to another process: not ours. Leader gone: its group's id cannot be

@@ -20,7 +20,10 @@ namespace abacus::agent {
 
 // One message from the agent to its watcher (one SOCK_SEQPACKET record, well under PIPE_BUF).
 struct LifelineRecord {
-  enum Kind : int32_t { kTaskStarted = 1, kTaskEnded = 2, kRelease = 3 };
+  // kFenceBy: `start_time` is the time (µs of the watcher's clock) by which the agent will have
+  // renewed it; 0 clears it. Past it with no renewal the agent is stopped or hung (SIGSTOP, a
+  // frozen process) while its tasks run on: the watcher fences them as for a dead agent.
+  enum Kind : int32_t { kTaskStarted = 1, kTaskEnded = 2, kRelease = 3, kFenceBy = 4 };
   int32_t kind = 0;
   int32_t pgid = 0;           // the task's process group (its leader's pid)
   int64_t start_time = -1;    // the leader's start time (/proc/<pid>/stat field 22): pid reuse guard
@@ -74,7 +77,8 @@ class LifelineWatcher {
 
   enum class End { kReleased, kAgentGone };
   // Reads records from `fd` until a release message (kReleased) or end-of-file/an error
-  // (kAgentGone), keeping the table of live task groups.
+  // (kAgentGone), keeping the table of live task groups; fences them (FenceSilent) when a
+  // kFenceBy deadline passes unrenewed, and goes on watching.
   End Watch(int fd);
 
   // The agent is gone: sends each live group (in the order they started) its signal, then
@@ -82,6 +86,8 @@ class LifelineWatcher {
   // gone or killed, runs `<engine> kill --signal=SIGKILL <container>`. A group whose leader's pid now belongs to
   // another process is left alone. Returns once every group is gone or killed.
   void StopAll();
+  // The agent did not renew its fencing deadline: the same stop as StopAll, logged as such.
+  void FenceSilent();
 
   // Applies one record (Watch calls it; tests too). False for a release message.
   bool Apply(const LifelineRecord& record);
@@ -96,11 +102,14 @@ class LifelineWatcher {
   };
   void Log(const char* what, long long a, const char* more = "", long long b = -1);
   void StopContainer(const LifelineRecord& task);
+  // Sends each live group its signal, then SIGKILL after its grace (StopAll's work).
+  void StopGroups();
 
   WatcherOs& os_;
   const Clock& clock_;
   size_t capacity_;
   std::vector<Entry> entries_;  // reserved at construction: never reallocated, so no heap after the fork
+  int64_t fence_by_us_ = 0;     // kFenceBy's deadline; 0: none
 };
 
 }  // namespace abacus::agent
