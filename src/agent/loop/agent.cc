@@ -194,7 +194,7 @@ void Agent::Shutdown() {
   cv_.notify_all();
   control_.join();
   fence_.join();
-  lifeline_.FenceBy(Time{});  // the agent stops its tasks itself now, however long that takes
+  lifeline_.FenceWithin(Duration::zero());  // the agent stops its tasks itself now, however long that takes
   probes_.Stop();  // stopping tasks are not probed; their `ready` turns false
   // 2) Tell the server first: it takes the node out of placement, so the tasks stopped below are
   //    not placed back here while the agent goes (their next run waits for another node, or for
@@ -922,11 +922,9 @@ void Agent::FenceLoop() {
     if (stopping_ || timeout <= Duration::zero() || last == 0) continue;
     // The watcher fences in this loop's stead should the agent stop or hang (SIGSTOP, a frozen
     // process: this loop would not run while its tasks would): a second after this loop would,
-    // renewed as contact goes on, and cleared once this loop fenced.
-    const Time watcher_deadline = FromMicros(last) + timeout + std::chrono::seconds(1);
-    if (!fenced_ && watcher_deadline - watcher_deadline_sent_ >= std::chrono::milliseconds(500)) {
-      lifeline_.FenceBy(watcher_deadline);
-      watcher_deadline_sent_ = watcher_deadline;
+    // renewed every half second while this loop runs, and cleared once this loop fenced.
+    if (!fenced_ && ++watcher_renewals_ % 25 == 1) {
+      lifeline_.FenceWithin(FromMicros(last) + timeout + std::chrono::seconds(1) - clock_.Now());
     }
     const Duration silent = clock_.Now() - FromMicros(last);
     if (silent < timeout) {
@@ -935,8 +933,8 @@ void Agent::FenceLoop() {
     }
     if (fenced_) continue;
     fenced_ = true;
-    lifeline_.FenceBy(Time{});  // this loop fences: the watcher need not
-    watcher_deadline_sent_ = Time{};
+    lifeline_.FenceWithin(Duration::zero());  // this loop fences: the watcher need not
+    watcher_renewals_ = 0;
     const std::string why = "fenced: the agent reached no server for " + FormatDuration(silent) +
                             " (node timeout " + FormatDuration(timeout) + ")";
     std::vector<StopOrder> orders = table_.FenceAll(why);

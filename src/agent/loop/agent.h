@@ -256,7 +256,7 @@ class Agent {
   std::atomic<bool> stopping_{false};   // Shutdown began: no new tasks, the control thread ends
   std::atomic<bool> draining_{false};   // every task was ordered to stop: the status thread ends once idle
   std::atomic<bool> leaving_{false};
-  Time watcher_deadline_sent_{};  // the last kFenceBy deadline sent to the lifeline watcher (fence thread only)
+  uint64_t watcher_renewals_ = 0;  // fence thread only: every 25th turn (~0.5 s) renews the watcher's deadline
   std::unique_ptr<DataFolderLock> work_lock_;  // WORK_DIR/abacus.lock, held from Start on    // the server was told the agent shuts down: no more heartbeats
   std::atomic<bool> finished_{false};   // every task ended and was reported: the upkeep thread ends
   bool started_ = false;

@@ -145,10 +145,10 @@ void Lifeline::TaskStarted(int pgid, long long start_time, int signal, Duration 
   Send(r);
 }
 
-void Lifeline::FenceBy(Time deadline) {
+void Lifeline::FenceWithin(Duration within) {
   LifelineRecord r;
   r.kind = LifelineRecord::kFenceBy;
-  r.start_time = ToMicros(deadline) > 0 ? ToMicros(deadline) : 0;
+  r.grace_ms = std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(within).count());
   Send(r);
 }
 

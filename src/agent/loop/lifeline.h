@@ -45,9 +45,9 @@ class Lifeline {
   // FailedPrecondition when it is already started, Internal when the socket or the fork fails.
   Status Start(const std::string& log_path);
 
-  // Tells the watcher to fence every task group itself unless told again before `deadline`
-  // (epoch: never) — the agent is then stopped or hung. Ignored when the watcher is not running.
-  void FenceBy(Time deadline);
+  // Tells the watcher to fence every task group itself unless told again within `within` (zero:
+  // never) — the agent is then stopped or hung. Ignored when the watcher is not running.
+  void FenceWithin(Duration within);
 
   // Tells the watcher that task group `pgid` (leader start time `start_time`, from
   // ProcessStartTime) runs and, should the agent die, is to get `signal`, then SIGKILL after

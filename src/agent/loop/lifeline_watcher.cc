@@ -249,7 +249,7 @@ bool LifelineWatcher::Apply(const LifelineRecord& r) {
     case LifelineRecord::kRelease:
       return false;
     case LifelineRecord::kFenceBy:
-      fence_by_us_ = r.start_time;
+      fence_by_us_ = r.grace_ms > 0 ? ToMicros(clock_.Now()) + r.grace_ms * 1000 : 0;
       return true;
     default:
       return true;

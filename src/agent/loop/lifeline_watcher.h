@@ -20,9 +20,10 @@ namespace abacus::agent {
 
 // One message from the agent to its watcher (one SOCK_SEQPACKET record, well under PIPE_BUF).
 struct LifelineRecord {
-  // kFenceBy: `start_time` is the time (µs of the watcher's clock) by which the agent will have
-  // renewed it; 0 clears it. Past it with no renewal the agent is stopped or hung (SIGSTOP, a
-  // frozen process) while its tasks run on: the watcher fences them as for a dead agent.
+  // kFenceBy: `grace_ms` is how long from its receipt the watcher waits for the next one (0:
+  // forever). Past it with no renewal the agent is stopped or hung (SIGSTOP, a frozen process)
+  // while its tasks run on: the watcher fences them as for a dead agent. Relative, so that the
+  // two processes need not share a clock.
   enum Kind : int32_t { kTaskStarted = 1, kTaskEnded = 2, kRelease = 3, kFenceBy = 4 };
   int32_t kind = 0;
   int32_t pgid = 0;           // the task's process group (its leader's pid)
