@@ -234,6 +234,11 @@ Result<Admission> EvaluateAdmission(const Workload& w, std::string_view tenant,
     ABACUS_RETURN_IF_ERROR(CheckMounts(p, w, tenant));
     ABACUS_RETURN_IF_ERROR(CheckSecrets(p, w));
     ABACUS_RETURN_IF_ERROR(CheckResources(p, footprint));
+    if (const auto& classes = p.allowed_priority_classes;
+        classes && std::find(classes->begin(), classes->end(), w.priority_class) == classes->end()) {
+      return Deny(p, "priority class " + w.priority_class + " is not allowed for tenant " + std::string(tenant) +
+                         " (allowed: " + Join(*classes) + ")");
+    }
     // 4) Pools: every pool the workload names must be allowed; the allowed sets intersect.
     if (!p.pools.empty()) {
       for (const auto& name : requested) {

@@ -184,6 +184,23 @@ TEST(AdmissionTest, InferenceReservationPoolIsChecked) {
   EXPECT_EQ(Denial(*svc, p), "policy pools: pool infer-h100 is not allowed for tenant nlp (allowed: infer-a10)");
 }
 
+// The probe of 2026-12-07: any member could name system-critical (non-preemptible) and "an
+// admin cannot even forbid it". spec.priorityClasses is the tenant's allow-list; it reads and
+// writes back as it was given.
+TEST(AdmissionTest, PriorityClassesAllowedForATenant) {
+  const std::string yaml =
+      "kind: AdmissionPolicy\nname: nlp-classes\ntenants: [nlp]\nspec:\n  priorityClasses: [training, experiment]\n";
+  auto policies = Policies(yaml);
+  ASSERT_EQ(policies.size(), 1u);
+  EXPECT_EQ(Denial(Job("", "", "training"), policies), "admitted");
+  EXPECT_EQ(Denial(Job("", "", "system-critical"), policies),
+            "policy nlp-classes: priority class system-critical is not allowed for tenant nlp (allowed: "
+            "training, experiment)");
+  EXPECT_EQ(Denial(Job("", "", "system-critical"), policies, "vision"), "admitted");  // another tenant
+  auto bad = ParseDocuments("kind: AdmissionPolicy\nname: x\nspec:\n  priorityClasses: [Not A Name]\n", "p.yaml");
+  EXPECT_FALSE(bad.diagnostics.empty());
+}
+
 TEST(AdmissionTest, FirstFailingPolicyIsNamed) {
   auto p = Policies(std::string(kRegistries) +
                     "---\nkind: AdmissionPolicy\nname: caps\nspec:\n  maxResources: {cpu: 1}\n");

@@ -56,6 +56,9 @@ struct AdmissionPolicy {
   std::optional<std::vector<std::string>> allowed_secrets;
   // Queues whose work allowed_secrets covers (spec.secrets.queues); empty: every queue.
   std::vector<std::string> secret_queues;
+  // Priority classes the tenant's work may name (spec.priorityClasses); nullopt: any. Keeps
+  // members off non-preemptible classes that would take capacity from others (MakeRoom).
+  std::optional<std::vector<std::string>> allowed_priority_classes;
 
   // True when the policy applies to `tenant`.
   bool AppliesTo(std::string_view tenant) const;

@@ -116,7 +116,8 @@ std::optional<AdmissionPolicy> DecodeAdmissionPolicy(const SpecNode& doc, SpecCo
   AdmissionPolicy p;
   if (auto v = r.Name("name", P::kRequired)) p.name = *v;
   if (auto v = DecodeNameList(r, "tenants")) p.tenants = *v;
-  if (auto spec = r.Map("spec", {"images", "mounts", "network", "maxResources", "pools", "secrets"}, P::kRequired)) {
+  if (auto spec = r.Map("spec", {"images", "mounts", "network", "maxResources", "pools", "secrets", "priorityClasses"},
+                        P::kRequired)) {
     if (auto secrets = spec->Map("secrets", {"allowed", "queues"})) {
       if (auto v = secrets->StringList("allowed", P::kRequired)) {
         for (size_t i = 0; i < v->size(); ++i) {
@@ -137,6 +138,7 @@ std::optional<AdmissionPolicy> DecodeAdmissionPolicy(const SpecNode& doc, SpecCo
     p.network = spec->Parsed<NetworkClass>("network", P::kOptional, ParseNetworkClass);
     DecodeMaxResources(*spec, p);
     if (auto v = DecodeNameList(*spec, "pools")) p.pools = *v;
+    if (auto v = DecodeNameList(*spec, "priorityClasses")) p.allowed_priority_classes = *v;
   }
   if (ctx.errors() != before) return std::nullopt;
   return p;

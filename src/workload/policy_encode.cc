@@ -35,6 +35,7 @@ Json EncodeAdmissionPolicy(const AdmissionPolicy& p) {
     spec["maxResources"] = std::move(m);
   }
   if (!p.pools.empty()) spec["pools"] = p.pools;
+  if (p.allowed_priority_classes) spec["priorityClasses"] = *p.allowed_priority_classes;
   if (p.allowed_secrets) {
     Json secrets = Json::object();
     secrets["allowed"] = *p.allowed_secrets;

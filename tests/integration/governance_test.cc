@@ -559,6 +559,8 @@ TEST_F(GovernanceTest, EachAdmissionRuleAcceptsAndRejects) {
        "kind: TrainingJob\nname: pooled\nproject: t1/p1\nqueue: q1\nspec:\n  command: [\"true\"]\n  taskGroups:\n"
        "    - name: w\n      resources: {cpu: 1, memory: 1Gi}\n      nodeSelector: {abacus.io/pool: infer}\n",
        "pool infer is not allowed for tenant t1");
+  rule("  priorityClasses: [training]\n", job("", "priorityClass: training\n"),
+       job("", "priorityClass: system-critical\n"), "priority class system-critical is not allowed for tenant t1");
   // network is not a check: the class reaches the workload for the runtime.
   ASSERT_EQ(tia.Post("/api/v1/policies", "kind: AdmissionPolicy\nname: net\ntenants: [t1]\nspec: {network: isolated}\n",
                      "application/yaml")
