@@ -6,6 +6,15 @@
 #include "store/store.h"
 
 namespace abacus::govern {
+namespace {
+
+// Why a committed entry does not stand where the chain put it: something else wrote the stream.
+std::string StoredElsewhere(int64_t entry_seq, int64_t journal_seq) {
+  return "audit entry " + std::to_string(entry_seq) + " was stored as journal seq " + std::to_string(journal_seq) +
+         ": the audit stream was written outside AuditLog";
+}
+
+}  // namespace
 
 Result<std::unique_ptr<AuditLog>> AuditLog::Open(Store& store, const Clock& clock) {
   ABACUS_ASSIGN_OR_RETURN(auto stored, store.GetMeta(kHeadMeta));
@@ -46,8 +55,7 @@ Result<std::vector<AuditEntry>> AuditLog::CommitMany(WriteBatch batch, std::vect
     ABACUS_RETURN_IF_ERROR(chain_.Advance(entries[i]));
     int64_t journal_seq = result.AssignedTo(journal_ops[i]);
     if (journal_seq != entries[i].seq) {
-      return MarkOutOfStep("audit entry " + std::to_string(entries[i].seq) + " was stored as journal seq " +
-                           std::to_string(journal_seq) + ": the audit stream was written outside AuditLog");
+      return MarkOutOfStep(StoredElsewhere(entries[i].seq, journal_seq));
     }
   }
   if (batch_result != nullptr) {
@@ -68,8 +76,7 @@ Result<AuditEntry> AuditLog::Commit(WriteBatch batch, AuditRecord record) {
   int64_t journal_seq = result.AssignedTo(journal);
   ABACUS_RETURN_IF_ERROR(chain_.Advance(e));
   if (journal_seq != e.seq) {
-    return MarkOutOfStep("audit entry " + std::to_string(e.seq) + " was stored as journal seq " +
-                         std::to_string(journal_seq) + ": the audit stream was written outside AuditLog");
+    return MarkOutOfStep(StoredElsewhere(e.seq, journal_seq));
   }
   return e;
 }

@@ -114,12 +114,17 @@ VictimSearchResult FindVictims(PreemptionContext& ctx, WorkloadIndex preemptor,
     for (QueueIndex q = 0; q < static_cast<QueueIndex>(ctx.running.size()); ++q) all_queues.push_back(q);
   }
   const int32_t room_limit = reserved_room ? prio - 1 : INT32_MIN;
+  // The highest priority a regular candidate (reclaim, in-queue) of queue `q` may have; outside
+  // the cohort tree there is none (only reserved capacity's MakeRoom reaches there).
+  auto limit_of = [&](QueueIndex q) {
+    return !reserved_room || in_tree[q] != 0 ? ReclaimLimit(ctx, pw.queue, q, prio, preemptor_borrows) : INT32_MIN;
+  };
   for (QueueIndex q : reserved_room ? all_queues : tree) {
     // Whole-queue checks first: other queues give up only borrowed capacity, and a queue whose
     // lowest preemptible priority is too high has no candidate at all.
     const bool same = q == pw.queue;
     const bool tree_queue = !reserved_room || in_tree[q] != 0;
-    const int32_t limit = tree_queue ? ReclaimLimit(ctx, pw.queue, q, prio, preemptor_borrows) : INT32_MIN;
+    const int32_t limit = limit_of(q);
     if (ctx.min_preemptible_priority[q] > std::max(limit, room_limit)) continue;  // counted below if nothing is found
     bool queue_borrowing = false;  // regular work above nominal on something the preemptor needs
     if (tree_queue) {
@@ -166,8 +171,7 @@ VictimSearchResult FindVictims(PreemptionContext& ctx, WorkloadIndex preemptor,
     constexpr size_t kMaxCountScan = 2048;
     for (QueueIndex q : searched) {
       if (searched_running > kMaxCountScan) break;
-      const bool tree_queue = !reserved_room || in_tree[q] != 0;
-      const int32_t limit = tree_queue ? ReclaimLimit(ctx, pw.queue, q, prio, preemptor_borrows) : INT32_MIN;
+      const int32_t limit = limit_of(q);
       for (WorkloadIndex v : ctx.running[q]) {
         if (ctx.excluded[v]) continue;
         if (!holds_needed(v)) continue;

@@ -49,7 +49,6 @@ Result<AgentLogsAnswer> ControlPlane::AgentLogs(const std::string& node, const j
     return InvalidArgument("offset: expected a non-negative integer");
   }
   int64_t offset = body["offset"].get<int64_t>();
-
   {
     // Only a task assigned to this node, of the workload's current attempt, and a run of that
     // unit it ran (a unit's earlier runs on the same node may still ship their last output).

@@ -38,6 +38,12 @@ using govern::Resource;
 
 
 // An id a client may pass in X-Request-Id: 1–64 of [A-Za-z0-9._-].
+// The bearer token of `req`'s Authorization header ("" when there is none).
+std::string BearerOf(const httplib::Request& req) {
+  const std::string header = req.get_header_value("Authorization");
+  return header.rfind("Bearer ", 0) == 0 ? header.substr(7) : "";
+}
+
 bool GoodRequestId(const std::string& id) {
   if (id.empty() || id.size() > 64) return false;
   for (char c : id) {
@@ -148,8 +154,7 @@ void InstallGovernance(httplib::Server& s, ControlPlane& cp, const RouteTable& r
     for (const auto& [k, v] : req.params) {
       if (FindInvalidUtf8(k) || FindInvalidUtf8(v)) return refuse(InvalidArgument("query parameters are not valid UTF-8"));
     }
-    std::string header = req.get_header_value("Authorization");
-    auto caller = cp.governance().Authenticate(header.rfind("Bearer ", 0) == 0 ? header.substr(7) : "");
+    auto caller = cp.governance().Authenticate(BearerOf(req));
     if (!caller.ok()) {
       res.set_header("WWW-Authenticate", "Bearer realm=\"abacus\"");
       return refuse(caller.status());
@@ -197,8 +202,7 @@ void InstallGovernance(httplib::Server& s, ControlPlane& cp, const RouteTable& r
 bool CallerStillStands(const ControlPlane& cp, const httplib::Request& req, httplib::Response& res) {
   const RequestContext& ctx = t_request;
   if (!ctx.active) return true;  // not served through the pre-routing handler (a test's server)
-  const std::string header = req.get_header_value("Authorization");
-  Status st = cp.governance().StillStands(ctx.caller, header.rfind("Bearer ", 0) == 0 ? header.substr(7) : "");
+  Status st = cp.governance().StillStands(ctx.caller, BearerOf(req));
   if (st.ok()) return true;
   res.set_header("WWW-Authenticate", "Bearer realm=\"abacus\"");
   SendStatus(res, st);
