@@ -19,6 +19,7 @@
 
 #include "common/log.h"
 #include "common/mutex.h"
+#include "common/process_state.h"
 #include "gateway/haproxy_config.h"
 
 extern char** environ;
@@ -28,28 +29,22 @@ namespace {
 
 // Stops the HAProxy a gateway killed with -9 left serving (a frozen backend list, the address
 // held): the lock file's last holder wrote "GATEWAY_PID HAPROXY_PID". Only a live process named
-// haproxy is signalled (SIGKILL), and waited for (at most 2 s).
-void StopOrphanHaproxy(const std::string& holder) {
+// haproxy is signalled (SIGKILL), and waited for (at most 5 s). True when one was signalled.
+bool StopOrphanHaproxy(const std::string& holder) {
   std::istringstream in(holder);
   long gateway = 0, haproxy = 0;
-  if (!(in >> gateway >> haproxy) || haproxy <= 1) return;
+  if (!(in >> gateway >> haproxy) || haproxy <= 1) return false;
   const pid_t pid = static_cast<pid_t>(haproxy);
   std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
   std::string name;
-  if (!std::getline(comm, name) || name.rfind("haproxy", 0) != 0) return;
+  if (!std::getline(comm, name) || name.rfind("haproxy", 0) != 0) return false;
   ABACUS_LOG_WARN("gateway: stopping haproxy pid {} left running by gateway pid {}", pid, gateway);
-  // Gone once it is no process or a zombie nobody reaped yet (it is not our child).
-  auto alive = [pid] {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string line;
-    if (!std::getline(stat, line)) return false;
-    const size_t paren = line.rfind(')');
-    return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] != 'Z';
-  };
   // SIGKILL: it serves a frozen backend list, nothing of it is worth a graceful stop (and the
   // signal mask it inherited from its gateway may hold SIGTERM back).
   ::kill(pid, SIGKILL);
-  for (int i = 0; i < 100 && alive(); ++i) ::usleep(20'000);
+  // Gone once all its threads are (a zombie leader's others may still hold the listener).
+  for (int i = 0; i < 250 && !ProcessExited(pid); ++i) ::usleep(20'000);
+  return true;
 }
 
 using nlohmann::json;
@@ -121,7 +116,7 @@ Status Gateway::TakeLock() {
                          "); stop it first or pick another --listen");
   }
   char previous[64] = {};
-  if (::pread(lock_fd_, previous, sizeof previous - 1, 0) > 0) StopOrphanHaproxy(previous);
+  if (::pread(lock_fd_, previous, sizeof previous - 1, 0) > 0) stopped_orphan_ = StopOrphanHaproxy(previous);
   NoteHaproxy(-1);
   return Status::OK();
 }
@@ -205,7 +200,13 @@ Result<pid_t> Gateway::SpawnHaproxy(pid_t previous) {
 Status Gateway::Start() {
   if (options_.services.empty()) return InvalidArgument("no service to serve: give --service NAME (one or more)");
   ABACUS_RETURN_IF_ERROR(TakeLock());
-  ABACUS_RETURN_IF_ERROR(CheckListenFree(options_.listen));
+  Status free = CheckListenFree(options_.listen);
+  // A HAProxy just stopped may hold its listener a moment longer (a loaded machine): 5 s more.
+  for (int i = 0; stopped_orphan_ && !free.ok() && i < 50; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    free = CheckListenFree(options_.listen);
+  }
+  ABACUS_RETURN_IF_ERROR(free);
   std::error_code ec;
   std::filesystem::create_directories(options_.run_dir, ec);
   if (ec) return Unavailable("cannot make " + options_.run_dir + ": " + ec.message());

@@ -119,6 +119,7 @@ class Gateway {
   RuntimeApi api_{""};
   LatencyListener latency_;  // HAProxy's per-request times (p99LatencyMs)
   int lock_fd_ = -1;
+  bool stopped_orphan_ = false;  // TakeLock stopped the HAProxy a killed predecessor left
   pid_t haproxy_pid_ = -1;
   std::atomic<bool> stopping_{false};
   std::atomic<int> changes_{0};
