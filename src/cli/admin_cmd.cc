@@ -58,6 +58,19 @@ int RunMigrate(const MigrateOptions& o) {
     }
     target_lock = std::move(*lock);
   }
+  // The source's too: a copy of a live store misses what its server writes meanwhile (the
+  // verification would only fail at the end), and no server may start on it during the copy.
+  std::unique_ptr<DataFolderLock> source_lock;
+  if (std::string folder = SqliteDataFolder(o.from);
+      !folder.empty() && std::filesystem::is_directory(folder) && folder != SqliteDataFolder(o.to)) {
+    auto lock = DataFolderLock::Acquire(folder, "admin migrate", "data folder",
+                                        "stop its server first: a copy of a live store misses what it writes meanwhile");
+    if (!lock.ok()) {
+      std::cerr << "error: --from: " << lock.status().message() << "\n";
+      return kExitRefused;
+    }
+    source_lock = std::move(*lock);
+  }
   auto from = OpenStore(o.from);
   if (!from.ok()) {
     std::cerr << "error: --from: " << from.status().ToString() << "\n";

@@ -42,7 +42,7 @@ struct AuditEntrySummary {
 struct AuditChainStatus {
   bool verified = false;  // false: not checked
   bool ok = false;
-  int64_t entries = 0;
+  int64_t entries = 0;  // checked, over the whole log; -1: not shown (a report for some tenants only)
   std::string reason;  // why it failed
 };
 

@@ -110,6 +110,7 @@ EvidenceSection InterventionSection(const EvidenceInput& in) {
 
 std::string ChainText(const AuditChainStatus& a) {
   if (!a.verified) return "not verified";
+  if (a.entries < 0) return a.ok ? "verified over the whole log, chain intact" : "BROKEN: " + a.reason;
   if (a.ok) return "verified: " + std::to_string(a.entries) + " entries, chain intact";
   return "BROKEN after checking " + std::to_string(a.entries) + " entries: " + a.reason;
 }

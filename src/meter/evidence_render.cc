@@ -52,8 +52,9 @@ nlohmann::ordered_json EvidenceJson(const Evidence& e, const EvidenceInput& in) 
   nlohmann::ordered_json summary = nlohmann::ordered_json::object();
   for (const auto& [fact, value] : e.summary) summary[fact] = value;
   j["summary"] = std::move(summary);
-  j["auditChain"] = {{"verified", in.audit_chain.verified}, {"ok", in.audit_chain.ok},
-                     {"entries", in.audit_chain.entries}, {"reason", in.audit_chain.reason}};
+  j["auditChain"] = {{"verified", in.audit_chain.verified}, {"ok", in.audit_chain.ok}};
+  if (in.audit_chain.entries >= 0) j["auditChain"]["entries"] = in.audit_chain.entries;
+  j["auditChain"]["reason"] = in.audit_chain.reason;
   nlohmann::ordered_json sections = nlohmann::ordered_json::array();
   for (const auto& s : e.sections) {
     nlohmann::ordered_json js;

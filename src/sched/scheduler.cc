@@ -561,9 +561,10 @@ bool Cycle::Attempt(WorkloadIndex w, bool at_head) {
       if (!o.placement_failed && o.quota.mode != FlavorMode::kPreempt && o.quota.mode != FlavorMode::kNoFit) continue;
       tried_preemption = true;
       auto memo_key = std::make_pair(wl.queue, o.flavors);
-      // A group with placement rules fails for reasons of its own, and reserved capacity searches
-      // every tree: neither is remembered nor skipped.
-      const bool ruled = HasRules(wl) || wl.reserved;
+      // A group with placement rules fails for reasons of its own, reserved capacity searches
+      // every tree, and non-preemptible work (it never borrows) fails where preemptible work of
+      // its queue would not: none is remembered nor skipped.
+      const bool ruled = HasRules(wl) || wl.reserved || !wl.preemptible;
       auto memo = ruled ? failed_searches_.end() : failed_searches_.find(memo_key);
       if (memo != failed_searches_.end() && SearchStillFails(TreeOf(wl.queue), memo->second) &&
           eff_prio_[w] <= memo->second.priority && memo->second.usage.FitsIn(o.usage)) {

@@ -325,7 +325,8 @@ Result<ControlPlane::ReportOutput> ControlPlane::Report(const std::string& kind,
     in.shortages = shortages;
     in.audit = audit;
     if (auto chain = governance_->VerifyAudit(); chain.ok()) {
-      in.audit_chain = {true, chain->ok, chain->checked, chain->reason};
+      // The chain is verified whole; its size is the whole cluster's activity, not one tenant's.
+      in.audit_chain = {true, chain->ok, visible ? -1 : chain->checked, chain->reason};
     }
     in.prices = prices;
     std::string format = q.format.empty() ? "md" : q.format;

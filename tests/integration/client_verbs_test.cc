@@ -199,6 +199,13 @@ TEST_F(ClientVerbsTest, SubmitterShownAndReportsScopedToTheCallersTenants) {
   ASSERT_EQ(evidence.code, 0) << evidence.err;
   EXPECT_FALSE(Contains(evidence.out, "b1")) << evidence.out;
   EXPECT_FALSE(Contains(evidence.out, "\"t2\"")) << evidence.out;
+  // The chain is verified whole, but its size (the whole cluster's activity) is not shown to one
+  // tenant (the probe of 2026-12-07); an admin sees it.
+  const json chain = json::parse(evidence.out, nullptr, false).value("auditChain", json::object());
+  EXPECT_EQ(chain.value("ok", false), true) << evidence.out;
+  EXPECT_FALSE(chain.contains("entries")) << chain.dump();
+  auto whole = Run({"report", "evidence", "-o", "json"});
+  EXPECT_TRUE(json::parse(whole.out, nullptr, false).value("auditChain", json::object()).contains("entries")) << whole.out;
   // A project member reads no report; the answer says who may.
   auto member = Run({"report", "usage"}, "alice");
   EXPECT_EQ(member.code, 1);

@@ -109,6 +109,14 @@ TEST_F(ContractTest, OneServerPerDataFolder) {
   CliResult migrate = RunBounded("admin migrate --from sqlite://" + Db() + " --to sqlite://" + Db() + ".copy");
   EXPECT_EQ(migrate.code, 1) << migrate.err;
   EXPECT_NE(migrate.err.find(in_use), std::string::npos) << migrate.err;
+  // Copying a live server's store elsewhere is refused too (the probe of 2026-12-07: it was
+  // allowed, and only the final verification would notice writes made meanwhile).
+  TempDir elsewhere;
+  CliResult copy = RunBounded("admin migrate --from sqlite://" + Db() + " --to sqlite://" + elsewhere.path() + "/copy.db");
+  EXPECT_EQ(copy.code, 1) << copy.err;
+  EXPECT_NE(copy.err.find("--from: data folder " + dir_.path() + " is in use by abacus pid " + pid + " (server)"),
+            std::string::npos)
+      << copy.err;
   // The first server still serves, alone.
   EXPECT_EQ(server_->Client().Post("/api/v1/workloads", Job("still-mine"), "application/yaml").status, 201);
 

@@ -121,12 +121,20 @@ async function main() {
   const deep = await fetch(`${url}/ui/workloads/anything`);
   check(deep.status === 200 && (await deep.text()) === html, 'SPA fallback: /ui/workloads/anything is index.html');
   check((await fetch(`${url}/api/v1/nodes`)).status === 401, 'the API still needs the token');
+  // A security team's first look: the page runs only its own scripts and is never framed.
+  const csp = index.headers.get('content-security-policy') || '';
+  check(/script-src 'self'/.test(csp) && /frame-ancestors 'none'/.test(csp), `Content-Security-Policy: ${csp}`);
+  check(index.headers.get('x-frame-options') === 'DENY', `X-Frame-Options: ${index.headers.get('x-frame-options')}`);
 
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
   const page = await context.newPage();
   const pageErrors = [];
   page.on('pageerror', (e) => pageErrors.push(e.message));
+  // Whatever the policy refuses shows as a console message: the dashboard must need nothing it refuses.
+  page.on('console', (m) => {
+    if (/Content Security Policy|Refused to/i.test(m.text())) pageErrors.push(m.text());
+  });
 
   // ---- log in: a wrong token is refused, the admin token lets us in
   step = 'login';
