@@ -14,6 +14,7 @@ PACKAGES=(
   dpkg-dev file  # make package: dpkg-shlibdeps, and `file` for CPack's ELF detection
   podman runc catatonit busybox-static  # real containers in tests (issue 24, docs/agent.md "Containers"): runc, not crun, on hybrid cgroup hosts; catatonit for --init; the test image is a busybox-static root filesystem
   zsh  # the package's zsh completion is loaded by a real zsh in its test
+  sqlite3  # the backup procedure of docs/operations.md (sqlite3 VACUUM INTO), run as written by its test
   prometheus  # promtool: `promtool check metrics` and `promtool test rules` in the tests (no daemon is started)
 )
 
