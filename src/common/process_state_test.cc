@@ -8,10 +8,31 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <string>
 #include <thread>
 
 namespace abacus {
 namespace {
+
+TEST(ProcessStateTest, AStatLineIsReadFromItsLastParenthesis) {
+  // A command name may hold spaces and parentheses: "(a) b (c)".
+  const std::string line = "4242 ((a) b (c)) S 1 4242 4242 0 -1 4194560 100 0 0 0 7 3 0 0 20 0 1 0 123456 1000 55 "
+                           "18446744073709551615";
+  auto stat = ParseProcStat(line);
+  ASSERT_TRUE(stat.has_value());
+  EXPECT_EQ(stat->state, 'S');
+  EXPECT_EQ(stat->utime, 7);
+  EXPECT_EQ(stat->stime, 3);
+  EXPECT_EQ(stat->start_time, 123456);
+  EXPECT_EQ(stat->rss_pages, 55);
+  EXPECT_FALSE(ParseProcStat("4242 (x) S 1 2 3").has_value());  // cut short
+  EXPECT_FALSE(ParseProcStat("4242 x S 1").has_value());         // no command name
+  EXPECT_FALSE(ParseProcStat(line.substr(0, line.find(" 7 3")) + " x 3 0 0 20 0 1 0 123456 1000 55 1").has_value());
+  auto self = ReadProcStat(::getpid());
+  ASSERT_TRUE(self.has_value());
+  EXPECT_GT(self->start_time, 0);
+  EXPECT_GT(self->rss_pages, 0);
+}
 
 TEST(ProcessStateTest, ALiveProcessIsNotExitedAndAReapedOneIs) {
   EXPECT_NE(ProcessState(::getpid()), '\0');

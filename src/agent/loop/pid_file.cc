@@ -8,6 +8,7 @@
 
 #include "common/file.h"
 #include "common/log.h"
+#include "common/process_state.h"
 
 namespace abacus::agent {
 
@@ -33,21 +34,8 @@ void RemovePidFile(const std::string& task_dir) {
 }
 
 long long ProcessStartTime(int pid) {
-  auto stat = ReadFile("/proc/" + std::to_string(pid) + "/stat", "process stat");
-  if (!stat.ok()) return -1;
-  size_t close = stat->rfind(')');
-  if (close == std::string::npos) return -1;
-  std::istringstream in(stat->substr(close + 1));
-  std::string field;
-  // After "(comm)" comes field 3 (state); the start time is field 22.
-  for (int i = 3; i <= 22; ++i) {
-    if (!(in >> field)) return -1;
-  }
-  try {
-    return std::stoll(field);
-  } catch (const std::exception&) {
-    return -1;
-  }
+  auto stat = ReadProcStat(pid);
+  return stat ? stat->start_time : -1;
 }
 
 std::vector<TaskStatus> KillOrphans(const std::string& tasks_dir, ProcessOs& os) {

@@ -11,9 +11,9 @@
 #include <fstream>
 
 #include "agent/command.h"
-#include "agent/discover/text.h"
 #include "common/log.h"
 #include "common/mutex.h"
+#include "common/process_state.h"
 #include "wire/task_phase.h"
 
 extern char** environ;
@@ -277,21 +277,12 @@ Result<CgroupUsage> ProcessRuntime::Usage(const std::string& task_id) const {
     pid = it->second.record.pid;
   }
   // No cgroup: the leader's own CPU time and resident memory from /proc/<pid>/stat.
-  auto stat = ReadFileToString("/proc/" + std::to_string(pid) + "/stat");
-  if (!stat.ok()) return Unavailable("no usage for task " + task_id);
-  size_t close = stat->rfind(')');
-  if (close == std::string::npos) return Unavailable("malformed /proc/" + std::to_string(pid) + "/stat");
-  auto fields = SplitWords(std::string_view(*stat).substr(close + 1));
-  // fields[0] is field 3 (state): utime = field 14, stime = 15, rss = 24.
-  long long utime = 0, stime = 0, rss = 0;
-  if (fields.size() < 22 || !ParseUint(fields[11], utime) || !ParseUint(fields[12], stime) ||
-      !ParseUint(fields[21], rss)) {
-    return Unavailable("malformed /proc/" + std::to_string(pid) + "/stat");
-  }
+  auto stat = ReadProcStat(pid);
+  if (!stat) return Unavailable("no usage for task " + task_id);
   long ticks = ::sysconf(_SC_CLK_TCK);
   CgroupUsage u;
-  u.cpu_usage_usec = (utime + stime) * 1'000'000 / (ticks > 0 ? ticks : 100);
-  u.memory_bytes = rss * ::sysconf(_SC_PAGESIZE);
+  u.cpu_usage_usec = (stat->utime + stat->stime) * 1'000'000 / (ticks > 0 ? ticks : 100);
+  u.memory_bytes = stat->rss_pages * ::sysconf(_SC_PAGESIZE);
   return u;
 }
 
