@@ -12,6 +12,8 @@
 #include <thread>
 
 #include "cli/client.h"
+#include "common/clock.h"
+#include "common/duration_parse.h"
 #include "cli/watch.h"
 #include "cli/output.h"
 #include "cli/verbs.h"
@@ -80,14 +82,23 @@ int RunDrain(const Connection& c, const DrainArgs& a) {
   ApiResponse r = api.Post("/api/v1/nodes/" + UrlEncode(a.node) + "/drain", body.dump(), "application/json");
   if (!r.ok()) return Fail(r);
   std::string state = Str(r.body, "schedulingState");
+  // What the server holds, not what was asked: a second drain may shorten the grace, never
+  // lengthen it (the probe of 2026-12-07: "grace 1h" printed while the first 10m still held).
+  std::string grace = "grace " + a.grace;
+  const int64_t deadline_us = r.body.value("cordon", json::object()).value("deadlineUs", int64_t{0});
+  if (deadline_us > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::seconds>(FromMicros(deadline_us) - SystemClock::Get().Now());
+    grace = "what must wait for the grace stops by " + FormatTime(FromMicros(deadline_us)) + ", in " +
+            FormatDurationSpec(std::max(left, std::chrono::seconds(0)));
+  }
   if (!a.wait || state == "Drained") {
     return Answer(c, r, "node " + a.node + " " + (state == "Drained" ? "drained" : "draining") +
-                            (state == "Drained" ? "" : " (grace " + a.grace + "; `abacus get nodes " + a.node +
+                            (state == "Drained" ? "" : " (" + grace + "; `abacus get nodes " + a.node +
                                                            "` shows Drained when nothing runs there)"));
   }
   // --wait: until the node is Drained (the drain goes on without us if interrupted). The nodes
   // list is watched (a long poll answers when a node changes), not polled.
-  if (c.output == "table") std::cout << "node " << a.node << " draining (grace " << a.grace << "); waiting\n" << std::flush;
+  if (c.output == "table") std::cout << "node " << a.node << " draining (" << grace << "); waiting\n" << std::flush;
   uint64_t version = 0;
   while (true) {
     ApiResponse changed = api.Get(WatchPath("/api/v1/nodes", version));

@@ -85,6 +85,8 @@ std::string Truncate(std::string s, size_t n) {
 
 // "16x H100-80G" per flavor the workload holds now (its placements' devices); "-" when none.
 std::string HeldDevices(const json& w) {
+  const std::string state = w.value("state", "");
+  if (state == "Succeeded" || state == "Failed" || state == "Cancelled") return "-";  // ended: holds nothing
   std::map<std::string, int64_t> milli;
   const json flavors = w.value("groupFlavors", json::array());
   for (const auto& p : w.value("placements", json::array())) {

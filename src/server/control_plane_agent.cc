@@ -373,9 +373,10 @@ Result<AssignmentBoard::Answer> ControlPlane::WaitAssignments(const std::string&
     const NodeRecord* n = ledger_.FindNode(node);
     if (n == nullptr || !n->agent) return NotFound("node '" + node + "' is not registered: register again");
   }
-  auto answer = board_->Wait(node, after, timeout);
-  TouchNode(node);
-  return answer;
+  // Heard when the poll arrived, not when it is answered: an agent frozen while its poll waited
+  // would otherwise look alive for the poll's whole wait (the probe of 2026-12-07: NotReady 23 s
+  // late, its fenced task billed until then). Its heartbeats keep it alive meanwhile.
+  return board_->Wait(node, after, timeout);
 }
 
 }  // namespace abacus::server

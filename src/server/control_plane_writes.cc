@@ -418,9 +418,9 @@ Result<Keyed<WorkloadView>> ControlPlane::Cancel(const std::string& id_or_name, 
     SettleRecord(kWorkloadKind, id);  // a working copy of what is durable
     const WorkloadRecord* r = ledger_.FindWorkload(id);
     if (!CanTransition(r->state, WorkloadState::kCancelled)) {
-      return done(FailedPrecondition("workload " + r->id + " is " + std::string(WorkloadStateName(r->state)) +
-                                     ": illegal workload transition " + std::string(WorkloadStateName(r->state)) +
-                                     " -> Cancelled"));
+      return done(FailedPrecondition("workload " + r->spec.name + " (" + r->id + ") is " +
+                                     (r->state == WorkloadState::kCancelled ? "already " : "") +
+                                     std::string(WorkloadStateName(r->state)) + ": nothing to cancel"));
     }
     WorkloadRecord copy = *r;
     copy.message = reason.empty() ? "cancelled by user" : "cancelled: " + reason;

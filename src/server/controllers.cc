@@ -2,6 +2,8 @@
 // and on a one-second tick, each workload with tasks on agent nodes is reconciled: its view
 // (record + task phases) and stored controller state go in, decisions come out and are applied
 // to the record in the same write batch as its events (docs/controllers.md §2).
+#include <algorithm>
+
 #include "common/log.h"
 #include "common/mutex.h"
 #include "control/controller.h"
@@ -167,6 +169,20 @@ bool AsksTemporaryQuota(const WorkloadRecord& r) {
   return e != nullptr && e->temporary_quota && r.waiting();
 }
 
+// When a workload that ends by its tasks' exits ended: its last task's exit as its agent saw it
+// (at most `now`), not when the server learned of it, which an outage of the server delays.
+// `now` when some task has no exit time (simulated nodes, lost tasks, a workload cancelled).
+Time TasksEndedAt(const WorkloadRecord& w, Time now) {
+  Time last{};
+  for (const PlacementRecord& p : w.placements) {
+    if (p.phase != "Exited" || ToMicros(p.finished_at) == 0) return now;
+    last = std::max(last, p.finished_at);
+  }
+  if (ToMicros(last) == 0) return now;
+  if (ToMicros(w.started_at) != 0) last = std::max(last, w.started_at);  // an agent's clock behind the server's
+  return std::min(last, now);
+}
+
 }  // namespace
 
 bool ControlPlane::HasAgentTasks(const WorkloadRecord& r) const {
@@ -299,7 +315,7 @@ bool ControlPlane::ApplyDecision(WorkloadRecord& w, const control::Decision& d,
           }
           if (!x.message.empty()) w.message = x.message;
           if (x.to == WorkloadState::kRunning && ToMicros(w.started_at) == 0) w.started_at = now;
-          if (IsTerminal(x.to)) w.finished_at = now;
+          if (IsTerminal(x.to)) w.finished_at = TasksEndedAt(w, now);
           if (x.to == WorkloadState::kFailed) w.failure_reason = x.reason;
           if (governance_ && (x.to == WorkloadState::kFailed || x.to == WorkloadState::kCancelled)) {
             decisions.push_back(DecisionRecord("controller/" + std::string(WorkloadKindName(w.spec.kind())),

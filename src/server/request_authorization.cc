@@ -74,6 +74,9 @@ Status AuthorizeWorkload(ControlPlane& cp, RequestContext& ctx, const std::strin
   bool everything = SeesEverything(who);
   std::function<bool(const Workload&)> visible;
   if (!everything) visible = [&who](const Workload& w) { return govern::MaySee(who, Resource::ForWorkload(w)); };
+  // The entry of a request for a workload not found names what was asked (the caller's own words).
+  ctx.object_kind = "workload";
+  ctx.object_name = id;
   ABACUS_ASSIGN_OR_RETURN(std::string resolved, cp.ResolveWorkload(id, visible));
   ctx.workload_id = resolved;
   if (everything && !ctx.audit) return Status::OK();

@@ -2,6 +2,8 @@
 // existed, and refused requests are not manual interventions.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "server_process.h"
 
 namespace abacus::testing {
@@ -57,6 +59,20 @@ TEST(CapacityTest, RefusedCancelsAreNotManualInterventions) {
   EXPECT_EQ(r.body["summary"]["Manual interventions"], "2") << r.body["summary"].dump();
   std::string text = Section(r.body, "interventions").value("text", "");
   EXPECT_NE(text.find("2 manual interventions by 1 person"), std::string::npos) << text;
+  // The refused ones are in the audit log, each naming what was asked (the probe of 2026-12-07:
+  // the 404's entry named no workload, so an auditor could not tell which id was tried).
+  auto audit = admin.Get("/api/v1/audit");
+  ASSERT_EQ(audit.status, 200);
+  int refused_404 = 0;
+  std::istringstream lines(audit.text);
+  for (std::string line; std::getline(lines, line);) {
+    json e = json::parse(line, nullptr, false);
+    if (!e.is_object() || e.value("result", "").rfind("404", 0) != 0) continue;
+    ++refused_404;
+    EXPECT_EQ(e["object"].value("name", ""), "no-such-workload") << line;
+    EXPECT_EQ(e["object"].value("kind", ""), "workload") << line;
+  }
+  EXPECT_EQ(refused_404, 1) << audit.text;
 }
 
 }  // namespace

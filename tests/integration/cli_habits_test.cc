@@ -3,6 +3,8 @@
 // `abacus version` and GET /api/v1/version, the "listening on" line, shell completion, a
 // validated --state, and -o wide|name|custom-columns.
 #include <gtest/gtest.h>
+
+#include <sstream>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -254,6 +256,22 @@ TEST_F(CliHabitsServerTest, StateFilterIsValidatedAndCaseInsensitive) {
                                     "Preempting, Requeued, Succeeded, Failed, Cancelled"))
       << unknown.err;
   EXPECT_EQ(unknown.out, "");
+}
+
+// DEVICES is what a workload holds now: a finished one holds nothing, wherever it ran (the probe
+// of 2026-12-07: a cancelled workload still showed its 16 GPUs).
+TEST_F(CliHabitsServerTest, OutputWideShowsNoDevicesForAFinishedWorkload) {
+  ASSERT_EQ(Run({"cancel", "llama-ft"}).code, 0);
+  auto wide = Run({"get", "workloads", "-o", "wide"});
+  ASSERT_EQ(wide.code, 0) << wide.err;
+  std::string row;
+  std::istringstream lines(wide.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (Contains(line, " llama-ft ")) row = line;
+  }
+  EXPECT_TRUE(Contains(row, "Cancelled")) << wide.out;
+  EXPECT_FALSE(Contains(row, "H100")) << row;
+  EXPECT_TRUE(Contains(row, "h100-a,h100-b")) << row;  // where it ran stays in NODES
 }
 
 TEST_F(CliHabitsServerTest, OutputWideNameAndCustomColumns) {

@@ -89,7 +89,9 @@ TEST_F(CliTest, ApplySubmitGetExplainCancel) {
   EXPECT_EQ(cancel.code, 0) << cancel.err;
   auto twice = Run({"cancel", "llama-ft"});
   EXPECT_EQ(twice.code, 1);
-  EXPECT_NE(twice.err.find("Cancelled -> Cancelled"), std::string::npos) << twice.err;
+  // Said plainly (the probe of 2026-12-07: "illegal workload transition Cancelled -> Cancelled").
+  EXPECT_NE(twice.err.find("workload llama-ft (wl-"), std::string::npos) << twice.err;
+  EXPECT_NE(twice.err.find(") is already Cancelled: nothing to cancel"), std::string::npos) << twice.err;
 
   // Several names at once (the probe of 2026-12-07: "The following arguments were not
   // expected"): each is cancelled, and one that fails does not stop the others.

@@ -164,5 +164,59 @@ TEST(QuotaRaceTest, ConcurrentSubmissionsNeverExceedQuota) {
   })) << pending.dump();
 }
 
+// The probe of 2026-12-07: a task that ended while the server was down was billed until the
+// restarted server learned of its exit (a 6 s job billed 10.5 s), and its workload's finishedAt
+// was that moment too. Its usage now closes, and its workload ends, when its agent saw it exit.
+TEST(DurabilityTest, ATaskThatEndsWhileTheServerIsDownIsBilledUntilItsExitNotUntilTheRestart) {
+  const int port = FreePort();
+  TempDir data;
+  ServerProcess server(data.path(), {"--listen", "127.0.0.1:" + std::to_string(port), "--heartbeat", "1"});
+  auto api = server.Client();
+  ASSERT_EQ(api.Post("/api/v1/apply", kAcmeOrg, "application/yaml").status, 200);
+  AgentProcess agent(server, "gpu-a", "gpu:nvidia:A100-80G:1:80Gi@cuda=12.4");
+  auto sub = api.Post("/api/v1/workloads",
+                      "kind: TrainingJob\nname: short\nproject: acme/ml\nqueue: train\nspec:\n"
+                      "  command: [\"sh\", \"-c\", \"sleep 2\"]\n  taskGroups:\n    - name: main\n      resources:\n"
+                      "        cpu: 1\n        memory: 1Gi\n        accelerators: {flavor: gpu/nvidia/A100-80G, count: 1}\n",
+                      "application/yaml");
+  ASSERT_EQ(sub.status, 201) << sub.text;
+  const std::string id = sub.body["items"][0]["id"];
+  ASSERT_TRUE(WaitFor([&] { return api.Get("/api/v1/workloads/" + id).body.value("state", "") == "Running"; }))
+      << api.Get("/api/v1/workloads/" + id).text;
+  server.Kill9();
+  std::this_thread::sleep_for(std::chrono::seconds(7));  // the task ends meanwhile, 2 s in
+  server.Start();  // on the same address: the agent finds it again and reports the exit
+  api = server.Client();
+  json w;
+  ASSERT_TRUE(WaitFor([&] {
+    w = api.Get("/api/v1/workloads/" + id).body;
+    return w.value("state", "") == "Succeeded";
+  }, std::chrono::seconds(30))) << w.dump();
+  ASSERT_EQ(w["placements"].size(), 1u) << w.dump();
+  const int64_t exited = w["placements"][0].value("finishedUs", int64_t{0});
+  ASSERT_GT(exited, 0) << w.dump();
+  EXPECT_EQ(w.value("finishedUs", int64_t{0}), exited) << w.dump();
+  // Its usage interval, as stored.
+  FILE* p = ::popen(("sqlite3 -readonly " + data.path() + "/abacus.db \"SELECT json FROM objects WHERE kind = 'usage'\"").c_str(),
+                    "r");
+  ASSERT_NE(p, nullptr);
+  std::string rows;
+  char buf[4096];
+  while (fgets(buf, sizeof buf, p) != nullptr) rows += buf;
+  ::pclose(p);
+  int found = 0;
+  std::istringstream lines(rows);
+  for (std::string line; std::getline(lines, line);) {
+    json iv = json::parse(line, nullptr, false);
+    if (!iv.is_object() || iv.value("workload", "") != id) continue;
+    ++found;
+    const int64_t start = iv.value("startUs", int64_t{0}), end = iv.value("endUs", int64_t{0});
+    EXPECT_EQ(end, exited) << line;
+    // About the task's 2 s (from its admission), not the 7 s outage on top.
+    EXPECT_LT(end - start, 5'000'000) << line;
+  }
+  EXPECT_EQ(found, 1) << rows;
+}
+
 }  // namespace
 }  // namespace abacus::testing

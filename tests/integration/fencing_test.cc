@@ -195,11 +195,30 @@ TEST(FencingTest, AStoppedAgentsTaskIsFencedByItsWatcherBeforeTheWorkRunsAgain) 
   pid_t pid = 0;
   ASSERT_TRUE(WaitFor([&] { return (pid = std::atoi(ReadFile(marks.path() + "/pid").c_str())) > 0; }));
   ASSERT_TRUE(GroupRuns(pid));
+  const int64_t stopped_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   ASSERT_EQ(agent->Signal(SIGSTOP, /*wait=*/false), 0);
+  // New work for the still-Ready node answers the assignments poll the agent sent before it froze.
+  // That answer is no sign of life (the probe of 2026-12-07: it kept a frozen agent's node Ready
+  // 23 s longer, its lastHeartbeat after the freeze).
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  auto extra = server.Client().Post(
+      "/api/v1/workloads",
+      "kind: TrainingJob\nname: extra\nproject: acme/ml\nqueue: train\nspec:\n  command: [\"sleep\", \"600\"]\n"
+      "  taskGroups:\n    - name: main\n      resources:\n        cpu: 1\n        memory: 1Gi\n"
+      "        accelerators: {flavor: gpu/nvidia/A100-80G, count: 1}\n",
+      "application/yaml");
+  ASSERT_EQ(extra.status, 201) << extra.text;
   // The watcher fences it: checkpoint signal, the group gone, while the agent stays stopped.
   ASSERT_TRUE(WaitFor([&] { return ReadFile(runs).find("checkpointed " + std::to_string(pid)) != std::string::npos; }))
       << "the task of the stopped agent got no checkpoint signal: " << ReadFile(runs);
   EXPECT_TRUE(WaitFor([&] { return !GroupRuns(pid); })) << "task group " << pid << " outlived its stopped agent";
+  json node;
+  ASSERT_TRUE(WaitFor([&] {
+    node = server.Client().Get("/api/v1/nodes/gpu-a").body;
+    return node.value("state", "") == "NotReady";
+  }, std::chrono::seconds(40))) << node.dump();
+  EXPECT_LT(node.value("lastHeartbeatUs", int64_t{0}), stopped_us + 1'000'000) << node.dump();
   // The work runs again once, on another node, after the first run ended.
   AgentProcess spare(server, "gpu-b", "gpu:nvidia:A100-80G:2:80Gi@cuda=12.4");
   ASSERT_TRUE(WaitFor([&] { return Lines(runs).size() >= 3; }, std::chrono::seconds(40))) << ReadFile(runs);

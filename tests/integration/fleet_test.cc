@@ -105,6 +105,13 @@ TEST_F(FleetTest, CordonAndDrainSimulatedNodeSurviveRestart) {
   auto drain = Run({"drain", "sim-a", "--grace", "1h"});
   ASSERT_EQ(drain.code, 0) << drain.err;
   EXPECT_NE(drain.out.find("draining"), std::string::npos) << drain.out;
+  EXPECT_NE(drain.out.find(", in 59m"), std::string::npos) << drain.out;  // what is left of the hour
+  // A second drain never lengthens the grace, and says what holds (the probe of 2026-12-07: it
+  // printed "grace 2h" while the first hour held).
+  auto longer = Run({"drain", "sim-a", "--grace", "2h"});
+  ASSERT_EQ(longer.code, 0) << longer.err;
+  EXPECT_EQ(longer.out.find("grace 2h"), std::string::npos) << longer.out;
+  EXPECT_NE(longer.out.find(", in 59m"), std::string::npos) << longer.out;
   ASSERT_TRUE(WaitFor([&] { return StateIs("spot-1", "Requeued"); }));
   EXPECT_EQ(Workload("spot-1").value("requeueReason", ""), "Drained");
   EXPECT_EQ(Workload("spot-1").value("requeues", 0), 1);

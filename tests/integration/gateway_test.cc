@@ -94,19 +94,6 @@ class Load {
   std::vector<std::thread> workers_;
 };
 
-// A loopback port nothing listens on now (bound to port 0, read, closed).
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
 class GatewayTest : public ::testing::Test {
  protected:
   void SetUp() override {

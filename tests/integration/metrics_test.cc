@@ -177,19 +177,6 @@ TEST(MetricsTest, InventoryQuotasAndPendingWorkAnswerAnOperatorsQuestions) {
   EXPECT_EQ(rc, 0) << said;
 }
 
-// A free loopback port (bound and released; Prometheus takes it next).
-int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
 // A real Prometheus (the Debian package's binary, on loopback, started here) scrapes a real
 // server with a token and evaluates the shipped rules: inadmissible work raises
 // AbacusInadmissibleWork (pending for its 15 minutes), and the scrape is up.

@@ -3,7 +3,10 @@
 #include "cli/tls_transport.h"
 #include "server/server_test_util.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/prctl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -39,6 +42,18 @@ std::string ReadFile(const std::string& path) {
   std::stringstream buf;
   buf << in.rdbuf();
   return buf.str();
+}
+
+int FreePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
 }
 
 std::string SourcePath(const std::string& relative) { return std::string(ABACUS_SOURCE_DIR) + "/" + relative; }
@@ -101,7 +116,11 @@ int StopChild(pid_t& pid, int sig);
 void ServerProcess::Start() {
   std::string url_file = data_ + "/server.url";
   std::filesystem::remove(url_file);
-  std::vector<std::string> args = {ABACUS_BINARY, "server", "--data", data_, "--listen", "127.0.0.1:0"};
+  std::vector<std::string> args = {ABACUS_BINARY, "server", "--data", data_};
+  // Any free port, unless the test names an address (a restart its agents must find again).
+  if (std::find(extra_.begin(), extra_.end(), "--listen") == extra_.end()) {
+    args.insert(args.end(), {"--listen", "127.0.0.1:0"});
+  }
   // 24 HTTP workers (not the default 96) unless the test names a number itself: many servers run
   // at once in the suite.
   if (std::find(extra_.begin(), extra_.end(), "--http-threads") == extra_.end()) {

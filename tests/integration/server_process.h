@@ -100,6 +100,10 @@ CliResult RunProgram(const std::string& binary, const std::vector<std::string>& 
 
 std::string ReadFile(const std::string& path);
 
+// A loopback port nothing listens on now (bound to port 0, read, closed): for a process the test
+// starts next on a known address (Prometheus, a gateway, a server restarted where its agents are).
+int FreePort();
+
 // A simulated node as the example org's training queue uses it: 8 gpu/nvidia/H100-80G in NVLink
 // domain nv0 (cuda 12.4, driver 550.54), pool train-a100, 128 cores, 1Ti; POST it to /api/v1/nodes.
 nlohmann::json H100Node(const std::string& name);
