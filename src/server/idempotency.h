@@ -47,12 +47,19 @@ class IdempotentWrite {
  public:
   // `store` must outlive this; `ttl`: how long a stored answer is replayed.
   IdempotentWrite(Store& store, IdempotentRequest request, Duration ttl);
+  // Lets the next request with the same (user, key) in this process go on (see Check).
+  ~IdempotentWrite();
+  IdempotentWrite(const IdempotentWrite&) = delete;
+  IdempotentWrite& operator=(const IdempotentWrite&) = delete;
 
   const IdempotentRequest& request() const { return request_; }
   // The store key of this request's record (user and key); empty when unkeyed.
   std::string store_key() const;
 
-  // Looks (user, key) up at `now`: true when the key was used for this same route and digest
+  // Looks (user, key) up at `now`, after waiting (at most 30 s) for a request with the same user
+  // and key in flight in this process to be done with it, so that concurrent repeats replay the
+  // first answer instead of racing its change (each request holds its key from its first Check
+  // until it is destroyed): true when the key was used for this same route and digest
   // and has not expired (first_answer() then holds that request's answer); FailedPrecondition
   // naming the key when it was used for another route or body; false when it is new or expired
   // (or the request is unkeyed). InvalidArgument for a malformed key.
@@ -79,6 +86,7 @@ class IdempotentWrite {
   IdempotentRequest request_;
   Duration ttl_;
   int64_t version_ = 0;  // the stored record's version when expired (to overwrite); 0: none
+  bool holds_key_ = false;  // this request holds its key among the requests in flight
   nlohmann::json first_answer_;
   std::optional<nlohmann::json> staged_;
 };
