@@ -11,6 +11,7 @@
 #include "cli/number_flags.h"
 #include "cli/submit.h"
 #include "cli/verbs.h"
+#include "model/quantity.h"
 
 namespace abacus::cli {
 namespace {
@@ -18,7 +19,10 @@ namespace {
 using nlohmann::json;
 
 struct RunOptions {
-  std::string name, queue, project, kind = "TrainingJob", gpus, cpu, memory, image, priority_class, max_runtime;
+  // cpu and memory: what a quick job gets unless it says (the spec requires both; sbatch gives one
+  // CPU by default too).
+  std::string name, queue, project, kind = "TrainingJob", gpus, cpu = "1", memory = "2Gi", image, priority_class,
+                                                                   max_runtime;
   int replicas = 1;
   int tasks = 0;  // BatchJob: array tasks
   std::vector<std::string> env, labels, command;
@@ -41,6 +45,15 @@ bool KeyValues(const std::vector<std::string>& entries, const std::string& flag,
 
 // Returns the workload document `abacus run` submits for `o`, or null with the problem printed.
 json RunDocument(const RunOptions& o) {
+  // A bad amount is named by its flag, not by a line of the generated document.
+  for (const auto& [flag, value] : {std::pair<const char*, const std::string&>{"--cpu", o.cpu}, {"--memory", o.memory}}) {
+    auto q = Quantity::Parse(value);
+    if (!q.ok() || q->milli() <= 0) {
+      std::cerr << "error: " << flag << " '" << value << "': expected " << (std::string(flag) == "--cpu" ? "cores, e.g. 4 or 2500m" : "bytes, e.g. 16Gi or 512Mi")
+                << "\n";
+      return nullptr;
+    }
+  }
   json resources = json::object();
   if (!o.cpu.empty()) resources["cpu"] = o.cpu;
   if (!o.memory.empty()) resources["memory"] = o.memory;
@@ -101,8 +114,8 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str()
       ->check(CLI::IsMember({"TrainingJob", "BatchJob", "Experiment", "Evaluation", "InferenceService"}));
   cmd->add_option("--gpus", o->gpus, "accelerators per task, FLAVOR:COUNT (gpu/nvidia/A100-80G:2, npu/huawei/910B:8)");
-  cmd->add_option("--cpu", o->cpu, "cores per task (4, 2500m)");
-  cmd->add_option("--memory", o->memory, "memory per task (16Gi)");
+  cmd->add_option("--cpu", o->cpu, "cores per task (4, 2500m)")->capture_default_str();
+  cmd->add_option("--memory", o->memory, "memory per task (16Gi)")->capture_default_str();
   cmd->add_option("--replicas", o->replicas, "tasks of the group (a gang for TrainingJob)")
       ->capture_default_str()
       ->check(AtLeast(1));

@@ -96,8 +96,10 @@ TEST_F(ClientVerbsTest, RunSubmitsAJobFromFlagsThroughSubmitsPath) {
   EXPECT_TRUE(Contains(bad_queue.err, "nope")) << bad_queue.err;
   auto bad_cpu =
       Run({"run", "x", "--queue", "q1", "--project", "t1/p1", "--cpu", "lots", "--memory", "1Gi", "--", "true"});
-  EXPECT_EQ(bad_cpu.code, 1);
-  EXPECT_TRUE(Contains(bad_cpu.err, "abacus run")) << bad_cpu.err;  // named like a file: SOURCE:LINE: field
+  // A bad amount is named by its flag (the probe of 2026-12-07: "abacus run:17", a line of a
+  // document the user never saw).
+  EXPECT_EQ(bad_cpu.code, 2);
+  EXPECT_TRUE(Contains(bad_cpu.err, "--cpu 'lots': expected cores")) << bad_cpu.err;
   auto bad_gpus = Run({"run", "x", "--queue", "q1", "--project", "t1/p1", "--gpus", "gpu/nvidia/A100-80G:two", "--",
                        "true"});
   EXPECT_EQ(bad_gpus.code, 2);
@@ -106,7 +108,14 @@ TEST_F(ClientVerbsTest, RunSubmitsAJobFromFlagsThroughSubmitsPath) {
   EXPECT_EQ(no_command.code, 2);
   auto help = RunCli({"run", "--help"});
   EXPECT_TRUE(Contains(help.out, "Examples: abacus run llama-ft")) << help.out;
-  EXPECT_EQ(Workloads().size(), 1u);
+  // Without --cpu and --memory (cli.md's own example): one core and 2Gi, as the help says.
+  auto plain = Run({"run", "plain", "--queue", "q1", "--project", "t1/p1", "--", "true"}, "alice");
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  auto p = server_->Client().Get("/api/v1/workloads/plain");
+  EXPECT_EQ(p.body["spec"]["spec"]["taskGroups"][0]["resources"]["cpu"], "1") << p.text;
+  EXPECT_EQ(p.body["spec"]["spec"]["taskGroups"][0]["resources"]["memory"], "2Gi") << p.text;
+  EXPECT_TRUE(Contains(help.out, "--cpu TEXT=1")) << help.out;
+  EXPECT_EQ(Workloads().size(), 2u);
 }
 
 TEST_F(ClientVerbsTest, DryRunsCheckExplainAndStoreNothing) {
