@@ -118,6 +118,15 @@ Result<Keyed<SubmitView>> ControlPlane::Submit(std::string_view body, bool json_
   if (!dry_run) {
     ABACUS_ASSIGN_OR_RETURN(std::optional<json> replay, BeginKeyed(request, &keyed, context));
     if (replay) return Keyed<SubmitView>{{}, std::move(replay)};
+    // A concurrent repeat waits for the first to be done, then replays its answer (it would
+    // otherwise race it past the lookup and be refused "already exists").
+    if (keyed->HoldKeyInFlight()) {
+      ABACUS_ASSIGN_OR_RETURN(bool repeat, keyed->Check(clock_.Now()));
+      if (repeat) {
+        NoteRequestReplayed(context, request.key);
+        return Keyed<SubmitView>{{}, keyed->first_answer()};
+      }
+    }
   }
   ParsedDocuments parsed = ParseBody(body, json_body, filename);
   Diagnostics& diags = parsed.diagnostics;

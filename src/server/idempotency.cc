@@ -90,10 +90,15 @@ IdempotentWrite::~IdempotentWrite() {
   if (holds_key_) KeysInFlight::Get().Release(store_key());
 }
 
+bool IdempotentWrite::HoldKeyInFlight() {
+  if (!request_.keyed() || !ValidateIdempotencyKey(request_.key).ok()) return false;
+  if (!holds_key_) holds_key_ = KeysInFlight::Get().Take(store_key(), std::chrono::seconds(30));
+  return holds_key_;
+}
+
 Result<bool> IdempotentWrite::Check(Time now) {
   if (!request_.keyed()) return false;
   ABACUS_RETURN_IF_ERROR(ValidateIdempotencyKey(request_.key));
-  if (!holds_key_) holds_key_ = KeysInFlight::Get().Take(store_key(), std::chrono::seconds(30));
   version_ = 0;
   ABACUS_ASSIGN_OR_RETURN(auto found, store_.Get(kIdempotencyKind, StoreKey(request_.user, request_.key)));
   if (!found) return false;

@@ -56,10 +56,14 @@ class IdempotentWrite {
   // The store key of this request's record (user and key); empty when unkeyed.
   std::string store_key() const;
 
-  // Looks (user, key) up at `now`, after waiting (at most 30 s) for a request with the same user
-  // and key in flight in this process to be done with it, so that concurrent repeats replay the
-  // first answer instead of racing its change (each request holds its key from its first Check
-  // until it is destroyed): true when the key was used for this same route and digest
+  // For a change made off the scheduling loop (a submission): waits (at most 30 s) until no
+  // other request of this process holds (user, key), then holds it until this is destroyed. A
+  // Check after it sees what a concurrent repeat committed, so repeats replay the first answer
+  // instead of racing its change. False when unkeyed or when the wait timed out. (Changes made
+  // on the loop need none: the loop runs them one after another and checks again there.)
+  bool HoldKeyInFlight();
+
+  // Looks (user, key) up at `now`: true when the key was used for this same route and digest
   // and has not expired (first_answer() then holds that request's answer); FailedPrecondition
   // naming the key when it was used for another route or body; false when it is new or expired
   // (or the request is unkeyed). InvalidArgument for a malformed key.
