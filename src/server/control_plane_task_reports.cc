@@ -127,10 +127,14 @@ void ControlPlane::CommitReconciledOnLoop(std::map<std::string, WorkloadRecord> 
   std::vector<govern::AuditRecord> decisions;  // committed with the batch
   for (auto& [id, w] : next) {
     std::vector<std::pair<std::string, json>> events;
+    std::vector<PlacementRecord> ended_parts;  // as they ended, before the controller removes any
+    for (const PlacementRecord& p : w.placements) {
+      if (TaskEnded(p)) ended_parts.push_back(p);
+    }
     bool decided = RunController(w, events, batch, decisions, now);
     if (touched.count(id) == 0 && !decided) continue;
     puts.push_back(batch.PutJson(kWorkloadKind, w.id, ToJson(w), w.version).LastOp());
-    usage_->Stage(ledger_.FindWorkload(id), w, batch, now);
+    usage_->Stage(ledger_.FindWorkload(id), w, batch, now, &ended_parts);
     for (const json& e : ended[id]) batch.AppendEventJson(kWorkloadKind, w.id, "TaskEnded", e, now);
     for (auto& [type, details] : events) batch.AppendEventJson(kWorkloadKind, w.id, type, details, now);
     changed.push_back(id);

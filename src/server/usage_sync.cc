@@ -44,6 +44,19 @@ std::map<std::string, const PlacementRecord*> Allocations(const WorkloadRecord& 
   return out;
 }
 
+// Why one task stopped holding while its workload holds on, from its placement as it ended (null:
+// it had not ended): its exit (Succeeded, Failed), its node (NodeLost), else the server took it
+// away (ScaledDown: a scale-down, a replica moved, a slot stopped).
+meter::EndReason PartEndReason(const PlacementRecord* p) {
+  if (p == nullptr) return meter::EndReason::kScaledDown;
+  if (p->phase == "Exited" && !p->stop_requested) {
+    return p->exit_code == 0 && p->signal == 0 && !p->oom_killed ? meter::EndReason::kSucceeded
+                                                                 : meter::EndReason::kFailed;
+  }
+  if (p->phase == "Lost") return p->lost_reason == "DeviceError" ? meter::EndReason::kFailed : meter::EndReason::kNodeLost;
+  return meter::EndReason::kScaledDown;
+}
+
 // When `task` of `after` stopped holding: the time its agent saw its process exit, for a task
 // that exited (within [start, now]: an agent's clock ahead of the server's bills no future), else
 // `now`, when the server released it. A report held up while the server was down would otherwise
@@ -69,15 +82,27 @@ Result<std::unique_ptr<UsageSync>> UsageSync::Open(Store& store, const Clock& cl
   return sync;
 }
 
-void UsageSync::Stage(const WorkloadRecord* before, const WorkloadRecord& after, WriteBatch& batch, Time now) {
+void UsageSync::Stage(const WorkloadRecord* before, const WorkloadRecord& after, WriteBatch& batch, Time now,
+                      const std::vector<PlacementRecord>* ended) {
   auto had = before != nullptr ? Allocations(*before) : std::map<std::string, const PlacementRecord*>{};
   auto has = Allocations(after);
   for (const auto& [task, p] : had) {
     if (has.count(task) != 0 || !usage_->IsOpen(task)) continue;
     std::optional<meter::UsageInterval> open = usage_->FindOpen(task);
     const Time end = ReleasedAt(after, task, open ? open->start : now, now);
-    Status st = usage_->StageClose(task, end, after.holds_quota() ? meter::EndReason::kScaledDown : EndReasonFor(after),
-                                   batch);
+    // One task of a workload that holds on: why that task ended (a BatchJob's part that
+    // succeeded is not "scaled down"); the workload's reason once it holds nothing.
+    meter::EndReason reason = EndReasonFor(after);
+    if (after.holds_quota()) {
+      const PlacementRecord* last = nullptr;
+      if (ended != nullptr) {
+        for (const PlacementRecord& q : *ended) {
+          if (TaskIdOf(after, q) == task) last = &q;
+        }
+      }
+      reason = PartEndReason(last);
+    }
+    Status st = usage_->StageClose(task, end, reason, batch);
     if (!st.ok()) ABACUS_LOG_WARN("usage of {}: {}", task, st.ToString());
     if (st.ok() && open) shares_.Close(*open, end);
   }

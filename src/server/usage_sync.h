@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/status.h"
@@ -31,8 +32,11 @@ class UsageSync {
 
   // Stages into `batch` the intervals the change of a workload from `before` (null: none) to
   // `after` closes (allocations it no longer holds, with the reason it ended) and opens (new
-  // allocations, from its admission), at `now`.
-  void Stage(const WorkloadRecord* before, const WorkloadRecord& after, WriteBatch& batch, Time now);
+  // allocations, from its admission), at `now`. `ended` (optional): its tasks that had ended
+  // before the change removed them (a BatchJob's slot released after its task succeeded), for
+  // the reason each one's interval closes with while the workload holds on.
+  void Stage(const WorkloadRecord* before, const WorkloadRecord& after, WriteBatch& batch, Time now,
+             const std::vector<PlacementRecord>* ended = nullptr);
   // A batch Stage staged into was not committed: what was staged and counted is undone by
   // reloading from the store.
   void CommitFailed();

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <vector>
+
 #include "store/memory_store.h"
 
 namespace abacus::server {
@@ -130,6 +133,83 @@ TEST_F(UsageSyncTest, ATaskPlacedAfterTheAdmissionHoldsFromItsOwnPlacement) {
     }
   }
   EXPECT_EQ(opened_now, 2);
+}
+
+// The probe of 2026-12-07: a task that ended while the server was down was billed until the
+// server learned of it. A task that exited closes at its exit as its agent saw it (never after
+// now, never before the interval's start).
+TEST_F(UsageSyncTest, ATaskThatExitedClosesAtItsExitNotWhenTheServerLearnedOfIt) {
+  const Time admitted = clock_.Now();
+  ledger_.PutWorkload(Running("wl-1", admitted));
+  auto sync = UsageSync::Open(store_, clock_, ledger_, 24h);
+  ASSERT_TRUE(sync.ok());
+  clock_.Advance(60s);  // the report comes a minute late
+  WorkloadRecord before = *ledger_.FindWorkload("wl-1");
+  WorkloadRecord after = before;
+  after.state = WorkloadState::kSucceeded;
+  after.placements[0].phase = "Exited";
+  after.placements[0].finished_at = admitted + 10s;
+  WriteBatch batch;
+  (*sync)->Stage(&before, after, batch, clock_.Now());
+  ASSERT_TRUE(store_.Commit(batch).ok());
+  std::vector<meter::UsageInterval> stored = Stored();
+  ASSERT_EQ(stored.size(), 1u);
+  ASSERT_FALSE(stored[0].open());
+  EXPECT_EQ(*stored[0].end, admitted + 10s);
+  EXPECT_EQ(stored[0].end_reason, meter::EndReason::kSucceeded);
+}
+
+TEST_F(UsageSyncTest, AnExitTimeAfterNowClosesAtNow) {
+  ledger_.PutWorkload(Running("wl-1", clock_.Now()));
+  auto sync = UsageSync::Open(store_, clock_, ledger_, 24h);
+  ASSERT_TRUE(sync.ok());
+  clock_.Advance(5s);
+  WorkloadRecord before = *ledger_.FindWorkload("wl-1");
+  WorkloadRecord after = before;
+  after.state = WorkloadState::kFailed;
+  after.placements[0].phase = "Exited";
+  after.placements[0].finished_at = clock_.Now() + 1h;  // an agent's clock far ahead
+  WriteBatch batch;
+  (*sync)->Stage(&before, after, batch, clock_.Now());
+  ASSERT_TRUE(store_.Commit(batch).ok());
+  std::vector<meter::UsageInterval> stored = Stored();
+  ASSERT_EQ(stored.size(), 1u);
+  EXPECT_EQ(*stored[0].end, clock_.Now());
+}
+
+// A part of a workload that holds on (a BatchJob's slot released after its task ended) closes
+// with that task's own end, not "ScaledDown" (the probe of 2026-12-07).
+TEST_F(UsageSyncTest, APartReleasedAfterItsTaskEndedClosesWithThatEnd) {
+  WorkloadRecord running = Running("wl-1", clock_.Now());
+  for (int r = 1; r <= 3; ++r) {
+    PlacementRecord p = running.placements[0];
+    p.replica = r;
+    running.placements.push_back(p);
+  }
+  ledger_.PutWorkload(running);
+  auto sync = UsageSync::Open(store_, clock_, ledger_, 24h);
+  ASSERT_TRUE(sync.ok());
+  clock_.Advance(30s);
+  WorkloadRecord before = *ledger_.FindWorkload("wl-1");
+  std::vector<PlacementRecord> ended;
+  for (int r = 1; r <= 3; ++r) ended.push_back(before.placements[r]);
+  ended[0].phase = "Exited";  // replica 1 succeeded
+  ended[1].phase = "Exited";  // replica 2 failed
+  ended[1].exit_code = 3;
+  ended[2].phase = "Lost";    // replica 3 was on a lost node
+  ended[2].lost_reason = "NodeLost";
+  WorkloadRecord after = before;
+  after.placements.resize(1);  // the slots are released; replica 0 runs on
+  WriteBatch batch;
+  (*sync)->Stage(&before, after, batch, clock_.Now(), &ended);
+  ASSERT_TRUE(store_.Commit(batch).ok());
+  std::map<std::string, meter::EndReason> reasons;
+  for (const auto& iv : Stored()) reasons[iv.task_id] = iv.end_reason;
+  ASSERT_EQ(reasons.size(), 4u);
+  std::vector<meter::EndReason> got;
+  for (const auto& [task, reason] : reasons) got.push_back(reason);
+  EXPECT_EQ(got, (std::vector<meter::EndReason>{meter::EndReason::kOpen, meter::EndReason::kSucceeded,
+                                                meter::EndReason::kFailed, meter::EndReason::kNodeLost}));
 }
 
 }  // namespace
