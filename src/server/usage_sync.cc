@@ -57,16 +57,28 @@ meter::EndReason PartEndReason(const PlacementRecord* p) {
   return meter::EndReason::kScaledDown;
 }
 
-// When `task` of `after` stopped holding: the time its agent saw its process exit, for a task
-// that exited (within [start, now]: an agent's clock ahead of the server's bills no future), else
-// `now`, when the server released it. A report held up while the server was down would otherwise
-// bill the outage to the task's tenant (the probe of 2026-12-07: a 6 s job billed 10.5 s).
-Time ReleasedAt(const WorkloadRecord& after, const std::string& task, Time start, Time now) {
+// The placement of `task` as it ended: in `after` when it is still there, else among `ended`
+// (the change removed it); null when it had not ended.
+const PlacementRecord* EndedAs(const WorkloadRecord& after, const std::string& task,
+                               const std::vector<PlacementRecord>* ended) {
   for (const PlacementRecord& p : after.placements) {
-    if (p.phase != "Exited" || ToMicros(p.finished_at) == 0 || TaskIdOf(after, p) != task) continue;
-    return std::clamp(p.finished_at, std::min(start, now), now);
+    if (TaskEnded(p) && TaskIdOf(after, p) == task) return &p;
   }
-  return now;
+  if (ended != nullptr) {
+    for (const PlacementRecord& p : *ended) {
+      if (TaskIdOf(after, p) == task) return &p;
+    }
+  }
+  return nullptr;
+}
+
+// When a task stopped holding: the time its agent saw its process exit, for a task that exited
+// (within [start, now]: an agent's clock ahead of the server's bills no future), else `now`, when
+// the server released it. A report held up while the server was down would otherwise bill the
+// outage to the task's tenant (the probe of 2026-12-07: a 6 s job billed 10.5 s).
+Time ReleasedAt(const PlacementRecord* ended_as, Time start, Time now) {
+  if (ended_as == nullptr || ended_as->phase != "Exited" || ToMicros(ended_as->finished_at) == 0) return now;
+  return std::clamp(ended_as->finished_at, std::min(start, now), now);
 }
 
 }  // namespace
@@ -89,19 +101,11 @@ void UsageSync::Stage(const WorkloadRecord* before, const WorkloadRecord& after,
   for (const auto& [task, p] : had) {
     if (has.count(task) != 0 || !usage_->IsOpen(task)) continue;
     std::optional<meter::UsageInterval> open = usage_->FindOpen(task);
-    const Time end = ReleasedAt(after, task, open ? open->start : now, now);
+    const PlacementRecord* ended_as = EndedAs(after, task, ended);
+    const Time end = ReleasedAt(ended_as, open ? open->start : now, now);
     // One task of a workload that holds on: why that task ended (a BatchJob's part that
     // succeeded is not "scaled down"); the workload's reason once it holds nothing.
-    meter::EndReason reason = EndReasonFor(after);
-    if (after.holds_quota()) {
-      const PlacementRecord* last = nullptr;
-      if (ended != nullptr) {
-        for (const PlacementRecord& q : *ended) {
-          if (TaskIdOf(after, q) == task) last = &q;
-        }
-      }
-      reason = PartEndReason(last);
-    }
+    const meter::EndReason reason = after.holds_quota() ? PartEndReason(ended_as) : EndReasonFor(after);
     Status st = usage_->StageClose(task, end, reason, batch);
     if (!st.ok()) ABACUS_LOG_WARN("usage of {}: {}", task, st.ToString());
     if (st.ok() && open) shares_.Close(*open, end);

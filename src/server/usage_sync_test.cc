@@ -37,6 +37,22 @@ class UsageSyncTest : public ::testing::Test {
     EXPECT_TRUE(all.ok()) << all.status().ToString();
     return all.ok() ? *all : std::vector<meter::UsageInterval>{};
   }
+  // Runs wl-1 from now; `elapsed` later stages and commits its end in `state`, its task having
+  // exited at `exited` as its agent saw it.
+  void ExitAfter(Duration elapsed, WorkloadState state, Time exited) {
+    ledger_.PutWorkload(Running("wl-1", clock_.Now()));
+    auto sync = UsageSync::Open(store_, clock_, ledger_, 24h);
+    ASSERT_TRUE(sync.ok());
+    clock_.Advance(elapsed);
+    WorkloadRecord before = *ledger_.FindWorkload("wl-1");
+    WorkloadRecord after = before;
+    after.state = state;
+    after.placements[0].phase = "Exited";
+    after.placements[0].finished_at = exited;
+    WriteBatch batch;
+    (*sync)->Stage(&before, after, batch, clock_.Now());
+    ASSERT_TRUE(store_.Commit(batch).ok());
+  }
   ManualClock clock_;
   InMemoryStore store_{clock_};
   Ledger ledger_;
@@ -140,18 +156,7 @@ TEST_F(UsageSyncTest, ATaskPlacedAfterTheAdmissionHoldsFromItsOwnPlacement) {
 // now, never before the interval's start).
 TEST_F(UsageSyncTest, ATaskThatExitedClosesAtItsExitNotWhenTheServerLearnedOfIt) {
   const Time admitted = clock_.Now();
-  ledger_.PutWorkload(Running("wl-1", admitted));
-  auto sync = UsageSync::Open(store_, clock_, ledger_, 24h);
-  ASSERT_TRUE(sync.ok());
-  clock_.Advance(60s);  // the report comes a minute late
-  WorkloadRecord before = *ledger_.FindWorkload("wl-1");
-  WorkloadRecord after = before;
-  after.state = WorkloadState::kSucceeded;
-  after.placements[0].phase = "Exited";
-  after.placements[0].finished_at = admitted + 10s;
-  WriteBatch batch;
-  (*sync)->Stage(&before, after, batch, clock_.Now());
-  ASSERT_TRUE(store_.Commit(batch).ok());
+  ExitAfter(60s, WorkloadState::kSucceeded, admitted + 10s);  // the report comes a minute late
   std::vector<meter::UsageInterval> stored = Stored();
   ASSERT_EQ(stored.size(), 1u);
   ASSERT_FALSE(stored[0].open());
@@ -160,18 +165,7 @@ TEST_F(UsageSyncTest, ATaskThatExitedClosesAtItsExitNotWhenTheServerLearnedOfIt)
 }
 
 TEST_F(UsageSyncTest, AnExitTimeAfterNowClosesAtNow) {
-  ledger_.PutWorkload(Running("wl-1", clock_.Now()));
-  auto sync = UsageSync::Open(store_, clock_, ledger_, 24h);
-  ASSERT_TRUE(sync.ok());
-  clock_.Advance(5s);
-  WorkloadRecord before = *ledger_.FindWorkload("wl-1");
-  WorkloadRecord after = before;
-  after.state = WorkloadState::kFailed;
-  after.placements[0].phase = "Exited";
-  after.placements[0].finished_at = clock_.Now() + 1h;  // an agent's clock far ahead
-  WriteBatch batch;
-  (*sync)->Stage(&before, after, batch, clock_.Now());
-  ASSERT_TRUE(store_.Commit(batch).ok());
+  ExitAfter(5s, WorkloadState::kFailed, clock_.Now() + 5s + 1h);  // an agent's clock far ahead
   std::vector<meter::UsageInterval> stored = Stored();
   ASSERT_EQ(stored.size(), 1u);
   EXPECT_EQ(*stored[0].end, clock_.Now());
