@@ -25,6 +25,10 @@ class FrontTest : public ::testing::Test {
       res.set_content("hello", "text/plain");
     });
     svr_.Post("/echo", [](const httplib::Request& req, httplib::Response& res) { res.set_content(req.body, "text/plain"); });
+    svr_.Get("/bye", [](const httplib::Request&, httplib::Response& res) {
+      res.set_header("Connection", "close");  // as the server's refusals of a request with a body do
+      res.set_content("bye", "text/plain");
+    });
     svr_.Get("/whoami", [](const httplib::Request& req, httplib::Response& res) {
       res.set_content(req.remote_addr + ":" + std::to_string(req.remote_port) + " -> " + req.local_addr + ":" +
                           std::to_string(req.local_port) + "|",
@@ -89,6 +93,20 @@ TEST_F(FrontTest, ABrokenRequestClosesTheConnectionAndLeftoverBytesAreNotParsed)
     EXPECT_TRUE(closed) << broken.substr(0, 30);
   }
   EXPECT_EQ(hellos_.load(), 0);
+}
+
+// An answer that closes the connection says so once: no Keep-Alive header beside Connection:
+// close (the probe of 2026-12-07 found both on refused requests).
+TEST_F(FrontTest, AnAnswerThatClosesTheConnectionCarriesNoKeepAlive) {
+  Serve();
+  auto [answer, closed] = Exchange("GET /bye HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 200")) << answer;
+  EXPECT_NE(answer.find("\r\nConnection: close\r\n"), std::string::npos) << answer;
+  EXPECT_EQ(answer.find("Keep-Alive"), std::string::npos) << answer;
+  EXPECT_TRUE(closed);
+  // An answer that keeps it open still says how long.
+  auto [hello, hello_closed] = Exchange("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_NE(hello.find("Keep-Alive: timeout=5"), std::string::npos) << hello;
 }
 
 TEST_F(FrontTest, DeclaredLengthsAreJudgedBeforeAnyBodyIsRead) {

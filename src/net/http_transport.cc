@@ -52,6 +52,14 @@ class FramedStream final : public httplib::Stream {
       std::string_view head(ptr, size);
       head = head.substr(0, head.find("\r\n\r\n"));
       closes_ = head.find("\r\nConnection: close") != std::string_view::npos;
+      // A handler that closes the connection (Connection: close) left httplib's Keep-Alive
+      // header beside it: two contradicting headers (the probe of 2026-12-07). Dropped.
+      if (const size_t k = head.find("\r\nKeep-Alive: "); closes_ && k != std::string_view::npos) {
+        const size_t end = head.find("\r\n", k + 2);
+        std::string fixed(ptr, size);
+        fixed.erase(k, (end == std::string_view::npos ? head.size() : end) - k);
+        return out_.write(fixed.data(), fixed.size()) < 0 ? -1 : static_cast<ssize_t>(size);
+      }
     }
     return out_.write(ptr, size);
   }
