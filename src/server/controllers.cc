@@ -173,14 +173,14 @@ bool AsksTemporaryQuota(const WorkloadRecord& r) {
 // (at most `now`), not when the server learned of it, which an outage of the server delays.
 // `now` when some task has no exit time (simulated nodes, lost tasks, a workload cancelled).
 Time TasksEndedAt(const WorkloadRecord& w, Time now) {
+  if (w.placements.empty()) return now;
   Time last{};
   for (const PlacementRecord& p : w.placements) {
-    if (p.phase != "Exited" || ToMicros(p.finished_at) == 0) return now;
-    last = std::max(last, p.finished_at);
+    std::optional<Time> exited = ExitSeen(p, w.started_at, now);  // not before it started
+    if (!exited) return now;
+    last = std::max(last, *exited);
   }
-  if (ToMicros(last) == 0) return now;
-  if (ToMicros(w.started_at) != 0) last = std::max(last, w.started_at);  // an agent's clock behind the server's
-  return std::min(last, now);
+  return last;
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "server/desired_tasks.h"
 
+#include <algorithm>
+
 #include "control/batch.h"
 #include "server/evaluation_archive.h"
 #include "server/governance.h"
@@ -12,6 +14,11 @@
 namespace abacus::server {
 
 using nlohmann::json;
+
+std::optional<Time> ExitSeen(const PlacementRecord& p, Time floor, Time now) {
+  if (p.phase != "Exited" || ToMicros(p.finished_at) == 0) return std::nullopt;
+  return std::clamp(p.finished_at, std::min(floor, now), now);
+}
 
 bool TaskEnded(const PlacementRecord& p) { return p.phase == "Exited" || p.phase == "Lost"; }
 

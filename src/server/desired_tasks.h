@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "server/assignments.h"
@@ -26,6 +27,12 @@ NodeTasks DesiredTasks(const WorkloadRecord& r, const Ledger& ledger, const Fenc
 
 // Returns true when the placement's task has ended (Exited or Lost).
 bool TaskEnded(const PlacementRecord& p);
+
+// When the placement's task exited as its agent saw it (its reported finishedUs), bounded by
+// [floor, now] (an agent's clock need not agree with the server's); nullopt when it did not exit
+// (running, lost, never started) or no time was reported. Metering and a workload's end read it:
+// a report held up while the server was down must not move the end to when it arrived.
+std::optional<Time> ExitSeen(const PlacementRecord& p, Time floor, Time now);
 
 // Returns the id of the task placement `p` runs now (its attempt and run).
 std::string TaskIdOf(const WorkloadRecord& r, const PlacementRecord& p);

@@ -1,6 +1,5 @@
 #include "server/usage_sync.h"
 
-#include <algorithm>
 #include <map>
 #include <set>
 
@@ -77,8 +76,7 @@ const PlacementRecord* EndedAs(const WorkloadRecord& after, const std::string& t
 // the server released it. A report held up while the server was down would otherwise bill the
 // outage to the task's tenant (the probe of 2026-12-07: a 6 s job billed 10.5 s).
 Time ReleasedAt(const PlacementRecord* ended_as, Time start, Time now) {
-  if (ended_as == nullptr || ended_as->phase != "Exited" || ToMicros(ended_as->finished_at) == 0) return now;
-  return std::clamp(ended_as->finished_at, std::min(start, now), now);
+  return ended_as == nullptr ? now : ExitSeen(*ended_as, start, now).value_or(now);
 }
 
 }  // namespace

@@ -74,6 +74,30 @@ std::vector<std::string> Lines(const std::string& path) {
   return lines;
 }
 
+// The set-up of the tests that lose an agent: a server (node timeout 2 s, heartbeat 1 s), agent
+// gpu-a with two A100 and a LoggingCheckpointJob running on it as process group `pid`.
+struct AgentRunningATask {
+  TempDir data, marks;
+  std::unique_ptr<ServerProcess> server;
+  std::unique_ptr<AgentProcess> agent;
+  std::string id, runs;
+  pid_t pid = 0;
+
+  // Starts all that, the job named `name`; its steps assert (ASSERT_NO_FATAL_FAILURE around it).
+  void Start(const std::string& name) {
+    marks.OpenToTasks();
+    server = std::make_unique<ServerProcess>(data.path(), std::vector<std::string>{"--node-timeout", "2", "--heartbeat", "1"});
+    ASSERT_EQ(server->Client().Post("/api/v1/apply", kAcmeOrg, "application/yaml").status, 200);
+    agent = std::make_unique<AgentProcess>(*server, "gpu-a", "gpu:nvidia:A100-80G:2:80Gi@cuda=12.4");
+    auto sub = server->Client().Post("/api/v1/workloads", LoggingCheckpointJob(name, marks.path()), "application/yaml");
+    ASSERT_EQ(sub.status, 201) << sub.text;
+    id = sub.body["items"][0]["id"];
+    runs = marks.path() + "/runs";
+    ASSERT_TRUE(WaitFor([&] { return (pid = std::atoi(ReadFile(marks.path() + "/pid").c_str())) > 0; }));
+    ASSERT_TRUE(GroupRuns(pid));
+  }
+};
+
 TEST(FencingTest, AnAgentCutOffFromEveryServerStopsItsTasksWithTheirCheckpointSignal) {
   TempDir data, marks;
   marks.OpenToTasks();
@@ -141,19 +165,13 @@ TEST(FencingTest, TheServerRequeuesACutOffNodesWorkOnlyAfterTimeoutPlusGrace) {
 // checkpoint signal and grace at once, so by the time the server requeues the work (node timeout
 // + grace) nothing of it runs; the work runs again once, elsewhere, never twice at a time.
 TEST(FencingTest, AnAgentKilledWithSigkillLeavesNoTaskRunningAndItsWorkRunsAgainOnce) {
-  TempDir data, marks;
-  marks.OpenToTasks();
-  ServerProcess server(data.path(), {"--node-timeout", "2", "--heartbeat", "1"});
-  ASSERT_EQ(server.Client().Post("/api/v1/apply", kAcmeOrg, "application/yaml").status, 200);
-  auto agent = std::make_unique<AgentProcess>(server, "gpu-a", "gpu:nvidia:A100-80G:2:80Gi@cuda=12.4");
-  auto sub = server.Client().Post("/api/v1/workloads", LoggingCheckpointJob("lifeline", marks.path()), "application/yaml");
-  ASSERT_EQ(sub.status, 201) << sub.text;
-  std::string id = sub.body["items"][0]["id"];
-  const std::string runs = marks.path() + "/runs";
-  pid_t pid = 0;
-  ASSERT_TRUE(WaitFor([&] { return (pid = std::atoi(ReadFile(marks.path() + "/pid").c_str())) > 0; }));
-  ASSERT_TRUE(GroupRuns(pid));
-  agent->Kill9();
+  AgentRunningATask t;
+  ASSERT_NO_FATAL_FAILURE(t.Start("lifeline"));
+  ServerProcess& server = *t.server;
+  const std::string& id = t.id;
+  const std::string& runs = t.runs;
+  const pid_t pid = t.pid;
+  t.agent->Kill9();
   // The task got its checkpoint signal (it saved) and its process group is gone, within its
   // grace, with no agent and no server involved.
   ASSERT_TRUE(WaitFor([&] { return ReadFile(runs).find("checkpointed " + std::to_string(pid)) != std::string::npos; }))
@@ -184,17 +202,12 @@ TEST(FencingTest, AnAgentKilledWithSigkillLeavesNoTaskRunningAndItsWorkRunsAgain
 // deadline with its watcher; unrenewed, the watcher fences the task itself, so the first run has
 // ended before the second begins.
 TEST(FencingTest, AStoppedAgentsTaskIsFencedByItsWatcherBeforeTheWorkRunsAgain) {
-  TempDir data, marks;
-  marks.OpenToTasks();
-  ServerProcess server(data.path(), {"--node-timeout", "2", "--heartbeat", "1"});
-  ASSERT_EQ(server.Client().Post("/api/v1/apply", kAcmeOrg, "application/yaml").status, 200);
-  auto agent = std::make_unique<AgentProcess>(server, "gpu-a", "gpu:nvidia:A100-80G:2:80Gi@cuda=12.4");
-  auto sub = server.Client().Post("/api/v1/workloads", LoggingCheckpointJob("frozen", marks.path()), "application/yaml");
-  ASSERT_EQ(sub.status, 201) << sub.text;
-  const std::string runs = marks.path() + "/runs";
-  pid_t pid = 0;
-  ASSERT_TRUE(WaitFor([&] { return (pid = std::atoi(ReadFile(marks.path() + "/pid").c_str())) > 0; }));
-  ASSERT_TRUE(GroupRuns(pid));
+  AgentRunningATask t;
+  ASSERT_NO_FATAL_FAILURE(t.Start("frozen"));
+  ServerProcess& server = *t.server;
+  auto& agent = t.agent;
+  const std::string& runs = t.runs;
+  const pid_t pid = t.pid;
   const int64_t stopped_us =
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   ASSERT_EQ(agent->Signal(SIGSTOP, /*wait=*/false), 0);
