@@ -15,6 +15,13 @@ std::unordered_map<std::string, Time> AgentTelemetry::LastHeard() const {
   return last_heard_;
 }
 
+std::optional<Time> AgentTelemetry::HeardAt(const std::string& node) const {
+  MutexLock lock(mu_);
+  auto it = last_heard_.find(node);
+  if (it == last_heard_.end()) return std::nullopt;
+  return it->second;
+}
+
 std::vector<std::string> AgentTelemetry::Silent(const std::vector<std::string>& nodes, Time now, Duration timeout) {
   std::vector<std::string> silent;
   MutexLock lock(mu_);

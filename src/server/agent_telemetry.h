@@ -11,6 +11,7 @@
 
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -31,6 +32,8 @@ class AgentTelemetry {
   void Heard(const std::string& node, Time now);
   // When each node's agent was last heard.
   std::unordered_map<std::string, Time> LastHeard() const;
+  // When `node`'s agent was last heard since this server started; nullopt: not since.
+  std::optional<Time> HeardAt(const std::string& node) const;
   // Of `nodes` (ready nodes with an agent), those not heard for longer than `timeout`; a node
   // never heard since this server started counts as heard at `now` (a full timeout from start).
   std::vector<std::string> Silent(const std::vector<std::string>& nodes, Time now, Duration timeout);

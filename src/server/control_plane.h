@@ -437,18 +437,21 @@ class ControlPlane {
   void CheckNodeLiveness();
   // Reports Lost the tasks of NotReady agent nodes whose fencing grace ended by `now`; loop only.
   void FailOverFencedTasks(Time now);
-  // Reports Lost every unfinished task on `node` that `keep` does not accept; loop only.
+  // Reports Lost every unfinished task on `node` that `keep` does not accept, ended at
+  // `last_known` (when they were last known to run; nullopt: now); loop only.
   void FailOverNodeTasks(const std::string& node, const std::string& why, const std::string& lost_reason,
-                         const std::function<bool(const WorkloadRecord&, const PlacementRecord&)>& keep);
+                         const std::function<bool(const WorkloadRecord&, const PlacementRecord&)>& keep,
+                         std::optional<Time> last_known = std::nullopt);
   // Reports Lost every unfinished task on `node` that holds a device now gone or unhealthy.
   void FailOverTasksOnBadDevices(const std::string& node);
   // Uncordons the nodes a deleted maintenance reservation `name` cordoned, each committed before
   // the next. A loop command (it settles what is in flight), not a continuation.
   void UncordonReservationNodes(const std::string& name);
   // After an agent registered `node` (committed): applies the task statuses it sent, then fails
-  // over what the server thought ran there but the agent no longer runs, and what holds a bad
-  // device. A loop command (it settles what is in flight), not a continuation.
-  void ReconcileRegisteredTasks(const std::string& node, const std::vector<TaskReport>& reported);
+  // over what the server thought ran there but the agent no longer runs (lost at `last_heard`,
+  // the previous agent's last call: its tasks died with it), and what holds a bad device. A loop
+  // command (it settles what is in flight), not a continuation.
+  void ReconcileRegisteredTasks(const std::string& node, std::vector<TaskReport> reported, Time last_heard);
   // Device health (device_health.h): the event's details of `outcome`; its metrics, log lines and
   // audit entries once committed; and, on the loop, the probations and health cordons that ended.
   void AddHealthDetails(const NodeRecord& n, const HealthOutcome& outcome, nlohmann::json& details) const;

@@ -111,6 +111,8 @@ Result<wire::RegisterAnswer> ControlPlane::RegisterAgent(const json& request, Re
     tr.node = node->node.name;
     tr.task_id = t.task_id;
     tr.phase = t.phase;
+    if (t.started_at) tr.started_at = *t.started_at;
+    tr.finished_at = t.finished_at.value_or(Time{});  // none: see ReconcileRegisteredTasks
     tr.message = t.message.empty() && t.phase == wire::TaskPhase::kLost ? "agent restarted while the task ran" : t.message;
     reported.push_back(std::move(tr));
   }
@@ -133,6 +135,11 @@ Result<wire::RegisterAnswer> ControlPlane::RegisterAgent(const json& request, Re
     node->credential_sha256 = govern::Sha256Hex(token);
     node->node.last_heartbeat = now;
     std::string event = before == nullptr ? "Registered" : "Reregistered";
+    // The previous agent's last call: the tasks it no longer runs died with it, not at this
+    // registration (an agent killed and started again an hour later bills no hour).
+    Time last_heard = before == nullptr ? now : before->node.last_heartbeat;
+    if (before != nullptr) last_heard = std::max(last_heard, telemetry_.HeardAt(node->node.name).value_or(Time{}));
+    if (ToMicros(last_heard) == 0) last_heard = now;
     node->cordon = before != nullptr ? before->cordon : NodeCordonRecord{};  // a cordon outlives re-registration
     if (before != nullptr) {
       // So does the health history: a device on probation stays out of service (device_health.h).
@@ -152,7 +159,7 @@ Result<wire::RegisterAnswer> ControlPlane::RegisterAgent(const json& request, Re
                       {"agentVersion", node->agent_version},
                       {"devices", node->node.devices.size()},
                       {"simulated", node->simulated}},
-                     reply.audit(), [this, node, reported, event, answer, reply](const Status& st) {
+                     reply.audit(), [this, node, reported, event, answer, reply, last_heard](const Status& st) {
                        if (!st.ok()) return reply(st);
                        if (tokens_ != nullptr) tokens_->SetNodeCredential(node->node.name, node->credential_sha256);
                        TouchNode(node->node.name);
@@ -161,15 +168,21 @@ Result<wire::RegisterAnswer> ControlPlane::RegisterAgent(const json& request, Re
                        // The tasks read what is durable: a command of their own, and the agent is
                        // answered after it (at a stop, at once: the node is registered, its
                        // credential must reach the agent, its next reports reconcile the tasks).
-                       AnswerAfterCommand<Answer>(inbox_, reply, answer, [this, name = node->node.name, reported] {
-                         ReconcileRegisteredTasks(name, reported);
+                       AnswerAfterCommand<Answer>(inbox_, reply, answer,
+                                                  [this, name = node->node.name, reported, last_heard] {
+                         ReconcileRegisteredTasks(name, reported, last_heard);
                        });
                      });
   });
 }
 
-void ControlPlane::ReconcileRegisteredTasks(const std::string& node, const std::vector<TaskReport>& reported) {
+void ControlPlane::ReconcileRegisteredTasks(const std::string& node, std::vector<TaskReport> reported,
+                                            Time last_heard) {
   commits_.SettleAll();  // the fail-overs below read every workload on the node
+  for (TaskReport& r : reported) {
+    // A task the new agent found dead (its pid gone) ended at the latest with the old agent.
+    if (r.phase == wire::TaskPhase::kLost && ToMicros(r.finished_at) == 0) r.finished_at = last_heard;
+  }
   // Tasks the agent reports, then: what the server thought ran there but the agent does not run
   // any more (it restarted) is lost; tasks on devices that are gone or unhealthy too.
   ProcessTaskReports(reported, nullptr, LoopWrite::kSettled);
@@ -181,7 +194,8 @@ void ControlPlane::ReconcileRegisteredTasks(const std::string& node, const std::
                     [&](const WorkloadRecord& r, const PlacementRecord& p) {
                       // Not started yet: the agent will start it.
                       return p.phase.empty() || running.count(TaskIdOf(r, p)) != 0;
-                    });
+                    },
+                    last_heard);
   FailOverTasksOnBadDevices(node);
 }
 

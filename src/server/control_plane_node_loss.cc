@@ -22,9 +22,11 @@ using nlohmann::json;
 // ---------------------------------------------------------------- node loss
 
 void ControlPlane::FailOverNodeTasks(const std::string& node, const std::string& why, const std::string& lost_reason,
-                                     const std::function<bool(const WorkloadRecord&, const PlacementRecord&)>& keep) {
+                                     const std::function<bool(const WorkloadRecord&, const PlacementRecord&)>& keep,
+                                     std::optional<Time> last_known) {
   std::vector<TaskReport> lost;
-  Time now = clock_.Now();
+  const Time now = clock_.Now();
+  const Time ended = std::min(last_known.value_or(now), now);
   for (const auto& [id, r] : ledger_.workloads()) {
     if (r.waiting() || (IsTerminal(r.state) && r.placements.empty())) continue;
     for (const PlacementRecord& p : r.placements) {
@@ -35,7 +37,8 @@ void ControlPlane::FailOverNodeTasks(const std::string& node, const std::string&
       tr.phase = wire::TaskPhase::kLost;
       tr.message = why;
       tr.lost_reason = lost_reason;
-      tr.started_at = tr.finished_at = now;
+      tr.started_at = now;  // kept only for a task that never reported starting
+      tr.finished_at = ended;
       lost.push_back(std::move(tr));
     }
   }

@@ -176,7 +176,7 @@ Time TasksEndedAt(const WorkloadRecord& w, Time now) {
   if (w.placements.empty()) return now;
   Time last{};
   for (const PlacementRecord& p : w.placements) {
-    std::optional<Time> exited = ExitSeen(p, w.started_at, now);  // not before it started
+    std::optional<Time> exited = EndSeen(p, w.started_at, now);  // not before it started
     if (!exited) return now;
     last = std::max(last, *exited);
   }

@@ -15,8 +15,8 @@ namespace abacus::server {
 
 using nlohmann::json;
 
-std::optional<Time> ExitSeen(const PlacementRecord& p, Time floor, Time now) {
-  if (p.phase != "Exited" || ToMicros(p.finished_at) == 0) return std::nullopt;
+std::optional<Time> EndSeen(const PlacementRecord& p, Time floor, Time now) {
+  if (!TaskEnded(p) || ToMicros(p.finished_at) == 0) return std::nullopt;
   return std::clamp(p.finished_at, std::min(floor, now), now);
 }
 

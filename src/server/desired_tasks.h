@@ -28,11 +28,14 @@ NodeTasks DesiredTasks(const WorkloadRecord& r, const Ledger& ledger, const Fenc
 // Returns true when the placement's task has ended (Exited or Lost).
 bool TaskEnded(const PlacementRecord& p);
 
-// When the placement's task exited as its agent saw it (its reported finishedUs), bounded by
-// [floor, now] (an agent's clock need not agree with the server's); nullopt when it did not exit
-// (running, lost, never started) or no time was reported. Metering and a workload's end read it:
-// a report held up while the server was down must not move the end to when it arrived.
-std::optional<Time> ExitSeen(const PlacementRecord& p, Time floor, Time now);
+// When the placement's task ended as far as is known: for one that exited, when its agent saw it
+// exit (its reported finishedUs); for one lost, the last time it was known to run (its agent's
+// last call before an agent restart, the fencing agent's stop, the fail-over); bounded by
+// [floor, now] (an agent's clock need not agree with the server's); nullopt when it has not
+// ended or no time was recorded. Metering and a workload's end read it: a report held up while
+// the server was down, or an agent killed and started again later, must not move the end to
+// when the server learned of it.
+std::optional<Time> EndSeen(const PlacementRecord& p, Time floor, Time now);
 
 // Returns the id of the task placement `p` runs now (its attempt and run).
 std::string TaskIdOf(const WorkloadRecord& r, const PlacementRecord& p);

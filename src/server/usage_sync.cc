@@ -57,15 +57,16 @@ meter::EndReason PartEndReason(const PlacementRecord* p) {
 }
 
 // The placement of `task` as it ended: in `after` when it is still there, else among `ended`
-// (the change removed it); null when it had not ended.
-const PlacementRecord* EndedAs(const WorkloadRecord& after, const std::string& task,
+// (the change removed it; placements of `before`'s attempt: a requeue or retry starts the next
+// one, whose task ids differ); null when it had not ended.
+const PlacementRecord* EndedAs(const WorkloadRecord& before, const WorkloadRecord& after, const std::string& task,
                                const std::vector<PlacementRecord>* ended) {
   for (const PlacementRecord& p : after.placements) {
     if (TaskEnded(p) && TaskIdOf(after, p) == task) return &p;
   }
   if (ended != nullptr) {
     for (const PlacementRecord& p : *ended) {
-      if (TaskIdOf(after, p) == task) return &p;
+      if (TaskIdOf(before, p) == task) return &p;
     }
   }
   return nullptr;
@@ -76,7 +77,7 @@ const PlacementRecord* EndedAs(const WorkloadRecord& after, const std::string& t
 // the server released it. A report held up while the server was down would otherwise bill the
 // outage to the task's tenant (the probe of 2026-12-07: a 6 s job billed 10.5 s).
 Time ReleasedAt(const PlacementRecord* ended_as, Time start, Time now) {
-  return ended_as == nullptr ? now : ExitSeen(*ended_as, start, now).value_or(now);
+  return ended_as == nullptr ? now : EndSeen(*ended_as, start, now).value_or(now);
 }
 
 }  // namespace
@@ -99,7 +100,7 @@ void UsageSync::Stage(const WorkloadRecord* before, const WorkloadRecord& after,
   for (const auto& [task, p] : had) {
     if (has.count(task) != 0 || !usage_->IsOpen(task)) continue;
     std::optional<meter::UsageInterval> open = usage_->FindOpen(task);
-    const PlacementRecord* ended_as = EndedAs(after, task, ended);
+    const PlacementRecord* ended_as = EndedAs(*before, after, task, ended);  // `had` is not empty: `before` is set
     const Time end = ReleasedAt(ended_as, open ? open->start : now, now);
     // One task of a workload that holds on: why that task ended (a BatchJob's part that
     // succeeded is not "scaled down"); the workload's reason once it holds nothing.

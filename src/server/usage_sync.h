@@ -33,8 +33,10 @@ class UsageSync {
   // Stages into `batch` the intervals the change of a workload from `before` (null: none) to
   // `after` closes (allocations it no longer holds, with the reason it ended) and opens (new
   // allocations, from its admission), at `now`. `ended` (optional): its tasks that had ended
-  // before the change removed them (a BatchJob's slot released after its task succeeded), for
-  // the reason each one's interval closes with while the workload holds on.
+  // before the change removed them (a BatchJob's slot released after its task succeeded; the
+  // tasks of an attempt a requeue or retry ended), placed as in `before`'s attempt: when each
+  // interval closes (its task's end as far as known, desired_tasks.h EndSeen) and, while the
+  // workload holds on, with what reason.
   void Stage(const WorkloadRecord* before, const WorkloadRecord& after, WriteBatch& batch, Time now,
              const std::vector<PlacementRecord>* ended = nullptr);
   // A batch Stage staged into was not committed: what was staged and counted is undone by

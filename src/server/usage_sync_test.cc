@@ -171,6 +171,36 @@ TEST_F(UsageSyncTest, AnExitTimeAfterNowClosesAtNow) {
   EXPECT_EQ(*stored[0].end, clock_.Now());
 }
 
+// An attempt that ends in a requeue (its task lost with its agent, or failed and retried) closes
+// when its task ended as far as is known, not when the server requeued it: the requeue starts the
+// next attempt, whose task ids differ, so the ended placements are matched by the attempt they
+// ran in. (The interval of an agent killed at 10 s and started again at 60 s closed at 60 s.)
+TEST_F(UsageSyncTest, AnAttemptEndedByARequeueClosesAtItsTasksEndNotAtTheRequeue) {
+  const Time admitted = clock_.Now();
+  ledger_.PutWorkload(Running("wl-1", admitted));
+  auto sync = UsageSync::Open(store_, clock_, ledger_, 24h);
+  ASSERT_TRUE(sync.ok());
+  clock_.Advance(60s);
+  WorkloadRecord before = *ledger_.FindWorkload("wl-1");
+  std::vector<PlacementRecord> ended = before.placements;
+  ended[0].phase = "Lost";
+  ended[0].lost_reason = "AgentRestart";
+  ended[0].finished_at = admitted + 10s;  // the previous agent's last call
+  WorkloadRecord after = before;
+  after.state = WorkloadState::kRequeued;
+  after.requeue_reason = RequeueReason::kAgentRestart;
+  after.placements.clear();
+  after.requeues++;  // the next attempt
+  WriteBatch batch;
+  (*sync)->Stage(&before, after, batch, clock_.Now(), &ended);
+  ASSERT_TRUE(store_.Commit(batch).ok());
+  std::vector<meter::UsageInterval> stored = Stored();
+  ASSERT_EQ(stored.size(), 1u);
+  ASSERT_FALSE(stored[0].open());
+  EXPECT_EQ(*stored[0].end, admitted + 10s);
+  EXPECT_EQ(stored[0].end_reason, meter::EndReason::kNodeLost);
+}
+
 // A part of a workload that holds on (a BatchJob's slot released after its task ended) closes
 // with that task's own end, not "ScaledDown" (the probe of 2026-12-07).
 TEST_F(UsageSyncTest, APartReleasedAfterItsTaskEndedClosesWithThatEnd) {

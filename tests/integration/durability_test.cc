@@ -16,6 +16,25 @@ namespace {
 
 using nlohmann::json;
 
+// The usage intervals of workload `id` stored in the SQLite store of `data_dir`, read as an
+// auditor would (sqlite3, read-only, beside the running server).
+std::vector<json> StoredUsage(const std::string& data_dir, const std::string& id) {
+  std::vector<json> out;
+  FILE* p = ::popen(("sqlite3 -readonly " + data_dir + "/abacus.db \"SELECT json FROM objects WHERE kind = 'usage'\"").c_str(),
+                    "r");
+  if (p == nullptr) return out;
+  std::string rows;
+  char buf[4096];
+  while (fgets(buf, sizeof buf, p) != nullptr) rows += buf;
+  ::pclose(p);
+  std::istringstream lines(rows);
+  for (std::string line; std::getline(lines, line);) {
+    json iv = json::parse(line, nullptr, false);
+    if (iv.is_object() && iv.value("workload", "") == id) out.push_back(std::move(iv));
+  }
+  return out;
+}
+
 std::string Org(int cpu_nominal) {
   return server::testing_org::TeamOrg("acme", "ml", "q", {{"cpu", std::to_string(cpu_nominal)}, {"memory", "1Ti"}});
 }
@@ -197,25 +216,56 @@ TEST(DurabilityTest, ATaskThatEndsWhileTheServerIsDownIsBilledUntilItsExitNotUnt
   ASSERT_GT(exited, 0) << w.dump();
   EXPECT_EQ(w.value("finishedUs", int64_t{0}), exited) << w.dump();
   // Its usage interval, as stored.
-  FILE* p = ::popen(("sqlite3 -readonly " + data.path() + "/abacus.db \"SELECT json FROM objects WHERE kind = 'usage'\"").c_str(),
-                    "r");
-  ASSERT_NE(p, nullptr);
-  std::string rows;
-  char buf[4096];
-  while (fgets(buf, sizeof buf, p) != nullptr) rows += buf;
-  ::pclose(p);
-  int found = 0;
-  std::istringstream lines(rows);
-  for (std::string line; std::getline(lines, line);) {
-    json iv = json::parse(line, nullptr, false);
-    if (!iv.is_object() || iv.value("workload", "") != id) continue;
-    ++found;
-    const int64_t start = iv.value("startUs", int64_t{0}), end = iv.value("endUs", int64_t{0});
-    EXPECT_EQ(end, exited) << line;
-    // About the task's 2 s (from its admission), not the 7 s outage on top.
-    EXPECT_LT(end - start, 5'000'000) << line;
-  }
-  EXPECT_EQ(found, 1) << rows;
+  const std::vector<json> intervals = StoredUsage(data.path(), id);
+  ASSERT_EQ(intervals.size(), 1u);
+  const int64_t start = intervals[0].value("startUs", int64_t{0}), end = intervals[0].value("endUs", int64_t{0});
+  EXPECT_EQ(end, exited) << intervals[0].dump();
+  // About the task's 2 s (from its admission), not the 7 s outage on top.
+  EXPECT_LT(end - start, 5'000'000) << intervals[0].dump();
+}
+
+int64_t NowUs() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// The probe of 2026-12-07: an agent killed with -9 takes its tasks with it (their lifeline stops
+// them), but the lost attempt was billed until the agent registered again, its restart minutes
+// later perhaps. It is billed until the agent's last call now: the task ran at most until then.
+TEST(DurabilityTest, AnAgentKilledAndStartedLaterBillsItsLostTaskUntilItsLastCallNotItsReturn) {
+  TempDir data;
+  // A node timeout longer than the outage: the server learns of the loss from the registration.
+  ServerProcess server(data.path(), {"--heartbeat", "1", "--node-timeout", "120"});
+  auto api = server.Client();
+  ASSERT_EQ(api.Post("/api/v1/apply", kAcmeOrg, "application/yaml").status, 200);
+  AgentProcess agent(server, "gpu-a", "gpu:nvidia:A100-80G:1:80Gi@cuda=12.4");
+  auto sub = api.Post("/api/v1/workloads",
+                      "kind: TrainingJob\nname: long\nproject: acme/ml\nqueue: train\nspec:\n"
+                      "  command: [\"sleep\", \"300\"]\n  taskGroups:\n    - name: main\n      resources:\n"
+                      "        cpu: 1\n        memory: 1Gi\n        accelerators: {flavor: gpu/nvidia/A100-80G, count: 1}\n",
+                      "application/yaml");
+  ASSERT_EQ(sub.status, 201) << sub.text;
+  const std::string id = sub.body["items"][0]["id"];
+  ASSERT_TRUE(WaitFor([&] { return api.Get("/api/v1/workloads/" + id).body.value("state", "") == "Running"; }))
+      << api.Get("/api/v1/workloads/" + id).text;
+  const int64_t killed_us = NowUs();
+  agent.Kill9();
+  std::this_thread::sleep_for(std::chrono::seconds(6));
+  const int64_t restarted_us = NowUs();
+  agent.Start();  // the same work folder and credential: it re-registers and reports the task Lost
+  json lost;
+  ASSERT_TRUE(WaitFor([&] {
+    for (const json& iv : StoredUsage(data.path(), id)) {
+      if (iv.contains("endUs")) lost = iv;
+    }
+    return lost.is_object();
+  }, std::chrono::seconds(30))) << api.Get("/api/v1/workloads/" + id).text;
+  EXPECT_EQ(lost.value("endReason", ""), "NodeLost") << lost.dump();  // an agent restart is a node loss
+  // Until the agent's last call (at most a second past the kill, a call then in flight), not
+  // until its return 6 s later.
+  EXPECT_LT(lost.value("endUs", int64_t{0}), killed_us + 1'000'000) << lost.dump() << " killed at " << killed_us;
+  EXPECT_LT(lost.value("endUs", int64_t{0}), restarted_us) << lost.dump();
+  EXPECT_GT(lost.value("endUs", int64_t{0}), lost.value("startUs", int64_t{0})) << lost.dump();
 }
 
 }  // namespace

@@ -106,7 +106,7 @@ Status Agent::Start() {
                                                               "agent a --work-dir of its own"));
 
   // 1) Tasks of a previous life: killed now, reported Lost at registration.
-  std::vector<TaskStatus> orphans = KillOrphans(tasks_dir, os_);
+  std::vector<TaskStatus> orphans = KillOrphans(tasks_dir, os_, clock_.Now());
   for (const auto& s : orphans) table_.Update(s);
   ABACUS_RETURN_IF_ERROR(PrepareTaskUsers(tasks_dir));
 

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -15,6 +16,7 @@
 #include "agent/loop/protocol.h"
 #include "agent/loop/task_table.h"
 #include "agent/loop/waker.h"
+#include "common/process_state.h"
 
 namespace abacus::agent {
 namespace {
@@ -455,16 +457,35 @@ TEST(PidFileTest, OrphansAreKilledAndReportedLost) {
   ASSERT_GT(pid, 0);
   fs::create_directories(tasks / "old.0.0.1");
   ASSERT_TRUE(WritePidFile((tasks / "old.0.0.1").string(), pid).ok());
-  auto lost = KillOrphans(tasks.string(), RealProcessOs::Get());
-  ASSERT_EQ(lost.size(), 1u);
+  // And one whose process is gone already (the lifeline stopped it with its agent), and one
+  // stopped but not reaped (a zombie: the previous agent, its parent, is gone).
+  fs::create_directories(tasks / "gone.0.0.1");
+  ASSERT_TRUE(WritePidFile((tasks / "gone.0.0.1").string(), 999999999).ok());
+  const pid_t zombie = ::fork();
+  if (zombie == 0) ::_exit(0);
+  ASSERT_GT(zombie, 0);
+  for (int i = 0; i < 500 && ProcessState(zombie) != 'Z'; ++i) std::this_thread::sleep_for(milliseconds(10));
+  ASSERT_EQ(ProcessState(zombie), 'Z');
+  fs::create_directories(tasks / "dead.0.0.1");
+  ASSERT_TRUE(WritePidFile((tasks / "dead.0.0.1").string(), zombie).ok());
+  const Time now = FromMicros(1'700'000'000'000'000);
+  auto lost = KillOrphans(tasks.string(), RealProcessOs::Get(), now);
+  ASSERT_EQ(lost.size(), 3u);
+  std::sort(lost.begin(), lost.end(), [](const TaskStatus& a, const TaskStatus& b) { return a.task_id > b.task_id; });
   EXPECT_EQ(lost[0].task_id, "old.0.0.1");
   EXPECT_EQ(lost[0].phase, ReportedPhase::kLost);
+  EXPECT_EQ(lost[0].finished_at, std::optional<Time>(now));  // it ran until this kill
+  EXPECT_EQ(lost[1].task_id, "gone.0.0.1");
+  EXPECT_FALSE(lost[1].finished_at.has_value());  // when it died is not known here
+  EXPECT_EQ(lost[2].task_id, "dead.0.0.1");
+  EXPECT_FALSE(lost[2].finished_at.has_value());  // nor for a zombie
+  ASSERT_EQ(::waitpid(zombie, nullptr, 0), zombie);
   int status = 0;
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
   EXPECT_TRUE(WIFSIGNALED(status));
   EXPECT_EQ(WTERMSIG(status), SIGKILL);
   EXPECT_FALSE(fs::exists(tasks / "old.0.0.1/pid"));
-  EXPECT_TRUE(KillOrphans(tasks.string(), RealProcessOs::Get()).empty());
+  EXPECT_TRUE(KillOrphans(tasks.string(), RealProcessOs::Get(), now).empty());
   fs::remove_all(tasks);
 }
 
@@ -473,9 +494,10 @@ TEST(PidFileTest, APidNowHeldByAnotherProcessIsLeftAlone) {
   fs::create_directories(tasks / "reused");
   // Our own pid with a start time that is not ours: the kernel gave the pid to someone else.
   std::ofstream(tasks / "reused/pid") << ::getpid() << " " << ProcessStartTime(::getpid()) + 1 << "\n";
-  auto lost = KillOrphans(tasks.string(), RealProcessOs::Get());
+  auto lost = KillOrphans(tasks.string(), RealProcessOs::Get(), FromMicros(1));
   ASSERT_EQ(lost.size(), 1u);  // we are still alive to read this
   EXPECT_NE(lost[0].message.find("left alone"), std::string::npos);
+  EXPECT_FALSE(lost[0].finished_at.has_value());  // not killed here: when it ended is not known
   fs::remove_all(tasks);
 }
 

@@ -38,7 +38,7 @@ long long ProcessStartTime(int pid) {
   return stat ? stat->start_time : -1;
 }
 
-std::vector<TaskStatus> KillOrphans(const std::string& tasks_dir, ProcessOs& os) {
+std::vector<TaskStatus> KillOrphans(const std::string& tasks_dir, ProcessOs& os, Time now) {
   std::vector<TaskStatus> lost;
   std::error_code ec;
   if (!fs::is_directory(tasks_dir, ec)) return lost;
@@ -60,9 +60,13 @@ std::vector<TaskStatus> KillOrphans(const std::string& tasks_dir, ProcessOs& os)
       if (now_start >= 0 && now_start != start) {
         s.message = "agent restarted while the task ran; its pid now belongs to another process, left alone";
       } else {
+        // A zombie ran no more: its parent, the previous agent, is gone and nothing reaped it
+        // (a container's pid 1 that reaps nothing).
+        const bool ran = now_start >= 0 && !ProcessExited(static_cast<pid_t>(pid));
         Status killed = os.SignalGroup(static_cast<int>(pid), SIGKILL);
         s.message = killed.ok() ? "agent restarted while the task ran; killed its process group"
                                 : "agent restarted while the task ran; " + killed.message();
+        if (ran && killed.ok()) s.finished_at = now;  // it ran until this kill
       }
     }
     ABACUS_LOG_WARN("orphan task {} (pid {}): {}", s.task_id, pid, s.message);

@@ -23,7 +23,9 @@ long long ProcessStartTime(int pid);
 // Kills the tasks a previous agent left behind: for every <tasks dir>/*/pid, SIGKILL to the
 // process group when the leader is still the same process (or gone: the rest of the group may
 // live on), then removes the pid file. Returns a Lost status for each, to report at
-// registration.
-std::vector<TaskStatus> KillOrphans(const std::string& tasks_dir, ProcessOs& os);
+// registration: ended at `now` when its process still ran (it ran until this kill), with no end
+// when it was gone (when it died is not known here: the server takes the previous agent's last
+// call, its tasks' lifeline having stopped them with it).
+std::vector<TaskStatus> KillOrphans(const std::string& tasks_dir, ProcessOs& os, Time now);
 
 }  // namespace abacus::agent
