@@ -28,6 +28,7 @@
 #include "server/quota_view.h"
 #include "server/reservations.h"
 #include "server/reserved_pool.h"
+#include "server/workload_checks.h"
 #include "server/workload_update.h"
 #include "server/write_views_json.h"
 #include "store/data_folder_lock.h"
@@ -139,21 +140,11 @@ Result<Keyed<SubmitView>> ControlPlane::Submit(std::string_view body, bool json_
   // Who may create what, by the names alone, before any reference is looked up: another
   // tenant's project is refused exactly as a missing one of that tenant would be.
   ABACUS_RETURN_IF_ERROR(governance_->AuthorizeSubmit(caller, parsed.documents, context));
-  {
-    // The configuration as it is now, without the state lock: a submission never waits for the
-    // scheduling loop (which holds that lock while it takes in submissions and decides).
-    std::shared_ptr<const TenancyConfig> config = ledger_.ConfigSnapshot();
-    ReferenceVisible visible = govern::SeenBy(caller);  // another tenant's queue or project: unknown
-    for (const Document& d : parsed.documents) {
-      if (const Workload* w = d.workload()) CheckWorkloadReferences(*w, d.source, *config, diags, visible);
-    }
-  }
-  if (!diags.empty()) return diags.ToStatus();
-  if (parsed.documents.empty()) return InvalidArgument(filename + ": no workload documents");
-  ABACUS_RETURN_IF_ERROR(governance_->CheckSubmit(caller, parsed.documents, context));  // roles, admission policies
-  for (const Document& d : parsed.documents) {
-    if (const Workload* w = d.workload()) ABACUS_RETURN_IF_ERROR(secrets_->CheckReferences(*w));  // its own project's
-  }
+  if (diags.empty() && parsed.documents.empty()) return InvalidArgument(filename + ": no workload documents");
+  // References, roles and admission, secrets (workload_checks.h), against the configuration as
+  // it is now, without the state lock: a submission never waits for the scheduling loop.
+  ABACUS_RETURN_IF_ERROR(
+      CheckWorkloads({*governance_, *secrets_, *ledger_.ConfigSnapshot()}, caller, parsed.documents, diags, context));
   if (dry_run) {
     std::vector<WorkloadRecord> records;
     for (Document& d : parsed.documents) {

@@ -259,9 +259,11 @@ Result<WorkloadView> ControlPlane::ControlWorkload(const std::string& id_or_name
         event = "Held";
         break;
       case WorkloadControl::kRelease:
+        // Released already (or never held): nothing to do, as a second hold or suspend.
+        if (next.hold.empty()) return reply(View(next));
         if (next.hold != "Held") {
-          return reply(FailedPrecondition("workload " + name + " is not held" +
-                                          (next.hold == "Suspended" ? " but suspended: run `abacus resume " + name + "`" : "")));
+          return reply(FailedPrecondition("workload " + name + " is not held but suspended: run `abacus resume " +
+                                          name + "`"));
         }
         next.hold.clear();
         next.hold_by.clear();
@@ -281,9 +283,10 @@ Result<WorkloadView> ControlPlane::ControlWorkload(const std::string& id_or_name
         event = "Suspended";
         break;
       case WorkloadControl::kResume:
+        if (next.hold.empty()) return reply(View(next));  // resumed already, or never suspended
         if (next.hold != "Suspended") {
-          return reply(FailedPrecondition("workload " + name + " is not suspended" +
-                                          (next.hold == "Held" ? " but held: run `abacus release " + name + "`" : "")));
+          return reply(FailedPrecondition("workload " + name + " is not suspended but held: run `abacus release " +
+                                          name + "`"));
         }
         next.hold.clear();
         next.hold_by.clear();
@@ -291,6 +294,8 @@ Result<WorkloadView> ControlPlane::ControlWorkload(const std::string& id_or_name
         event = "Resumed";
         break;
       case WorkloadControl::kRequeue:
+        // Waiting already, or on its way back (a requeue asked twice): what was asked holds.
+        if (next.waiting() || next.state == WorkloadState::kPreempting) return reply(View(next));
         if (next.state != WorkloadState::kAdmitted && next.state != WorkloadState::kRunning) {
           return reply(FailedPrecondition("workload " + name + " is " + StateName(next) +
                                           ": only Admitted or Running work can be requeued"));

@@ -236,6 +236,53 @@ TEST_F(FleetControlTest, HoldKeepsWaitingWorkOutUntilReleased) {
   EXPECT_NE(hold_running.status().message().find("abacus suspend later"), std::string::npos);
 }
 
+// The probe of 2026-12-07: a second release, resume or requeue answered 409 where a second hold,
+// suspend or cordon answers 200. Each now answers the workload as it is when what it asks holds
+// already (never held, released, resumed, waiting, on its way back), and records nothing; a verb
+// that conflicts (release of suspended work, resume of held work) is still refused with what to
+// do instead, and ended work has nothing to act on.
+TEST_F(FleetControlTest, ARepeatedReleaseResumeOrRequeueAnswersTheWorkloadAsItIs) {
+  std::string id = Submit(Job("again"));
+  ASSERT_EQ(State(id), "Pending");  // no node yet
+  auto events = [&] {
+    auto stored = cp_->Events(id);
+    return stored.ok() ? stored->items.size() : 0;
+  };
+  const size_t before = events();
+  for (WorkloadControl v : {WorkloadControl::kRelease, WorkloadControl::kResume, WorkloadControl::kRequeue}) {
+    auto r = cp_->ControlWorkload(id, v, "max", nullptr);
+    ASSERT_TRUE(r.ok()) << WorkloadControlName(v) << ": " << r.status().ToString();
+    EXPECT_EQ(WorkloadViewJson(*r)["state"], "Pending");
+  }
+  EXPECT_EQ(events(), before);  // nothing was done, nothing recorded
+  ASSERT_TRUE(cp_->ControlWorkload(id, WorkloadControl::kHold, "max", nullptr).ok());
+  ASSERT_TRUE(cp_->ControlWorkload(id, WorkloadControl::kRelease, "max", nullptr).ok());
+  ASSERT_TRUE(cp_->ControlWorkload(id, WorkloadControl::kRelease, "max", nullptr).ok());  // twice
+  ASSERT_TRUE(cp_->ControlWorkload(id, WorkloadControl::kSuspend, "max", nullptr).ok());
+  auto release = cp_->ControlWorkload(id, WorkloadControl::kRelease, "max", nullptr);
+  EXPECT_EQ(release.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(release.status().message().find("abacus resume again"), std::string::npos) << release.status().message();
+  ASSERT_TRUE(cp_->ControlWorkload(id, WorkloadControl::kResume, "max", nullptr).ok());
+  ASSERT_TRUE(cp_->ControlWorkload(id, WorkloadControl::kResume, "max", nullptr).ok());  // twice
+  // Admitted work on an agent's node (it stops when its agent says so): a requeue asked twice
+  // stops it once.
+  ASSERT_TRUE(cp_->RegisterAgent(Node("gpu-a", false), nullptr).ok());
+  cp_->WaitForCycle();
+  ASSERT_EQ(State(id), "Admitted");
+  ASSERT_TRUE(cp_->ControlWorkload(id, WorkloadControl::kRequeue, "max", nullptr).ok());
+  auto twice = cp_->ControlWorkload(id, WorkloadControl::kRequeue, "max", nullptr);
+  ASSERT_TRUE(twice.ok()) << twice.status().ToString();
+  EXPECT_EQ(WorkloadViewJson(*twice)["state"], "Preempting");
+  size_t requested = 0;
+  auto stored = cp_->Events(id);
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  for (const auto& e : stored->items) requested += e.type == "RequeueRequested" ? 1 : 0;
+  EXPECT_EQ(requested, 1u);
+  ASSERT_TRUE(cp_->Cancel(id, "done", {}, nullptr).ok());
+  EXPECT_EQ(cp_->ControlWorkload(id, WorkloadControl::kRelease, "max", nullptr).status().code(),
+            StatusCode::kFailedPrecondition);  // Cancelled: nothing to release
+}
+
 // set-priority N replaces the class's value: the raised workload is admitted ahead of an older
 // one of the same class.
 TEST_F(FleetControlTest, SetPriorityValueOrdersTheQueue) {

@@ -7,6 +7,7 @@
 #include "server/control_plane.h"
 #include "server/control_plane_commands.h"
 #include "server/governance.h"
+#include "server/workload_checks.h"
 #include "server/workload_update.h"
 #include "workload/documents.h"
 
@@ -79,12 +80,9 @@ Result<UpdateView> ControlPlane::UpdateWorkload(const std::string& id_or_name, s
   ABACUS_RETURN_IF_ERROR(CheckMutable(seen->spec, proposed, immutable));
   {
     Diagnostics diags;
-    CheckWorkloadReferences(proposed, SourceLocation{"request", 0, {}}, *ledger_.ConfigSnapshot(), diags,
-                            govern::SeenBy(caller));
-    if (!diags.empty()) return diags.ToStatus();
     std::vector<Document> docs;
     docs.push_back(Document{SpecObject(std::move(proposed)), SourceLocation{"request", 0, {}}});
-    ABACUS_RETURN_IF_ERROR(governance_->CheckSubmit(caller, docs, context));
+    ABACUS_RETURN_IF_ERROR(CheckWorkloads({*governance_, *secrets_, *ledger_.ConfigSnapshot()}, caller, docs, diags, context));
     proposed = std::get<Workload>(std::move(docs[0].object));
   }
   // The request's entry, explicit: it commits with the update (a request that has none has no

@@ -234,6 +234,48 @@ TEST(SecretsTest, ATaskOfAnotherTenantOnTheSameNodeReadsNoneOfItsSecretsLogsOrTh
   EXPECT_EQ(state_of(a_id), "Running");
 }
 
+// One rule for what a workload names, on submit and on update (issue 22.4): an update whose
+// spec.env names a secret that does not exist, or a key the secret lacks, was accepted and the
+// task could not start later; it is refused now as the same submission is, and accepted once
+// the secret and key exist.
+TEST(SecretsTest, AnUpdateNamingAMissingSecretOrKeyIsRefusedAsASubmissionIs) {
+  TempDir dir;
+  ServerProcess server(dir.path());
+  auto admin = server.Client();
+  ASSERT_EQ(admin.Post("/api/v1/apply", kAcmeOrg, "application/yaml").status, 200);
+  auto sub = admin.Post("/api/v1/workloads",
+                        "kind: TrainingJob\nname: later\nproject: acme/ml\nqueue: train\nspec:\n"
+                        "  command: [\"true\"]\n  taskGroups:\n    - name: main\n      resources: {cpu: 1, memory: 1Gi}\n",
+                        "application/yaml");
+  ASSERT_EQ(sub.status, 201) << sub.text;  // no node: it waits
+  const std::string id = sub.body["items"][0]["id"];
+  const std::string env = R"({"spec": {"env": [{"name": "DB_PASSWORD", "secretRef": {"secret": "db-creds", "key": "password"}}]}})";
+  auto missing = admin.Patch("/api/v1/workloads/" + id, env, "application/merge-patch+json");
+  EXPECT_EQ(missing.status, 409) << missing.text;
+  EXPECT_NE(missing.text.find("secret db-creds not found in project acme/ml"), std::string::npos) << missing.text;
+  // The same reference in a submission: the same refusal.
+  auto submitted = admin.Post("/api/v1/workloads",
+                              "kind: TrainingJob\nname: other\nproject: acme/ml\nqueue: train\nspec:\n"
+                              "  command: [\"true\"]\n  env:\n    - {name: DB_PASSWORD, secretRef: {secret: db-creds, key: password}}\n"
+                              "  taskGroups:\n    - name: main\n      resources: {cpu: 1, memory: 1Gi}\n",
+                              "application/yaml");
+  EXPECT_EQ(submitted.status, missing.status) << submitted.text;
+  auto secret = admin.Post("/api/v1/secrets",
+                           json({{"name", "db-creds"}, {"project", "acme/ml"}, {"stringData", {{"user", "ml"}}}}).dump(),
+                           "application/json");
+  ASSERT_EQ(secret.status, 201) << secret.text;
+  auto no_key = admin.Patch("/api/v1/workloads/" + id, env, "application/merge-patch+json");
+  EXPECT_EQ(no_key.status, 409) << no_key.text;
+  EXPECT_NE(no_key.text.find("has no key password"), std::string::npos) << no_key.text;
+  EXPECT_EQ(admin.Get("/api/v1/workloads/" + id).body["spec"].value("env", json::array()).size(), 0u);
+  auto fixed = admin.Post("/api/v1/secrets",
+                          json({{"name", "db-creds"}, {"project", "acme/ml"}, {"stringData", {{"password", kCanary}}}}).dump(),
+                          "application/json");
+  ASSERT_TRUE(fixed.status == 200 || fixed.status == 201) << fixed.text;
+  auto ok = admin.Patch("/api/v1/workloads/" + id, env, "application/merge-patch+json");
+  EXPECT_EQ(ok.status, 200) << ok.text;
+}
+
 // `kind: Secret` through `abacus apply -f` (issue 24): a member of the project applies it, applies
 // it again unchanged and changed (a new version), lists, gets, describes and deletes it with the
 // CLI; another tenant's member is refused each of these with the name in the path, the query
