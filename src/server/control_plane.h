@@ -534,10 +534,12 @@ class ControlPlane {
   // changed), then `then` runs with the outcome. A failed commit leaves the record as it was (the
   // staged usage is reloaded: LoopCommits' failure hook). Loop only.
   void CommitRecordOnLoop(WriteBatch batch, OpRef put, WorkloadRecord next, PendingRequestAudit* audit,
-                          Written then);
+                          Written then, std::vector<govern::AuditRecord> decisions = {});
   // Moves a copy of `r` (the record as the change sees it) to `to`, committing it with an event
   // (and what `stage` adds to the batch, given the record as it will be) through
-  // CommitRecordOnLoop; `then` runs once, at once when the transition is illegal. Loop only.
+  // CommitRecordOnLoop; `then` runs once, at once when the transition is illegal. A workload
+  // that ends gives back its temporary quota grants (the controller's RevokeQuota, reason
+  // WorkloadEnded, audited as quota-revoke), as one that ends by its controller does. Loop only.
   void CommitTransitionOnLoop(const WorkloadRecord& r, WorkloadState to, const std::string& event,
                               nlohmann::json details, const std::function<void(WriteBatch&, const WorkloadRecord&)>& stage,
                               PendingRequestAudit* audit, Written then);

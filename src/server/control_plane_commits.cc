@@ -91,17 +91,27 @@ void ControlPlane::CommitTransitionOnLoop(const WorkloadRecord& r, WorkloadState
   if (IsTerminal(to)) next.finished_at = now;
   if (!details.contains("message") && !next.message.empty()) details["message"] = next.message;
   WriteBatch batch;
+  std::vector<std::pair<std::string, json>> revoked;
+  std::vector<govern::AuditRecord> decisions;
+  if (IsTerminal(to)) {
+    // The probe of 2026-12-07: a cancelled experiment kept its grant, with no quota-revoke.
+    const std::vector<QuotaGrantRecord> grants = next.quota_grants;
+    for (const QuotaGrantRecord& g : grants) {
+      ApplyDecision(next, control::RevokeQuota{g.resource, g.amount, "WorkloadEnded"}, revoked, batch, decisions, now);
+    }
+  }
   const OpRef put = batch.PutJson(kWorkloadKind, next.id, ToJson(next), next.version).LastOp();
   batch.AppendEventJson(kWorkloadKind, next.id, event, EventJson(to, "", std::move(details)), now);
+  for (auto& [type, d] : revoked) batch.AppendEventJson(kWorkloadKind, next.id, type, std::move(d), now);
   usage_->Stage(&r, next, batch, now);
   if (stage) stage(batch, next);
-  CommitRecordOnLoop(std::move(batch), put, std::move(next), audit, std::move(then));
+  CommitRecordOnLoop(std::move(batch), put, std::move(next), audit, std::move(then), std::move(decisions));
 }
 
 void ControlPlane::CommitRecordOnLoop(WriteBatch batch, OpRef put, WorkloadRecord next, PendingRequestAudit* audit,
-                                      Written then) {
+                                      Written then, std::vector<govern::AuditRecord> decisions) {
   auto record = std::make_shared<WorkloadRecord>(std::move(next));
-  CommitForRequestOnLoop(audit, std::move(batch), {},
+  CommitForRequestOnLoop(audit, std::move(batch), std::move(decisions),
                          [this, put, record, then = std::move(then)](const Committer::Async& done) {
                            if (done.status.ok()) {
                              record->version = done.result.AssignedTo(put);

@@ -25,6 +25,7 @@
 #include "server/governance.h"
 #include "server/node_history.h"
 #include "server/node_liveness.h"
+#include "server/preemption_journal.h"
 #include "server/quota_view.h"
 #include "server/reservations.h"
 #include "server/reserved_pool.h"
@@ -406,23 +407,10 @@ void ControlPlane::AssumePreemptions(CycleWork& w) {
                             .dump(),
                         now);
     // For the evidence report: who gave back what, to whom.
-    int64_t milli = 0;
-    for (const auto& pl : r->placements) {
-      for (const auto& g : pl.devices) milli += g.milli;
-    }
     const SnapshotIndex::Slice* by_slice = w.index.SliceAt(p.preemptor);
     const WorkloadRecord* by = ledger_.FindWorkload(by_slice != nullptr ? by_slice->record_id : p.preemptor_id);
-    w.batch.AppendJournal("preemptions",
-                          json({{"workload", r->id},
-                                {"tenant", r->spec.tenant()},
-                                {"queue", r->spec.queue},
-                                {"flavor", r->group_flavors.empty() ? "cpu" : r->group_flavors[0]},
-                                {"deviceMilli", milli},
-                                {"reason", sched::PreemptionReasonName(p.reason)},
-                                {"by", p.preemptor_id},
-                                {"byQueue", by != nullptr ? by->spec.queue : ""}})
-                              .dump(),
-                          now);
+    AppendPreemption(w.batch, *r, sched::PreemptionReasonName(p.reason), p.preemptor_id,
+                     by != nullptr ? by->spec.queue : "", now);
     w.changed.push_back(r->id);
   }
 }

@@ -73,6 +73,25 @@ class ControlPlaneTest : public testing_cp::ControlPlaneFixture {
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? nlohmann::json::parse(r->body) : nlohmann::json();
   }
+  // The last entry of journal `stream` about workload `id` (its "workload" field); null if none.
+  nlohmann::json JournalOf(const std::string& stream, const std::string& id) {
+    auto records = cp_->store().Journal(stream, 0, 100000);
+    EXPECT_TRUE(records.ok()) << records.status().ToString();
+    nlohmann::json last;
+    for (const auto& rec : records.ok() ? *records : std::vector<JournalRecord>{}) {
+      nlohmann::json j = nlohmann::json::parse(rec.json, nullptr, false);
+      if (j.is_object() && j.value("workload", "") == id) last = j;
+    }
+    return last;
+  }
+  // Every audit entry stored, one per line, as stored.
+  std::string AuditText() {
+    auto records = cp_->store().Journal("audit", 0, 100000);
+    EXPECT_TRUE(records.ok()) << records.status().ToString();
+    std::string all;
+    for (const auto& rec : records.ok() ? *records : std::vector<JournalRecord>{}) all += rec.json + "\n";
+    return all;
+  }
 };
 
 }  // namespace abacus::server::testing_cp

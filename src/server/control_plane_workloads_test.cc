@@ -127,6 +127,65 @@ TEST_F(ControlPlaneTest, TemporaryQuotaUnderTheTenantLimitIsGrantedThenReclaimed
   types = TypesOf(*cp_, id);
   EXPECT_TRUE(Has(types, "TemporaryQuotaExpired")) << ::testing::PrintToString(types);
   EXPECT_TRUE(WorkloadViewJson(*cp_->GetWorkload(id)).value("quotaGrants", json::array()).empty());
+  // The reclaim is one of the evidence report's reclaim actions (the probe of 2026-12-07 found
+  // only the scheduler's preemptions there).
+  EXPECT_EQ(JournalOf("preemptions", id).value("reason", ""), "TemporaryQuotaExpired");
+}
+
+// The probe of 2026-12-07: an experiment that fits its queue with the temporary quota it asks
+// was warned NeverFits at submit (and admitted a second later). What its grant would cover is
+// not "never"; what it would not cover still is.
+TEST_F(ControlPlaneTest, AnExperimentThatFitsWithItsTemporaryQuotaIsNotWarnedNeverFits) {
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 8), nullptr).ok());
+  auto warned = [&](const std::string& name, int gpus, const std::string& quota) {
+    std::string yaml = ExperimentYaml(name, quota);
+    yaml.replace(yaml.find("count: 1"), 8, "count: " + std::to_string(gpus));
+    auto r = cp_->Submit(yaml, false, name + ".yaml", nullptr, {}, false, nullptr);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? !r->answer.submitted[0].warnings.empty() : false;
+  };
+  const std::string one = "  temporaryQuota: {resource: gpu/nvidia/A100-80G, amount: 1, expires: 1h}\n";
+  // The queue's nominal is 2 GPUs (no cohort to borrow from).
+  EXPECT_TRUE(warned("three-alone", 3, ""));
+  EXPECT_FALSE(warned("three-granted", 3, one));
+  EXPECT_TRUE(warned("four-granted", 4, one));
+}
+
+// The probe of 2026-12-07: a cancelled experiment kept its approved grant (no quota-revoke in
+// the audit log, the record still listing it), and a pending request of a cancelled one could
+// still be approved. Ending by a cancel gives the grant back as ending by itself does; an ended
+// workload's request takes no decision; a user's cancel is no reclaim.
+TEST_F(ControlPlaneTest, ACancelledExperimentGivesItsTemporaryQuotaBackAndItsRequestTakesNoDecision) {
+  ASSERT_TRUE(cp_->Apply("kind: Tenant\nname: acme\ntemporaryQuotaAutoApprove:\n"
+                         "  - {resource: gpu/nvidia/A100-80G, amount: 1}\n",
+                         false, "acme.yaml", nullptr, {}, false, nullptr)
+                  .ok());
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 4), nullptr).ok());
+  std::string full = Submit("full", 2);  // the queue's nominal 2 GPUs are taken
+  ASSERT_EQ(State(full), "Admitted");
+  std::vector<std::string> ids;
+  for (const auto& [name, quota] : {std::pair{"granted", kTemporaryQuota},
+                                    std::pair{"asking", "  temporaryQuota: {resource: gpu/nvidia/A100-80G, amount: 2, "
+                                                        "expires: 1h}\n"}}) {
+    auto r = cp_->Submit(ExperimentYaml(name, quota), false, std::string(name) + ".yaml", nullptr, {}, false, nullptr);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ids.push_back(r->answer.submitted[0].id);
+  }
+  cp_->WaitForCycle();
+  clock_.Advance(2s);  // the controller tick decides the requests
+  cp_->WaitForCycle();
+  cp_->WaitForCycle();
+  ASSERT_EQ(State(ids[0]), "Admitted");
+  ASSERT_TRUE(Has(TypesOf(*cp_, ids[1]), "TemporaryQuotaRequested"));  // above the limit: waits
+  for (const std::string& id : ids) ASSERT_TRUE(cp_->Cancel(id, "not needed", {}, nullptr).ok());
+  json rec = WorkloadViewJson(*cp_->GetWorkload(ids[0]));
+  EXPECT_TRUE(rec.value("quotaGrants", json::array()).empty()) << rec.dump();
+  EXPECT_NE(AuditText().find("quota-revoke"), std::string::npos);
+  auto approve = cp_->DecideTemporaryQuota(ids[1], true, "tia", nullptr);
+  EXPECT_EQ(approve.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(approve.status().message().find("ended with it"), std::string::npos) << approve.status().message();
+  EXPECT_FALSE(WorkloadViewJson(*cp_->GetWorkload(ids[1])).contains("quotaDecision"));
+  EXPECT_TRUE(JournalOf("preemptions", ids[0]).empty());  // a user's cancel is no reclaim
 }
 
 TEST_F(ControlPlaneTest, TemporaryQuotaAboveTheLimitWaitsForATenantAdmin) {

@@ -13,6 +13,7 @@
 #include "server/evaluation_archive.h"
 #include "server/fleet.h"
 #include "server/governance.h"
+#include "server/preemption_journal.h"
 #include "server/task_ids.h"
 
 namespace abacus::server {
@@ -317,6 +318,9 @@ bool ControlPlane::ApplyDecision(WorkloadRecord& w, const control::Decision& d,
           if (x.to == WorkloadState::kRunning && ToMicros(w.started_at) == 0) w.started_at = now;
           if (IsTerminal(x.to)) w.finished_at = TasksEndedAt(w, now);
           if (x.to == WorkloadState::kFailed) w.failure_reason = x.reason;
+          // A controller's reclaim (idle, an expired temporary quota, a TTL) gave back what it
+          // held: the evidence report's reclaim actions count it beside the scheduler's.
+          if (x.to == WorkloadState::kCancelled) AppendPreemption(batch, w, ReclaimReason(x.reason), "", "", now);
           if (governance_ && (x.to == WorkloadState::kFailed || x.to == WorkloadState::kCancelled)) {
             decisions.push_back(DecisionRecord("controller/" + std::string(WorkloadKindName(w.spec.kind())),
                                         x.to == WorkloadState::kCancelled ? "reclaim" : "fail", "workload", w.id,

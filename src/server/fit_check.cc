@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "common/mutex.h"
+#include "sched/tenancy_snapshot.h"
 #include "server/ledger.h"
 
 namespace abacus::server {
@@ -13,6 +14,7 @@ constexpr size_t kMaxVerdicts = 4096;  // request shapes remembered per generati
 // What the NeverFits rule reads of a workload, as one key: its queue, class and requests.
 std::string ShapeOf(const sched::WorkloadInfo& w) {
   std::string k = std::to_string(w.queue) + (w.borrowed_only ? "|B" : "|") + (w.gang ? "G" : "");
+  if (!w.quota_grant.IsZero()) k += "|q" + w.quota_grant.ToString();
   for (const auto& [a, b] : w.data_labels) k += "|d" + a + "=" + b;
   for (const sched::TaskGroupRequest& g : w.groups) {
     const sched::TaskRequest& t = g.task;
@@ -50,6 +52,13 @@ std::string FitChecker::NeverFits(const WorkloadRecord& record, const sched::Sch
   std::optional<sched::WorkloadInfo> w =
       BuildWorkloadInfo(record, *config_, flavors_, queue_index_, kNoNodes, kNoDevices, why);
   if (!w || w->admitted) return "";
+  // An experiment's temporary quota may be granted (at once up to its tenant's auto-approve
+  // limit, else by a tenant admin): what the grant would cover is not "never" (the probe of
+  // 2026-12-07 saw a warning for an experiment admitted a second later).
+  if (const ExperimentSpec* e = record.spec.experiment(); e != nullptr && e->temporary_quota) {
+    const TemporaryQuota& tq = *e->temporary_quota;
+    w->quota_grant.Add(sched::QuotaKey(tq.resource), LedgerAmount(tq.resource, tq.amount));
+  }
   const std::string shape = ShapeOf(*w);
   MutexLock lock(mu_);
   if (auto it = verdicts_.find(shape); it != verdicts_.end()) return it->second;

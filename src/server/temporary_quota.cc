@@ -27,6 +27,11 @@ Result<WorkloadView> ControlPlane::DecideTemporaryQuota(const std::string& id_or
       return reply(FailedPrecondition("workload " + id +
                                       " asks no temporary quota (an Experiment's spec.temporaryQuota)"));
     }
+    if (IsTerminal(found->state)) {
+      // Nothing waits for the grant any more (an ended experiment gave back what it held).
+      return reply(FailedPrecondition("workload " + found->spec.name + " (" + id + ") is " + std::string(WorkloadStateName(found->state)) +
+                                      ": its temporary quota request ended with it"));
+    }
     if (found->quota_decision) {
       return reply(FailedPrecondition("the temporary quota of " + id + " was already " +
                                       (found->quota_decision->approved ? "approved" : "rejected") + " by " +
