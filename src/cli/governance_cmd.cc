@@ -280,7 +280,8 @@ void AddGovernanceCommands(CLI::App& app, int* exit_code) {
     cmd->callback([=] { *exit_code = RunAudit(*o); });
   }
   CLI::App* token =
-      app.add_subcommand("token", "API tokens: create, list, revoke, rotate-admin (a token is shown once).");
+      app.add_subcommand("token", "API tokens: create, list, revoke, rotate-admin (a token is shown once).\n"
+                                 "Examples: abacus token create --user mia --expires 30d\n          abacus token list");
   token->require_subcommand(1);
   {
     auto o = std::make_shared<TokenOptions>();
@@ -298,7 +299,8 @@ void AddGovernanceCommands(CLI::App& app, int* exit_code) {
   }
   {
     auto o = std::make_shared<TokenOptions>();
-    CLI::App* cmd = token->add_subcommand("list", "List the tokens you may manage (never their secrets).");
+    CLI::App* cmd = token->add_subcommand("list", "List the tokens you may manage (never their secrets).\n"
+                                                "Example: abacus token list -o json");
     cmd->add_option("--user", o->user, "only this user's");
     cmd->add_option("-o,--output", o->output, "table, json or yaml")
         ->capture_default_str()
@@ -332,7 +334,8 @@ void AddGovernanceCommands(CLI::App& app, int* exit_code) {
     AddConnection(cmd, &o->c);
     cmd->callback([=] { *exit_code = RunRotateAdmin(*o); });
   }
-  CLI::App* node = app.add_subcommand("node", "Agent nodes: reset the credential of a node whose machine was replaced.");
+  CLI::App* node = app.add_subcommand("node", "Agent nodes: reset the credential of a node whose machine was replaced.\n"
+                                               "Example: abacus node reset gpu-07");
   node->require_subcommand(1);
   {
     auto o = std::make_shared<TokenOptions>();

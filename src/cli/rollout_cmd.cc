@@ -233,22 +233,26 @@ void AddRolloutCommands(CLI::App& app, int* exit_code) {
       return std::make_tuple(s, so, sw);
     };
     {
-      auto [s, so, sw] = sub("status", "The rollout of a service: phase, stable and canary versions, replicas ready.");
+      auto [s, so, sw] = sub("status", "The rollout of a service: phase, stable and canary versions, replicas ready.\n"
+                                       "Example: abacus rollout status chat");
       s->callback([=, so = so, sw = sw] { *exit_code = RunStatus(*so, *sw); });
     }
     {
-      auto [s, so, sw] = sub("history", "The revisions of a workload: version, image, who and what changed.");
+      auto [s, so, sw] = sub("history", "The revisions of a workload: version, image, who and what changed.\n"
+                                       "Example: abacus rollout history chat -o json");
       s->callback([=, so = so, sw = sw] { *exit_code = RunHistory(*so, *sw); });
     }
     {
-      auto [s, so, sw] = sub("undo", "Roll back to the revision before the newest (or --to-revision N), audited.");
+      auto [s, so, sw] = sub("undo", "Roll back to the revision before the newest (or --to-revision N), audited.\n"
+                                       "Examples: abacus rollout undo chat\n          abacus rollout undo chat --to-revision 1");
       auto to = std::make_shared<int>(0);
       s->add_option("--to-revision", *to, "the revision to go back to");
       s->callback([=, so = so, sw = sw] { *exit_code = RunUndo(*so, *sw, *to); });
     }
   }
   {
-    CLI::App* set = app.add_subcommand("set", "Change one field of a workload that exists.");
+    CLI::App* set = app.add_subcommand("set", "Change one field of a workload that exists.\n"
+                                                 "Example: abacus set image chat registry/chat:2");
     set->require_subcommand(1);
     auto o = std::make_shared<Opts>();
     auto w = std::make_shared<std::string>();

@@ -123,7 +123,9 @@ void SecretTable(const json& items, std::ostream& out) {
 
 void AddSecretCommands(CLI::App& app, int* exit_code) {
   CLI::App* secret = app.add_subcommand(
-      "secret", "Secrets for workloads: create, list, delete, reencrypt (values are never shown again).");
+      "secret", "Secrets for workloads: create, list, delete, reencrypt (values are never shown again).\n"
+                "Examples: abacus secret create db-creds -p nlp/llm --from-literal user=app\n"
+                "          abacus secret list -p nlp/llm");
   secret->require_subcommand(1);
   {
     auto o = std::make_shared<SecretOptions>();
@@ -139,7 +141,8 @@ void AddSecretCommands(CLI::App& app, int* exit_code) {
   }
   {
     auto o = std::make_shared<SecretOptions>();
-    CLI::App* cmd = secret->add_subcommand("list", "List the secrets you may see: names, keys, versions (never values).");
+    CLI::App* cmd = secret->add_subcommand("list", "List the secrets you may see: names, keys, versions (never values).\n"
+                                                 "Example: abacus secret list -p nlp/llm");
     AddScope(cmd, o.get());
     cmd->add_option("-o,--output", o->output, "table, json or yaml")
         ->capture_default_str()
@@ -149,7 +152,8 @@ void AddSecretCommands(CLI::App& app, int* exit_code) {
   }
   {
     auto o = std::make_shared<SecretOptions>();
-    CLI::App* cmd = secret->add_subcommand("delete", "Delete a secret (tasks started with it keep their copy).");
+    CLI::App* cmd = secret->add_subcommand("delete", "Delete a secret (tasks started with it keep their copy).\n"
+                                                   "Example: abacus secret delete db-creds -p nlp/llm");
     cmd->add_option("NAME", o->name, "secret name")->required();
     AddScope(cmd, o.get());
     AddConnection(cmd, o.get());
@@ -159,7 +163,7 @@ void AddSecretCommands(CLI::App& app, int* exit_code) {
     auto o = std::make_shared<SecretOptions>();
     CLI::App* cmd = secret->add_subcommand(
         "reencrypt", "Re-seal every secret with the server's active key (admins), after a key rotation "
-                     "(docs/governance.md, Secrets).");
+                     "(docs/governance.md, Secrets).\nExample: abacus secret reencrypt");
     AddConnection(cmd, o.get());
     cmd->callback([=] { *exit_code = RunReencrypt(*o); });
   }

@@ -623,6 +623,15 @@ struct GetArgs {
 
 // Checks the workload filters of `get` that only workloads have; prints the usage error.
 bool WorkloadFiltersFit(const GetArgs& a, const std::string& path) {
+  // The probe of 2026-12-07: `get workloads --model m1` listed every workload, exit 0.
+  if (path != "evaluations") {
+    for (auto [flag, value] : {std::pair<const char*, const std::string*>{"--model", &a.model}, {"--baseline", &a.baseline}}) {
+      if (!value->empty()) {
+        std::cerr << "error: " << flag << " filters evaluations only, not " << path << "\n";
+        return false;
+      }
+    }
+  }
   if (path == "workloads") {
     if (!a.selector.empty()) {
       auto sel = LabelSelector::Parse(a.selector);

@@ -330,6 +330,14 @@ TEST_F(WatchTest, LabelSelectorsKindAndUserFilterGetWorkloads) {
   auto elsewhere = RunCli({"get", "nodes", "-l", "a=b"}, env);
   EXPECT_EQ(elsewhere.code, 2);
   EXPECT_TRUE(Contains(elsewhere.err, "-l filters workloads only")) << elsewhere.err;
+  // The evaluations' filters elsewhere: refused, not ignored (the probe of 2026-12-07 listed
+  // every workload for `get workloads --model m1`, exit 0).
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"get", "workloads", "--model", "m1"},
+                                               std::vector<std::string>{"get", "nodes", "--baseline", "1.0"}}) {
+    auto ignored = RunCli(args, env);
+    EXPECT_EQ(ignored.code, 2) << args[1];
+    EXPECT_TRUE(Contains(ignored.err, "filters evaluations only, not " + args[1])) << ignored.err;
+  }
 }
 
 // report -l: the same selector chooses the workloads a report counts (issue 23).
