@@ -178,6 +178,20 @@ WorkloadView HealthyCanary(const Workload& spec, InferenceState& s) {
   return w;
 }
 
+// A service born with a rollout version and no `version` label runs that version: no canary
+// against nothing, no restart of its first replicas (the probe of 2026-12-07).
+TEST(InferenceTest, AServiceBornWithARolloutVersionAndNoLabelStartsStableOnIt) {
+  Workload spec = Service(2, Canary());
+  spec.labels.erase("version");
+  WorkloadView w = Serving(spec, 2, "1.5");
+  InferenceState s;
+  Decisions ds = Step(w, s, AllReady(w, 10), T(10));
+  EXPECT_EQ(FindEvent(ds, "CanaryStarted"), nullptr) << Types(ds);
+  EXPECT_TRUE(FindAll<SetVersion>(ds).empty());
+  EXPECT_EQ(s.rollout.stable_version, "1.5");
+  EXPECT_EQ(s.rollout.phase, RolloutPhase::kStable);
+}
+
 TEST(InferenceTest, CanaryStartsThenIsPromotedAfterStayingHealthy) {
   Workload spec = Service(4, Canary());
   WorkloadView w = Serving(spec, 4);

@@ -57,12 +57,15 @@ const std::string& WantedVersion(const RolloutState& s, int32_t replica) {
 
 void StepRollout(const Workload& w, int32_t desired, const CanaryHealth& health, RolloutState& s, Time now,
                  Decisions& out) {
+  const InferenceSpec& spec = *w.inference();
   if (!s.initialized) {
+    // What runs at birth: the `version` label, else the version the spec names — a service born
+    // with `rollout.version: v1` and no label has nothing older to canary against (the probe of
+    // 2026-12-07: its only replica was stopped and restarted seconds after it started).
     auto it = w.labels.find("version");
-    s.stable_version = it == w.labels.end() ? "" : it->second;
+    s.stable_version = it != w.labels.end() ? it->second : spec.rollout ? spec.rollout->version : "";
     s.initialized = true;
   }
-  const InferenceSpec& spec = *w.inference();
   if (!spec.rollout) return;
   const Rollout& r = *spec.rollout;
   if (s.phase == RolloutPhase::kCanary || s.phase == RolloutPhase::kPaused) {
