@@ -73,6 +73,16 @@ class ControlPlaneTest : public testing_cp::ControlPlaneFixture {
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? nlohmann::json::parse(r->body) : nlohmann::json();
   }
+  // Tenant acme auto-approves a temporary quota of 1 A100; a 4-GPU agent node gpu-a; a job takes
+  // the queue's nominal 2 GPUs.
+  void FillTheQueueWithAutoApproveOfOneGpu() {
+    ASSERT_TRUE(cp_->Apply("kind: Tenant\nname: acme\ntemporaryQuotaAutoApprove:\n"
+                           "  - {resource: gpu/nvidia/A100-80G, amount: 1}\n",
+                           false, "acme.yaml", nullptr, {}, false, nullptr)
+                    .ok());
+    ASSERT_TRUE(cp_->RegisterAgent(A100Node("gpu-a", 4), nullptr).ok());
+    ASSERT_EQ(State(Submit("full", 2)), "Admitted");
+  }
   // The last entry of journal `stream` about workload `id` (its "workload" field); null if none.
   nlohmann::json JournalOf(const std::string& stream, const std::string& id) {
     auto records = cp_->store().Journal(stream, 0, 100000);

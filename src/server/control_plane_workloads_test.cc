@@ -91,13 +91,7 @@ std::vector<std::string> TypesOf(ControlPlane& cp, const std::string& id) {
 bool Has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
 TEST_F(ControlPlaneTest, TemporaryQuotaUnderTheTenantLimitIsGrantedThenReclaimedOnExpiry) {
-  ASSERT_TRUE(cp_->Apply("kind: Tenant\nname: acme\ntemporaryQuotaAutoApprove:\n"
-                         "  - {resource: gpu/nvidia/A100-80G, amount: 1}\n",
-                         false, "acme.yaml", nullptr, {}, false, nullptr)
-                  .ok());
-  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 4), nullptr).ok());
-  std::string full = Submit("full", 2);  // the queue's nominal 2 GPUs are taken
-  ASSERT_EQ(State(full), "Admitted");
+  ASSERT_NO_FATAL_FAILURE(FillTheQueueWithAutoApproveOfOneGpu());
   auto r = cp_->Submit(ExperimentYaml("nb", kTemporaryQuota), false, "nb.yaml", nullptr, {}, false, nullptr);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   std::string id = r->answer.submitted[0].id;
@@ -156,13 +150,7 @@ TEST_F(ControlPlaneTest, AnExperimentThatFitsWithItsTemporaryQuotaIsNotWarnedNev
 // still be approved. Ending by a cancel gives the grant back as ending by itself does; an ended
 // workload's request takes no decision; a user's cancel is no reclaim.
 TEST_F(ControlPlaneTest, ACancelledExperimentGivesItsTemporaryQuotaBackAndItsRequestTakesNoDecision) {
-  ASSERT_TRUE(cp_->Apply("kind: Tenant\nname: acme\ntemporaryQuotaAutoApprove:\n"
-                         "  - {resource: gpu/nvidia/A100-80G, amount: 1}\n",
-                         false, "acme.yaml", nullptr, {}, false, nullptr)
-                  .ok());
-  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 4), nullptr).ok());
-  std::string full = Submit("full", 2);  // the queue's nominal 2 GPUs are taken
-  ASSERT_EQ(State(full), "Admitted");
+  ASSERT_NO_FATAL_FAILURE(FillTheQueueWithAutoApproveOfOneGpu());
   std::vector<std::string> ids;
   for (const auto& [name, quota] : {std::pair{"granted", kTemporaryQuota},
                                     std::pair{"asking", "  temporaryQuota: {resource: gpu/nvidia/A100-80G, amount: 2, "

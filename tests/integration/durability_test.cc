@@ -183,6 +183,23 @@ TEST(QuotaRaceTest, ConcurrentSubmissionsNeverExceedQuota) {
   })) << pending.dump();
 }
 
+// Submits TrainingJob `name` (one A100, `script` under sh -c) to acme/ml's queue train and
+// waits until it runs; returns its id ("" on failure, the failure reported).
+std::string RunningGpuJob(cli::ApiClient& api, const std::string& name, const std::string& script) {
+  auto sub = api.Post("/api/v1/workloads",
+                      "kind: TrainingJob\nname: " + name + "\nproject: acme/ml\nqueue: train\nspec:\n"
+                      "  command: [\"sh\", \"-c\", \"" + script + "\"]\n  taskGroups:\n    - name: main\n      resources:\n"
+                      "        cpu: 1\n        memory: 1Gi\n        accelerators: {flavor: gpu/nvidia/A100-80G, count: 1}\n",
+                      "application/yaml");
+  EXPECT_EQ(sub.status, 201) << sub.text;
+  if (sub.status != 201) return "";
+  const std::string id = sub.body["items"][0]["id"];
+  const bool running =
+      WaitFor([&] { return api.Get("/api/v1/workloads/" + id).body.value("state", "") == "Running"; });
+  EXPECT_TRUE(running) << api.Get("/api/v1/workloads/" + id).text;
+  return running ? id : "";
+}
+
 // The probe of 2026-12-07: a task that ended while the server was down was billed until the
 // restarted server learned of its exit (a 6 s job billed 10.5 s), and its workload's finishedAt
 // was that moment too. Its usage now closes, and its workload ends, when its agent saw it exit.
@@ -193,15 +210,8 @@ TEST(DurabilityTest, ATaskThatEndsWhileTheServerIsDownIsBilledUntilItsExitNotUnt
   auto api = server.Client();
   ASSERT_EQ(api.Post("/api/v1/apply", kAcmeOrg, "application/yaml").status, 200);
   AgentProcess agent(server, "gpu-a", "gpu:nvidia:A100-80G:1:80Gi@cuda=12.4");
-  auto sub = api.Post("/api/v1/workloads",
-                      "kind: TrainingJob\nname: short\nproject: acme/ml\nqueue: train\nspec:\n"
-                      "  command: [\"sh\", \"-c\", \"sleep 2\"]\n  taskGroups:\n    - name: main\n      resources:\n"
-                      "        cpu: 1\n        memory: 1Gi\n        accelerators: {flavor: gpu/nvidia/A100-80G, count: 1}\n",
-                      "application/yaml");
-  ASSERT_EQ(sub.status, 201) << sub.text;
-  const std::string id = sub.body["items"][0]["id"];
-  ASSERT_TRUE(WaitFor([&] { return api.Get("/api/v1/workloads/" + id).body.value("state", "") == "Running"; }))
-      << api.Get("/api/v1/workloads/" + id).text;
+  const std::string id = RunningGpuJob(api, "short", "sleep 2");
+  ASSERT_FALSE(id.empty());
   server.Kill9();
   std::this_thread::sleep_for(std::chrono::seconds(7));  // the task ends meanwhile, 2 s in
   server.Start();  // on the same address: the agent finds it again and reports the exit
@@ -239,15 +249,8 @@ TEST(DurabilityTest, AnAgentKilledAndStartedLaterBillsItsLostTaskUntilItsLastCal
   auto api = server.Client();
   ASSERT_EQ(api.Post("/api/v1/apply", kAcmeOrg, "application/yaml").status, 200);
   AgentProcess agent(server, "gpu-a", "gpu:nvidia:A100-80G:1:80Gi@cuda=12.4");
-  auto sub = api.Post("/api/v1/workloads",
-                      "kind: TrainingJob\nname: long\nproject: acme/ml\nqueue: train\nspec:\n"
-                      "  command: [\"sleep\", \"300\"]\n  taskGroups:\n    - name: main\n      resources:\n"
-                      "        cpu: 1\n        memory: 1Gi\n        accelerators: {flavor: gpu/nvidia/A100-80G, count: 1}\n",
-                      "application/yaml");
-  ASSERT_EQ(sub.status, 201) << sub.text;
-  const std::string id = sub.body["items"][0]["id"];
-  ASSERT_TRUE(WaitFor([&] { return api.Get("/api/v1/workloads/" + id).body.value("state", "") == "Running"; }))
-      << api.Get("/api/v1/workloads/" + id).text;
+  const std::string id = RunningGpuJob(api, "long", "sleep 300");
+  ASSERT_FALSE(id.empty());
   const int64_t killed_us = NowUs();
   agent.Kill9();
   std::this_thread::sleep_for(std::chrono::seconds(6));
