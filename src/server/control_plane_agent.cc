@@ -136,10 +136,14 @@ Result<wire::RegisterAnswer> ControlPlane::RegisterAgent(const json& request, Re
     node->node.last_heartbeat = now;
     std::string event = before == nullptr ? "Registered" : "Reregistered";
     // The previous agent's last call: the tasks it no longer runs died with it, not at this
-    // registration (an agent killed and started again an hour later bills no hour).
-    Time last_heard = before == nullptr ? now : before->node.last_heartbeat;
-    if (before != nullptr) last_heard = std::max(last_heard, telemetry_.HeardAt(node->node.name).value_or(Time{}));
-    if (ToMicros(last_heard) == 0) last_heard = now;
+    // registration (an agent killed and started again an hour later bills no hour). Known only
+    // when this server heard it (or, from its first liveness check on, counts it heard at its
+    // start); a registration before that — server and agent both restarted — ends them now, as
+    // the stored heartbeat may be hours old and would bill a long run as nothing.
+    Time last_heard = now;
+    if (std::optional<Time> heard = before != nullptr ? telemetry_.HeardAt(node->node.name) : std::nullopt) {
+      last_heard = std::min(now, std::max(*heard, before->node.last_heartbeat));
+    }
     node->cordon = before != nullptr ? before->cordon : NodeCordonRecord{};  // a cordon outlives re-registration
     if (before != nullptr) {
       // So does the health history: a device on probation stays out of service (device_health.h).

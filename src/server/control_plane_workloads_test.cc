@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "meter/usage_ledger.h"
 #include "server/control_plane_test.h"
 #include "server/read_views_json.h"
 
@@ -89,6 +90,36 @@ std::vector<std::string> TypesOf(ControlPlane& cp, const std::string& id) {
 }
 
 bool Has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+// A task lost with its agent ends at that agent's last call as this server heard it; when both
+// the server and the agent restarted, the server never heard the old agent, and its stored
+// heartbeat (the registration, hours before) would bill a two-hour run as nothing: such a task
+// ends at the registration, as before.
+TEST_F(ControlPlaneTest, ATaskLostWhileServerAndAgentBothRestartedIsBilledUntilTheRegistration) {
+  auto reg = cp_->RegisterAgent(AgentNode("gpu-a", 1), nullptr);
+  ASSERT_TRUE(reg.ok()) << reg.status().ToString();
+  const Time admitted = clock_.Now();
+  std::string id = Submit("long", 1);
+  ASSERT_EQ(State(id), "Admitted");
+  Report("gpu-a", id + ".0.0.1", {{"phase", "Running"}});
+  clock_.Advance(2h);  // it runs; then the machine and the server go down together
+  cp_.reset();
+  Open();
+  json again = AgentNode("gpu-a", 1);
+  again["credential"] = reg->node_token;
+  again["tasks"] = json::array({{{"taskId", id + ".0.0.1"}, {"phase", "Lost"}}});
+  ASSERT_TRUE(cp_->RegisterAgent(again, nullptr).ok());
+  cp_->WaitForCycle();
+  auto usage = meter::ReadUsage(cp_->store(), FromMicros(0), clock_.Now() + 24h);
+  ASSERT_TRUE(usage.ok()) << usage.status().ToString();
+  bool closed = false;
+  for (const auto& iv : *usage) {
+    if (iv.task_id != id + ".0.0.1" || iv.open()) continue;
+    closed = true;
+    EXPECT_EQ(*iv.end - iv.start, clock_.Now() - admitted) << "billed " << (ToMicros(*iv.end) - ToMicros(iv.start)) << " us";
+  }
+  EXPECT_TRUE(closed);
+}
 
 TEST_F(ControlPlaneTest, TemporaryQuotaUnderTheTenantLimitIsGrantedThenReclaimedOnExpiry) {
   ASSERT_NO_FATAL_FAILURE(FillTheQueueWithAutoApproveOfOneGpu());
