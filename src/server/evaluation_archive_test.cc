@@ -186,6 +186,13 @@ TEST_F(EvaluationArchiveTest, ListingFiltersByModelAndCallerAndComparesVersions)
   auto against = ListEvaluations(cp_->store(), {"llama", "1.1", nullptr});
   ASSERT_TRUE(against.ok());
   EXPECT_NEAR((*against)["comparison"]["rows"][0]["deltas"][0].get<double>(), -0.03, 1e-9);
+  // A baseline no result has: refused naming the versions there are (the probe of 2026-12-07:
+  // a header about deltas against 9.9 over a table without them, exit 0).
+  auto nowhere = ListEvaluations(cp_->store(), {"llama", "9.9", nullptr});
+  EXPECT_EQ(nowhere.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(nowhere.status().message().find("no evaluation results of version 9.9"), std::string::npos)
+      << nowhere.status().message();
+  EXPECT_NE(nowhere.status().message().find("its versions: 1.0, 1.1"), std::string::npos);
   // The caller's view: results of workloads it may not see are left out.
   auto hidden = ListEvaluations(cp_->store(), {"llama", "", [](const Workload& w) {
                                                  return w.project == "acme/ml" && w.name == "eval-11";

@@ -74,7 +74,17 @@ Result<json> ListEvaluations(Store& store, const EvaluationQuery& q) {
   json out = {{"items", std::move(items)}};
   if (!q.model.empty()) {
     std::string baseline = q.baseline.empty() ? DefaultBaseline(rows) : q.baseline;
-    out["comparison"] = control::ToJson(control::CompareVersions(results, q.model, baseline));
+    control::ComparisonTable cmp = control::CompareVersions(results, q.model, baseline);
+    // A baseline the caller named that none of the results (it may see) has: an error, not a
+    // header about deltas the table cannot show (the probe of 2026-12-07).
+    if (!q.baseline.empty() && !cmp.versions.empty() &&
+        std::find(cmp.versions.begin(), cmp.versions.end(), q.baseline) == cmp.versions.end()) {
+      std::string versions;
+      for (const std::string& v : cmp.versions) versions += (versions.empty() ? "" : ", ") + v;
+      return NotFound("model " + q.model + " has no evaluation results of version " + q.baseline +
+                      " to compare against (its versions: " + versions + ")");
+    }
+    out["comparison"] = control::ToJson(cmp);
   }
   return out;
 }
