@@ -37,6 +37,25 @@ class UsageSyncTest : public ::testing::Test {
     EXPECT_TRUE(all.ok()) << all.status().ToString();
     return all.ok() ? *all : std::vector<meter::UsageInterval>{};
   }
+  // Puts `running` into the ledger, opens the usage sync on it, then lets `elapsed` pass; null
+  // (with a failure) when it does not open.
+  std::unique_ptr<UsageSync> OpenAfter(WorkloadRecord running, Duration elapsed) {
+    ledger_.PutWorkload(std::move(running));
+    auto sync = UsageSync::Open(store_, clock_, ledger_, 24h);
+    EXPECT_TRUE(sync.ok()) << sync.status().ToString();
+    clock_.Advance(elapsed);
+    return sync.ok() ? std::move(*sync) : nullptr;
+  }
+  // The one interval stored, closed: its end and reason (nullopt end, with a failure, otherwise).
+  std::pair<std::optional<Time>, meter::EndReason> OnlyClosed() {
+    std::vector<meter::UsageInterval> stored = Stored();
+    EXPECT_EQ(stored.size(), 1u);
+    if (stored.size() != 1 || stored[0].open()) {
+      ADD_FAILURE() << "not one closed interval";
+      return {std::nullopt, meter::EndReason::kOpen};
+    }
+    return {stored[0].end, stored[0].end_reason};
+  }
   // Runs wl-1 from now; `elapsed` later stages and commits its end in `state`, its task having
   // exited at `exited` as its agent saw it.
   void ExitAfter(Duration elapsed, WorkloadState state, Time exited) {
@@ -122,10 +141,8 @@ TEST_F(UsageSyncTest, ABatchThatWasNotCommittedIsForgotten) {
 // added the whole life of the service again (65 s of holding billed as 162 s).
 TEST_F(UsageSyncTest, ATaskPlacedAfterTheAdmissionHoldsFromItsOwnPlacement) {
   const Time admitted = clock_.Now();
-  ledger_.PutWorkload(Running("wl-1", admitted));
-  auto sync = UsageSync::Open(store_, clock_, ledger_, 24h);
-  ASSERT_TRUE(sync.ok());
-  clock_.Advance(47s);
+  auto sync = OpenAfter(Running("wl-1", admitted), 47s);
+  ASSERT_NE(sync, nullptr);
   // The replica runs again (run 1: a new task id) and a second replica is added.
   WorkloadRecord before = *ledger_.FindWorkload("wl-1");
   WorkloadRecord after = before;
@@ -134,7 +151,7 @@ TEST_F(UsageSyncTest, ATaskPlacedAfterTheAdmissionHoldsFromItsOwnPlacement) {
   added.replica = 1;
   after.placements.push_back(added);
   WriteBatch batch;
-  (*sync)->Stage(&before, after, batch, clock_.Now());
+  sync->Stage(&before, after, batch, clock_.Now());
   ASSERT_TRUE(store_.Commit(batch).ok());
   std::vector<meter::UsageInterval> stored = Stored();
   ASSERT_EQ(stored.size(), 3u);
@@ -157,18 +174,14 @@ TEST_F(UsageSyncTest, ATaskPlacedAfterTheAdmissionHoldsFromItsOwnPlacement) {
 TEST_F(UsageSyncTest, ATaskThatExitedClosesAtItsExitNotWhenTheServerLearnedOfIt) {
   const Time admitted = clock_.Now();
   ExitAfter(60s, WorkloadState::kSucceeded, admitted + 10s);  // the report comes a minute late
-  std::vector<meter::UsageInterval> stored = Stored();
-  ASSERT_EQ(stored.size(), 1u);
-  ASSERT_FALSE(stored[0].open());
-  EXPECT_EQ(*stored[0].end, admitted + 10s);
-  EXPECT_EQ(stored[0].end_reason, meter::EndReason::kSucceeded);
+  auto [end, reason] = OnlyClosed();
+  EXPECT_EQ(end, std::optional<Time>(admitted + 10s));
+  EXPECT_EQ(reason, meter::EndReason::kSucceeded);
 }
 
 TEST_F(UsageSyncTest, AnExitTimeAfterNowClosesAtNow) {
   ExitAfter(5s, WorkloadState::kFailed, clock_.Now() + 5s + 1h);  // an agent's clock far ahead
-  std::vector<meter::UsageInterval> stored = Stored();
-  ASSERT_EQ(stored.size(), 1u);
-  EXPECT_EQ(*stored[0].end, clock_.Now());
+  EXPECT_EQ(OnlyClosed().first, std::optional<Time>(clock_.Now()));
 }
 
 // An attempt that ends in a requeue (its task lost with its agent, or failed and retried) closes
@@ -177,10 +190,8 @@ TEST_F(UsageSyncTest, AnExitTimeAfterNowClosesAtNow) {
 // ran in. (The interval of an agent killed at 10 s and started again at 60 s closed at 60 s.)
 TEST_F(UsageSyncTest, AnAttemptEndedByARequeueClosesAtItsTasksEndNotAtTheRequeue) {
   const Time admitted = clock_.Now();
-  ledger_.PutWorkload(Running("wl-1", admitted));
-  auto sync = UsageSync::Open(store_, clock_, ledger_, 24h);
-  ASSERT_TRUE(sync.ok());
-  clock_.Advance(60s);
+  auto sync = OpenAfter(Running("wl-1", admitted), 60s);
+  ASSERT_NE(sync, nullptr);
   WorkloadRecord before = *ledger_.FindWorkload("wl-1");
   std::vector<PlacementRecord> ended = before.placements;
   ended[0].phase = "Lost";
@@ -192,13 +203,11 @@ TEST_F(UsageSyncTest, AnAttemptEndedByARequeueClosesAtItsTasksEndNotAtTheRequeue
   after.placements.clear();
   after.requeues++;  // the next attempt
   WriteBatch batch;
-  (*sync)->Stage(&before, after, batch, clock_.Now(), &ended);
+  sync->Stage(&before, after, batch, clock_.Now(), &ended);
   ASSERT_TRUE(store_.Commit(batch).ok());
-  std::vector<meter::UsageInterval> stored = Stored();
-  ASSERT_EQ(stored.size(), 1u);
-  ASSERT_FALSE(stored[0].open());
-  EXPECT_EQ(*stored[0].end, admitted + 10s);
-  EXPECT_EQ(stored[0].end_reason, meter::EndReason::kNodeLost);
+  auto [end, reason] = OnlyClosed();
+  EXPECT_EQ(end, std::optional<Time>(admitted + 10s));
+  EXPECT_EQ(reason, meter::EndReason::kNodeLost);
 }
 
 // A part of a workload that holds on (a BatchJob's slot released after its task ended) closes
