@@ -142,6 +142,20 @@ TEST(InferenceTest, AutoscaledUpWithShortageWhileReplicasAreMissing) {
   EXPECT_EQ(FindEvent(ds, "ShortageEnded")->details["seconds"], 30);
 }
 
+// The fourth probe: a shortage whose cause was the queue's quota was announced as "capacity is
+// missing". The controller does not know the cause (the scheduler does, and explain shows it per
+// replica), so the event names none.
+TEST(InferenceTest, AShortageStartedClaimsNoCauseItCannotKnow) {
+  ShortageState s;
+  Decisions ds;
+  TrackShortage(3, 2, s, T(0), ds);
+  const Event* e = FindEvent(ds, "ShortageStarted");
+  ASSERT_NE(e, nullptr) << Types(ds);
+  EXPECT_EQ(e->message.find("capacity is missing"), std::string::npos) << e->message;
+  EXPECT_NE(e->message.find("abacus explain"), std::string::npos) << e->message;
+  EXPECT_EQ(e->details["reason"], "ReplicasUnplaced");
+}
+
 TEST(InferenceTest, ShortageIntervalsFollowTheNumbers) {
   ShortageState s;
   Decisions ds;

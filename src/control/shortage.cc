@@ -20,8 +20,9 @@ void TrackShortage(int32_t wanted, int32_t available, ShortageState& s, Time now
   out.push_back(RecordShortage{wanted, available, now, std::nullopt});
   out.push_back(MakeEvent(was_open ? "ShortageChanged" : "ShortageStarted",
                           "wants " + std::to_string(wanted) + " replica(s), " + std::to_string(available) +
-                              " placed: capacity is missing",
-                          {{"wanted", wanted}, {"available", available}}, "InsufficientCapacity"));
+                              " placed; each missing replica waits for the scheduler (abacus explain says why: "
+                              "quota, capacity, a pool)",
+                          {{"wanted", wanted}, {"available", available}}, "ReplicasUnplaced"));
 }
 
 }  // namespace abacus::control

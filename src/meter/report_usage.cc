@@ -28,9 +28,11 @@ bool IsStorage(const std::string& name) {
 
 std::string ExtendedColumn(const std::string& name) { return name + (IsStorage(name) ? " GiB-hours" : " hours"); }
 
-std::string ExtendedCell(const Sums& s, const std::string& name) {
+// `exact`: with 9 decimals (Table::exact), else 3.
+std::string ExtendedCell(const Sums& s, const std::string& name, bool exact = false) {
   auto it = s.extended.find(name);
   ResourceTime v = it == s.extended.end() ? 0 : it->second;
+  if (exact) return IsStorage(name) ? FormatGiBHoursExact(v) : FormatMilliHoursExact(v * 1000);
   return IsStorage(name) ? FormatGiBHours(v) : FormatMilliHours(v * 1000);
 }
 
@@ -48,6 +50,13 @@ std::vector<std::string> Cells(const Sums& s) {
   return {std::to_string(s.workloads.size()), FormatMilliHours(s.device), FormatMilliHours(s.cpu),
           FormatGiBHours(s.memory),           FormatMoney(s.cost.device), FormatMoney(s.cost.cpu),
           FormatMoney(s.cost.memory),         FormatMoney(s.cost.total())};
+}
+
+// Cells' exact values: the hours with 9 decimals; "" where the cell is exact already (counts,
+// money in micro-units).
+std::vector<std::string> ExactCells(const Sums& s) {
+  return {"", FormatMilliHoursExact(s.device), FormatMilliHoursExact(s.cpu), FormatGiBHoursExact(s.memory),
+          "", "", "", ""};
 }
 
 }  // namespace
@@ -96,6 +105,10 @@ Result<Table> UsageReport(std::span<const UsageInterval> intervals, const UsageR
     for (auto& cell : Cells(sums)) row.push_back(std::move(cell));
     for (const std::string& name : extended) row.push_back(ExtendedCell(sums, name));
     table.rows.push_back(std::move(row));
+    std::vector<std::string> exact(key.size());
+    for (auto& cell : ExactCells(sums)) exact.push_back(std::move(cell));
+    for (const std::string& name : extended) exact.push_back(ExtendedCell(sums, name, /*exact=*/true));
+    table.exact.push_back(std::move(exact));
   }
   std::vector<std::string> t = Cells(total);
   table.notes.push_back("total: " + t[0] + " workloads, " + t[1] + " device-hours, " + t[2] +

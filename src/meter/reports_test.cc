@@ -5,6 +5,7 @@
 #include "meter/borrowing.h"
 #include "meter/meter_test_util.h"
 #include "meter/reports.h"
+#include "meter/table.h"
 
 namespace abacus::meter {
 namespace {
@@ -25,6 +26,28 @@ WorkloadSummary Wl(std::string id, std::string queue, std::string flavor, Time s
   w.submitted = submitted;
   w.state = "Running";
   return w;
+}
+
+// The fourth probe: `report usage -o json` gave a one-second job on one device 0 device-hours,
+// the 3-decimal cell of the printed table. JSON carries the hours with 9 decimals; the text and
+// CSV print 3.
+TEST(UsageReportTest, JsonCarriesHoursExactlyWhereTheTablePrintsThreeDecimals) {
+  UsageInterval one_second = Closed(Task("blip", "blip-0", "nlp", "nlp-train", "TrainingJob", "gpu-1", kA100, 1000,
+                                         1, 1, T(1, 8)),
+                                    T(1, 8) + seconds(1), EndReason::kSucceeded);
+  std::vector<UsageInterval> intervals{one_second};
+  auto t = UsageReport(intervals, {ReportWindow{T(1, 0), T(2, 0), T(1, 10)}, By("tenant"), nullptr});
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->rows.size(), 1u);
+  const int device = t->ColumnIndex("deviceHours"), memory = t->ColumnIndex("memoryGiBHours");
+  EXPECT_EQ(t->rows[0][device], "0.000");
+  EXPECT_EQ(RenderCsv(*t).find("0.000277778"), std::string::npos);
+  nlohmann::ordered_json j = TableToJson(*t);
+  EXPECT_DOUBLE_EQ(j["rows"][0]["deviceHours"].get<double>(), 0.000277778) << j.dump();
+  EXPECT_DOUBLE_EQ(j["rows"][0]["cpuCoreHours"].get<double>(), 0.000277778) << j.dump();
+  EXPECT_DOUBLE_EQ(j["rows"][0][t->columns[memory].name].get<double>(), 0.000277778) << j.dump();
+  EXPECT_EQ(j["rows"][0]["workloads"], 1);
+  EXPECT_EQ(j["rows"][0]["tenant"], "nlp");
 }
 
 TEST(WaitReportTest, NearestRankPercentilesAndPendingWorkloads) {

@@ -98,10 +98,13 @@ nlohmann::ordered_json TableToJson(const Table& table) {
   for (const auto& col : table.columns) cols.push_back(col.name);
   j["columns"] = std::move(cols);
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (const auto& row : table.rows) {
+  for (size_t i = 0; i < table.rows.size(); ++i) {
+    const auto& row = table.rows[i];
+    const std::vector<std::string>* exact = i < table.exact.size() ? &table.exact[i] : nullptr;
     nlohmann::ordered_json r = nlohmann::ordered_json::object();
     for (size_t c = 0; c < table.columns.size(); ++c) {
-      r[table.columns[c].name] = table.columns[c].numeric ? NumberOrText(row[c]) : nlohmann::ordered_json(row[c]);
+      const std::string& cell = exact != nullptr && c < exact->size() && !(*exact)[c].empty() ? (*exact)[c] : row[c];
+      r[table.columns[c].name] = table.columns[c].numeric ? NumberOrText(cell) : nlohmann::ordered_json(cell);
     }
     rows.push_back(std::move(r));
   }

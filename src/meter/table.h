@@ -21,6 +21,9 @@ struct Table {
   std::vector<Column> columns;
   std::vector<std::vector<std::string>> rows;  // one cell per column; numeric cells are decimals
   std::vector<std::string> notes;              // shown under the text table and in JSON
+  // Empty, or one row per row: a numeric cell's unrounded value where the cell is rounded for
+  // print ("" where the cell is exact). JSON carries these; the text table and CSV the cells.
+  std::vector<std::vector<std::string>> exact;
 
   // Returns the index of column `name`, or -1.
   int ColumnIndex(std::string_view name) const;
@@ -38,7 +41,7 @@ std::string RenderText(const Table& table);
 // or LF quoted, quotes doubled). Title and notes are left out.
 std::string RenderCsv(const Table& table);
 // Returns {"title", "columns": [..], "rows": [{column: value}], "notes"}; numeric cells as
-// numbers.
+// numbers, their exact value where the table has one (Table::exact).
 nlohmann::ordered_json TableToJson(const Table& table);
 
 }  // namespace abacus::meter

@@ -28,6 +28,30 @@ std::string FormatGiBHours(ResourceTime byte_micros) {
   return FormatThousandths(static_cast<int64_t>(RoundDiv(byte_micros * 1000, den)));
 }
 
+namespace {
+
+// A decimal of `billionths` with 9 decimals ("0.000277778").
+std::string FormatBillionths(ResourceTime billionths) {
+  bool negative = billionths < 0;
+  unsigned __int128 v = negative ? static_cast<unsigned __int128>(-billionths) : static_cast<unsigned __int128>(billionths);
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%s%llu.%09llu", negative ? "-" : "",
+                static_cast<unsigned long long>(v / 1'000'000'000), static_cast<unsigned long long>(v % 1'000'000'000));
+  return buf;
+}
+
+}  // namespace
+
+std::string FormatMilliHoursExact(ResourceTime milli_micros) {
+  // milli-units × us / (1000 × 3.6e9) × 1e9 = milli_micros / 3600 billionths of unit-hours.
+  return FormatBillionths(RoundDiv(milli_micros, 3600));
+}
+
+std::string FormatGiBHoursExact(ResourceTime byte_micros) {
+  // bytes × us / (2^30 × 3.6e9) × 1e9 = bytes × us × 10 / (2^30 × 36).
+  return FormatBillionths(RoundDiv(byte_micros * 10, static_cast<ResourceTime>(kBytesPerGiB) * 36));
+}
+
 double MilliHours(ResourceTime milli_micros) {
   return static_cast<double>(milli_micros) / (1000.0 * static_cast<double>(kMicrosPerHour));
 }

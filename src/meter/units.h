@@ -22,6 +22,10 @@ ResourceTime RoundDiv(ResourceTime num, ResourceTime den);
 std::string FormatMilliHours(ResourceTime milli_micros);
 // Formats byte × microseconds as GiB-hours with 3 decimals.
 std::string FormatGiBHours(ResourceTime byte_micros);
+// The same two amounts with 9 decimals (billionths of an hour, 3.6 µs of one unit): what JSON
+// reports carry where a printed table shows 3 (Table::exact).
+std::string FormatMilliHoursExact(ResourceTime milli_micros);
+std::string FormatGiBHoursExact(ResourceTime byte_micros);
 // Returns milli-unit × microseconds as unit-hours (for charts and ratios, not for sums).
 double MilliHours(ResourceTime milli_micros);
 // Formats an exact count of thousandths as a decimal with 3 decimals ("-1.250").

@@ -206,6 +206,17 @@ Result<ExplainView> ControlPlane::Explain(const std::string& id_or_name) const {
               "simulated and run nothing).";
     }
     if (!r.message.empty()) text += "\n" + r.message;
+    // The units it wants that have no place, with the scheduler's reason: the status's own list.
+    if (std::optional<ElasticStatusView> elastic = StatusOf(r).elastic; elastic && !elastic->unplaced.empty()) {
+      const char* unit = r.spec.kind() == WorkloadKind::kInferenceService ? "replica" : "slot";
+      text += "\n" + std::to_string(elastic->unplaced.size()) + " of " + std::to_string(elastic->wanted_units) + " " +
+              unit + "(s) not placed:";
+      for (const UnplacedUnitView& u : elastic->unplaced) {
+        text += "\n  " + std::string(unit) + " " + std::to_string(u.unit) + ": " +
+                u.reason.value_or("waiting for the next scheduling cycle");
+      }
+      v.unplaced = std::move(elastic->unplaced);
+    }
     if (std::string outside = OutsidePoolLine(r, ledger_); !outside.empty()) text += "\n" + outside;
   } else {
     text = std::string(WorkloadStateName(r.state)) + (r.message.empty() ? "" : ": " + r.message);

@@ -426,6 +426,39 @@ spec:
       resources: {cpu: 1, memory: 1Gi, accelerators: {flavor: gpu/nvidia/A100-80G, count: 1}}
 )";
 
+// The fourth probe: `explain` of a running service said where its placed replicas run and
+// nothing of the one that had no place. It now lists each missing replica with the scheduler's
+// reason, the same list as the workload's status (here the queue's quota of 2 A100s, not
+// capacity: the node has 4).
+TEST_F(ControlPlaneTest, ExplainOfARunningServiceNamesEachUnplacedReplicaAndWhy) {
+  ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 4), nullptr).ok());
+  std::string yaml = kService;
+  yaml.replace(yaml.find("replicas: 1\n"), 12, "replicas: 2\n");
+  yaml.replace(yaml.find("maxReplicas: 2"), 14, "maxReplicas: 3");
+  yaml.erase(yaml.find("  autoscaling:"), yaml.find("  taskGroups:") - yaml.find("  autoscaling:"));
+  auto r = cp_->Submit(yaml, false, "chat.yaml", nullptr, {}, false, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::string id = r->answer.submitted[0].id;
+  cp_->WaitForCycle();
+  Report("gpu-a", id + ".0.0.1", {{"phase", "Running"}});
+  Report("gpu-a", id + ".0.1.1", {{"phase", "Running"}});
+  ASSERT_EQ(State(id), "Running");
+  ASSERT_TRUE(cp_->Scale(id, 3, {}, nullptr).ok());
+  for (int i = 0; i < 3; ++i) cp_->WaitForCycle();
+  json status = WorkloadViewJson(*cp_->GetWorkload(id))["status"];
+  ASSERT_EQ(status.value("placedUnits", 0), 2) << status.dump();
+  json explained = *ExplainJson(cp_->Explain(id));
+  ASSERT_TRUE(explained.contains("unplaced")) << explained.dump();
+  ASSERT_EQ(explained["unplaced"].size(), 1u) << explained.dump();
+  EXPECT_EQ(explained["unplaced"][0]["unit"], 2);
+  EXPECT_EQ(explained["unplaced"], status["unplaced"]);
+  const std::string why = explained["unplaced"][0].value("reason", "");
+  EXPECT_NE(why.find("queue train uses 2 of nominal 2"), std::string::npos) << why;
+  const std::string text = explained.value("text", "");
+  EXPECT_NE(text.find("1 of 3 replica(s) not placed"), std::string::npos) << text;
+  EXPECT_NE(text.find("replica 2: " + why), std::string::npos) << text;
+}
+
 TEST_F(ControlPlaneTest, InferenceScalesUpOnMetricsInPlaceAndBackDown) {
   ASSERT_TRUE(cp_->RegisterAgent(AgentNode("gpu-a", 2), nullptr).ok());
   auto r = cp_->Submit(kService, false, "chat.yaml", nullptr, {}, false, nullptr);

@@ -193,6 +193,9 @@ struct ExplainView {
   bool placed = false;  // holds quota: `placements` and `flavors` are shown
   std::vector<ExplainPlacementView> placements;
   std::vector<std::string> flavors;
+  // An elastic workload that holds quota (InferenceService replicas, BatchJob slots): the units it
+  // wants that have no place yet, each with the scheduler's reason (as the workload's status).
+  std::vector<UnplacedUnitView> unplaced;
   std::string text;
 };
 

@@ -20,6 +20,17 @@ json Items(const std::vector<View>& views, Encode encode) {
   return {{"items", std::move(items)}};
 }
 
+// [{unit, reason}] of the units an elastic workload wants that have no place (status, explain).
+json UnplacedJson(const std::vector<UnplacedUnitView>& units) {
+  json out = json::array();
+  for (const UnplacedUnitView& u : units) {
+    json entry = {{"unit", u.unit}};
+    if (u.reason) entry["reason"] = *u.reason;
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
 }  // namespace
 
 json QueueJson(const QueueView& q) {
@@ -142,13 +153,7 @@ json WorkloadJsonOf(const WorkloadRecord& r, const WorkloadStatusView& s, bool s
   if (s.elastic) {
     status["wantedUnits"] = s.elastic->wanted_units;
     status["placedUnits"] = s.elastic->placed_units;
-    json unplaced = json::array();
-    for (const UnplacedUnitView& u : s.elastic->unplaced) {
-      json entry = {{"unit", u.unit}};
-      if (u.reason) entry["reason"] = *u.reason;
-      unplaced.push_back(std::move(entry));
-    }
-    if (!unplaced.empty()) status["unplaced"] = std::move(unplaced);
+    if (!s.elastic->unplaced.empty()) status["unplaced"] = UnplacedJson(s.elastic->unplaced);
     if (const auto& o = s.elastic->outside_pool) {
       status["outsidePool"] = {{"pool", o->pool}, {"replicas", o->replicas}, {"message", o->message}};
     }
@@ -209,6 +214,7 @@ Result<json> ExplainJson(const Result<ExplainView>& explain) {
     j["placements"] = PlacementsJson(v.placements);
     j["flavors"] = v.flavors;
   }
+  if (!v.unplaced.empty()) j["unplaced"] = UnplacedJson(v.unplaced);
   j["text"] = v.text;
   return j;
 }

@@ -36,6 +36,9 @@ Result<json> ServiceEndpoints(const json& view) {
     const std::string release = p.value("version", "");
     const bool is_canary = canary_runs && release == canary;
     if (is_canary) canaries.insert(replica);
+    // Neither the stable release nor the canary that runs: a replica on its way out (a rolled
+    // back canary draining, an old release being replaced after a promotion).
+    const bool outgoing = !is_canary && !stable.empty() && !release.empty() && release != stable;
     if (p.value("group", 0) != 0) continue;
     const std::string address = p.value("address", "");
     const std::string task_phase = p.value("phase", "");
@@ -46,7 +49,7 @@ Result<json> ServiceEndpoints(const json& view) {
                      {"taskId", FormatTaskId(ref)},
                      {"address", address},
                      {"node", p.value("node", "")},
-                     {"version", is_canary ? "canary" : "stable"},
+                     {"version", is_canary ? "canary" : outgoing ? "outgoing" : "stable"},
                      {"release", release},
                      {"ready", p.value("routed", false) && !draining},
                      {"state", draining ? "draining" : "serving"}});

@@ -52,11 +52,29 @@ TEST(ServiceEndpointsTest, OneEndpointPerRunningReplicaWithVersionReadinessAndSt
 
 TEST(ServiceEndpointsTest, StableRolloutHasNoCanary) {
   json v = Service();
-  v["controllerState"]["rollout"]["phase"] = "RolledBack";
+  v["controllerState"]["rollout"] = {{"phase", "Stable"}, {"stableVersion", "v1"}};
+  v["placements"][1]["version"] = "v1";
   auto out = ServiceEndpoints(v);
   ASSERT_TRUE(out.ok());
   for (const json& e : (*out)["items"]) EXPECT_EQ(e["version"], "stable") << e.dump();
   EXPECT_FALSE((*out)["rollout"].contains("canaryPercent"));
+}
+
+// The fourth probe: right after a rollback the failed canary's replica still runs v2 while it
+// drains; it was listed as `stable (v2)`, the version the rollback just refused.
+TEST(ServiceEndpointsTest, ARolledBackCanaryStillDrainingIsOutgoingNotStable) {
+  json v = Service();
+  v["controllerState"]["rollout"]["phase"] = "RolledBack";
+  v["placements"][1]["stopRequested"] = true;  // replica 0, on v2, told to stop
+  auto out = ServiceEndpoints(v);
+  ASSERT_TRUE(out.ok());
+  const json& items = (*out)["items"];
+  ASSERT_EQ(items.size(), 3u) << items.dump();
+  EXPECT_EQ(items[0]["release"], "v2");
+  EXPECT_EQ(items[0]["version"], "outgoing");
+  EXPECT_EQ(items[0]["state"], "draining");
+  EXPECT_EQ(items[1]["version"], "stable");  // replica 1 runs v1, the stable version
+  EXPECT_FALSE((*out)["rollout"].contains("canaryVersion"));
 }
 
 TEST(ServiceEndpointsTest, OnlyAnInferenceServiceHasEndpoints) {
