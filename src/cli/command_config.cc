@@ -122,7 +122,10 @@ Status CommandConfig::Apply() {
       }
       opt->run_callback();
     } catch (const CLI::Error& e) {
-      return InvalidArgument(where + e.what());
+      // CLI11 names the option ("--key: …"); `where` already does, with the file and line.
+      std::string_view what = e.what();
+      if (const std::string flag = "--" + key + ": "; what.starts_with(flag)) what.remove_prefix(flag.size());
+      return InvalidArgument(where + std::string(what));
     }
     if (key == "log-level") {
       // Logging was set up from the command line before this file was read.

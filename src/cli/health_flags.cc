@@ -20,15 +20,16 @@ void AddHealthFlags(CLI::App* cmd, const std::shared_ptr<HealthFlags>& flags) {
       ->capture_default_str();
 }
 
-Result<sched::HealthPolicy> ResolveHealthFlags(const HealthFlags& flags) {
+Result<sched::HealthPolicy> ResolveHealthFlags(const HealthFlags& flags,
+                                               const std::function<std::string(const std::string& key)>& where) {
   sched::HealthPolicy policy;
-  if (flags.cordon_after < 0) return InvalidArgument("--health-cordon-after: must not be negative");
+  if (flags.cordon_after < 0) return InvalidArgument(where("health-cordon-after") + ": must not be negative");
   policy.cordon_after = flags.cordon_after;
   auto window = ParseDurationSpec(flags.window);
-  if (!window.ok()) return InvalidArgument("--health-window: " + window.status().message());
+  if (!window.ok()) return InvalidArgument(where("health-window") + ": " + window.status().message());
   policy.window = *window;
   auto clean = ParseDurationSpec(flags.clean_window);
-  if (!clean.ok()) return InvalidArgument("--health-clean-window: " + clean.status().message());
+  if (!clean.ok()) return InvalidArgument(where("health-clean-window") + ": " + clean.status().message());
   policy.clean_window = *clean;
   return policy;
 }

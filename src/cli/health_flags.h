@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -23,8 +24,11 @@ struct HealthFlags {
 // Adds the three --health-* flags to `cmd`, writing into `*flags`, with sched::HealthPolicy's defaults.
 void AddHealthFlags(CLI::App* cmd, const std::shared_ptr<HealthFlags>& flags);
 
-// Returns the policy the flags name; InvalidArgument naming the flag ("--health-window: …") on a
+// Returns the policy the flags name; InvalidArgument naming where the bad value came from
+// (`where(key)`, e.g. "FILE:LINE: health-window" for a config file's key; default "--KEY") on a
 // bad duration or a negative count.
-Result<sched::HealthPolicy> ResolveHealthFlags(const HealthFlags& flags);
+Result<sched::HealthPolicy> ResolveHealthFlags(
+    const HealthFlags& flags,
+    const std::function<std::string(const std::string& key)>& where = [](const std::string& key) { return "--" + key; });
 
 }  // namespace abacus::cli

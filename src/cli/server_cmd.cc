@@ -119,11 +119,21 @@ void AddServerCommands(CLI::App& app, int* exit_code) {
     auto config = std::make_shared<CommandConfig>(cmd, "/etc/abacus/server.yaml");
     cmd->add_option("--data", ro->data_dir, "data directory (tokens, SQLite database)")->capture_default_str();
     cmd->add_option("--listen", ro->listen, "HOST:PORT to listen on (port 0: any free port, written to DATA/server.url)")
+        ->check(CLI::Validator(
+            [](std::string& text) {
+              auto addr = server::ParseListen(text);
+              return addr.ok() ? std::string() : addr.status().message();
+            },
+            "HOST:PORT"))
         ->capture_default_str();
     cmd->add_option("--store", *store, "store URL: sqlite://PATH (default DATA/abacus.db), postgres://USER@HOST:PORT/DB (docs/store.md)");
-    cmd->add_option("--max-body", ro->max_body_bytes, "largest request body in bytes (else 413)")->capture_default_str();
+    cmd->add_option("--max-body", ro->max_body_bytes, "largest request body in bytes (else 413)")
+        ->check(AtLeast(1))
+        ->capture_default_str();
     cmd->add_option("--http-threads", ro->http_threads,
-                    "HTTP worker threads (each runs one request at a time, or waits in a long poll or for its commit)")
+                    "HTTP worker threads, 1 to 4096 (each runs one request at a time, or waits in a long poll or for "
+                    "its commit: with few, a watch or an agent's long poll holds one and /healthz waits)")
+        ->check(CLI::Range(1, 4096))
         ->capture_default_str();
     cmd->add_option("--http-running", ro->http_running,
                     "of the HTTP workers, how many run on the CPU at once; the others wait their turn "
@@ -136,6 +146,7 @@ void AddServerCommands(CLI::App& app, int* exit_code) {
         ->capture_default_str();
     cmd->add_option("--max-connections-per-client", ro->max_connections_per_client,
                     "open connections one client address may hold (else 503 and close); 0: no limit")
+        ->check(AtLeast(0))
         ->capture_default_str();
     cmd->add_option("--tls-cert", ro->tls_cert_file, "PEM certificate (chain): serve HTTPS (with --tls-key)")
         ->check(CLI::ExistingFile);
@@ -233,7 +244,7 @@ void AddServerCommands(CLI::App& app, int* exit_code) {
         return;
       }
       ro->fair_share_half_life = *half;
-      auto policy = ResolveHealthFlags(*health);
+      auto policy = ResolveHealthFlags(*health, [&](const std::string& key) { return config->Where(key); });
       if (!policy.ok()) {
         std::cerr << "error: " << policy.status().message() << "\n";
         *exit_code = kExitUsage;

@@ -77,6 +77,32 @@ Result<std::string> LoadOrCreateAuditKey(const std::string& path) {
   return key;
 }
 
+Status CheckAnchorFilesAtStart(const std::string& key_path, const std::string& anchor_path, int64_t chain_seq,
+                               bool* new_history) {
+  *new_history = false;
+  std::error_code ec;
+  const bool key = std::filesystem::exists(key_path, ec);
+  bool anchored = false;  // the anchor file holds at least one line
+  if (std::ifstream in(anchor_path); in) {
+    for (std::string line; !anchored && std::getline(in, line);) anchored = !line.empty();
+  }
+  const std::string restore = " (docs/operations.md, Backup and restore)";
+  if (anchored && !key) {
+    return FailedPrecondition("the audit key " + key_path + " is missing but " + anchor_path +
+                              " holds anchors signed with it: put the audit.key of this data folder back" + restore +
+                              "; a new key would leave every anchor unverifiable");
+  }
+  if (key && !anchored && chain_seq > 0) {
+    return FailedPrecondition(
+        "the audit anchor file " + anchor_path + " is missing or empty but the audit chain holds " +
+        std::to_string(chain_seq) + " entries anchored before with " + key_path +
+        ": put back the audit.anchors of the same backup as the database" + restore +
+        "; to start a new anchor history on purpose, move " + key_path + " away as well");
+  }
+  *new_history = !key && !anchored && chain_seq > 0;
+  return Status::OK();
+}
+
 std::string FormatAuditAnchor(const AuditHead& head, Time time, const std::string& key) {
   const int64_t time_us = ToMicros(time);
   nlohmann::json j = {{"seq", head.seq},

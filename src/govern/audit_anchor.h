@@ -26,6 +26,18 @@ namespace abacus::govern {
 // holds something else or is readable by others; Unavailable on an I/O error.
 Result<std::string> LoadOrCreateAuditKey(const std::string& path);
 
+// Whether the audit key at `key_path` and the anchors at `anchor_path` can sign and extend the
+// anchor history of a chain whose head is `chain_seq`, before either is created (server start):
+//   - anchors there, key gone: FailedPrecondition (a new key would make every anchor unverifiable,
+//     for good, even once the key is put back);
+//   - key there, no anchor (file gone or empty) while the chain holds entries: FailedPrecondition
+//     (the anchors were deleted, or a restore left them out: starting would anchor the chain as
+//     it now is, and a rollback or rewrite of it would verify);
+//   - neither, the chain holding entries: OK with `*new_history` set — a new data folder on an
+//     existing store (an HA server), or an operator who moved both away on purpose.
+Status CheckAnchorFilesAtStart(const std::string& key_path, const std::string& anchor_path, int64_t chain_seq,
+                               bool* new_history);
+
 struct AuditAnchor {
   int64_t seq = 0;
   std::string hash;

@@ -113,5 +113,38 @@ TEST_F(AuditAnchorTest, AMissingAnchorFileIsReported) {
   EXPECT_NE(r.reason.find("missing"), std::string::npos) << r.reason;
 }
 
+// The fifth probe: a server started without audit.anchors (deleted, or a restore that left it
+// out) wrote a fresh file anchoring the chain as it found it, and `abacus audit --verify` passed
+// on a rolled-back database; one started without audit.key made a new key and appended anchors
+// under it, leaving the history unverifiable for good. Both now refuse to start.
+TEST_F(AuditAnchorTest, AStartWithTheAnchorsOrTheKeyGoneIsRefusedNamingWhatToPutBack) {
+  Anchor(6);
+  bool new_history = true;
+  const std::string key = dir_ + "/audit.key";
+  EXPECT_TRUE(CheckAnchorFilesAtStart(key, anchors_, 6, &new_history).ok());  // both there
+  EXPECT_FALSE(new_history);
+  // The anchors gone, or emptied, while the key is there and the chain holds entries.
+  std::filesystem::rename(anchors_, anchors_ + ".gone");
+  Status gone = CheckAnchorFilesAtStart(key, anchors_, 6, &new_history);
+  EXPECT_EQ(gone.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(gone.message().find("audit anchor file " + anchors_ + " is missing"), std::string::npos) << gone.ToString();
+  EXPECT_NE(gone.message().find("put back the audit.anchors of the same backup"), std::string::npos);
+  std::ofstream(anchors_).close();
+  EXPECT_EQ(CheckAnchorFilesAtStart(key, anchors_, 6, &new_history).code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(CheckAnchorFilesAtStart(key, anchors_, 0, &new_history).ok());  // an empty chain: nothing anchored
+  std::filesystem::rename(anchors_ + ".gone", anchors_);
+  // The key gone while anchors signed with it are there.
+  std::filesystem::rename(key, key + ".gone");
+  Status no_key = CheckAnchorFilesAtStart(key, anchors_, 6, &new_history);
+  EXPECT_EQ(no_key.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(no_key.message().find("audit key " + key + " is missing"), std::string::npos) << no_key.ToString();
+  // Neither: a new anchor history (a new HA server's folder, or both moved away on purpose).
+  std::filesystem::remove(anchors_);
+  ASSERT_TRUE(CheckAnchorFilesAtStart(key, anchors_, 6, &new_history).ok());
+  EXPECT_TRUE(new_history);
+  ASSERT_TRUE(CheckAnchorFilesAtStart(key, anchors_, 0, &new_history).ok());  // a new data folder
+  EXPECT_FALSE(new_history);
+}
+
 }  // namespace
 }  // namespace abacus::govern

@@ -318,6 +318,21 @@ FrameState ChunkedDecoder::Feed(std::string_view in, size_t& consumed, std::stri
   return finish(FrameState::kDone);
 }
 
+namespace {
+
+// Whether a Content-Type value is application/x-www-form-urlencoded (any case, any parameters).
+bool IsFormType(std::string_view value) {
+  constexpr std::string_view kForm = "application/x-www-form-urlencoded";
+  size_t i = value.find_first_not_of(" \t");
+  if (i == std::string_view::npos || value.size() - i < kForm.size()) return false;
+  std::string_view type = value.substr(i, kForm.size());
+  if (!EqualsNoCase(type, kForm)) return false;
+  std::string_view rest = value.substr(i + kForm.size());
+  return rest.empty() || rest[0] == ';' || rest[0] == ' ' || rest[0] == '\t';
+}
+
+}  // namespace
+
 std::string ForwardedRequest(const RequestHead& head, std::string_view body) {
   std::string out;
   out.reserve(head.head_bytes + body.size() + 32);
@@ -333,7 +348,7 @@ std::string ForwardedRequest(const RequestHead& head, std::string_view body) {
     }
     out += name;
     out += ": ";
-    out += value;
+    out += EqualsNoCase(name, "Content-Type") && IsFormType(value) ? std::string_view("text/plain") : std::string_view(value);
     out += "\r\n";
   }
   if (!body.empty() || head.body != RequestHead::Body::kNone) {

@@ -99,6 +99,9 @@ class ChunkedDecoder {
 
 // The request as httplib's parser gets it on a worker: the request line and headers as sent,
 // without Content-Length, Transfer-Encoding and Expect, then "Content-Length: N" and the body.
+// A form body (Content-Type: application/x-www-form-urlencoded, curl's default for -d) goes on
+// as text/plain: Abacus takes no forms (its routes read YAML or JSON), and httplib would refuse
+// such a body over 8 KiB and read its fields as query parameters.
 std::string ForwardedRequest(const RequestHead& head, std::string_view body);
 
 // A complete HTTP/1.1 answer with a JSON error {"error": {"code", "message"}} and

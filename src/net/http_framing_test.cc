@@ -122,6 +122,20 @@ TEST(ForwardedRequestTest, CarriesTheDecodedBodyWithItsLength) {
   EXPECT_EQ(ForwardedRequest(p.head(), "hello"), "POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello");
 }
 
+TEST(ForwardedRequestTest, AFormContentTypeGoesOnAsPlainText) {
+  RequestHeadParser p(Limits());
+  ASSERT_EQ(p.Parse("POST /x HTTP/1.1\r\ncontent-type: application/x-www-form-urlencoded\r\nContent-Length: 3\r\n\r\n"),
+            FrameState::kDone);
+  EXPECT_EQ(ForwardedRequest(p.head(), "a=1"), "POST /x HTTP/1.1\r\ncontent-type: text/plain\r\nContent-Length: 3\r\n\r\na=1");
+  RequestHeadParser yaml(Limits());
+  ASSERT_EQ(yaml.Parse("POST /x HTTP/1.1\r\nContent-Type: application/yaml\r\nContent-Length: 3\r\n\r\n"), FrameState::kDone);
+  EXPECT_NE(ForwardedRequest(yaml.head(), "a: 1").find("Content-Type: application/yaml"), std::string::npos);
+  RequestHeadParser lookalike(Limits());
+  ASSERT_EQ(lookalike.Parse("POST /x HTTP/1.1\r\nContent-Type: application/x-www-form-urlencodedx\r\n\r\n"),
+            FrameState::kDone);
+  EXPECT_NE(ForwardedRequest(lookalike.head(), "").find("urlencodedx"), std::string::npos);
+}
+
 TEST(CapAnswerTextTest, CutsLongLinesAndKeepsShortOnes) {
   EXPECT_EQ(CapAnswerText("short"), "short");
   std::string capped = CapAnswerText("request:1:1: bad value '" + std::string(20 << 20, 'x') + "'\nnext line");

@@ -120,6 +120,33 @@ TEST_F(FrontTest, DeclaredLengthsAreJudgedBeforeAnyBodyIsRead) {
   EXPECT_TRUE(negative_closed);
 }
 
+// The fifth probe: `curl --data-binary @job.yaml` (Content-Type: application/x-www-form-urlencoded)
+// of a body over 8 KiB got 413 "request body too large" — httplib's form limit, not --max-body —
+// and a form body's fields were read as query parameters. Abacus takes no forms: the body goes
+// on whole, as text.
+TEST_F(FrontTest, AFormEncodedBodyIsPassedOnWholeAsTextNotParsedIntoParameters) {
+  svr_.Post("/param", [](const httplib::Request& req, httplib::Response& res) {
+    res.set_content(std::string(req.has_param("tenant") ? "param" : "none") + "|" + req.get_header_value("Content-Type"),
+                    "text/plain");
+  });
+  Serve();
+  const std::string yaml = "kind: BatchJob\nname: x\nlabels:\n" + std::string(12000, '#') + "\n";
+  int fd = Connect();
+  Send(fd, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: " +
+               std::to_string(yaml.size()) + "\r\n\r\n" + yaml);
+  std::string got = ReadUntil(fd, yaml, 1);
+  ::close(fd);
+  EXPECT_TRUE(got.starts_with("HTTP/1.1 200")) << got.substr(0, 200);
+  EXPECT_NE(got.find(yaml), std::string::npos) << got.substr(0, 200);
+  fd = Connect();
+  const std::string form = "tenant=t2";
+  Send(fd, "POST /param HTTP/1.1\r\nHost: x\r\nContent-Type: Application/X-WWW-Form-Urlencoded; charset=utf-8\r\n"
+           "Content-Length: " + std::to_string(form.size()) + "\r\n\r\n" + form);
+  got = ReadUntil(fd, "|text/plain", 1);
+  ::close(fd);
+  EXPECT_NE(got.find("none|text/plain"), std::string::npos) << got;
+}
+
 TEST_F(FrontTest, TooManyHeadersGet431) {
   Serve();
   std::string req = "GET /hello HTTP/1.1\r\n";

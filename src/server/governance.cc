@@ -24,6 +24,14 @@ Result<std::unique_ptr<Governance>> Governance::Open(Store& store, const Clock& 
   ABACUS_RETURN_IF_ERROR(g->LoadPolicies());
   ABACUS_ASSIGN_OR_RETURN(g->audit_, govern::AuditLog::Open(store, clock));
   if (!options.audit_anchor_file.empty()) {
+    bool new_history = false;
+    ABACUS_RETURN_IF_ERROR(govern::CheckAnchorFilesAtStart(options.audit_key_file, options.audit_anchor_file,
+                                                           g->audit_->head().seq, &new_history));
+    if (new_history) {
+      ABACUS_LOG_WARN("audit: no {} and no {}: a new anchor history starts at seq {} (abacus audit --verify checks "
+                      "the chain against anchors from here on)",
+                      options.audit_key_file, options.audit_anchor_file, g->audit_->head().seq);
+    }
     ABACUS_ASSIGN_OR_RETURN(g->audit_key_, govern::LoadOrCreateAuditKey(options.audit_key_file));
     ABACUS_ASSIGN_OR_RETURN(g->anchors_, govern::AuditAnchorWriter::Open(options.audit_anchor_file, g->audit_key_));
     g->MaybeAnchor(true);  // the head as this server found it

@@ -288,7 +288,7 @@ std::string AdvertisedUrl(const std::string& advertise, const std::string& schem
 
 int RunHaServer(const RunOptions& options) {
   if (auto addr = ParseListen(options.listen); !addr.ok()) {
-    std::cerr << "abacus: " << addr.status().message() << "\n";
+    std::cerr << "abacus: --listen: " << addr.status().message() << "\n";
     return 2;
   }
   sigset_t signals = BlockShutdownSignals();

@@ -18,7 +18,7 @@ namespace abacus::server {
 
 Result<std::pair<std::string, int>> ParseListen(const std::string& listen) {
   size_t colon = listen.rfind(':');
-  if (colon == std::string::npos) return InvalidArgument("--listen: expected HOST:PORT, got '" + listen + "'");
+  if (colon == std::string::npos) return InvalidArgument("expected HOST:PORT, got '" + listen + "'");
   std::string host = listen.substr(0, colon);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   if (host.empty()) host = "127.0.0.1";
@@ -29,7 +29,7 @@ Result<std::pair<std::string, int>> ParseListen(const std::string& listen) {
     if (used != listen.size() - colon - 1) port = -1;
   } catch (...) {
   }
-  if (port < 0 || port > 65535) return InvalidArgument("--listen: bad port in '" + listen + "'");
+  if (port < 0 || port > 65535) return InvalidArgument("bad port in '" + listen + "' (0 to 65535)");
   return std::make_pair(host, port);
 }
 
@@ -68,7 +68,7 @@ int RunServer(const RunOptions& options) {
   if (options.ha) return RunHaServer(options);
   auto addr = ParseListen(options.listen);
   if (!addr.ok()) {
-    std::cerr << "abacus: " << addr.status().message() << "\n";
+    std::cerr << "abacus: --listen: " << addr.status().message() << "\n";
     return 2;
   }
   // A port another process holds refuses the start before the data folder is made or changed.

@@ -53,7 +53,8 @@ struct RunOptions {
   std::function<void()> on_stopping;
 };
 
-// Splits "HOST:PORT" ("127.0.0.1:8420", ":8420", "[::1]:8420"); InvalidArgument otherwise.
+// Splits "HOST:PORT" ("127.0.0.1:8420", ":8420", "[::1]:8420"); InvalidArgument otherwise, its
+// message without the option's name (the caller says where the value came from).
 Result<std::pair<std::string, int>> ParseListen(const std::string& listen);
 
 // Serves until SIGTERM or SIGINT. Writes DATA/server.url once listening. Returns the process

@@ -112,5 +112,38 @@ TEST(BackupRestoreTest, TheDocumentedProcedureRestoresTheLedgerTheAuditChainAndT
   fs::remove_all(data + ".before");
 }
 
+// The fifth probe: a restore that left out audit.anchors (or anchors deleted while the server was
+// stopped) started a new anchor file from the chain as it stood, and `abacus audit --verify`
+// passed — a rolled-back database went unseen; a start without audit.key made a new key and
+// appended anchors under it, unverifiable for good. Both are refused, naming what to put back;
+// moving both away on purpose starts a new anchor history.
+TEST(BackupRestoreTest, AStartWithoutTheAnchorsOrTheAuditKeyOfAChainIsRefused) {
+  TempDir dir;
+  const std::string data = dir.path() + "/data";
+  {
+    ServerProcess server(data);
+    ASSERT_EQ(server.Client().Post("/api/v1/apply", "kind: Tenant\nname: acme\n", "application/yaml").status, 200);
+    ASSERT_EQ(server.Terminate(), 0);
+  }
+  auto start = [&] { return RunCli({"server", "--config", "", "--data", data, "--listen", "127.0.0.1:0"}); };
+  fs::rename(data + "/audit.anchors", dir.path() + "/anchors.saved");
+  CliResult no_anchors = start();
+  EXPECT_EQ(no_anchors.code, 1) << no_anchors.out << no_anchors.err;
+  EXPECT_NE(no_anchors.err.find("audit anchor file " + data + "/audit.anchors is missing or empty"), std::string::npos)
+      << no_anchors.err;
+  EXPECT_FALSE(fs::exists(data + "/audit.anchors"));  // nothing written over the evidence
+  fs::rename(dir.path() + "/anchors.saved", data + "/audit.anchors");
+  fs::rename(data + "/audit.key", dir.path() + "/key.saved");
+  CliResult no_key = start();
+  EXPECT_EQ(no_key.code, 1) << no_key.out << no_key.err;
+  EXPECT_NE(no_key.err.find("audit key " + data + "/audit.key is missing"), std::string::npos) << no_key.err;
+  EXPECT_FALSE(fs::exists(data + "/audit.key"));
+  // Put back, the server starts and the chain verifies against its anchors.
+  fs::rename(dir.path() + "/key.saved", data + "/audit.key");
+  ServerProcess again(data);
+  CliResult verify = RunCli({"audit", "--verify", "--server", again.url(), "--token", again.token()});
+  EXPECT_EQ(verify.code, 0) << verify.out << verify.err;
+}
+
 }  // namespace
 }  // namespace abacus::testing

@@ -3,6 +3,7 @@
 // stops the command naming FILE:LINE (src/cli/command_config.h, docs/operations.md).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "server_process.h"
@@ -64,6 +65,29 @@ TEST(ConfigFileTest, AValueACommandRejectsNamesFileAndLine) {
     EXPECT_EQ(a.code, 2) << text << a.err;
     EXPECT_NE(a.err.find(agent + expected), std::string::npos) << text << a.err;
   }
+}
+
+// The fifth probe: `listen: 127.0.0.1:99999` and `health-window: -5m` stopped the server naming
+// `--listen`, `--health-window`, not the file's line; `--http-threads 0` (or -4) started one
+// worker, which one watch held while /healthz waited.
+TEST(ConfigFileTest, ListenHealthWindowAndHttpThreadsAreRefusedNamingFileAndLine) {
+  TempDir dir;
+  const std::string data = "data: " + dir.path() + "/d\n";
+  for (const auto& [text, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"listen: 127.0.0.1:99999\n", ":2: listen: bad port in '127.0.0.1:99999'"},
+           {"listen: 127.0.0.1:0\nhealth-window: -5m\n", ":3: health-window: "},
+           {"listen: 127.0.0.1:0\nhttp-threads: 0\n", ":3: http-threads: Value 0 not in range 1 to 4096"},
+           {"listen: 127.0.0.1:0\nhttp-threads: -4\n", ":3: http-threads: "},
+           {"listen: 127.0.0.1:0\nmax-body: 0\n", ":3: max-body: must be at least 1"}}) {
+    std::string config = WriteFile(dir, "server.yaml", data + text);
+    CliResult r = RunCli({"server", "--config", config});
+    EXPECT_EQ(r.code, 2) << text << r.err;
+    EXPECT_NE(r.err.find(config + expected), std::string::npos) << text << r.err;
+  }
+  CliResult flag = RunCli({"server", "--data", dir.path() + "/d", "--listen", "127.0.0.1:0", "--http-threads", "0"});
+  EXPECT_EQ(flag.code, 2) << flag.err;
+  EXPECT_NE(flag.err.find("--http-threads"), std::string::npos) << flag.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/d/abacus.db"));  // refused before the data folder is used
 }
 
 TEST(ConfigFileTest, AgentSettingsPrintWithTheirSource) {
