@@ -163,6 +163,14 @@ std::string NodeStateCell(const json& n) {
   return state + " (" + std::to_string(std::max<int64_t>(0, now - n.value("notReadySinceUs", now)) / 1'000'000) + "s)";
 }
 
+// The SIMULATED cell: "yes" when no agent runs the node (its tasks are placed, not run), "devices"
+// when an agent runs it with simulated devices (--fake-devices: its tasks run as processes),
+// "no" otherwise.
+std::string SimulatedCell(const json& n) {
+  if (!n.value("agent", false)) return "yes";
+  return n.value("simulated", false) ? "devices" : "no";
+}
+
 void NodeRows(const json& items, std::ostream& out, bool wide) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& n : items) {
@@ -179,7 +187,7 @@ void NodeRows(const json& items, std::ostream& out, bool wide) {
         Cores(n.value("allocatedCpuMilli", int64_t{0})) + "/" + Cores(n.value("cpuMilli", int64_t{0})),
         Bytes(n.value("allocatedMemoryBytes", int64_t{0})) + "/" + Bytes(n.value("memoryBytes", int64_t{0})),
         devs.empty() ? "-" : devs, total == 0 ? "-" : Devices(n.value("freeDeviceMilli", int64_t{0})) + "/" + Devices(total),
-        n.value("simulated", false) ? "yes" : "no", HeartbeatCell(n)};
+        SimulatedCell(n), HeartbeatCell(n)};
     if (wide) {
       std::set<std::string> domains;
       for (const auto& d : n["devices"]) {

@@ -129,6 +129,22 @@ Status AuditAnchorWriter::Publish(const AuditHead& head, Time time) {
 
 Result<AuditAnchorReport> CheckAuditAnchors(const std::string& path, const std::string& key,
                                             const std::vector<AuditEntry>& entries) {
+  return CheckAuditAnchors(
+      path, key, [&]() -> Result<int64_t> { return entries.empty() ? 0 : entries.back().seq; },
+      [&](int64_t seq) -> Result<std::optional<AuditEntry>> {
+        if (seq >= 1 && static_cast<size_t>(seq) <= entries.size() && entries[seq - 1].seq == seq) {
+          return std::optional<AuditEntry>(entries[seq - 1]);
+        }
+        for (const AuditEntry& x : entries) {
+          if (x.seq == seq) return std::optional<AuditEntry>(x);
+        }
+        return std::optional<AuditEntry>();
+      });
+}
+
+Result<AuditAnchorReport> CheckAuditAnchors(const std::string& path, const std::string& key,
+                                            const std::function<Result<int64_t>()>& newest_seq,
+                                            const AuditEntryAt& entry_at) {
   AuditAnchorReport report;
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
@@ -162,7 +178,7 @@ Result<AuditAnchorReport> CheckAuditAnchors(const std::string& path, const std::
     report.anchored_seq = std::max(report.anchored_seq, anchors.back().seq);
   }
   // 2) The chain against each anchor: long enough, and the same hash at the anchored seq.
-  const int64_t last = entries.empty() ? 0 : entries.back().seq;
+  ABACUS_ASSIGN_OR_RETURN(const int64_t last, newest_seq());
   for (const AuditAnchor& a : anchors) {
     if (a.seq > last) {
       return Broken(report, last + 1,
@@ -170,15 +186,8 @@ Result<AuditAnchorReport> CheckAuditAnchors(const std::string& path, const std::
                         " was anchored at " + FormatTime(a.time) + " (entries deleted, or the log replaced)");
     }
     if (a.seq == 0) continue;
-    const AuditEntry* e = nullptr;
-    if (a.seq >= 1 && static_cast<size_t>(a.seq) <= entries.size() && entries[a.seq - 1].seq == a.seq) {
-      e = &entries[a.seq - 1];
-    } else {
-      for (const AuditEntry& x : entries) {
-        if (x.seq == a.seq) e = &x;
-      }
-    }
-    if (e == nullptr) {
+    ABACUS_ASSIGN_OR_RETURN(const std::optional<AuditEntry> e, entry_at(a.seq));
+    if (!e) {
       return Broken(report, a.seq, "seq " + std::to_string(a.seq) + " was anchored but is missing from the chain");
     }
     if (e->hash != a.hash) {

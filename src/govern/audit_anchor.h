@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -83,5 +84,14 @@ struct AuditAnchorReport {
 // the anchored hash (else the chain was rewritten). Unavailable when the file is unreadable.
 Result<AuditAnchorReport> CheckAuditAnchors(const std::string& path, const std::string& key,
                                             const std::vector<AuditEntry>& entries);
+
+// The same check against a chain read entry by entry: `newest_seq` gives the chain's newest seq,
+// asked after the anchors are read (an anchor written meanwhile names a seq already committed),
+// and `entry_at` the entry at one seq (nullopt: missing), so that only the anchored entries are
+// read (the background check, AuditWatch, on a chain of millions of entries).
+using AuditEntryAt = std::function<Result<std::optional<AuditEntry>>(int64_t seq)>;
+Result<AuditAnchorReport> CheckAuditAnchors(const std::string& path, const std::string& key,
+                                            const std::function<Result<int64_t>()>& newest_seq,
+                                            const AuditEntryAt& entry_at);
 
 }  // namespace abacus::govern

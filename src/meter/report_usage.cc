@@ -46,17 +46,22 @@ void Add(Sums& s, const UsageInterval& iv, Time a, Time b, Pricer& pricer) {
   s.workloads.insert(iv.workload_id);
 }
 
-std::vector<std::string> Cells(const Sums& s) {
-  return {std::to_string(s.workloads.size()), FormatMilliHours(s.device), FormatMilliHours(s.cpu),
-          FormatGiBHours(s.memory),           FormatMoney(s.cost.device), FormatMoney(s.cost.cpu),
-          FormatMoney(s.cost.memory),         FormatMoney(s.cost.total())};
-}
-
-// Cells' exact values: the hours with 9 decimals; "" where the cell is exact already (counts,
-// money in micro-units).
-std::vector<std::string> ExactCells(const Sums& s) {
-  return {"", FormatMilliHoursExact(s.device), FormatMilliHoursExact(s.cpu), FormatGiBHoursExact(s.memory),
-          "", "", "", ""};
+// One usage column of a group: its name, the cell as the table prints it, and its exact value
+// for JSON ("" where the printed cell is exact already: counts, money in micro-units). The one
+// list of these columns: their names, cells and exact values cannot drift apart.
+struct UsageCell {
+  const char* column;
+  std::string printed, exact;
+};
+std::vector<UsageCell> Cells(const Sums& s) {
+  return {{"workloads", std::to_string(s.workloads.size()), ""},
+          {"deviceHours", FormatMilliHours(s.device), FormatMilliHoursExact(s.device)},
+          {"cpuCoreHours", FormatMilliHours(s.cpu), FormatMilliHoursExact(s.cpu)},
+          {"memoryGiBHours", FormatGiBHours(s.memory), FormatGiBHoursExact(s.memory)},
+          {"deviceCost", FormatMoney(s.cost.device), ""},
+          {"cpuCost", FormatMoney(s.cost.cpu), ""},
+          {"memoryCost", FormatMoney(s.cost.memory), ""},
+          {"cost", FormatMoney(s.cost.total()), ""}};
 }
 
 }  // namespace
@@ -89,10 +94,7 @@ Result<Table> UsageReport(std::span<const UsageInterval> intervals, const UsageR
   Table table;
   table.title = "usage and cost " + FormatTime(w.from) + " .. " + FormatTime(w.to);
   table.columns = GroupColumns(options.by);
-  for (const char* name : {"workloads", "deviceHours", "cpuCoreHours", "memoryGiBHours", "deviceCost",
-                           "cpuCost", "memoryCost", "cost"}) {
-    table.columns.push_back({name, true});
-  }
+  for (const UsageCell& c : Cells(Sums{})) table.columns.push_back({c.column, true});
   for (const std::string& name : extended) table.columns.push_back({ExtendedColumn(name), true});
   for (auto& [key, sums] : groups) {
     // The total is the sum of the rows, so that a CSV adds up to it exactly.
@@ -102,17 +104,21 @@ Result<Table> UsageReport(std::span<const UsageInterval> intervals, const UsageR
     total.cost += sums.cost;
     for (const auto& [name, v] : sums.extended) total.extended[name] += v;
     std::vector<std::string> row = key;
-    for (auto& cell : Cells(sums)) row.push_back(std::move(cell));
-    for (const std::string& name : extended) row.push_back(ExtendedCell(sums, name));
-    table.rows.push_back(std::move(row));
     std::vector<std::string> exact(key.size());
-    for (auto& cell : ExactCells(sums)) exact.push_back(std::move(cell));
-    for (const std::string& name : extended) exact.push_back(ExtendedCell(sums, name, /*exact=*/true));
+    for (UsageCell& c : Cells(sums)) {
+      row.push_back(std::move(c.printed));
+      exact.push_back(std::move(c.exact));
+    }
+    for (const std::string& name : extended) {
+      row.push_back(ExtendedCell(sums, name));
+      exact.push_back(ExtendedCell(sums, name, /*exact=*/true));
+    }
+    table.rows.push_back(std::move(row));
     table.exact.push_back(std::move(exact));
   }
-  std::vector<std::string> t = Cells(total);
-  table.notes.push_back("total: " + t[0] + " workloads, " + t[1] + " device-hours, " + t[2] +
-                        " core-hours, " + t[3] + " GiB-hours, cost " + t[7] + " " + pricer.currency());
+  const std::vector<UsageCell> t = Cells(total);
+  table.notes.push_back("total: " + t[0].printed + " workloads, " + t[1].printed + " device-hours, " + t[2].printed +
+                        " core-hours, " + t[3].printed + " GiB-hours, cost " + t[7].printed + " " + pricer.currency());
   for (const std::string& name : extended) {
     table.notes.push_back("total " + ExtendedColumn(name) + ": " + ExtendedCell(total, name));
   }

@@ -9,14 +9,25 @@ ResourceTime RoundDiv(ResourceTime num, ResourceTime den) {
   return -((-num + den / 2) / den);
 }
 
-std::string FormatThousandths(int64_t thousandths) {
-  bool negative = thousandths < 0;
-  uint64_t v = negative ? 0 - static_cast<uint64_t>(thousandths) : static_cast<uint64_t>(thousandths);
-  char buf[48];
-  std::snprintf(buf, sizeof(buf), "%s%llu.%03llu", negative ? "-" : "",
-                static_cast<unsigned long long>(v / 1000), static_cast<unsigned long long>(v % 1000));
+namespace {
+
+// A decimal of `value` counted in units of 10^-digits, with `digits` decimals:
+// FormatFixed(1500, 3) = "1.500", FormatFixed(277778, 9) = "0.000277778". The one decimal printer
+// of the thousandths (tables) and billionths (JSON) below.
+std::string FormatFixed(ResourceTime value, int digits) {
+  const bool negative = value < 0;
+  unsigned __int128 v = negative ? static_cast<unsigned __int128>(-value) : static_cast<unsigned __int128>(value);
+  unsigned __int128 scale = 1;
+  for (int i = 0; i < digits; ++i) scale *= 10;
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%s%llu.%0*llu", negative ? "-" : "", static_cast<unsigned long long>(v / scale),
+                digits, static_cast<unsigned long long>(v % scale));
   return buf;
 }
+
+}  // namespace
+
+std::string FormatThousandths(int64_t thousandths) { return FormatFixed(thousandths, 3); }
 
 std::string FormatMilliHours(ResourceTime milli_micros) {
   // milli-units × us / 3.6e9 = thousandths of unit-hours.
@@ -28,28 +39,14 @@ std::string FormatGiBHours(ResourceTime byte_micros) {
   return FormatThousandths(static_cast<int64_t>(RoundDiv(byte_micros * 1000, den)));
 }
 
-namespace {
-
-// A decimal of `billionths` with 9 decimals ("0.000277778").
-std::string FormatBillionths(ResourceTime billionths) {
-  bool negative = billionths < 0;
-  unsigned __int128 v = negative ? static_cast<unsigned __int128>(-billionths) : static_cast<unsigned __int128>(billionths);
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%s%llu.%09llu", negative ? "-" : "",
-                static_cast<unsigned long long>(v / 1'000'000'000), static_cast<unsigned long long>(v % 1'000'000'000));
-  return buf;
-}
-
-}  // namespace
-
 std::string FormatMilliHoursExact(ResourceTime milli_micros) {
   // milli-units × us / (1000 × 3.6e9) × 1e9 = milli_micros / 3600 billionths of unit-hours.
-  return FormatBillionths(RoundDiv(milli_micros, 3600));
+  return FormatFixed(RoundDiv(milli_micros, 3600), 9);
 }
 
 std::string FormatGiBHoursExact(ResourceTime byte_micros) {
   // bytes × us / (2^30 × 3.6e9) × 1e9 = bytes × us × 10 / (2^30 × 36).
-  return FormatBillionths(RoundDiv(byte_micros * 10, static_cast<ResourceTime>(kBytesPerGiB) * 36));
+  return FormatFixed(RoundDiv(byte_micros * 10, static_cast<ResourceTime>(kBytesPerGiB) * 36), 9);
 }
 
 double MilliHours(ResourceTime milli_micros) {

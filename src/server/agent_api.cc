@@ -138,11 +138,20 @@ void AddAgentRoutes(RouteTable& t, ControlPlane& cp) {
     if (!after.ok()) return SendStatus(res, after.status());
     Result<int64_t> wait_ms = IntParam(req, "waitMs", 25000, 0, std::numeric_limits<int64_t>::max());
     if (!wait_ms.ok()) return SendStatus(res, wait_ms.status());
-    auto answer = cp.WaitAssignments(node, static_cast<uint64_t>(*after),
-                                     std::chrono::milliseconds(std::min<int64_t>(*wait_ms, 60000)));
-    if (!answer.ok()) return SendStatus(res, answer.status());
-    if (!CallerStillStands(cp, req, res)) return;  // a credential reset while it waited: no secrets
-    SendJson(res, 200, AssignmentJson(*answer, node, &cp.secrets()));
+    using std::chrono::steady_clock;
+    const auto deadline =
+        CallerDeadline(cp, steady_clock::now() + std::chrono::milliseconds(std::min<int64_t>(*wait_ms, 60000)));
+    while (true) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady_clock::now());
+      auto answer = cp.WaitAssignments(node, static_cast<uint64_t>(*after), std::max(left, std::chrono::milliseconds(0)));
+      if (!answer.ok()) return SendStatus(res, answer.status());
+      if (!CallerStillStands(cp, req, res)) return;  // a credential reset while it waited: no secrets
+      // Woken for another caller's credential change, with nothing new: wait on.
+      if (answer->version == static_cast<uint64_t>(*after) && !answer->shut_down && steady_clock::now() < deadline) {
+        continue;
+      }
+      return SendJson(res, 200, AssignmentJson(*answer, node, &cp.secrets()));
+    }
   });
   t.Post(R"(/api/v1/nodes/([^/]+)/reset)", NodeReset(),
          [&cp](const httplib::Request& req, httplib::Response& res) {

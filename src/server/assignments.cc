@@ -76,6 +76,7 @@ void AssignmentBoard::DropNode(const std::string& node) {
 AssignmentBoard::Answer AssignmentBoard::AnswerLocked(const NodeSet& set) const {
   Answer a;
   a.version = set.version;
+  a.shut_down = shutdown_;
   a.tasks.reserve(set.tasks.size());
   for (const auto& [id, t] : set.tasks) a.tasks.push_back(t);
   return a;
@@ -86,13 +87,21 @@ AssignmentBoard::Answer AssignmentBoard::Wait(const std::string& node, uint64_t 
   BlockingRegion waiting;  // a long poll: up to `timeout`
   MutexLock lock(mu_);
   NodeSet& set = NodeLocked(node);
-  lock.WaitFor(set.changed, timeout, [&]() REQUIRES(mu_) { return shutdown_ || set.version != after; });
+  const uint64_t wakes = wakes_;
+  lock.WaitFor(set.changed, timeout,
+               [&]() REQUIRES(mu_) { return shutdown_ || set.version != after || wakes_ != wakes; });
   return AnswerLocked(set);
 }
 
 AssignmentBoard::Answer AssignmentBoard::Get(const std::string& node) {
   MutexLock lock(mu_);
   return AnswerLocked(NodeLocked(node));
+}
+
+void AssignmentBoard::WakeAll() {
+  MutexLock lock(mu_);
+  ++wakes_;
+  for (auto& [_, set] : nodes_) set->changed.notify_all();
 }
 
 void AssignmentBoard::Shutdown() {

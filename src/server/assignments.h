@@ -59,12 +59,16 @@ class AssignmentBoard {
   struct Answer {
     uint64_t version = 0;
     std::vector<std::shared_ptr<const PublishedTask>> tasks;
+    bool shut_down = false;  // the board is shut down: later waits return at once
   };
   // Returns `node`'s set at once when its version differs from `after`; otherwise waits up to
-  // `timeout` for a change (or Shutdown) and returns the set then.
+  // `timeout` for a change (or WakeAll, or Shutdown) and returns the set then.
   Answer Wait(const std::string& node, uint64_t after, std::chrono::milliseconds timeout);
   // Returns the node's set now.
   Answer Get(const std::string& node);
+  // Wakes every poller waiting now, each with its node's set as it is (a node credential was
+  // reset: the long poll asks whether its caller still stands before it answers).
+  void WakeAll();
   // Wakes every poller; later waits return at once.
   void Shutdown();
 
@@ -78,6 +82,7 @@ class AssignmentBoard {
   Answer AnswerLocked(const NodeSet& set) const REQUIRES(mu_);
 
   Mutex mu_;
+  uint64_t wakes_ GUARDED_BY(mu_) = 0;  // WakeAll calls so far
   uint64_t next_version_;
   std::map<std::string, std::unique_ptr<NodeSet>> nodes_ GUARDED_BY(mu_);
   std::unordered_map<std::string, std::set<std::string>> nodes_of_ GUARDED_BY(mu_);  // workload → nodes

@@ -43,6 +43,19 @@ AuditWatch::Last AuditWatch::CheckNow() {
     l.first_bad_seq = report->first_bad_seq;
     l.reason = report->reason;
   }
+  if (l.ok) {
+    // Whole as stored; the anchors say whether it is the chain that was (a rollback to an older
+    // backup is whole, and ends before its newest anchor).
+    auto anchored = gov_.CheckAnchors();
+    if (!anchored.ok()) {
+      l.ok = false;
+      l.reason = anchored.status().message();
+    } else if (*anchored && !(*anchored)->ok) {
+      l.ok = false;
+      l.first_bad_seq = (*anchored)->first_bad_seq;
+      l.reason = (*anchored)->reason;
+    }
+  }
   if (!l.ok) ABACUS_LOG_ERROR("audit chain check: the chain is broken: {}", l.reason);
   MutexLock lock(mu_);
   last_ = l;

@@ -79,5 +79,36 @@ TEST_F(AuditWatchTest, TheNewestEntriesRemovedAreFound) {
   EXPECT_NE(l.reason.find("removed"), std::string::npos) << l.reason;
 }
 
+// A database rolled back to an older backup holds a whole chain — and one that ends before the
+// newest anchor. The background check read only the chain, so abacus_audit_chain_ok stayed 1
+// while `abacus audit --verify` said broken (the fifth probe); it checks the anchors too.
+TEST_F(AuditWatchTest, ADatabaseRolledBackBehindItsAnchorsTurnsTheGaugeToZero) {
+  auto reopen = [&] {
+    ControlPlaneOptions o;
+    o.data_dir = dir_.string();
+    o.clock = &clock_;
+    o.audit_check_every = Duration::zero();
+    auto cp = ControlPlane::Open(o);
+    ASSERT_TRUE(cp.ok()) << cp.status().ToString();
+    cp_ = std::move(*cp);
+  };
+  cp_.reset();  // anchored at its head as it stops
+  const std::filesystem::path backup = dir_ / "abacus.db.backup";
+  std::filesystem::copy_file(dir_ / "abacus.db", backup);
+  reopen();
+  for (const char* w : {"w4", "w5", "w6"}) {
+    cp_->governance().AppendDecision("scheduler", "admit", "workload", w, "acme", "Pending", "Admitted");
+  }
+  cp_.reset();  // anchored past the backup's head
+  std::filesystem::copy_file(backup, dir_ / "abacus.db", std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::remove(dir_ / "abacus.db-wal");
+  std::filesystem::remove(dir_ / "abacus.db-shm");
+  reopen();
+  AuditWatch::Last l = cp_->audit_watch().CheckNow();
+  EXPECT_FALSE(l.ok);
+  EXPECT_NE(l.reason.find("was anchored at"), std::string::npos) << l.reason;
+  EXPECT_NE(cp_->RenderMetrics().find("\nabacus_audit_chain_ok 0\n"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace abacus::server

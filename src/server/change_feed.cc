@@ -86,8 +86,18 @@ uint64_t ChangeFeed::version() const {
 bool ChangeFeed::WaitPast(uint64_t after, std::chrono::steady_clock::time_point deadline) {
   BlockingRegion waiting;  // a watch or a log follow: up to `deadline`
   MutexLock lock(mu_);
-  lock.WaitUntil(published_cv_, deadline, [&]() REQUIRES(mu_) { return shutdown_ || published_ != after; });
+  const uint64_t wakes = wakes_;
+  lock.WaitUntil(published_cv_, deadline,
+                 [&]() REQUIRES(mu_) { return shutdown_ || published_ != after || wakes_ != wakes; });
   return !shutdown_;
+}
+
+void ChangeFeed::WakeWaiters() {
+  {
+    MutexLock lock(mu_);
+    ++wakes_;
+  }
+  published_cv_.notify_all();
 }
 
 void ChangeFeed::Shutdown() {

@@ -55,6 +55,9 @@ class ChangeFeed {
   // Returns when a version after `after` is published, at `deadline`, or at Shutdown; true
   // unless the feed is shut down.
   bool WaitPast(uint64_t after, std::chrono::steady_clock::time_point deadline);
+  // Wakes every watcher waiting now without a new version (a credential was revoked or changed:
+  // each asks whether its caller still stands, then waits on or answers 401).
+  void WakeWaiters();
   // Wakes every watcher; later waits return at once.
   void Shutdown();
   bool shut_down() const;
@@ -70,6 +73,7 @@ class ChangeFeed {
   uint64_t dropped_through_ GUARDED_BY(mu_);  // the newest version no longer kept
   std::deque<FeedChange> changes_ GUARDED_BY(mu_);  // oldest first
   bool shutdown_ GUARDED_BY(mu_) = false;
+  uint64_t wakes_ GUARDED_BY(mu_) = 0;  // WakeWaiters calls so far
 };
 
 }  // namespace abacus::server

@@ -96,9 +96,19 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptio
     const std::string key = options.secrets_key_file.empty() ? (data / "secrets.key").string() : options.secrets_key_file;
     const std::string ring =
         options.secrets_keyring_file.empty() ? (data / "secrets.keyring").string() : options.secrets_keyring_file;
+    ABACUS_RETURN_IF_ERROR(CheckSecretsKeyAtStart(*cp->store_, key));
     ABACUS_ASSIGN_OR_RETURN(auto keyring, govern::LoadOrCreateSecretKeyring(key, ring));
     RegisterSecretKind();  // kind: Secret in apply (SecretVault::Prepare)
     cp->secrets_ = std::make_unique<SecretVault>(*cp->governance_store_, *cp->governance_, std::move(keyring));
+    ABACUS_ASSIGN_OR_RETURN(std::vector<std::string> unopenable, cp->secrets_->SealedWithKeysNotHeld());
+    if (!unopenable.empty()) {
+      std::string list;
+      for (size_t i = 0; i < unopenable.size() && i < 5; ++i) list += (i ? ", " : "") + unopenable[i];
+      if (unopenable.size() > 5) list += ", …";
+      ABACUS_LOG_WARN("{} secret(s) are sealed with a key that neither {} nor {} holds: {}; tasks naming them fail "
+                      "until that key is put back, in the key file or the keyring (docs/governance.md, Secrets, Rotation)",
+                      unopenable.size(), key, ring, list);
+    }
   }
   cp->audit_watch_ = std::make_unique<AuditWatch>(*cp->governance_, cp->clock_, options.audit_check_every);
   ABACUS_RETURN_IF_ERROR(cp->ledger_.Load(*cp->store_));
@@ -112,6 +122,12 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(const ControlPlaneOptio
   // twice); every agent node gets a full timeout from now to call again.
   cp->board_ = std::make_unique<AssignmentBoard>(static_cast<uint64_t>(ToMicros(cp->clock_.Now())));
   cp->feed_ = std::make_unique<ChangeFeed>(static_cast<uint64_t>(ToMicros(cp->clock_.Now())));
+  // A credential that stops standing wakes the long polls (watches, log follows, assignments):
+  // each asks whether its caller still stands and answers 401 at once if not.
+  cp->governance_->OnCredentialsChanged([p = cp.get()] {
+    p->feed_->WakeWaiters();
+    p->board_->WakeAll();
+  });
   for (const auto& [name, n] : cp->ledger_.nodes()) {
     if (n.agent && !n.credential_sha256.empty()) cp->tokens_->SetNodeCredential(name, n.credential_sha256);
     if (n.cordon.state == NodeState::kDraining) cp->steps_.draining_nodes.insert(name);  // a drain goes on

@@ -101,6 +101,7 @@ Result<wire::RegisterAnswer> ControlPlane::RegisterAgent(const json& request, Re
   auto rec = NodeRecordFromJson(body);
   if (!rec.ok()) return rec.status();
   auto node = std::make_shared<NodeRecord>(std::move(*rec));
+  NoteRequestObject(context, "node", node->node.name, "");  // its audit entry names the node
   node->agent = true;
   node->node.state = NodeState::kReady;
   node->agent_version = registration.agent_version;
@@ -219,6 +220,7 @@ Result<NodeResetAnswer> ControlPlane::ResetNode(const std::string& name, Request
                      reply.audit(), [this, name, reply](const Status& st) {
                        if (st.ok()) {
                          if (tokens_ != nullptr) tokens_->SetNodeCredential(name, "");
+                         governance_->CredentialsChanged();  // its long poll answers 401 now
                          ABACUS_LOG_WARN("node {}: credential reset by an admin; the next registration under its "
                                          "name is accepted", name);
                        }
@@ -287,19 +289,12 @@ Result<AgentStatusAnswer> ControlPlane::AgentStatus(const std::string& node, con
       const NodeRecord* cur = ledger_.FindNode(node);
       if (cur == nullptr || !cur->agent) return reply(NotFound("node '" + node + "' is not registered"));
       if (cur->node.state != NodeState::kReady) return reply(Status::OK());
-      NodeRecord next = *cur;
-      const Time now = clock_.Now();
-      next.node.state = NodeState::kNotReady;
-      next.not_ready_since = now;
-      CommitNodeOnLoop(std::move(next), "NotReady",
-                       {{"message", "the agent of " + node +
-                                        " is shutting down: no new work is placed here until it registers again"},
-                        {"notReadySinceUs", ToMicros(now)},
-                        {"reason", "AgentShutdown"}},
-                       reply.audit(), [node, reply](const Status& st) {
-                         if (st.ok()) ABACUS_LOG_INFO("node {}: its agent is shutting down: NotReady", node);
-                         reply(st);
-                       });
+      MarkNotReady(*cur, clock_.Now(), "AgentShutdown",
+                   "the agent of " + node + " is shutting down: no new work is placed here until it registers again",
+                   reply.audit(), [node, reply](const Status& st) {
+                     if (st.ok()) ABACUS_LOG_INFO("node {}: its agent is shutting down: NotReady", node);
+                     reply(st);
+                   });
     }));
   }
   return QueueTaskStatuses(node, report.tasks);

@@ -74,22 +74,28 @@ void ControlPlane::CheckNodeLiveness() {
   // Every silent node's commit starts at once (nodes lost together, a partition, share a
   // transaction), then the fail-over reads them as committed: one wait, not one per node.
   for (const auto& name : silent) {
-    NodeRecord next = *ledger_.FindNode(name);
-    next.node.state = NodeState::kNotReady;
-    next.not_ready_since = now;
     std::string why = "node " + name + " silent for more than " +
                       std::to_string(std::chrono::duration_cast<std::chrono::seconds>(options_.node_timeout).count()) + "s";
-    CommitNodeOnLoop(std::move(next), "NotReady", {{"message", why}, {"notReadySinceUs", ToMicros(now)}}, nullptr,
-                     [name, why](const Status& st) {
-                       if (!st.ok()) {
-                         ABACUS_LOG_ERROR("node {}: cannot mark NotReady: {}", name, st.ToString());
-                         return;
-                       }
-                       ABACUS_LOG_WARN("{}: NotReady; its tasks move once their fencing grace has passed", why);
-                     });
+    MarkNotReady(*ledger_.FindNode(name), now, "NodeSilent", why, nullptr, [name, why](const Status& st) {
+      if (!st.ok()) {
+        ABACUS_LOG_ERROR("node {}: cannot mark NotReady: {}", name, st.ToString());
+        return;
+      }
+      ABACUS_LOG_WARN("{}: NotReady; its tasks move once their fencing grace has passed", why);
+    });
   }
   if (!silent.empty()) commits_.SettleAll();
   FailOverFencedTasks(now);
+}
+
+void ControlPlane::MarkNotReady(const NodeRecord& cur, Time now, const std::string& reason,
+                                const std::string& message, PendingRequestAudit* audit, Written then) {
+  NodeRecord next = cur;
+  next.node.state = NodeState::kNotReady;
+  next.not_ready_since = now;
+  CommitNodeOnLoop(std::move(next), "NotReady",
+                   {{"message", message}, {"notReadySinceUs", ToMicros(now)}, {"reason", reason}}, audit,
+                   std::move(then));
 }
 
 void ControlPlane::FailOverFencedTasks(Time now) {

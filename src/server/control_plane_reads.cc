@@ -67,26 +67,29 @@ WorkloadStatusView ControlPlane::StatusOf(const WorkloadRecord& r) const {
   // What the kind's controller keeps: batch progress, replicas and rollout, idle notice, …
   s.controller = control::Describe(ViewOf(r), r.controller_state);
   if (!s.controller.is_object()) s.controller = json::object();
-  if (IsElastic(r) && r.holds_quota()) {
-    ElasticStatusView& e = s.elastic.emplace();
-    e.wanted_units = WantedUnits(r);
-    e.placed_units = PlacedUnits(r).size();
-    for (int32_t unit : MissingUnits(r)) {
-      UnplacedUnitView& u = e.unplaced.emplace_back();
-      u.unit = unit;
-      auto it = ledger_.pending_reasons().find(SliceId(r.id, unit));
-      if (it != ledger_.pending_reasons().end()) {
-        // The replica's own reason with what stopped it on the nodes (filters and best candidate).
-        const sched::PendingReason& pr = it->second;
-        u.reason =
-            pr.message + (pr.placement ? ": " + sched::DescribePlacement(*pr.placement) : std::string());
-      }
-    }
-    if (std::set<int32_t> outside = UnitsOutsidePool(r, ledger_); !outside.empty()) {
-      e.outside_pool = OutsidePoolView{ReservationPool(r), std::move(outside), OutsidePoolLine(r, ledger_)};
+  s.elastic = ElasticStatusOf(r);
+  return s;
+}
+
+std::optional<ElasticStatusView> ControlPlane::ElasticStatusOf(const WorkloadRecord& r) const {
+  if (!IsElastic(r) || !r.holds_quota()) return std::nullopt;
+  ElasticStatusView e;
+  e.wanted_units = WantedUnits(r);
+  e.placed_units = PlacedUnits(r).size();
+  for (int32_t unit : MissingUnits(r)) {
+    UnplacedUnitView& u = e.unplaced.emplace_back();
+    u.unit = unit;
+    auto it = ledger_.pending_reasons().find(SliceId(r.id, unit));
+    if (it != ledger_.pending_reasons().end()) {
+      // The replica's own reason with what stopped it on the nodes (filters and best candidate).
+      const sched::PendingReason& pr = it->second;
+      u.reason = pr.message + (pr.placement ? ": " + sched::DescribePlacement(*pr.placement) : std::string());
     }
   }
-  return s;
+  if (std::set<int32_t> outside = UnitsOutsidePool(r, ledger_); !outside.empty()) {
+    e.outside_pool = OutsidePoolView{ReservationPool(r), std::move(outside), OutsidePoolLine(r, ledger_)};
+  }
+  return e;
 }
 
 WorkloadView ControlPlane::View(const WorkloadRecord& r) const { return WorkloadView{r, StatusOf(r)}; }
@@ -207,7 +210,7 @@ Result<ExplainView> ControlPlane::Explain(const std::string& id_or_name) const {
     }
     if (!r.message.empty()) text += "\n" + r.message;
     // The units it wants that have no place, with the scheduler's reason: the status's own list.
-    if (std::optional<ElasticStatusView> elastic = StatusOf(r).elastic; elastic && !elastic->unplaced.empty()) {
+    if (std::optional<ElasticStatusView> elastic = ElasticStatusOf(r); elastic && !elastic->unplaced.empty()) {
       const char* unit = r.spec.kind() == WorkloadKind::kInferenceService ? "replica" : "slot";
       text += "\n" + std::to_string(elastic->unplaced.size()) + " of " + std::to_string(elastic->wanted_units) + " " +
               unit + "(s) not placed:";

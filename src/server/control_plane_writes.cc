@@ -531,6 +531,7 @@ Result<NodeRecord> ControlPlane::PutNode(const json& body, RequestContext* conte
   auto rec = NodeRecordFromJson(body);
   if (!rec.ok()) return rec.status();
   auto node = std::make_shared<NodeRecord>(std::move(*rec));
+  NoteRequestObject(context, "node", node->node.name, "");  // its audit entry names the node
   node->agent = false;
   node->credential_sha256.clear();
   return AnswerOnLoop<Result<NodeRecord>>(context, [this, node](const LoopReply<Result<NodeRecord>>& reply) {

@@ -16,6 +16,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -146,9 +147,21 @@ class Governance {
   // revoked or expired, its user enabled with the same roles; a node credential not reset).
   // Unauthenticated otherwise. Long polls ask before they answer (RecheckCaller).
   Status StillStands(const Caller& caller, std::string_view bearer) const;
+  // When `caller`'s token expires (none: a token without expiry, or a bootstrap credential), so
+  // that a long poll waits no longer than its caller stands.
+  std::optional<Time> ExpiresAt(const Caller& caller) const;
   // The bootstrap rules for the join token and node credentials (TokenAuthorizer::Authorize).
   Status AuthorizeBootstrap(const Caller& caller, const std::string& method, const std::string& path) const;
   govern::TokenRegistry& registry() { return registry_; }
+  // Sets what runs once a credential stops standing or changes — a token revoked, a user deleted
+  // or its roles or state changed, the admin token rotated, a node credential reset — so that
+  // the long polls waiting for such a caller ask again at once (ControlPlane: WakeLongPolls).
+  // Set before requests are served.
+  void OnCredentialsChanged(std::function<void()> wake) { credentials_changed_ = std::move(wake); }
+  // Runs the OnCredentialsChanged hook (none set: nothing).
+  void CredentialsChanged() const {
+    if (credentials_changed_) credentials_changed_();
+  }
   const Clock& clock() const { return clock_; }
 
   // POST /api/v1/tokens: issues a token for `user` (the caller itself when empty); the answer
@@ -230,6 +243,10 @@ class Governance {
   Result<govern::AuditVerifyReport> VerifyAudit() const;
   // The chain's head now (taken under the writer's lock: every entry up to it is stored).
   govern::AuditHead audit_head() const;
+  // The anchors checked against the chain as the store holds it now, reading only the anchored
+  // entries (nullopt: this server writes no anchors). AuditWatch's step after the chain itself:
+  // a database rolled back to a backup older than the anchors reads as broken there too.
+  Result<std::optional<govern::AuditAnchorReport>> CheckAnchors() const;
   // The store-backed log, for readers that need no lock (server/audit_watch.h).
   const govern::AuditLog& audit_log() const { return *audit_; }
   int64_t audit_failures() const;
@@ -272,6 +289,7 @@ class Governance {
   TokenAuthorizer& bootstrap_;
   Options options_;
   govern::TokenRegistry registry_;
+  std::function<void()> credentials_changed_;  // set before serving, then only read
   // Serializes the store writes of token records (issue, revoke, last-used flush), so that a
   // background flush never writes back a record older than a revocation.
   Mutex token_store_mu_;

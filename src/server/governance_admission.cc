@@ -75,6 +75,7 @@ void GovernanceApply::Committed() const {
   for (const auto& u : users_) {
     if (Status st = gov_->registry_.PutUser(u); !st.ok()) ABACUS_LOG_ERROR("user {}: {}", u.name, st.message());
   }
+  if (!users_.empty()) gov_->CredentialsChanged();  // roles or state may have changed
   {
     MutexLock lock(gov_->policies_mu_);
     for (const auto& p : policies_) gov_->policies_[p.name] = p;

@@ -209,6 +209,18 @@ bool CallerStillStands(const ControlPlane& cp, const httplib::Request& req, http
   return false;
 }
 
+std::chrono::steady_clock::time_point CallerDeadline(const ControlPlane& cp,
+                                                     std::chrono::steady_clock::time_point deadline) {
+  const RequestContext& ctx = t_request;
+  if (!ctx.active) return deadline;
+  const std::optional<Time> expires = cp.governance().ExpiresAt(ctx.caller);
+  if (!expires) return deadline;
+  const auto left = *expires - cp.governance().clock().Now();
+  const auto now = std::chrono::steady_clock::now();
+  if (left <= Duration::zero()) return now;
+  return std::min(deadline, now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(left));
+}
+
 void AddGovernanceRoutes(RouteTable& t, ControlPlane& cp) {
   // ---- tokens
   t.Post("/api/v1/tokens", AnyUser("token-create", "token"),
@@ -290,6 +302,7 @@ void AddGovernanceRoutes(RouteTable& t, ControlPlane& cp) {
 
   // ---- audit: JSON lines (the caller's tenants only, for a tenant-admin), or ?verify=1
   t.Get("/api/v1/audit", AnyUser(), [&cp](const httplib::Request& req, httplib::Response& res) {
+    if (Status st = OnlyParams(req, {"verify", "after", "limit", "since"}); !st.ok()) return SendStatus(res, st);
     const govern::Principal& who = RequestPrincipal();
     Governance& gov = cp.governance();
     std::string verify = Param(req, "verify");

@@ -8,6 +8,8 @@
 // handlers can ask who is calling without changing their signatures.
 #pragma once
 
+#include <chrono>
+
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -44,6 +46,11 @@ void InstallGovernance(httplib::Server& s, ControlPlane& cp, const RouteTable& r
 // assignments) answers what happened while it waited only to a caller that may still see it.
 // Sends the 401 on `res` and returns false when it does not.
 bool CallerStillStands(const ControlPlane& cp, const httplib::Request& req, httplib::Response& res);
+// `deadline`, or earlier when the caller's token expires before it: a long poll waits no longer
+// than its caller stands, then asks CallerStillStands (401) before it answers. A revocation or
+// a role change wakes it at once instead (Governance::OnCredentialsChanged).
+std::chrono::steady_clock::time_point CallerDeadline(const ControlPlane& cp,
+                                                     std::chrono::steady_clock::time_point deadline);
 // Adds /api/v1/tokens, /api/v1/users, /api/v1/policies, /api/v1/secrets and /api/v1/audit.
 void AddGovernanceRoutes(RouteTable& t, ControlPlane& cp);
 

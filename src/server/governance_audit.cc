@@ -110,6 +110,20 @@ govern::AuditHead Governance::audit_head() const {
   return audit_->head();
 }
 
+Result<std::optional<govern::AuditAnchorReport>> Governance::CheckAnchors() const {
+  if (!anchors_) return std::optional<govern::AuditAnchorReport>();
+  ABACUS_ASSIGN_OR_RETURN(
+      govern::AuditAnchorReport report,
+      govern::CheckAuditAnchors(
+          options_.audit_anchor_file, audit_key_, [this]() -> Result<int64_t> { return audit_head().seq; },
+          [this](int64_t seq) -> Result<std::optional<govern::AuditEntry>> {
+            ABACUS_ASSIGN_OR_RETURN(std::vector<govern::AuditEntry> one, audit_->Read(seq - 1, 1));
+            if (one.empty() || one.front().seq != seq) return std::optional<govern::AuditEntry>();
+            return std::optional<govern::AuditEntry>(std::move(one.front()));
+          }));
+  return std::optional<govern::AuditAnchorReport>(std::move(report));
+}
+
 Result<govern::AuditVerifyReport> Governance::VerifyAudit() const {
   auto io = HoldAuditCommits();
   ABACUS_ASSIGN_OR_RETURN(govern::AuditVerifyReport report, audit_->Verify());

@@ -102,6 +102,12 @@ Status Governance::StillStands(const Caller& caller, std::string_view bearer) co
   return Status::OK();
 }
 
+std::optional<Time> Governance::ExpiresAt(const Caller& caller) const {
+  if (caller.via != Caller::Via::kApiToken) return std::nullopt;
+  auto t = registry_.FindToken(caller.principal.token_id);
+  return t ? t->expires : std::nullopt;
+}
+
 Status Governance::AuthorizeBootstrap(const Caller& caller, const std::string& method, const std::string& path) const {
   return bootstrap_.Authorize(caller.bootstrap, {method, path});
 }
@@ -174,6 +180,7 @@ Result<TokenView> Governance::RevokeToken(const govern::Principal& who, const st
     (void)registry_.AddToken(*found);
     return st;
   }
+  CredentialsChanged();
   return ViewOf(std::move(revoked), clock_.Now());
 }
 
@@ -191,6 +198,7 @@ Result<RotatedAdminTokenView> Governance::RotateAdminToken(const govern::Princip
   if (Status st = bootstrap_.ReplaceAdminToken(token); !st.ok()) {
     out.warning = st.message() + "; keep the token from this answer";
   }
+  CredentialsChanged();
   return out;
 }
 
@@ -236,6 +244,7 @@ Result<DeletedView> Governance::DeleteUser(const govern::Principal& who, const s
     }
     return st;
   }
+  CredentialsChanged();
   return DeletedView{name};
 }
 

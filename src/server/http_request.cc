@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <string>
@@ -49,6 +50,16 @@ Result<int64_t> IntParam(const httplib::Request& req, const char* name, int64_t 
 
 Result<double> NumberParam(const httplib::Request& req, const char* name, double fallback, double min, double max) {
   return RangedParam<double>(req, name, fallback, min, max, "a number");
+}
+
+Status OnlyParams(const httplib::Request& req, std::initializer_list<std::string_view> allowed) {
+  for (const auto& [name, value] : req.params) {
+    if (std::find(allowed.begin(), allowed.end(), name) != allowed.end()) continue;
+    std::string list;
+    for (std::string_view a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+    return InvalidArgument(name + ": not a query parameter of this route; allowed: " + list);
+  }
+  return Status::OK();
 }
 
 bool IsJsonBody(const httplib::Request& req) {

@@ -126,7 +126,7 @@ void ServeLogFollow(const ControlPlane& cp, const std::string& workload_id, cons
   const int64_t offset = *given_offset, tail = *given_tail, timeout = *given_timeout;
   // The task as GET …/logs resolves it (a task id of this workload, GROUP.REPLICA or the first).
   // Before any output, a follow waits for the first (or for the workload to end).
-  const auto deadline = steady_clock::now() + std::chrono::seconds(timeout);
+  const auto deadline = CallerDeadline(cp, steady_clock::now() + std::chrono::seconds(timeout));
   ChangeFeed& feed = cp.feed();
   const std::string task = req.has_param("task") ? req.get_param_value("task") : "";
   auto resolved = cp.Logs(workload_id, task, stream, 0);

@@ -27,6 +27,9 @@ void AddMeteringRoutes(RouteTable& t, ControlPlane& cp) {
   });
   t.Get(R"(/api/v1/reports/([a-z]+))", Reports(),
         [&cp](const httplib::Request& req, httplib::Response& res) {
+    if (Status st = OnlyParams(req, {"from", "to", "by", "format", "prices", "labelSelector", "threshold"}); !st.ok()) {
+      return SendStatus(res, st);
+    }
     ControlPlane::ReportQuery q;
     q.from = Param(req, "from");
     q.to = Param(req, "to");

@@ -1,5 +1,7 @@
 #include "server/secrets.h"
 
+#include <filesystem>
+
 #include "common/base64.h"
 #include "common/ids.h"
 #include "common/json_fields.h"
@@ -214,6 +216,36 @@ Result<SecretDeletedView> SecretVault::Delete(const govern::Principal& who, cons
   ABACUS_RETURN_IF_ERROR(
       governance_.CommitRequestChange(WriteBatch().Delete(std::string(kSecretStoreKind), f.key), context));
   return SecretDeletedView{name, t, p};
+}
+
+Status CheckSecretsKeyAtStart(Store& store, const std::string& key_file) {
+  std::error_code ec;
+  if (std::filesystem::exists(key_file, ec) || ec) return Status::OK();  // an unreadable one: the load says why
+  ABACUS_ASSIGN_OR_RETURN(auto records, store.List(kSecretStoreKind));
+  if (records.empty()) return Status::OK();  // a first start, or no secret yet: a key is made
+  return FailedPrecondition(
+      "secrets key " + key_file + " is missing but the store holds " + std::to_string(records.size()) +
+      " secret(s) sealed with it (e.g. " + records.front().key +
+      "): put the key file back from its backup (docs/operations.md, \"Backup and restore\"); if it is lost, write "
+      "a new one (openssl rand -hex 32 > " + key_file + "; chmod 600 " + key_file +
+      "), start, and create those secrets again — their old values cannot be opened");
+}
+
+Result<std::vector<std::string>> SecretVault::SealedWithKeysNotHeld() const {
+  ABACUS_ASSIGN_OR_RETURN(auto records, store_.List(kSecretStoreKind));
+  std::vector<std::string> out;
+  for (const auto& r : records) {
+    json rec = json::parse(r.json, nullptr, false);
+    if (!rec.is_object() || !rec.contains("data") || !rec["data"].is_object()) continue;
+    for (const auto& [k, v] : rec["data"].items()) {
+      const std::string id = v.is_string() ? govern::SealedKeyId(v.get<std::string>()) : "";
+      if (!keyring_.Has(id)) {
+        out.push_back(r.key + " (key " + (id.empty() ? "unknown" : id) + ")");
+        break;
+      }
+    }
+  }
+  return out;
 }
 
 Result<SecretsReencryptedView> SecretVault::Reencrypt(const govern::Principal& who, RequestContext* context) {

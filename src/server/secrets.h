@@ -33,9 +33,21 @@ class Governance;
 
 inline constexpr std::string_view kSecretStoreKind = "secret";
 
+// Before the secrets key is loaded or created (LoadOrCreateSecretKeyring): FailedPrecondition
+// when `key_file` is missing but `store` holds secrets — a new key would be made, and none of
+// them could be opened again (the fifth probe: the server started silently). The message names
+// the file, how many secrets and one of them, and the two ways on (put the key back from its
+// backup; or, the key lost, write a new key file, start, and create the secrets again).
+Status CheckSecretsKeyAtStart(Store& store, const std::string& key_file);
+
 class SecretVault {
  public:
   SecretVault(Store& store, Governance& governance, govern::SecretKeyring keyring);
+
+  // The stored secrets sealed (some value) with a key this keyring does not hold, as
+  // "SCOPE/NAME (key ID)": tasks naming them fail until the key is back (in secrets.key or the
+  // keyring). The server warns of them at its start.
+  Result<std::vector<std::string>> SealedWithKeysNotHeld() const;
 
   // POST /api/v1/secrets: {"name", "project": "t/p" | "tenant": "t", "data": {K: base64},
   // "stringData": {K: text}}. Creates the secret, or replaces its values as the next version.

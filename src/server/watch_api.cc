@@ -29,7 +29,7 @@ struct WatchParams {
 };
 
 // Reads resourceVersion and timeoutSeconds; answers 400 and returns nullopt when malformed.
-std::optional<WatchParams> ReadParams(const httplib::Request& req, httplib::Response& res) {
+std::optional<WatchParams> ReadParams(const ControlPlane& cp, const httplib::Request& req, httplib::Response& res) {
   WatchParams p;
   int timeout = kDefaultTimeoutSeconds;
   try {
@@ -55,7 +55,7 @@ std::optional<WatchParams> ReadParams(const httplib::Request& req, httplib::Resp
       return std::nullopt;
     }
   }
-  p.deadline = steady_clock::now() + std::chrono::seconds(timeout);
+  p.deadline = CallerDeadline(cp, steady_clock::now() + std::chrono::seconds(timeout));
   return p;
 }
 
@@ -121,7 +121,7 @@ bool IsWatchRequest(const httplib::Request& req) {
 
 void ServeWorkloadWatch(const ControlPlane& cp, WorkloadFilter filter, const httplib::Request& req,
                         httplib::Response& res) {
-  std::optional<WatchParams> p = ReadParams(req, res);
+  std::optional<WatchParams> p = ReadParams(cp, req, res);
   if (!p) return;
   ChangeFeed& feed = cp.feed();
   uint64_t version = p->resource_version;
@@ -152,7 +152,7 @@ void ServeWorkloadWatch(const ControlPlane& cp, WorkloadFilter filter, const htt
 
 void ServeListWatch(const ControlPlane& cp, const std::function<json()>& list, const httplib::Request& req,
                     httplib::Response& res) {
-  std::optional<WatchParams> p = ReadParams(req, res);
+  std::optional<WatchParams> p = ReadParams(cp, req, res);
   if (!p) return;
   ChangeFeed& feed = cp.feed();
   uint64_t version = feed.version();
@@ -167,6 +167,7 @@ void ServeListWatch(const ControlPlane& cp, const std::function<json()>& list, c
       return SendJson(res, 200, Body("Changes", json::array(), version));
     }
     if (!CallerStillStands(cp, req, res)) return;
+    if (feed.version() == version) continue;  // woken for a credential change, not a change
     version = feed.version();
     json now = list();
     json changed = json::array();
@@ -180,7 +181,7 @@ void ServeListWatch(const ControlPlane& cp, const std::function<json()>& list, c
 
 void AddEventRoutes(RouteTable& t, const ControlPlane& cp) {
   t.Get("/api/v1/events", AnyUser(), [&cp](const httplib::Request& req, httplib::Response& res) {
-    std::optional<WatchParams> p = ReadParams(req, res);
+    std::optional<WatchParams> p = ReadParams(cp, req, res);
     if (!p) return;
     const std::function<bool(const Workload&)> visible = RequestWorkloadFilter();
     std::string only_id;

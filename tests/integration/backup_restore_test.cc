@@ -37,6 +37,13 @@ std::string Job(const std::string& name, const std::string& script, const std::s
          script + "\"]\n" + extra + "  taskGroups:\n    - name: main\n      resources: {cpu: 1, memory: 1Gi}\n";
 }
 
+// `abacus server` on `data`, for a start that should be refused: a server that starts instead is
+// stopped after 30 s (exit 124) rather than hanging the test.
+CliResult StartServer(const std::string& data) {
+  return RunProgram("/usr/bin/timeout", {"30", ABACUS_BINARY, "server", "--config", "", "--data", data, "--listen",
+                                         "127.0.0.1:0"});
+}
+
 TEST(BackupRestoreTest, TheDocumentedProcedureRestoresTheLedgerTheAuditChainAndTheSecrets) {
   ASSERT_EQ(Shell("command -v sqlite3 >/dev/null && command -v tar >/dev/null"), 0)
       << "the procedure needs sqlite3 and tar (scripts/install-deps.sh installs them)";
@@ -125,7 +132,7 @@ TEST(BackupRestoreTest, AStartWithoutTheAnchorsOrTheAuditKeyOfAChainIsRefused) {
     ASSERT_EQ(server.Client().Post("/api/v1/apply", "kind: Tenant\nname: acme\n", "application/yaml").status, 200);
     ASSERT_EQ(server.Terminate(), 0);
   }
-  auto start = [&] { return RunCli({"server", "--config", "", "--data", data, "--listen", "127.0.0.1:0"}); };
+  auto start = [&] { return StartServer(data); };
   fs::rename(data + "/audit.anchors", dir.path() + "/anchors.saved");
   CliResult no_anchors = start();
   EXPECT_EQ(no_anchors.code, 1) << no_anchors.out << no_anchors.err;
@@ -143,6 +150,44 @@ TEST(BackupRestoreTest, AStartWithoutTheAnchorsOrTheAuditKeyOfAChainIsRefused) {
   ServerProcess again(data);
   CliResult verify = RunCli({"audit", "--verify", "--server", again.url(), "--token", again.token()});
   EXPECT_EQ(verify.code, 0) << verify.out << verify.err;
+}
+
+// A server started without secrets.key while the store holds secrets made a new key over them,
+// silently: every secret unreadable, and new ones sealed with a key the backup lacks (the fifth
+// probe). It refuses, naming the file and a secret; nothing is written in its place. Given
+// another key (the old one lost), it starts and warns of each secret it cannot open.
+TEST(BackupRestoreTest, AStartWithoutTheSecretsKeyOfStoredSecretsIsRefusedAndAnotherKeyWarns) {
+  TempDir dir;
+  const std::string data = dir.path() + "/data";
+  {
+    ServerProcess server(data);
+    ASSERT_EQ(server.Client().Post("/api/v1/apply", kAcmeOrg, "application/yaml").status, 200);
+    CliResult secret = RunCli({"secret", "create", "db-creds", "-p", "acme/ml", "--from-literal", "password=x",
+                               "--server", server.url(), "--token", server.token()});
+    ASSERT_EQ(secret.code, 0) << secret.err;
+    ASSERT_EQ(server.Terminate(), 0);
+  }
+  fs::rename(data + "/secrets.key", dir.path() + "/secrets.key.saved");
+  CliResult refused = StartServer(data);
+  EXPECT_EQ(refused.code, 1) << refused.out << refused.err;
+  EXPECT_NE(refused.err.find("secrets key " + data + "/secrets.key is missing but the store holds 1 secret(s)"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_NE(refused.err.find("acme/ml/db-creds"), std::string::npos) << refused.err;
+  EXPECT_FALSE(fs::exists(data + "/secrets.key"));  // no new key made over them
+
+  // Another key (the old one lost): it starts, and says which secret it cannot open.
+  ASSERT_EQ(Shell("openssl rand -hex 32 > '" + data + "/secrets.key' && chmod 600 '" + data + "/secrets.key'"), 0);
+  fs::remove(data + "/server.url");
+  const std::string err = dir.path() + "/server.err";
+  const std::string bin = ABACUS_BINARY;
+  ASSERT_EQ(Shell("'" + bin + "' server --config '' --data '" + data + "' --listen 127.0.0.1:0 2>'" + err +
+                  "' & p=$!; for i in $(seq 600); do [ -s '" + data + "/server.url' ] && break; sleep 0.1; done; "
+                  "kill $p; wait $p; true"),
+            0);
+  const std::string log = ReadFile(err);
+  EXPECT_NE(log.find("1 secret(s) are sealed with a key that neither"), std::string::npos) << log;
+  EXPECT_NE(log.find("acme/ml/db-creds (key "), std::string::npos) << log;
 }
 
 }  // namespace

@@ -227,6 +227,16 @@ TEST_F(ClientVerbsTest, SubmitterShownAndReportsScopedToTheCallersTenants) {
   EXPECT_EQ(bad.code, 1);
   EXPECT_TRUE(Contains(bad.err, "from: 'last week': expected a time like")) << bad.err;
   EXPECT_EQ(Run({"audit", "--since", "yesterday"}).code, 0);
+
+  // A filter the route does not read is refused by name, not dropped: ?tenant=t1 on a report or
+  // the audit answered every tenant's rows (the fifth probe).
+  auto admin = server_->Client();
+  for (const char* path : {"/api/v1/reports/usage?tenant=t1", "/api/v1/audit?tenant=t1"}) {
+    auto r = admin.Get(path);
+    EXPECT_EQ(r.status, 400) << path << ": " << r.text;
+    EXPECT_TRUE(Contains(r.text, "tenant: not a query parameter of this route; allowed: ")) << path << ": " << r.text;
+  }
+  EXPECT_EQ(admin.Get("/api/v1/reports/usage?by=tenant&from=1d&format=json").status, 200);
 }
 
 // `abacus get shares`, like sshare: every queue's fair share over time, -o json, and a tenant's

@@ -6,14 +6,18 @@
 // every route and parameter against the other tenant's objects.
 #include <gtest/gtest.h>
 
+#include <future>
+
 #include <httplib.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <thread>
 
 #include "server/server_test_util.h"
@@ -243,8 +247,20 @@ TEST_F(IsolationTest, TheJoinTokenCannotTakeOverARegisteredNode) {
   EXPECT_NE(second, credential);
   // Only admins reset a node; the reset is audited; then the join token registers it anew.
   EXPECT_EQ(As("tia").Post("/api/v1/nodes/n1/reset", "{}", "application/json").status, 403);
+  // The node's long poll, waiting when the reset comes, answers 401 at once (the fifth probe:
+  // it waited out its 60 s; the 30 s bound only keeps a regression from hanging the test).
+  const int64_t version = cli::ApiClient({server_->url(), second})
+                              .Get("/api/v1/agent/assignments?node=n1&waitMs=0")
+                              .body.value("version", int64_t{0});
+  auto polling = std::async(std::launch::async, [&] {
+    return cli::ApiClient({server_->url(), second})
+        .Get("/api/v1/agent/assignments?node=n1&waitMs=60000&after=" + std::to_string(version));
+  });
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // it waits (else refused at once: 401 too)
   auto reset = As("ann").Post("/api/v1/nodes/n1/reset", "{}", "application/json");
   ASSERT_EQ(reset.status, 200) << reset.text;
+  ASSERT_EQ(polling.wait_for(std::chrono::seconds(30)), std::future_status::ready) << "still polling after the reset";
+  EXPECT_EQ(polling.get().status, 401);
   EXPECT_EQ(cli::ApiClient({server_->url(), second}).Get("/api/v1/agent/assignments?node=n1&waitMs=0").status, 401);
   EXPECT_EQ(As("ann").Post("/api/v1/nodes/nowhere/reset", "{}", "application/json").status, 404);
   auto audit = server_->Client().Get("/api/v1/audit");
@@ -254,6 +270,52 @@ TEST_F(IsolationTest, TheJoinTokenCannotTakeOverARegisteredNode) {
   CliResult cli = RunCli({"node", "reset", "n1"}, {"ABACUS_SERVER=" + server_->url(), "ABACUS_TOKEN=" + server_->token()});
   EXPECT_EQ(cli.code, 0) << cli.out << cli.err;
   EXPECT_EQ(RegisterNode("n1").status, 200);
+}
+
+// The audit entry of an agent's registration and of a node POSTed by an admin names the node
+// (the fifth probe: object.name was empty, so `abacus audit --object n1` found neither), and
+// `get nodes` tells a node no agent runs (SIMULATED yes) from an agent's with simulated devices
+// (devices), whose tasks do run.
+TEST_F(IsolationTest, TheAuditNamesTheNodeOfARegistrationOrAPutAndGetNodesTellsWhoRunsIt) {
+  json registration = Registration("n1");
+  registration["devices"] = json::array({{{"index", 0}, {"flavor", "gpu/nvidia/T4"}, {"memoryBytes", int64_t{16} << 30},
+                                          {"health", "Healthy"}, {"simulated", true}}});
+  registration["simulated"] = true;  // what `abacus agent --fake-devices` sends
+  ASSERT_EQ(Join().Post("/api/v1/agent/register", registration.dump(), "application/json").status, 200);
+  auto put = As("ann").Post("/api/v1/nodes", json{{"name", "api-1"}, {"cpuMilli", 8000}, {"memoryBytes", int64_t{8} << 30}}.dump(),
+                            "application/json");
+  ASSERT_EQ(put.status, 201) << put.text;
+  auto audit = server_->Client().Get("/api/v1/audit?limit=1000");
+  ASSERT_EQ(audit.status, 200) << audit.text;
+  std::map<std::string, std::string> named;  // action → object name
+  std::istringstream entries(audit.text);  // JSON lines
+  for (std::string entry; std::getline(entries, entry);) {
+    json e = json::parse(entry, nullptr, false);
+    if (e.is_object() && e.contains("object")) named[e.value("action", "")] = e["object"].value("name", "");
+  }
+  EXPECT_EQ(named["agent-register"], "n1") << audit.text;
+  EXPECT_EQ(named["node-put"], "api-1") << audit.text;
+
+  CliResult nodes = RunCli({"get", "nodes"}, {"ABACUS_SERVER=" + server_->url(), "ABACUS_TOKEN=" + server_->token()});
+  ASSERT_EQ(nodes.code, 0) << nodes.err;
+  std::map<std::string, std::string> simulated;  // node → SIMULATED cell (the column under its header)
+  std::istringstream lines(nodes.out);
+  std::string line;
+  size_t column = std::string::npos;
+  while (std::getline(lines, line)) {
+    if (column == std::string::npos) {
+      column = line.find("SIMULATED");
+      continue;
+    }
+    if (line.size() <= column) continue;
+    std::istringstream name(line), cell(line.substr(column));
+    std::string n, c;
+    name >> n;
+    cell >> c;
+    simulated[n] = c;
+  }
+  EXPECT_EQ(simulated["n1"], "devices") << nodes.out;
+  EXPECT_EQ(simulated["api-1"], "yes") << nodes.out;
 }
 
 // Point 4: a real agent killed and started again on the same machine (its work folder keeps the

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <future>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -204,6 +205,43 @@ TEST_F(WatchTest, AWatchWhoseTokenIsRevokedWhileItWaitsAnswers401AndNotTheChange
   auto minted = admin.Post("/api/v1/tokens", json{{"user", "mia"}}.dump(), "application/json");
   EXPECT_GE(minted.status, 400) << minted.text;
   EXPECT_TRUE(Contains(minted.text, "is disabled")) << minted.text;
+}
+
+// A revocation with nothing else changing, or a token that expires, left the watch waiting to
+// its own timeout (the fifth probe: up to 300 s, asked again only at the next change). Both
+// end the watch with 401 well before its 120 s: the revocation wakes it, the expiry bounds it.
+// (The 30 s bound only keeps a regression from hanging the test for the full timeout.)
+TEST_F(WatchTest, AWatchEndsWith401WhenItsTokenIsRevokedOrExpiresWithNothingElseChanging) {
+  auto admin = server_->Client();
+  const std::string token_id = admin.Get("/api/v1/tokens?user=max").body["items"][0].value("id", "");
+  const uint64_t rv = As("max").Get("/api/v1/workloads?watch=1").body["resourceVersion"];
+  auto revoked_watch = std::async(std::launch::async, [&] {
+    return As("max").Get("/api/v1/workloads?watch=1&timeoutSeconds=120&resourceVersion=" + std::to_string(rv));
+  });
+  auto revoked_events = std::async(std::launch::async, [&] {
+    return As("max").Get("/api/v1/events?watch=1&timeoutSeconds=120&resourceVersion=" + std::to_string(rv));
+  });
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // both are waiting (else refused at once: 401 too)
+  ASSERT_EQ(admin.Delete("/api/v1/tokens/" + token_id).status, 200);
+  for (auto* f : {&revoked_watch, &revoked_events}) {
+    ASSERT_EQ(f->wait_for(std::chrono::seconds(30)), std::future_status::ready) << "still waiting after the revocation";
+    cli::ApiResponse r = f->get();
+    EXPECT_EQ(r.status, 401) << r.text;
+    EXPECT_TRUE(Contains(r.text, "revoked")) << r.text;
+  }
+
+  // A token that expires in 3 s, its watch asking for 120 s.
+  auto minted = admin.Post("/api/v1/tokens", json{{"user", "mia"}, {"expires", "3s"}}.dump(), "application/json");
+  ASSERT_EQ(minted.status, 201) << minted.text;
+  cli::ApiClient brief({server_->url(), minted.body.value("token", "")});
+  const uint64_t rv2 = brief.Get("/api/v1/workloads?watch=1").body["resourceVersion"];
+  auto expiring = std::async(std::launch::async, [&] {
+    return brief.Get("/api/v1/workloads?watch=1&timeoutSeconds=120&resourceVersion=" + std::to_string(rv2));
+  });
+  ASSERT_EQ(expiring.wait_for(std::chrono::seconds(30)), std::future_status::ready) << "still waiting after the expiry";
+  cli::ApiResponse r = expiring.get();
+  EXPECT_EQ(r.status, 401) << r.text;
+  EXPECT_TRUE(Contains(r.text, "expired")) << r.text;
 }
 
 TEST_F(WatchTest, GetWatchStreamsEachTenantItsOwnChangesAndCtrlCEndsIt) {
