@@ -176,6 +176,9 @@ Result<SecretKeyring> LoadOrCreateSecretKeyring(const std::string& key_file, con
     if (::stat(key_file.c_str(), &st) != 0) {
       return Unavailable("cannot read secrets key " + key_file + ": " + std::strerror(errno));
     }
+    if (!S_ISREG(st.st_mode)) {
+      return InvalidArgument("secrets key " + key_file + " is not a file: put the key file (one line of 64 hex) there");
+    }
     if ((st.st_mode & 077) != 0) {
       return InvalidArgument("secrets key " + key_file + " is open to others (mode " + ModeText(st.st_mode) +
                              "): chmod 600 it");

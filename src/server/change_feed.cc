@@ -100,6 +100,39 @@ void ChangeFeed::WakeWaiters() {
   published_cv_.notify_all();
 }
 
+void ChangeFeed::LimitPlaces(size_t per_caller, size_t total) {
+  MutexLock lock(places_mu_);
+  per_caller_ = per_caller;
+  total_ = total;
+}
+
+Result<std::unique_ptr<ChangeFeed::Place>> ChangeFeed::TakePlace(const std::string& caller, bool capped) {
+  MutexLock lock(places_mu_);
+  size_t& mine = taken_by_[caller];
+  if (capped && per_caller_ > 0 && mine >= per_caller_) {
+    if (mine == 0) taken_by_.erase(caller);
+    return ResourceExhausted(caller + " has " + std::to_string(mine) +
+                             " watches and log follows open, the most one caller may hold: close one (or wait for "
+                             "one to time out) and ask again");
+  }
+  if (total_ > 0 && taken_ >= total_) {
+    if (mine == 0) taken_by_.erase(caller);
+    return ResourceExhausted("the server holds " + std::to_string(taken_) +
+                             " watches and log follows open, the most its HTTP threads allow (--http-threads): "
+                             "ask again shortly");
+  }
+  ++mine;
+  ++taken_;
+  return std::make_unique<Place>(*this, caller);
+}
+
+ChangeFeed::Place::~Place() {
+  MutexLock lock(feed_.places_mu_);
+  --feed_.taken_;
+  auto it = feed_.taken_by_.find(caller_);
+  if (it != feed_.taken_by_.end() && --it->second == 0) feed_.taken_by_.erase(it);
+}
+
 void ChangeFeed::Shutdown() {
   {
     MutexLock lock(mu_);

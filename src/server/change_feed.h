@@ -10,11 +10,14 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "common/mutex.h"
+#include "common/status.h"
 
 namespace abacus::server {
 
@@ -58,6 +61,27 @@ class ChangeFeed {
   // Wakes every watcher waiting now without a new version (a credential was revoked or changed:
   // each asks whether its caller still stands, then waits on or answers 401).
   void WakeWaiters();
+  // A long poll's place (a watch or a log follow): held while it waits, given back when destroyed.
+  class Place {
+   public:
+    Place(ChangeFeed& feed, std::string caller) : feed_(feed), caller_(std::move(caller)) {}
+    ~Place();
+    Place(const Place&) = delete;
+    Place& operator=(const Place&) = delete;
+
+   private:
+    ChangeFeed& feed_;
+    std::string caller_;
+  };
+  // At most `per_caller` long polls of one caller and `total` of all callers wait at once (0: no
+  // limit): each holds an HTTP thread, and the agents' heartbeats and every other request need
+  // some (the sixth probe: 110 watches of one viewer token filled the 96 threads, the agents
+  // went silent, their nodes NotReady and a running training was killed). HttpServer sets them.
+  void LimitPlaces(size_t per_caller, size_t total);
+  // A place for one more long poll of `caller` (a user's name, or a bootstrap credential's);
+  // ResourceExhausted naming the limit when every place is taken or, `capped`, when `caller`
+  // holds `per_caller` already. (The admin token is not capped per caller: it may do anything.)
+  Result<std::unique_ptr<Place>> TakePlace(const std::string& caller, bool capped);
   // Wakes every watcher; later waits return at once.
   void Shutdown();
   bool shut_down() const;
@@ -74,6 +98,10 @@ class ChangeFeed {
   std::deque<FeedChange> changes_ GUARDED_BY(mu_);  // oldest first
   bool shutdown_ GUARDED_BY(mu_) = false;
   uint64_t wakes_ GUARDED_BY(mu_) = 0;  // WakeWaiters calls so far
+  Mutex places_mu_;
+  size_t per_caller_ GUARDED_BY(places_mu_) = 0, total_ GUARDED_BY(places_mu_) = 0;  // 0: no limit
+  size_t taken_ GUARDED_BY(places_mu_) = 0;
+  std::map<std::string, size_t> taken_by_ GUARDED_BY(places_mu_);
 };
 
 }  // namespace abacus::server

@@ -435,10 +435,8 @@ class ControlPlane {
   // Marks agent nodes silent past node_timeout NotReady and fails over their tasks once each
   // task's fencing grace has passed too; loop only.
   void CheckNodeLiveness();
-  // Takes agent node `cur` out of placement at `now`: NotReady since `now`, committed with its
-  // NotReady event (`reason`: AgentShutdown, NodeSilent; `message` says why); `then` runs once
-  // committed. The one rule of both ways a node goes NotReady (its agent leaving, its silence).
-  // Loop only.
+  // Agent node `cur` NotReady since `now`, committed with its NotReady event (`reason`
+  // AgentShutdown or NodeSilent, `message`); `then` once committed. The one rule of both; loop only.
   void MarkNotReady(const NodeRecord& cur, Time now, const std::string& reason, const std::string& message,
                     PendingRequestAudit* audit, Written then);
   // Reports Lost the tasks of NotReady agent nodes whose fencing grace ended by `now`; loop only.
@@ -506,8 +504,7 @@ class ControlPlane {
   std::optional<WorkloadRecord> FindRecord(const std::string& id_or_name) const;
   // What the read model computes of `r` beside the record; requires state_mu_ held (shared).
   WorkloadStatusView StatusOf(const WorkloadRecord& r) const;
-  // The elastic part of StatusOf alone (wanted, placed and unplaced units with the scheduler's
-  // reason; nullopt unless `r` is elastic and holds quota): Explain's list. Under state_mu_.
+  // StatusOf's elastic part alone (nullopt unless elastic and holding quota): Explain's list.
   std::optional<ElasticStatusView> ElasticStatusOf(const WorkloadRecord& r) const;
   // `r`'s view, the answer of the writes that change one workload; requires state_mu_ held
   // (shared).

@@ -90,6 +90,10 @@ json WithNodeUniqueIndexes(json devices) {
 Result<wire::RegisterAnswer> ControlPlane::RegisterAgent(const json& request, RequestContext* context) {
   // The registration's own fields (wire/agent_protocol.h); the node's description is read by the
   // node record codec, without the credential (never stored, never in the node record).
+  // Named before anything is checked: a refused registration's entry names the node too.
+  if (request.is_object() && request.contains("name") && request["name"].is_string()) {
+    NoteRequestObject(context, "node", request["name"].get<std::string>(), "");
+  }
   json body = request;
   wire::RegisterRequest registration;
   if (body.is_object()) {
@@ -101,7 +105,6 @@ Result<wire::RegisterAnswer> ControlPlane::RegisterAgent(const json& request, Re
   auto rec = NodeRecordFromJson(body);
   if (!rec.ok()) return rec.status();
   auto node = std::make_shared<NodeRecord>(std::move(*rec));
-  NoteRequestObject(context, "node", node->node.name, "");  // its audit entry names the node
   node->agent = true;
   node->node.state = NodeState::kReady;
   node->agent_version = registration.agent_version;

@@ -103,7 +103,11 @@ void ControlPlane::CommitTransitionOnLoop(const WorkloadRecord& r, WorkloadState
   const OpRef put = batch.PutJson(kWorkloadKind, next.id, ToJson(next), next.version).LastOp();
   batch.AppendEventJson(kWorkloadKind, next.id, event, EventJson(to, "", std::move(details)), now);
   for (auto& [type, d] : revoked) batch.AppendEventJson(kWorkloadKind, next.id, type, std::move(d), now);
-  usage_->Stage(&r, next, batch, now);
+  // Usage moves from what is committed to what is committed next: the ledger's record, not
+  // `r`, which a caller may already have changed (a requeue clears the placements it ends; staged
+  // against that copy, no held task was seen to end and its interval stayed open — the sixth probe).
+  const WorkloadRecord* committed = ledger_.FindWorkload(r.id);
+  usage_->Stage(committed != nullptr ? committed : &r, next, batch, now);
   if (stage) stage(batch, next);
   CommitRecordOnLoop(std::move(batch), put, std::move(next), audit, std::move(then), std::move(decisions));
 }

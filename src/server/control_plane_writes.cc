@@ -528,10 +528,13 @@ Status ControlPlane::ScaleOnLoop(const std::string& id_or_name, int32_t replicas
 }
 
 Result<NodeRecord> ControlPlane::PutNode(const json& body, RequestContext* context) {
+  // Named before anything is checked: a refused node's entry names it too.
+  if (body.is_object() && body.contains("name") && body["name"].is_string()) {
+    NoteRequestObject(context, "node", body["name"].get<std::string>(), "");
+  }
   auto rec = NodeRecordFromJson(body);
   if (!rec.ok()) return rec.status();
   auto node = std::make_shared<NodeRecord>(std::move(*rec));
-  NoteRequestObject(context, "node", node->node.name, "");  // its audit entry names the node
   node->agent = false;
   node->credential_sha256.clear();
   return AnswerOnLoop<Result<NodeRecord>>(context, [this, node](const LoopReply<Result<NodeRecord>>& reply) {

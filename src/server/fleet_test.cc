@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/ids.h"
+#include "meter/usage_ledger.h"
 #include "server/agent_api.h"
 #include "server/control_plane.h"
 #include "server/control_plane_fixture.h"
@@ -145,6 +146,47 @@ TEST_F(FleetControlTest, DrainWaitsForNonPreemptibleWorkUntilTheGraceThenRequeue
   // PUT of the simulated node again keeps the operator's state.
   ASSERT_TRUE(cp_->PutNode(Node("sim-a", true), nullptr).ok());
   EXPECT_EQ(NodeState("sim-a"), "Drained");
+}
+
+// Work requeued off a simulated node stops being metered at its requeue, and its next admission
+// opens one interval, not a second beside the first (the sixth probe: a reclaimed workload kept
+// accruing a device while Requeued, two once admitted again, until a restart closed the stale
+// interval; utilization read 105 % allocated). The requeue staged its usage against the copy
+// whose placements it had cleared, so no held task was seen to end.
+TEST_F(FleetControlTest, WorkRequeuedOffASimulatedNodeStopsBeingMeteredAtItsRequeue) {
+  ASSERT_TRUE(cp_->PutNode(Node("sim-a", true), nullptr).ok());
+  const std::string id = Submit(Job("train-1"));
+  ASSERT_EQ(State(id), "Admitted");
+  Tick(1min);
+  DrainOrder order;
+  order.by = "ann";
+  ASSERT_TRUE(cp_->DrainNode("sim-a", order, nullptr).ok());
+  Tick();
+  Tick();
+  ASSERT_EQ(State(id), "Requeued");
+  const Time requeued = clock_.Now();
+  auto intervals = [&] {
+    auto usage = meter::ReadUsage(cp_->store(), FromMicros(0), clock_.Now() + 24h);
+    EXPECT_TRUE(usage.ok()) << usage.status().ToString();
+    std::vector<meter::UsageInterval> mine;
+    for (auto& iv : usage.ok() ? *usage : std::vector<meter::UsageInterval>{}) {
+      if (iv.workload_id == id) mine.push_back(std::move(iv));
+    }
+    return mine;
+  };
+  std::vector<meter::UsageInterval> after_requeue = intervals();
+  ASSERT_EQ(after_requeue.size(), 1u);
+  EXPECT_FALSE(after_requeue[0].open()) << "still metered while Requeued";
+  EXPECT_LE(after_requeue[0].end.value_or(Time::max()), requeued);
+  EXPECT_EQ(after_requeue[0].end_reason, meter::EndReason::kDrained);
+
+  // Admitted again elsewhere: one open interval, the new attempt's.
+  ASSERT_TRUE(cp_->PutNode(Node("sim-b", true), nullptr).ok());
+  Tick();
+  ASSERT_EQ(State(id), "Admitted");
+  int open = 0;
+  for (const auto& iv : intervals()) open += iv.open() ? 1 : 0;
+  EXPECT_EQ(open, 1);
 }
 
 // Drain of a node that serves one replica of a two-replica service: only that replica is stopped

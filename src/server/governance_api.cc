@@ -108,7 +108,9 @@ Result<std::optional<Duration>> ParseTtl(const json& body) {
   if (text.empty() || text == "never") return std::optional<Duration>();
   auto d = ParseDurationSpec(text);
   if (!d.ok()) return d.status().WithContext("expires");
-  if (d->count() <= 0) return InvalidArgument("expires: must be positive");
+  // A token that expires before its answer is read is no token (the sixth probe: "1ms" gave one
+  // already inactive).
+  if (*d < std::chrono::seconds(1)) return InvalidArgument("expires: must be at least 1s, got '" + text + "'");
   return std::optional<Duration>(*d);
 }
 
@@ -219,6 +221,18 @@ std::chrono::steady_clock::time_point CallerDeadline(const ControlPlane& cp,
   const auto now = std::chrono::steady_clock::now();
   if (left <= Duration::zero()) return now;
   return std::min(deadline, now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(left));
+}
+
+std::unique_ptr<ChangeFeed::Place> TakeLongPollPlace(const ControlPlane& cp, httplib::Response& res) {
+  const RequestContext& ctx = t_request;
+  const std::string caller = !ctx.active                              ? "(in process)"
+                             : ctx.caller.via == Caller::Via::kApiToken ? "user " + ctx.caller.principal.name
+                                                                        : ctx.caller.bootstrap.name;
+  auto place = cp.feed().TakePlace(caller, ctx.active && ctx.caller.via == Caller::Via::kApiToken);
+  if (place.ok()) return std::move(*place);
+  res.set_header("Retry-After", "5");
+  SendStatus(res, place.status());
+  return nullptr;
 }
 
 void AddGovernanceRoutes(RouteTable& t, ControlPlane& cp) {

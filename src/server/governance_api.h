@@ -11,11 +11,13 @@
 #include <chrono>
 
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "common/status.h"
 #include "govern/identity.h"
+#include "server/change_feed.h"
 #include "server/request_authorization.h"
 #include "server/request_thread.h"
 
@@ -51,6 +53,10 @@ bool CallerStillStands(const ControlPlane& cp, const httplib::Request& req, http
 // a role change wakes it at once instead (Governance::OnCredentialsChanged).
 std::chrono::steady_clock::time_point CallerDeadline(const ControlPlane& cp,
                                                      std::chrono::steady_clock::time_point deadline);
+// The place of one more long poll of the request's caller (ChangeFeed::TakePlace, by its user,
+// or its bootstrap name): null with 429 sent when the caller, or the server, holds the most
+// allowed. Held by the handler until it answers.
+std::unique_ptr<ChangeFeed::Place> TakeLongPollPlace(const ControlPlane& cp, httplib::Response& res);
 // Adds /api/v1/tokens, /api/v1/users, /api/v1/policies, /api/v1/secrets and /api/v1/audit.
 void AddGovernanceRoutes(RouteTable& t, ControlPlane& cp);
 

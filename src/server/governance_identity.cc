@@ -95,7 +95,14 @@ Result<Caller> Governance::Authenticate(std::string_view bearer) {
 Status Governance::StillStands(const Caller& caller, std::string_view bearer) const {
   if (caller.via == Caller::Via::kApiToken) return registry_.StillStands(caller.principal);
   auto boot = bootstrap_.Authenticate(bearer);
-  if (!boot.ok()) return boot.status();
+  if (!boot.ok()) {
+    // It authenticated when the call came: the credential changed since.
+    return Unauthenticated(caller.bootstrap.role == "node"
+                               ? "the credential of node " + caller.bootstrap.name +
+                                     " was reset (abacus node reset): register again with the join token"
+                               : "the " + caller.bootstrap.name +
+                                     " token was replaced (rotated) while this call waited: ask again with the new one");
+  }
   if (boot->name != caller.bootstrap.name || boot->role != caller.bootstrap.role) {
     return Unauthenticated("the credential now stands for another caller: ask again");
   }

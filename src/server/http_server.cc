@@ -93,6 +93,9 @@ class NamedThreadPool : public httplib::ThreadPool {
 
 HttpServer::HttpServer(ControlPlane& cp, HttpOptions options)
     : cp_(cp), options_(std::move(options)), svr_(net::MakeServer(options_.tls_cert_file, options_.tls_key_file)) {
+  // Long polls hold a thread each while they wait: half the threads at most, 16 per user, so
+  // that heartbeats, /healthz and every other request keep the other half (ChangeFeed::LimitPlaces).
+  cp_.feed().LimitPlaces(kLongPollsPerUser, std::max<size_t>(1, static_cast<size_t>(std::max(options_.threads, 1)) / 2));
   Routes();
 }
 

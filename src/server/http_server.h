@@ -58,6 +58,9 @@ int HttpStatusOf(StatusCode code);
 
 class HttpServer {
  public:
+  // The watches and log follows one user's API tokens may hold open at once (429 beyond).
+  static constexpr size_t kLongPollsPerUser = 16;
+
   HttpServer(ControlPlane& cp, HttpOptions options);
   ~HttpServer();
 

@@ -115,6 +115,8 @@ bool IsLogFollow(const httplib::Request& req) {
 
 void ServeLogFollow(const ControlPlane& cp, const std::string& workload_id, const httplib::Request& req,
                     httplib::Response& res) {
+  const std::unique_ptr<ChangeFeed::Place> place = TakeLongPollPlace(cp, res);
+  if (place == nullptr) return;  // 429 sent
   const std::string stream = req.has_param("stream") ? req.get_param_value("stream") : "stdout";
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   Result<int64_t> given_offset = IntParam(req, "offset", -1, 0, kMax);  // -1: not given (from the tail)

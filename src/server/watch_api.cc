@@ -26,6 +26,7 @@ constexpr int kMaxTimeoutSeconds = 300;
 struct WatchParams {
   uint64_t resource_version = 0;  // 0: list first
   steady_clock::time_point deadline;
+  std::unique_ptr<ChangeFeed::Place> place;  // a watch's (null for a plain list)
 };
 
 // Reads resourceVersion and timeoutSeconds; answers 400 and returns nullopt when malformed.
@@ -56,6 +57,10 @@ std::optional<WatchParams> ReadParams(const ControlPlane& cp, const httplib::Req
     }
   }
   p.deadline = CallerDeadline(cp, steady_clock::now() + std::chrono::seconds(timeout));
+  if (IsWatchRequest(req)) {
+    p.place = TakeLongPollPlace(cp, res);
+    if (p.place == nullptr) return std::nullopt;  // 429 sent
+  }
   return p;
 }
 

@@ -260,7 +260,9 @@ TEST_F(IsolationTest, TheJoinTokenCannotTakeOverARegisteredNode) {
   auto reset = As("ann").Post("/api/v1/nodes/n1/reset", "{}", "application/json");
   ASSERT_EQ(reset.status, 200) << reset.text;
   ASSERT_EQ(polling.wait_for(std::chrono::seconds(30)), std::future_status::ready) << "still polling after the reset";
-  EXPECT_EQ(polling.get().status, 401);
+  cli::ApiResponse refused = polling.get();
+  EXPECT_EQ(refused.status, 401);
+  EXPECT_NE(refused.text.find("the credential of node n1 was reset"), std::string::npos) << refused.text;
   EXPECT_EQ(cli::ApiClient({server_->url(), second}).Get("/api/v1/agent/assignments?node=n1&waitMs=0").status, 401);
   EXPECT_EQ(As("ann").Post("/api/v1/nodes/nowhere/reset", "{}", "application/json").status, 404);
   auto audit = server_->Client().Get("/api/v1/audit");
@@ -285,16 +287,23 @@ TEST_F(IsolationTest, TheAuditNamesTheNodeOfARegistrationOrAPutAndGetNodesTellsW
   auto put = As("ann").Post("/api/v1/nodes", json{{"name", "api-1"}, {"cpuMilli", 8000}, {"memoryBytes", int64_t{8} << 30}}.dump(),
                             "application/json");
   ASSERT_EQ(put.status, 201) << put.text;
+  // Refused ones too (the sixth probe: a registration refused for its flavor named no node).
+  json bad = Registration("bad-1");
+  bad["devices"] = json::array({{{"index", 0}, {"flavor", "cpu/x86"}, {"memoryBytes", 1}}});
+  ASSERT_EQ(Join().Post("/api/v1/agent/register", bad.dump(), "application/json").status, 400);
   auto audit = server_->Client().Get("/api/v1/audit?limit=1000");
   ASSERT_EQ(audit.status, 200) << audit.text;
-  std::map<std::string, std::string> named;  // action → object name
+  std::map<std::string, std::string> named;  // "action result" → object name
   std::istringstream entries(audit.text);  // JSON lines
   for (std::string entry; std::getline(entries, entry);) {
     json e = json::parse(entry, nullptr, false);
-    if (e.is_object() && e.contains("object")) named[e.value("action", "")] = e["object"].value("name", "");
+    if (!e.is_object() || !e.contains("object")) continue;
+    const std::string result = e.value("result", "") == "ok" ? "ok" : "refused";
+    named[e.value("action", "") + " " + result] = e["object"].value("name", "");
   }
-  EXPECT_EQ(named["agent-register"], "n1") << audit.text;
-  EXPECT_EQ(named["node-put"], "api-1") << audit.text;
+  EXPECT_EQ(named["agent-register ok"], "n1") << audit.text;
+  EXPECT_EQ(named["node-put ok"], "api-1") << audit.text;
+  EXPECT_EQ(named["agent-register refused"], "bad-1") << audit.text;
 
   CliResult nodes = RunCli({"get", "nodes"}, {"ABACUS_SERVER=" + server_->url(), "ABACUS_TOKEN=" + server_->token()});
   ASSERT_EQ(nodes.code, 0) << nodes.err;

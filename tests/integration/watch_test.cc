@@ -4,6 +4,7 @@
 // end them; label selectors, --kind and --user filter `get workloads`.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <future>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "server/server_test_util.h"
@@ -242,6 +244,70 @@ TEST_F(WatchTest, AWatchEndsWith401WhenItsTokenIsRevokedOrExpiresWithNothingElse
   cli::ApiResponse r = expiring.get();
   EXPECT_EQ(r.status, 401) << r.text;
   EXPECT_TRUE(Contains(r.text, "expired")) << r.text;
+  // A token that would expire before its answer is read is not issued (it was, inactive).
+  auto dead = admin.Post("/api/v1/tokens", json{{"user", "mia"}, {"expires", "1ms"}}.dump(), "application/json");
+  EXPECT_EQ(dead.status, 400) << dead.text;
+  EXPECT_TRUE(Contains(dead.text, "expires: must be at least 1s")) << dead.text;
+
+  // The admin token rotated while its watch waits: 401 saying so (it said "invalid token").
+  auto admin_watch = std::async(std::launch::async, [&] {
+    return admin.Get("/api/v1/workloads?watch=1&timeoutSeconds=120&resourceVersion=" + std::to_string(rv2));
+  });
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  ASSERT_EQ(server_->Client().Post("/api/v1/tokens/rotate-admin", "{}", "application/json").status, 200);
+  ASSERT_EQ(admin_watch.wait_for(std::chrono::seconds(30)), std::future_status::ready) << "still waiting after the rotation";
+  r = admin_watch.get();
+  EXPECT_EQ(r.status, 401) << r.text;
+  EXPECT_TRUE(Contains(r.text, "token was replaced (rotated) while this call waited")) << r.text;
+}
+
+// One user's watches hold at most 16 HTTP threads (the sixth probe: 110 watches of one viewer
+// token filled all 96, the agents' heartbeats waited behind them, their nodes went NotReady and a
+// running training was killed). The 17th is refused 429 naming the limit; another user still
+// watches; the places come back when the watches end (here: the token revoked).
+TEST_F(WatchTest, OneUsersWatchesHoldAtMostSixteenThreadsAndTheNextIsRefused429) {
+  // The server's default of 96 HTTP threads (ServerProcess gives tests 24): the default limits.
+  server_.reset();
+  server_ = std::make_unique<ServerProcess>(dir_.path(), std::vector<std::string>{"--http-threads", "96"});
+  const uint64_t rv = As("max").Get("/api/v1/workloads?watch=1").body["resourceVersion"];
+  const std::string wait = "/api/v1/workloads?watch=1&timeoutSeconds=120&resourceVersion=" + std::to_string(rv);
+  // 17 at once, one connection each (httplib directly: the CLI's client sends one request at a
+  // time): whichever comes 17th is refused at once, the other 16 wait.
+  std::vector<std::future<std::pair<int, std::string>>> held;
+  for (int i = 0; i < 17; ++i) {
+    held.push_back(std::async(std::launch::async, [&] {
+      httplib::Client c(server_->url());
+      c.set_bearer_token_auth(tokens_.at("max"));
+      c.set_read_timeout(std::chrono::seconds(150));
+      auto r = c.Get(wait);
+      return r ? std::make_pair(r->status, r->body) : std::make_pair(0, std::string());
+    }));
+  }
+  std::optional<std::pair<int, std::string>> refused;
+  ASSERT_TRUE(WaitFor([&] {
+    for (auto& f : held) {
+      if (f.valid() && f.wait_for(std::chrono::seconds(0)) == std::future_status::ready) refused = f.get();
+    }
+    return refused.has_value();
+  })) << "no watch of the 17 was refused";
+  EXPECT_EQ(refused->first, 429) << refused->second;
+  EXPECT_TRUE(Contains(refused->second, "user max has 16 watches and log follows open")) << refused->second;
+  const std::string one_more = "/api/v1/workloads?watch=1&timeoutSeconds=1&resourceVersion=" + std::to_string(rv);
+  EXPECT_EQ(As("max").Get("/api/v1/workloads").status, 200);  // a plain list needs no place
+  EXPECT_EQ(As("mia").Get(one_more).status, 200);            // another user's watch does
+  EXPECT_EQ(server_->Client().Get("/healthz").status, 200);
+  // Revoked: the 16 end (401) and give their places back.
+  auto admin = server_->Client();
+  const std::string token_id = admin.Get("/api/v1/tokens?user=max").body["items"][0].value("id", "");
+  ASSERT_EQ(admin.Delete("/api/v1/tokens/" + token_id).status, 200);
+  int waited = 0;
+  for (auto& f : held) {
+    if (!f.valid()) continue;
+    ASSERT_EQ(f.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+    EXPECT_EQ(f.get().first, 401);
+    ++waited;
+  }
+  EXPECT_EQ(waited, 16);
 }
 
 TEST_F(WatchTest, GetWatchStreamsEachTenantItsOwnChangesAndCtrlCEndsIt) {
