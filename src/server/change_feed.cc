@@ -123,7 +123,7 @@ Result<std::unique_ptr<ChangeFeed::Place>> ChangeFeed::TakePlace(const std::stri
   }
   ++mine;
   ++taken_;
-  return std::make_unique<Place>(*this, caller);
+  return std::unique_ptr<Place>(new Place(*this, caller));
 }
 
 ChangeFeed::Place::~Place() {

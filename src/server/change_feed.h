@@ -64,12 +64,13 @@ class ChangeFeed {
   // A long poll's place (a watch or a log follow): held while it waits, given back when destroyed.
   class Place {
    public:
-    Place(ChangeFeed& feed, std::string caller) : feed_(feed), caller_(std::move(caller)) {}
     ~Place();
     Place(const Place&) = delete;
     Place& operator=(const Place&) = delete;
 
    private:
+    friend class ChangeFeed;  // only TakePlace makes one: each gives back what it took
+    Place(ChangeFeed& feed, std::string caller) : feed_(feed), caller_(std::move(caller)) {}
     ChangeFeed& feed_;
     std::string caller_;
   };

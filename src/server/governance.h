@@ -155,8 +155,8 @@ class Governance {
   govern::TokenRegistry& registry() { return registry_; }
   // Sets what runs once a credential stops standing or changes — a token revoked, a user deleted
   // or its roles or state changed, the admin token rotated, a node credential reset — so that
-  // the long polls waiting for such a caller ask again at once (ControlPlane: WakeLongPolls).
-  // Set before requests are served.
+  // the long polls waiting for such a caller ask again at once (the ControlPlane wakes its
+  // change feed's and assignment board's waiters). Set before requests are served.
   void OnCredentialsChanged(std::function<void()> wake) { credentials_changed_ = std::move(wake); }
   // Runs the OnCredentialsChanged hook (none set: nothing).
   void CredentialsChanged() const {

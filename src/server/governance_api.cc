@@ -225,10 +225,9 @@ std::chrono::steady_clock::time_point CallerDeadline(const ControlPlane& cp,
 
 std::unique_ptr<ChangeFeed::Place> TakeLongPollPlace(const ControlPlane& cp, httplib::Response& res) {
   const RequestContext& ctx = t_request;
-  const std::string caller = !ctx.active                              ? "(in process)"
-                             : ctx.caller.via == Caller::Via::kApiToken ? "user " + ctx.caller.principal.name
-                                                                        : ctx.caller.bootstrap.name;
-  auto place = cp.feed().TakePlace(caller, ctx.active && ctx.caller.via == Caller::Via::kApiToken);
+  // Named as its audit entries name it ("user max"): a user's tokens share its places.
+  auto place = cp.feed().TakePlace(ctx.active ? ctx.caller.Actor() : "(in process)",
+                                   ctx.active && ctx.caller.via == Caller::Via::kApiToken);
   if (place.ok()) return std::move(*place);
   res.set_header("Retry-After", "5");
   SendStatus(res, place.status());
